@@ -1,0 +1,46 @@
+package io.ferry.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+import java.io.PrintWriter;
+
+/**
+ * The {@code ferry} command. Exit codes: 0 success, 1 failure (one line saying why on
+ * stderr), 2 bad usage, 3 {@code store verify} found damage.
+ */
+@Command(name = "ferry", mixinStandardHelpOptions = true, version = "ferry 0.1.0",
+        description = "Checkpoint pipeline: stage job images to stable storage and back, verified.",
+        subcommands = {ImageCommand.class, SnapshotCommand.class, StoreCommand.class, DemoCommand.class,
+                CommandLine.HelpCommand.class})
+public final class Main {
+    public static void main(String[] args) {
+        System.exit(run(args));
+    }
+
+    public static int run(String... args) {
+        CommandLine cl = new CommandLine(new Main());
+        cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
+            PrintWriter err = cmd.getErr();
+            err.println("ferry: " + describe(e));
+            if (System.getenv("FERRY_DEBUG") != null) {
+                e.printStackTrace(err);
+            }
+            err.flush();
+            return 1;
+        });
+        return cl.execute(args);
+    }
+
+    static String describe(Throwable e) {
+        String m = e.getMessage();
+        if (m == null || m.isBlank()) {
+            m = e.getClass().getSimpleName();
+        }
+        if (e.getCause() != null && e.getCause().getMessage() != null && !m.contains(e.getCause().getMessage())
+                && !(e instanceof IllegalArgumentException)) {
+            m += " (" + e.getCause().getMessage() + ")";
+        }
+        return m;
+    }
+}

@@ -1,0 +1,37 @@
+package io.ferry.cli;
+
+import io.ferry.model.SnapshotMarker;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.util.concurrent.Callable;
+
+/** {@code ferry snapshot commit}: write a generation's commit marker once every rank is stored. */
+@Command(name = "snapshot", mixinStandardHelpOptions = true, description = "Snapshot commit markers.",
+        subcommands = SnapshotCommand.Commit.class)
+final class SnapshotCommand {
+    @Command(name = "commit", mixinStandardHelpOptions = true,
+            description = "Check that ranks 0..N-1 have manifests, then write the SNAPSHOT marker (last, atomically).")
+    static final class Commit implements Callable<Integer> {
+        @Option(names = "--job", required = true, paramLabel = "JOB")
+        String job;
+        @Option(names = "--generation", required = true, paramLabel = "G")
+        long generation;
+        @Option(names = "--ranks", required = true, paramLabel = "N", description = "Number of ranks in the snapshot.")
+        int ranks;
+        @Mixin
+        StoreOptions store;
+
+        @Override
+        public Integer call() throws Exception {
+            io.ferry.model.Names.requireJob(job);
+            try (StoreOptions.Opened o = store.open()) {
+                SnapshotMarker m = o.pipeline().repository().commitSnapshot(job, generation, ranks);
+                System.out.println("established " + m.job() + "/" + m.generation() + " (" + m.ranks() + " ranks) on "
+                        + o.store().uri());
+            }
+            return 0;
+        }
+    }
+}

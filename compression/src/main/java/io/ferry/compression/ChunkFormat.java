@@ -1,0 +1,93 @@
+package io.ferry.compression;
+
+import java.security.MessageDigest;
+import java.util.zip.CRC32C;
+
+/**
+ * Encodes raw chunk bytes into chunk objects and decodes them back, verifying everything.
+ * Stateless and thread-safe.
+ */
+public final class ChunkFormat {
+    private final Codec codec;
+    private final double minRatio;
+
+    /**
+     * @param codec    the codec to try on each chunk
+     * @param minRatio raw/compressed ratio under which a chunk is stored raw (e.g. 1.1: compress
+     *                 only when it saves at least ~9%), so incompressible data costs no decode time
+     */
+    public ChunkFormat(Codec codec, double minRatio) {
+        if (!(minRatio >= 1.0)) {
+            throw new IllegalArgumentException("minimum compression ratio must be >= 1.0, got " + minRatio);
+        }
+        this.codec = codec;
+        this.minRatio = minRatio;
+    }
+
+    /** Size of a buffer that holds any chunk object of {@code rawLength} raw bytes. */
+    public int maxObjectLength(int rawLength) {
+        return ChunkHeader.LENGTH + Math.max(rawLength, codec.maxCompressedLength(rawLength));
+    }
+
+    /**
+     * Writes the chunk object for {@code raw[0, len)} into {@code out} (sized by
+     * {@link #maxObjectLength}) and returns the object's length.
+     */
+    public int encode(byte[] raw, int len, byte[] out) {
+        int body = ChunkHeader.LENGTH;
+        int stored = codec.compress(raw, 0, len, out, body);
+        Codec used = codec;
+        if (stored * minRatio > len) {
+            used = Codecs.raw();
+            stored = used.compress(raw, 0, len, out, body);
+        }
+        CRC32C crc = new CRC32C();
+        crc.update(out, body, stored);
+        new ChunkHeader(ChunkHeader.VERSION, used.id(), 0, len, stored, (int) crc.getValue()).writeTo(out, 0);
+        return body + stored;
+    }
+
+    /** Reads the header of an object; throws {@link CorruptChunkException} if it is invalid. */
+    public static ChunkHeader header(byte[] object, int len, String name) throws CorruptChunkException {
+        try {
+            return ChunkHeader.parse(object, 0, len);
+        } catch (IllegalArgumentException e) {
+            throw new CorruptChunkException(name, e.getMessage());
+        }
+    }
+
+    /**
+     * Verifies and decodes a chunk object into {@code rawOut}, returning the raw length.
+     * Checks, in order: header, stored length against the object's length (truncation),
+     * CRC32C of the stored bytes, decompression to the header's raw length, and the SHA-256
+     * of the raw bytes against {@code expectedSha256} (the chunk's name).
+     */
+    public static int decode(byte[] object, int len, byte[] expectedSha256, byte[] rawOut, String name)
+            throws CorruptChunkException {
+        ChunkHeader h = header(object, len, name);
+        if (ChunkHeader.LENGTH + (long) h.storedLength() != len) {
+            throw new CorruptChunkException(name, "header says " + h.storedLength() + " stored bytes, object holds "
+                    + (len - ChunkHeader.LENGTH) + " (truncated or padded)");
+        }
+        if (h.rawLength() > rawOut.length) {
+            throw new CorruptChunkException(name, "raw length " + h.rawLength() + " exceeds the chunk size " + rawOut.length);
+        }
+        CRC32C crc = new CRC32C();
+        crc.update(object, ChunkHeader.LENGTH, h.storedLength());
+        if ((int) crc.getValue() != h.crc32c()) {
+            throw new CorruptChunkException(name, String.format("CRC32C mismatch: header 0x%08x, computed 0x%08x",
+                    h.crc32c(), (int) crc.getValue()));
+        }
+        try {
+            Codecs.forId(h.codec()).decompress(object, ChunkHeader.LENGTH, h.storedLength(), rawOut, 0, h.rawLength());
+        } catch (IllegalArgumentException e) {
+            throw new CorruptChunkException(name, e.getMessage());
+        }
+        byte[] actual = Digests.sha256(rawOut, 0, h.rawLength());
+        if (!MessageDigest.isEqual(actual, expectedSha256)) {
+            throw new CorruptChunkException(name, "SHA-256 mismatch: expected " + Digests.hex(expectedSha256)
+                    + ", computed " + Digests.hex(actual));
+        }
+        return h.rawLength();
+    }
+}

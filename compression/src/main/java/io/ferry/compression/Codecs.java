@@ -1,0 +1,32 @@
+package io.ferry.compression;
+
+import io.ferry.compression.internal.RawCodec;
+import io.ferry.compression.internal.ZstdCodec;
+
+/** Factory of {@link Codec}s, and the registry of codec ids used in chunk headers. */
+public final class Codecs {
+    public static final int RAW_ID = 0;
+    public static final int ZSTD_ID = 1;
+    private static final Codec RAW = new RawCodec();
+    private static final Codec ZSTD_FOR_DECODE = new ZstdCodec(1);
+
+    private Codecs() {}
+
+    public static Codec raw() {
+        return RAW;
+    }
+
+    /** zstd at {@code level} (-7..22; 1 is the fast default for checkpoint images). */
+    public static Codec zstd(int level) {
+        return new ZstdCodec(level);
+    }
+
+    /** The codec that decodes chunks carrying header codec id {@code id}. */
+    public static Codec forId(int id) {
+        return switch (id) {
+            case RAW_ID -> RAW;
+            case ZSTD_ID -> ZSTD_FOR_DECODE;
+            default -> throw new IllegalArgumentException("unknown codec id " + id);
+        };
+    }
+}

@@ -1,0 +1,54 @@
+package io.ferry.model;
+
+import java.util.List;
+
+/** One entry of an image manifest: a regular file, a directory or a symbolic link. */
+public sealed interface Entry {
+    /** The '/'-separated path relative to the image directory. */
+    String path();
+
+    /**
+     * A regular file: its permission bits, size, whole-file SHA-256 (hex) and the ids of its
+     * chunks in order. Every chunk but the last has the manifest's chunk size.
+     */
+    record RegularFile(String path, int mode, long size, String sha256, List<ChunkId> chunks) implements Entry {
+        public RegularFile {
+            Names.requireRelativePath(path);
+            requireMode(mode);
+            if (size < 0) {
+                throw new IllegalArgumentException("file " + path + ": negative size " + size);
+            }
+            if (sha256 == null || !sha256.matches("[0-9a-f]{64}")) {
+                throw new IllegalArgumentException("file " + path + ": sha256 must be 64 lower-case hex digits");
+            }
+            chunks = List.copyOf(chunks);
+        }
+    }
+
+    /** A directory, recorded so that empty directories and their modes come back. */
+    record Directory(String path, int mode) implements Entry {
+        public Directory {
+            Names.requireRelativePath(path);
+            requireMode(mode);
+        }
+    }
+
+    /**
+     * A symbolic link, recorded as its target text and never followed: images are copied by
+     * value, and a link (such as a trainer's {@code latest -> step_500}) comes back as a link.
+     */
+    record Symlink(String path, String target) implements Entry {
+        public Symlink {
+            Names.requireRelativePath(path);
+            if (target == null || target.isEmpty() || target.indexOf('\0') >= 0) {
+                throw new IllegalArgumentException("symlink " + path + ": empty or invalid target");
+            }
+        }
+    }
+
+    private static void requireMode(int mode) {
+        if (mode < 0 || mode > 07777) {
+            throw new IllegalArgumentException("mode must be within 0..07777, got " + Integer.toOctalString(mode));
+        }
+    }
+}

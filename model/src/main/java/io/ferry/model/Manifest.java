@@ -1,0 +1,67 @@
+package io.ferry.model;
+
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The record of one image: which rank of which generation, the chunk size used, and its
+ * entries. Validated on construction: a manifest whose chunk lists do not fit its file sizes,
+ * or that names a path twice, or nests a path under a file or symlink, cannot exist.
+ */
+public record Manifest(ImageRef image, int chunkSize, List<Entry> entries) {
+    public static final int MIN_CHUNK_SIZE = 4096;
+    public static final int MAX_CHUNK_SIZE = 64 << 20;
+
+    public Manifest {
+        if (image == null) {
+            throw new IllegalArgumentException("manifest without image reference");
+        }
+        if (chunkSize < MIN_CHUNK_SIZE || chunkSize > MAX_CHUNK_SIZE || chunkSize % 4096 != 0) {
+            throw new IllegalArgumentException("chunk size must be a multiple of 4096 within "
+                    + MIN_CHUNK_SIZE + ".." + MAX_CHUNK_SIZE + ", got " + chunkSize);
+        }
+        entries = List.copyOf(entries);
+        Set<String> paths = new HashSet<>();
+        Set<String> leaves = new HashSet<>();
+        for (Entry e : entries) {
+            if (!paths.add(e.path())) {
+                throw new IllegalArgumentException("manifest " + image + ": path " + e.path() + " appears twice");
+            }
+            if (e instanceof Entry.RegularFile f) {
+                long expected = chunkCount(f.size(), chunkSize);
+                if (f.chunks().size() != expected) {
+                    throw new IllegalArgumentException("manifest " + image + ": file " + f.path() + " of "
+                            + f.size() + " bytes needs " + expected + " chunks, lists " + f.chunks().size());
+                }
+            }
+            if (!(e instanceof Entry.Directory)) {
+                leaves.add(e.path());
+            }
+        }
+        for (String p : paths) {
+            for (int i = p.indexOf('/'); i >= 0; i = p.indexOf('/', i + 1)) {
+                if (leaves.contains(p.substring(0, i))) {
+                    throw new IllegalArgumentException("manifest " + image + ": path " + p
+                            + " lies under a file or symlink " + p.substring(0, i));
+                }
+            }
+        }
+    }
+
+    /** Number of chunks of a file of {@code size} bytes. */
+    public static long chunkCount(long size, int chunkSize) {
+        return (size + chunkSize - 1) / chunkSize;
+    }
+
+    /** Sum of the sizes of the regular files. */
+    public long rawBytes() {
+        long n = 0;
+        for (Entry e : entries) {
+            if (e instanceof Entry.RegularFile f) {
+                n += f.size();
+            }
+        }
+        return n;
+    }
+}

@@ -1,0 +1,194 @@
+package io.ferry.model;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.io.IOException;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * JSON encoding of {@link Manifest} and {@link SnapshotMarker}, as specified in
+ * {@code docs/formats/manifest.md}. Decoding is strict: unknown formats or versions, missing
+ * or mistyped fields, and records that fail validation are a {@link MalformedManifestException}
+ * naming the source and the field. Thread-safe.
+ */
+public final class ManifestCodec {
+    public static final String MANIFEST_FORMAT = "ferry-image-manifest";
+    public static final String MARKER_FORMAT = "ferry-snapshot";
+    public static final int VERSION = 1;
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private ManifestCodec() {}
+
+    public static byte[] encode(Manifest m) {
+        ObjectNode root = JSON.createObjectNode();
+        root.put("format", MANIFEST_FORMAT).put("version", VERSION);
+        root.put("job", m.image().job()).put("generation", m.image().generation()).put("rank", m.image().rank());
+        root.put("chunkSize", m.chunkSize());
+        ArrayNode files = root.putArray("entries");
+        for (Entry e : m.entries()) {
+            ObjectNode n = files.addObject().put("path", e.path());
+            if (e instanceof Entry.RegularFile f) {
+                n.put("type", "file").put("mode", octal(f.mode())).put("size", f.size()).put("sha256", f.sha256());
+                ArrayNode chunks = n.putArray("chunks");
+                f.chunks().forEach(c -> chunks.add(c.toString()));
+            } else if (e instanceof Entry.Directory d) {
+                n.put("type", "dir").put("mode", octal(d.mode()));
+            } else if (e instanceof Entry.Symlink s) {
+                n.put("type", "symlink").put("target", s.target());
+            } else {
+                throw new AssertionError(e);
+            }
+        }
+        return bytes(root);
+    }
+
+    public static Manifest decodeManifest(byte[] json, String source) throws MalformedManifestException {
+        try {
+            JsonNode root = parse(json, MANIFEST_FORMAT);
+            ImageRef ref = new ImageRef(text(root, "job"), longField(root, "generation"),
+                    Math.toIntExact(longField(root, "rank")));
+            int chunkSize = Math.toIntExact(longField(root, "chunkSize"));
+            JsonNode entries = root.get("entries");
+            if (entries == null || !entries.isArray()) {
+                throw new IllegalArgumentException("field 'entries' must be an array");
+            }
+            List<Entry> out = new ArrayList<>(entries.size());
+            for (int i = 0; i < entries.size(); i++) {
+                out.add(entry(entries.get(i), i));
+            }
+            return new Manifest(ref, chunkSize, out);
+        } catch (IllegalArgumentException | ArithmeticException e) {
+            throw new MalformedManifestException("malformed manifest " + source + ": " + e.getMessage(), e);
+        }
+    }
+
+    public static byte[] encode(SnapshotMarker s) {
+        ObjectNode root = JSON.createObjectNode();
+        root.put("format", MARKER_FORMAT).put("version", VERSION);
+        root.put("job", s.job()).put("generation", s.generation()).put("ranks", s.ranks());
+        ObjectNode manifests = root.putObject("manifestSha256");
+        s.manifestSha256().entrySet().stream().sorted(Map.Entry.comparingByKey())
+                .forEach(en -> manifests.put(Integer.toString(en.getKey()), en.getValue()));
+        root.put("committedAt", s.committedAt().toString());
+        return bytes(root);
+    }
+
+    public static SnapshotMarker decodeMarker(byte[] json, String source) throws MalformedManifestException {
+        try {
+            JsonNode root = parse(json, MARKER_FORMAT);
+            JsonNode manifests = root.get("manifestSha256");
+            if (manifests == null || !manifests.isObject()) {
+                throw new IllegalArgumentException("field 'manifestSha256' must be an object");
+            }
+            Map<Integer, String> digests = new HashMap<>();
+            for (var it = manifests.fields(); it.hasNext(); ) {
+                var en = it.next();
+                digests.put(Integer.parseInt(en.getKey()), en.getValue().asText());
+            }
+            return new SnapshotMarker(text(root, "job"), longField(root, "generation"),
+                    Math.toIntExact(longField(root, "ranks")), digests, Instant.parse(text(root, "committedAt")));
+        } catch (IllegalArgumentException | ArithmeticException | DateTimeParseException e) {
+            throw new MalformedManifestException("malformed snapshot marker " + source + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static Entry entry(JsonNode n, int i) {
+        if (n == null || !n.isObject()) {
+            throw new IllegalArgumentException("entries[" + i + "] must be an object");
+        }
+        String path = text(n, "path");
+        String type = text(n, "type");
+        try {
+            return switch (type) {
+                case "file" -> {
+                    JsonNode chunks = n.get("chunks");
+                    if (chunks == null || !chunks.isArray()) {
+                        throw new IllegalArgumentException("field 'chunks' must be an array");
+                    }
+                    List<ChunkId> ids = new ArrayList<>(chunks.size());
+                    for (JsonNode c : chunks) {
+                        ids.add(ChunkId.parse(c.isTextual() ? c.asText() : null));
+                    }
+                    yield new Entry.RegularFile(path, mode(n), longField(n, "size"), text(n, "sha256"), ids);
+                }
+                case "dir" -> new Entry.Directory(path, mode(n));
+                case "symlink" -> new Entry.Symlink(path, text(n, "target"));
+                default -> throw new IllegalArgumentException("unknown type '" + type + "'");
+            };
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("entries[" + i + "] (" + path + "): " + e.getMessage(), e);
+        }
+    }
+
+    private static JsonNode parse(byte[] json, String format) {
+        JsonNode root;
+        try {
+            root = JSON.readTree(json);
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("not JSON: " + e.getOriginalMessage(), e);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("not JSON: " + e.getMessage(), e);
+        }
+        if (root == null || !root.isObject()) {
+            throw new IllegalArgumentException("not a JSON object");
+        }
+        if (!format.equals(textOrNull(root, "format"))) {
+            throw new IllegalArgumentException("field 'format' must be '" + format + "'");
+        }
+        long version = longField(root, "version");
+        if (version != VERSION) {
+            throw new IllegalArgumentException("unsupported version " + version + " (this Ferry reads " + VERSION + ")");
+        }
+        return root;
+    }
+
+    private static int mode(JsonNode n) {
+        String m = text(n, "mode");
+        if (!m.matches("0[0-7]{1,4}")) {
+            throw new IllegalArgumentException("field 'mode' must be octal like '0644', got '" + m + "'");
+        }
+        return Integer.parseInt(m, 8);
+    }
+
+    private static String octal(int mode) {
+        return String.format("%04o", mode);
+    }
+
+    private static String textOrNull(JsonNode n, String field) {
+        JsonNode v = n.get(field);
+        return v != null && v.isTextual() ? v.asText() : null;
+    }
+
+    private static String text(JsonNode n, String field) {
+        String v = textOrNull(n, field);
+        if (v == null) {
+            throw new IllegalArgumentException("field '" + field + "' must be a string");
+        }
+        return v;
+    }
+
+    private static long longField(JsonNode n, String field) {
+        JsonNode v = n.get(field);
+        if (v == null || !v.isIntegralNumber() || !v.canConvertToLong()) {
+            throw new IllegalArgumentException("field '" + field + "' must be an integer");
+        }
+        return v.asLong();
+    }
+
+    private static byte[] bytes(ObjectNode root) {
+        try {
+            return JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(root);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot encode JSON", e);
+        }
+    }
+}

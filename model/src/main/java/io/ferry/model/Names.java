@@ -1,0 +1,72 @@
+package io.ferry.model;
+
+import java.util.regex.Pattern;
+
+/** Validation of the names Ferry turns into paths and keys: job ids and image-relative paths. */
+public final class Names {
+    private static final Pattern SAFE = Pattern.compile("[A-Za-z0-9._-]{1,128}");
+
+    private Names() {}
+
+    /**
+     * Returns {@code job} if it is a safe job id ({@code [A-Za-z0-9._-]{1,128}}, not {@code .}
+     * or {@code ..}); otherwise throws {@link IllegalArgumentException} naming the value.
+     * Called before any I/O, so a bad name never touches a store.
+     */
+    public static String requireJob(String job) {
+        if (job == null || !SAFE.matcher(job).matches() || job.equals(".") || job.equals("..")) {
+            throw new IllegalArgumentException("unsafe job id " + quote(job)
+                    + ": use 1-128 characters of A-Z a-z 0-9 . _ - (not '.' or '..')");
+        }
+        return job;
+    }
+
+    public static long requireGeneration(long generation) {
+        if (generation < 0) {
+            throw new IllegalArgumentException("generation must be >= 0, got " + generation);
+        }
+        return generation;
+    }
+
+    public static int requireRank(int rank) {
+        if (rank < 0) {
+            throw new IllegalArgumentException("rank must be >= 0, got " + rank);
+        }
+        return rank;
+    }
+
+    /**
+     * Returns {@code path} if it is a safe relative path inside an image: '/'-separated, no
+     * empty, '.' or '..' component, no leading '/', no control characters or backslashes.
+     */
+    public static String requireRelativePath(String path) {
+        if (path == null || path.isEmpty() || path.length() > 4096) {
+            throw new IllegalArgumentException("unsafe image path " + quote(path) + ": empty or too long");
+        }
+        for (int i = 0; i < path.length(); i++) {
+            char c = path.charAt(i);
+            if (c < 0x20 || c == 0x7f || c == '\\') {
+                throw new IllegalArgumentException("unsafe image path " + quote(path)
+                        + ": control character or backslash at index " + i);
+            }
+        }
+        for (String part : path.split("/", -1)) {
+            if (part.isEmpty() || part.equals(".") || part.equals("..")) {
+                throw new IllegalArgumentException("unsafe image path " + quote(path)
+                        + ": empty, '.' or '..' component");
+            }
+        }
+        return path;
+    }
+
+    static String quote(String s) {
+        if (s == null) {
+            return "null";
+        }
+        StringBuilder b = new StringBuilder("'");
+        for (char c : s.toCharArray()) {
+            b.append(c < 0x20 || c == 0x7f ? String.format("\\x%02x", (int) c) : String.valueOf(c));
+        }
+        return b.append('\'').toString();
+    }
+}

@@ -1,0 +1,126 @@
+package io.ferry.staging;
+
+import io.ferry.model.ImageRef;
+import io.ferry.model.Names;
+import io.ferry.staging.internal.FileTrees;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.LongPredicate;
+import java.util.stream.Stream;
+
+/**
+ * A node-local cache directory: {@code <root>/<job>/<generation>/<rank>/} holds a rank's image
+ * as it dumped it, and {@code <root>/<job>/<generation>/.staged-<rank>} records that the
+ * image reached the remote store. Retention keeps the newest N generations of a job and
+ * never deletes the newest generation established remotely, nor any generation holding an
+ * image not yet staged. Thread-safe per job when one agent owns the directory.
+ */
+public final class LocalCache {
+    private final Path root;
+
+    LocalCache(Path root) {
+        this.root = root.toAbsolutePath().normalize();
+    }
+
+    public Path root() {
+        return root;
+    }
+
+    /** The directory a rank dumps its image into (created by the caller). */
+    public Path imageDir(ImageRef ref) {
+        return generationDir(ref.job(), ref.generation()).resolve(Integer.toString(ref.rank()));
+    }
+
+    private Path generationDir(String job, long generation) {
+        return root.resolve(Names.requireJob(job)).resolve(Long.toString(Names.requireGeneration(generation)));
+    }
+
+    /** Records, durably, that {@code ref} is on the remote store. */
+    public void markStaged(ImageRef ref) throws IOException {
+        Path marker = generationDir(ref.job(), ref.generation()).resolve(".staged-" + ref.rank());
+        Files.createDirectories(marker.getParent());
+        try (FileChannel ch = FileChannel.open(marker, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+            ch.force(true);
+        }
+        try (FileChannel dir = FileChannel.open(marker.getParent(), StandardOpenOption.READ)) {
+            dir.force(true);
+        }
+    }
+
+    public boolean isStaged(ImageRef ref) {
+        return Files.exists(generationDir(ref.job(), ref.generation()).resolve(".staged-" + ref.rank()));
+    }
+
+    /** Generations of {@code job} present in the cache, ascending. */
+    public List<Long> generations(String job) throws IOException {
+        Path dir = root.resolve(Names.requireJob(job));
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.map(p -> p.getFileName().toString()).filter(n -> n.matches("\\d{1,18}"))
+                    .map(Long::parseLong).sorted().toList();
+        }
+    }
+
+    /**
+     * Applies retention to {@code job} and returns the generations deleted.
+     *
+     * @param keep        generations to keep, newest first
+     * @param established whether a generation is established on the remote store
+     */
+    public List<Long> applyRetention(String job, int keep, LongPredicate established) throws IOException {
+        if (keep < 1) {
+            throw new IllegalArgumentException("keep must be >= 1, got " + keep);
+        }
+        List<Long> gens = new ArrayList<>(generations(job));
+        gens.sort(Comparator.reverseOrder());
+        Long newestEstablished = gens.stream().filter(established::test).findFirst().orElse(null);
+        List<Long> deleted = new ArrayList<>();
+        for (int i = keep; i < gens.size(); i++) {
+            long g = gens.get(i);
+            if (Long.valueOf(g).equals(newestEstablished) || !allStaged(job, g)) {
+                continue;
+            }
+            drop(job, g);
+            deleted.add(g);
+        }
+        return deleted;
+    }
+
+    /**
+     * Removes a generation from the cache: renamed aside first, so a half-deleted generation
+     * is never mistaken for an image, then deleted.
+     */
+    public void drop(String job, long generation) throws IOException {
+        Path dir = generationDir(job, generation);
+        if (!Files.exists(dir)) {
+            return;
+        }
+        Path trash = dir.resolveSibling(".trash-" + generation + "-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
+        Files.move(dir, trash, StandardCopyOption.ATOMIC_MOVE);
+        FileTrees.delete(trash);
+    }
+
+    private boolean allStaged(String job, long generation) throws IOException {
+        Path dir = generationDir(job, generation);
+        try (Stream<Path> s = Files.list(dir)) {
+            List<String> ranks = s.map(p -> p.getFileName().toString()).filter(n -> n.matches("\\d{1,9}")).toList();
+            for (String r : ranks) {
+                if (!Files.exists(dir.resolve(".staged-" + r))) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+}

@@ -1,0 +1,19 @@
+package io.ferry.staging;
+
+import io.ferry.model.ImageRef;
+
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * What a pull did.
+ *
+ * @param committed whether the image's snapshot had its commit marker; an uncommitted image
+ *                  was pulled on request and must not be used for a restart
+ */
+public record PullResult(ImageRef image, Path directory, long rawBytes, int files, long fetchedChunks,
+                         long fetchedBytes, boolean committed, Duration elapsed) {
+    public double rawMBps() {
+        return rawBytes / 1e6 / Math.max(1e-9, elapsed.toNanos() / 1e9);
+    }
+}

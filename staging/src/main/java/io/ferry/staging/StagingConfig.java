@@ -1,0 +1,71 @@
+package io.ferry.staging;
+
+import io.ferry.model.ConfigKey;
+import io.ferry.model.ConfigTable;
+import io.ferry.model.Manifest;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Staging settings, parsed once from the declared table {@link #TABLE}.
+ *
+ * @param chunkSize        bytes per chunk; a multiple of 4096 so chunks stay page-aligned
+ * @param zstdLevel        zstd level for chunks
+ * @param workers          threads that hash, compress, write and read chunks
+ * @param minRatio         a chunk is stored raw unless raw/compressed reaches this
+ * @param maxBytesInFlight raw bytes buffered between stages; bounds memory whatever the image size
+ * @param keepGenerations  generations a node-local cache keeps per job
+ */
+public record StagingConfig(int chunkSize, int zstdLevel, int workers, double minRatio, long maxBytesInFlight,
+                            int keepGenerations) {
+    public static final ConfigKey<Long> CHUNK_SIZE = ConfigKey.sizeKey("staging.chunk-size",
+            "Chunk size: a multiple of 4 KiB between 4 KiB and 64 MiB.", "4MiB", Manifest.MIN_CHUNK_SIZE,
+            Manifest.MAX_CHUNK_SIZE);
+    public static final ConfigKey<Integer> ZSTD_LEVEL = ConfigKey.intKey("staging.zstd-level",
+            "zstd compression level (-7..22); 1 is fast and compresses checkpoint images well.", 1, -7, 22);
+    public static final ConfigKey<Integer> WORKERS = ConfigKey.intKey("staging.workers",
+            "Worker threads for hashing, compression and store I/O; 0 means one per CPU.", 0, 0, 256);
+    public static final ConfigKey<Double> MIN_RATIO = ConfigKey.doubleKey("staging.min-compression-ratio",
+            "Store a chunk raw unless compression shrinks it by at least this ratio (raw/compressed).", 1.1, 1.0, 100.0);
+    public static final ConfigKey<Long> MAX_IN_FLIGHT = ConfigKey.sizeKey("staging.max-bytes-in-flight",
+            "Raw bytes buffered between pipeline stages; the reader blocks beyond it.", "64MiB", 1L << 20, 16L << 30);
+    public static final ConfigKey<Integer> KEEP_GENERATIONS = ConfigKey.intKey("cache.keep-generations",
+            "Generations of each job kept in a node-local cache (never the newest established one"
+                    + " nor one not yet staged).", 2, 1, 1000);
+
+    public static final ConfigTable TABLE = new ConfigTable(List.of(CHUNK_SIZE, ZSTD_LEVEL, WORKERS, MIN_RATIO,
+            MAX_IN_FLIGHT, KEEP_GENERATIONS));
+
+    public StagingConfig {
+        if (chunkSize < Manifest.MIN_CHUNK_SIZE || chunkSize > Manifest.MAX_CHUNK_SIZE || chunkSize % 4096 != 0) {
+            throw new IllegalArgumentException(CHUNK_SIZE.name() + " must be a multiple of 4096 within "
+                    + Manifest.MIN_CHUNK_SIZE + ".." + Manifest.MAX_CHUNK_SIZE + ", got " + chunkSize);
+        }
+        if (workers < 1) {
+            throw new IllegalArgumentException(WORKERS.name() + " must be >= 1, got " + workers);
+        }
+    }
+
+    public static StagingConfig defaults() {
+        return from(Map.of());
+    }
+
+    /** Parses user settings; unknown keys and bad values fail naming the key. */
+    public static StagingConfig from(Map<String, String> settings) {
+        ConfigTable.Resolved r = TABLE.resolve(settings);
+        long chunk = r.get(CHUNK_SIZE);
+        if (chunk % 4096 != 0) {
+            throw new IllegalArgumentException(CHUNK_SIZE.name() + " must be a multiple of 4096, got " + chunk);
+        }
+        int workers = r.get(WORKERS);
+        return new StagingConfig((int) chunk, r.get(ZSTD_LEVEL),
+                workers == 0 ? Runtime.getRuntime().availableProcessors() : workers, r.get(MIN_RATIO),
+                r.get(MAX_IN_FLIGHT), r.get(KEEP_GENERATIONS));
+    }
+
+    /** Buffers of one chunk each that fit the in-flight budget, never fewer than workers + 2. */
+    public int buffers() {
+        return (int) Math.max(workers + 2L, maxBytesInFlight / chunkSize);
+    }
+}

@@ -1,0 +1,69 @@
+package io.ferry.staging.internal;
+
+import java.io.IOException;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
+import java.util.EnumSet;
+import java.util.Set;
+
+/** Small file-tree helpers shared by pulls and the local cache. */
+public final class FileTrees {
+    private static final PosixFilePermission[] BITS = {
+            PosixFilePermission.OTHERS_EXECUTE, PosixFilePermission.OTHERS_WRITE, PosixFilePermission.OTHERS_READ,
+            PosixFilePermission.GROUP_EXECUTE, PosixFilePermission.GROUP_WRITE, PosixFilePermission.GROUP_READ,
+            PosixFilePermission.OWNER_EXECUTE, PosixFilePermission.OWNER_WRITE, PosixFilePermission.OWNER_READ};
+
+    private FileTrees() {}
+
+    /** The permission bits (0777) of a mode; setuid, setgid and sticky are not restored. */
+    public static Set<PosixFilePermission> permissions(int mode) {
+        Set<PosixFilePermission> s = EnumSet.noneOf(PosixFilePermission.class);
+        for (int i = 0; i < BITS.length; i++) {
+            if ((mode & (1 << i)) != 0) {
+                s.add(BITS[i]);
+            }
+        }
+        return s;
+    }
+
+    /** Deletes a tree without following links, making read-only directories writable first. */
+    public static void delete(Path root) throws IOException {
+        if (!Files.exists(root, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        Files.walkFileTree(root, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
+                Files.setPosixFilePermissions(dir, permissions(0700));
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                Files.delete(file);
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
+                if (e != null) {
+                    throw e;
+                }
+                Files.delete(dir);
+                return FileVisitResult.CONTINUE;
+            }
+        });
+    }
+
+    static void deleteQuietly(Path root, Exception primary) {
+        try {
+            delete(root);
+        } catch (IOException e) {
+            primary.addSuppressed(e);
+        }
+    }
+}

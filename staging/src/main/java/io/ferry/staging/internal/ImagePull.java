@@ -1,0 +1,268 @@
+package io.ferry.staging.internal;
+
+import io.ferry.compression.ChunkFormat;
+import io.ferry.compression.CorruptChunkException;
+import io.ferry.compression.Digests;
+import io.ferry.model.ChunkId;
+import io.ferry.model.Entry;
+import io.ferry.model.ImageRef;
+import io.ferry.model.Manifest;
+import io.ferry.model.SnapshotMarker;
+import io.ferry.staging.ImageCorruptException;
+import io.ferry.staging.Progress;
+import io.ferry.staging.PullResult;
+import io.ferry.staging.Repository;
+import io.ferry.stores.ObjectNotFoundException;
+import io.ferry.stores.Store;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Deque;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One pull of one image into a directory. Workers fetch, verify (CRC32C, SHA-256) and
+ * decompress chunks ahead of the calling thread, which writes them in order, keeps the
+ * whole-file digest and leaves all-zero chunks as holes. Everything lands in a hidden
+ * sibling directory that is renamed to the destination only once every file verified and
+ * was fsynced: a failed pull leaves nothing behind. Single use, not thread-safe.
+ */
+public final class ImagePull {
+    private final Repository repo;
+    private final Store store;
+    private final ExecutorService workers;
+    private final ThreadLocal<byte[]> objectBuffers;
+    private final AtomicLong fetchedChunks = new AtomicLong();
+    private final AtomicLong fetchedBytes = new AtomicLong();
+    private BufferPool pool;
+    private byte[] zeros;
+
+    public ImagePull(Repository repo, ExecutorService workers, ThreadLocal<byte[]> objectBuffers) {
+        this.repo = repo;
+        this.store = repo.store();
+        this.workers = workers;
+        this.objectBuffers = objectBuffers;
+    }
+
+    private record Fetched(byte[] buf, int len) {}
+
+    public PullResult run(ImageRef ref, Path dest, int buffers, Progress progress) throws IOException, InterruptedException {
+        long t0 = System.nanoTime();
+        Repository.StoredManifest sm;
+        try {
+            sm = repo.readManifest(ref);
+        } catch (ObjectNotFoundException e) {
+            throw new IllegalArgumentException("no image " + ref + " in " + store.uri(), e);
+        }
+        Optional<SnapshotMarker> marker = repo.readMarker(ref.job(), ref.generation());
+        if (marker.isPresent() && !sm.sha256().equals(marker.get().manifestSha256().get(ref.rank()))) {
+            throw new ImageCorruptException("image " + ref + ": manifest digest " + sm.sha256()
+                    + " differs from the one its snapshot committed (" + marker.get().manifestSha256().get(ref.rank()) + ")", null);
+        }
+        Manifest m = sm.manifest();
+        Path target = dest.toAbsolutePath().normalize();
+        if (Files.exists(target) && !(Files.isDirectory(target) && isEmpty(target))) {
+            throw new IllegalArgumentException("destination " + target + " exists and is not an empty directory");
+        }
+        Files.createDirectories(target.getParent());
+        Path tmp = target.resolveSibling("." + target.getFileName() + ".ferry-partial-"
+                + Long.toHexString(ThreadLocalRandom.current().nextLong()));
+        Files.createDirectory(tmp);
+        pool = new BufferPool(buffers, m.chunkSize());
+        zeros = new byte[m.chunkSize()];
+        progress.start("pull " + ref, m.rawBytes(), Progress.Unit.BYTES);
+        int files = 0;
+        try {
+            for (Entry e : m.entries()) {
+                if (e instanceof Entry.Directory d) {
+                    Files.createDirectories(tmp.resolve(d.path()));
+                } else if (e instanceof Entry.RegularFile f) {
+                    Files.createDirectories(tmp.resolve(f.path()).getParent());
+                    pullFile(ref, m.chunkSize(), f, tmp.resolve(f.path()), progress);
+                    files++;
+                } else if (!(e instanceof Entry.Symlink)) {
+                    throw new AssertionError(e);
+                }
+            }
+            finish(m, tmp);
+            if (Files.exists(target)) {
+                Files.delete(target);
+            }
+            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
+            fsync(target.getParent());
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            FileTrees.deleteQuietly(tmp, e);
+            throw e;
+        } finally {
+            progress.finish();
+        }
+        return new PullResult(ref, target, m.rawBytes(), files, fetchedChunks.get(), fetchedBytes.get(),
+                marker.isPresent(), Duration.ofNanos(System.nanoTime() - t0));
+    }
+
+    private void pullFile(ImageRef ref, int chunkSize, Entry.RegularFile f, Path out, Progress progress)
+            throws IOException, InterruptedException {
+        MessageDigest whole = Digests.newSha256();
+        List<ChunkId> ids = f.chunks();
+        Deque<CompletableFuture<Fetched>> window = new ArrayDeque<>();
+        int next = 0;
+        try (FileChannel ch = FileChannel.open(out, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            for (int i = 0; i < ids.size(); i++) {
+                while (next < ids.size() && window.size() < pool.capacity()) {
+                    window.add(submit(ref, f, next, chunkSize));
+                    next++;
+                }
+                Fetched c = await(window.poll(), window);
+                long pos = (long) i * chunkSize;
+                int len = (int) Math.min(chunkSize, f.size() - pos);
+                if (c.buf() == null) {
+                    whole.update(zeros, 0, len);
+                } else {
+                    try {
+                        whole.update(c.buf(), 0, len);
+                        ByteBuffer b = ByteBuffer.wrap(c.buf(), 0, len);
+                        while (b.hasRemaining()) {
+                            ch.write(b, pos + b.position());
+                        }
+                    } finally {
+                        pool.give(c.buf());
+                    }
+                }
+                progress.advance(len);
+            }
+            if (ch.size() < f.size()) {
+                // A trailing run of zero chunks: extend with one zero byte, the rest stays a hole.
+                ch.write(ByteBuffer.wrap(new byte[1]), f.size() - 1);
+            }
+            String actual = Digests.hex(whole.digest());
+            if (!actual.equals(f.sha256())) {
+                throw new ImageCorruptException("image " + ref + " file '" + f.path() + "': SHA-256 mismatch: manifest "
+                        + f.sha256() + ", restored bytes " + actual, null);
+            }
+            ch.force(true);
+        }
+        Files.setPosixFilePermissions(out, FileTrees.permissions(f.mode()));
+    }
+
+    private CompletableFuture<Fetched> submit(ImageRef ref, Entry.RegularFile f, int index, int chunkSize) {
+        ChunkId id = f.chunks().get(index);
+        if (id.isZero()) {
+            return CompletableFuture.completedFuture(new Fetched(null, 0));
+        }
+        int expected = (int) Math.min(chunkSize, f.size() - (long) index * chunkSize);
+        return CompletableFuture.supplyAsync(() -> fetch(ref, f, index, id, expected, chunkSize), workers);
+    }
+
+    private Fetched fetch(ImageRef ref, Entry.RegularFile f, int index, ChunkId id, int expected, int chunkSize) {
+        String where = "image " + ref + " file '" + f.path() + "' chunk " + index + " of " + f.chunks().size() + " (" + id + ")";
+        byte[] raw = null;
+        try {
+            byte[] obj = objectBuffers.get();
+            int cap = chunkSize + chunkSize / 64 + 4096; // above any zstd bound and the header
+            if (obj.length < cap) {
+                obj = new byte[cap];
+                objectBuffers.set(obj);
+            }
+            int n = store.read(Repository.chunkKey(id), obj);
+            if (n >= obj.length) {
+                throw new CorruptChunkException(id.toString(), "object of " + n + " bytes is larger than any chunk");
+            }
+            raw = pool.take();
+            int len = ChunkFormat.decode(obj, n, id.bytes(), raw, id.toString());
+            if (len != expected) {
+                throw new CorruptChunkException(id.toString(), "holds " + len + " bytes where the file needs " + expected);
+            }
+            fetchedChunks.incrementAndGet();
+            fetchedBytes.addAndGet(n);
+            return new Fetched(raw, len);
+        } catch (ObjectNotFoundException e) {
+            giveBack(raw);
+            throw new java.util.concurrent.CompletionException(new ImageCorruptException(where + ": missing chunk", e));
+        } catch (CorruptChunkException e) {
+            giveBack(raw);
+            throw new java.util.concurrent.CompletionException(new ImageCorruptException(where + ": " + e.getMessage(), e));
+        } catch (IOException e) {
+            giveBack(raw);
+            throw new java.util.concurrent.CompletionException(new IOException(where + ": " + e.getMessage(), e));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.util.concurrent.CompletionException(e);
+        }
+    }
+
+    private void giveBack(byte[] raw) {
+        if (raw != null) {
+            pool.give(raw);
+        }
+    }
+
+    /** Waits for one chunk; on failure waits out the rest of the window (returning buffers) and rethrows. */
+    private Fetched await(CompletableFuture<Fetched> f, Deque<CompletableFuture<Fetched>> window)
+            throws IOException, InterruptedException {
+        try {
+            return f.get();
+        } catch (ExecutionException e) {
+            for (CompletableFuture<Fetched> rest : window) {
+                Fetched ok = rest.exceptionally(t -> null).join();
+                if (ok != null && ok.buf() != null) {
+                    pool.give(ok.buf());
+                }
+            }
+            throw Failures.asIOException(e);
+        }
+    }
+
+    /** Symlinks, directory modes (deepest first, so read-only directories are filled first) and fsyncs. */
+    private static void finish(Manifest m, Path tmp) throws IOException {
+        for (Entry e : m.entries()) {
+            if (e instanceof Entry.Symlink s) {
+                Files.createSymbolicLink(tmp.resolve(s.path()), Path.of(s.target()));
+            }
+        }
+        List<Path> dirs = new ArrayList<>();
+        try (var walk = Files.walk(tmp)) {
+            walk.filter(p -> Files.isDirectory(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)).forEach(dirs::add);
+        }
+        for (Path d : dirs) {
+            fsync(d);
+        }
+        List<Entry.Directory> modes = new ArrayList<>();
+        for (Entry e : m.entries()) {
+            if (e instanceof Entry.Directory d) {
+                modes.add(d);
+            }
+        }
+        modes.sort(Comparator.comparing((Entry.Directory d) -> d.path().length()).reversed());
+        for (Entry.Directory d : modes) {
+            Files.setPosixFilePermissions(tmp.resolve(d.path()), FileTrees.permissions(d.mode()));
+        }
+    }
+
+    private static void fsync(Path dir) throws IOException {
+        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
+            ch.force(true);
+        }
+    }
+
+    private static boolean isEmpty(Path dir) throws IOException {
+        try (var s = Files.list(dir)) {
+            return s.findAny().isEmpty();
+        }
+    }
+}

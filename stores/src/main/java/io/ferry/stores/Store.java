@@ -1,0 +1,42 @@
+package io.ferry.stores;
+
+import java.io.Closeable;
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.util.List;
+
+/**
+ * A durable store of immutable objects under '/'-separated keys (see {@link Keys}).
+ *
+ * <p>Guarantees every implementation keeps: an object becomes visible under its key only
+ * whole (never half-written), and only once it is durable (fsync on POSIX, hsync on HDFS, a
+ * completed PUT on S3). All methods are thread-safe. A method that throws
+ * {@link TransientStoreException} may be retried as it is; every method is idempotent, so a
+ * retry may repeat a call that in fact succeeded.
+ */
+public interface Store extends Closeable {
+    URI uri();
+
+    /**
+     * Writes {@code data} (from its position to its limit) under {@code key}, replacing any
+     * object there, durably and atomically. Retrying repeats the whole write.
+     */
+    void put(String key, ByteBuffer data) throws StoreException;
+
+    /** Reads a whole object; {@link ObjectNotFoundException} if there is none. */
+    byte[] get(String key) throws StoreException;
+
+    /**
+     * Reads an object into {@code dst}, at most {@code dst.length} bytes, and returns the
+     * object's full length, which may exceed {@code dst.length} (then only a prefix was read).
+     */
+    int read(String key, byte[] dst) throws StoreException;
+
+    boolean exists(String key) throws StoreException;
+
+    /** All complete objects whose key starts with {@code prefix}, sorted. */
+    List<String> list(String prefix) throws StoreException;
+
+    /** Removes an object; removing an absent one is not an error. */
+    void delete(String key) throws StoreException;
+}

@@ -1,0 +1,231 @@
+package io.ferry.stores.posix;
+
+import io.ferry.stores.Keys;
+import io.ferry.stores.ObjectNotFoundException;
+import io.ferry.stores.PermanentStoreException;
+import io.ferry.stores.Store;
+import io.ferry.stores.StoreException;
+import io.ferry.stores.StoreProvider;
+import io.ferry.stores.TransientStoreException;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.Stream;
+
+/**
+ * A store in a directory of a POSIX file system: local disk, NFS or Lustre, with plain POSIX
+ * calls only.
+ *
+ * <p>A put writes a hidden temporary file beside the target ({@code .<name>.tmp-<random>}),
+ * fsyncs it, renames it over the key (atomic on POSIX) and fsyncs the directory, so an
+ * object is visible only whole and only once durable. Directories created on the way are
+ * fsynced into their parents too. A crash can leave temporary files; they never show in
+ * {@link #list} and are safe to delete. Thread-safe: concurrent puts of one key each write
+ * their own temporary file and the last rename wins (chunk keys are content-addressed, so
+ * both carry the same bytes).
+ */
+public final class PosixStore implements Store {
+    /** Option: Lustre stripe count for the store root ({@code lfs setstripe -c}); unset = leave as is. */
+    public static final String STRIPE_COUNT = "posix.lustre.stripe-count";
+    /** Option: Lustre stripe size, e.g. {@code 4M} ({@code lfs setstripe -S}); unset = leave as is. */
+    public static final String STRIPE_SIZE = "posix.lustre.stripe-size";
+
+    private final Path root;
+    private final URI uri;
+    private final Set<Path> knownDirs = ConcurrentHashMap.newKeySet();
+
+    private PosixStore(Path root) {
+        this.root = root;
+        this.uri = root.toUri();
+    }
+
+    public static StoreProvider provider() {
+        return new StoreProvider() {
+            @Override
+            public Set<String> optionKeys() {
+                return Set.of(STRIPE_COUNT, STRIPE_SIZE);
+            }
+
+            @Override
+            public Store open(URI uri, Map<String, String> options) throws StoreException {
+                return PosixStore.open(Path.of(uri), options);
+            }
+        };
+    }
+
+    public static PosixStore open(Path root, Map<String, String> options) throws StoreException {
+        Path abs = root.toAbsolutePath().normalize();
+        PosixStore s = new PosixStore(abs);
+        try {
+            s.ensureDir(abs);
+        } catch (IOException e) {
+            throw classify("cannot create store root " + abs, e);
+        }
+        LustreStriping.apply(abs, options.get(STRIPE_COUNT), options.get(STRIPE_SIZE));
+        return s;
+    }
+
+    @Override
+    public URI uri() {
+        return uri;
+    }
+
+    @Override
+    public void put(String key, ByteBuffer data) throws StoreException {
+        Path target = path(key);
+        Path dir = target.getParent();
+        Path tmp = dir.resolve("." + target.getFileName() + ".tmp-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
+        try {
+            ensureDir(dir);
+            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                ByteBuffer b = data.duplicate();
+                while (b.hasRemaining()) {
+                    ch.write(b);
+                }
+                // fdatasync: data and the size needed to read it back; names are made durable below.
+                ch.force(false);
+            }
+            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            fsyncDir(dir);
+        } catch (IOException e) {
+            try {
+                Files.deleteIfExists(tmp);
+            } catch (IOException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw classify("cannot write " + key + " in " + uri, e);
+        }
+    }
+
+    @Override
+    public byte[] get(String key) throws StoreException {
+        try {
+            return Files.readAllBytes(path(key));
+        } catch (NoSuchFileException e) {
+            throw new ObjectNotFoundException(key, uri.toString());
+        } catch (IOException e) {
+            throw classify("cannot read " + key + " in " + uri, e);
+        }
+    }
+
+    @Override
+    public int read(String key, byte[] dst) throws StoreException {
+        Path p = path(key);
+        try (InputStream in = Files.newInputStream(p)) {
+            long size = Files.size(p);
+            int n = in.readNBytes(dst, 0, dst.length);
+            return n < dst.length ? n : (int) Math.min(Integer.MAX_VALUE, Math.max(size, n));
+        } catch (NoSuchFileException e) {
+            throw new ObjectNotFoundException(key, uri.toString());
+        } catch (IOException e) {
+            throw classify("cannot read " + key + " in " + uri, e);
+        }
+    }
+
+    @Override
+    public boolean exists(String key) {
+        return Files.isRegularFile(path(key));
+    }
+
+    @Override
+    public List<String> list(String prefix) throws StoreException {
+        int cut = prefix.lastIndexOf('/');
+        Path start = cut < 0 ? root : root.resolve(prefix.substring(0, cut));
+        if (!Files.isDirectory(start)) {
+            return List.of();
+        }
+        List<String> keys = new ArrayList<>();
+        try (Stream<Path> walk = Files.walk(start)) {
+            walk.filter(Files::isRegularFile)
+                    .filter(p -> !p.getFileName().toString().startsWith("."))
+                    .map(p -> root.relativize(p).toString().replace('\\', '/'))
+                    .filter(k -> k.startsWith(prefix))
+                    .forEach(keys::add);
+        } catch (IOException | java.io.UncheckedIOException e) {
+            throw classify("cannot list " + prefix + " in " + uri, e instanceof IOException io ? io
+                    : ((java.io.UncheckedIOException) e).getCause());
+        }
+        keys.sort(null);
+        return keys;
+    }
+
+    @Override
+    public void delete(String key) throws StoreException {
+        Path p = path(key);
+        try {
+            if (Files.deleteIfExists(p)) {
+                fsyncDir(p.getParent());
+            }
+        } catch (IOException e) {
+            throw classify("cannot delete " + key + " in " + uri, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        knownDirs.clear();
+    }
+
+    @Override
+    public String toString() {
+        return uri.toString();
+    }
+
+    private Path path(String key) {
+        return root.resolve(Keys.require(key));
+    }
+
+    /** Creates {@code dir} and missing parents, fsyncing each new entry into its parent. */
+    private void ensureDir(Path dir) throws IOException {
+        if (knownDirs.contains(dir)) {
+            return;
+        }
+        if (!Files.isDirectory(dir)) {
+            Path parent = dir.getParent();
+            if (parent != null) {
+                ensureDir(parent);
+            }
+            try {
+                Files.createDirectory(dir);
+                if (parent != null) {
+                    fsyncDir(parent);
+                }
+            } catch (FileAlreadyExistsException raced) {
+                if (!Files.isDirectory(dir)) {
+                    throw raced;
+                }
+            }
+        }
+        knownDirs.add(dir);
+    }
+
+    static void fsyncDir(Path dir) throws IOException {
+        try (FileChannel ch = FileChannel.open(dir, StandardOpenOption.READ)) {
+            ch.force(true);
+        }
+    }
+
+    private static StoreException classify(String what, IOException e) {
+        if (e instanceof AccessDeniedException || e instanceof FileAlreadyExistsException) {
+            return new PermanentStoreException(what + ": " + e, e);
+        }
+        // Full disks, I/O errors and unreachable mounts may pass; the caller retries with backoff.
+        return new TransientStoreException(what + ": " + e, e);
+    }
+}
