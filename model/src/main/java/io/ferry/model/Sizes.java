@@ -22,7 +22,7 @@ public final class Sizes {
         String unit = m.group(2).toUpperCase(Locale.ROOT);
         String tail = m.group(3).toUpperCase(Locale.ROOT);
         boolean decimal = tail.equals("B") && !unit.isEmpty();
-        int power = "KMGTP".indexOf(unit) + 1;
+        int power = unit.isEmpty() ? 0 : "KMGTP".indexOf(unit) + 1;
         double base = decimal ? 1000 : 1024;
         double v = Double.parseDouble(m.group(1)) * Math.pow(base, power);
         if (v > Long.MAX_VALUE) {

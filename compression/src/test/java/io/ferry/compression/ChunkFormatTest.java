@@ -1,0 +1,110 @@
+package io.ferry.compression;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.Arrays;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class ChunkFormatTest {
+    private static final int SIZE = 64 * 1024;
+    private final ChunkFormat format = new ChunkFormat(Codecs.zstd(1), 1.1);
+
+    private static byte[] compressible() {
+        byte[] b = new byte[SIZE];
+        for (int i = 0; i < b.length; i++) {
+            b[i] = (byte) (i % 97 < 60 ? 'a' + i % 7 : i);
+        }
+        return b;
+    }
+
+    private static byte[] random() {
+        byte[] b = new byte[SIZE];
+        new Random(42).nextBytes(b);
+        return b;
+    }
+
+    private byte[] encode(byte[] raw) {
+        byte[] out = new byte[format.maxObjectLength(raw.length)];
+        return Arrays.copyOf(out, format.encode(raw, raw.length, out));
+    }
+
+    private static int decode(byte[] obj, byte[] raw, byte[] out) throws CorruptChunkException {
+        return ChunkFormat.decode(obj, obj.length, Digests.sha256(raw, 0, raw.length), out, "c");
+    }
+
+    @Test
+    void compressibleChunkIsStoredWithZstdAndRoundTrips() throws Exception {
+        byte[] raw = compressible();
+        byte[] obj = encode(raw);
+        ChunkHeader h = ChunkFormat.header(obj, obj.length, "c");
+        assertEquals(Codecs.ZSTD_ID, h.codec());
+        assertTrue(obj.length < raw.length / 2, "compressed to " + obj.length);
+        byte[] out = new byte[SIZE];
+        assertEquals(SIZE, decode(obj, raw, out));
+        assertArrayEquals(raw, out);
+    }
+
+    @Test
+    void incompressibleChunkIsStoredRaw() throws Exception {
+        byte[] raw = random();
+        byte[] obj = encode(raw);
+        assertEquals(Codecs.RAW_ID, ChunkFormat.header(obj, obj.length, "c").codec());
+        assertEquals(ChunkHeader.LENGTH + SIZE, obj.length);
+        byte[] out = new byte[SIZE];
+        decode(obj, raw, out);
+        assertArrayEquals(raw, out);
+    }
+
+    @Test
+    void flippedStoredByteFailsTheCrc() {
+        byte[] raw = compressible();
+        byte[] obj = encode(raw);
+        obj[obj.length - 3] ^= 0x10;
+        CorruptChunkException e = assertThrows(CorruptChunkException.class, () -> decode(obj, raw, new byte[SIZE]));
+        assertTrue(e.getMessage().contains("CRC32C mismatch: header 0x"), e.getMessage());
+    }
+
+    @Test
+    void truncatedObjectIsCorrupt() {
+        byte[] raw = random();
+        byte[] obj = Arrays.copyOf(encode(raw), 1000);
+        CorruptChunkException e = assertThrows(CorruptChunkException.class, () -> decode(obj, raw, new byte[SIZE]));
+        assertTrue(e.getMessage().contains("truncated"), e.getMessage());
+        assertThrows(CorruptChunkException.class, () -> decode(Arrays.copyOf(obj, 7), raw, new byte[SIZE]));
+    }
+
+    @Test
+    void badMagicIsCorrupt() {
+        byte[] raw = random();
+        byte[] obj = encode(raw);
+        obj[0] = 'X';
+        CorruptChunkException e = assertThrows(CorruptChunkException.class, () -> decode(obj, raw, new byte[SIZE]));
+        assertTrue(e.getMessage().contains("bad magic"), e.getMessage());
+    }
+
+    @Test
+    void wrongContentForTheNameFailsTheSha() {
+        byte[] raw = random();
+        byte[] obj = encode(raw);
+        byte[] other = compressible();
+        CorruptChunkException e = assertThrows(CorruptChunkException.class, () -> decode(obj, other, new byte[SIZE]));
+        assertTrue(e.getMessage().contains("SHA-256 mismatch: expected " + Digests.hex(Digests.sha256(other, 0, SIZE))),
+                e.getMessage());
+    }
+
+    @Test
+    void garbageZstdFrameWithValidCrcIsCorrupt() {
+        byte[] raw = compressible();
+        byte[] obj = encode(raw);
+        obj[ChunkHeader.LENGTH + 1] ^= 0x7f;
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(obj, ChunkHeader.LENGTH, obj.length - ChunkHeader.LENGTH);
+        java.nio.ByteBuffer.wrap(obj).putInt(16, (int) crc.getValue());
+        assertThrows(CorruptChunkException.class, () -> decode(obj, raw, new byte[SIZE]));
+    }
+}

@@ -1,0 +1,102 @@
+package io.ferry.model;
+
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class ManifestCodecTest {
+    private static final String SHA = "ab".repeat(32);
+    private static final ChunkId C1 = ChunkId.parse("01".repeat(32));
+
+    private static Manifest sample() {
+        return new Manifest(new ImageRef("job", 3, 1), 4096, List.of(
+                new Entry.Directory("d", 0750),
+                new Entry.RegularFile("d/state.bin", 0640, 4097 + 4096, SHA, List.of(C1, ChunkId.ZERO, C1)),
+                new Entry.RegularFile("empty", 0600, 0, SHA, List.of()),
+                new Entry.Symlink("latest", "d/state.bin")));
+    }
+
+    @Test
+    void manifestRoundTrips() throws Exception {
+        Manifest m = sample();
+        assertEquals(m, ManifestCodec.decodeManifest(ManifestCodec.encode(m), "test"));
+        assertEquals(8193, m.rawBytes());
+    }
+
+    @Test
+    void markerRoundTrips() throws Exception {
+        SnapshotMarker s = new SnapshotMarker("job", 3, 2, Map.of(0, SHA, 1, SHA), Instant.parse("2026-11-22T10:00:00Z"));
+        assertEquals(s, ManifestCodec.decodeMarker(ManifestCodec.encode(s), "test"));
+    }
+
+    @Test
+    void notJsonIsMalformed() {
+        MalformedManifestException e = assertThrows(MalformedManifestException.class,
+                () -> ManifestCodec.decodeManifest("{\"format\":".getBytes(StandardCharsets.UTF_8), "j/1/0"));
+        assertTrue(e.getMessage().contains("j/1/0"), e.getMessage());
+    }
+
+    @Test
+    void wrongFormatOrVersionIsMalformed() {
+        String json = new String(ManifestCodec.encode(sample()), StandardCharsets.UTF_8);
+        assertMalformed(json.replace("ferry-image-manifest", "something-else"), "format");
+        assertMalformed(json.replace("\"version\" : 1", "\"version\" : 2"), "unsupported version 2");
+    }
+
+    @Test
+    void missingAndMistypedFieldsAreNamed() {
+        String json = new String(ManifestCodec.encode(sample()), StandardCharsets.UTF_8);
+        assertMalformed(json.replace("\"chunkSize\"", "\"chunkSizeX\""), "chunkSize");
+        assertMalformed(json.replace("\"size\" : 8193", "\"size\" : \"big\""), "size");
+        assertMalformed(json.replace("\"mode\" : \"0640\"", "\"mode\" : \"rw\""), "mode");
+    }
+
+    @Test
+    void chunkListThatDoesNotFitTheSizeIsMalformed() {
+        String json = new String(ManifestCodec.encode(sample()), StandardCharsets.UTF_8);
+        assertMalformed(json.replace("\"size\" : 8193", "\"size\" : 100000"), "needs 25 chunks, lists 3");
+    }
+
+    @Test
+    void traversalAndBadChunkIdsAreMalformed() {
+        String json = new String(ManifestCodec.encode(sample()), StandardCharsets.UTF_8);
+        assertMalformed(json.replace("\"d/state.bin\"", "\"../../etc/passwd\""), "unsafe image path");
+        assertMalformed(json.replace("\"zero\"", "\"xyz\""), "chunk id");
+    }
+
+    @Test
+    void pathsUnderASymlinkAreMalformed() {
+        String json = new String(ManifestCodec.encode(sample()), StandardCharsets.UTF_8);
+        assertMalformed(json.replace("\"empty\"", "\"latest/x\""), "lies under a file or symlink");
+    }
+
+    @Test
+    void markerWithMissingRankIsMalformed() {
+        String json = new String(ManifestCodec.encode(new SnapshotMarker("job", 3, 1, Map.of(0, SHA), Instant.EPOCH)),
+                StandardCharsets.UTF_8).replace("\"ranks\" : 1", "\"ranks\" : 2");
+        assertThrows(MalformedManifestException.class,
+                () -> ManifestCodec.decodeMarker(json.getBytes(StandardCharsets.UTF_8), "m"));
+    }
+
+    @Test
+    void chunkIdsCompareByValue() {
+        assertEquals(ChunkId.parse("01".repeat(32)), C1);
+        assertEquals(C1.hashCode(), ChunkId.of(C1.bytes()).hashCode());
+        assertNotEquals(ChunkId.ZERO, ChunkId.of(new byte[32]));
+        assertEquals("zero", ChunkId.ZERO.toString());
+    }
+
+    private static void assertMalformed(String json, String expected) {
+        MalformedManifestException e = assertThrows(MalformedManifestException.class,
+                () -> ManifestCodec.decodeManifest(json.getBytes(StandardCharsets.UTF_8), "src"));
+        assertTrue(e.getMessage().contains(expected), e.getMessage());
+    }
+}

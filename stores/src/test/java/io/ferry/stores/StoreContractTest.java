@@ -1,0 +1,128 @@
+package io.ferry.stores;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The behaviour every {@link Store} must have; each store's test extends this against a real store. */
+public abstract class StoreContractTest {
+    protected Store store;
+
+    protected abstract Store openStore() throws Exception;
+
+    @BeforeEach
+    void open() throws Exception {
+        store = openStore();
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        store.close();
+    }
+
+    private static ByteBuffer bytes(String s) {
+        return ByteBuffer.wrap(s.getBytes(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void putThenGetRoundTrips() throws Exception {
+        store.put("a/b/c.obj", bytes("hello"));
+        assertArrayEquals("hello".getBytes(StandardCharsets.UTF_8), store.get("a/b/c.obj"));
+        assertTrue(store.exists("a/b/c.obj"));
+    }
+
+    @Test
+    void putHonoursBufferPositionAndLimit() throws Exception {
+        ByteBuffer b = ByteBuffer.wrap("xxhelloyy".getBytes(StandardCharsets.UTF_8), 2, 5);
+        store.put("k", b);
+        assertEquals("hello", new String(store.get("k"), StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void putReplacesAndIsIdempotent() throws Exception {
+        store.put("k", bytes("one"));
+        store.put("k", bytes("two"));
+        store.put("k", bytes("two"));
+        assertEquals("two", new String(store.get("k"), StandardCharsets.UTF_8));
+        assertEquals(List.of("k"), store.list(""));
+    }
+
+    @Test
+    void missingObjectIsNotFound() {
+        assertThrows(ObjectNotFoundException.class, () -> store.get("nope"));
+        assertThrows(ObjectNotFoundException.class, () -> store.read("nope", new byte[4]));
+    }
+
+    @Test
+    void readReportsFullLengthOfLargerObjects() throws Exception {
+        store.put("k", bytes("0123456789"));
+        byte[] small = new byte[4];
+        assertEquals(10, store.read("k", small));
+        assertEquals("0123", new String(small, StandardCharsets.UTF_8));
+        byte[] big = new byte[64];
+        assertEquals(10, store.read("k", big));
+    }
+
+    @Test
+    void listFiltersByPrefixAndSorts() throws Exception {
+        store.put("x/2", bytes("b"));
+        store.put("x/1", bytes("a"));
+        store.put("y/1", bytes("c"));
+        store.put("x1", bytes("d"));
+        assertEquals(List.of("x/1", "x/2"), store.list("x/"));
+        assertEquals(List.of("x/1", "x/2", "x1", "y/1"), store.list(""));
+        assertEquals(List.of(), store.list("z/"));
+    }
+
+    @Test
+    void deleteIsIdempotent() throws Exception {
+        store.put("k", bytes("v"));
+        store.delete("k");
+        store.delete("k");
+        assertFalse(store.exists("k"));
+    }
+
+    @Test
+    void unsafeKeysAreRefusedBeforeAnyIo() {
+        for (String k : new String[]{"../x", "a/../b", "/abs", "", "a//b", ".hidden", "a/.tmp"}) {
+            assertThrows(IllegalArgumentException.class, () -> store.put(k, bytes("v")), k);
+        }
+    }
+
+    @Test
+    void concurrentWritersOfOneKeyLeaveOneWholeObject() throws Exception {
+        byte[] payload = new byte[1 << 20];
+        java.util.Arrays.fill(payload, (byte) 7);
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            List<Future<?>> fs = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                fs.add(pool.submit(() -> {
+                    store.put("chunks/same", ByteBuffer.wrap(payload));
+                    return null;
+                }));
+            }
+            for (Future<?> f : fs) {
+                f.get();
+            }
+        } finally {
+            pool.shutdown();
+        }
+        assertArrayEquals(payload, store.get("chunks/same"));
+        assertEquals(List.of("chunks/same"), store.list("chunks/"));
+    }
+}
