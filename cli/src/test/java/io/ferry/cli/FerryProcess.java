@@ -1,0 +1,48 @@
+package io.ferry.cli;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/** Runs the real {@code ferry} command as a child JVM on this test's classpath. */
+final class FerryProcess {
+    record Result(int exit, String out, String err) {}
+
+    private FerryProcess() {}
+
+    static ProcessBuilder builder(List<String> jvmArgs, String... args) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(jvmArgs);
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(Main.class.getName());
+        cmd.addAll(List.of(args));
+        return new ProcessBuilder(cmd);
+    }
+
+    static Result run(List<String> jvmArgs, String... args) throws IOException, InterruptedException {
+        Process p = builder(jvmArgs, args).start();
+        // Drain stderr on another thread so a chatty child cannot block on a full pipe.
+        var err = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                return new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                return e.toString();
+            }
+        });
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(5, TimeUnit.MINUTES)) {
+            p.destroyForcibly();
+            throw new AssertionError("ferry " + String.join(" ", args) + " did not finish");
+        }
+        return new Result(p.exitValue(), out, err.join());
+    }
+
+    static Result run(String... args) throws IOException, InterruptedException {
+        return run(List.of(), args);
+    }
+}
