@@ -100,11 +100,11 @@ class CliIT {
         // A 400 MiB image through a 64 MiB heap: memory is bounded by the in-flight budget, not the image.
         List<String> small = List.of("-Xmx64m");
         FerryProcess.Result push = FerryProcess.run(small, "image", "push", img.toString(), "--store", store,
-                "--job", "big", "--generation", "0", "--rank", "0", "--set", "staging.max-bytes-in-flight=16MiB");
+                "--job", "big", "--generation", "0", "--rank", "0", "--set", "staging.max-bytes-in-flight=16MiB", "--set", "staging.workers=2");
         assertEquals(0, push.exit(), push.err());
         FerryProcess.Result pull = FerryProcess.run(small, "image", "pull", "--store", store, "--job", "big",
                 "--generation", "0", "--rank", "0", "--set", "staging.max-bytes-in-flight=16MiB",
-                tmp.resolve("out").toString());
+                "--set", "staging.workers=2", tmp.resolve("out").toString());
         assertEquals(0, pull.exit(), pull.err());
         assertEquals(-1, Files.mismatch(img.resolve("heap.bin"), tmp.resolve("out/heap.bin")));
     }

@@ -14,7 +14,9 @@ import java.util.Map;
  * @param zstdLevel        zstd level for chunks
  * @param workers          threads that hash, compress, write and read chunks
  * @param minRatio         a chunk is stored raw unless raw/compressed reaches this
- * @param maxBytesInFlight raw bytes buffered between stages; bounds memory whatever the image size
+ * @param maxBytesInFlight raw bytes buffered between stages; with one output buffer per worker this
+ *                         bounds memory at about {@code maxBytesInFlight + workers x chunkSize},
+ *                         whatever the image size
  * @param keepGenerations  generations a node-local cache keeps per job
  */
 public record StagingConfig(int chunkSize, int zstdLevel, int workers, double minRatio, long maxBytesInFlight,
@@ -25,11 +27,14 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
     public static final ConfigKey<Integer> ZSTD_LEVEL = ConfigKey.intKey("staging.zstd-level",
             "zstd compression level (-7..22); 1 is fast and compresses checkpoint images well.", 1, -7, 22);
     public static final ConfigKey<Integer> WORKERS = ConfigKey.intKey("staging.workers",
-            "Worker threads for hashing, compression and store I/O; 0 means one per CPU.", 0, 0, 256);
+            "Worker threads for hashing, compression and store I/O; 0 means three per CPU (at least 4, at most 64),"
+                    + " because workers also wait on fsync and remote stores.", 0, 0, 256);
     public static final ConfigKey<Double> MIN_RATIO = ConfigKey.doubleKey("staging.min-compression-ratio",
-            "Store a chunk raw unless compression shrinks it by at least this ratio (raw/compressed).", 1.1, 1.0, 100.0);
+            "Store a chunk raw unless compression shrinks it by at least this ratio (raw/compressed); the default"
+                    + " keeps zstd for anything that saves 2%, since zstd decodes near-raw data at memory speed.", 1.02, 1.0, 100.0);
     public static final ConfigKey<Long> MAX_IN_FLIGHT = ConfigKey.sizeKey("staging.max-bytes-in-flight",
-            "Raw bytes buffered between pipeline stages; the reader blocks beyond it.", "64MiB", 1L << 20, 16L << 30);
+            "Raw chunk bytes buffered between pipeline stages (the reader blocks beyond it); each worker"
+                    + " also holds one output buffer of a chunk.", "64MiB", 1L << 20, 16L << 30);
     public static final ConfigKey<Integer> KEEP_GENERATIONS = ConfigKey.intKey("cache.keep-generations",
             "Generations of each job kept in a node-local cache (never the newest established one"
                     + " nor one not yet staged).", 2, 1, 1000);
@@ -60,7 +65,8 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
         }
         int workers = r.get(WORKERS);
         return new StagingConfig((int) chunk, r.get(ZSTD_LEVEL),
-                workers == 0 ? Runtime.getRuntime().availableProcessors() : workers, r.get(MIN_RATIO),
+                workers == 0 ? Math.min(64, Math.max(4, 3 * Runtime.getRuntime().availableProcessors())) : workers,
+                r.get(MIN_RATIO),
                 r.get(MAX_IN_FLIGHT), r.get(KEEP_GENERATIONS));
     }
 

@@ -1,0 +1,144 @@
+package io.ferry.benchmarks;
+
+import io.ferry.cli.SyntheticImage;
+import io.ferry.model.ImageRef;
+import io.ferry.model.Sizes;
+import io.ferry.staging.Progress;
+import io.ferry.staging.PullResult;
+import io.ferry.staging.PushResult;
+import io.ferry.staging.Staging;
+import io.ferry.staging.StagingConfig;
+import io.ferry.staging.StagingPipeline;
+import io.ferry.staging.internal.FileTrees;
+import io.ferry.stores.Store;
+import io.ferry.stores.Stores;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.stream.Stream;
+
+/**
+ * Push and pull of one realistic image: Ferry against the tools a user has today, same image,
+ * same disk, same run. Every tool's write ends durable (Ferry fsyncs each object; the peers
+ * are followed by {@code sync}), and every tool reads its input from the page cache, so they
+ * are compared on equal terms. Prints a Markdown table with ratios to Ferry.
+ */
+public final class StagingBenchmark {
+    private record Row(String tool, double pushSeconds, long storedBytes, double pullSeconds) {}
+
+    private StagingBenchmark() {}
+
+    public static void main(String[] args) throws Exception {
+        long size = Sizes.parse(args.length > 0 ? args[0] : "3GiB");
+        Path work = Path.of(args.length > 1 ? args[1] : "bench-work").toAbsolutePath();
+        FileTrees.delete(work);
+        Path image = work.resolve("image");
+        System.err.printf("generating a %s seeded image in %s%n", Sizes.format(size), image);
+        SyntheticImage.write(image, size, 42, 0);
+        sh("sync");
+
+        List<Row> rows = new ArrayList<>();
+        rows.add(ferry(work, image, size));
+        rows.add(peer(work, "tar + zstd -1 -T0", "tar -cf - -C IMG . | zstd -1 -T0 -q -o OUT/img.tar.zst && sync OUT/img.tar.zst",
+                "zstd -d -q -c OUT/img.tar.zst | tar -xf - -C DEST && sync -f DEST", image));
+        rows.add(peer(work, "tar + gzip -1", "tar -cf - -C IMG . | gzip -1 > OUT/img.tar.gz && sync OUT/img.tar.gz",
+                "gzip -d -c OUT/img.tar.gz | tar -xf - -C DEST && sync -f DEST", image));
+        rows.add(peer(work, "cp + sync", "cp -r IMG/. OUT/ && sync -f OUT", "cp -r OUT/. DEST/ && sync -f DEST", image));
+
+        Row f = rows.get(0);
+        System.out.printf(Locale.ROOT, "%nImage: %s (%d bytes, seed 42: 15%% code, 40%% heap pages with zeros,"
+                + " 30%% float fields, 15%% random), %d cores%n%n", Sizes.format(size), size,
+                Runtime.getRuntime().availableProcessors());
+        System.out.println("| tool | push MB/s | stored | ratio | pull MB/s | Ferry push speed-up | Ferry pull speed-up |");
+        System.out.println("|---|---:|---:|---:|---:|---:|---:|");
+        for (Row r : rows) {
+            System.out.printf(Locale.ROOT, "| %s | %.0f | %.1f MiB | %.3fx | %.0f | %.2fx | %.2fx |%n", r.tool(),
+                    size / 1e6 / r.pushSeconds(), r.storedBytes() / 1048576.0, (double) size / r.storedBytes(),
+                    size / 1e6 / r.pullSeconds(), r.pushSeconds() / f.pushSeconds(), r.pullSeconds() / f.pullSeconds());
+        }
+    }
+
+    private static Row ferry(Path work, Path image, long size) throws IOException {
+        Path storeDir = work.resolve("ferry-store");
+        try (Store store = Stores.open(storeDir.toUri(), Map.of());
+             StagingPipeline p = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC())) {
+            ImageRef ref = new ImageRef("bench", 0, 0);
+            sh("sync");
+            PushResult push = p.push(image, ref, Progress.NONE);
+            System.err.printf(Locale.ROOT, "ferry push: %.2f s, %d chunks (%d zero, %d known, %d new)%n",
+                    push.elapsed().toNanos() / 1e9, push.chunks(), push.zeroChunks(), push.knownChunks(), push.newChunks());
+            p.repository().commitSnapshot("bench", 0, 1);
+            long stored = du(storeDir);
+
+            // The next generation of a long run: only the simulation's fields changed.
+            Path next = work.resolve("image-next");
+            SyntheticImage.write(next, size, 42, 1);
+            sh("sync");
+            PushResult incr = p.push(next, new ImageRef("bench", 1, 0), Progress.NONE);
+            System.err.printf(Locale.ROOT, "ferry push of the next generation: %.2f s (%.0f MB/s raw), %s new%n",
+                    incr.elapsed().toNanos() / 1e9, incr.rawMBps(), Sizes.format(incr.storedBytes()));
+            FileTrees.delete(next);
+
+            sh("sync");
+            PullResult pull = p.pull(ref, work.resolve("ferry-out"), Progress.NONE);
+            System.err.printf(Locale.ROOT, "ferry pull: %.2f s%n", pull.elapsed().toNanos() / 1e9);
+            FileTrees.delete(work.resolve("ferry-out"));
+            return new Row("**Ferry** (zstd-1, 4 MiB chunks)", push.elapsed().toNanos() / 1e9, stored,
+                    pull.elapsed().toNanos() / 1e9);
+        }
+    }
+
+    private static Row peer(Path work, String name, String push, String pull, Path image) throws Exception {
+        Path out = work.resolve("peer-out");
+        Path dest = work.resolve("peer-dest");
+        FileTrees.delete(out);
+        FileTrees.delete(dest);
+        Files.createDirectories(out);
+        Files.createDirectories(dest);
+        sh("sync");
+        double pushS = timed(push.replace("IMG", image.toString()).replace("OUT", out.toString()));
+        long stored = du(out);
+        sh("sync");
+        double pullS = timed(pull.replace("OUT", out.toString()).replace("DEST", dest.toString()));
+        System.err.printf(Locale.ROOT, "%s: push %.2f s, pull %.2f s%n", name, pushS, pullS);
+        FileTrees.delete(out);
+        FileTrees.delete(dest);
+        return new Row(name, pushS, stored, pullS);
+    }
+
+    private static double timed(String cmd) throws IOException {
+        long t0 = System.nanoTime();
+        sh(cmd);
+        return (System.nanoTime() - t0) / 1e9;
+    }
+
+    private static void sh(String cmd) throws IOException {
+        try {
+            Process p = new ProcessBuilder("bash", "-o", "pipefail", "-c", cmd).inheritIO().start();
+            if (p.waitFor() != 0) {
+                throw new IOException("command failed (" + p.exitValue() + "): " + cmd);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted: " + cmd, e);
+        }
+    }
+
+    private static long du(Path dir) throws IOException {
+        try (Stream<Path> s = Files.walk(dir)) {
+            return s.filter(Files::isRegularFile).mapToLong(p -> {
+                try {
+                    return Files.size(p);
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }).sum();
+        }
+    }
+}
