@@ -7,4 +7,4 @@ mvn -q -B -DskipTests -DskipITs install -pl benchmarks -am
 mvn -q -B -pl benchmarks dependency:build-classpath -Dmdep.outputFile=target/classpath.txt
 exec java -Xmx2g -Djna.tmpdir="$here/benchmarks/target/jna" \
   -cp "benchmarks/target/classes:$(cat benchmarks/target/classpath.txt)" \
-  io.ferry.benchmarks.StagingBenchmark "${1:-3GiB}" "${2:-$here/bench-work}"
+  io.ferry.benchmarks.StagingBenchmark "${1:-2GiB}" "${2:-$here/bench-work}"

@@ -35,7 +35,7 @@ public final class StagingBenchmark {
     private StagingBenchmark() {}
 
     public static void main(String[] args) throws Exception {
-        long size = Sizes.parse(args.length > 0 ? args[0] : "3GiB");
+        long size = Sizes.parse(args.length > 0 ? args[0] : "2GiB");
         Path work = Path.of(args.length > 1 ? args[1] : "bench-work").toAbsolutePath();
         FileTrees.delete(work);
         Path image = work.resolve("image");
