@@ -47,7 +47,7 @@ final class DemoCommand implements Callable<Integer> {
         }
         long size = Sizes.parse(imageSize);
         Path work = dir.toAbsolutePath().normalize();
-        FileTrees.delete(work);
+        prepare(work);
         LocalCache cache = Staging.localCache(work.resolve("cache"));
         String store = work.resolve("store").toString();
         String job = "demo";
@@ -91,6 +91,22 @@ final class DemoCommand implements Callable<Integer> {
                     : "demo FAILED: restored images differ or the store is damaged");
             return same && v.ok() ? 0 : 1;
         }
+    }
+
+    /** Recreates the working directory, refusing to delete one that an earlier demo did not make. */
+    private static void prepare(Path work) throws IOException {
+        Path marker = work.resolve(".ferry-demo");
+        if (Files.isDirectory(work) && !Files.exists(marker)) {
+            try (var s = Files.list(work)) {
+                if (s.findAny().isPresent()) {
+                    throw new IllegalArgumentException("refusing to use " + work
+                            + ": it is not empty and was not made by ferry demo; pass --dir with a new directory");
+                }
+            }
+        }
+        FileTrees.delete(work);
+        Files.createDirectories(work);
+        Files.createFile(marker);
     }
 
     private static boolean established(StoreOptions.Opened o, String job, long gen) {

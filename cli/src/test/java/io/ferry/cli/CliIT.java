@@ -94,6 +94,24 @@ class CliIT {
     }
 
     @Test
+    void demoRunsEndToEndAndNeverDeletesForeignDirectories() throws Exception {
+        Path demo = tmp.resolve("demo");
+        FerryProcess.Result ok = FerryProcess.run("demo", "--dir", demo.toString(), "--image-size", "8MiB");
+        assertEquals(0, ok.exit(), ok.out() + ok.err());
+        assertTrue(ok.out().contains("demo OK: restored images are byte-identical"), ok.out());
+        assertTrue(ok.out().contains("dropped [0]"), "retention ran: " + ok.out());
+        assertEquals(0, FerryProcess.run("demo", "--dir", demo.toString(), "--image-size", "4MiB").exit(), "a rerun reuses its own dir");
+
+        Path precious = tmp.resolve("precious");
+        Files.createDirectories(precious);
+        Files.writeString(precious.resolve("results.txt"), "keep me");
+        FerryProcess.Result refused = FerryProcess.run("demo", "--dir", precious.toString());
+        assertEquals(1, refused.exit());
+        assertTrue(refused.err().contains("refusing to use"), refused.err());
+        assertEquals("keep me", Files.readString(precious.resolve("results.txt")));
+    }
+
+    @Test
     void largeImagesStreamInSmallHeaps() throws Exception {
         Path img = image(400 << 20);
         String store = tmp.resolve("store").toString();
