@@ -1,0 +1,230 @@
+package io.ferry.agent;
+
+import io.ferry.agent.protocol.Line;
+import io.ferry.model.Event;
+import io.ferry.model.ImageRef;
+import io.ferry.staging.LocalCache;
+import io.ferry.staging.Progress;
+import io.ferry.staging.PushResult;
+import io.ferry.staging.StagingPipeline;
+import io.ferry.staging.internal.FileTrees;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+
+/**
+ * The agent of one node for one job: launches its ranks, quiesces them for each generation
+ * (every rank answers before any image counts as captured), moves the images into the
+ * node-local cache, fsynced, and stages them to the store in the background, in order.
+ * Reports everything as {@link Event}s. Captures run one at a time on one thread, staging on
+ * another, so a checkpoint requested while the previous one still stages waits for neither.
+ */
+public final class NodeAgent implements Closeable {
+    private final AgentConfig config;
+    private final LocalCache cache;
+    private final StagingPipeline pipeline;
+    private final Consumer<Event> events;
+    private final Map<Integer, RankProcess> ranks = new ConcurrentHashMap<>();
+    private final ExecutorService capturer = Executors.newSingleThreadExecutor(named("ferry-agent-capture"));
+    private final ExecutorService stager = Executors.newSingleThreadExecutor(named("ferry-agent-stage"));
+    private final ScheduledExecutorService poller = Executors.newSingleThreadScheduledExecutor(named("ferry-agent-poll"));
+    private final ControlServer control;
+    private volatile long launchEpoch;
+
+    public NodeAgent(AgentConfig config, LocalCache cache, StagingPipeline pipeline, Consumer<Event> events)
+            throws IOException {
+        this.config = config;
+        this.cache = cache;
+        this.pipeline = pipeline;
+        this.events = events;
+        Files.createDirectories(config.socketDir());
+        this.control = new ControlServer(config.socketDir().resolve("ferry-" + config.job() + "-"
+                + ProcessHandle.current().pid() + ".sock"), ranks::get);
+    }
+
+    private static java.util.concurrent.ThreadFactory named(String name) {
+        return r -> {
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    public AgentConfig config() {
+        return config;
+    }
+
+    public Map<Integer, RankProcess> ranks() {
+        return Map.copyOf(ranks);
+    }
+
+    /**
+     * Starts every rank; with a restart generation, each rank gets {@code FERRY_RESTART_DIR}
+     * from {@code restartDirs}. Exits are reported as {@link Event.RankExited}, except those
+     * of ranks this agent stopped itself.
+     */
+    public synchronized void launch(long restartGeneration, Map<Integer, Path> restartDirs) throws IOException {
+        long epoch = ++launchEpoch;
+        for (int r = 0; r < config.ranks(); r++) {
+            Path ckpt = cache.root().resolve(config.job()).resolve(".ranks").resolve(Integer.toString(r));
+            FileTrees.delete(ckpt);
+            Files.createDirectories(ckpt);
+            ProcessBuilder pb = new ProcessBuilder(config.command()).inheritIO();
+            Map<String, String> env = pb.environment();
+            env.put("FERRY_JOB", config.job());
+            env.put("FERRY_RANK", Integer.toString(r));
+            env.put("FERRY_NRANKS", Integer.toString(config.ranks()));
+            env.put("FERRY_CKPT_DIR", ckpt.toString());
+            env.put("FERRY_SOCKET", control.path().toString());
+            env.remove("FERRY_RESTART_DIR");
+            env.remove("FERRY_RESTART_GENERATION");
+            if (restartGeneration >= 0) {
+                env.put("FERRY_RESTART_DIR", restartDirs.get(r).toString());
+                env.put("FERRY_RESTART_GENERATION", Long.toString(restartGeneration));
+            }
+            Process p = pb.start();
+            RankProcess rp = new RankProcess(r, p, ckpt, config.signal());
+            ranks.put(r, rp);
+            int rank = r;
+            p.onExit().thenAccept(done -> {
+                if (launchEpoch == epoch) {
+                    events.accept(new Event.RankExited(config.job(), rank, done.exitValue()));
+                }
+            });
+        }
+    }
+
+    /** Kills every rank (SIGKILL) without reporting their exits: used before a rollback. */
+    public synchronized void stopRanks() throws InterruptedException {
+        launchEpoch++;
+        for (RankProcess r : ranks.values()) {
+            r.process().destroyForcibly();
+        }
+        for (RankProcess r : ranks.values()) {
+            r.process().waitFor();
+        }
+    }
+
+    /** Quiesces all ranks for {@code generation}; completes once captured (or failed), before staging. */
+    public CompletableFuture<CaptureResult> checkpoint(long generation) {
+        return CompletableFuture.supplyAsync(() -> capture(generation), capturer);
+    }
+
+    private CaptureResult capture(long g) {
+        long t0 = System.nanoTime();
+        Map<Integer, CompletableFuture<Line>> answers = new HashMap<>();
+        Map<Integer, Double> stall = new ConcurrentHashMap<>();
+        try {
+            for (RankProcess r : ranks.values()) {
+                CompletableFuture<Line> a = r.request(g, poller);
+                a.thenRun(() -> stall.put(r.rank(), (System.nanoTime() - t0) / 1e9));
+                answers.put(r.rank(), a);
+            }
+            CompletableFuture.allOf(answers.values().toArray(CompletableFuture[]::new))
+                    .get(config.captureTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            for (var e : answers.entrySet()) {
+                if (e.getValue().join() instanceof Line.Fail f) {
+                    throw new IOException("rank " + e.getKey() + " failed generation " + g + ": " + f.reason());
+                }
+            }
+            Map<Integer, Long> bytes = new HashMap<>();
+            for (RankProcess r : ranks.values()) {
+                bytes.put(r.rank(), moveIntoCache(r, g));
+            }
+            for (RankProcess r : ranks.values()) {
+                events.accept(new Event.ImageCaptured(config.job(), g, r.rank(), config.node(), bytes.get(r.rank()),
+                        stall.getOrDefault(r.rank(), 0.0)));
+            }
+            stager.execute(() -> stage(g, 0));
+            return new CaptureResult(g, bytes, stall);
+        } catch (TimeoutException e) {
+            List<Integer> silent = answers.entrySet().stream().filter(a -> !a.getValue().isDone()).map(Map.Entry::getKey)
+                    .sorted().toList();
+            return failed(g, "ranks " + silent + " did not answer within " + config.captureTimeout().toSeconds() + " s");
+        } catch (Exception e) {
+            return failed(g, e.getCause() != null && e instanceof java.util.concurrent.ExecutionException
+                    ? e.getCause().getMessage() : e.getMessage());
+        }
+    }
+
+    private CaptureResult failed(long g, String reason) {
+        for (RankProcess r : ranks.values()) {
+            try {
+                FileTrees.delete(r.generationDir(g));
+            } catch (IOException ignored) {
+                // a rank still writing into it; the next launch clears the area
+            }
+        }
+        events.accept(new Event.CaptureFailed(config.job(), g, reason));
+        return new CaptureResult(g, Map.of(), Map.of());
+    }
+
+    /** fsyncs a rank's files and renames them into {@code <cache>/<job>/<g>/<rank>/}; returns bytes. */
+    private long moveIntoCache(RankProcess r, long g) throws IOException {
+        Path src = r.generationDir(g);
+        Files.deleteIfExists(src.resolve("DONE"));
+        long bytes = Durability.fsyncTree(src);
+        Path dst = cache.imageDir(new ImageRef(config.job(), g, r.rank()));
+        FileTrees.delete(dst);
+        Files.createDirectories(dst.getParent());
+        Files.move(src, dst, StandardCopyOption.ATOMIC_MOVE);
+        Durability.fsyncDir(dst.getParent());
+        return bytes;
+    }
+
+    /** Pushes every rank of {@code g}; on failure reports it and retries with backoff (images stay in cache). */
+    private void stage(long g, int attempt) {
+        for (int r = 0; r < config.ranks(); r++) {
+            ImageRef ref = new ImageRef(config.job(), g, r);
+            if (cache.isStaged(ref)) {
+                continue;
+            }
+            try {
+                PushResult p = pipeline.push(cache.imageDir(ref), ref, Progress.NONE);
+                cache.markStaged(ref);
+                events.accept(new Event.ImageStaged(config.job(), g, r, "remote", p.rawBytes(), p.storedBytes(),
+                        p.elapsed().toNanos() / 1e9));
+            } catch (IOException | RuntimeException e) {
+                if (!Files.isDirectory(cache.imageDir(ref))) {
+                    return; // dropped from the cache (the generation failed or was rolled back)
+                }
+                events.accept(new Event.StagingFailed(config.job(), g, r, String.valueOf(e.getMessage())));
+                long delay = Math.min(30_000, 500L << Math.min(6, attempt));
+                poller.schedule(() -> stager.execute(() -> stage(g, attempt + 1)), delay, TimeUnit.MILLISECONDS);
+                return;
+            }
+        }
+    }
+
+    /** Waits until queued staging work has run (not counting retries scheduled for later). */
+    public void drainStaging() throws InterruptedException, java.util.concurrent.ExecutionException {
+        stager.submit(() -> { }).get();
+    }
+
+    @Override
+    public void close() throws IOException {
+        try {
+            stopRanks();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        capturer.shutdownNow();
+        stager.shutdownNow();
+        poller.shutdownNow();
+        control.close();
+    }
+}

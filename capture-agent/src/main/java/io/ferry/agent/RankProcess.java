@@ -1,0 +1,107 @@
+package io.ferry.agent;
+
+import io.ferry.agent.protocol.Line;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One running rank: its process, its checkpoint area, and the way it talks (socket once it
+ * said HELLO, signal otherwise). Thread-safe: the control server and the agent both call it.
+ */
+public final class RankProcess {
+    private final int rank;
+    private final Process process;
+    private final Path ckptDir;
+    private final String signal;
+    private volatile SocketChannel channel;
+    private CompletableFuture<Line> pending;
+    private long pendingGeneration = -1;
+
+    RankProcess(int rank, Process process, Path ckptDir, String signal) {
+        this.rank = rank;
+        this.process = process;
+        this.ckptDir = ckptDir;
+        this.signal = signal;
+    }
+
+    public int rank() {
+        return rank;
+    }
+
+    public Process process() {
+        return process;
+    }
+
+    public boolean socketMode() {
+        return channel != null;
+    }
+
+    void attach(SocketChannel ch) {
+        channel = ch;
+    }
+
+    /** The directory a generation's files go to before they move into the cache. */
+    Path generationDir(long generation) {
+        return ckptDir.resolve(Long.toString(generation));
+    }
+
+    /** Asks the rank for generation {@code g}; the future completes with its DONE or FAIL. */
+    synchronized CompletableFuture<Line> request(long g, ScheduledExecutorService poller) throws IOException {
+        Path dir = generationDir(g);
+        Files.createDirectories(dir);
+        pending = new CompletableFuture<>();
+        pendingGeneration = g;
+        CompletableFuture<Line> answer = pending;
+        SocketChannel ch = channel;
+        if (ch != null) {
+            ByteBuffer b = ByteBuffer.wrap((new Line.Checkpoint(g, dir.toString()).encode() + "\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            synchronized (ch) {
+                while (b.hasRemaining()) {
+                    ch.write(b);
+                }
+            }
+        } else {
+            Path tmp = ckptDir.resolve(".REQUEST.tmp");
+            Files.writeString(tmp, g + "\n");
+            Files.move(tmp, ckptDir.resolve("REQUEST"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            Process kill = new ProcessBuilder("kill", "-s", signal, Long.toString(process.pid())).start();
+            try {
+                if (kill.waitFor() != 0) {
+                    answer.complete(new Line.Fail(g, "cannot signal rank " + rank + " (pid " + process.pid() + ")"));
+                    return answer;
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted signalling rank " + rank, e);
+            }
+            Path done = dir.resolve("DONE");
+            var task = poller.scheduleWithFixedDelay(() -> {
+                if (Files.exists(done)) {
+                    answer.complete(new Line.Done(g));
+                }
+            }, 10, 10, TimeUnit.MILLISECONDS);
+            answer.whenComplete((l, t) -> task.cancel(false));
+        }
+        process.onExit().thenRun(() -> answer.complete(new Line.Fail(g, "rank " + rank + " exited with "
+                + process.exitValue() + " during the checkpoint")));
+        return answer;
+    }
+
+    /** An answer from the socket: completes the pending request of the same generation. */
+    synchronized void answer(Line line) {
+        long g = line instanceof Line.Done d ? d.generation() : ((Line.Fail) line).generation();
+        if (pending != null && g == pendingGeneration) {
+            pending.complete(line);
+        }
+    }
+}

@@ -1,0 +1,147 @@
+package io.ferry.agent;
+
+import io.ferry.model.Event;
+import io.ferry.model.ImageRef;
+import io.ferry.staging.LocalCache;
+import io.ferry.staging.Staging;
+import io.ferry.staging.StagingConfig;
+import io.ferry.staging.StagingPipeline;
+import io.ferry.stores.Store;
+import io.ferry.stores.Stores;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The agent with real rank processes: a Java rank in socket mode and a shell rank in signal mode. */
+class NodeAgentIT {
+    @TempDir
+    Path tmp;
+    final List<Event> events = Collections.synchronizedList(new ArrayList<>());
+    Store store;
+    StagingPipeline pipeline;
+    NodeAgent agent;
+    LocalCache cache;
+
+    /** Rank 0: Java (socket mode); rank 1: shell (signal mode), unless all-Java is asked for. */
+    private void start(int ranks, String javaMode, Duration timeout) throws Exception {
+        Path script = tmp.resolve("rank.sh");
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Files.writeString(script, String.join("\n",
+                "#!/bin/bash",
+                "if [ \"$FERRY_RANK\" = 0 ] || [ \"" + javaMode + "\" = all ]; then",
+                "  exec " + java + " -cp '" + System.getProperty("java.class.path") + "' io.ferry.agent.CountingRank 400 10 "
+                        + tmp.resolve("result") + " " + ("hang".equals(javaMode) ? "hang" : ""),
+                "fi",
+                "n=0; [ -n \"$FERRY_RESTART_DIR\" ] && n=$(cat \"$FERRY_RESTART_DIR/n\")",
+                "trap 'g=$(cat \"$FERRY_CKPT_DIR/REQUEST\"); echo $n > \"$FERRY_CKPT_DIR/$g/n\"; : > \"$FERRY_CKPT_DIR/$g/DONE\"' USR2",
+                "while [ $n -lt 400 ]; do (( n++ )); sleep 0.01; done",
+                "echo $n > " + tmp.resolve("result") + ".$FERRY_RANK", ""));
+        script.toFile().setExecutable(true);
+        store = Stores.open(tmp.resolve("store").toUri(), Map.of());
+        pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC());
+        cache = Staging.localCache(tmp.resolve("cache"));
+        agent = new NodeAgent(new AgentConfig("job", ranks, "node0", List.of(script.toString()), timeout, "USR2",
+                Path.of("/tmp")), cache, pipeline, events::add);
+        agent.launch(-1, Map.of());
+        Thread.sleep(1500); // ranks start and install their handlers
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (agent != null) {
+            agent.close();
+            pipeline.close();
+            store.close();
+        }
+    }
+
+    private <T extends Event> List<T> of(Class<T> type) {
+        synchronized (events) {
+            return events.stream().filter(type::isInstance).map(type::cast).toList();
+        }
+    }
+
+    @Test
+    void socketAndSignalRanksAreCapturedStagedAndRestartable() throws Exception {
+        start(2, "mixed", Duration.ofSeconds(20));
+        CaptureResult c = agent.checkpoint(0).get();
+        assertEquals(2, c.bytes().size(), events.toString());
+        assertTrue(Files.exists(cache.imageDir(new ImageRef("job", 0, 0)).resolve("counter")));
+        assertTrue(Files.exists(cache.imageDir(new ImageRef("job", 0, 1)).resolve("n")));
+        assertFalse(Files.exists(cache.imageDir(new ImageRef("job", 0, 1)).resolve("DONE")), "DONE is not part of the image");
+        agent.checkpoint(1).get(); // requested while generation 0 may still be staging
+        agent.drainStaging();
+        List<Event.ImageStaged> staged = of(Event.ImageStaged.class);
+        assertEquals(List.of(0L, 0L, 1L, 1L), staged.stream().map(Event.ImageStaged::generation).toList(), "in order");
+        pipeline.repository().commitSnapshot("job", 1, 2);
+
+        String local = RestartSource.materialise(pipeline, cache, new ImageRef("job", 1, 0), tmp.resolve("r0"));
+        assertEquals("local", local);
+        Files.writeString(cache.imageDir(new ImageRef("job", 1, 1)).resolve("n"), "999999");
+        String remote = RestartSource.materialise(pipeline, cache, new ImageRef("job", 1, 1), tmp.resolve("r1"));
+        assertEquals("remote", remote, "a cached copy that does not verify is not used");
+        assertFalse(Files.readString(tmp.resolve("r1/n")).contains("999999"));
+
+        agent.stopRanks();
+        agent.launch(1, Map.of(0, tmp.resolve("r0"), 1, tmp.resolve("r1")));
+        for (int r = 0; r < 2; r++) {
+            agent.ranks().get(r).process().waitFor();
+            assertEquals("400", Files.readString(tmp.resolve("result." + r)).trim());
+        }
+    }
+
+    @Test
+    void rankThatNeverAnswersFailsTheGenerationOnly() throws Exception {
+        start(2, "hang", Duration.ofSeconds(2));
+        agent.checkpoint(0).get();
+        Event.CaptureFailed f = of(Event.CaptureFailed.class).get(0);
+        assertTrue(f.reason().contains("ranks [0] did not answer within 2 s"), f.reason());
+        assertFalse(Files.exists(cache.imageDir(new ImageRef("job", 0, 1))), "no partial image is counted");
+        assertTrue(of(Event.ImageCaptured.class).isEmpty());
+        assertTrue(agent.ranks().get(1).process().isAlive(), "the job goes on");
+    }
+
+    @Test
+    void rankKilledMidCheckpointFailsTheGeneration() throws Exception {
+        start(2, "hang", Duration.ofSeconds(30));
+        var pending = agent.checkpoint(0);
+        Thread.sleep(300);
+        agent.ranks().get(0).process().destroyForcibly();
+        pending.get();
+        Event.CaptureFailed f = of(Event.CaptureFailed.class).get(0);
+        assertTrue(f.reason().contains("rank 0 exited"), f.reason());
+        assertTrue(of(Event.RankExited.class).stream().anyMatch(e -> e.rank() == 0 && e.exitCode() != 0));
+    }
+
+    @Test
+    void unwritableStoreKeepsImagesInCacheAndReportsIt() throws Exception {
+        start(2, "mixed", Duration.ofSeconds(20));
+        Files.writeString(tmp.resolve("store/ferry"), "a file where the store needs a directory");
+        agent.checkpoint(0).get();
+        agent.drainStaging();
+        Event.StagingFailed f = of(Event.StagingFailed.class).get(0);
+        assertTrue(f.reason().contains("cannot write"), f.reason());
+        assertTrue(Files.exists(cache.imageDir(new ImageRef("job", 0, 0)).resolve("counter")), "nothing lost");
+        assertFalse(cache.isStaged(new ImageRef("job", 0, 0)));
+        assertTrue(of(Event.ImageStaged.class).isEmpty());
+        Files.delete(tmp.resolve("store/ferry"));
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        while (of(Event.ImageStaged.class).size() < 2 && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+        }
+        assertEquals(2, of(Event.ImageStaged.class).size(), "staging resumes when the store returns: " + events);
+    }
+}

@@ -1,0 +1,93 @@
+package io.ferry.model;
+
+import java.util.Map;
+
+/**
+ * What happened to a job: the coordinator's state is a fold over these, in log order.
+ * Keyed by job on the events topic. Every record validates its job id.
+ */
+public sealed interface Event {
+    String job();
+
+    /** A job began (or was resumed by a new {@code ferry run}) with these settings. */
+    record JobStarted(String job, int ranks, long intervalMillis, boolean autoRecover, String store, String node)
+            implements Event {
+        public JobStarted {
+            Names.requireJob(job);
+            if (ranks < 1) {
+                throw new IllegalArgumentException("ranks must be >= 1, got " + ranks);
+            }
+        }
+    }
+
+    /** The coordinator asked for generation {@code generation}; {@code why} is "interval" or "request". */
+    record CheckpointRequested(String job, long generation, String why) implements Event {
+        public CheckpointRequested {
+            Names.requireJob(job);
+            Names.requireGeneration(generation);
+        }
+    }
+
+    /** A rank's image is complete and fsynced in its node's cache; {@code seconds} is the rank's stall. */
+    record ImageCaptured(String job, long generation, int rank, String node, long bytes, double seconds)
+            implements Event {
+        public ImageCaptured {
+            Names.requireJob(job);
+            Names.requireGeneration(generation);
+            Names.requireRank(rank);
+        }
+    }
+
+    /** The generation could not be captured on every rank; it will never be used. */
+    record CaptureFailed(String job, long generation, String reason) implements Event {
+        public CaptureFailed {
+            Names.requireJob(job);
+        }
+    }
+
+    /** A rank's image is durable on {@code tier} ("remote"). */
+    record ImageStaged(String job, long generation, int rank, String tier, long rawBytes, long storedBytes,
+                       double seconds) implements Event {
+        public ImageStaged {
+            Names.requireJob(job);
+            Names.requireGeneration(generation);
+            Names.requireRank(rank);
+        }
+    }
+
+    /** Staging a rank's image failed for now; it stays in the cache and is retried. */
+    record StagingFailed(String job, long generation, int rank, String reason) implements Event {
+        public StagingFailed {
+            Names.requireJob(job);
+        }
+    }
+
+    /** Every rank of the generation is durable on {@code tier} and its commit marker is written. */
+    record SnapshotEstablished(String job, long generation, String tier, double secondsSinceRequest) implements Event {
+        public SnapshotEstablished {
+            Names.requireJob(job);
+        }
+    }
+
+    /** A rank's process ended. */
+    record RankExited(String job, int rank, int exitCode) implements Event {
+        public RankExited {
+            Names.requireJob(job);
+        }
+    }
+
+    /** All ranks were rolled back to {@code generation}; sources are the tier each rank's image came from. */
+    record RecoveryStarted(String job, long generation, Map<Integer, String> sources, String cause) implements Event {
+        public RecoveryStarted {
+            Names.requireJob(job);
+            sources = Map.copyOf(sources);
+        }
+    }
+
+    /** The job ended: every rank exited 0 ({@code success}), or it gave up. */
+    record JobFinished(String job, boolean success, String detail) implements Event {
+        public JobFinished {
+            Names.requireJob(job);
+        }
+    }
+}

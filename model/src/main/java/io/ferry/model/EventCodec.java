@@ -1,0 +1,70 @@
+package io.ferry.model;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.io.IOException;
+import java.util.Map;
+
+/**
+ * JSON for {@link Event}s on the wire: the record's fields plus {@code "type"} (the record's
+ * simple name) and {@code "v": 1}. Decoding is strict; a bad event is a
+ * {@link MalformedManifestException}-like {@link IllegalArgumentException} the coordinator
+ * counts and parks on the dead-letter topic. Thread-safe.
+ */
+public final class EventCodec {
+    public static final int VERSION = 1;
+    private static final ObjectMapper JSON = new ObjectMapper()
+            .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, true)
+            .configure(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES, true)
+            .configure(DeserializationFeature.FAIL_ON_MISSING_CREATOR_PROPERTIES, true);
+    private static final Map<String, Class<? extends Event>> TYPES = Map.ofEntries(
+            type(Event.JobStarted.class), type(Event.CheckpointRequested.class), type(Event.ImageCaptured.class),
+            type(Event.CaptureFailed.class), type(Event.ImageStaged.class), type(Event.StagingFailed.class),
+            type(Event.SnapshotEstablished.class), type(Event.RankExited.class), type(Event.RecoveryStarted.class),
+            type(Event.JobFinished.class));
+
+    private EventCodec() {}
+
+    private static Map.Entry<String, Class<? extends Event>> type(Class<? extends Event> c) {
+        return Map.entry(c.getSimpleName(), c);
+    }
+
+    public static byte[] encode(Event e) {
+        ObjectNode n = JSON.valueToTree(e);
+        n.put("type", e.getClass().getSimpleName());
+        n.put("v", VERSION);
+        try {
+            return JSON.writeValueAsBytes(n);
+        } catch (JsonProcessingException ex) {
+            throw new IllegalStateException("cannot encode " + e, ex);
+        }
+    }
+
+    /** Decodes an event; any problem is an {@link IllegalArgumentException} saying what. */
+    public static Event decode(byte[] bytes) {
+        try {
+            JsonNode n = JSON.readTree(bytes);
+            if (n == null || !n.isObject()) {
+                throw new IllegalArgumentException("event is not a JSON object");
+            }
+            ObjectNode o = (ObjectNode) n;
+            JsonNode v = o.remove("v");
+            if (v == null || v.asInt() != VERSION) {
+                throw new IllegalArgumentException("event version must be " + VERSION);
+            }
+            JsonNode t = o.remove("type");
+            Class<? extends Event> c = t == null ? null : TYPES.get(t.asText());
+            if (c == null) {
+                throw new IllegalArgumentException("unknown event type " + t);
+            }
+            return JSON.treeToValue(o, c);
+        } catch (IOException e) {
+            Throwable cause = e.getCause() instanceof IllegalArgumentException iae ? iae : e;
+            throw new IllegalArgumentException("malformed event: " + cause.getMessage(), e);
+        }
+    }
+}
