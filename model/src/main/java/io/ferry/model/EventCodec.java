@@ -21,19 +21,32 @@ public final class EventCodec {
             .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, true)
             .configure(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES, true)
             .configure(DeserializationFeature.FAIL_ON_MISSING_CREATOR_PROPERTIES, true);
-    private static final Map<String, Class<? extends Event>> TYPES = Map.ofEntries(
+    private static final Map<String, Class<?>> TYPES = Map.ofEntries(
             type(Event.JobStarted.class), type(Event.CheckpointRequested.class), type(Event.ImageCaptured.class),
             type(Event.CaptureFailed.class), type(Event.ImageStaged.class), type(Event.StagingFailed.class),
             type(Event.SnapshotEstablished.class), type(Event.RankExited.class), type(Event.RecoveryStarted.class),
-            type(Event.JobFinished.class));
+            type(Event.JobFinished.class),
+            type(Command.Capture.class), type(Command.Restart.class), type(Command.RequestCheckpoint.class));
 
     private EventCodec() {}
 
-    private static Map.Entry<String, Class<? extends Event>> type(Class<? extends Event> c) {
+    private static Map.Entry<String, Class<?>> type(Class<?> c) {
         return Map.entry(c.getSimpleName(), c);
     }
 
+    public static byte[] encode(Command c) {
+        return encodeRecord(c);
+    }
+
+    public static Command decodeCommand(byte[] bytes) {
+        return decode(bytes, Command.class);
+    }
+
     public static byte[] encode(Event e) {
+        return encodeRecord(e);
+    }
+
+    private static byte[] encodeRecord(Object e) {
         ObjectNode n = JSON.valueToTree(e);
         n.put("type", e.getClass().getSimpleName());
         n.put("v", VERSION);
@@ -46,6 +59,10 @@ public final class EventCodec {
 
     /** Decodes an event; any problem is an {@link IllegalArgumentException} saying what. */
     public static Event decode(byte[] bytes) {
+        return decode(bytes, Event.class);
+    }
+
+    private static <T> T decode(byte[] bytes, Class<T> base) {
         try {
             JsonNode n = JSON.readTree(bytes);
             if (n == null || !n.isObject()) {
@@ -57,12 +74,16 @@ public final class EventCodec {
                 throw new IllegalArgumentException("event version must be " + VERSION);
             }
             JsonNode t = o.remove("type");
-            Class<? extends Event> c = t == null ? null : TYPES.get(t.asText());
-            if (c == null) {
-                throw new IllegalArgumentException("unknown event type " + t);
+            Class<?> c = t == null ? null : TYPES.get(t.asText());
+            if (c == null || !base.isAssignableFrom(c)) {
+                throw new IllegalArgumentException("unknown " + base.getSimpleName().toLowerCase() + " type " + t);
             }
-            return JSON.treeToValue(o, c);
-        } catch (IOException e) {
+            return base.cast(JSON.treeToValue(o, c));
+        } catch (IOException | RuntimeException e) {
+            if (e instanceof IllegalArgumentException iae && iae.getMessage() != null
+                    && iae.getMessage().startsWith("unknown")) {
+                throw iae;
+            }
             Throwable cause = e.getCause() instanceof IllegalArgumentException iae ? iae : e;
             throw new IllegalArgumentException("malformed event: " + cause.getMessage(), e);
         }

@@ -1,0 +1,230 @@
+package io.ferry.coordinator;
+
+import io.ferry.model.Command;
+import io.ferry.model.Event;
+import io.ferry.model.EventCodec;
+import io.ferry.staging.Repository;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+
+import java.io.Closeable;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+
+/**
+ * The coordinator: one thread folds the events topic into {@link Jobs} from its beginning,
+ * then, once caught up ("live"), reacts to new events: establishes snapshots whose ranks are
+ * all staged (commit marker last), requests checkpoints on each job's interval and on
+ * request, and rolls a job back when a rank dies and the job asked for automatic recovery.
+ * A restarted coordinator replays the log, reconciles, and carries on. Malformed events are
+ * counted and parked on the dead-letter topic. Thread-safe: queries run under its lock.
+ */
+public final class Coordinator implements Closeable {
+    private final KafkaLog log;
+    private final Repository repo;
+    private final Clock clock;
+    private final Jobs jobs = new Jobs();
+    private final Set<String> recoveryPending = new HashSet<>();
+    /** Checkpoints asked for by users, taken as soon as the job can (known, not capturing). */
+    private final Set<String> requested = new HashSet<>();
+    private final AtomicLong malformed = new AtomicLong();
+    private final CountDownLatch live = new CountDownLatch(1);
+    private final Thread thread;
+    private volatile boolean running = true;
+
+    public Coordinator(KafkaLog log, Repository repo, Clock clock) {
+        this.log = log;
+        this.repo = repo;
+        this.clock = clock;
+        this.thread = new Thread(this::run, "ferry-coordinator");
+        this.thread.setDaemon(true);
+    }
+
+    public Coordinator start() {
+        thread.start();
+        return this;
+    }
+
+    /** Waits until the log has been replayed. */
+    public boolean awaitLive(Duration timeout) throws InterruptedException {
+        return live.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** Runs {@code query} against the current state, consistently. */
+    public synchronized <T> T query(Function<Jobs, T> query) {
+        return query.apply(jobs);
+    }
+
+    public long malformedEvents() {
+        return malformed.get();
+    }
+
+    private void run() {
+        try (KafkaConsumer<byte[], byte[]> events = log.reader(KafkaLog.EVENTS, true);
+             KafkaConsumer<byte[], byte[]> commands = log.reader(KafkaLog.COMMANDS, false)) {
+            TopicPartition tp = new TopicPartition(KafkaLog.EVENTS, 0);
+            long caughtUpAt = events.endOffsets(List.of(tp)).get(tp);
+            while (running) {
+                for (ConsumerRecord<byte[], byte[]> r : events.poll(Duration.ofMillis(50))) {
+                    onEvent(r, live.getCount() == 0);
+                }
+                if (live.getCount() > 0 && events.position(tp) >= caughtUpAt) {
+                    live.countDown();
+                }
+                if (live.getCount() == 0) {
+                    for (ConsumerRecord<byte[], byte[]> r : commands.poll(Duration.ofMillis(20))) {
+                        onCommand(r);
+                    }
+                    tick();
+                }
+            }
+        } catch (org.apache.kafka.common.errors.InterruptException | org.apache.kafka.common.errors.WakeupException e) {
+            // closing
+        } catch (RuntimeException e) {
+            System.err.println("ferry coordinator: stopped: " + e);
+        }
+    }
+
+    private void onEvent(ConsumerRecord<byte[], byte[]> r, boolean isLive) {
+        Event e;
+        try {
+            e = EventCodec.decode(r.value());
+        } catch (IllegalArgumentException bad) {
+            malformed.incrementAndGet();
+            if (isLive) { // a replay finds it again: it was parked when it first arrived
+                System.err.println("ferry coordinator: parked malformed event at offset " + r.offset() + ": " + bad.getMessage());
+                log.sendRaw(KafkaLog.DEAD_LETTER, "offset-" + r.offset(), r.value());
+            }
+            return;
+        }
+        JobView j;
+        synchronized (this) {
+            j = jobs.apply(e, r.timestamp());
+        }
+        if (isLive) {
+            react(e, j);
+            log.sendRaw(KafkaLog.STATE, e.job(), StateJson.of(j));
+        }
+    }
+
+    private void onCommand(ConsumerRecord<byte[], byte[]> r) {
+        if (!KafkaLog.COORDINATOR.equals(new String(r.key(), StandardCharsets.UTF_8))) {
+            return;
+        }
+        try {
+            if (EventCodec.decodeCommand(r.value()) instanceof Command.RequestCheckpoint c) {
+                requested.add(c.job());
+            }
+        } catch (IllegalArgumentException bad) {
+            malformed.incrementAndGet();
+            log.sendRaw(KafkaLog.DEAD_LETTER, "command-" + r.offset(), r.value());
+        }
+    }
+
+    private void react(Event e, JobView j) {
+        if (e instanceof Event.RankExited x && j.started != null && !j.finished()) {
+            if (x.exitCode() != 0) {
+                String cause = "rank " + x.rank() + " exited with " + x.exitCode();
+                if (j.started.autoRecover()) {
+                    if (recoveryPending.add(j.job)) {
+                        long g = j.newestEstablished().map(GenerationView::generation).orElse(-1L);
+                        log.send(j.started.node(), new Command.Restart(j.job, g, cause));
+                    }
+                } else {
+                    log.append(new Event.JobFinished(j.job, false, cause + " and the job did not ask for --auto-recover"));
+                }
+            } else if (j.exits.size() == j.ranks() && j.exits.values().stream().allMatch(c -> c == 0)) {
+                log.append(new Event.JobFinished(j.job, true, "every rank exited 0"));
+            }
+        } else if (e instanceof Event.RecoveryStarted) {
+            recoveryPending.remove(j.job);
+        }
+    }
+
+    /** Interval checkpoints, and snapshots whose ranks are all staged but not yet committed. */
+    private void tick() {
+        long now = clock.millis();
+        for (String job : List.copyOf(requested)) {
+            if (requestCheckpoint(job, "request")) {
+                requested.remove(job);
+            }
+        }
+        for (JobView j : jobs.all()) {
+            if (j.started == null || j.finished()) {
+                continue;
+            }
+            for (GenerationView g : j.generations.values()) {
+                if (g.state == GenerationView.State.CAPTURED && g.staged.size() >= j.ranks()) {
+                    establish(j, g, now);
+                }
+            }
+            long interval = j.started.intervalMillis();
+            if (interval > 0 && !recoveryPending.contains(j.job) && now - j.lastRequestMillis >= interval) {
+                requestCheckpoint(j.job, "interval");
+            }
+        }
+    }
+
+    private void establish(JobView j, GenerationView g, long now) {
+        try {
+            repo.commitSnapshot(j.job, g.generation, j.ranks());
+            log.append(new Event.SnapshotEstablished(j.job, g.generation, "remote", (now - g.requestedAtMillis) / 1000.0));
+        } catch (java.io.IOException | RuntimeException e) {
+            g.stagingProblem = "cannot write the commit marker: " + e.getMessage(); // retried on the next tick
+        }
+    }
+
+    /** Requests the next generation of {@code job} unless it cannot take one now; returns whether it did. */
+    private boolean requestCheckpoint(String job, String why) {
+        JobView j = jobs.get(job).orElse(null);
+        if (j == null || j.started == null || j.finished() || j.capturing() || recoveryPending.contains(job)) {
+            return false;
+        }
+        long g = j.nextGeneration();
+        log.append(new Event.CheckpointRequested(job, g, why));
+        synchronized (this) {
+            j.lastRequestMillis = clock.millis(); // until the event comes back round
+            j.generations.putIfAbsent(g, new GenerationView(g));
+            j.generations.get(g).requestedAtMillis = clock.millis();
+        }
+        log.send(j.started.node(), new Command.Capture(job, g));
+        return true;
+    }
+
+    @Override
+    public void close() {
+        running = false;
+        try {
+            thread.join(5000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** The compacted state topic's value for a job. */
+    static final class StateJson {
+        private StateJson() {}
+
+        static byte[] of(JobView j) {
+            StringBuilder b = new StringBuilder("{\"job\":\"").append(j.job).append("\",\"generations\":[");
+            String sep = "";
+            for (GenerationView g : j.generations.values()) {
+                b.append(sep).append("{\"generation\":").append(g.generation).append(",\"state\":\"").append(g.state)
+                        .append("\",\"captured\":").append(g.captured.size()).append(",\"staged\":").append(g.staged.size())
+                        .append('}');
+                sep = ",";
+            }
+            return b.append("],\"recoveries\":").append(j.recoveries).append('}').toString().getBytes(StandardCharsets.UTF_8);
+        }
+    }
+
+}

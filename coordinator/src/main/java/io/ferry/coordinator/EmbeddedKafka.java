@@ -1,0 +1,90 @@
+package io.ferry.coordinator;
+
+import kafka.server.KafkaConfig;
+import kafka.server.KafkaRaftServer;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.metadata.storage.Formatter;
+import org.apache.kafka.server.common.Feature;
+import org.apache.kafka.server.common.MetadataVersion;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * A single-node KRaft broker (broker and controller in one) inside this JVM, so one machine
+ * runs the same code path as a cluster. Its log lives in {@code dataDir} and survives
+ * restarts: a coordinator started again finds every event it wrote. Listens on loopback only.
+ */
+public final class EmbeddedKafka implements Closeable {
+    private final KafkaRaftServer server;
+    private final String bootstrap;
+
+    private EmbeddedKafka(KafkaRaftServer server, String bootstrap) {
+        this.server = server;
+        this.bootstrap = bootstrap;
+    }
+
+    public static EmbeddedKafka start(Path dataDir) throws IOException {
+        Files.createDirectories(dataDir);
+        int brokerPort = freePort();
+        int controllerPort = freePort();
+        Map<String, Object> props = new HashMap<>();
+        props.put("process.roles", "broker,controller");
+        props.put("node.id", "1");
+        props.put("controller.quorum.voters", "1@127.0.0.1:" + controllerPort);
+        props.put("listeners", "PLAINTEXT://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
+        props.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + brokerPort);
+        props.put("controller.listener.names", "CONTROLLER");
+        props.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+        props.put("inter.broker.listener.name", "PLAINTEXT");
+        props.put("log.dirs", dataDir.toString());
+        props.put("offsets.topic.replication.factor", "1");
+        props.put("offsets.topic.num.partitions", "1");
+        props.put("transaction.state.log.replication.factor", "1");
+        props.put("transaction.state.log.min.isr", "1");
+        props.put("share.coordinator.state.topic.replication.factor", "1");
+        props.put("share.coordinator.state.topic.min.isr", "1");
+        props.put("group.initial.rebalance.delay.ms", "0");
+        props.put("auto.create.topics.enable", "false");
+        props.put("num.partitions", "1");
+        KafkaConfig config = new KafkaConfig(props, false);
+        if (!Files.exists(dataDir.resolve("meta.properties"))) {
+            try {
+                new Formatter().setPrintStream(new PrintStream(PrintStream.nullOutputStream()))
+                        .setSupportedFeatures(Feature.PRODUCTION_FEATURES)
+                        .setNodeId(1).setClusterId(Uuid.randomUuid().toString())
+                        .addDirectory(dataDir.toString()).setMetadataLogDirectory(dataDir.toString())
+                        .setReleaseVersion(MetadataVersion.latestProduction())
+                        .setControllerListenerName("CONTROLLER").run();
+            } catch (Exception e) {
+                throw new IOException("cannot format the embedded Kafka log in " + dataDir + ": " + e.getMessage(), e);
+            }
+        }
+        KafkaRaftServer server = new KafkaRaftServer(config, Time.SYSTEM);
+        server.startup();
+        return new EmbeddedKafka(server, "127.0.0.1:" + brokerPort);
+    }
+
+    public String bootstrapServers() {
+        return bootstrap;
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    @Override
+    public void close() {
+        server.shutdown();
+        server.awaitShutdown();
+    }
+}

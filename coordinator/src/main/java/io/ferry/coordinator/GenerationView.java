@@ -1,0 +1,63 @@
+package io.ferry.coordinator;
+
+import java.util.Set;
+import java.util.TreeSet;
+
+/** What the log says about one generation of one job. Mutable, owned by {@link Jobs}; not thread-safe. */
+public final class GenerationView {
+    /** Snapshot states (DESIGN.md): OPEN -> CAPTURED -> ESTABLISHED, or FAILED. */
+    public enum State { OPEN, CAPTURED, ESTABLISHED, FAILED }
+
+    final long generation;
+    State state = State.OPEN;
+    final Set<Integer> captured = new TreeSet<>();
+    final Set<Integer> staged = new TreeSet<>();
+    long rawBytes;
+    long storedBytes;
+    double maxStallSeconds;
+    double secondsToEstablished = Double.NaN;
+    String failure = "";
+    String stagingProblem = "";
+    long requestedAtMillis;
+
+    GenerationView(long generation) {
+        this.generation = generation;
+    }
+
+    public long generation() {
+        return generation;
+    }
+
+    public State state() {
+        return state;
+    }
+
+    public int capturedRanks() {
+        return captured.size();
+    }
+
+    public int stagedRanks() {
+        return staged.size();
+    }
+
+    public long rawBytes() {
+        return rawBytes;
+    }
+
+    public long storedBytes() {
+        return storedBytes;
+    }
+
+    public double maxStallSeconds() {
+        return maxStallSeconds;
+    }
+
+    public double secondsToEstablished() {
+        return secondsToEstablished;
+    }
+
+    /** Why it failed, or why staging is waiting (a store that is down), or empty. */
+    public String problem() {
+        return !failure.isEmpty() ? failure : stagingProblem;
+    }
+}

@@ -1,0 +1,123 @@
+package io.ferry.coordinator;
+
+import io.ferry.model.Command;
+import io.ferry.model.Event;
+import io.ferry.model.EventCodec;
+import io.ferry.model.ImageRef;
+import io.ferry.staging.Progress;
+import io.ferry.staging.Staging;
+import io.ferry.staging.StagingConfig;
+import io.ferry.staging.StagingPipeline;
+import io.ferry.stores.Store;
+import io.ferry.stores.Stores;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The coordinator on a real embedded KRaft broker, with a real file: store. */
+class CoordinatorIT {
+    @TempDir
+    Path tmp;
+
+    private static void await(String what, BooleanSupplier cond) throws InterruptedException {
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        while (!cond.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting for " + what);
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    private static List<Command> commands(KafkaConsumer<byte[], byte[]> c, String node) {
+        List<Command> out = new ArrayList<>();
+        for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+            if (node.equals(new String(r.key(), StandardCharsets.UTF_8))) {
+                out.add(EventCodec.decodeCommand(r.value()));
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void establishesSnapshotsParksBadEventsAndRebuildsAfterARestart() throws Exception {
+        Path image = tmp.resolve("image");
+        Files.createDirectories(image);
+        Files.writeString(image.resolve("state"), "42");
+        try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));
+             KafkaLog log = new KafkaLog(kafka.bootstrapServers());
+             Store store = Stores.open(tmp.resolve("store").toUri(), Map.of());
+             StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC());
+             KafkaConsumer<byte[], byte[]> agentView = log.reader(KafkaLog.COMMANDS, true)) {
+            Coordinator first = new Coordinator(log, pipeline.repository(), Clock.systemUTC()).start();
+            assertTrue(first.awaitLive(Duration.ofSeconds(30)));
+            log.append(new Event.JobStarted("sim", 1, 0, true, store.uri().toString(), "node0"));
+            log.send(KafkaLog.COORDINATOR, new Command.RequestCheckpoint("sim"));
+            List<Command> seen = new ArrayList<>();
+            await("a capture command", () -> {
+                seen.addAll(commands(agentView, "node0"));
+                return !seen.isEmpty();
+            });
+            assertEquals(new Command.Capture("sim", 0), seen.get(0));
+
+            // Act as the agent: capture, push, report.
+            ImageRef ref = new ImageRef("sim", 0, 0);
+            pipeline.push(image, ref, Progress.NONE);
+            log.append(new Event.ImageCaptured("sim", 0, 0, "node0", 2, 0.01));
+            log.sendRaw(KafkaLog.EVENTS, "sim", "{\"type\":\"ImageStaged\",\"v\":1,\"job\":\"sim\"}".getBytes());
+            log.sendRaw(KafkaLog.EVENTS, "sim", "garbage".getBytes());
+            log.append(new Event.ImageStaged("sim", 0, 0, "remote", 2, 100, 0.02));
+            await("the commit marker", () -> isEstablished(pipeline, "sim", 0));
+            await("SnapshotEstablished", () -> first.query(j -> j.get("sim").flatMap(JobView::newestEstablished).isPresent()));
+            assertEquals(2, first.malformedEvents(), "malformed events are counted, not fatal");
+            try (KafkaConsumer<byte[], byte[]> dead = log.reader(KafkaLog.DEAD_LETTER, true)) {
+                List<String> parked = new ArrayList<>();
+                await("the dead letters", () -> {
+                    dead.poll(Duration.ofMillis(200)).forEach(r -> parked.add(new String(r.value(), StandardCharsets.UTF_8)));
+                    return parked.size() >= 2;
+                });
+                assertTrue(parked.contains("garbage"), parked.toString());
+            }
+            first.close();
+
+            // A new coordinator rebuilds everything from the log and carries on.
+            Coordinator second = new Coordinator(log, pipeline.repository(), Clock.systemUTC()).start();
+            assertTrue(second.awaitLive(Duration.ofSeconds(30)));
+            assertEquals(GenerationView.State.ESTABLISHED,
+                    second.query(j -> j.get("sim").orElseThrow().latest().orElseThrow().state()));
+            log.append(new Event.RankExited("sim", 0, 137));
+            seen.clear();
+            await("a restart command", () -> {
+                seen.addAll(commands(agentView, "node0"));
+                return seen.stream().anyMatch(c -> c instanceof Command.Restart);
+            });
+            Command.Restart restart = (Command.Restart) seen.stream().filter(c -> c instanceof Command.Restart)
+                    .findFirst().orElseThrow();
+            assertEquals(0, restart.generation(), "rolls back to the newest established generation");
+            assertTrue(restart.cause().contains("rank 0 exited with 137"), restart.cause());
+            second.close();
+        }
+    }
+
+    private static boolean isEstablished(StagingPipeline p, String job, long g) {
+        try {
+            return p.repository().isEstablished(job, g);
+        } catch (java.io.IOException e) {
+            return false;
+        }
+    }
+}

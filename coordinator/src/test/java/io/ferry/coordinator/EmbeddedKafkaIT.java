@@ -1,0 +1,31 @@
+package io.ferry.coordinator;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class EmbeddedKafkaIT {
+    @TempDir
+    Path tmp;
+
+    @Test
+    void brokerStartsServesAndKeepsItsTopicsAcrossRestarts() throws Exception {
+        try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
+             Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, k.bootstrapServers()))) {
+            admin.createTopics(List.of(new NewTopic("t", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        }
+        try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
+             Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, k.bootstrapServers()))) {
+            assertTrue(admin.listTopics().names().get(30, TimeUnit.SECONDS).contains("t"));
+        }
+    }
+}

@@ -1,0 +1,76 @@
+package io.ferry.coordinator;
+
+import io.ferry.model.Event;
+import org.junit.jupiter.api.Test;
+
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class JobsTest {
+    private final Jobs jobs = new Jobs();
+
+    private JobView apply(Event... events) {
+        JobView j = null;
+        for (Event e : events) {
+            j = jobs.apply(e, 1000);
+        }
+        return j;
+    }
+
+    @Test
+    void snapshotMovesOpenCapturedEstablished() {
+        JobView j = apply(new Event.JobStarted("j", 2, 1000, true, "file:/s", "n"),
+                new Event.CheckpointRequested("j", 0, "interval"),
+                new Event.ImageCaptured("j", 0, 0, "n", 10, 0.1));
+        assertEquals(GenerationView.State.OPEN, j.latest().orElseThrow().state());
+        assertTrue(j.capturing());
+        apply(new Event.ImageCaptured("j", 0, 1, "n", 20, 0.3));
+        assertEquals(GenerationView.State.CAPTURED, j.latest().orElseThrow().state());
+        assertEquals(30, j.latest().orElseThrow().rawBytes());
+        assertEquals(0.3, j.latest().orElseThrow().maxStallSeconds());
+        assertFalse(j.capturing());
+        apply(new Event.SnapshotEstablished("j", 0, "remote", 1.2));
+        assertEquals(0, j.newestEstablished().orElseThrow().generation());
+        assertEquals(1, j.nextGeneration());
+    }
+
+    @Test
+    void failedGenerationNeverBecomesTheRestartPoint() {
+        JobView j = apply(new Event.JobStarted("j", 1, 0, true, "s", "n"),
+                new Event.CheckpointRequested("j", 0, "request"),
+                new Event.ImageCaptured("j", 0, 0, "n", 1, 0),
+                new Event.SnapshotEstablished("j", 0, "remote", 1),
+                new Event.CheckpointRequested("j", 1, "request"),
+                new Event.CaptureFailed("j", 1, "rank 0 did not answer"));
+        assertEquals(GenerationView.State.FAILED, j.latest().orElseThrow().state());
+        assertEquals(0, j.newestEstablished().orElseThrow().generation());
+        assertEquals("rank 0 did not answer", j.latest().orElseThrow().problem());
+    }
+
+    @Test
+    void rollbackAbandonsOpenGenerationsAndCountsRecoveries() {
+        JobView j = apply(new Event.JobStarted("j", 1, 0, true, "s", "n"),
+                new Event.CheckpointRequested("j", 0, "request"),
+                new Event.ImageCaptured("j", 0, 0, "n", 1, 0),
+                new Event.SnapshotEstablished("j", 0, "remote", 1),
+                new Event.CheckpointRequested("j", 1, "request"),
+                new Event.RankExited("j", 0, 137),
+                new Event.RecoveryStarted("j", 0, Map.of(0, "local"), "rank 0 exited with 137"));
+        assertEquals(1, j.recoveries());
+        assertEquals(GenerationView.State.FAILED, j.latest().orElseThrow().state());
+        assertEquals(2, j.nextGeneration(), "generations stay strictly increasing");
+    }
+
+    @Test
+    void stagingProblemShowsUntilStaged() {
+        JobView j = apply(new Event.JobStarted("j", 1, 0, true, "s", "n"),
+                new Event.CheckpointRequested("j", 0, "request"),
+                new Event.StagingFailed("j", 0, 0, "store down"));
+        assertTrue(j.latest().orElseThrow().problem().contains("store down"));
+        apply(new Event.ImageStaged("j", 0, 0, "remote", 1, 1, 0.1));
+        assertEquals("", j.latest().orElseThrow().problem());
+    }
+}

@@ -1,0 +1,47 @@
+package io.ferry.model;
+
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class EventCodecTest {
+    @Test
+    void everyEventTypeRoundTrips() {
+        List<Event> all = List.of(new Event.JobStarted("j", 4, 3000, true, "file:/s", "n0"),
+                new Event.CheckpointRequested("j", 2, "interval"),
+                new Event.ImageCaptured("j", 2, 1, "n0", 1234, 0.25),
+                new Event.CaptureFailed("j", 3, "rank 1 exited"),
+                new Event.ImageStaged("j", 2, 1, "remote", 1234, 600, 0.5),
+                new Event.StagingFailed("j", 2, 1, "store down"),
+                new Event.SnapshotEstablished("j", 2, "remote", 1.5),
+                new Event.RankExited("j", 3, 137),
+                new Event.RecoveryStarted("j", 2, Map.of(0, "local", 1, "remote"), "rank 3 exited with 137"),
+                new Event.JobFinished("j", true, "all ranks exited 0"));
+        for (Event e : all) {
+            assertEquals(e, EventCodec.decode(EventCodec.encode(e)));
+        }
+        Command c = new Command.Capture("j", 5);
+        assertEquals(c, EventCodec.decodeCommand(EventCodec.encode(c)));
+    }
+
+    @Test
+    void malformedEventsAreClearErrors() {
+        for (String bad : List.of("not json", "[]", "{\"type\":\"RankExited\",\"v\":1}",
+                "{\"type\":\"Nope\",\"v\":1,\"job\":\"j\"}",
+                "{\"type\":\"RankExited\",\"v\":9,\"job\":\"j\",\"rank\":1,\"exitCode\":0}",
+                "{\"type\":\"RankExited\",\"v\":1,\"job\":\"../x\",\"rank\":1,\"exitCode\":0}",
+                "{\"type\":\"RankExited\",\"v\":1,\"job\":\"j\",\"rank\":1,\"exitCode\":0,\"extra\":1}")) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> EventCodec.decode(bad.getBytes(StandardCharsets.UTF_8)), bad);
+            assertTrue(e.getMessage() != null && !e.getMessage().isBlank(), bad);
+        }
+        assertThrows(IllegalArgumentException.class,
+                () -> EventCodec.decode(EventCodec.encode(new Command.Capture("j", 1))), "a command is not an event");
+    }
+}
