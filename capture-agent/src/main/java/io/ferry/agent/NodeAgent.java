@@ -156,8 +156,8 @@ public final class NodeAgent implements Closeable {
                     .sorted().toList();
             return failed(g, "ranks " + silent + " did not answer within " + config.captureTimeout().toSeconds() + " s");
         } catch (Exception e) {
-            return failed(g, e.getCause() != null && e instanceof java.util.concurrent.ExecutionException
-                    ? e.getCause().getMessage() : e.getMessage());
+            Throwable t = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null ? e.getCause() : e;
+            return failed(g, t.getMessage() != null ? t.getMessage() : t.toString());
         }
     }
 

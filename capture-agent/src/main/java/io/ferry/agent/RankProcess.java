@@ -65,10 +65,15 @@ public final class RankProcess {
         if (ch != null) {
             ByteBuffer b = ByteBuffer.wrap((new Line.Checkpoint(g, dir.toString()).encode() + "\n")
                     .getBytes(StandardCharsets.US_ASCII));
-            synchronized (ch) {
-                while (b.hasRemaining()) {
-                    ch.write(b);
+            try {
+                synchronized (ch) {
+                    while (b.hasRemaining()) {
+                        ch.write(b);
+                    }
                 }
+            } catch (IOException e) {
+                answer.complete(new Line.Fail(g, "rank " + rank + " closed its connection to the agent (" + e + ")"));
+                return answer;
             }
         } else {
             Path tmp = ckptDir.resolve(".REQUEST.tmp");

@@ -43,6 +43,16 @@ public final class RestartSource {
         return "remote";
     }
 
+    /** The tier a restart of {@code ref} would use, without copying: "local (verified)" or "remote". */
+    public static String plan(StagingPipeline pipeline, LocalCache cache, ImageRef ref) throws IOException {
+        Manifest m = pipeline.repository().readManifest(ref).manifest();
+        Path local = cache.imageDir(ref);
+        if (Files.isDirectory(local) && matches(local, m)) {
+            return "local (cache copy verified against the manifest)";
+        }
+        return "remote (" + (Files.isDirectory(local) ? "cache copy does not verify" : "not in this node's cache") + ")";
+    }
+
     /** Whether a cached image holds exactly the manifest's files with their digests. */
     static boolean matches(Path dir, Manifest m) throws IOException {
         Set<String> expected = new HashSet<>();

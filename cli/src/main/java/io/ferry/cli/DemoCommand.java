@@ -1,12 +1,7 @@
 package io.ferry.cli;
 
-import io.ferry.model.ImageRef;
-import io.ferry.model.Sizes;
-import io.ferry.staging.LocalCache;
-import io.ferry.staging.PullResult;
-import io.ferry.staging.PushResult;
-import io.ferry.staging.Staging;
-import io.ferry.staging.VerifyReport;
+import io.ferry.coordinator.GenerationView;
+import io.ferry.coordinator.JobView;
 import io.ferry.staging.internal.FileTrees;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -14,87 +9,141 @@ import picocli.CommandLine.Option;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Locale;
+import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
 
 /**
- * {@code ferry demo}: the storage path on the embedded default, with nothing to install.
- * Four ranks dump realistic images into a node-local cache for several generations; each
- * generation is staged to a {@code file:} store and committed; retention trims the cache;
- * the newest snapshot is restored from the store and compared byte for byte; the store is
- * scrubbed. (Live ranks, the coordinator and automatic recovery arrive with the agent.)
+ * {@code ferry demo}: a real job of 4 ranks under Ferry on the embedded default. Ranks 0-2
+ * are a Java heat-diffusion simulation (socket mode); rank 3 is a bash script (signal mode),
+ * to show the protocol is language-neutral. After three established snapshots the demo kills
+ * rank 1 with SIGKILL; the job rolls back from the node-local cache and finishes; the demo
+ * compares every rank's final result with an uninterrupted run's and prints the job's table.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
-        description = "Run the storage pipeline end to end on this machine: cache, stage, commit, restore, verify.")
+        description = "Run a 4-rank job with checkpoints, kill a rank, recover, and check the result.")
 final class DemoCommand implements Callable<Integer> {
+    private static final int RANKS = 4;
+
     @Option(names = "--dir", paramLabel = "DIR", description = "Working directory (default: ./ferry-demo, recreated).")
     Path dir = Path.of("ferry-demo");
-
-    @Option(names = "--ranks", paramLabel = "N", defaultValue = "4")
-    int ranks;
-
-    @Option(names = "--generations", paramLabel = "N", defaultValue = "3")
-    int generations;
-
-    @Option(names = "--image-size", paramLabel = "SIZE", defaultValue = "48MiB", description = "Image size per rank.")
+    @Option(names = "--steps", defaultValue = "500", paramLabel = "N", description = "Simulation steps per rank (20 ms each).")
+    int steps;
+    @Option(names = "--interval", defaultValue = "2s", paramLabel = "DURATION")
+    String interval;
+    @Option(names = "--storage-only", description = "Only the storage pipeline: push, commit, restore and scrub images.")
+    boolean storageOnly;
+    @Option(names = "--image-size", paramLabel = "SIZE", defaultValue = "48MiB", description = "With --storage-only: image size per rank.")
     String imageSize;
 
     @Override
     public Integer call() throws Exception {
-        if (ranks < 1 || generations < 1) {
-            throw new IllegalArgumentException("--ranks and --generations must be >= 1");
-        }
-        long size = Sizes.parse(imageSize);
         Path work = dir.toAbsolutePath().normalize();
-        prepare(work);
-        LocalCache cache = Staging.localCache(work.resolve("cache"));
-        String store = work.resolve("store").toString();
-        String job = "demo";
-        System.out.printf("Ferry demo: %d ranks x %s images, %d generations, store file:%s%n", ranks,
-                Sizes.format(size), generations, store);
-        try (StoreOptions.Opened o = StoreOptions.open(store, Map.of())) {
-            for (int g = 0; g < generations; g++) {
-                long written = 0;
-                long raw = 0;
-                long t0 = System.nanoTime();
-                for (int r = 0; r < ranks; r++) {
-                    ImageRef ref = new ImageRef(job, g, r);
-                    SyntheticImage.write(cache.imageDir(ref), size, 1000 + r, g);
-                    PushResult p = o.pipeline().push(cache.imageDir(ref), ref, TerminalProgress.forStderr());
-                    cache.markStaged(ref);
-                    written += p.storedBytes();
-                    raw += p.rawBytes();
-                }
-                o.pipeline().repository().commitSnapshot(job, g, ranks);
-                var deleted = cache.applyRetention(job, o.pipeline().config().keepGenerations(),
-                        gen -> established(o, job, gen));
-                System.out.printf(Locale.ROOT, "generation %d: %s raw staged, %s new in store (%.1f%%), established"
-                                + " in %.2f s; cache keeps %s%s%n", g, Sizes.format(raw), Sizes.format(written),
-                        100.0 * written / raw, (System.nanoTime() - t0) / 1e9, cache.generations(job),
-                        deleted.isEmpty() ? "" : ", dropped " + deleted);
-            }
-            long newest = generations - 1;
-            boolean same = true;
-            for (int r = 0; r < ranks; r++) {
-                ImageRef ref = new ImageRef(job, newest, r);
-                Path restored = work.resolve("restored").resolve(Integer.toString(r));
-                PullResult p = o.pipeline().pull(ref, restored, TerminalProgress.forStderr());
-                same &= identical(cache.imageDir(ref), restored);
-                System.out.printf(Locale.ROOT, "restored rank %d of generation %d: %s verified in %.2f s%n", r, newest,
-                        Sizes.format(p.rawBytes()), p.elapsed().toNanos() / 1e9);
-            }
-            VerifyReport v = o.pipeline().verify(TerminalProgress.forStderr());
-            System.out.printf("store scrub: %d chunks, %d manifests, %d snapshots, %d problems%n", v.chunks(),
-                    v.manifests(), v.snapshots(), v.problems().size());
-            System.out.println(same && v.ok() ? "demo OK: restored images are byte-identical to the dumped ones"
-                    : "demo FAILED: restored images differ or the store is damaged");
-            return same && v.ok() ? 0 : 1;
+        if (storageOnly) {
+            return new StorageDemo(work, RANKS, 3, imageSize).run();
         }
+        prepare(work);
+        Path script = writeRankScript(work);
+        System.out.println("Ferry demo: 4 ranks (3 Java in socket mode, 1 bash in signal mode), " + steps
+                + " steps, checkpoint every " + interval + ", automatic recovery; working in " + work);
+        System.out.println("reference: running the same ranks once without Ferry, uninterrupted...");
+        Map<Integer, String> reference = referenceRun(script, work.resolve("reference"));
+
+        Path results = work.resolve("results");
+        Files.createDirectories(results);
+        FerryHome home = new FerryHome(work.resolve("home"));
+        JobRunner.Spec spec = new JobRunner.Spec("demo", RANKS, io.ferry.model.Durations.parse(interval), true,
+                home.store().toString(), home, null, Duration.ofSeconds(30), "USR2", List.of(script.toString(), results.toString()),
+                Map.of());
+        boolean ok;
+        JobView view;
+        try (JobRunner runner = new JobRunner(spec)) {
+            runner.start(System.out);
+            boolean killed = false;
+            while (!killed) {
+                int established = runner.query(j -> j.get("demo").map(v -> (int) v.generations().stream()
+                        .filter(g -> g.state() == GenerationView.State.ESTABLISHED).count()).orElse(0));
+                if (established >= 3) {
+                    System.out.println("demo: " + established + " snapshots established; killing rank 1 with SIGKILL");
+                    runner.agent().ranks().get(1).process().destroyForcibly();
+                    killed = true;
+                } else if (runner.view().map(JobView::finished).orElse(false)) {
+                    break;
+                }
+                Thread.sleep(50);
+            }
+            ok = runner.awaitFinish();
+            runner.settle(Duration.ofSeconds(30));
+            view = runner.view().orElseThrow();
+        }
+        boolean same = true;
+        for (int r = 0; r < RANKS; r++) {
+            String got = read(results.resolve("rank-" + r));
+            boolean eq = got.equals(reference.get(r));
+            same &= eq;
+            System.out.printf("rank %d result %s, uninterrupted run %s: %s%n", r, got, reference.get(r), eq ? "equal" : "DIFFERENT");
+        }
+        ListCommand.print(view, System.out);
+        boolean recovered = view.recoveries() >= 1;
+        boolean pass = ok && same && recovered;
+        System.out.println(pass ? "demo OK: the job survived a SIGKILL and its final result equals an uninterrupted run's"
+                : "demo FAILED: " + (!ok ? "the job failed; " : "") + (!same ? "results differ; " : "")
+                + (!recovered ? "no recovery happened (the job finished before three snapshots)" : ""));
+        return pass ? 0 : 1;
+    }
+
+    private Path writeRankScript(Path work) throws IOException {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Path script = work.resolve("rank.sh");
+        Files.writeString(script, String.join("\n",
+                "#!/usr/bin/env bash",
+                "# Demo rank: ranks 0-2 run the Java simulation (socket mode), rank 3 this bash loop (signal mode).",
+                "results=$1",
+                "if [ \"$FERRY_RANK\" != 3 ]; then",
+                "  exec '" + java + "' -Xmx128m -cp '" + System.getProperty("java.class.path") + "' io.ferry.cli.demo.HeatRank "
+                        + steps + " \"$results\"",
+                "fi",
+                "x=1; step=0",
+                "if [ -n \"$FERRY_RESTART_DIR\" ]; then read -r x step < \"$FERRY_RESTART_DIR/state\"; fi",
+                "trap 'g=$(cat \"$FERRY_CKPT_DIR/REQUEST\"); echo \"$x $step\" > \"$FERRY_CKPT_DIR/$g/state\"; : > \"$FERRY_CKPT_DIR/$g/DONE\"' USR2",
+                "pace=${FERRY_PACE_MS:-20}",
+                "while (( step < " + steps + " )); do",
+                "  (( x = (x * 1103515245 + 12345) % 2147483648, step++ ))",
+                "  if (( pace > 0 )); then sleep 0.02; fi",
+                "done",
+                "echo \"$x\" > \"$results/rank-3\"", ""));
+        script.toFile().setExecutable(true);
+        return script;
+    }
+
+    private static Map<Integer, String> referenceRun(Path script, Path out) throws IOException, InterruptedException {
+        Files.createDirectories(out);
+        Process[] ps = new Process[RANKS];
+        for (int r = 0; r < RANKS; r++) {
+            ProcessBuilder pb = new ProcessBuilder(script.toString(), out.toString()).inheritIO();
+            pb.environment().put("FERRY_RANK", Integer.toString(r));
+            pb.environment().put("FERRY_PACE_MS", "0");
+            pb.environment().remove("FERRY_SOCKET");
+            ps[r] = pb.start();
+        }
+        Map<Integer, String> results = new java.util.HashMap<>();
+        for (int r = 0; r < RANKS; r++) {
+            if (!ps[r].waitFor(120, TimeUnit.SECONDS) || ps[r].exitValue() != 0) {
+                throw new IOException("the reference run of rank " + r + " failed");
+            }
+            results.put(r, read(out.resolve("rank-" + r)));
+        }
+        return results;
+    }
+
+    private static String read(Path p) throws IOException {
+        return Files.exists(p) ? Files.readString(p).trim() : "(none)";
     }
 
     /** Recreates the working directory, refusing to delete one that an earlier demo did not make. */
-    private static void prepare(Path work) throws IOException {
+    static void prepare(Path work) throws IOException {
         Path marker = work.resolve(".ferry-demo");
         if (Files.isDirectory(work) && !Files.exists(marker)) {
             try (var s = Files.list(work)) {
@@ -107,22 +156,5 @@ final class DemoCommand implements Callable<Integer> {
         FileTrees.delete(work);
         Files.createDirectories(work);
         Files.createFile(marker);
-    }
-
-    private static boolean established(StoreOptions.Opened o, String job, long gen) {
-        try {
-            return o.pipeline().repository().isEstablished(job, gen);
-        } catch (IOException e) {
-            return false;
-        }
-    }
-
-    private static boolean identical(Path a, Path b) throws IOException {
-        for (String f : new String[]{"text.bin", "heap.bin", "fields.bin", "random.bin"}) {
-            if (Files.mismatch(a.resolve(f), b.resolve(f)) != -1) {
-                return false;
-            }
-        }
-        return true;
     }
 }

@@ -94,13 +94,13 @@ class CliIT {
     }
 
     @Test
-    void demoRunsEndToEndAndNeverDeletesForeignDirectories() throws Exception {
+    void storageDemoRunsAndNeverDeletesForeignDirectories() throws Exception {
         Path demo = tmp.resolve("demo");
-        FerryProcess.Result ok = FerryProcess.run("demo", "--dir", demo.toString(), "--image-size", "8MiB");
+        FerryProcess.Result ok = FerryProcess.run("demo", "--storage-only", "--dir", demo.toString(), "--image-size", "8MiB");
         assertEquals(0, ok.exit(), ok.out() + ok.err());
         assertTrue(ok.out().contains("demo OK: restored images are byte-identical"), ok.out());
         assertTrue(ok.out().contains("dropped [0]"), "retention ran: " + ok.out());
-        assertEquals(0, FerryProcess.run("demo", "--dir", demo.toString(), "--image-size", "4MiB").exit(), "a rerun reuses its own dir");
+        assertEquals(0, FerryProcess.run("demo", "--storage-only", "--dir", demo.toString(), "--image-size", "4MiB").exit(), "a rerun reuses its own dir");
 
         Path precious = tmp.resolve("precious");
         Files.createDirectories(precious);

@@ -40,6 +40,7 @@ public final class Coordinator implements Closeable {
     private final CountDownLatch live = new CountDownLatch(1);
     private final Thread thread;
     private volatile boolean running = true;
+    private volatile java.util.function.Consumer<Event> listener = e -> { };
 
     public Coordinator(KafkaLog log, Repository repo, Clock clock) {
         this.log = log;
@@ -47,6 +48,12 @@ public final class Coordinator implements Closeable {
         this.clock = clock;
         this.thread = new Thread(this::run, "ferry-coordinator");
         this.thread.setDaemon(true);
+    }
+
+    /** Called on the coordinator thread for every live event, after it is applied (for progress output). */
+    public Coordinator onEvent(java.util.function.Consumer<Event> l) {
+        this.listener = l;
+        return this;
     }
 
     public Coordinator start() {
@@ -111,6 +118,7 @@ public final class Coordinator implements Closeable {
             j = jobs.apply(e, r.timestamp());
         }
         if (isLive) {
+            listener.accept(e);
             react(e, j);
             log.sendRaw(KafkaLog.STATE, e.job(), StateJson.of(j));
         }
@@ -159,13 +167,17 @@ public final class Coordinator implements Closeable {
             }
         }
         for (JobView j : jobs.all()) {
-            if (j.started == null || j.finished()) {
+            if (j.started == null) {
                 continue;
             }
+            // Also after the job finished: its last snapshots are still being staged.
             for (GenerationView g : j.generations.values()) {
                 if (g.state == GenerationView.State.CAPTURED && g.staged.size() >= j.ranks()) {
                     establish(j, g, now);
                 }
+            }
+            if (j.finished()) {
+                continue;
             }
             long interval = j.started.intervalMillis();
             if (interval > 0 && !recoveryPending.contains(j.job) && now - j.lastRequestMillis >= interval) {

@@ -28,6 +28,7 @@ public final class Jobs {
         JobView j = jobs.computeIfAbsent(e.job(), JobView::new);
         if (e instanceof Event.JobStarted s) {
             j.started = s;
+            j.lastRequestMillis = timestampMillis; // the first interval starts with the job
             j.success = null;
             j.exits.clear();
         } else if (e instanceof Event.CheckpointRequested r) {

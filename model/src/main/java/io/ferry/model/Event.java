@@ -42,6 +42,7 @@ public sealed interface Event {
     record CaptureFailed(String job, long generation, String reason) implements Event {
         public CaptureFailed {
             Names.requireJob(job);
+            reason = reason == null ? "unknown" : reason;
         }
     }
 
@@ -59,6 +60,7 @@ public sealed interface Event {
     record StagingFailed(String job, long generation, int rank, String reason) implements Event {
         public StagingFailed {
             Names.requireJob(job);
+            reason = reason == null ? "unknown" : reason;
         }
     }
 

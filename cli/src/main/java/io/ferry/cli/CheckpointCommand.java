@@ -1,0 +1,36 @@
+package io.ferry.cli;
+
+import io.ferry.coordinator.KafkaLog;
+import io.ferry.model.Command;
+import picocli.CommandLine;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+
+/** {@code ferry checkpoint J}: ask the coordinator for a checkpoint of a running job now. */
+@CommandLine.Command(name = "checkpoint", mixinStandardHelpOptions = true,
+        description = "Request a checkpoint of a running job now (queued if one is being captured).")
+final class CheckpointCommand implements Callable<Integer> {
+    @Parameters(index = "0", paramLabel = "JOB")
+    String job;
+    @Option(names = "--home", paramLabel = "DIR")
+    Path home;
+    @Option(names = "--kafka", paramLabel = "HOST:PORT")
+    String kafka;
+
+    @Override
+    public Integer call() throws Exception {
+        io.ferry.model.Names.requireJob(job);
+        FerryHome h = FerryHome.resolve(home);
+        if (kafka == null && h.activeRun().isEmpty()) {
+            throw new IllegalStateException("no job runs from " + h.dir() + " (start one with ferry run, or give --kafka)");
+        }
+        try (LogConnection c = LogConnection.open(h, kafka)) {
+            c.log.send(KafkaLog.COORDINATOR, new Command.RequestCheckpoint(job));
+        }
+        System.out.println("checkpoint of " + job + " requested");
+        return 0;
+    }
+}

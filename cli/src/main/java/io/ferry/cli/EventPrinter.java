@@ -1,0 +1,56 @@
+package io.ferry.cli;
+
+import io.ferry.coordinator.GenerationView;
+import io.ferry.coordinator.JobView;
+import io.ferry.model.Event;
+import io.ferry.model.Sizes;
+
+import java.io.PrintStream;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+/** One line per thing a person running a job wants to see, with seconds since start. */
+final class EventPrinter implements Consumer<Event> {
+    private final PrintStream out;
+    private final long t0;
+    private final Supplier<Optional<JobView>> view;
+
+    EventPrinter(PrintStream out, long t0, Supplier<Optional<JobView>> view) {
+        this.out = out;
+        this.t0 = t0;
+        this.view = view;
+    }
+
+    @Override
+    public void accept(Event e) {
+        String line = null;
+        if (e instanceof Event.ImageCaptured c) {
+            // Printed once, on the event that completes the generation (each rank reports once).
+            line = view.get().flatMap(j -> j.generations().stream().filter(g -> g.generation() == c.generation()
+                            && g.state() == GenerationView.State.CAPTURED && g.capturedRanks() == j.ranks()).findFirst())
+                    .map(g -> String.format(Locale.ROOT, "generation %d captured: %d ranks, %s, longest stall %.3f s",
+                            g.generation(), g.capturedRanks(), Sizes.format(g.rawBytes()), g.maxStallSeconds()))
+                    .orElse(null);
+        } else if (e instanceof Event.SnapshotEstablished s) {
+            line = String.format(Locale.ROOT, "generation %d established on the %s store, %.2f s after it was requested",
+                    s.generation(), s.tier(), s.secondsSinceRequest());
+        } else if (e instanceof Event.CaptureFailed f) {
+            line = "generation " + f.generation() + " FAILED: " + f.reason();
+        } else if (e instanceof Event.StagingFailed f) {
+            line = "generation " + f.generation() + " rank " + f.rank() + " waits in the local cache: " + f.reason();
+        } else if (e instanceof Event.RankExited x && x.exitCode() != 0) {
+            line = "rank " + x.rank() + " exited with " + x.exitCode();
+        } else if (e instanceof Event.RecoveryStarted r) {
+            line = r.generation() < 0 ? "recovering: no established snapshot, all ranks restart from the beginning"
+                    : "recovering: all ranks roll back to generation " + r.generation() + ", sources by rank "
+                    + new java.util.TreeMap<>(r.sources());
+        } else if (e instanceof Event.JobFinished f) {
+            line = "job " + (f.success() ? "finished: " : "FAILED: ") + f.detail();
+        }
+        if (line != null) {
+            out.printf(Locale.ROOT, "[%6.1fs] %s%n", (System.nanoTime() - t0) / 1e9, line);
+        }
+    }
+}

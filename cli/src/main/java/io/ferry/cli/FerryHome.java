@@ -1,0 +1,68 @@
+package io.ferry.cli;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Optional;
+
+/**
+ * Where Ferry keeps a machine's state: {@code --home}, else {@code $FERRY_HOME}, else
+ * {@code ~/.ferry}. Holds the node-local cache ({@code cache/}), the default store
+ * ({@code store/}), the embedded Kafka log ({@code kafka/}) and, while a job runs,
+ * {@code run.properties} telling other commands where its broker listens.
+ */
+record FerryHome(Path dir) {
+    static FerryHome resolve(Path option) {
+        if (option != null) {
+            return new FerryHome(option.toAbsolutePath().normalize());
+        }
+        String env = System.getenv("FERRY_HOME");
+        if (env != null && !env.isBlank()) {
+            return new FerryHome(Path.of(env).toAbsolutePath().normalize());
+        }
+        return new FerryHome(Path.of(System.getProperty("user.home"), ".ferry"));
+    }
+
+    Path cache() {
+        return dir.resolve("cache");
+    }
+
+    Path store() {
+        return dir.resolve("store");
+    }
+
+    Path kafka() {
+        return dir.resolve("kafka");
+    }
+
+    private Path runFile() {
+        return dir.resolve("run.properties");
+    }
+
+    void writeRun(String job, String bootstrap) throws IOException {
+        Files.createDirectories(dir);
+        Path tmp = dir.resolve(".run.properties.tmp");
+        Files.writeString(tmp, "job=" + job + "\nbootstrap=" + bootstrap + "\npid=" + ProcessHandle.current().pid() + "\n",
+                StandardCharsets.UTF_8);
+        Files.move(tmp, runFile(), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    void clearRun() throws IOException {
+        Files.deleteIfExists(runFile());
+    }
+
+    /** The broker of the job running from this home, if its process is alive. */
+    Optional<java.util.Properties> activeRun() throws IOException {
+        if (!Files.exists(runFile())) {
+            return Optional.empty();
+        }
+        java.util.Properties p = new java.util.Properties();
+        try (var in = Files.newInputStream(runFile())) {
+            p.load(in);
+        }
+        long pid = Long.parseLong(p.getProperty("pid", "-1"));
+        return ProcessHandle.of(pid).filter(ProcessHandle::isAlive).isPresent() ? Optional.of(p) : Optional.empty();
+    }
+}

@@ -1,0 +1,73 @@
+package io.ferry.cli;
+
+import io.ferry.coordinator.EmbeddedKafka;
+import io.ferry.coordinator.Jobs;
+import io.ferry.coordinator.KafkaLog;
+import io.ferry.model.EventCodec;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The event log a command talks to: {@code --kafka host:port}, else the broker of the job
+ * running from this home, else the home's embedded broker, started just for this command.
+ */
+final class LogConnection implements Closeable {
+    private final EmbeddedKafka owned;
+    final KafkaLog log;
+
+    private LogConnection(EmbeddedKafka owned, KafkaLog log) {
+        this.owned = owned;
+        this.log = log;
+    }
+
+    static LogConnection open(FerryHome home, String kafka) throws IOException {
+        if (kafka != null) {
+            return new LogConnection(null, new KafkaLog(kafka));
+        }
+        Optional<java.util.Properties> run = home.activeRun();
+        if (run.isPresent()) {
+            return new LogConnection(null, new KafkaLog(run.get().getProperty("bootstrap")));
+        }
+        EmbeddedKafka k = EmbeddedKafka.start(home.kafka());
+        try {
+            return new LogConnection(k, new KafkaLog(k.bootstrapServers()));
+        } catch (IOException | RuntimeException e) {
+            k.close();
+            throw e;
+        }
+    }
+
+    /** Folds the whole events topic, as the coordinator does, without acting on it. */
+    Jobs replay() {
+        Jobs jobs = new Jobs();
+        try (KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.EVENTS, true)) {
+            TopicPartition tp = new TopicPartition(KafkaLog.EVENTS, 0);
+            long end = c.endOffsets(List.of(tp)).get(tp);
+            while (c.position(tp) < end) {
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                    try {
+                        jobs.apply(EventCodec.decode(r.value()), r.timestamp());
+                    } catch (IllegalArgumentException malformed) {
+                        // parked by the coordinator; nothing to show
+                    }
+                }
+            }
+        }
+        return jobs;
+    }
+
+    @Override
+    public void close() {
+        log.close();
+        if (owned != null) {
+            owned.close();
+        }
+    }
+}

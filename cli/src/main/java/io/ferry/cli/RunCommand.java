@@ -1,0 +1,70 @@
+package io.ferry.cli;
+
+import io.ferry.model.Durations;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/** {@code ferry run}: a job under Ferry on this machine, in the foreground. */
+@Command(name = "run", mixinStandardHelpOptions = true,
+        description = "Run a job of N ranks (child processes) with periodic checkpoints; exits 0 only if every rank exits 0.")
+final class RunCommand implements Callable<Integer> {
+    @Option(names = "--job", required = true, paramLabel = "JOB", description = "Job id: [A-Za-z0-9._-]{1,128}.")
+    String job;
+    @Option(names = "--ranks", required = true, paramLabel = "N")
+    int ranks;
+    @Option(names = "--interval", defaultValue = "60s", paramLabel = "DURATION",
+            description = "Checkpoint interval (500ms, 5s, 2m, 1h; 0 = only on request). Default ${DEFAULT-VALUE}.")
+    String interval;
+    @Option(names = "--auto-recover", description = "Roll every rank back to the newest established snapshot when one dies.")
+    boolean autoRecover;
+    @Option(names = "--store", paramLabel = "URI", description = "Remote store (default: <home>/store).")
+    String store;
+    @Option(names = "--home", paramLabel = "DIR", description = "Ferry's state directory (default: $FERRY_HOME or ~/.ferry).")
+    Path home;
+    @Option(names = "--kafka", paramLabel = "HOST:PORT", description = "An external Kafka cluster instead of the embedded broker.")
+    String kafka;
+    @Option(names = "--capture-timeout", defaultValue = "60s", paramLabel = "DURATION",
+            description = "How long a checkpoint waits for every rank. Default ${DEFAULT-VALUE}.")
+    String captureTimeout;
+    @Option(names = "--signal", defaultValue = "USR2", paramLabel = "NAME", description = "Signal of signal mode. Default ${DEFAULT-VALUE}.")
+    String signal;
+    @Option(names = "--set", paramLabel = "KEY=VALUE", description = "Configuration, repeatable (see README).")
+    Map<String, String> settings = new LinkedHashMap<>();
+    @Parameters(arity = "1..*", paramLabel = "PROGRAM", description = "The program every rank runs, after --.")
+    List<String> command;
+
+    @Override
+    public Integer call() throws Exception {
+        io.ferry.model.Names.requireJob(job);
+        if (ranks < 1) {
+            throw new IllegalArgumentException("--ranks must be >= 1, got " + ranks);
+        }
+        FerryHome h = FerryHome.resolve(home);
+        Duration every = Durations.parse(interval);
+        JobRunner.Spec spec = new JobRunner.Spec(job, ranks, every, autoRecover,
+                store != null ? store : h.store().toString(), h, kafka, Durations.parse(captureTimeout), signal, command,
+                settings);
+        try (JobRunner runner = new JobRunner(spec)) {
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                try {
+                    runner.agent().stopRanks();
+                } catch (InterruptedException | RuntimeException ignored) {
+                    // exiting anyway
+                }
+            }));
+            runner.start(System.out);
+            boolean ok = runner.awaitFinish();
+            runner.settle(Duration.ofSeconds(60));
+            runner.view().ifPresent(v -> ListCommand.print(v, System.out));
+            return ok ? 0 : 1;
+        }
+    }
+}
