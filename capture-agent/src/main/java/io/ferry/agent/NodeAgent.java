@@ -208,6 +208,19 @@ public final class NodeAgent implements Closeable {
                 return;
             }
         }
+        try {
+            cache.applyRetention(config.job(), pipeline.config().keepGenerations(), gen -> established(gen));
+        } catch (IOException | RuntimeException e) {
+            System.err.println("ferry agent: cache retention for " + config.job() + " failed: " + e.getMessage());
+        }
+    }
+
+    private boolean established(long generation) {
+        try {
+            return pipeline.repository().isEstablished(config.job(), generation);
+        } catch (IOException e) {
+            return false; // unknown: keep it
+        }
     }
 
     /** Waits until queued staging work has run (not counting retries scheduled for later). */

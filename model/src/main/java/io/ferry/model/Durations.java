@@ -12,6 +12,9 @@ public final class Durations {
 
     public static Duration parse(String text) {
         String t = text == null ? "" : text.trim();
+        if (t.equals("0")) {
+            return Duration.ZERO;
+        }
         Matcher m = SIMPLE.matcher(t);
         if (m.matches()) {
             double v = Double.parseDouble(m.group(1));

@@ -1,0 +1,64 @@
+package io.ferry.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The job path through the real command: embedded broker, coordinator, agent, child ranks. */
+class RunIT {
+    @TempDir
+    Path tmp;
+
+    @Test
+    void demoSurvivesASigkillAndTheLogTellsTheStoryAfterwards() throws Exception {
+        Path demo = tmp.resolve("demo");
+        FerryProcess.Result r = FerryProcess.run("demo", "--dir", demo.toString(), "--steps", "400");
+        assertEquals(0, r.exit(), r.out() + r.err());
+        assertTrue(r.out().contains("killing rank 1 with SIGKILL"), r.out());
+        assertTrue(r.out().contains("recovering: all ranks roll back to generation"), r.out());
+        assertTrue(r.out().contains("demo OK"), r.out());
+
+        // A later command starts the home's broker again and rebuilds the job from the log.
+        String home = demo.resolve("home").toString();
+        FerryProcess.Result list = FerryProcess.run("list", "demo", "--home", home);
+        assertEquals(0, list.exit(), list.err());
+        assertTrue(list.out().contains("finished OK, 1 recoveries"), list.out());
+        assertTrue(list.out().matches("(?s).*\\n2\\s+ESTABLISHED\\s+4/4\\s+4/4.*"), list.out());
+
+        FerryProcess.Result status = FerryProcess.run("status", "demo", "--json", "--home", home);
+        JsonNode json = new ObjectMapper().readTree(status.out());
+        assertEquals("finished", json.get("state").asText());
+        assertTrue(json.get("newestEstablished").asLong() >= 2, status.out());
+
+        FerryProcess.Result plan = FerryProcess.run("restart", "demo", "--dry-run", "--home", home);
+        assertEquals(0, plan.exit(), plan.err());
+        assertTrue(plan.out().contains("rank 0: local (cache copy verified"), plan.out());
+        assertTrue(plan.out().contains("rank 3: local"), plan.out());
+    }
+
+    @Test
+    void unsafeJobNameIsRefusedBeforeAnythingStarts() throws Exception {
+        Path home = tmp.resolve("home");
+        FerryProcess.Result r = FerryProcess.run("run", "--job", "../x", "--ranks", "1", "--home", home.toString(), "--", "true");
+        assertEquals(1, r.exit());
+        assertTrue(r.err().startsWith("ferry: unsafe job id '../x'"), r.err());
+        assertFalse(Files.exists(home));
+    }
+
+    @Test
+    void failingRankWithoutAutoRecoveryFailsTheJob() throws Exception {
+        FerryProcess.Result r = FerryProcess.run("run", "--job", "oops", "--ranks", "2", "--interval", "0",
+                "--home", tmp.resolve("home").toString(), "--", "bash", "-c", "[ $FERRY_RANK = 1 ] && exit 3; sleep 1");
+        assertEquals(1, r.exit(), r.out());
+        assertTrue(r.out().contains("rank 1 exited with 3"), r.out());
+        assertTrue(r.out().contains("job FAILED"), r.out());
+    }
+}
