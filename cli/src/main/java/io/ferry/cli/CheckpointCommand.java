@@ -6,7 +6,6 @@ import picocli.CommandLine;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-import java.nio.file.Path;
 import java.util.concurrent.Callable;
 
 /** {@code ferry checkpoint J}: ask the coordinator for a checkpoint of a running job now. */
@@ -15,19 +14,17 @@ import java.util.concurrent.Callable;
 final class CheckpointCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "JOB")
     String job;
-    @Option(names = "--home", paramLabel = "DIR")
-    Path home;
-    @Option(names = "--kafka", paramLabel = "HOST:PORT")
-    String kafka;
+    @picocli.CommandLine.Mixin
+    LogOptions logOptions;
 
     @Override
     public Integer call() throws Exception {
         io.ferry.model.Names.requireJob(job);
-        FerryHome h = FerryHome.resolve(home);
-        if (kafka == null && h.activeRun().isEmpty()) {
+        FerryHome h = logOptions.home();
+        if (logOptions.kafka == null && h.activeRun().isEmpty()) {
             throw new IllegalStateException("no job runs from " + h.dir() + " (start one with ferry run, or give --kafka)");
         }
-        try (LogConnection c = LogConnection.open(h, kafka)) {
+        try (LogConnection c = LogConnection.open(h, logOptions.kafka)) {
             c.log.send(KafkaLog.COORDINATOR, new Command.RequestCheckpoint(job));
         }
         System.out.println("checkpoint of " + job + " requested");

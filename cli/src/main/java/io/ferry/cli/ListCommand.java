@@ -8,7 +8,6 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 import java.io.PrintStream;
-import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 
@@ -17,15 +16,13 @@ import java.util.concurrent.Callable;
 final class ListCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "JOB")
     String job;
-    @Option(names = "--home", paramLabel = "DIR")
-    Path home;
-    @Option(names = "--kafka", paramLabel = "HOST:PORT")
-    String kafka;
+    @picocli.CommandLine.Mixin
+    LogOptions logOptions;
 
     @Override
     public Integer call() throws Exception {
         io.ferry.model.Names.requireJob(job);
-        try (LogConnection c = LogConnection.open(FerryHome.resolve(home), kafka)) {
+        try (LogConnection c = logOptions.open()) {
             JobView v = c.replay().get(job).orElseThrow(() -> new IllegalArgumentException("no job " + job + " in the log"));
             print(v, System.out);
         }

@@ -11,7 +11,6 @@ import picocli.CommandLine;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -26,18 +25,16 @@ final class RestartCommand implements Callable<Integer> {
     Long generation;
     @Option(names = "--dry-run", description = "Print the plan (generation and source tier per rank) and change nothing.")
     boolean dryRun;
-    @Option(names = "--home", paramLabel = "DIR")
-    Path home;
-    @Option(names = "--kafka", paramLabel = "HOST:PORT")
-    String kafka;
+    @picocli.CommandLine.Mixin
+    LogOptions logOptions;
     @Option(names = "--set", paramLabel = "KEY=VALUE")
     Map<String, String> settings = new LinkedHashMap<>();
 
     @Override
     public Integer call() throws Exception {
         io.ferry.model.Names.requireJob(job);
-        FerryHome h = FerryHome.resolve(home);
-        try (LogConnection c = LogConnection.open(h, kafka)) {
+        FerryHome h = logOptions.home();
+        try (LogConnection c = LogConnection.open(h, logOptions.kafka)) {
             JobView v = c.replay().get(job).orElseThrow(() -> new IllegalArgumentException("no job " + job + " in the log"));
             long g = generation != null ? generation : v.newestEstablished().map(GenerationView::generation)
                     .orElseThrow(() -> new IllegalStateException("job " + job + " has no established snapshot"));
@@ -55,7 +52,7 @@ final class RestartCommand implements Callable<Integer> {
             if (dryRun) {
                 return 0;
             }
-            if (kafka == null && h.activeRun().isEmpty()) {
+            if (logOptions.kafka == null && h.activeRun().isEmpty()) {
                 throw new IllegalStateException("job " + job + " is not running from " + h.dir());
             }
             c.log.send(v.settings().orElseThrow().node(), new Command.Restart(job, g, "requested by ferry restart"));

@@ -10,7 +10,6 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -22,10 +21,8 @@ final class StatusCommand implements Callable<Integer> {
     String job;
     @Option(names = "--json", description = "Print JSON.")
     boolean json;
-    @Option(names = "--home", paramLabel = "DIR")
-    Path home;
-    @Option(names = "--kafka", paramLabel = "HOST:PORT")
-    String kafka;
+    @picocli.CommandLine.Mixin
+    LogOptions logOptions;
 
     @Override
     public Integer call() throws Exception {
@@ -33,7 +30,7 @@ final class StatusCommand implements Callable<Integer> {
             io.ferry.model.Names.requireJob(job);
         }
         List<JobView> views;
-        try (LogConnection c = LogConnection.open(FerryHome.resolve(home), kafka)) {
+        try (LogConnection c = logOptions.open()) {
             Jobs jobs = c.replay();
             views = job == null ? List.copyOf(jobs.all()) : jobs.get(job).map(List::of)
                     .orElseThrow(() -> new IllegalArgumentException("no job " + job + " in the log"));
