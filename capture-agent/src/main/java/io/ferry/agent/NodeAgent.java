@@ -44,6 +44,8 @@ public final class NodeAgent implements Closeable {
     private final ScheduledExecutorService poller = Executors.newSingleThreadScheduledExecutor(named("ferry-agent-poll"));
     private final ControlServer control;
     private volatile long launchEpoch;
+    /** How often the agent tells the coordinator it is alive. */
+    public static final java.time.Duration HEARTBEAT_INTERVAL = java.time.Duration.ofSeconds(5);
 
     public NodeAgent(AgentConfig config, LocalCache cache, StagingPipeline pipeline, Consumer<Event> events)
             throws IOException {
@@ -54,6 +56,7 @@ public final class NodeAgent implements Closeable {
         Files.createDirectories(config.socketDir());
         this.control = new ControlServer(config.socketDir().resolve("ferry-" + config.job() + "-"
                 + ProcessHandle.current().pid() + ".sock"), ranks::get);
+        poller.scheduleAtFixedRate(this::heartbeat, 0, HEARTBEAT_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     private static java.util.concurrent.ThreadFactory named(String name) {
@@ -105,6 +108,14 @@ public final class NodeAgent implements Closeable {
                     events.accept(new Event.RankExited(config.job(), rank, done.exitValue()));
                 }
             });
+        }
+    }
+
+    private void heartbeat() {
+        try {
+            events.accept(new Event.Heartbeat(config.job(), config.node()));
+        } catch (RuntimeException e) {
+            System.err.println("ferry agent: heartbeat not delivered: " + e.getMessage()); // next one retries
         }
     }
 

@@ -45,6 +45,20 @@ class RunIT {
     }
 
     @Test
+    void externalKafkaIsUsedInsteadOfTheEmbeddedBroker() throws Exception {
+        try (io.ferry.coordinator.EmbeddedKafka external = io.ferry.coordinator.EmbeddedKafka.start(tmp.resolve("external"))) {
+            Path home = tmp.resolve("home");
+            FerryProcess.Result r = FerryProcess.run("run", "--job", "ext", "--ranks", "2", "--interval", "0",
+                    "--home", home.toString(), "--kafka", external.bootstrapServers(), "--", "true");
+            assertEquals(0, r.exit(), r.out() + r.err());
+            assertTrue(r.out().contains("log " + external.bootstrapServers()), r.out());
+            assertFalse(Files.exists(home.resolve("kafka")), "no embedded broker was started");
+            FerryProcess.Result status = FerryProcess.run("status", "ext", "--kafka", external.bootstrapServers());
+            assertTrue(status.out().startsWith("ext: finished"), status.out());
+        }
+    }
+
+    @Test
     void unsafeJobNameIsRefusedBeforeAnythingStarts() throws Exception {
         Path home = tmp.resolve("home");
         FerryProcess.Result r = FerryProcess.run("run", "--job", "../x", "--ranks", "1", "--home", home.toString(), "--", "true");

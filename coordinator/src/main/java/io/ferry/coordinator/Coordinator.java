@@ -42,7 +42,16 @@ public final class Coordinator implements Closeable {
     private volatile boolean running = true;
     private volatile java.util.function.Consumer<Event> listener = e -> { };
 
+    /** How long a node may stay silent before its job is rolled back (or failed). */
+    public static final Duration DEFAULT_HEARTBEAT_TIMEOUT = Duration.ofSeconds(30);
+    private final long heartbeatTimeoutMillis;
+
     public Coordinator(KafkaLog log, Repository repo, Clock clock) {
+        this(log, repo, clock, DEFAULT_HEARTBEAT_TIMEOUT);
+    }
+
+    public Coordinator(KafkaLog log, Repository repo, Clock clock, Duration heartbeatTimeout) {
+        this.heartbeatTimeoutMillis = heartbeatTimeout.toMillis();
         this.log = log;
         this.repo = repo;
         this.clock = clock;
@@ -179,11 +188,37 @@ public final class Coordinator implements Closeable {
             if (j.finished()) {
                 continue;
             }
+            if (checkHeartbeat(j, now)) {
+                continue;
+            }
             long interval = j.started.intervalMillis();
             if (interval > 0 && !recoveryPending.contains(j.job) && now - j.lastRequestMillis >= interval) {
                 requestCheckpoint(j.job, "interval");
             }
         }
+    }
+
+    /**
+     * A node silent past the timeout: with auto-recovery its job is rolled back once (the
+     * agent may only have been stuck); silent for another timeout after that, or without
+     * auto-recovery, the job fails with the reason. Returns whether the job is silent.
+     */
+    private boolean checkHeartbeat(JobView j, long now) {
+        long silentFor = now - j.lastHeartbeatMillis;
+        if (silentFor < heartbeatTimeoutMillis) {
+            return false;
+        }
+        String cause = "node " + j.started.node() + " sent no heartbeat for " + silentFor / 1000 + " s";
+        if (j.silentSinceMillis == 0 && j.started.autoRecover()) {
+            j.silentSinceMillis = now;
+            recoveryPending.add(j.job);
+            long g = j.newestEstablished().map(GenerationView::generation).orElse(-1L);
+            log.send(j.started.node(), new Command.Restart(j.job, g, cause));
+        } else if (j.silentSinceMillis == 0 || now - j.silentSinceMillis >= heartbeatTimeoutMillis) {
+            j.silentSinceMillis = now;
+            log.append(new Event.JobFinished(j.job, false, cause + "; the node is lost"));
+        }
+        return true;
     }
 
     private void establish(JobView j, GenerationView g, long now) {

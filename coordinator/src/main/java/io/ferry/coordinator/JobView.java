@@ -16,6 +16,9 @@ public final class JobView {
     final Map<Integer, Integer> exits = new HashMap<>();
     int recoveries;
     long lastRequestMillis;
+    long lastHeartbeatMillis;
+    /** When the coordinator first found the node silent, or 0. */
+    long silentSinceMillis;
     Boolean success;
     String finishDetail = "";
 

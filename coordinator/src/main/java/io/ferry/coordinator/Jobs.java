@@ -29,6 +29,8 @@ public final class Jobs {
         if (e instanceof Event.JobStarted s) {
             j.started = s;
             j.lastRequestMillis = timestampMillis; // the first interval starts with the job
+            j.lastHeartbeatMillis = timestampMillis;
+            j.silentSinceMillis = 0;
             j.success = null;
             j.exits.clear();
         } else if (e instanceof Event.CheckpointRequested r) {
@@ -57,6 +59,9 @@ public final class Jobs {
             GenerationView g = gen(j, s.generation());
             g.state = GenerationView.State.ESTABLISHED;
             g.secondsToEstablished = s.secondsSinceRequest();
+        } else if (e instanceof Event.Heartbeat h) {
+            j.lastHeartbeatMillis = Math.max(j.lastHeartbeatMillis, timestampMillis);
+            j.silentSinceMillis = 0;
         } else if (e instanceof Event.RankExited x) {
             j.exits.put(x.rank(), x.exitCode());
         } else if (e instanceof Event.RecoveryStarted r) {

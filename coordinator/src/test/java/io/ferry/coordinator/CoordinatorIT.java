@@ -113,6 +113,30 @@ class CoordinatorIT {
         }
     }
 
+    @Test
+    void silentNodeIsRolledBackThenFailed() throws Exception {
+        try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));
+             KafkaLog log = new KafkaLog(kafka.bootstrapServers());
+             Store store = Stores.open(tmp.resolve("store").toUri(), Map.of());
+             StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC());
+             KafkaConsumer<byte[], byte[]> agentView = log.reader(KafkaLog.COMMANDS, true)) {
+            Coordinator c = new Coordinator(log, pipeline.repository(), Clock.systemUTC(), Duration.ofSeconds(1)).start();
+            assertTrue(c.awaitLive(Duration.ofSeconds(30)));
+            log.append(new Event.JobStarted("quiet", 1, 0, true, store.uri().toString(), "node7"));
+            List<Command> seen = new ArrayList<>();
+            await("a restart after the heartbeat timeout", () -> {
+                seen.addAll(commands(agentView, "node7"));
+                return !seen.isEmpty();
+            });
+            Command.Restart r = (Command.Restart) seen.get(0);
+            assertTrue(r.cause().contains("sent no heartbeat"), r.cause());
+            await("the job failing when the node stays silent",
+                    () -> c.query(j -> j.get("quiet").flatMap(JobView::success).isPresent()));
+            assertEquals(false, c.query(j -> j.get("quiet").flatMap(JobView::success).orElseThrow()));
+            c.close();
+        }
+    }
+
     private static boolean isEstablished(StagingPipeline p, String job, long g) {
         try {
             return p.repository().isEstablished(job, g);

@@ -65,6 +65,15 @@ class JobsTest {
     }
 
     @Test
+    void heartbeatsMoveTheLastSeenTime() {
+        JobView j = jobs.apply(new Event.JobStarted("j", 1, 0, true, "s", "n"), 1000);
+        assertEquals(1000, j.lastHeartbeatMillis);
+        jobs.apply(new Event.Heartbeat("j", "n"), 6000);
+        jobs.apply(new Event.Heartbeat("j", "n"), 5000); // out of order: the newest wins
+        assertEquals(6000, j.lastHeartbeatMillis);
+    }
+
+    @Test
     void stagingProblemShowsUntilStaged() {
         JobView j = apply(new Event.JobStarted("j", 1, 0, true, "s", "n"),
                 new Event.CheckpointRequested("j", 0, "request"),

@@ -71,6 +71,13 @@ public sealed interface Event {
         }
     }
 
+    /** The node's agent is alive (sent every few seconds); its log timestamp is what counts. */
+    record Heartbeat(String job, String node) implements Event {
+        public Heartbeat {
+            Names.requireJob(job);
+        }
+    }
+
     /** A rank's process ended. */
     record RankExited(String job, int rank, int exitCode) implements Event {
         public RankExited {
