@@ -31,6 +31,15 @@ public final class RankProcess {
         this.process = process;
         this.ckptDir = ckptDir;
         this.signal = signal;
+        // Once per process, not per checkpoint: a rank that dies fails whatever request is pending.
+        process.onExit().thenRun(this::exited);
+    }
+
+    private synchronized void exited() {
+        if (pending != null) {
+            pending.complete(new Line.Fail(pendingGeneration, "rank " + rank + " exited with "
+                    + process.exitValue() + " during the checkpoint"));
+        }
     }
 
     public int rank() {
@@ -97,8 +106,9 @@ public final class RankProcess {
             }, 10, 10, TimeUnit.MILLISECONDS);
             answer.whenComplete((l, t) -> task.cancel(false));
         }
-        process.onExit().thenRun(() -> answer.complete(new Line.Fail(g, "rank " + rank + " exited with "
-                + process.exitValue() + " during the checkpoint")));
+        if (!process.isAlive()) {
+            exited();
+        }
         return answer;
     }
 

@@ -9,7 +9,6 @@ import io.ferry.stores.StoreProvider;
 import io.ferry.stores.TransientStoreException;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -126,10 +125,13 @@ public final class PosixStore implements Store {
 
     @Override
     public int read(String key, byte[] dst) throws StoreException {
-        Path p = path(key);
-        try (InputStream in = Files.newInputStream(p)) {
-            long size = Files.size(p);
-            int n = in.readNBytes(dst, 0, dst.length);
+        try (FileChannel ch = FileChannel.open(path(key), StandardOpenOption.READ)) {
+            long size = ch.size(); // of the file we opened, not of whatever the name points to later
+            ByteBuffer b = ByteBuffer.wrap(dst);
+            while (b.hasRemaining() && ch.read(b) >= 0) {
+                // fill dst or reach the end
+            }
+            int n = b.position();
             return n < dst.length ? n : (int) Math.min(Integer.MAX_VALUE, Math.max(size, n));
         } catch (NoSuchFileException e) {
             throw new ObjectNotFoundException(key, uri.toString());
