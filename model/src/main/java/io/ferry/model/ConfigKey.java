@@ -24,6 +24,11 @@ public record ConfigKey<T>(String name, String doc, String defaultValue, Functio
         return new ConfigKey<>(name, doc, dflt, s -> inRange(Sizes.parse(s), min, max));
     }
 
+    public static ConfigKey<java.time.Duration> durationKey(String name, String doc, String dflt,
+                                                            java.time.Duration min, java.time.Duration max) {
+        return new ConfigKey<>(name, doc, dflt, s -> inRange(Durations.parse(s), min, max));
+    }
+
     public static ConfigKey<Double> doubleKey(String name, String doc, double dflt, double min, double max) {
         return new ConfigKey<>(name, doc, Double.toString(dflt), s -> inRange(Double.parseDouble(s), min, max));
     }

@@ -39,4 +39,9 @@ public interface Store extends Closeable {
 
     /** Removes an object; removing an absent one is not an error. */
     void delete(String key) throws StoreException;
+
+    /** Retry and circuit-breaker counters; {@link StoreHealth#NONE} for stores without that layer. */
+    default StoreHealth health() {
+        return StoreHealth.NONE;
+    }
 }

@@ -7,33 +7,51 @@ import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.ServiceLoader;
 import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * Opens stores by URI. Schemes are registered explicitly; registering one twice is an error.
- * Built in: {@code file:} ({@link PosixStore}). Thread-safe.
+ * Opens stores by URI. Built in: {@code file:} ({@link PosixStore}); others ({@code hdfs:},
+ * {@code s3:}) come from providers on the class path, found with {@link ServiceLoader}, or
+ * registered explicitly. Registering a scheme twice is an error. Remote stores are wrapped in
+ * a {@link ResilientStore}; {@code file:} stores are not (a POSIX call that fails is reported
+ * at once, and the node agent stages again later). Thread-safe.
  */
 public final class Stores {
     private static final Map<String, StoreProvider> PROVIDERS = new HashMap<>();
 
     static {
-        register("file", PosixStore.provider());
+        register(PosixStore.provider());
+        for (StoreProvider p : ServiceLoader.load(StoreProvider.class, Stores.class.getClassLoader())) {
+            register(p);
+        }
     }
 
     private Stores() {}
 
-    public static synchronized void register(String scheme, StoreProvider provider) {
-        if (PROVIDERS.putIfAbsent(scheme, provider) != null) {
-            throw new IllegalStateException("store scheme '" + scheme + "' is already registered");
+    public static synchronized void register(StoreProvider provider) {
+        if (PROVIDERS.putIfAbsent(provider.scheme(), provider) != null) {
+            throw new IllegalStateException("store scheme '" + provider.scheme() + "' is already registered");
         }
+    }
+
+    /** The schemes that can be opened here, sorted. */
+    public static synchronized Set<String> schemes() {
+        return new TreeSet<>(PROVIDERS.keySet());
+    }
+
+    /** {@link #open(URI, Map, Resilience)} with {@link Resilience#DEFAULTS}. */
+    public static Store open(URI uri, Map<String, String> options) throws StoreException {
+        return open(uri, options, Resilience.DEFAULTS);
     }
 
     /**
      * Opens the store at {@code uri}. Options not accepted by that scheme's provider are an
-     * {@link IllegalArgumentException} naming the key, before any I/O.
+     * {@link IllegalArgumentException} naming the key, before any I/O. A remote store comes
+     * wrapped in a {@link ResilientStore} with {@code resilience}.
      */
-    public static Store open(URI uri, Map<String, String> options) throws StoreException {
+    public static Store open(URI uri, Map<String, String> options, Resilience resilience) throws StoreException {
         StoreProvider p;
         synchronized (Stores.class) {
             p = PROVIDERS.get(uri.getScheme());
@@ -46,10 +64,11 @@ public final class Stores {
         for (String k : options.keySet()) {
             if (!known.contains(k)) {
                 throw new IllegalArgumentException("unknown option '" + k + "' for " + uri.getScheme()
-                        + " stores; known: " + new TreeSet<>(known));
+                        + " stores; known: " + p.describeOptions());
             }
         }
-        return p.open(uri, options);
+        Store store = p.open(uri, options);
+        return p.remote() ? new ResilientStore(store, resilience) : store;
     }
 
     /**

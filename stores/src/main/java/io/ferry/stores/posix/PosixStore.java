@@ -57,6 +57,11 @@ public final class PosixStore implements Store {
     public static StoreProvider provider() {
         return new StoreProvider() {
             @Override
+            public String scheme() {
+                return "file";
+            }
+
+            @Override
             public Set<String> optionKeys() {
                 return Set.of(STRIPE_COUNT, STRIPE_SIZE);
             }

@@ -1,0 +1,37 @@
+package io.ferry.stores.hdfs;
+
+import io.ferry.stores.Store;
+import io.ferry.stores.StoreException;
+import io.ferry.stores.StoreProvider;
+
+import java.net.URI;
+import java.util.Map;
+import java.util.Set;
+
+/** {@code hdfs://namenode[:port]/path} stores; found through {@code META-INF/services}. */
+public final class HdfsStoreProvider implements StoreProvider {
+    @Override
+    public String scheme() {
+        return "hdfs";
+    }
+
+    @Override
+    public Set<String> optionKeys() {
+        return HdfsStore.OPTIONS;
+    }
+
+    @Override
+    public String describeOptions() {
+        return HdfsStore.OPTIONS.toString();
+    }
+
+    @Override
+    public boolean remote() {
+        return true;
+    }
+
+    @Override
+    public Store open(URI uri, Map<String, String> options) throws StoreException {
+        return HdfsStore.open(uri, options, System.getenv("HADOOP_CONF_DIR"));
+    }
+}

@@ -1,0 +1,80 @@
+package io.ferry.stores.hdfs;
+
+import io.ferry.stores.ResilientStore;
+import io.ferry.stores.Store;
+import io.ferry.stores.StoreContractTest;
+import io.ferry.stores.Stores;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The store conformance suite, and HDFS's own cases, against a MiniDFSCluster. */
+class HdfsStoreTest extends StoreContractTest {
+    @TempDir
+    static java.nio.file.Path dir;
+    static MiniHdfs hdfs;
+    private static final AtomicInteger DIRS = new AtomicInteger();
+
+    @BeforeAll
+    static void startCluster() throws Exception {
+        hdfs = new MiniHdfs(dir);
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        hdfs.close();
+    }
+
+    @Override
+    protected Store openStore() throws Exception {
+        return Stores.open(hdfs.uri("/ferry/t" + DIRS.incrementAndGet()), Map.of());
+    }
+
+    @Test
+    void remoteStoresComeWithTheResilienceLayer() {
+        assertInstanceOf(ResilientStore.class, store);
+    }
+
+    @Test
+    void leftoverTemporaryFilesOfACrashAreInvisible() throws Exception {
+        store.put("a/k", ByteBuffer.wrap(new byte[]{1}));
+        URI root = store.uri();
+        try (FileSystem fs = FileSystem.newInstance(root, new Configuration());
+             FSDataOutputStream out = fs.create(new Path(root.toString() + "/a/.k2.tmp-99"))) {
+            out.write(new byte[10]);
+        }
+        assertEquals(List.of("a/k"), store.list(""));
+    }
+
+    @Test
+    void hadoopKeysPassThroughAndUnknownOptionsAreRefused() throws Exception {
+        try (Store s = Stores.open(hdfs.uri("/ferry/opts"), Map.of("hdfs.conf.dfs.client.socket-timeout", "7000",
+                "hdfs.replication", "1"))) {
+            s.put("k", ByteBuffer.wrap(new byte[]{5}));
+            assertArrayEquals(new byte[]{5}, s.get("k"));
+        }
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Stores.open(hdfs.uri("/ferry/x"), Map.of("hdfs.replicas", "2")));
+        assertTrue(e.getMessage().contains("hdfs.replicas") && e.getMessage().contains("hdfs.conf.<hadoop key>"),
+                e.getMessage());
+        assertThrows(IllegalArgumentException.class,
+                () -> Stores.open(hdfs.uri("/ferry/x"), Map.of("hdfs.replication", "zero")));
+    }
+}
