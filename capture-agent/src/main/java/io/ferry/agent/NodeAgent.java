@@ -8,6 +8,7 @@ import io.ferry.staging.Progress;
 import io.ferry.staging.PushResult;
 import io.ferry.staging.StagingPipeline;
 import io.ferry.staging.internal.FileTrees;
+import io.ferry.stores.StoreHealth;
 
 import java.io.Closeable;
 import java.io.IOException;
@@ -40,6 +41,8 @@ public final class NodeAgent implements Closeable {
     private final Consumer<Event> events;
     private final Map<Integer, RankProcess> ranks = new ConcurrentHashMap<>();
     private final ExecutorService capturer = Executors.newSingleThreadExecutor(named("ferry-agent-capture"));
+    /** Reported only when it differs from this: a healthy store with nothing to tell. */
+    private volatile StoreHealth lastHealth = new StoreHealth("CLOSED", 0, 0, 0, 0, 0);
     private final ExecutorService stager = Executors.newSingleThreadExecutor(named("ferry-agent-stage"));
     private final ScheduledExecutorService poller = Executors.newSingleThreadScheduledExecutor(named("ferry-agent-poll"));
     private final ControlServer control;
@@ -114,6 +117,15 @@ public final class NodeAgent implements Closeable {
     private void heartbeat() {
         try {
             events.accept(new Event.Heartbeat(config.job(), config.node()));
+            StoreHealth h = pipeline.repository().store().health();
+            if (!h.equals(StoreHealth.NONE) && !(h.circuit().equals(lastHealth.circuit())
+                    && h.retries() == lastHealth.retries() && h.failed() == lastHealth.failed()
+                    && h.rejected() == lastHealth.rejected())) {
+                events.accept(new Event.StoreHealthReported(config.job(), config.node(),
+                        pipeline.repository().store().uri().toString(), h.circuit(), h.calls(), h.retries(), h.failed(),
+                        h.rejected()));
+                lastHealth = h;
+            }
         } catch (RuntimeException e) {
             System.err.println("ferry agent: heartbeat not delivered: " + e.getMessage()); // next one retries
         }

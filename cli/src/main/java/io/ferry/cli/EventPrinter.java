@@ -40,6 +40,8 @@ final class EventPrinter implements Consumer<Event> {
             line = "generation " + f.generation() + " FAILED: " + f.reason();
         } else if (e instanceof Event.StagingFailed f) {
             line = "generation " + f.generation() + " rank " + f.rank() + " waits in the local cache: " + f.reason();
+        } else if (e instanceof Event.StoreHealthReported h) {
+            line = StatusCommand.describe(h);
         } else if (e instanceof Event.RankExited x && x.exitCode() != 0) {
             line = "rank " + x.rank() + " exited with " + x.exitCode();
         } else if (e instanceof Event.RecoveryStarted r) {

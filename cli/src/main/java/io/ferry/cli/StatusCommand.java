@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.ferry.coordinator.GenerationView;
 import io.ferry.coordinator.JobView;
 import io.ferry.coordinator.Jobs;
+import io.ferry.model.Event;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -44,6 +45,12 @@ final class StatusCommand implements Callable<Integer> {
                 v.newestEstablished().ifPresent(g -> n.put("newestEstablished", g.generation()));
                 v.latest().ifPresent(g -> n.put("latestGeneration", g.generation()).put("latestState", g.state().toString())
                         .put("problem", g.problem()));
+                ArrayNode stores = n.putArray("stores");
+                for (Event.StoreHealthReported h : v.storeHealth()) {
+                    stores.addObject().put("node", h.node()).put("store", h.store()).put("circuit", h.circuit())
+                            .put("calls", h.calls()).put("retries", h.retries()).put("failed", h.failed())
+                            .put("rejected", h.rejected());
+                }
             }
             System.out.println(m.writerWithDefaultPrettyPrinter().writeValueAsString(job == null ? arr : arr.get(0)));
         } else {
@@ -52,9 +59,23 @@ final class StatusCommand implements Callable<Integer> {
                         state(v), v.ranks(), v.newestEstablished().map(g -> Long.toString(g.generation())).orElse("none"),
                         v.latest().map(g -> g.generation() + " " + g.state()).orElse("none"),
                         v.latest().map(GenerationView::problem).filter(p -> !p.isEmpty()).map(p -> " (" + p + ")").orElse(""));
+                for (Event.StoreHealthReported h : v.storeHealth()) {
+                    System.out.println("  " + describe(h));
+                }
             }
         }
         return 0;
+    }
+
+    /** One line about a node's remote store, e.g. when it is down and images wait in the cache. */
+    static String describe(Event.StoreHealthReported h) {
+        String what = switch (h.circuit()) {
+            case "OPEN" -> "is considered DOWN: images wait in the local cache and staging resumes when it is back";
+            case "HALF_OPEN" -> "is being probed after an outage";
+            default -> "is up";
+        };
+        return String.format(Locale.ROOT, "store %s (node %s) %s; %d calls, %d retries, %d failed, %d rejected",
+                h.store(), h.node(), what, h.calls(), h.retries(), h.failed(), h.rejected());
     }
 
     private static String state(JobView v) {

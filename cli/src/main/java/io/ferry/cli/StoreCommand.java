@@ -18,7 +18,7 @@ import java.util.concurrent.Callable;
         subcommands = {StoreCommand.Ls.class, StoreCommand.Verify.class})
 final class StoreCommand {
     abstract static class OnStore {
-        @Parameters(index = "0", paramLabel = "URI", description = "Store URI: file:/path or a plain path.")
+        @Parameters(index = "0", paramLabel = "URI", description = "Store URI: file:/path or a plain path, hdfs://namenode:port/path, s3://bucket/prefix.")
         String uri;
         @Option(names = "--set", paramLabel = "KEY=VALUE", description = "Configuration, repeatable.")
         Map<String, String> settings = new LinkedHashMap<>();

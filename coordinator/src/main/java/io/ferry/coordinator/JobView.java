@@ -19,6 +19,8 @@ public final class JobView {
     long lastHeartbeatMillis;
     /** When the coordinator first found the node silent, or 0. */
     long silentSinceMillis;
+    /** The latest store health each node reported. */
+    final Map<String, Event.StoreHealthReported> storeHealth = new TreeMap<>();
     Boolean success;
     String finishDetail = "";
 
@@ -48,6 +50,11 @@ public final class JobView {
 
     public Optional<Boolean> success() {
         return Optional.ofNullable(success);
+    }
+
+    /** The latest remote-store health per node (empty for stores without a resilience layer). */
+    public Collection<Event.StoreHealthReported> storeHealth() {
+        return storeHealth.values();
     }
 
     public int recoveries() {

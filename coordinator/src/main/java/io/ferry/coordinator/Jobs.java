@@ -62,6 +62,8 @@ public final class Jobs {
         } else if (e instanceof Event.Heartbeat h) {
             j.lastHeartbeatMillis = Math.max(j.lastHeartbeatMillis, timestampMillis);
             j.silentSinceMillis = 0;
+        } else if (e instanceof Event.StoreHealthReported h) {
+            j.storeHealth.put(h.node(), h);
         } else if (e instanceof Event.RankExited x) {
             j.exits.put(x.rank(), x.exitCode());
         } else if (e instanceof Event.RecoveryStarted r) {

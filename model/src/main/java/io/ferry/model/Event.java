@@ -71,6 +71,21 @@ public sealed interface Event {
         }
     }
 
+    /**
+     * What the node's remote-store layer has seen (sent with a heartbeat when it changed):
+     * circuit {@code CLOSED}, {@code OPEN} (store considered down: images wait in the cache) or
+     * {@code HALF_OPEN} (probing), and counts since the agent started.
+     */
+    record StoreHealthReported(String job, String node, String store, String circuit, long calls, long retries,
+                               long failed, long rejected) implements Event {
+        public StoreHealthReported {
+            Names.requireJob(job);
+            if (calls < 0 || retries < 0 || failed < 0 || rejected < 0) {
+                throw new IllegalArgumentException("store counters must be >= 0");
+            }
+        }
+    }
+
     /** The node's agent is alive (sent every few seconds); its log timestamp is what counts. */
     record Heartbeat(String job, String node) implements Event {
         public Heartbeat {

@@ -25,7 +25,7 @@ public final class EventCodec {
             type(Event.JobStarted.class), type(Event.CheckpointRequested.class), type(Event.ImageCaptured.class),
             type(Event.CaptureFailed.class), type(Event.ImageStaged.class), type(Event.StagingFailed.class),
             type(Event.SnapshotEstablished.class), type(Event.RankExited.class), type(Event.RecoveryStarted.class),
-            type(Event.JobFinished.class), type(Event.Heartbeat.class),
+            type(Event.JobFinished.class), type(Event.Heartbeat.class), type(Event.StoreHealthReported.class),
             type(Command.Capture.class), type(Command.Restart.class), type(Command.RequestCheckpoint.class));
 
     private EventCodec() {}

@@ -125,28 +125,52 @@ public final class HdfsStore implements Store {
         Path tmp = new Path(target.getParent(),
                 "." + target.getName() + ".tmp-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
         try {
-            try (FSDataOutputStream out = fs.create(tmp, false, 1 << 16, replication, fs.getDefaultBlockSize(tmp))) {
-                ByteBuffer b = data.duplicate();
-                if (b.hasArray()) {
-                    out.write(b.array(), b.arrayOffset() + b.position(), b.remaining());
-                } else {
-                    byte[] piece = new byte[Math.min(b.remaining(), 1 << 20)];
-                    while (b.hasRemaining()) {
-                        int n = Math.min(piece.length, b.remaining());
-                        b.get(piece, 0, n);
-                        out.write(piece, 0, n);
-                    }
-                }
+            // Not try-with-resources: a failed DFSOutputStream rethrows the same exception from
+            // close(), and suppressing an exception in itself is an IllegalArgumentException.
+            FSDataOutputStream out = fs.create(tmp, false, 1 << 16, replication, fs.getDefaultBlockSize(tmp));
+            try {
+                write(out, data.duplicate());
                 out.hsync(); // on the DataNodes' disks before we call it written
+            } catch (IOException | RuntimeException e) {
+                closeAfterFailure(out, e);
+                throw e;
             }
+            out.close();
             fc.rename(tmp, target, Options.Rename.OVERWRITE);
         } catch (IOException e) {
             try {
                 fs.delete(tmp, false);
             } catch (IOException | RuntimeException suppressed) {
-                e.addSuppressed(suppressed); // invisible to list(); safe to remove later
+                addSuppressed(e, suppressed); // invisible to list(); safe to remove later
             }
             throw classify("cannot write " + key + " in " + uri, e);
+        }
+    }
+
+    private static void write(FSDataOutputStream out, ByteBuffer b) throws IOException {
+        if (b.hasArray()) {
+            out.write(b.array(), b.arrayOffset() + b.position(), b.remaining());
+            return;
+        }
+        byte[] piece = new byte[Math.min(b.remaining(), 1 << 20)];
+        while (b.hasRemaining()) {
+            int n = Math.min(piece.length, b.remaining());
+            b.get(piece, 0, n);
+            out.write(piece, 0, n);
+        }
+    }
+
+    private static void closeAfterFailure(FSDataOutputStream out, Exception failure) {
+        try {
+            out.close();
+        } catch (IOException | RuntimeException e) {
+            addSuppressed(failure, e);
+        }
+    }
+
+    private static void addSuppressed(Exception to, Exception e) {
+        if (to != e) {
+            to.addSuppressed(e);
         }
     }
 
