@@ -85,6 +85,7 @@ public final class HdfsStore implements Store {
                 conf.set(k.substring(CONF_PREFIX.length()), v);
             }
         });
+        tuneForManyFiles(conf);
         short replication = 0;
         if (options.containsKey(REPLICATION)) {
             try {
@@ -111,6 +112,24 @@ public final class HdfsStore implements Store {
             }
         } catch (IOException e) {
             throw classify("cannot open HDFS store " + uri, e);
+        }
+    }
+
+    /** Hadoop's client wait before it first asks whether a closed file's last block is complete. */
+    static final String CLOSE_POLL_DELAY = "dfs.client.block.write.locateFollowingBlock.initial.delay.ms";
+
+    /**
+     * Closing an HDFS file waits until the NameNode has the DataNodes' report of its last block;
+     * the client first asks after 400 ms by default, which alone made a 4 MiB chunk cost about
+     * 270 ms to write (measured on the MiniDFSCluster: 42 ms with 10 ms). Ferry writes many
+     * such files, so it asks after 10 ms unless the site's configuration or an
+     * {@code hdfs.conf.} option sets the key.
+     */
+    static void tuneForManyFiles(Configuration conf) {
+        String[] sources = conf.getPropertySources(CLOSE_POLL_DELAY);
+        boolean setBySite = sources != null && java.util.Arrays.stream(sources).anyMatch(x -> !x.endsWith("-default.xml"));
+        if (!setBySite) {
+            conf.setInt(CLOSE_POLL_DELAY, 10);
         }
     }
 

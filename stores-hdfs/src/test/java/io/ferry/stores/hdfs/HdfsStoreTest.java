@@ -77,4 +77,15 @@ class HdfsStoreTest extends StoreContractTest {
         assertThrows(IllegalArgumentException.class,
                 () -> Stores.open(hdfs.uri("/ferry/x"), Map.of("hdfs.replication", "zero")));
     }
+
+    @Test
+    void closePollDelayIsLoweredUnlessTheSiteSetsIt() {
+        Configuration conf = new Configuration();
+        HdfsStore.tuneForManyFiles(conf);
+        assertEquals(10, conf.getInt(HdfsStore.CLOSE_POLL_DELAY, -1));
+        Configuration site = new Configuration();
+        site.setInt(HdfsStore.CLOSE_POLL_DELAY, 250);
+        HdfsStore.tuneForManyFiles(site);
+        assertEquals(250, site.getInt(HdfsStore.CLOSE_POLL_DELAY, -1));
+    }
 }

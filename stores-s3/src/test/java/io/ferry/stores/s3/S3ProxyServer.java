@@ -21,10 +21,20 @@ public final class S3ProxyServer implements AutoCloseable {
 
     private final Path dir;
     private final int port;
+    private final boolean ignoreUnknownHeaders;
     private S3Proxy proxy;
 
     public S3ProxyServer(Path dir) throws Exception {
+        this(dir, false);
+    }
+
+    /**
+     * @param ignoreUnknownHeaders accept x-amz-* headers s3proxy does not implement (the transfer
+     *                             manager's async client sends one); Ferry's own client needs none
+     */
+    public S3ProxyServer(Path dir, boolean ignoreUnknownHeaders) throws Exception {
         this.dir = dir;
+        this.ignoreUnknownHeaders = ignoreUnknownHeaders;
         try (ServerSocket s = new ServerSocket(0)) {
             this.port = s.getLocalPort();
         }
@@ -56,6 +66,7 @@ public final class S3ProxyServer implements AutoCloseable {
                 .blobStore(new FilesystemNio2BlobStore(dir.toString()))
                 .endpoint(endpoint())
                 .awsAuthentication(AuthenticationType.AWS_V2_OR_V4, ACCESS_KEY, SECRET_KEY)
+                .ignoreUnknownHeaders(ignoreUnknownHeaders)
                 .build();
         p.start();
         long deadline = System.nanoTime() + 30_000_000_000L;
