@@ -1,0 +1,168 @@
+package io.ferry.cli;
+
+import io.ferry.model.ChunkId;
+import io.ferry.model.Entry;
+import io.ferry.model.ImageRef;
+import io.ferry.staging.ImageCorruptException;
+import io.ferry.staging.Progress;
+import io.ferry.staging.Repository;
+import io.ferry.staging.Staging;
+import io.ferry.staging.StagingConfig;
+import io.ferry.staging.StagingPipeline;
+import io.ferry.staging.VerifyReport;
+import io.ferry.stores.Store;
+import io.ferry.stores.Stores;
+import io.ferry.stores.hdfs.MiniHdfs;
+import io.ferry.stores.s3.S3ProxyServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The store conformance suite at the repository level, the same cases on {@code file:},
+ * {@code hdfs:} (MiniDFSCluster) and {@code s3:} (s3proxy): an image round trip, the commit
+ * marker as the only thing that establishes a snapshot, a corrupted and a missing chunk
+ * (damaged through the store's own API, so every kind is damaged alike), and two nodes pushing
+ * the same chunks at once. Object-level cases are in each store module's StoreContractTest.
+ */
+class RepositoryOnEveryStoreIT {
+    @TempDir
+    static Path tmp;
+    static MiniHdfs hdfs;
+    static S3ProxyServer s3;
+    private static final AtomicInteger N = new AtomicInteger();
+    private static final int CHUNK = 64 << 10;
+
+    @BeforeAll
+    static void start() throws Exception {
+        hdfs = new MiniHdfs(tmp.resolve("hdfs"));
+        s3 = new S3ProxyServer(tmp.resolve("s3")).bucket("ferry");
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        s3.close();
+        hdfs.close();
+    }
+
+    private static Store open(String kind) throws Exception {
+        int n = N.incrementAndGet();
+        return switch (kind) {
+            case "file" -> Stores.open(tmp.resolve("posix" + n).toUri(), Map.of());
+            case "hdfs" -> Stores.open(hdfs.uri("/repo" + n), Map.of());
+            case "s3" -> Stores.open(URI.create("s3://ferry/repo" + n), s3.options());
+            default -> throw new IllegalArgumentException(kind);
+        };
+    }
+
+    private static StagingPipeline pipeline(Store s) {
+        return Staging.pipeline(s, StagingConfig.from(Map.of("staging.chunk-size", Integer.toString(CHUNK))),
+                Clock.systemUTC());
+    }
+
+    private static Path image(String name, int seed) throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve(name));
+        byte[] data = new byte[5 * CHUNK + 123];
+        new Random(seed).nextBytes(data);
+        Files.write(dir.resolve("state.bin"), data);
+        Files.write(dir.resolve("zeros.bin"), new byte[3 * CHUNK]);
+        return dir;
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"file", "hdfs", "s3"})
+    void roundTripAndTheMarkerIsWhatEstablishes(String kind) throws Exception {
+        Path img = image("img-" + kind + N.incrementAndGet(), 1);
+        try (Store s = open(kind); StagingPipeline p = pipeline(s)) {
+            ImageRef ref = new ImageRef("job", 3, 0);
+            p.push(img, ref, Progress.NONE);
+            assertFalse(p.repository().isEstablished("job", 3), "manifests alone establish nothing");
+            p.repository().commitSnapshot("job", 3, 1);
+            assertTrue(p.repository().isEstablished("job", 3));
+            Path out = tmp.resolve("out-" + kind + N.incrementAndGet());
+            p.pull(ref, out, Progress.NONE);
+            assertArrayEquals(Files.readAllBytes(img.resolve("state.bin")), Files.readAllBytes(out.resolve("state.bin")));
+            assertArrayEquals(new byte[3 * CHUNK], Files.readAllBytes(out.resolve("zeros.bin")));
+            assertTrue(p.verify(Progress.NONE).ok());
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"file", "hdfs", "s3"})
+    void corruptedAndMissingChunksAreCaughtAndNamed(String kind) throws Exception {
+        Path img = image("img-" + kind + N.incrementAndGet(), 2);
+        try (Store s = open(kind); StagingPipeline p = pipeline(s)) {
+            ImageRef ref = new ImageRef("job", 1, 0);
+            p.push(img, ref, Progress.NONE);
+            p.repository().commitSnapshot("job", 1, 1);
+            Entry.RegularFile f = p.repository().readManifest(ref).manifest().entries().stream()
+                    .filter(e -> e instanceof Entry.RegularFile r && r.path().equals("state.bin"))
+                    .map(Entry.RegularFile.class::cast).findFirst().orElseThrow();
+            ChunkId damaged = f.chunks().get(1);
+            String key = Repository.chunkKey(damaged);
+            byte[] bytes = s.get(key);
+            bytes[bytes.length / 2] ^= 0x01;
+            s.put(key, ByteBuffer.wrap(bytes));
+            ImageCorruptException e = assertThrows(ImageCorruptException.class,
+                    () -> p.pull(ref, tmp.resolve("bad-" + kind + N.incrementAndGet()), Progress.NONE));
+            assertTrue(e.getMessage().contains("chunk 1 of 6 (" + damaged + ")"), e.getMessage());
+            VerifyReport r = p.verify(Progress.NONE);
+            assertEquals(VerifyReport.Kind.CORRUPT_CHUNK, r.problems().get(0).kind(), r.problems().toString());
+
+            s.delete(key);
+            Exception missing = assertThrows(Exception.class,
+                    () -> p.pull(ref, tmp.resolve("gone-" + kind + N.incrementAndGet()), Progress.NONE));
+            assertTrue(missing.getMessage().contains(damaged.toString()), missing.getMessage());
+            assertFalse(p.verify(Progress.NONE).ok());
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"file", "hdfs", "s3"})
+    void twoNodesPushingTheSameChunksAtOnceLeaveAWholeRepository(String kind) throws Exception {
+        Path img = image("img-" + kind + N.incrementAndGet(), 3);
+        try (Store s = open(kind); StagingPipeline a = pipeline(s); StagingPipeline b = pipeline(s)) {
+            ExecutorService pool = Executors.newFixedThreadPool(2);
+            try {
+                List<Future<?>> fs = new ArrayList<>();
+                for (int rank = 0; rank < 2; rank++) {
+                    StagingPipeline p = rank == 0 ? a : b;
+                    ImageRef ref = new ImageRef("job", 0, rank);
+                    fs.add(pool.submit(() -> p.push(img, ref, Progress.NONE)));
+                }
+                for (Future<?> f : fs) {
+                    f.get();
+                }
+            } finally {
+                pool.shutdown();
+            }
+            a.repository().commitSnapshot("job", 0, 2);
+            assertTrue(a.verify(Progress.NONE).ok());
+            Path out = tmp.resolve("same-" + kind + N.incrementAndGet());
+            b.pull(new ImageRef("job", 0, 1), out, Progress.NONE);
+            assertArrayEquals(Files.readAllBytes(img.resolve("state.bin")), Files.readAllBytes(out.resolve("state.bin")));
+        }
+    }
+}
