@@ -12,7 +12,7 @@ import java.io.PrintWriter;
 @Command(name = "ferry", mixinStandardHelpOptions = true, version = "ferry 0.1.0",
         description = "Checkpoint pipeline: stage job images to stable storage and back, verified.",
         subcommands = {RunCommand.class, CheckpointCommand.class, RestartCommand.class, StatusCommand.class,
-                ListCommand.class, ImageCommand.class, SnapshotCommand.class, StoreCommand.class, DemoCommand.class,
+                ListCommand.class, PlanCommand.class, ImageCommand.class, SnapshotCommand.class, StoreCommand.class, DemoCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main {
     public static void main(String[] args) {
@@ -29,6 +29,15 @@ public final class Main {
             }
             err.flush();
             return 1;
+        });
+        // Bad usage: one line saying what is wrong, exit 2; the full usage is one --help away.
+        cl.setParameterExceptionHandler((e, a) -> {
+            PrintWriter err = e.getCommandLine().getErr();
+            err.println("ferry " + e.getCommandLine().getCommandName() + ": " + e.getMessage()
+                    + " (see ferry " + e.getCommandLine().getCommandSpec().qualifiedName(" ").replaceFirst("^ferry ?", "")
+                    + " --help)");
+            err.flush();
+            return 2;
         });
         return cl.execute(args);
     }

@@ -1,0 +1,113 @@
+package io.ferry.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.ferry.coordinator.predict.FillTimeLaw;
+import io.ferry.model.Rates;
+import io.ferry.model.Sizes;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.PrintStream;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code ferry plan}: how long a checkpoint takes on a machine, by the Checkpoint Fill-Time Law
+ * (Cao et al.), for capacity planners.
+ */
+@Command(name = "plan", mixinStandardHelpOptions = true,
+        description = {"Ideal checkpoint time by the Checkpoint Fill-Time Law (Cao et al.):",
+                "(checkpoint size / total storage) x (disk size / disk write bandwidth).",
+                "Sizes: KB, MB, GB, TB, PB are decimal (10^3, 10^6, ...); KiB, MiB, GiB, TiB, PiB and bare K, M, G, T, P",
+                "are binary (2^10, 2^20, ...). Rates: a size per second, e.g. 4GB/s or 500MiB/s."})
+final class PlanCommand implements Callable<Integer> {
+    @Option(names = {"--checkpoint-size", "--ram"}, required = true, paramLabel = "SIZE",
+            description = "Bytes to write; for a full-memory dump, the machine's RAM (e.g. 1PB).")
+    String checkpointSize;
+    @Option(names = "--storage", required = true, paramLabel = "SIZE", description = "Total capacity of the storage (e.g. 10PB).")
+    String storage;
+    @Option(names = "--disk-size", required = true, paramLabel = "SIZE", description = "Capacity of one disk or SSD (e.g. 4TB).")
+    String diskSize;
+    @Option(names = "--disk-bandwidth", required = true, paramLabel = "RATE", description = "Write bandwidth of one disk (e.g. 4GB/s).")
+    String diskBandwidth;
+    @Option(names = "--json", description = "Print JSON: ratio, singleDiskFillSeconds, idealSeconds and the inputs in bytes.")
+    boolean json;
+
+    @Override
+    public Integer call() throws Exception {
+        FillTimeLaw law = new FillTimeLaw(size("--checkpoint-size", checkpointSize), size("--storage", storage),
+                size("--disk-size", diskSize), rate("--disk-bandwidth", diskBandwidth));
+        if (json) {
+            ObjectMapper m = new ObjectMapper();
+            ObjectNode n = m.createObjectNode().put("ratio", law.ratio())
+                    .put("singleDiskFillSeconds", law.singleDiskFillSeconds()).put("idealSeconds", law.idealSeconds())
+                    .put("checkpointSizeBytes", law.checkpointBytes()).put("storageBytes", law.storageBytes())
+                    .put("diskSizeBytes", law.diskBytes()).put("diskBandwidthBytesPerSecond", law.diskBytesPerSecond());
+            System.out.println(m.writeValueAsString(n));
+        } else {
+            print(law, System.out);
+        }
+        return 0;
+    }
+
+    static void print(FillTimeLaw law, PrintStream out) {
+        out.println("Checkpoint Fill-Time Law (Cao et al.): ideal time = (checkpoint size / storage) x (disk size / disk bandwidth)");
+        out.printf(Locale.ROOT, "  checkpoint size     %s%n", bytes(law.checkpointBytes()));
+        out.printf(Locale.ROOT, "  total storage       %s (%.0f disks)%n", bytes(law.storageBytes()), law.disks());
+        out.printf(Locale.ROOT, "  disk size           %s%n", bytes(law.diskBytes()));
+        out.printf(Locale.ROOT, "  disk bandwidth      %s/s%n", decimal(law.diskBytesPerSecond()));
+        out.printf(Locale.ROOT, "  ratio               %.4g (checkpoint / storage)%n", law.ratio());
+        out.printf(Locale.ROOT, "  single-disk fill    %s%n", seconds(law.singleDiskFillSeconds()));
+        out.printf(Locale.ROOT, "  ideal checkpoint    %s%n", seconds(law.idealSeconds()));
+        out.println("Units: KB/MB/GB/TB/PB decimal (10^3n bytes), KiB/MiB/GiB/TiB/PiB binary (2^10n); printed in decimal.");
+    }
+
+    private static long size(String option, String text) {
+        try {
+            long v = Sizes.parse(text);
+            if (v <= 0) {
+                throw new IllegalArgumentException("must be above zero");
+            }
+            return v;
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(option + ": " + e.getMessage());
+        }
+    }
+
+    private static double rate(String option, String text) {
+        try {
+            return Rates.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(option + ": " + e.getMessage());
+        }
+    }
+
+    private static String bytes(long b) {
+        return decimal(b) + " (" + b + " bytes)";
+    }
+
+    /** Decimal units with three significant digits: {@code 4.00 TB}. */
+    static String decimal(double b) {
+        String[] units = {"B", "KB", "MB", "GB", "TB", "PB", "EB"};
+        int i = 0;
+        while (b >= 1000 && i < units.length - 1) {
+            b /= 1000;
+            i++;
+        }
+        return String.format(Locale.ROOT, "%.3g %s", b, units[i]);
+    }
+
+    /** {@code 100 s (1 min 40 s)}. */
+    static String seconds(double s) {
+        String exact = String.format(Locale.ROOT, "%.4g s", s);
+        if (s < 60) {
+            return exact;
+        }
+        long whole = Math.round(s);
+        long h = whole / 3600;
+        long m = whole % 3600 / 60;
+        long sec = whole % 60;
+        return exact + " (" + (h > 0 ? h + " h " : "") + m + " min " + sec + " s)";
+    }
+}

@@ -1,0 +1,74 @@
+package io.ferry.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** {@code ferry plan} through the real command line, in process. */
+class PlanCommandTest {
+    private record Out(int exit, String out, String err) {}
+
+    private static Out plan(String... args) {
+        PrintStream oldOut = System.out;
+        PrintStream oldErr = System.err;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        try {
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            String[] all = new String[args.length + 1];
+            all[0] = "plan";
+            System.arraycopy(args, 0, all, 1, args.length);
+            int exit = Main.run(all);
+            return new Out(exit, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setOut(oldOut);
+            System.setErr(oldErr);
+        }
+    }
+
+    @Test
+    void exascaleExampleOfTheIssue() throws Exception {
+        Out r = plan("--ram", "10PB", "--storage", "100PB", "--disk-size", "4TB", "--disk-bandwidth", "4GB/s", "--json");
+        assertEquals(0, r.exit(), r.err());
+        JsonNode j = new ObjectMapper().readTree(r.out());
+        assertEquals(0.1, j.get("ratio").asDouble(), 1e-12);
+        assertEquals(1000.0, j.get("singleDiskFillSeconds").asDouble(), 1e-9);
+        assertEquals(100.0, j.get("idealSeconds").asDouble(), 1e-9);
+        assertEquals(10_000_000_000_000_000L, j.get("checkpointSizeBytes").asLong());
+        assertEquals(4e9, j.get("diskBandwidthBytesPerSecond").asDouble(), 0);
+    }
+
+    @Test
+    void binaryAndDecimalUnitsBothWorkAndTheTextSaysWhichIsWhich() {
+        Out r = plan("--checkpoint-size", "1TiB", "--storage", "1PiB", "--disk-size", "1TiB", "--disk-bandwidth", "1GiB/s");
+        assertEquals(0, r.exit(), r.err());
+        assertTrue(r.out().contains("ratio               0.0009766"), r.out()); // 2^40 / 2^50
+        assertTrue(r.out().contains("single-disk fill    1024 s"), r.out());
+        assertTrue(r.out().contains("ideal checkpoint    1.000 s"), r.out());
+        assertTrue(r.out().contains("KB/MB/GB/TB/PB decimal"), r.out());
+    }
+
+    @Test
+    void badOrMissingInputIsOneLine() {
+        Out bad = plan("--ram", "1PB", "--storage", "10PB", "--disk-size", "4TB", "--disk-bandwidth", "4GB");
+        assertEquals(1, bad.exit());
+        assertEquals("ferry: --disk-bandwidth: invalid rate '4GB': use e.g. 4GB/s, 500MB/s or 2GiB/s", bad.err().strip());
+        Out missing = plan("--ram", "1PB", "--storage", "10PB", "--disk-size", "4TB");
+        assertEquals(2, missing.exit());
+        assertEquals(1, missing.err().strip().lines().count(), missing.err());
+        assertTrue(missing.err().contains("--disk-bandwidth"), missing.err());
+        Out tooBig = plan("--ram", "1PB", "--storage", "1TB", "--disk-size", "4TB", "--disk-bandwidth", "4GB/s");
+        assertEquals(1, tooBig.exit());
+        assertEquals(1, tooBig.err().strip().lines().count(), tooBig.err());
+        Out garbage = plan("--ram", "lots", "--storage", "10PB", "--disk-size", "4TB", "--disk-bandwidth", "4GB/s");
+        assertTrue(garbage.err().startsWith("ferry: --checkpoint-size: invalid size 'lots'"), garbage.err());
+    }
+}
