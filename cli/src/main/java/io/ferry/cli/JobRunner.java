@@ -59,7 +59,7 @@ final class JobRunner implements Closeable {
                 throw new IllegalStateException("job " + other.get().getProperty("job") + " (pid " + other.get().getProperty("pid")
                         + ") already runs from " + spec.home().dir() + "; use another --home or --kafka");
             }
-            kafka = EmbeddedKafka.start(spec.home().kafka());
+            kafka = EmbeddedKafka.start(spec.home().kafka(), Duration.ofSeconds(60)); // a status command may hold it
         }
         String bootstrap = kafka != null ? kafka.bootstrapServers() : spec.kafka();
         log = new KafkaLog(bootstrap);

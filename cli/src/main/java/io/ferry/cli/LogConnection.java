@@ -31,16 +31,38 @@ final class LogConnection implements Closeable {
         if (kafka != null) {
             return new LogConnection(null, new KafkaLog(kafka));
         }
-        Optional<java.util.Properties> run = home.activeRun();
-        if (run.isPresent()) {
-            return new LogConnection(null, new KafkaLog(run.get().getProperty("bootstrap")));
+        EmbeddedKafka k;
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (true) {
+            Optional<java.util.Properties> run = home.activeRun();
+            if (run.isPresent()) {
+                return new LogConnection(null, new KafkaLog(run.get().getProperty("bootstrap")));
+            }
+            try {
+                k = EmbeddedKafka.start(home.kafka());
+                break;
+            } catch (EmbeddedKafka.BusyException busy) {
+                // A run is starting (its run file comes next) or another command reads the log.
+                if (System.nanoTime() > deadline) {
+                    throw busy;
+                }
+                sleep(200);
+            }
         }
-        EmbeddedKafka k = EmbeddedKafka.start(home.kafka());
         try {
             return new LogConnection(k, new KafkaLog(k.bootstrapServers()));
         } catch (IOException | RuntimeException e) {
             k.close();
             throw e;
+        }
+    }
+
+    private static void sleep(long ms) throws IOException {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted waiting for the embedded Kafka log");
         }
     }
 

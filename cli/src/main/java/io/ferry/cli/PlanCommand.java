@@ -9,6 +9,8 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 
@@ -22,20 +24,45 @@ import java.util.concurrent.Callable;
                 "Sizes: KB, MB, GB, TB, PB are decimal (10^3, 10^6, ...); KiB, MiB, GiB, TiB, PiB and bare K, M, G, T, P",
                 "are binary (2^10, 2^20, ...). Rates: a size per second, e.g. 4GB/s or 500MiB/s."})
 final class PlanCommand implements Callable<Integer> {
-    @Option(names = {"--checkpoint-size", "--ram"}, required = true, paramLabel = "SIZE",
+    @Option(names = {"--checkpoint-size", "--ram"}, paramLabel = "SIZE",
             description = "Bytes to write; for a full-memory dump, the machine's RAM (e.g. 1PB).")
     String checkpointSize;
-    @Option(names = "--storage", required = true, paramLabel = "SIZE", description = "Total capacity of the storage (e.g. 10PB).")
+    @Option(names = "--storage", paramLabel = "SIZE", description = "Total capacity of the storage (e.g. 10PB).")
     String storage;
-    @Option(names = "--disk-size", required = true, paramLabel = "SIZE", description = "Capacity of one disk or SSD (e.g. 4TB).")
+    @Option(names = "--disk-size", paramLabel = "SIZE", description = "Capacity of one disk or SSD (e.g. 4TB).")
     String diskSize;
-    @Option(names = "--disk-bandwidth", required = true, paramLabel = "RATE", description = "Write bandwidth of one disk (e.g. 4GB/s).")
+    @Option(names = "--disk-bandwidth", paramLabel = "RATE", description = "Write bandwidth of one disk (e.g. 4GB/s).")
     String diskBandwidth;
     @Option(names = "--json", description = "Print JSON: ratio, singleDiskFillSeconds, idealSeconds and the inputs in bytes.")
     boolean json;
+    @Option(names = "--accuracy", paramLabel = "JOB",
+            description = "Instead: every forecast the coordinator made for JOB beside what then happened, and the error distribution.")
+    String accuracy;
+    @picocli.CommandLine.Mixin
+    LogOptions logOptions;
 
     @Override
     public Integer call() throws Exception {
+        if (accuracy != null) {
+            return Accuracy.print(accuracy, logOptions, json, System.out);
+        }
+        List<String> missing = new ArrayList<>();
+        if (checkpointSize == null) {
+            missing.add("--checkpoint-size (or --ram)");
+        }
+        if (storage == null) {
+            missing.add("--storage");
+        }
+        if (diskSize == null) {
+            missing.add("--disk-size");
+        }
+        if (diskBandwidth == null) {
+            missing.add("--disk-bandwidth");
+        }
+        if (!missing.isEmpty()) {
+            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+                    "missing " + String.join(", ", missing));
+        }
         FillTimeLaw law = new FillTimeLaw(size("--checkpoint-size", checkpointSize), size("--storage", storage),
                 size("--disk-size", diskSize), rate("--disk-bandwidth", diskBandwidth));
         if (json) {

@@ -22,6 +22,9 @@ final class StatusCommand implements Callable<Integer> {
     String job;
     @Option(names = "--json", description = "Print JSON.")
     boolean json;
+    @Option(names = "--mtbf", paramLabel = "DURATION",
+            description = "Mean time between failures (e.g. 24h) for the Young/Daly checkpoint interval; default: measured from the job's own recoveries.")
+    String mtbf;
     @picocli.CommandLine.Mixin
     LogOptions logOptions;
 
@@ -29,6 +32,9 @@ final class StatusCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         if (job != null) {
             io.ferry.model.Names.requireJob(job);
+        }
+        if (mtbf != null && !(mtbfSeconds() > 0)) {
+            throw new IllegalArgumentException("--mtbf must be above zero, got '" + mtbf + "'");
         }
         List<JobView> views;
         try (LogConnection c = logOptions.open()) {
@@ -45,6 +51,8 @@ final class StatusCommand implements Callable<Integer> {
                 v.newestEstablished().ifPresent(g -> n.put("newestEstablished", g.generation()));
                 v.latest().ifPresent(g -> n.put("latestGeneration", g.generation()).put("latestState", g.state().toString())
                         .put("problem", g.problem()));
+                Forecast f = Forecast.of(v, mtbfSeconds(), System.currentTimeMillis());
+                f.json(n.putObject("forecast"));
                 ArrayNode stores = n.putArray("stores");
                 for (Event.StoreHealthReported h : v.storeHealth()) {
                     stores.addObject().put("node", h.node()).put("store", h.store()).put("circuit", h.circuit())
@@ -62,6 +70,7 @@ final class StatusCommand implements Callable<Integer> {
                 for (Event.StoreHealthReported h : v.storeHealth()) {
                     System.out.println("  " + describe(h));
                 }
+                Forecast.of(v, mtbfSeconds(), System.currentTimeMillis()).lines().forEach(l -> System.out.println("  " + l));
             }
         }
         return 0;
@@ -76,6 +85,10 @@ final class StatusCommand implements Callable<Integer> {
         };
         return String.format(Locale.ROOT, "store %s (node %s) %s; %d calls, %d retries, %d failed, %d rejected",
                 h.store(), h.node(), what, h.calls(), h.retries(), h.failed(), h.rejected());
+    }
+
+    private double mtbfSeconds() {
+        return mtbf == null ? Double.NaN : io.ferry.model.Durations.parse(mtbf).toMillis() / 1000.0;
     }
 
     private static String state(JobView v) {

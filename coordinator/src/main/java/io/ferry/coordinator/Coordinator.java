@@ -1,6 +1,7 @@
 package io.ferry.coordinator;
 
 import io.ferry.model.Command;
+import io.ferry.coordinator.predict.Predictor;
 import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
 import io.ferry.staging.Repository;
@@ -164,6 +165,15 @@ public final class Coordinator implements Closeable {
             }
         } else if (e instanceof Event.RecoveryStarted) {
             recoveryPending.remove(j.job);
+        } else if (e instanceof Event.ImageCaptured c) {
+            // Once the generation's size is known: forecast it, to be set beside what happens.
+            GenerationView g = j.generations.get(c.generation());
+            if (g != null && g.state == GenerationView.State.CAPTURED && g.prediction == null) {
+                Predictor.predict(j, g.generation, g.rawBytes, g.capturedRanks()).ifPresent(p -> {
+                    g.prediction = p; // until the event comes back round
+                    log.append(p);
+                });
+            }
         }
     }
 

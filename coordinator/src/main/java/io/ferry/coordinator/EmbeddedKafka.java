@@ -23,16 +23,64 @@ import java.util.Map;
  * restarts: a coordinator started again finds every event it wrote. Listens on loopback only.
  */
 public final class EmbeddedKafka implements Closeable {
+    /** Another process holds the broker of this data directory (it is starting or running it). */
+    public static final class BusyException extends IOException {
+        BusyException(Path dataDir) {
+            super("the embedded Kafka log in " + dataDir + " is in use by another ferry process");
+        }
+    }
+
     private final KafkaRaftServer server;
     private final String bootstrap;
+    private java.nio.channels.FileChannel lockChannel;
 
     private EmbeddedKafka(KafkaRaftServer server, String bootstrap) {
         this.server = server;
         this.bootstrap = bootstrap;
     }
 
+    /**
+     * Starts the broker over {@code dataDir}. Only one process may: two brokers over one log
+     * corrupt it (seen: a status command racing a starting run). An exclusive lock on
+     * {@code <dataDir>.lock} guards it; {@link BusyException} if another process holds it.
+     */
     public static EmbeddedKafka start(Path dataDir) throws IOException {
         Files.createDirectories(dataDir);
+        Path lockFile = dataDir.resolveSibling(dataDir.getFileName() + ".lock");
+        java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(lockFile,
+                java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE);
+        try {
+            if (ch.tryLock() == null) {
+                throw new BusyException(dataDir);
+            }
+            EmbeddedKafka k = startLocked(dataDir);
+            k.lockChannel = ch;
+            return k;
+        } catch (java.nio.channels.OverlappingFileLockException e) { // held by this very JVM
+            ch.close();
+            throw new BusyException(dataDir);
+        } catch (IOException | RuntimeException e) {
+            ch.close();
+            throw e;
+        }
+    }
+
+    /** {@link #start(Path)}, waiting up to {@code patience} for another process to let go. */
+    public static EmbeddedKafka start(Path dataDir, java.time.Duration patience) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + patience.toNanos();
+        while (true) {
+            try {
+                return start(dataDir);
+            } catch (BusyException busy) {
+                if (System.nanoTime() > deadline) {
+                    throw busy;
+                }
+                Thread.sleep(200);
+            }
+        }
+    }
+
+    private static EmbeddedKafka startLocked(Path dataDir) throws IOException {
         int brokerPort = freePort();
         int controllerPort = freePort();
         Map<String, Object> props = new HashMap<>();
@@ -86,5 +134,12 @@ public final class EmbeddedKafka implements Closeable {
     public void close() {
         server.shutdown();
         server.awaitShutdown();
+        try {
+            if (lockChannel != null) {
+                lockChannel.close(); // releases the lock
+            }
+        } catch (IOException ignored) {
+            // the lock dies with the channel either way
+        }
     }
 }

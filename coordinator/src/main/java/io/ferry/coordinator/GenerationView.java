@@ -19,6 +19,8 @@ public final class GenerationView {
     String failure = "";
     String stagingProblem = "";
     long requestedAtMillis;
+    double stagingSeconds;
+    io.ferry.model.Event.PredictionMade prediction;
 
     GenerationView(long generation) {
         this.generation = generation;
@@ -50,6 +52,21 @@ public final class GenerationView {
 
     public double maxStallSeconds() {
         return maxStallSeconds;
+    }
+
+    /** Seconds the agent spent pushing this generation's images, all ranks together. */
+    public double stagingSeconds() {
+        return stagingSeconds;
+    }
+
+    /** The coordinator's forecast for this generation, if it made one. */
+    public java.util.Optional<io.ferry.model.Event.PredictionMade> prediction() {
+        return java.util.Optional.ofNullable(prediction);
+    }
+
+    /** When it was requested (log time, ms since the epoch); 0 if unknown. */
+    public long requestedAtMillis() {
+        return requestedAtMillis;
     }
 
     public double secondsToEstablished() {

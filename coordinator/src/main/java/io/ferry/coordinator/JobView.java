@@ -17,6 +17,8 @@ public final class JobView {
     int recoveries;
     long lastRequestMillis;
     long lastHeartbeatMillis;
+    long startedAtMillis;
+    long finishedAtMillis;
     /** When the coordinator first found the node silent, or 0. */
     long silentSinceMillis;
     /** The latest store health each node reported. */
@@ -55,6 +57,14 @@ public final class JobView {
     /** The latest remote-store health per node (empty for stores without a resilience layer). */
     public Collection<Event.StoreHealthReported> storeHealth() {
         return storeHealth.values();
+    }
+
+    /** Seconds from the job's first start to its end, or to {@code nowMillis} while it runs. */
+    public double runSeconds(long nowMillis) {
+        if (startedAtMillis == 0) {
+            return 0;
+        }
+        return ((success != null && finishedAtMillis > 0 ? finishedAtMillis : nowMillis) - startedAtMillis) / 1000.0;
     }
 
     public int recoveries() {

@@ -29,6 +29,9 @@ public final class Jobs {
         if (e instanceof Event.JobStarted s) {
             j.started = s;
             j.lastRequestMillis = timestampMillis; // the first interval starts with the job
+            if (j.startedAtMillis == 0) {
+                j.startedAtMillis = timestampMillis;
+            }
             j.lastHeartbeatMillis = timestampMillis;
             j.silentSinceMillis = 0;
             j.success = null;
@@ -52,6 +55,7 @@ public final class Jobs {
             GenerationView g = gen(j, s.generation());
             g.staged.add(s.rank());
             g.storedBytes += s.storedBytes();
+            g.stagingSeconds += s.seconds();
             g.stagingProblem = "";
         } else if (e instanceof Event.StagingFailed s) {
             gen(j, s.generation()).stagingProblem = "staging rank " + s.rank() + " waits: " + s.reason();
@@ -62,6 +66,8 @@ public final class Jobs {
         } else if (e instanceof Event.Heartbeat h) {
             j.lastHeartbeatMillis = Math.max(j.lastHeartbeatMillis, timestampMillis);
             j.silentSinceMillis = 0;
+        } else if (e instanceof Event.PredictionMade p) {
+            gen(j, p.generation()).prediction = p;
         } else if (e instanceof Event.StoreHealthReported h) {
             j.storeHealth.put(h.node(), h);
         } else if (e instanceof Event.RankExited x) {
@@ -80,6 +86,7 @@ public final class Jobs {
                     });
         } else if (e instanceof Event.JobFinished f) {
             j.success = f.success();
+            j.finishedAtMillis = timestampMillis;
             j.finishDetail = f.detail();
         } else {
             throw new AssertionError(e);

@@ -28,4 +28,14 @@ class EmbeddedKafkaIT {
             assertTrue(admin.listTopics().names().get(30, TimeUnit.SECONDS).contains("t"));
         }
     }
+
+    @Test
+    void aSecondBrokerOverTheSameLogIsRefusedNotStarted() throws Exception {
+        try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"))) {
+            EmbeddedKafka.BusyException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    EmbeddedKafka.BusyException.class, () -> EmbeddedKafka.start(tmp.resolve("kafka")));
+            assertTrue(e.getMessage().contains("in use by another ferry process"), e.getMessage());
+        }
+        EmbeddedKafka.start(tmp.resolve("kafka")).close(); // released on close
+    }
 }

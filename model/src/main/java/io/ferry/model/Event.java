@@ -72,6 +72,27 @@ public sealed interface Event {
     }
 
     /**
+     * The coordinator's forecast for a generation, made once all its ranks are captured (its size
+     * is known), from the job's own earlier snapshots; recorded so that it can be set beside what
+     * then happened ({@link SnapshotEstablished#secondsSinceRequest()}).
+     *
+     * @param predictedSecondsToEstablished calibrated forecast, counted from the request
+     * @param idealSeconds                  the Checkpoint Fill-Time Law's time for the same bytes on
+     *                                      this node's disk, at the write rate measured at capture
+     * @param basedOn                       earlier snapshots the forecast was fitted on
+     */
+    record PredictionMade(String job, long generation, long rawBytes, int ranks, double predictedStallSeconds,
+                          double predictedSecondsToEstablished, double idealSeconds, int basedOn) implements Event {
+        public PredictionMade {
+            Names.requireJob(job);
+            Names.requireGeneration(generation);
+            if (rawBytes < 0 || ranks < 1 || basedOn < 0) {
+                throw new IllegalArgumentException("prediction needs rawBytes >= 0, ranks >= 1, basedOn >= 0");
+            }
+        }
+    }
+
+    /**
      * What the node's remote-store layer has seen (sent with a heartbeat when it changed):
      * circuit {@code CLOSED}, {@code OPEN} (store considered down: images wait in the cache) or
      * {@code HALF_OPEN} (probing), and counts since the agent started.

@@ -1,0 +1,93 @@
+package io.ferry.coordinator.predict;
+
+import io.ferry.coordinator.GenerationView;
+import io.ferry.coordinator.JobView;
+import io.ferry.model.Event;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Forecasts for a job's next snapshot, fitted on its own established snapshots.
+ *
+ * <p>Time to established (from the request) is modelled as {@code a + b x rawBytes + c x ranks}:
+ * a fixed cost (request, quiesce, commit tick), a cost per byte (local write, hashing,
+ * compression and the remote store's bandwidth, all proportional to the bytes on one node whose
+ * agent stages ranks one after another) and a cost per rank (one manifest, one capture
+ * handshake and one staging round each). The stall is {@code a + b x (rawBytes / ranks)}:
+ * ranks write their images in parallel, so the largest share sets it. Both are ordinary least
+ * squares over the last {@link #WINDOW} established snapshots, made only after
+ * {@link #WARM_UP} of them (the first ones warm caches and JIT compilers and mislead).
+ * Where the history cannot separate a term (every snapshot the same size or rank count),
+ * that term is dropped rather than guessed.
+ *
+ * <p>Beside it, the Checkpoint Fill-Time Law's ideal time for the same bytes: this node's disk
+ * is the whole storage, so the law reduces to bytes over the disk's write bandwidth, taken
+ * as the best rate the job's captures reached.
+ */
+public final class Predictor {
+    public static final int WARM_UP = 3;
+    public static final int WINDOW = 10;
+
+    private Predictor() {}
+
+    /** A forecast for a generation of {@code rawBytes} over {@code ranks}, or empty during warm-up. */
+    public static Optional<Event.PredictionMade> predict(JobView job, long generation, long rawBytes, int ranks) {
+        List<GenerationView> history = new ArrayList<>();
+        for (GenerationView g : job.generations()) {
+            if (g.generation() < generation && g.state() == GenerationView.State.ESTABLISHED && g.rawBytes() > 0
+                    && g.capturedRanks() > 0 && !Double.isNaN(g.secondsToEstablished())) {
+                history.add(g);
+            }
+        }
+        if (history.size() < WARM_UP) {
+            return Optional.empty();
+        }
+        // Drop the oldest snapshots of the job (warm-up) and keep the latest window.
+        List<GenerationView> fit = history.subList(Math.max(Math.min(WARM_UP, history.size() - WARM_UP),
+                history.size() - WINDOW), history.size());
+        double[][] xs = new double[fit.size()][];
+        double[] ts = new double[fit.size()];
+        double[][] sx = new double[fit.size()][];
+        double[] ss = new double[fit.size()];
+        double bestRate = 0;
+        for (int i = 0; i < fit.size(); i++) {
+            GenerationView g = fit.get(i);
+            xs[i] = new double[]{g.rawBytes(), g.capturedRanks()};
+            ts[i] = g.secondsToEstablished();
+            sx[i] = new double[]{(double) g.rawBytes() / g.capturedRanks()};
+            ss[i] = g.maxStallSeconds();
+            if (g.maxStallSeconds() > 0) {
+                bestRate = Math.max(bestRate, g.rawBytes() / g.maxStallSeconds());
+            }
+        }
+        double toEstablished = LeastSquares.fit(xs, ts).applyAsDouble(new double[]{rawBytes, ranks});
+        double stall = LeastSquares.fit(sx, ss).applyAsDouble(new double[]{(double) rawBytes / ranks});
+        double ideal = bestRate > 0 ? rawBytes / bestRate : Double.NaN;
+        return Optional.of(new Event.PredictionMade(job.job(), generation, rawBytes, ranks, Math.max(0, stall),
+                Math.max(0, toEstablished), ideal, fit.size()));
+    }
+
+    /**
+     * Young's first-order optimum checkpoint interval, {@code sqrt(2 C M)} for a checkpoint cost
+     * {@code C} (the stall the application sees) and a mean time between failures {@code M}.
+     */
+    public static double youngSeconds(double checkpointSeconds, double mtbfSeconds) {
+        return Math.sqrt(2 * checkpointSeconds * mtbfSeconds);
+    }
+
+    /**
+     * Daly's higher-order optimum (2006): {@code sqrt(2CM) [1 + sqrt(C/2M)/3 + (C/2M)/9] - C}
+     * for {@code C < 2M}, else {@code M}.
+     */
+    public static double dalySeconds(double checkpointSeconds, double mtbfSeconds) {
+        double c = checkpointSeconds;
+        double m = mtbfSeconds;
+        if (c >= 2 * m) {
+            return m;
+        }
+        double x = c / (2 * m);
+        return Math.sqrt(2 * c * m) * (1 + Math.sqrt(x) / 3 + x / 9) - c;
+    }
+}

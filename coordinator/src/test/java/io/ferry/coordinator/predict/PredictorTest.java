@@ -1,0 +1,59 @@
+package io.ferry.coordinator.predict;
+
+import io.ferry.coordinator.JobView;
+import io.ferry.coordinator.Jobs;
+import io.ferry.model.Event;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class PredictorTest {
+    private final Jobs jobs = new Jobs();
+
+    /** A job of 2 ranks whose snapshots follow t = 1.5 s + bytes / 100 MB/s, stall = 0.1 s + share / 400 MB/s. */
+    private JobView history(long... sizes) {
+        JobView j = jobs.apply(new Event.JobStarted("j", 2, 0, false, "file:/s", "n"), 0);
+        for (int g = 0; g < sizes.length; g++) {
+            long raw = sizes[g];
+            jobs.apply(new Event.CheckpointRequested("j", g, "request"), 0);
+            double stall = 0.1 + raw / 2 / 400e6;
+            jobs.apply(new Event.ImageCaptured("j", g, 0, "n", raw / 2, stall), 0);
+            jobs.apply(new Event.ImageCaptured("j", g, 1, "n", raw - raw / 2, stall), 0);
+            jobs.apply(new Event.SnapshotEstablished("j", g, "remote", 1.5 + raw / 100e6), 0);
+        }
+        return j;
+    }
+
+    @Test
+    void noForecastDuringWarmUp() {
+        JobView j = history(100_000_000, 200_000_000);
+        assertTrue(Predictor.predict(j, 2, 300_000_000, 2).isEmpty());
+    }
+
+    @Test
+    void forecastFollowsTheJobsOwnCostPerByte() {
+        JobView j = history(100_000_000, 400_000_000, 200_000_000, 800_000_000, 300_000_000, 600_000_000);
+        Event.PredictionMade p = Predictor.predict(j, 6, 1_000_000_000, 2).orElseThrow();
+        assertEquals(1.5 + 10.0, p.predictedSecondsToEstablished(), 1e-6);
+        assertEquals(0.1 + 500e6 / 400e6, p.predictedStallSeconds(), 1e-6);
+        assertEquals(3, p.basedOn(), "the first three snapshots are warm-up");
+        // The law: the bytes over the best capture write rate, far below the real time to established.
+        assertTrue(p.idealSeconds() > 0 && p.idealSeconds() < p.predictedSecondsToEstablished(), p.toString());
+    }
+
+    @Test
+    void sameSizedSnapshotsForecastTheirMeanInsteadOfAGuessedSlope() {
+        JobView j = history(100_000_000, 100_000_000, 100_000_000, 100_000_000);
+        Event.PredictionMade p = Predictor.predict(j, 4, 100_000_000, 2).orElseThrow();
+        assertEquals(2.5, p.predictedSecondsToEstablished(), 1e-9);
+    }
+
+    @Test
+    void youngAndDaly() {
+        assertEquals(Math.sqrt(2 * 10 * 86400), Predictor.youngSeconds(10, 86400), 1e-9);
+        double daly = Predictor.dalySeconds(10, 86400);
+        assertTrue(daly > Predictor.youngSeconds(10, 86400) - 10 && daly < Predictor.youngSeconds(10, 86400) + 10, "" + daly);
+        assertEquals(5, Predictor.dalySeconds(20, 5), 1e-9, "a checkpoint longer than 2 MTBF: checkpoint every MTBF");
+    }
+}
