@@ -17,7 +17,7 @@ import java.util.Optional;
  *
  * @param inFlight    the newest generation not yet established or failed, with a forecast
  * @param etaSeconds  seconds until the snapshot in flight should be established (may be < 0: late)
- * @param next        forecast for a next snapshot the size of the newest one
+ * @param next        forecast for a next snapshot the size of the newest established one
  * @param stallSeconds checkpoint cost for Young/Daly: forecast stall, else the newest observed
  * @param mtbfSeconds given with --mtbf, or the job's run time over its recoveries, or NaN
  * @param mtbfSource  "given", "measured" or "unknown"
@@ -31,7 +31,8 @@ record Forecast(Optional<Event.PredictionMade> inFlight, double etaSeconds, Opti
                 || g.state() == GenerationView.State.OPEN).flatMap(GenerationView::prediction);
         double eta = inFlight.map(p -> latest.get().requestedAtMillis() / 1000.0 + p.predictedSecondsToEstablished()
                 - nowMillis / 1000.0).orElse(Double.NaN);
-        Optional<Event.PredictionMade> next = latest.filter(g -> g.rawBytes() > 0)
+        // The next snapshot is taken to be the size of the newest established one.
+        Optional<Event.PredictionMade> next = v.newestEstablished().filter(g -> g.rawBytes() > 0)
                 .flatMap(g -> Predictor.predict(v, v.nextGeneration(), g.rawBytes(), Math.max(1, g.capturedRanks())));
         double stall = next.map(Event.PredictionMade::predictedStallSeconds)
                 .orElse(latest.map(GenerationView::maxStallSeconds).orElse(Double.NaN));

@@ -38,6 +38,15 @@ class RunIT {
         assertEquals("finished", json.get("state").asText());
         assertTrue(json.get("newestEstablished").asLong() >= 2, status.out());
 
+        // Forecasts: made after 3 warm-up snapshots, recorded, and set beside what happened.
+        FerryProcess.Result accuracy = FerryProcess.run("plan", "--accuracy", "demo", "--home", home);
+        assertEquals(0, accuracy.exit(), accuracy.err());
+        assertTrue(accuracy.out().matches("(?s).*\\n[1-9]\\d* forecasts: median absolute error .*"), accuracy.out());
+        FerryProcess.Result forecast = FerryProcess.run("status", "demo", "--mtbf", "24h", "--home", home);
+        assertTrue(forecast.out().contains("next snapshot (768.0 KiB, 4 ranks): stall"), forecast.out());
+        assertTrue(forecast.out().contains("checkpoint interval for MTBF 86400 s (given): Young"), forecast.out());
+        assertTrue(json.get("forecast").has("next"), status.out());
+
         FerryProcess.Result plan = FerryProcess.run("restart", "demo", "--dry-run", "--home", home);
         assertEquals(0, plan.exit(), plan.err());
         assertTrue(plan.out().contains("rank 0: local (cache copy verified"), plan.out());
