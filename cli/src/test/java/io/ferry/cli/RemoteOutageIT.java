@@ -145,6 +145,10 @@ class RemoteOutageIT {
         FerryProcess.Result verify = FerryProcess.run(concat(List.of("store", "verify", storeArgs.get(1)),
                 storeArgs.subList(2, storeArgs.size())));
         assertEquals(0, verify.exit(), verify.out() + verify.err());
+        FerryProcess.Result ls = FerryProcess.run(concat(List.of("store", "ls", storeArgs.get(1)),
+                storeArgs.subList(2, storeArgs.size())));
+        assertEquals(0, ls.exit(), ls.out() + ls.err());
+        assertTrue(ls.out().contains("outage"), ls.out());
         for (int r = 0; r < RANKS; r++) {
             java.nio.file.Path dst = tmp.resolve("pulled" + r);
             FerryProcess.Result pull = FerryProcess.run(concat(List.of("image", "pull", dst.toString(), "--job", "outage",
