@@ -12,6 +12,7 @@ import io.ferry.staging.StagingPipeline;
 import io.ferry.staging.internal.FileTrees;
 import io.ferry.stores.Store;
 import io.ferry.stores.Stores;
+import io.ferry.stores.hdfs.HdfsStore;
 import io.ferry.stores.hdfs.MiniHdfs;
 import io.ferry.stores.s3.S3ProxyServer;
 import org.apache.hadoop.conf.Configuration;
@@ -90,18 +91,17 @@ public final class RemoteStoreBenchmark {
 
     private static List<Row> runAll(String link, Path image, Path work, long size) throws Exception {
         List<Row> rows = new ArrayList<>();
-        if (System.getenv("FERRY_BENCH_SKIP_HDFS") == null) {
-            try (MiniHdfs hdfs = new MiniHdfs(work.resolve("hdfs"))) {
-                rows.add(ferry(link, "HDFS", "**Ferry** (zstd-1, 4 MiB chunks)", hdfs.uri("/ferry4"), Map.of(), image, work));
-                rows.add(ferry(link, "HDFS", "Ferry, 64 MiB chunks", hdfs.uri("/ferry64"),
-                        Map.of("staging.chunk-size", "64MiB"), image, work));
-                rows.add(hdfsCopy(link, hdfs.uri("/plain"), image, work, size));
-            }
-            FileTrees.delete(work.resolve("hdfs"));
+        try (MiniHdfs hdfs = new MiniHdfs(work.resolve("hdfs"))) {
+            rows.add(ferry(link, "HDFS", "**Ferry** (zstd-1, 4 MiB chunks)", hdfs.uri("/ferry4"), Map.of(),
+                    StagingConfig.defaults(), image, work));
+            rows.add(ferry(link, "HDFS", "Ferry, 64 MiB chunks", hdfs.uri("/ferry64"), Map.of(),
+                    StagingConfig.from(Map.of(StagingConfig.CHUNK_SIZE.name(), "64MiB")), image, work));
+            rows.add(hdfsCopy(link, hdfs.uri("/plain"), image, work, size));
         }
+        FileTrees.delete(work.resolve("hdfs"));
         try (S3ProxyServer s3 = new S3ProxyServer(work.resolve("s3"), true).bucket("bench")) {
             rows.add(ferry(link, "S3", "**Ferry** (zstd-1, 4 MiB chunks)", URI.create("s3://bench/ferry"), s3.options(),
-                    image, work));
+                    StagingConfig.defaults(), image, work));
             rows.add(transferManager(link, s3, image, work, size));
         }
         FileTrees.delete(work.resolve("s3"));
@@ -132,36 +132,27 @@ public final class RemoteStoreBenchmark {
         }
     }
 
-    private static Row ferry(String link, String kind, String tool, URI uri, Map<String, String> options, Path image, Path work)
-            throws Exception {
-        Map<String, String> storeOpts = new java.util.HashMap<>(options);
-        Map<String, String> staging = new java.util.HashMap<>();
-        storeOpts.keySet().removeIf(k -> {
-            if (StagingConfig.TABLE.knows(k)) {
-                staging.put(k, options.get(k));
-                return true;
-            }
-            return false;
-        });
-        try (Store store = Stores.open(uri, storeOpts);
-             StagingPipeline p = Staging.pipeline(store, StagingConfig.from(staging), Clock.systemUTC())) {
+    private static Row ferry(String link, String kind, String tool, URI uri, Map<String, String> storeOptions,
+                             StagingConfig config, Path image, Path work) throws Exception {
+        try (Store store = Stores.open(uri, storeOptions);
+             StagingPipeline p = Staging.pipeline(store, config, Clock.systemUTC())) {
             ImageRef ref = new ImageRef("bench", 0, 0);
             PushResult push = p.push(image, ref, Progress.NONE);
             Path out = work.resolve("ferry-out");
             PullResult pull = p.pull(ref, out, Progress.NONE);
             FileTrees.delete(out);
             long objects = store.list("").size();
-            System.err.printf(Locale.ROOT, "%s %s %s: push %.2f s (%d chunks, %s sent), pull %.2f s, %s%n", link, kind, tool, push.elapsed().toNanos() / 1e9, push.chunks(), Sizes.format(push.storedBytes()),
-                    pull.elapsed().toNanos() / 1e9, store.health().summary());
-            return new Row(link, kind, tool, push.elapsed().toNanos() / 1e9, push.storedBytes(), pull.elapsed().toNanos() / 1e9,
-                    objects);
+            double pushS = push.elapsed().toNanos() / 1e9;
+            double pullS = pull.elapsed().toNanos() / 1e9;
+            System.err.printf(Locale.ROOT, "%s %s %s: push %.2f s (%d chunks, %s sent), pull %.2f s, %s%n", link, kind,
+                    tool, pushS, push.chunks(), Sizes.format(push.storedBytes()), pullS, store.health().summary());
+            return new Row(link, kind, tool, pushS, push.storedBytes(), pullS, objects);
         }
     }
 
     private static Row hdfsCopy(String link, URI dst, Path image, Path work, long size) throws Exception {
         Configuration conf = new Configuration();
-        // The same client tuning Ferry's HdfsStore applies (10 ms close poll instead of 400 ms).
-        conf.setInt("dfs.client.block.write.locateFollowingBlock.initial.delay.ms", 10);
+        HdfsStore.tuneForManyFiles(conf); // the same client tuning Ferry's store runs with
         try (FileSystem fs = FileSystem.newInstance(dst, conf)) {
             org.apache.hadoop.fs.Path target = new org.apache.hadoop.fs.Path(dst);
             long t0 = System.nanoTime();
