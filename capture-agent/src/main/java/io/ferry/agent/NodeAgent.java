@@ -42,7 +42,7 @@ public final class NodeAgent implements Closeable {
     private final Map<Integer, RankProcess> ranks = new ConcurrentHashMap<>();
     private final ExecutorService capturer = Executors.newSingleThreadExecutor(named("ferry-agent-capture"));
     /** Reported only when it differs from this: a healthy store with nothing to tell. */
-    private volatile StoreHealth lastHealth = new StoreHealth("CLOSED", 0, 0, 0, 0, 0);
+    private volatile StoreHealth lastHealth = StoreHealth.HEALTHY;
     private final ExecutorService stager = Executors.newSingleThreadExecutor(named("ferry-agent-stage"));
     private final ScheduledExecutorService poller = Executors.newSingleThreadScheduledExecutor(named("ferry-agent-poll"));
     private final ControlServer control;
@@ -118,9 +118,7 @@ public final class NodeAgent implements Closeable {
         try {
             events.accept(new Event.Heartbeat(config.job(), config.node()));
             StoreHealth h = pipeline.repository().store().health();
-            if (!h.equals(StoreHealth.NONE) && !(h.circuit().equals(lastHealth.circuit())
-                    && h.retries() == lastHealth.retries() && h.failed() == lastHealth.failed()
-                    && h.rejected() == lastHealth.rejected())) {
+            if (!h.equals(StoreHealth.NONE) && !h.sameOutcomes(lastHealth)) {
                 events.accept(new Event.StoreHealthReported(config.job(), config.node(),
                         pipeline.repository().store().uri().toString(), h.circuit(), h.calls(), h.retries(), h.failed(),
                         h.rejected()));

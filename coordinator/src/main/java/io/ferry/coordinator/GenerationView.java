@@ -19,7 +19,6 @@ public final class GenerationView {
     String failure = "";
     String stagingProblem = "";
     long requestedAtMillis;
-    double stagingSeconds;
     io.ferry.model.Event.PredictionMade prediction;
 
     GenerationView(long generation) {
@@ -52,11 +51,6 @@ public final class GenerationView {
 
     public double maxStallSeconds() {
         return maxStallSeconds;
-    }
-
-    /** Seconds the agent spent pushing this generation's images, all ranks together. */
-    public double stagingSeconds() {
-        return stagingSeconds;
     }
 
     /** The coordinator's forecast for this generation, if it made one. */

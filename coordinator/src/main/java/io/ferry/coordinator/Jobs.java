@@ -55,7 +55,6 @@ public final class Jobs {
             GenerationView g = gen(j, s.generation());
             g.staged.add(s.rank());
             g.storedBytes += s.storedBytes();
-            g.stagingSeconds += s.seconds();
             g.stagingProblem = "";
         } else if (e instanceof Event.StagingFailed s) {
             gen(j, s.generation()).stagingProblem = "staging rank " + s.rank() + " waits: " + s.reason();

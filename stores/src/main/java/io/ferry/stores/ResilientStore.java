@@ -131,8 +131,7 @@ public final class ResilientStore implements Store {
 
     @Override
     public StoreHealth health() {
-        return new StoreHealth(breaker.getState().name(), calls.sum(), retries.sum(), failed.sum(), rejected.sum(),
-                settings.maxFiles() - files.getMetrics().getAvailableConcurrentCalls());
+        return new StoreHealth(breaker.getState().name(), calls.sum(), retries.sum(), failed.sum(), rejected.sum());
     }
 
     @Override

@@ -16,6 +16,11 @@ public interface StoreProvider {
     /** The option keys this provider accepts; any other key is refused at open. */
     Set<String> optionKeys();
 
+    /** Whether {@code key} is an option of this provider; by default, one of {@link #optionKeys()}. */
+    default boolean accepts(String key) {
+        return optionKeys().contains(key);
+    }
+
     /** The accepted options, for an error message. */
     default String describeOptions() {
         return new java.util.TreeSet<>(optionKeys()).toString();

@@ -8,7 +8,6 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.ServiceLoader;
-import java.util.Set;
 import java.util.TreeSet;
 
 /**
@@ -36,11 +35,6 @@ public final class Stores {
         }
     }
 
-    /** The schemes that can be opened here, sorted. */
-    public static synchronized Set<String> schemes() {
-        return new TreeSet<>(PROVIDERS.keySet());
-    }
-
     /** {@link #open(URI, Map, Resilience)} with {@link Resilience#DEFAULTS}. */
     public static Store open(URI uri, Map<String, String> options) throws StoreException {
         return open(uri, options, Resilience.DEFAULTS);
@@ -60,9 +54,8 @@ public final class Stores {
             throw new IllegalArgumentException("unsupported store URI '" + uri + "': known schemes are "
                     + new TreeSet<>(PROVIDERS.keySet()));
         }
-        Set<String> known = p.optionKeys();
         for (String k : options.keySet()) {
-            if (!known.contains(k)) {
+            if (!p.accepts(k)) {
                 throw new IllegalArgumentException("unknown option '" + k + "' for " + uri.getScheme()
                         + " stores; known: " + p.describeOptions());
             }

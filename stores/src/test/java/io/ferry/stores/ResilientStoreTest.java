@@ -46,7 +46,7 @@ class ResilientStoreTest {
     void notFoundIsAnAnswerNeitherRetriedNorAFailure() throws Exception {
         try (ResilientStore s = new ResilientStore(PosixStore.open(dir, Map.of()), FAST)) {
             assertThrows(ObjectNotFoundException.class, () -> s.get("nope"));
-            assertEquals(new StoreHealth("CLOSED", 1, 0, 0, 0, 0), s.health());
+            assertEquals(new StoreHealth("CLOSED", 1, 0, 0, 0), s.health());
         }
     }
 

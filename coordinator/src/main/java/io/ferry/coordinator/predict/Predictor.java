@@ -44,9 +44,9 @@ public final class Predictor {
         if (history.size() < WARM_UP) {
             return Optional.empty();
         }
-        // Drop the oldest snapshots of the job (warm-up) and keep the latest window.
-        List<GenerationView> fit = history.subList(Math.max(Math.min(WARM_UP, history.size() - WARM_UP),
-                history.size() - WINDOW), history.size());
+        // Leave the warm-up snapshots out once enough others remain to fit; keep the latest window.
+        int from = history.size() >= 2 * WARM_UP ? WARM_UP : history.size() - WARM_UP;
+        List<GenerationView> fit = history.subList(Math.max(from, history.size() - WINDOW), history.size());
         double[][] xs = new double[fit.size()][];
         double[] ts = new double[fit.size()];
         double[][] sx = new double[fit.size()][];

@@ -50,7 +50,7 @@ public final class HdfsStore implements Store {
     static final String REPLICATION = "hdfs.replication";
     static final String CONFIG_DIR = "hdfs.config-dir";
     static final String CONF_PREFIX = "hdfs.conf.";
-    static final Set<String> OPTIONS = new PrefixedKeys(Set.of(REPLICATION, CONFIG_DIR), CONF_PREFIX);
+    static final Set<String> OPTIONS = Set.of(REPLICATION, CONFIG_DIR);
 
     private final FileSystem fs;
     private final FileContext fc;
@@ -116,7 +116,7 @@ public final class HdfsStore implements Store {
     }
 
     /** Hadoop's client wait before it first asks whether a closed file's last block is complete. */
-    static final String CLOSE_POLL_DELAY = "dfs.client.block.write.locateFollowingBlock.initial.delay.ms";
+    public static final String CLOSE_POLL_DELAY = "dfs.client.block.write.locateFollowingBlock.initial.delay.ms";
 
     /**
      * Closing an HDFS file waits until the NameNode has the DataNodes' report of its last block;
@@ -125,7 +125,7 @@ public final class HdfsStore implements Store {
      * such files, so it asks after 10 ms unless the site's configuration or an
      * {@code hdfs.conf.} option sets the key.
      */
-    static void tuneForManyFiles(Configuration conf) {
+    public static void tuneForManyFiles(Configuration conf) {
         String[] sources = conf.getPropertySources(CLOSE_POLL_DELAY);
         boolean setBySite = sources != null && java.util.Arrays.stream(sources).anyMatch(x -> !x.endsWith("-default.xml"));
         if (!setBySite) {

@@ -20,9 +20,16 @@ public final class HdfsStoreProvider implements StoreProvider {
         return HdfsStore.OPTIONS;
     }
 
+    /** The fixed keys, and any Hadoop client key under {@code hdfs.conf.}. */
+    @Override
+    public boolean accepts(String key) {
+        return HdfsStore.OPTIONS.contains(key)
+                || (key.startsWith(HdfsStore.CONF_PREFIX) && key.length() > HdfsStore.CONF_PREFIX.length());
+    }
+
     @Override
     public String describeOptions() {
-        return HdfsStore.OPTIONS.toString();
+        return new java.util.TreeSet<>(HdfsStore.OPTIONS) + " and " + HdfsStore.CONF_PREFIX + "<hadoop key>";
     }
 
     @Override

@@ -89,13 +89,12 @@ public final class S3Store implements Store {
         try {
             s3.headBucket(r -> r.bucket(bucket));
         } catch (SdkException e) {
-            StoreException se = classify("cannot reach bucket " + bucket, e);
             s3.close();
             if (e instanceof S3Exception s && s.statusCode() == 404) {
                 throw new PermanentStoreException("bucket '" + bucket + "' does not exist at "
                         + (settings.endpoint() == null ? "AWS" : settings.endpoint()), e);
             }
-            throw se;
+            throw classify("cannot reach bucket " + bucket, e);
         }
     }
 
