@@ -7,6 +7,7 @@ import io.ferry.stores.Store;
 import io.ferry.stores.StoreException;
 import io.ferry.stores.TransientStoreException;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 import software.amazon.awssdk.awscore.retry.AwsRetryStrategy;
@@ -73,16 +74,29 @@ public final class S3Store implements Store {
                         .maxConnections(64))
                 .overrideConfiguration(o -> o.retryStrategy(AwsRetryStrategy.doNotRetry())
                         .apiCallTimeout(Duration.ofMinutes(5)))
-                .credentialsProvider(settings.accessKeyId() != null
-                        ? StaticCredentialsProvider.create(AwsBasicCredentials.create(settings.accessKeyId(),
-                        settings.secretAccessKey()))
-                        : DefaultCredentialsProvider.builder().build());
+                .credentialsProvider(credentials(settings));
         if (settings.endpoint() != null) {
             b.endpointOverride(settings.endpoint());
         }
         S3Store store = new S3Store(b.build(), uri, bucket, path.isEmpty() ? "" : path + "/", settings);
         store.checkBucket();
         return store;
+    }
+
+    /** The configured keys, else the SDK's default chain, resolved now so that none is a clear error. */
+    private static AwsCredentialsProvider credentials(S3Settings settings) {
+        if (settings.accessKeyId() != null) {
+            return StaticCredentialsProvider.create(AwsBasicCredentials.create(settings.accessKeyId(),
+                    settings.secretAccessKey()));
+        }
+        DefaultCredentialsProvider chain = DefaultCredentialsProvider.builder().build();
+        try {
+            chain.resolveCredentials();
+        } catch (SdkException e) {
+            throw new IllegalArgumentException("no S3 credentials: set s3.access-key-id and s3.secret-access-key,"
+                    + " or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or an AWS profile");
+        }
+        return chain;
     }
 
     private void checkBucket() throws StoreException {

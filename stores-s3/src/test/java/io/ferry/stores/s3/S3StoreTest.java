@@ -128,6 +128,15 @@ class S3StoreTest extends StoreContractTest {
     }
 
     @Test
+    void noCredentialsAnywhereIsAOneLineError() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(System.getenv("AWS_ACCESS_KEY_ID") == null
+                && System.getenv("AWS_PROFILE") == null, "this machine has AWS credentials of its own");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Stores.open(URI.create("s3://ferry/x"), Map.of("s3.endpoint", server.endpoint().toString())));
+        assertTrue(e.getMessage().startsWith("no S3 credentials: set s3.access-key-id"), e.getMessage());
+    }
+
+    @Test
     void badOptionsAreRefusedNamingTheKey() {
         Map<String, String> opts = new HashMap<>(server.options());
         opts.put("s3.part-size-mib", "2");
