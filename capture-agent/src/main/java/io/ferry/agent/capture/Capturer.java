@@ -1,0 +1,43 @@
+package io.ferry.agent.capture;
+
+import io.ferry.staging.Progress;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * A way to capture a running rank into an image directory without the rank's help
+ * ({@code proc}, {@code criu}, {@code dmtcp}); the cooperative protocol is the agent's own.
+ * Implementations are stateless and thread-safe; one capture of one process at a time.
+ */
+public interface Capturer {
+    /** The {@code --capture} name: proc, criu, dmtcp. */
+    String method();
+
+    /** Why this method cannot work on this machine (tool missing, kernel refused), or empty. */
+    Optional<String> unavailable();
+
+    /** How to launch a rank so it can be captured later: wraps {@code command}. */
+    List<String> launchCommand(List<String> command);
+
+    /**
+     * The process to capture for a rank whose launched process is {@code launchedPid} (it
+     * may be a wrapper); empty while it has not started yet.
+     */
+    Optional<Long> target(long launchedPid);
+
+    /**
+     * Captures {@code pid} into {@code dir}, which must not exist; the directory appears
+     * only complete (fsynced), and on failure nothing is left. Not idempotent: a retry
+     * captures the process again, as it is then.
+     */
+    Captured capture(long pid, Path dir, Progress progress) throws IOException;
+
+    /** How to restart a rank from an image this method wrote, or empty when Ferry cannot. */
+    Optional<List<String>> restartCommand(Path imageDir);
+
+    /** One capture: how long the process was stopped, how big the image is, and a line about it. */
+    record Captured(java.time.Duration stall, long imageBytes, String summary) {}
+}
