@@ -19,8 +19,11 @@ public interface Capturer {
     /** Why this method cannot work on this machine (tool missing, kernel refused), or empty. */
     Optional<String> unavailable();
 
-    /** How to launch a rank so it can be captured later: wraps {@code command}. */
-    List<String> launchCommand(List<String> command);
+    /**
+     * How to launch a rank so it can be captured later: wraps {@code command}. {@code rankDir}
+     * is the rank's private work area, where a method may keep its own files.
+     */
+    List<String> launchCommand(List<String> command, Path rankDir);
 
     /**
      * The process to capture for a rank whose launched process is {@code launchedPid} (it
@@ -30,10 +33,11 @@ public interface Capturer {
 
     /**
      * Captures {@code pid} into {@code dir}, which must not exist; the directory appears
-     * only complete (fsynced), and on failure nothing is left. Not idempotent: a retry
-     * captures the process again, as it is then.
+     * only complete (fsynced), and on failure nothing is left. {@code rankDir} is the area
+     * given to {@link #launchCommand}, or null for a process Ferry did not launch. Not
+     * idempotent: a retry captures the process again, as it is then.
      */
-    Captured capture(long pid, Path dir, Progress progress) throws IOException;
+    Captured capture(long pid, Path rankDir, Path dir, Progress progress) throws IOException;
 
     /** How to restart a rank from an image this method wrote, or empty when Ferry cannot. */
     Optional<List<String>> restartCommand(Path imageDir);

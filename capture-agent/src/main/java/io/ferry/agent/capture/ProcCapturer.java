@@ -4,24 +4,19 @@ import io.ferry.agent.capture.internal.ElfCore;
 import io.ferry.agent.capture.internal.Freezer;
 import io.ferry.agent.capture.internal.MemoryCopier;
 import io.ferry.agent.capture.internal.ProcFs;
-import io.ferry.agent.capture.internal.ProcessGoneException;
 import io.ferry.agent.capture.internal.Registers;
 import io.ferry.agent.capture.internal.SparseFile;
 import io.ferry.staging.Progress;
 
 import java.io.IOException;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
-import java.util.stream.Stream;
 
 /**
  * The {@code proc} method: freezes the process (its whole group where that is safe), reads
@@ -64,7 +59,7 @@ public final class ProcCapturer implements Capturer {
 
     /** {@code setsid -w -f}: its own process group (freezing it cannot stop Ferry), and a grandchild of Ferry. */
     @Override
-    public List<String> launchCommand(List<String> command) {
+    public List<String> launchCommand(List<String> command, Path rankDir) {
         List<String> out = new ArrayList<>(List.of("setsid", "-w", "-f"));
         out.addAll(command);
         return out;
@@ -76,7 +71,7 @@ public final class ProcCapturer implements Capturer {
     }
 
     @Override
-    public Captured capture(long pid, Path dir, Progress progress) throws IOException {
+    public Captured capture(long pid, Path rankDir, Path dir, Progress progress) throws IOException {
         return dump(pid, dir, progress).captured();
     }
 
@@ -94,32 +89,16 @@ public final class ProcCapturer implements Capturer {
         if (pid == ProcessHandle.current().pid()) {
             throw new IllegalArgumentException("Ferry cannot capture itself (pid " + pid + ")");
         }
-        Path partial = dir.resolveSibling("." + dir.getFileName() + ".partial");
-        deleteTree(partial);
-        Files.createDirectories(partial);
+        Result[] r = new Result[1];
         try {
-            Result r = dumpInto((int) pid, partial, progress);
-            Files.writeString(partial.resolve(DESCRIPTION), describe(r), StandardCharsets.UTF_8);
-            try (Stream<Path> files = Files.list(partial)) {
-                for (Path f : files.toList()) {
-                    try (FileChannel ch = FileChannel.open(f, StandardOpenOption.WRITE)) {
-                        ch.force(true);
-                    }
-                }
-            }
-            Files.move(partial, dir, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-            try (FileChannel ch = FileChannel.open(dir.getParent() != null ? dir.toAbsolutePath().getParent() : Path.of("."),
-                    StandardOpenOption.READ)) {
-                ch.force(true);
-            }
-            return r;
+            ImageDirs.fill(dir, partial -> {
+                r[0] = dumpInto((int) pid, partial, progress);
+                Files.writeString(partial.resolve(DESCRIPTION), describe(r[0]), StandardCharsets.UTF_8);
+            });
         } catch (NoSuchFileException gone) {
-            deleteTree(partial);
             throw new ProcessGoneException((int) pid);
-        } catch (IOException | RuntimeException e) {
-            deleteTree(partial);
-            throw e;
         }
+        return r[0];
     }
 
     private Result dumpInto(int pid, Path dir, Progress progress) throws IOException {
@@ -181,16 +160,5 @@ public final class ProcCapturer implements Capturer {
                         + "\"restore\":\"needs an external restorer: Ferry writes ELF cores for gdb, not restartable images\"}%n",
                 r.pids(), r.wholeGroup(), r.threads(), r.stall().toNanos() / 1e9, r.memoryBytes(), r.copiedBytes(),
                 r.zeroBytes(), r.unreadableBytes());
-    }
-
-    private static void deleteTree(Path p) throws IOException {
-        if (!Files.exists(p)) {
-            return;
-        }
-        try (Stream<Path> s = Files.walk(p)) {
-            for (Path q : s.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(q);
-            }
-        }
     }
 }

@@ -1,6 +1,5 @@
 package io.ferry.agent.capture;
 
-import io.ferry.agent.capture.internal.ProcessGoneException;
 import io.ferry.staging.Progress;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;

@@ -41,7 +41,7 @@ final class Victim implements AutoCloseable {
 
     Victim(int mib, int threads, boolean write) throws IOException, InterruptedException {
         List<String> cmd = new ProcCapturer().launchCommand(List.of(binary().toString(), Integer.toString(mib),
-                Integer.toString(threads), write ? "write" : "idle"));
+                Integer.toString(threads), write ? "write" : "idle"), null);
         wrapper = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         out = new BufferedReader(new InputStreamReader(wrapper.getInputStream(), StandardCharsets.US_ASCII));
         String ready = out.readLine();

@@ -1,6 +1,7 @@
 package io.ferry.agent.capture.internal;
 
 import com.sun.jna.LastErrorException;
+import io.ferry.agent.capture.ProcessGoneException;
 
 import java.io.IOException;
 

@@ -1,4 +1,4 @@
-package io.ferry.agent.capture.internal;
+package io.ferry.agent.capture;
 
 import java.io.IOException;
 

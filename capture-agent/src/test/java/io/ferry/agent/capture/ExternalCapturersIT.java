@@ -1,0 +1,78 @@
+package io.ferry.agent.capture;
+
+import io.ferry.staging.Progress;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * CRIU and DMTCP drivers against the real tools. Where a tool is missing or refuses this
+ * kernel the test is skipped with the reason printed, never passed: on the development
+ * machine (kernel 6.18) Debian's CRIU 3.17 fails `criu check` on the vDSO layout and DMTCP
+ * has no package.
+ */
+class ExternalCapturersIT {
+    @TempDir
+    Path tmp;
+
+    private static void requireAvailable(Capturer c) {
+        Optional<String> why = c.unavailable();
+        why.ifPresent(w -> System.err.println("SKIPPED " + c.method() + " capture: " + w));
+        assumeTrue(why.isEmpty(), () -> c.method() + " unavailable: " + why.orElse(""));
+    }
+
+    @Test
+    void criuDumpsARunningProcessThatGoesOnAndRestores() throws Exception {
+        Capturer criu = Capturers.of("criu");
+        requireAvailable(criu);
+        try (Victim v = new Victim(16, 2, false)) {
+            Capturer.Captured c = criu.capture(v.pid, null, tmp.resolve("img"), Progress.NONE);
+            assertTrue(c.imageBytes() > 16L << 20, c.summary());
+            try (var files = Files.list(tmp.resolve("img"))) {
+                assertTrue(files.anyMatch(f -> f.getFileName().toString().startsWith("pages-")), "criu wrote its page images");
+            }
+            long tick = v.nextTick();
+            assertTrue(v.nextTick() > tick, "--leave-running: the process goes on");
+            v.close();
+            List<String> restore = criu.restartCommand(tmp.resolve("img")).orElseThrow();
+            assertEquals(0, ExternalTool.run(restore, CriuCapturer.TIMEOUT).exit(), "criu restore");
+            assertTrue(ProcessHandle.of(v.pid).map(ProcessHandle::isAlive).orElse(false), "restored under its own pid");
+            ProcessHandle.of(v.pid).ifPresent(ProcessHandle::destroyForcibly);
+        }
+    }
+
+    @Test
+    void dmtcpCheckpointsARankLaunchedUnderIt() throws Exception {
+        Capturer dmtcp = Capturers.of("dmtcp");
+        requireAvailable(dmtcp);
+        Path rankDir = Files.createDirectories(tmp.resolve("rank").resolve("dmtcp")).getParent();
+        Process p = new ProcessBuilder(dmtcp.launchCommand(List.of(Victim.binary().toString(), "16", "1", "idle"), rankDir))
+                .start();
+        try {
+            assertTrue(new String(p.getInputStream().readNBytes(6)).startsWith("ready"));
+            Capturer.Captured c = dmtcp.capture(p.pid(), rankDir, tmp.resolve("img"), Progress.NONE);
+            assertTrue(c.imageBytes() > 0, c.summary());
+            assertTrue(dmtcp.restartCommand(tmp.resolve("img")).orElseThrow().size() > 4, "a restart names the images");
+        } finally {
+            p.destroyForcibly();
+        }
+    }
+
+    @Test
+    void unknownMethodsAndOneOffDmtcpCapturesAreRefusedPlainly() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Capturers.of("gcore"));
+        assertTrue(e.getMessage().contains("[app, proc, criu, dmtcp]"), e.getMessage());
+        IllegalArgumentException d = assertThrows(IllegalArgumentException.class,
+                () -> Capturers.of("dmtcp").capture(1, null, tmp.resolve("x"), Progress.NONE));
+        assertTrue(d.getMessage().contains("ferry run --capture dmtcp"), d.getMessage());
+    }
+}
