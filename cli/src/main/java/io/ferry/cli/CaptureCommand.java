@@ -1,0 +1,59 @@
+package io.ferry.cli;
+
+import io.ferry.agent.capture.Capturer;
+import io.ferry.agent.capture.Capturers;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+
+/** {@code ferry capture}: a one-off transparent dump of a running process, e.g. a hung rank for gdb. */
+@Command(name = "capture", mixinStandardHelpOptions = true,
+        description = {"Dump a running process without its help, for post-mortem debugging of a hung run.",
+                "proc: freezes its process group, writes core.<pid> (an ELF core gdb opens, zero pages as holes), thaws it.",
+                "The process continues as before. Restoring a proc image needs an external restorer."})
+final class CaptureCommand implements Callable<Integer> {
+    @Option(names = "--pid", required = true, paramLabel = "PID", description = "The process to capture.")
+    long pid;
+    @Option(names = "--method", defaultValue = "proc", paramLabel = "METHOD",
+            description = "proc (default) or criu; dmtcp captures only jobs run with ferry run --capture dmtcp.")
+    String method;
+    @Option(names = "--out", required = true, paramLabel = "DIR", description = "New directory for the image.")
+    Path out;
+
+    @Override
+    public Integer call() throws Exception {
+        if (pid < 1) {
+            throw new IllegalArgumentException("--pid must be a process id >= 1, got " + pid);
+        }
+        if ("app".equals(method)) {
+            throw new IllegalArgumentException("--method app is the cooperative protocol of ferry run; capture takes proc or criu");
+        }
+        Capturer c = Capturers.of(method);
+        c.unavailable().ifPresent(why -> {
+            throw new IllegalStateException(method + " capture is not available here: " + why);
+        });
+        String program = program(pid);
+        Capturer.Captured r = c.capture(pid, null, out, TerminalProgress.forStderr());
+        System.out.println(r.summary());
+        System.out.println("image: " + out.toAbsolutePath());
+        if ("proc".equals(method)) {
+            System.out.println("open it with: gdb " + program + " " + out.toAbsolutePath().resolve("core." + pid));
+        }
+        c.restartCommand(out.toAbsolutePath()).ifPresentOrElse(
+                cmd -> System.out.println("restart with: " + String.join(" ", cmd)),
+                () -> System.out.println("restore: a proc image needs an external restorer; Ferry cannot restart it"));
+        return 0;
+    }
+
+    /** The executable gdb wants beside the core, if this user may see it. */
+    private static String program(long pid) {
+        try {
+            return Files.readSymbolicLink(Path.of("/proc", Long.toString(pid), "exe")).toString();
+        } catch (java.io.IOException | UnsupportedOperationException e) {
+            return "PROGRAM"; // gone or not ours: the capture itself will say which
+        }
+    }
+}

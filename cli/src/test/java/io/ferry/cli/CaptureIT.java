@@ -1,0 +1,90 @@
+package io.ferry.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** {@code ferry capture} as a user runs it: on a live process, and where the kernel says no. */
+class CaptureIT {
+    @TempDir
+    Path tmp;
+
+    @Test
+    void capturesALiveProcessIntoACoreGdbOpensAndLeavesItRunning() throws Exception {
+        Process sleeper = new ProcessBuilder("sleep", "300").start();
+        try {
+            Path out = tmp.resolve("hung");
+            FerryProcess.Result r = FerryProcess.run("capture", "--pid", Long.toString(sleeper.pid()), "--out", out.toString());
+            assertEquals(0, r.exit(), r.err());
+            assertTrue(r.out().contains("stall"), r.out());
+            assertTrue(r.out().contains("open it with: gdb /usr/bin/sleep " + out.resolve("core." + sleeper.pid())), r.out());
+            assertTrue(r.out().contains("needs an external restorer"), r.out());
+            assertTrue(sleeper.isAlive());
+            assertTrue(Files.readString(Path.of("/proc", Long.toString(sleeper.pid()), "stat")).matches("^\\d+ \\(sleep\\) S .*\\s*"),
+                    "thawed: sleeping again, not stopped");
+            Process gdb = new ProcessBuilder("gdb", "-nx", "-batch", "-ex", "info threads", "/usr/bin/sleep",
+                    out.resolve("core." + sleeper.pid()).toString()).redirectErrorStream(true).start();
+            String said = new String(gdb.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(gdb.waitFor(60, TimeUnit.SECONDS));
+            assertTrue(said.contains("LWP " + sleeper.pid()), said);
+            assertTrue(said.contains("Program terminated with signal SIGSTOP"), said);
+        } finally {
+            sleeper.destroyForcibly();
+        }
+    }
+
+    @Test
+    void permissionDeniedIsOneLineAndLeavesNothing() throws Exception {
+        // A process of another user, captured by a ferry without capabilities: the kernel refuses the SIGSTOP.
+        Process other = new ProcessBuilder("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sleep", "300").start();
+        try {
+            Thread.sleep(200);
+            List<String> jvm = new ArrayList<>();
+            ProcessBuilder pb = FerryProcess.builder(jvm, "capture", "--pid", Long.toString(other.pid()), "--out",
+                    tmp.resolve("denied").toString());
+            if (isRoot()) {
+                pb.command().addAll(0, List.of("setpriv", "--bounding-set=-all", "--inh-caps=-all", "--"));
+            }
+            Process p = pb.start();
+            String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(p.waitFor(2, TimeUnit.MINUTES));
+            assertEquals(1, p.exitValue(), err);
+            assertEquals(1, err.lines().count(), err);
+            assertTrue(err.startsWith("ferry: permission denied to stop process " + other.pid()), err);
+            assertFalse(Files.exists(tmp.resolve("denied")));
+            try (var left = Files.list(tmp)) {
+                assertEquals(0, left.count(), "no partial image");
+            }
+            assertTrue(other.isAlive());
+        } finally {
+            other.destroyForcibly();
+        }
+    }
+
+    @Test
+    void badArgumentsAreOneLine() throws Exception {
+        FerryProcess.Result none = FerryProcess.run("capture", "--pid", "999999999", "--out", tmp.resolve("x").toString());
+        assertEquals(1, none.exit());
+        assertEquals("ferry: no process 999999999\n", none.err());
+        FerryProcess.Result method = FerryProcess.run("capture", "--pid", "1", "--method", "gcore", "--out",
+                tmp.resolve("y").toString());
+        assertEquals(1, method.exit());
+        assertTrue(method.err().startsWith("ferry: unknown capture method 'gcore'"), method.err());
+        FerryProcess.Result usage = FerryProcess.run("capture", "--out", tmp.resolve("z").toString());
+        assertEquals(2, usage.exit());
+    }
+
+    private static boolean isRoot() throws Exception {
+        return Files.readString(Path.of("/proc/self/status")).lines().anyMatch(l -> l.matches("Uid:\\s+0\\s.*"));
+    }
+}
