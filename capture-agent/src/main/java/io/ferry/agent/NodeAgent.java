@@ -1,5 +1,7 @@
 package io.ferry.agent;
 
+import io.ferry.agent.capture.Capturer;
+import io.ferry.agent.capture.Capturers;
 import io.ferry.agent.protocol.Line;
 import io.ferry.model.Event;
 import io.ferry.model.ImageRef;
@@ -18,6 +20,7 @@ import java.nio.file.StandardCopyOption;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -46,6 +49,8 @@ public final class NodeAgent implements Closeable {
     private final ExecutorService stager = Executors.newSingleThreadExecutor(named("ferry-agent-stage"));
     private final ScheduledExecutorService poller = Executors.newSingleThreadScheduledExecutor(named("ferry-agent-poll"));
     private final ControlServer control;
+    /** The transparent capture method, empty for the cooperative protocol. */
+    private final Optional<Capturer> transparent;
     private volatile long launchEpoch;
     /** How often the agent tells the coordinator it is alive. */
     public static final java.time.Duration HEARTBEAT_INTERVAL = java.time.Duration.ofSeconds(5);
@@ -56,6 +61,7 @@ public final class NodeAgent implements Closeable {
         this.cache = cache;
         this.pipeline = pipeline;
         this.events = events;
+        this.transparent = config.quiesce().cooperative() ? Optional.empty() : Optional.of(Capturers.of(config.quiesce().method()));
         Files.createDirectories(config.socketDir());
         this.control = new ControlServer(config.socketDir().resolve("ferry-" + config.job() + "-"
                 + ProcessHandle.current().pid() + ".sock"), ranks::get);
@@ -89,7 +95,8 @@ public final class NodeAgent implements Closeable {
             Path ckpt = cache.root().resolve(config.job()).resolve(".ranks").resolve(Integer.toString(r));
             FileTrees.delete(ckpt);
             Files.createDirectories(ckpt);
-            ProcessBuilder pb = new ProcessBuilder(config.command()).inheritIO();
+            ProcessBuilder pb = new ProcessBuilder(launchCommand(ckpt, restartGeneration >= 0 ? restartDirs.get(r) : null))
+                    .inheritIO();
             Map<String, String> env = pb.environment();
             env.put("FERRY_JOB", config.job());
             env.put("FERRY_RANK", Integer.toString(r));
@@ -103,7 +110,7 @@ public final class NodeAgent implements Closeable {
                 env.put("FERRY_RESTART_GENERATION", Long.toString(restartGeneration));
             }
             Process p = pb.start();
-            RankProcess rp = new RankProcess(r, p, ckpt, config.signal());
+            RankProcess rp = new RankProcess(r, p, ckpt, config.quiesce().signal());
             ranks.put(r, rp);
             int rank = r;
             p.onExit().thenAccept(done -> {
@@ -112,6 +119,35 @@ public final class NodeAgent implements Closeable {
                 }
             });
         }
+    }
+
+    /**
+     * The rank's command line: the program itself, wrapped for a transparent method, or that
+     * method's restorer when restarting from one of its images.
+     */
+    private List<String> launchCommand(Path rankDir, Path restartFrom) {
+        if (transparent.isEmpty()) {
+            return config.command();
+        }
+        if (restartFrom != null) {
+            Optional<List<String>> restore = transparent.get().restartCommand(restartFrom);
+            if (restore.isPresent()) {
+                return restore.get();
+            }
+        }
+        return transparent.get().launchCommand(config.command(), rankDir);
+    }
+
+    /**
+     * Why this job's images cannot be restored by Ferry ({@code proc}: ELF cores need an
+     * external restorer), or empty when a restart can relaunch or restore its ranks.
+     */
+    public Optional<String> cannotRestore() {
+        if (transparent.isPresent() && !transparent.get().restores()) {
+            return Optional.of("job " + config.job() + " captures with " + transparent.get().method() + ": its images are ELF "
+                    + "core files for gdb, and restoring them needs an external restorer; its ranks are not rolled back");
+        }
+        return Optional.empty();
     }
 
     private void heartbeat() {
@@ -146,22 +182,10 @@ public final class NodeAgent implements Closeable {
     }
 
     private CaptureResult capture(long g) {
-        long t0 = System.nanoTime();
-        Map<Integer, CompletableFuture<Line>> answers = new HashMap<>();
-        Map<Integer, Double> stall = new ConcurrentHashMap<>();
         try {
-            for (RankProcess r : ranks.values()) {
-                CompletableFuture<Line> a = r.request(g, poller);
-                a.thenRun(() -> stall.put(r.rank(), (System.nanoTime() - t0) / 1e9));
-                answers.put(r.rank(), a);
-            }
-            CompletableFuture.allOf(answers.values().toArray(CompletableFuture[]::new))
-                    .get(config.captureTimeout().toMillis(), TimeUnit.MILLISECONDS);
-            for (var e : answers.entrySet()) {
-                if (e.getValue().join() instanceof Line.Fail f) {
-                    throw new IOException("rank " + e.getKey() + " failed generation " + g + ": " + f.reason());
-                }
-            }
+            Map<Integer, Double> stall = transparent.isPresent()
+                    ? TransparentCapture.run(transparent.get(), ranks.values(), g, config.quiesce().timeout())
+                    : quiesceCooperatively(g);
             Map<Integer, Long> bytes = new HashMap<>();
             for (RankProcess r : ranks.values()) {
                 bytes.put(r.rank(), moveIntoCache(r, g));
@@ -172,14 +196,36 @@ public final class NodeAgent implements Closeable {
             }
             stager.execute(() -> stage(g, 0));
             return new CaptureResult(g, bytes, stall);
-        } catch (TimeoutException e) {
-            List<Integer> silent = answers.entrySet().stream().filter(a -> !a.getValue().isDone()).map(Map.Entry::getKey)
-                    .sorted().toList();
-            return failed(g, "ranks " + silent + " did not answer within " + config.captureTimeout().toSeconds() + " s");
         } catch (Exception e) {
             Throwable t = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null ? e.getCause() : e;
             return failed(g, t.getMessage() != null ? t.getMessage() : t.toString());
         }
+    }
+
+    /** The protocol: every rank writes its own state and answers; stall = request to answer. */
+    private Map<Integer, Double> quiesceCooperatively(long g) throws Exception {
+        long t0 = System.nanoTime();
+        Map<Integer, CompletableFuture<Line>> answers = new HashMap<>();
+        Map<Integer, Double> stall = new ConcurrentHashMap<>();
+        for (RankProcess r : ranks.values()) {
+            CompletableFuture<Line> a = r.request(g, poller);
+            a.thenRun(() -> stall.put(r.rank(), (System.nanoTime() - t0) / 1e9));
+            answers.put(r.rank(), a);
+        }
+        try {
+            CompletableFuture.allOf(answers.values().toArray(CompletableFuture[]::new))
+                    .get(config.quiesce().timeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            List<Integer> silent = answers.entrySet().stream().filter(a -> !a.getValue().isDone()).map(Map.Entry::getKey)
+                    .sorted().toList();
+            throw new IOException("ranks " + silent + " did not answer within " + config.quiesce().timeout().toSeconds() + " s");
+        }
+        for (var e : answers.entrySet()) {
+            if (e.getValue().join() instanceof Line.Fail f) {
+                throw new IOException("rank " + e.getKey() + " failed generation " + g + ": " + f.reason());
+            }
+        }
+        return stall;
     }
 
     private CaptureResult failed(long g, String reason) {

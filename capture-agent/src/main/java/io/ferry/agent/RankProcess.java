@@ -58,6 +58,11 @@ public final class RankProcess {
         channel = ch;
     }
 
+    /** The rank's private work area (its generation directories live under it). */
+    Path area() {
+        return ckptDir;
+    }
+
     /** The directory a generation's files go to before they move into the cache. */
     Path generationDir(long generation) {
         return ckptDir.resolve(Long.toString(generation));

@@ -88,6 +88,10 @@ final class AgentLoop implements Closeable {
     }
 
     private void restart(Command.Restart rs) throws IOException, InterruptedException {
+        if (agent.cannotRestore().isPresent()) {
+            System.err.println("ferry agent: restart refused: " + agent.cannotRestore().get());
+            return;
+        }
         agent.stopRanks();
         String job = agent.config().job();
         long g = rs.generation();

@@ -55,7 +55,8 @@ final class DemoCommand implements Callable<Integer> {
         Files.createDirectories(results);
         FerryHome home = new FerryHome(work.resolve("home"));
         JobRunner.Spec spec = new JobRunner.Spec("demo", RANKS, io.ferry.model.Durations.parse(interval), true,
-                home.store().toString(), home, null, Duration.ofSeconds(30), "USR2", List.of(script.toString(), results.toString()),
+                home.store().toString(), home, null, io.ferry.agent.Quiesce.app(Duration.ofSeconds(30), "USR2"),
+                List.of(script.toString(), results.toString()),
                 Map.of());
         boolean ok;
         JobView view;

@@ -2,6 +2,7 @@ package io.ferry.cli;
 
 import io.ferry.agent.AgentConfig;
 import io.ferry.agent.NodeAgent;
+import io.ferry.agent.Quiesce;
 import io.ferry.coordinator.Coordinator;
 import io.ferry.coordinator.EmbeddedKafka;
 import io.ferry.coordinator.JobView;
@@ -27,7 +28,7 @@ import java.util.Optional;
  */
 final class JobRunner implements Closeable {
     record Spec(String job, int ranks, Duration interval, boolean autoRecover, String store, FerryHome home,
-                String kafka, Duration captureTimeout, String signal, List<String> command, Map<String, String> settings) {}
+                String kafka, Quiesce quiesce, List<String> command, Map<String, String> settings) {}
 
     private final Spec spec;
     private final String node;
@@ -72,8 +73,8 @@ final class JobRunner implements Closeable {
         if (!coordinator.awaitLive(Duration.ofSeconds(60))) {
             throw new IOException("the coordinator did not catch up with the log at " + bootstrap + " within 60 s");
         }
-        agent = new NodeAgent(new AgentConfig(spec.job(), spec.ranks(), node, spec.command(), spec.captureTimeout(),
-                spec.signal(), java.nio.file.Path.of(System.getProperty("java.io.tmpdir"))), cache, opened.pipeline(), log::append);
+        agent = new NodeAgent(new AgentConfig(spec.job(), spec.ranks(), node, spec.command(), spec.quiesce(),
+                java.nio.file.Path.of(System.getProperty("java.io.tmpdir"))), cache, opened.pipeline(), log::append);
         loop = new AgentLoop(log, node, agent, opened.pipeline(), cache).start();
         log.append(new Event.JobStarted(spec.job(), spec.ranks(), spec.interval().toMillis(), spec.autoRecover(),
                 opened.store().uri().toString(), node));

@@ -1,6 +1,7 @@
 package io.ferry.cli;
 
 import io.ferry.agent.RestartSource;
+import io.ferry.agent.capture.ProcCapturer;
 import io.ferry.coordinator.GenerationView;
 import io.ferry.coordinator.JobView;
 import io.ferry.model.Command;
@@ -42,6 +43,13 @@ final class RestartCommand implements Callable<Integer> {
             try (StoreOptions.Opened o = StoreOptions.open(store, settings)) {
                 if (!o.pipeline().repository().isEstablished(job, g)) {
                     throw new IllegalStateException("generation " + g + " of " + job + " is not established on " + store);
+                }
+                boolean proc = o.pipeline().repository().readManifest(new ImageRef(job, g, 0)).manifest().entries().stream()
+                        .anyMatch(e -> e.path().equals(ProcCapturer.DESCRIPTION));
+                if (proc) {
+                    throw new IllegalStateException("generation " + g + " of " + job + " holds proc images (ELF core files):"
+                            + " Ferry cannot restore them, that needs an external restorer; fetch one for gdb with"
+                            + " `ferry image pull --store " + store + " --job " + job + " --generation " + g + " --rank 0 DIR`");
                 }
                 LocalCache cache = Staging.localCache(h.cache());
                 System.out.println("restart plan for " + job + ": generation " + g);

@@ -1,5 +1,6 @@
 package io.ferry.cli;
 
+import io.ferry.agent.Quiesce;
 import io.ferry.model.Durations;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -36,6 +37,10 @@ final class RunCommand implements Callable<Integer> {
     String captureTimeout;
     @Option(names = "--signal", defaultValue = "USR2", paramLabel = "NAME", description = "Signal of signal mode. Default ${DEFAULT-VALUE}.")
     String signal;
+    @Option(names = "--capture", defaultValue = "app", paramLabel = "METHOD",
+            description = {"How ranks are captured: app (the cooperative protocol, default), proc (transparent ELF core",
+                    "dumps; restoring them needs an external restorer), criu or dmtcp (where installed)."})
+    String capture;
     @Option(names = "--set", paramLabel = "KEY=VALUE", description = "Configuration, repeatable (see README).")
     Map<String, String> settings = new LinkedHashMap<>();
     @Parameters(arity = "1..*", paramLabel = "PROGRAM", description = "The program every rank runs, after --.")
@@ -47,10 +52,15 @@ final class RunCommand implements Callable<Integer> {
         if (ranks < 1) {
             throw new IllegalArgumentException("--ranks must be >= 1, got " + ranks);
         }
+        if (!"app".equals(capture)) {
+            io.ferry.agent.capture.Capturers.of(capture).unavailable().ifPresent(why -> {
+                throw new IllegalStateException("--capture " + capture + " is not available here: " + why);
+            });
+        }
         FerryHome h = FerryHome.resolve(home);
         Duration every = Durations.parse(interval);
         JobRunner.Spec spec = new JobRunner.Spec(job, ranks, every, autoRecover,
-                store != null ? store : h.store().toString(), h, kafka, Durations.parse(captureTimeout), signal, command,
+                store != null ? store : h.store().toString(), h, kafka, new Quiesce(capture, Durations.parse(captureTimeout), signal), command,
                 settings);
         try (JobRunner runner = new JobRunner(spec)) {
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {

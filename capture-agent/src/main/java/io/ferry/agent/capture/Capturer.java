@@ -42,6 +42,9 @@ public interface Capturer {
     /** How to restart a rank from an image this method wrote, or empty when Ferry cannot. */
     Optional<List<String>> restartCommand(Path imageDir);
 
+    /** Whether {@link #restartCommand} can restore this method's images at all. */
+    boolean restores();
+
     /** One capture: how long the process was stopped, how big the image is, and a line about it. */
     record Captured(java.time.Duration stall, long imageBytes, String summary) {}
 }

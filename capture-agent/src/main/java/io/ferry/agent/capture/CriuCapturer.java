@@ -78,4 +78,9 @@ public final class CriuCapturer implements Capturer {
         cmd.addAll(SHARED);
         return Optional.of(cmd);
     }
+
+    @Override
+    public boolean restores() {
+        return true;
+    }
 }

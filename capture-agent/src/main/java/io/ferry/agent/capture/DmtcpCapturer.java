@@ -99,4 +99,9 @@ public final class DmtcpCapturer implements Capturer {
         }
         return Optional.of(cmd);
     }
+
+    @Override
+    public boolean restores() {
+        return true;
+    }
 }

@@ -161,4 +161,9 @@ public final class ProcCapturer implements Capturer {
                 r.pids(), r.wholeGroup(), r.threads(), r.stall().toNanos() / 1e9, r.memoryBytes(), r.copiedBytes(),
                 r.zeroBytes(), r.unreadableBytes());
     }
+
+    @Override
+    public boolean restores() {
+        return false;
+    }
 }

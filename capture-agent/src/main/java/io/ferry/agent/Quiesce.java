@@ -1,0 +1,36 @@
+package io.ferry.agent;
+
+import io.ferry.agent.capture.Capturers;
+
+import java.time.Duration;
+
+/**
+ * How the agent stops a rank for a checkpoint.
+ *
+ * @param method  {@code app} (the cooperative protocol, default), or a transparent method:
+ *                {@code proc}, {@code criu}, {@code dmtcp} (see {@link Capturers})
+ * @param timeout how long a checkpoint waits for every rank (app: its answer; others: the dump)
+ * @param signal  the signal of the protocol's signal mode (name without SIG, e.g. USR2)
+ */
+public record Quiesce(String method, Duration timeout, String signal) {
+    public Quiesce {
+        if (!Capturers.METHODS.contains(method)) {
+            throw new IllegalArgumentException("unknown capture method '" + method + "': one of " + Capturers.METHODS);
+        }
+        if (!signal.matches("[A-Z0-9]{2,8}")) {
+            throw new IllegalArgumentException("signal must be a name like USR2, got '" + signal + "'");
+        }
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("capture timeout must be positive, got " + timeout);
+        }
+    }
+
+    /** The cooperative protocol with this timeout and signal. */
+    public static Quiesce app(Duration timeout, String signal) {
+        return new Quiesce("app", timeout, signal);
+    }
+
+    public boolean cooperative() {
+        return method.equals("app");
+    }
+}
