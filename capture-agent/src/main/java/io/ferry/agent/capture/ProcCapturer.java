@@ -26,6 +26,12 @@ import java.util.Optional;
  * needs an external restorer. Stateless and thread-safe.
  */
 public final class ProcCapturer implements Capturer {
+    /**
+     * Memory a capture may hold to thaw the process before its core is written, unless set:
+     * a process up to this size stalls only for the copy out of it; a larger one also for
+     * writing what does not fit. Never over a quarter of MemAvailable.
+     */
+    public static final long DEFAULT_BUFFER_BYTES = 1L << 30;
     /** How long a freeze waits for every thread to stop. */
     public static final Duration STOP_PATIENCE = Duration.ofSeconds(10);
     /** The file beside the cores that says what was captured. */
@@ -40,6 +46,20 @@ public final class ProcCapturer implements Capturer {
                     wholeGroup ? "process group of" : "process", pids, threads, memoryBytes / 1048576.0,
                     copiedBytes / 1048576.0, zeroBytes / 1048576.0, stall.toNanos() / 1e9));
         }
+    }
+
+    private final long bufferBytes;
+
+    public ProcCapturer() {
+        this(DEFAULT_BUFFER_BYTES);
+    }
+
+    /** With a capture buffer of {@code bufferBytes} (at least 16 MiB are used). */
+    public ProcCapturer(long bufferBytes) {
+        if (bufferBytes < 0) {
+            throw new IllegalArgumentException("capture buffer must be >= 0, got " + bufferBytes);
+        }
+        this.bufferBytes = bufferBytes;
     }
 
     @Override
@@ -82,6 +102,15 @@ public final class ProcCapturer implements Capturer {
 
     /** As {@link #capture}, with every figure of the capture. */
     public Result dump(long pid, Path dir, Progress progress) throws IOException {
+        return dump(pid, dir, progress, null);
+    }
+
+    /**
+     * As {@link #dump(long, Path, Progress)}, also handing every copied piece to {@code tap}
+     * (on the writer thread, while the process is frozen) for a consumer that wants the bytes
+     * as they are read, e.g. a chunker; null for none.
+     */
+    public Result dump(long pid, Path dir, Progress progress, MemoryCopier.Sink tap) throws IOException {
         Registers.requireSupported();
         if (Files.exists(dir)) {
             throw new IllegalArgumentException("output directory " + dir + " already exists: give a new one");
@@ -92,7 +121,7 @@ public final class ProcCapturer implements Capturer {
         Result[] r = new Result[1];
         try {
             ImageDirs.fill(dir, partial -> {
-                r[0] = dumpInto((int) pid, partial, progress);
+                r[0] = dumpInto((int) pid, partial, progress, tap);
                 Files.writeString(partial.resolve(DESCRIPTION), describe(r[0]), StandardCharsets.UTF_8);
             });
         } catch (NoSuchFileException gone) {
@@ -101,57 +130,72 @@ public final class ProcCapturer implements Capturer {
         return r[0];
     }
 
-    private Result dumpInto(int pid, Path dir, Progress progress) throws IOException {
+    private Result dumpInto(int pid, Path dir, Progress progress, MemoryCopier.Sink tap) throws IOException {
         if (!Files.isDirectory(ProcFs.dir(pid))) {
             throw new IOException("no process " + pid);
         }
         long memory = 0;
         long copied = 0;
-        long zero = 0;
         long unreadable = 0;
         long fileBytes = 0;
         int threads = 0;
         List<Long> pids = new ArrayList<>();
-        long t0 = System.nanoTime();
+        List<SparseFile> files = new ArrayList<>();
         boolean group;
-        try (Freezer frozen = Freezer.freeze(pid, STOP_PATIENCE)) {
-            group = frozen.wholeGroup();
-            List<ElfCore> cores = new ArrayList<>();
-            for (int p : frozen.members()) {
-                List<Registers.Thread> regs = Registers.read(p, ProcFs.threads(p));
-                cores.add(new ElfCore(ProcFs.maps(p), ElfCore.describe(p, regs)));
-                threads += regs.size();
-                pids.add((long) p);
-            }
-            long total = cores.stream().flatMap(c -> c.regions().stream()).filter(ProcFs.Region::copied)
-                    .mapToLong(ProcFs.Region::size).sum();
-            progress.start("capture pid " + pid, total, Progress.Unit.BYTES);
-            for (int i = 0; i < cores.size(); i++) {
-                ElfCore core = cores.get(i);
-                memory += core.regions().stream().mapToLong(ProcFs.Region::size).sum();
-                try (SparseFile out = new SparseFile(dir.resolve("core." + pids.get(i)), core.size())) {
+        // Sized on the maps before the freeze, allocated and touched before the freeze.
+        long wanted = ProcFs.maps(pid).stream().filter(ProcFs.Region::copied).mapToLong(ProcFs.Region::size).sum();
+        Freezer frozen;
+        try (MemoryCopier copier = new MemoryCopier(Math.min(bufferBytes(), wanted + MemoryCopier.PIECE))) {
+            frozen = Freezer.freeze(pid, STOP_PATIENCE);
+            try (frozen) {
+                group = frozen.wholeGroup();
+                List<ElfCore> cores = new ArrayList<>();
+                for (int p : frozen.members()) {
+                    List<Registers.Thread> regs = Registers.read(p, ProcFs.threads(p));
+                    cores.add(new ElfCore(ProcFs.maps(p), ElfCore.describe(p, regs)));
+                    threads += regs.size();
+                    pids.add((long) p);
+                }
+                long total = cores.stream().flatMap(c -> c.regions().stream()).filter(ProcFs.Region::copied)
+                        .mapToLong(ProcFs.Region::size).sum();
+                progress.start("capture pid " + pid, total, Progress.Unit.BYTES);
+                for (int i = 0; i < cores.size(); i++) {
+                    ElfCore core = cores.get(i);
+                    memory += core.regions().stream().mapToLong(ProcFs.Region::size).sum();
+                    SparseFile out = new SparseFile(dir.resolve("core." + pids.get(i)), core.size());
+                    files.add(out);
                     out.writeAll(core.head(), 0);
                     long[] offsets = new long[core.regions().size()];
                     for (int k = 0; k < offsets.length; k++) {
                         offsets[k] = core.offset(k);
                     }
-                    MemoryCopier.Copied c = MemoryCopier.copy(pids.get(i).intValue(), core.regions(), offsets,
-                            (bytes, at) -> {
-                                int n = bytes.remaining();
-                                out.write(bytes, at);
-                                progress.advance(n);
-                            });
+                    MemoryCopier.Copied c = copier.read(pids.get(i).intValue(), core.regions(), offsets, (bytes, at) -> {
+                        int n = bytes.remaining();
+                        if (tap != null) {
+                            tap.write(bytes.duplicate(), at);
+                        }
+                        out.write(bytes, at);
+                        progress.advance(n);
+                    });
                     copied += c.bytes();
                     unreadable += c.unreadable();
-                    zero += out.zeroBytes();
                     fileBytes += core.size();
                 }
-            }
+            } // thawed: everything is read; what the buffers still hold is written below
+            copier.finish();
         } finally {
             progress.finish();
+            for (SparseFile f : files) {
+                f.close();
+            }
         }
-        Duration stall = Duration.ofNanos(System.nanoTime() - t0);
-        return new Result(pids, group, threads, stall, memory, copied, zero, unreadable, fileBytes);
+        long zero = files.stream().mapToLong(SparseFile::zeroBytes).sum();
+        return new Result(pids, group, threads, frozen.stall(), memory, copied, zero, unreadable, fileBytes);
+    }
+
+    /** The buffer this capture may use: as configured, but never over a quarter of the memory available now. */
+    private long bufferBytes() throws IOException {
+        return Math.min(bufferBytes, ProcFs.memAvailable() / 4);
     }
 
     private static String describe(Result r) {

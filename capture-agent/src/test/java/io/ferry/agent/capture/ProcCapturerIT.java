@@ -135,7 +135,8 @@ class ProcCapturerIT {
                 @Override
                 public void finish() {}
             };
-            IOException e = assertThrows(ProcessGoneException.class, () -> proc.dump(v.pid, img, killer));
+            // The smallest buffer: reading waits for the writer, so the kill lands before the last read.
+            IOException e = assertThrows(ProcessGoneException.class, () -> new ProcCapturer(0).dump(v.pid, img, killer));
             assertTrue(e.getMessage().contains("exited during capture"), e.getMessage());
             assertFalse(Files.exists(img));
             try (var left = Files.list(tmp)) {

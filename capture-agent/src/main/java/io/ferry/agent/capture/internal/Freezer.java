@@ -23,6 +23,8 @@ public final class Freezer implements AutoCloseable {
     private final List<Integer> wereRunning = new ArrayList<>();
     private final boolean wholeGroup;
     private boolean thawed;
+    private long stoppedAt;
+    private long thawedAt;
 
     private Freezer(int pid, List<Integer> members, boolean wholeGroup) {
         this.pid = pid;
@@ -53,6 +55,7 @@ public final class Freezer implements AutoCloseable {
                 // exits before we stop it: nothing to thaw
             }
         }
+        f.stoppedAt = System.nanoTime();
         try {
             if (group) {
                 Libc.kill(-pgid, Libc.SIGSTOP);
@@ -132,5 +135,11 @@ public final class Freezer implements AutoCloseable {
                 // exited while frozen (killed): nothing to resume
             }
         }
+        thawedAt = System.nanoTime();
+    }
+
+    /** SIGSTOP to the last SIGCONT: how long the application stood still. Call after {@link #close}. */
+    public java.time.Duration stall() {
+        return java.time.Duration.ofNanos(thawedAt - stoppedAt);
     }
 }

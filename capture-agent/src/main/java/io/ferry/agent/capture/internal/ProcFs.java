@@ -139,6 +139,12 @@ public final class ProcFs {
         return "";
     }
 
+    /** MemAvailable of /proc/meminfo in bytes. */
+    public static long memAvailable() throws IOException {
+        String kb = status(PROC.resolve("meminfo"), "MemAvailable").replace("kB", "").trim();
+        return Long.parseLong(kb) * 1024;
+    }
+
     public static Path dir(int pid) {
         return PROC.resolve(Integer.toString(pid));
     }
