@@ -165,10 +165,12 @@ public final class NodeAgent implements Closeable {
         }
     }
 
-    /** Kills every rank (SIGKILL) without reporting their exits: used before a rollback. */
+    /** Kills every rank and its descendants (SIGKILL) without reporting their exits: used before a rollback. */
     public synchronized void stopRanks() throws InterruptedException {
         launchEpoch++;
         for (RankProcess r : ranks.values()) {
+            // Descendants first: a rank launched under a wrapper (setsid -f, dmtcp_launch) is its grandchild.
+            r.process().descendants().forEach(ProcessHandle::destroyForcibly);
             r.process().destroyForcibly();
         }
         for (RankProcess r : ranks.values()) {
