@@ -126,6 +126,9 @@ public final class ProcCapturer implements Capturer {
             });
         } catch (NoSuchFileException gone) {
             throw new ProcessGoneException((int) pid);
+        } catch (java.nio.file.AccessDeniedException denied) { // /proc/<pid>/maps, auxv...: ptrace access mode
+            throw new IOException("permission denied to read the memory of process " + pid
+                    + ": capture it as its owner or as root (CAP_SYS_PTRACE and CAP_KILL)", denied);
         }
         return r[0];
     }
