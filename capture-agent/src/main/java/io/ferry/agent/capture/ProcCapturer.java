@@ -168,11 +168,7 @@ public final class ProcCapturer implements Capturer {
                     SparseFile out = new SparseFile(dir.resolve("core." + pids.get(i)), core.size());
                     files.add(out);
                     out.writeAll(core.head(), 0);
-                    long[] offsets = new long[core.regions().size()];
-                    for (int k = 0; k < offsets.length; k++) {
-                        offsets[k] = core.offset(k);
-                    }
-                    MemoryCopier.Copied c = copier.read(pids.get(i).intValue(), core.regions(), offsets, (bytes, at) -> {
+                    MemoryCopier.Copied c = copier.read(pids.get(i).intValue(), core.regions(), core.offsets(), (bytes, at) -> {
                         int n = bytes.remaining();
                         if (tap != null) {
                             tap.write(bytes.duplicate(), at);

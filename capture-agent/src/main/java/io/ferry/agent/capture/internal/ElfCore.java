@@ -80,9 +80,9 @@ public final class ElfCore {
         return ByteBuffer.wrap(head).asReadOnlyBuffer();
     }
 
-    /** File offset of region {@code i}'s bytes. */
-    public long offset(int i) {
-        return offsets[i];
+    /** File offset of each region's bytes, in region order (a copy). */
+    public long[] offsets() {
+        return offsets.clone();
     }
 
     public List<ProcFs.Region> regions() {
@@ -204,12 +204,12 @@ public final class ElfCore {
         List<Long> blocked = new ArrayList<>();
         for (Registers.Thread t : threads) {
             stats.add(ProcFs.taskStat(pid, t.tid()));
-            String sig = ProcFs.status(ProcFs.dir(pid).resolve("task/" + t.tid() + "/status"), "SigBlk");
+            String sig = ProcFs.status(ProcFs.dir(pid).resolve("task/" + t.tid() + "/status")).getOrDefault("SigBlk", "");
             blocked.add(sig.isEmpty() ? 0 : Long.parseUnsignedLong(sig, 16));
         }
-        java.nio.file.Path status = ProcFs.dir(pid).resolve("status");
-        return new Process(ProcFs.stat(pid), firstField(ProcFs.status(status, "Uid")),
-                firstField(ProcFs.status(status, "Gid")), ProcFs.cmdline(pid), ProcFs.auxv(pid), threads, stats, blocked);
+        java.util.Map<String, String> status = ProcFs.status(ProcFs.dir(pid).resolve("status"));
+        return new Process(ProcFs.stat(pid), firstField(status.getOrDefault("Uid", "")),
+                firstField(status.getOrDefault("Gid", "")), ProcFs.cmdline(pid), ProcFs.auxv(pid), threads, stats, blocked);
     }
 
     private static int firstField(String s) {

@@ -12,7 +12,6 @@ import com.sun.jna.Pointer;
  * x86_64 and aarch64, where variadic integer arguments travel in the same registers.
  */
 public final class Libc {
-    public static final int SIGKILL = 9;
     public static final int SIGCONT = 18;
     public static final int SIGSTOP = 19;
     public static final int EPERM = 1;

@@ -66,11 +66,6 @@ public final class MemoryCopier implements AutoCloseable {
         writer.start();
     }
 
-    /** Bytes this copier holds in buffers. */
-    public long bufferBytes() {
-        return (long) buffers.length * PIECE;
-    }
-
     /**
      * Reads each region {@code i} with {@code copied()} of {@code pid}, to go to
      * {@code offsets[i]} of {@code sink}; returns once all of it is read (not yet written).

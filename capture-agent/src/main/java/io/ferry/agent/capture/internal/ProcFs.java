@@ -129,19 +129,21 @@ public final class ProcFs {
         return out;
     }
 
-    /** A {@code Key:} line of {@code /proc/<pid>/status} (or a task's), e.g. "Uid" or "SigBlk". */
-    public static String status(Path statusFile, String key) throws IOException {
+    /** The {@code Key: value} lines of {@code /proc/<pid>/status} (or a task's, or meminfo), read once. */
+    public static java.util.Map<String, String> status(Path statusFile) throws IOException {
+        java.util.Map<String, String> out = new java.util.HashMap<>();
         for (String line : Files.readAllLines(statusFile, StandardCharsets.UTF_8)) {
-            if (line.startsWith(key + ":")) {
-                return line.substring(key.length() + 1).trim();
+            int colon = line.indexOf(':');
+            if (colon > 0) {
+                out.put(line.substring(0, colon), line.substring(colon + 1).trim());
             }
         }
-        return "";
+        return out;
     }
 
     /** MemAvailable of /proc/meminfo in bytes. */
     public static long memAvailable() throws IOException {
-        String kb = status(PROC.resolve("meminfo"), "MemAvailable").replace("kB", "").trim();
+        String kb = status(PROC.resolve("meminfo")).getOrDefault("MemAvailable", "0 kB").replace("kB", "").trim();
         return Long.parseLong(kb) * 1024;
     }
 

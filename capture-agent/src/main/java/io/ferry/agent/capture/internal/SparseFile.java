@@ -16,7 +16,6 @@ public final class SparseFile implements MemoryCopier.Sink, AutoCloseable {
     private static final ByteBuffer ZERO_PAGE = ByteBuffer.allocateDirect(ElfCore.PAGE).asReadOnlyBuffer();
     private final FileChannel ch;
     private final AtomicLong zeroBytes = new AtomicLong();
-    private final AtomicLong writtenBytes = new AtomicLong();
 
     public SparseFile(Path file, long size) throws IOException {
         ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
@@ -28,9 +27,7 @@ public final class SparseFile implements MemoryCopier.Sink, AutoCloseable {
     /** Writes {@code bytes} at {@code at} as it is (headers, notes). */
     public void writeAll(ByteBuffer bytes, long at) throws IOException {
         while (bytes.hasRemaining()) {
-            int n = ch.write(bytes, at);
-            at += n;
-            writtenBytes.addAndGet(n);
+            at += ch.write(bytes, at);
         }
     }
 
@@ -60,15 +57,6 @@ public final class SparseFile implements MemoryCopier.Sink, AutoCloseable {
 
     public long zeroBytes() {
         return zeroBytes.get();
-    }
-
-    public long writtenBytes() {
-        return writtenBytes.get();
-    }
-
-    /** fsync: call after the process was thawed, it is not part of the stall. */
-    public void force() throws IOException {
-        ch.force(true);
     }
 
     @Override
