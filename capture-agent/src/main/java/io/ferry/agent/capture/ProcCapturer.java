@@ -154,6 +154,9 @@ public final class ProcCapturer implements Capturer {
                 group = frozen.wholeGroup();
                 List<ElfCore> cores = new ArrayList<>();
                 for (int p : frozen.members()) {
+                    if (p != pid && !capturable(p)) {
+                        continue; // a member that exited just before the stop (a zombie its frozen parent has not reaped)
+                    }
                     List<Registers.Thread> regs = Registers.read(p, ProcFs.threads(p));
                     cores.add(new ElfCore(ProcFs.maps(p), ElfCore.describe(p, regs)));
                     threads += regs.size();
@@ -190,6 +193,15 @@ public final class ProcCapturer implements Capturer {
         }
         long zero = files.stream().mapToLong(SparseFile::zeroBytes).sum();
         return new Result(pids, group, threads, frozen.stall(), memory, copied, zero, unreadable, fileBytes);
+    }
+
+    private static boolean capturable(int p) throws IOException {
+        try {
+            char state = ProcFs.stat(p).state();
+            return state != 'Z' && state != 'X';
+        } catch (NoSuchFileException gone) {
+            return false;
+        }
     }
 
     /** The buffer this capture may use: as configured, but never over a quarter of the memory available now. */

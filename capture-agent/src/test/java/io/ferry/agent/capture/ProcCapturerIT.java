@@ -146,6 +146,37 @@ class ProcCapturerIT {
     }
 
     @Test
+    void aGroupThatForksAllTheTimeIsThawedWhole() throws Exception {
+        // A shell starting a command every 10 ms: a child forked between listing the group and the
+        // SIGSTOP is stopped too, and must be thawed too, or the shell waits for it forever.
+        Process wrapper = new ProcessBuilder(proc.launchCommand(List.of("bash", "-c", "while :; do sleep 0.01; done"), null))
+                .start();
+        try {
+            Thread.sleep(200);
+            long shell = proc.target(wrapper.pid()).orElseThrow();
+            for (int i = 0; i < 25; i++) {
+                proc.dump(shell, tmp.resolve("img" + i), Progress.NONE);
+                Thread.sleep(30);
+                List<ProcessHandle> group = new java.util.ArrayList<>();
+                group.add(ProcessHandle.of(shell).orElseThrow());
+                ProcessHandle.of(shell).orElseThrow().descendants().forEach(group::add);
+                for (ProcessHandle h : group) {
+                    try {
+                        String st = Files.readString(Path.of("/proc", Long.toString(h.pid()), "stat"));
+                        assertNotEquals('T', st.charAt(st.lastIndexOf(')') + 2),
+                                "capture " + i + " left process " + h.pid() + " of the group stopped: " + st);
+                    } catch (java.nio.file.NoSuchFileException exited) {
+                        // a sleep that finished: fine
+                    }
+                }
+            }
+        } finally {
+            ProcessHandle.of(wrapper.pid()).ifPresent(h -> h.descendants().forEach(ProcessHandle::destroyForcibly));
+            wrapper.destroyForcibly();
+        }
+    }
+
+    @Test
     void aProcessStoppedBeforeCaptureStaysStopped() throws Exception {
         try (Victim v = new Victim(8, 0, false)) {
             new ProcessBuilder("kill", "-STOP", Long.toString(v.pid)).start().waitFor();

@@ -7,28 +7,36 @@ import java.io.IOException;
 import java.nio.file.NoSuchFileException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * Freezes a process with SIGSTOP, its whole process group unless that group holds Ferry
- * itself, and waits until every thread of every frozen process is seen stopped in
- * {@code /proc}. {@link #close()} thaws with SIGCONT exactly the processes that were running
- * before, so a process a user had stopped (Ctrl-Z, a debugger) stays stopped. Single use,
- * not thread-safe.
+ * itself, and waits until every thread of every process in it is seen stopped in
+ * {@code /proc}. The group's members are listed again after the stop, until the list holds
+ * still: a process forked between the first listing and the SIGSTOP (a shell starting a
+ * command) is stopped too and must be captured and thawed like the others. {@link #close()}
+ * thaws with SIGCONT every member except those already stopped before the freeze, so a
+ * process a user had stopped (Ctrl-Z, a debugger) stays stopped. Single use, not thread-safe.
  */
 public final class Freezer implements AutoCloseable {
     private final int pid;
-    private final List<Integer> members;
-    private final List<Integer> wereRunning = new ArrayList<>();
+    private final int pgid;
     private final boolean wholeGroup;
+    /** Members seen stopped before our SIGSTOP: not ours to resume. */
+    private final Set<Integer> stoppedBefore = new HashSet<>();
+    private List<Integer> members;
     private boolean thawed;
+    /** True once the member list held still after the stop. */
+    private boolean settled;
     private long stoppedAt;
     private long thawedAt;
 
-    private Freezer(int pid, List<Integer> members, boolean wholeGroup) {
+    private Freezer(int pid, int pgid, boolean wholeGroup) {
         this.pid = pid;
-        this.members = List.copyOf(members);
+        this.pgid = pgid;
         this.wholeGroup = wholeGroup;
     }
 
@@ -42,19 +50,21 @@ public final class Freezer implements AutoCloseable {
             throw Errors.of(e, pid, "find the process group of");
         }
         boolean group = pgid != Libc.getpgid(self);
-        Freezer f = new Freezer(pid, group ? ProcFs.groupMembers(pgid) : List.of(pid), group);
-        if (!f.members.contains(pid)) {
+        Freezer f = new Freezer(pid, pgid, group);
+        List<Integer> before = f.listMembers();
+        if (!before.contains(pid)) {
             throw new ProcessGoneException(pid);
         }
-        for (int m : f.members) {
+        for (int m : before) {
             try {
-                if (!ProcFs.stat(m).halted()) {
-                    f.wereRunning.add(m);
+                if (ProcFs.stat(m).halted()) {
+                    f.stoppedBefore.add(m);
                 }
             } catch (NoSuchFileException gone) {
                 // exits before we stop it: nothing to thaw
             }
         }
+        f.members = before;
         f.stoppedAt = System.nanoTime();
         try {
             if (group) {
@@ -74,13 +84,24 @@ public final class Freezer implements AutoCloseable {
         return f;
     }
 
+    private List<Integer> listMembers() throws IOException {
+        return wholeGroup ? ProcFs.groupMembers(pgid) : List.of(pid);
+    }
+
+    /** Until every member's threads are stopped and listing the group again finds no one new. */
     private void awaitStopped(Duration patience) throws IOException {
         long deadline = System.nanoTime() + patience.toNanos();
-        List<Integer> running = new ArrayList<>(members);
         while (true) {
+            List<Integer> running = new ArrayList<>(members);
             running.removeIf(this::allThreadsHalted);
             if (running.isEmpty()) {
-                break;
+                List<Integer> now = listMembers();
+                if (members.containsAll(now)) {
+                    settled = true;
+                    break;
+                }
+                members = now; // forked just before the SIGSTOP: stopped as well, wait for it too
+                continue;
             }
             if (System.nanoTime() > deadline) {
                 throw new IOException("process " + running.get(0) + " did not stop within " + patience.toMillis()
@@ -121,14 +142,26 @@ public final class Freezer implements AutoCloseable {
         return wholeGroup;
     }
 
-    /** Sends SIGCONT to each process that was running before the freeze. Idempotent. */
+    /** Sends SIGCONT to every member but those stopped before the freeze. Idempotent. */
     @Override
     public void close() {
         if (thawed) {
             return;
         }
         thawed = true;
-        for (int m : wereRunning) {
+        if (!settled) { // failed while waiting: someone forked just before the stop may be missing from the list
+            try {
+                List<Integer> all = new ArrayList<>(members);
+                listMembers().stream().filter(m -> !all.contains(m)).forEach(all::add);
+                members = all;
+            } catch (IOException e) {
+                // keep the list we have
+            }
+        }
+        for (int m : members) {
+            if (stoppedBefore.contains(m)) {
+                continue;
+            }
             try {
                 Libc.kill(m, Libc.SIGCONT);
             } catch (LastErrorException gone) {
