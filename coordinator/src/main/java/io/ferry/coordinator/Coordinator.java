@@ -234,7 +234,12 @@ public final class Coordinator implements Closeable {
     private void establish(JobView j, GenerationView g, long now) {
         try {
             repo.commitSnapshot(j.job, g.generation, j.ranks());
-            log.append(new Event.SnapshotEstablished(j.job, g.generation, "remote", (now - g.requestedAtMillis) / 1000.0));
+            double seconds = (now - g.requestedAtMillis) / 1000.0;
+            log.append(new Event.SnapshotEstablished(j.job, g.generation, "remote", seconds));
+            synchronized (this) { // until the event comes back round: the next tick must not commit it again
+                g.state = GenerationView.State.ESTABLISHED;
+                g.secondsToEstablished = seconds;
+            }
         } catch (java.io.IOException | RuntimeException e) {
             g.stagingProblem = "cannot write the commit marker: " + e.getMessage(); // retried on the next tick
         }
