@@ -66,6 +66,7 @@ public final class NodeAgent implements Closeable {
         this.control = new ControlServer(config.socketDir().resolve("ferry-" + config.job() + "-"
                 + ProcessHandle.current().pid() + ".sock"), ranks::get);
         poller.scheduleAtFixedRate(this::heartbeat, 0, HEARTBEAT_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
+        stager.execute(this::reportCache);
     }
 
     private static java.util.concurrent.ThreadFactory named(String name) {
@@ -281,6 +282,18 @@ public final class NodeAgent implements Closeable {
             cache.applyRetention(config.job(), pipeline.config().keepGenerations(), gen -> established(gen));
         } catch (IOException | RuntimeException e) {
             System.err.println("ferry agent: cache retention for " + config.job() + " failed: " + e.getMessage());
+        }
+        reportCache();
+    }
+
+    /** Tells the coordinator how full this node's cache is, for its cache-full forecast. */
+    private void reportCache() {
+        try {
+            LocalCache.Usage u = cache.usage(config.job());
+            events.accept(new Event.CacheReported(config.job(), config.node(), u.capacityBytes(), u.freeBytes(),
+                    u.jobBytes(), u.generations(), pipeline.config().keepGenerations()));
+        } catch (IOException | RuntimeException e) {
+            System.err.println("ferry agent: cache usage for " + config.job() + " not reported: " + e.getMessage());
         }
     }
 

@@ -57,7 +57,7 @@ final class DemoCommand implements Callable<Integer> {
         JobRunner.Spec spec = new JobRunner.Spec("demo", RANKS, io.ferry.model.Durations.parse(interval), true,
                 home.store().toString(), home, null, io.ferry.agent.Quiesce.app(Duration.ofSeconds(30), "USR2"),
                 List.of(script.toString(), results.toString()),
-                Map.of());
+                Map.of(), JobRunner.DEFAULT_HTTP);
         boolean ok;
         JobView view;
         try (JobRunner runner = new JobRunner(spec)) {

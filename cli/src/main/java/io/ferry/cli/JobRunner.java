@@ -7,6 +7,7 @@ import io.ferry.coordinator.Coordinator;
 import io.ferry.coordinator.EmbeddedKafka;
 import io.ferry.coordinator.JobView;
 import io.ferry.coordinator.KafkaLog;
+import io.ferry.coordinator.http.HttpApi;
 import io.ferry.model.Event;
 import io.ferry.staging.LocalCache;
 import io.ferry.staging.Staging;
@@ -15,6 +16,7 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -28,7 +30,10 @@ import java.util.Optional;
  */
 final class JobRunner implements Closeable {
     record Spec(String job, int ranks, Duration interval, boolean autoRecover, String store, FerryHome home,
-                String kafka, Quiesce quiesce, List<String> command, Map<String, String> settings) {}
+                String kafka, Quiesce quiesce, List<String> command, Map<String, String> settings, String http) {}
+
+    /** Where the dashboard and HTTP API listen unless {@code --http} says otherwise: loopback only (no authentication). */
+    static final String DEFAULT_HTTP = "127.0.0.1:7460";
 
     private final Spec spec;
     private final String node;
@@ -36,6 +41,7 @@ final class JobRunner implements Closeable {
     private KafkaLog log;
     private StoreOptions.Opened opened;
     private Coordinator coordinator;
+    private HttpApi http;
     private NodeAgent agent;
     private AgentLoop loop;
 
@@ -73,6 +79,7 @@ final class JobRunner implements Closeable {
         if (!coordinator.awaitLive(Duration.ofSeconds(60))) {
             throw new IOException("the coordinator did not catch up with the log at " + bootstrap + " within 60 s");
         }
+        http = startHttp(spec.http(), out);
         agent = new NodeAgent(new AgentConfig(spec.job(), spec.ranks(), node, spec.command(), spec.quiesce(),
                 java.nio.file.Path.of(System.getProperty("java.io.tmpdir"))), cache, opened.pipeline(), log::append);
         loop = new AgentLoop(log, node, agent, opened.pipeline(), cache).start();
@@ -81,6 +88,53 @@ final class JobRunner implements Closeable {
         agent.launch(-1, Map.of());
         out.printf(java.util.Locale.ROOT, "ferry: job %s: %d ranks on %s, checkpoint every %.1f s, store %s, log %s%n",
                 spec.job(), spec.ranks(), node, spec.interval().toMillis() / 1000.0, opened.store().uri(), bootstrap);
+    }
+
+    /**
+     * Serves the dashboard and API on {@code address} ("HOST:PORT", or "off"); when the port is
+     * taken (another job on this machine), on any free port, said on {@code out}.
+     */
+    private HttpApi startHttp(String address, PrintStream out) throws IOException {
+        Optional<InetSocketAddress> a = httpAddress(address);
+        if (a.isEmpty()) {
+            return null;
+        }
+        HttpApi api;
+        try {
+            api = HttpApi.start(coordinator, a.get());
+        } catch (java.net.BindException e) {
+            api = HttpApi.start(coordinator, new InetSocketAddress(a.get().getAddress(), 0));
+            out.println("ferry: port " + a.get().getPort() + " is taken; the dashboard listens on another port");
+        }
+        out.println("ferry: dashboard " + api.uri() + " (JSON under " + api.uri() + "api/jobs, Prometheus " + api.uri() + "metrics)");
+        return api;
+    }
+
+    /** {@code HOST:PORT} (port 0: any) or {@code off}; anything else is a one-line error. */
+    static Optional<InetSocketAddress> httpAddress(String text) {
+        if (text == null || text.equals("off")) {
+            return Optional.empty();
+        }
+        int colon = text.lastIndexOf(':');
+        String why = "--http must be HOST:PORT (e.g. " + DEFAULT_HTTP + ") or off, got '" + text + "'";
+        if (colon <= 0) {
+            throw new IllegalArgumentException(why);
+        }
+        int port;
+        try {
+            port = Integer.parseInt(text.substring(colon + 1));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(why);
+        }
+        if (port < 0 || port > 65535) {
+            throw new IllegalArgumentException(why);
+        }
+        String host = text.substring(0, colon).replaceAll("^\\[|]$", "");
+        InetSocketAddress a = new InetSocketAddress(host, port);
+        if (a.isUnresolved()) {
+            throw new IllegalArgumentException("--http: cannot resolve host '" + host + "'");
+        }
+        return Optional.of(a);
     }
 
     NodeAgent agent() {
@@ -128,6 +182,9 @@ final class JobRunner implements Closeable {
         }
         if (agent != null) {
             agent.close();
+        }
+        if (http != null) {
+            http.close();
         }
         if (coordinator != null) {
             coordinator.close();

@@ -41,6 +41,10 @@ final class RunCommand implements Callable<Integer> {
             description = {"How ranks are captured: app (the cooperative protocol, default), proc (transparent ELF core",
                     "dumps; restoring them needs an external restorer), criu or dmtcp (where installed)."})
     String capture;
+    @Option(names = "--http", defaultValue = JobRunner.DEFAULT_HTTP, paramLabel = "HOST:PORT",
+            description = {"Where the dashboard, JSON API and Prometheus metrics listen (no authentication: keep it on",
+                    "loopback or an operators' network), or off. Default ${DEFAULT-VALUE}; a taken port falls back to a free one."})
+    String http;
     @Option(names = "--set", paramLabel = "KEY=VALUE", description = "Configuration, repeatable (see README).")
     Map<String, String> settings = new LinkedHashMap<>();
     @Parameters(arity = "1..*", paramLabel = "PROGRAM", description = "The program every rank runs, after --.")
@@ -57,11 +61,12 @@ final class RunCommand implements Callable<Integer> {
                 throw new IllegalStateException("--capture " + capture + " is not available here: " + why);
             });
         }
+        JobRunner.httpAddress(http); // a bad address is refused before anything starts
         FerryHome h = FerryHome.resolve(home);
         Duration every = Durations.parse(interval);
         JobRunner.Spec spec = new JobRunner.Spec(job, ranks, every, autoRecover,
                 store != null ? store : h.store().toString(), h, kafka, new Quiesce(capture, Durations.parse(captureTimeout), signal), command,
-                settings);
+                settings, http);
         try (JobRunner runner = new JobRunner(spec)) {
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
                 try {

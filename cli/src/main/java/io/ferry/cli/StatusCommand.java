@@ -2,10 +2,11 @@ package io.ferry.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.ferry.coordinator.GenerationView;
 import io.ferry.coordinator.JobView;
 import io.ferry.coordinator.Jobs;
+import io.ferry.coordinator.http.JobJson;
+import io.ferry.coordinator.predict.JobForecast;
 import io.ferry.model.Event;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -45,32 +46,21 @@ final class StatusCommand implements Callable<Integer> {
         if (json) {
             ObjectMapper m = new ObjectMapper();
             ArrayNode arr = m.createArrayNode();
+            long now = System.currentTimeMillis();
             for (JobView v : views) {
-                ObjectNode n = arr.addObject().put("job", v.job()).put("ranks", v.ranks())
-                        .put("state", state(v)).put("recoveries", v.recoveries());
-                v.newestEstablished().ifPresent(g -> n.put("newestEstablished", g.generation()));
-                v.latest().ifPresent(g -> n.put("latestGeneration", g.generation()).put("latestState", g.state().toString())
-                        .put("problem", g.problem()));
-                Forecast f = Forecast.of(v, mtbfSeconds(), System.currentTimeMillis());
-                f.json(n.putObject("forecast"));
-                ArrayNode stores = n.putArray("stores");
-                for (Event.StoreHealthReported h : v.storeHealth()) {
-                    stores.addObject().put("node", h.node()).put("store", h.store()).put("circuit", h.circuit())
-                            .put("calls", h.calls()).put("retries", h.retries()).put("failed", h.failed())
-                            .put("rejected", h.rejected());
-                }
+                arr.add(JobJson.summary(v, mtbfSeconds(), now));
             }
             System.out.println(m.writerWithDefaultPrettyPrinter().writeValueAsString(job == null ? arr : arr.get(0)));
         } else {
             for (JobView v : views) {
                 System.out.printf(Locale.ROOT, "%s: %s, %d ranks, newest established generation %s, latest %s%s%n", v.job(),
-                        state(v), v.ranks(), v.newestEstablished().map(g -> Long.toString(g.generation())).orElse("none"),
+                        JobJson.state(v), v.ranks(), v.newestEstablished().map(g -> Long.toString(g.generation())).orElse("none"),
                         v.latest().map(g -> g.generation() + " " + g.state()).orElse("none"),
                         v.latest().map(GenerationView::problem).filter(p -> !p.isEmpty()).map(p -> " (" + p + ")").orElse(""));
                 for (Event.StoreHealthReported h : v.storeHealth()) {
                     System.out.println("  " + describe(h));
                 }
-                Forecast.of(v, mtbfSeconds(), System.currentTimeMillis()).lines().forEach(l -> System.out.println("  " + l));
+                JobForecast.of(v, mtbfSeconds(), System.currentTimeMillis()).lines().forEach(l -> System.out.println("  " + l));
             }
         }
         return 0;
@@ -89,9 +79,5 @@ final class StatusCommand implements Callable<Integer> {
 
     private double mtbfSeconds() {
         return mtbf == null ? Double.NaN : io.ferry.model.Durations.parse(mtbf).toMillis() / 1000.0;
-    }
-
-    private static String state(JobView v) {
-        return v.finished() ? (v.success().orElse(false) ? "finished" : "failed") : "running";
     }
 }

@@ -25,6 +25,7 @@ class RunIT {
         assertTrue(r.out().contains("killing rank 1 with SIGKILL"), r.out());
         assertTrue(r.out().contains("recovering: all ranks roll back to generation"), r.out());
         assertTrue(r.out().contains("demo OK"), r.out());
+        assertTrue(r.out().contains("ferry: dashboard http://127.0.0.1:"), r.out());
 
         // A later command starts the home's broker again and rebuilds the job from the log.
         String home = demo.resolve("home").toString();
@@ -46,6 +47,9 @@ class RunIT {
         assertTrue(forecast.out().contains("next snapshot (768.0 KiB, 4 ranks): stall"), forecast.out());
         assertTrue(forecast.out().contains("checkpoint interval for MTBF 86400 s (given): Young"), forecast.out());
         assertTrue(json.get("forecast").has("next"), status.out());
+        // The agent reported its cache: the forecast says whether it fills under this retention.
+        assertEquals(1, json.get("forecast").get("caches").size(), status.out());
+        assertTrue(forecast.out().contains("  cache on "), forecast.out());
 
         FerryProcess.Result plan = FerryProcess.run("restart", "demo", "--dry-run", "--home", home);
         assertEquals(0, plan.exit(), plan.err());
@@ -73,6 +77,11 @@ class RunIT {
         FerryProcess.Result r = FerryProcess.run("run", "--job", "../x", "--ranks", "1", "--home", home.toString(), "--", "true");
         assertEquals(1, r.exit());
         assertTrue(r.err().startsWith("ferry: unsafe job id '../x'"), r.err());
+        assertFalse(Files.exists(home));
+        FerryProcess.Result http = FerryProcess.run("run", "--job", "x", "--ranks", "1", "--home", home.toString(),
+                "--http", "localhost", "--", "true");
+        assertEquals(1, http.exit());
+        assertTrue(http.err().startsWith("ferry: --http must be HOST:PORT"), http.err());
         assertFalse(Files.exists(home));
     }
 

@@ -13,6 +13,8 @@ public final class GenerationView {
     final Set<Integer> captured = new TreeSet<>();
     final Set<Integer> staged = new TreeSet<>();
     long rawBytes;
+    /** Raw bytes captured per node. */
+    final java.util.Map<String, Long> bytesByNode = new java.util.TreeMap<>();
     long storedBytes;
     double maxStallSeconds;
     double secondsToEstablished = Double.NaN;
@@ -43,6 +45,11 @@ public final class GenerationView {
 
     public long rawBytes() {
         return rawBytes;
+    }
+
+    /** Raw bytes this generation put into {@code node}'s cache (0 if none). */
+    public long bytesOn(String node) {
+        return bytesByNode.getOrDefault(node, 0L);
     }
 
     public long storedBytes() {

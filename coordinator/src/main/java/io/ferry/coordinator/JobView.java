@@ -23,6 +23,8 @@ public final class JobView {
     long silentSinceMillis;
     /** The latest store health each node reported. */
     final Map<String, Event.StoreHealthReported> storeHealth = new TreeMap<>();
+    /** The latest cache report of each node. */
+    final Map<String, Event.CacheReported> caches = new TreeMap<>();
     Boolean success;
     String finishDetail = "";
 
@@ -57,6 +59,16 @@ public final class JobView {
     /** The latest remote-store health per node (empty for stores without a resilience layer). */
     public Collection<Event.StoreHealthReported> storeHealth() {
         return storeHealth.values();
+    }
+
+    /** The latest cache report per node: how full each node's cache is. */
+    public Collection<Event.CacheReported> caches() {
+        return caches.values();
+    }
+
+    /** Log time (ms) of the newest checkpoint request, or of the job's start before any. */
+    public long lastRequestMillis() {
+        return lastRequestMillis;
     }
 
     /** Seconds from the job's first start to its end, or to {@code nowMillis} while it runs. */

@@ -43,6 +43,7 @@ public final class Jobs {
             GenerationView g = gen(j, c.generation());
             g.captured.add(c.rank());
             g.rawBytes += c.bytes();
+            g.bytesByNode.merge(c.node(), c.bytes(), Long::sum);
             g.maxStallSeconds = Math.max(g.maxStallSeconds, c.seconds());
             if (g.state == GenerationView.State.OPEN && g.captured.size() >= j.ranks()) {
                 g.state = GenerationView.State.CAPTURED;
@@ -69,6 +70,8 @@ public final class Jobs {
             gen(j, p.generation()).prediction = p;
         } else if (e instanceof Event.StoreHealthReported h) {
             j.storeHealth.put(h.node(), h);
+        } else if (e instanceof Event.CacheReported c) {
+            j.caches.put(c.node(), c);
         } else if (e instanceof Event.RankExited x) {
             j.exits.put(x.rank(), x.exitCode());
         } else if (e instanceof Event.RecoveryStarted r) {

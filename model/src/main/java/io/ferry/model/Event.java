@@ -107,6 +107,26 @@ public sealed interface Event {
         }
     }
 
+    /**
+     * A node's cache for the job, reported after each retention pass (and when the agent starts):
+     * what the coordinator needs to forecast when the cache fills.
+     *
+     * @param capacityBytes   size of the file system holding the cache
+     * @param freeBytes       bytes still usable on it
+     * @param jobBytes        bytes the job's generations take in the cache
+     * @param generations     generations of the job the cache holds
+     * @param keepGenerations the retention ({@code cache.keep-generations})
+     */
+    record CacheReported(String job, String node, long capacityBytes, long freeBytes, long jobBytes, int generations,
+                         int keepGenerations) implements Event {
+        public CacheReported {
+            Names.requireJob(job);
+            if (capacityBytes < 0 || freeBytes < 0 || jobBytes < 0 || generations < 0 || keepGenerations < 1) {
+                throw new IllegalArgumentException("cache report needs sizes >= 0 and keepGenerations >= 1");
+            }
+        }
+    }
+
     /** The node's agent is alive (sent every few seconds); its log timestamp is what counts. */
     record Heartbeat(String job, String node) implements Event {
         public Heartbeat {

@@ -26,7 +26,7 @@ public final class EventCodec {
             type(Event.CaptureFailed.class), type(Event.ImageStaged.class), type(Event.StagingFailed.class),
             type(Event.SnapshotEstablished.class), type(Event.RankExited.class), type(Event.RecoveryStarted.class),
             type(Event.JobFinished.class), type(Event.Heartbeat.class), type(Event.StoreHealthReported.class),
-            type(Event.PredictionMade.class),
+            type(Event.PredictionMade.class), type(Event.CacheReported.class),
             type(Command.Capture.class), type(Command.Restart.class), type(Command.RequestCheckpoint.class));
 
     private EventCodec() {}

@@ -22,7 +22,10 @@ class EventCodecTest {
                 new Event.SnapshotEstablished("j", 2, "remote", 1.5),
                 new Event.RankExited("j", 3, 137),
                 new Event.RecoveryStarted("j", 2, Map.of(0, "local", 1, "remote"), "rank 3 exited with 137"),
-                new Event.JobFinished("j", true, "all ranks exited 0"));
+                new Event.JobFinished("j", true, "all ranks exited 0"), new Event.Heartbeat("j", "n0"),
+                new Event.CacheReported("j", "n0", 100_000, 40_000, 12_000, 3, 2),
+                new Event.PredictionMade("j", 4, 1234, 2, 0.5, 3.0, 0.2, 5),
+                new Event.StoreHealthReported("j", "n0", "s3://b/p", "OPEN", 10, 3, 2, 1));
         for (Event e : all) {
             assertEquals(e, EventCodec.decode(EventCodec.encode(e)));
         }

@@ -73,6 +73,35 @@ public final class LocalCache {
     }
 
     /**
+     * How full the cache is for {@code job}: the file system's size and free space, and the
+     * bytes and generations the job holds in it (a job never seen holds nothing).
+     */
+    public Usage usage(String job) throws IOException {
+        Names.requireJob(job);
+        Files.createDirectories(root);
+        java.nio.file.FileStore fs = Files.getFileStore(root);
+        List<Long> gens = generations(job);
+        long bytes = 0;
+        for (long g : gens) {
+            try (Stream<Path> s = Files.walk(generationDir(job, g))) {
+                bytes += s.filter(Files::isRegularFile).mapToLong(p -> {
+                    try {
+                        return Files.size(p);
+                    } catch (IOException e) {
+                        return 0; // deleted while walking (retention)
+                    }
+                }).sum();
+            } catch (java.io.UncheckedIOException | java.nio.file.NoSuchFileException e) {
+                // the generation went away while counting: it no longer takes space
+            }
+        }
+        return new Usage(fs.getTotalSpace(), fs.getUsableSpace(), bytes, gens.size());
+    }
+
+    /** See {@link #usage(String)}. */
+    public record Usage(long capacityBytes, long freeBytes, long jobBytes, int generations) {}
+
+    /**
      * Applies retention to {@code job} and returns the generations deleted.
      *
      * @param keep        generations to keep, newest first

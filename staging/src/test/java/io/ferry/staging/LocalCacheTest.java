@@ -11,6 +11,7 @@ import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class LocalCacheTest {
     @TempDir
@@ -59,6 +60,19 @@ class LocalCacheTest {
         try (var s = Files.list(tmp.resolve("j"))) {
             assertEquals(0, s.count());
         }
+    }
+
+    @Test
+    void usageCountsTheJobsBytesAndGenerations() throws Exception {
+        LocalCache c = cacheWith(1, 2, 3);
+        Fixture.write(c.imageDir(new ImageRef("other", 1, 0)).resolve("state"), new byte[5000]);
+        LocalCache.Usage u = c.usage("j");
+        assertEquals(6, u.jobBytes(), "one byte per rank per generation, the other job not counted");
+        assertEquals(3, u.generations());
+        assertTrue(u.capacityBytes() > 0 && u.freeBytes() <= u.capacityBytes());
+        c.applyRetention("j", 1, g -> true);
+        assertEquals(new LocalCache.Usage(u.capacityBytes(), c.usage("j").freeBytes(), 2, 1), c.usage("j"));
+        assertEquals(0, c.usage("never-seen").jobBytes());
     }
 
     @Test

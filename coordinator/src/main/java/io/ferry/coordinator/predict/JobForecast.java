@@ -1,9 +1,8 @@
-package io.ferry.cli;
+package io.ferry.coordinator.predict;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.ferry.coordinator.GenerationView;
 import io.ferry.coordinator.JobView;
-import io.ferry.coordinator.predict.Predictor;
 import io.ferry.model.Event;
 
 import java.util.ArrayList;
@@ -12,8 +11,9 @@ import java.util.Locale;
 import java.util.Optional;
 
 /**
- * What {@code ferry status} forecasts for a job: the snapshot in flight (its forecast and ETA),
- * the next snapshot's stall and time to established, and the Young/Daly checkpoint interval.
+ * What the coordinator forecasts for a job (shown by {@code ferry status} and the HTTP API): the
+ * snapshot in flight (its forecast and ETA), the next snapshot's stall and time to established,
+ * the Young/Daly checkpoint interval, and when each node's cache fills.
  *
  * @param inFlight    the newest generation not yet established or failed, with a forecast
  * @param etaSeconds  seconds until the snapshot in flight should be established (may be < 0: late)
@@ -21,11 +21,13 @@ import java.util.Optional;
  * @param stallSeconds checkpoint cost for Young/Daly: forecast stall, else the newest observed
  * @param mtbfSeconds given with --mtbf, or the job's run time over its recoveries, or NaN
  * @param mtbfSource  "given", "measured" or "unknown"
+ * @param caches      per node, when its cache fills
  */
-record Forecast(Optional<Event.PredictionMade> inFlight, double etaSeconds, Optional<Event.PredictionMade> next,
-                double stallSeconds, double mtbfSeconds, String mtbfSource) {
+public record JobForecast(Optional<Event.PredictionMade> inFlight, double etaSeconds, Optional<Event.PredictionMade> next,
+                          double stallSeconds, double mtbfSeconds, String mtbfSource, List<CacheForecast> caches) {
 
-    static Forecast of(JobView v, double givenMtbf, long nowMillis) {
+    /** @param givenMtbf seconds, or NaN to measure it from the job's recoveries */
+    public static JobForecast of(JobView v, double givenMtbf, long nowMillis) {
         Optional<GenerationView> latest = v.latest();
         Optional<Event.PredictionMade> inFlight = latest.filter(g -> g.state() == GenerationView.State.CAPTURED
                 || g.state() == GenerationView.State.OPEN).flatMap(GenerationView::prediction);
@@ -43,10 +45,11 @@ record Forecast(Optional<Event.PredictionMade> inFlight, double etaSeconds, Opti
             mtbf = v.recoveries() > 0 && ran > 0 ? ran / v.recoveries() : Double.NaN;
             source = Double.isNaN(mtbf) ? "unknown" : "measured";
         }
-        return new Forecast(inFlight, eta, next, stall, mtbf, source);
+        List<CacheForecast> caches = v.caches().stream().map(c -> CacheForecast.of(v, c, nowMillis)).toList();
+        return new JobForecast(inFlight, eta, next, stall, mtbf, source, caches);
     }
 
-    List<String> lines() {
+    public List<String> lines() {
         List<String> out = new ArrayList<>();
         inFlight.ifPresent(p -> out.add(String.format(Locale.ROOT,
                 "generation %d in flight: forecast %.1f s to established, %s", p.generation(),
@@ -65,10 +68,11 @@ record Forecast(Optional<Event.PredictionMade> inFlight, double etaSeconds, Opti
         } else {
             out.add("checkpoint interval: give --mtbf (no failures measured yet)");
         }
+        caches.forEach(c -> out.add(c.line()));
         return out;
     }
 
-    void json(ObjectNode n) {
+    public void json(ObjectNode n) {
         inFlight.ifPresent(p -> n.putObject("inFlight").put("generation", p.generation())
                 .put("predictedSecondsToEstablished", p.predictedSecondsToEstablished()).put("etaSeconds", etaSeconds));
         next.ifPresent(p -> n.putObject("next").put("rawBytes", p.rawBytes()).put("ranks", p.ranks())
@@ -79,6 +83,20 @@ record Forecast(Optional<Event.PredictionMade> inFlight, double etaSeconds, Opti
             n.put("mtbfSeconds", mtbfSeconds).put("mtbfSource", mtbfSource)
                     .put("youngIntervalSeconds", Predictor.youngSeconds(stallSeconds, mtbfSeconds))
                     .put("dalyIntervalSeconds", Predictor.dalySeconds(stallSeconds, mtbfSeconds));
+        }
+        var arr = n.putArray("caches");
+        for (CacheForecast c : caches) {
+            ObjectNode o = arr.addObject().put("node", c.node()).put("capacityBytes", c.report().capacityBytes())
+                    .put("freeBytes", c.report().freeBytes()).put("jobBytes", c.report().jobBytes())
+                    .put("generations", c.report().generations()).put("keepGenerations", c.report().keepGenerations())
+                    .put("bytesPerGeneration", c.bytesPerGeneration()).put("storeDown", c.storeDown())
+                    .put("neverFull", c.neverFull());
+            if (!c.neverFull() && c.bytesPerGeneration() > 0) {
+                o.put("fitsMoreGenerations", c.fitsMore());
+                if (!Double.isNaN(c.secondsUntilFull())) {
+                    o.put("secondsUntilFull", c.secondsUntilFull());
+                }
+            }
         }
     }
 }

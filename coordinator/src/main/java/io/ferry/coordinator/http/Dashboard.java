@@ -1,0 +1,201 @@
+package io.ferry.coordinator.http;
+
+import io.ferry.coordinator.GenerationView;
+import io.ferry.coordinator.JobView;
+import io.ferry.coordinator.Jobs;
+import io.ferry.coordinator.predict.CacheForecast;
+import io.ferry.coordinator.predict.ForecastErrors;
+import io.ferry.coordinator.predict.JobForecast;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The dashboard page: per job, a chart of each snapshot's time to established beside the
+ * forecast made for it and the fill-time law's ideal, a chart of the stall, a gauge per node
+ * cache with its fill forecast, and the newest snapshots per tier. Plain HTML with inline SVG,
+ * no scripts; it reloads itself every 5 s.
+ */
+final class Dashboard {
+    /** Generations shown per chart. */
+    static final int SHOWN = 40;
+    private static final int W = 720;
+    private static final int H = 180;
+    private static final int PAD = 40;
+
+    private Dashboard() {}
+
+    static String render(Jobs jobs, long nowMillis) {
+        StringBuilder b = new StringBuilder();
+        b.append("<!doctype html><html><head><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"5\">")
+                .append("<title>Ferry</title><style>body{font:14px sans-serif;margin:2em;color:#222}")
+                .append("h2{margin-bottom:.2em}.muted{color:#777}table{border-collapse:collapse}")
+                .append("td,th{padding:2px 8px;text-align:right;border-bottom:1px solid #eee}")
+                .append(".bad{color:#b00}svg{display:block;margin:.5em 0}</style></head><body>")
+                .append("<h1>Ferry</h1><p class=\"muted\">coordinator dashboard; JSON at <a href=\"/api/jobs\">/api/jobs</a>,")
+                .append(" metrics at <a href=\"/metrics\">/metrics</a></p>");
+        if (jobs.all().isEmpty()) {
+            b.append("<p>No jobs in the log yet.</p>");
+        }
+        for (JobView v : jobs.all()) {
+            job(b, v, nowMillis);
+        }
+        return b.append("</body></html>").toString();
+    }
+
+    private static void job(StringBuilder b, JobView v, long now) {
+        b.append("<h2>").append(esc(v.job())).append("</h2><p>").append(JobJson.state(v)).append(", ")
+                .append(v.ranks()).append(" ranks, newest established generation ")
+                .append(v.newestEstablished().map(g -> Long.toString(g.generation())).orElse("none"))
+                .append(v.recoveries() > 0 ? ", " + v.recoveries() + " recoveries" : "").append("</p><ul>");
+        JobForecast f = JobForecast.of(v, Double.NaN, now);
+        for (String line : f.lines()) {
+            b.append("<li>").append(esc(line)).append("</li>");
+        }
+        b.append("</ul>");
+        List<GenerationView> gens = new ArrayList<>(v.generations());
+        gens = gens.subList(Math.max(0, gens.size() - SHOWN), gens.size());
+        List<ForecastErrors.Row> rows = ForecastErrors.rows(v);
+        if (!rows.isEmpty()) {
+            List<Double> err = rows.stream().map(ForecastErrors.Row::error).toList();
+            b.append(String.format(Locale.ROOT, "<p>%d forecasts: median error %.1f%%; the fill-time law alone %.1f%%</p>",
+                    rows.size(), 100 * ForecastErrors.quantileAbs(err, 0.5),
+                    100 * ForecastErrors.quantileAbs(rows.stream().map(ForecastErrors.Row::idealError).toList(), 0.5)));
+        }
+        b.append("<b>Time to established</b> <span class=\"muted\">bars: actual (green established, red failed,")
+                .append(" grey in flight); black tick: forecast; dashed blue: fill-time law</span>");
+        timeChart(b, gens);
+        b.append("<b>Stall</b> <span class=\"muted\">longest rank stall per generation</span>");
+        stallChart(b, gens);
+        for (CacheForecast c : f.caches()) {
+            cacheGauge(b, c);
+        }
+        table(b, gens);
+    }
+
+    private static void timeChart(StringBuilder b, List<GenerationView> gens) {
+        double max = 0;
+        for (GenerationView g : gens) {
+            max = Math.max(max, finite(g.secondsToEstablished()));
+            if (g.prediction().isPresent()) {
+                max = Math.max(max, finite(g.prediction().get().predictedSecondsToEstablished()));
+                max = Math.max(max, finite(g.prediction().get().idealSeconds()));
+            }
+        }
+        double top = max;
+        svgStart(b, top, "s");
+        double slot = (double) (W - PAD) / Math.max(1, gens.size());
+        for (int i = 0; i < gens.size(); i++) {
+            GenerationView g = gens.get(i);
+            double x = PAD + i * slot;
+            double actual = finite(g.secondsToEstablished());
+            String color = switch (g.state()) {
+                case ESTABLISHED -> "#4a4";
+                case FAILED -> "#c33";
+                default -> "#bbb";
+            };
+            double shown = g.state() == GenerationView.State.FAILED ? max * 0.05 : actual;
+            bar(b, x, slot, shown, max, color, "generation " + g.generation() + ": " + g.state()
+                    + (actual > 0 ? String.format(Locale.ROOT, ", %.2f s", actual) : ""));
+            g.prediction().ifPresent(p -> {
+                tick(b, x, slot, p.predictedSecondsToEstablished(), top, "#000", "");
+                tick(b, x, slot, p.idealSeconds(), top, "#36c", " stroke-dasharray=\"3,2\"");
+            });
+            label(b, x, slot, g.generation(), gens.size());
+        }
+        b.append("</svg>");
+    }
+
+    private static void stallChart(StringBuilder b, List<GenerationView> gens) {
+        double max = gens.stream().mapToDouble(g -> finite(g.maxStallSeconds())).max().orElse(0);
+        svgStart(b, max, "s");
+        double slot = (double) (W - PAD) / Math.max(1, gens.size());
+        for (int i = 0; i < gens.size(); i++) {
+            GenerationView g = gens.get(i);
+            double x = PAD + i * slot;
+            bar(b, x, slot, g.maxStallSeconds(), max, "#e90", String.format(Locale.ROOT, "generation %d: stall %.3f s, %s",
+                    g.generation(), g.maxStallSeconds(), mb(g.rawBytes())));
+            label(b, x, slot, g.generation(), gens.size());
+        }
+        b.append("</svg>");
+    }
+
+    /** A bar for the file system: the job's bytes, other files, free; a tick at the retention's peak. */
+    private static void cacheGauge(StringBuilder b, CacheForecast c) {
+        double cap = Math.max(1, c.report().capacityBytes());
+        double job = c.report().jobBytes() / cap * (W - PAD);
+        double others = Math.max(0, cap - c.report().freeBytes() - c.report().jobBytes()) / cap * (W - PAD);
+        b.append("<b>Cache on ").append(esc(c.node())).append("</b> <span class=\"muted\">green: this job, grey:")
+                .append(" other files, white: free; black tick: this job's peak under retention</span>")
+                .append(String.format(Locale.ROOT, "<svg width=\"%d\" height=\"34\"><rect x=\"%d\" y=\"4\" width=\"%d\"", W, PAD, W - PAD))
+                .append(" height=\"20\" fill=\"#fff\" stroke=\"#888\"/>")
+                .append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"4\" width=\"%.1f\" height=\"20\" fill=\"#bbb\"/>", PAD, others))
+                .append(String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"4\" width=\"%.1f\" height=\"20\" fill=\"#4a4\"/>",
+                        PAD + others, job));
+        if (c.peakBytes() > 0) {
+            double px = PAD + others + Math.min(cap, c.peakBytes()) / cap * (W - PAD);
+            b.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"28\" stroke=\"#000\" stroke-width=\"2\"/>",
+                    Math.min(px, W - 1.0), Math.min(px, W - 1.0)));
+        }
+        b.append("</svg><p class=\"").append(c.neverFull() || c.bytesPerGeneration() == 0 ? "" : "bad").append("\">")
+                .append(esc(c.line())).append("</p>");
+    }
+
+    private static void table(StringBuilder b, List<GenerationView> gens) {
+        b.append("<table><tr><th>generation</th><th>state</th><th>ranks captured/staged</th><th>raw</th><th>stored</th>")
+                .append("<th>stall s</th><th>local MB/s</th><th>established s</th><th>forecast s</th><th>problem</th></tr>");
+        for (int i = gens.size() - 1; i >= Math.max(0, gens.size() - 10); i--) {
+            GenerationView g = gens.get(i);
+            b.append(String.format(Locale.ROOT, "<tr><td>%d</td><td>%s</td><td>%d/%d</td><td>%s</td><td>%s</td><td>%.3f</td>"
+                            + "<td>%s</td><td>%s</td><td>%s</td><td class=\"bad\">%s</td></tr>", g.generation(), g.state(),
+                    g.capturedRanks(), g.stagedRanks(), mb(g.rawBytes()), mb(g.storedBytes()), g.maxStallSeconds(),
+                    g.maxStallSeconds() > 0 ? String.format(Locale.ROOT, "%.0f", g.rawBytes() / 1e6 / g.maxStallSeconds()) : "",
+                    Double.isNaN(g.secondsToEstablished()) ? "" : String.format(Locale.ROOT, "%.2f", g.secondsToEstablished()),
+                    g.prediction().map(p -> String.format(Locale.ROOT, "%.2f", p.predictedSecondsToEstablished())).orElse(""),
+                    esc(g.problem())));
+        }
+        b.append("</table>");
+    }
+
+    private static void svgStart(StringBuilder b, double max, String unit) {
+        b.append(String.format(Locale.ROOT, "<svg width=\"%d\" height=\"%d\" role=\"img\">", W, H + 16))
+                .append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>", PAD, H, W, H))
+                .append(String.format(Locale.ROOT, "<text x=\"0\" y=\"12\" font-size=\"11\">%.3g %s</text>", max, unit))
+                .append(String.format(Locale.ROOT, "<text x=\"0\" y=\"%d\" font-size=\"11\">0</text>", H));
+    }
+
+    private static void bar(StringBuilder b, double x, double slot, double value, double max, String color, String title) {
+        double h = max > 0 ? finite(value) / max * (H - 10) : 0;
+        b.append(String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%s</title></rect>",
+                x + slot * 0.15, H - h, slot * 0.7, h, color, esc(title)));
+    }
+
+    private static void tick(StringBuilder b, double x, double slot, double value, double max, String color, String extra) {
+        if (!(max > 0) || !Double.isFinite(value)) {
+            return;
+        }
+        double y = H - value / max * (H - 10);
+        b.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>",
+                x, y, x + slot, y, color, extra));
+    }
+
+    private static void label(StringBuilder b, double x, double slot, long generation, int count) {
+        int every = Math.max(1, count / 10);
+        if (generation % every == 0) {
+            b.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\">%d</text>", x + slot * 0.2, H + 13, generation));
+        }
+    }
+
+    private static double finite(double v) {
+        return Double.isFinite(v) ? v : 0;
+    }
+
+    private static String mb(long bytes) {
+        return String.format(Locale.ROOT, "%.1f MB", bytes / 1e6);
+    }
+
+    static String esc(String s) {
+        return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
+    }
+}

@@ -1,0 +1,50 @@
+package io.ferry.coordinator.predict;
+
+import io.ferry.coordinator.GenerationView;
+import io.ferry.coordinator.JobView;
+import io.ferry.model.Event;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/** Every forecast of a job's time to established beside what then happened. */
+public final class ForecastErrors {
+    /** One forecast and its outcome; errors are signed, (forecast - actual) / actual. */
+    public record Row(long generation, long rawBytes, int ranks, double predicted, double ideal, double actual) {
+        public double error() {
+            return (predicted - actual) / actual;
+        }
+
+        public double idealError() {
+            return (ideal - actual) / actual;
+        }
+    }
+
+    private ForecastErrors() {}
+
+    /** The established generations that had a forecast, in generation order. */
+    public static List<Row> rows(JobView v) {
+        List<Row> rows = new ArrayList<>();
+        for (GenerationView g : v.generations()) {
+            if (g.state() == GenerationView.State.ESTABLISHED && g.prediction().isPresent()
+                    && g.secondsToEstablished() > 0) {
+                Event.PredictionMade p = g.prediction().get();
+                rows.add(new Row(g.generation(), p.rawBytes(), p.ranks(), p.predictedSecondsToEstablished(),
+                        p.idealSeconds(), g.secondsToEstablished()));
+            }
+        }
+        return rows;
+    }
+
+    /** The q-quantile (0..1) of absolute values, nearest rank (the median averages the middle two); NaN for none. */
+    public static double quantileAbs(List<Double> xs, double q) {
+        if (xs.isEmpty()) {
+            return Double.NaN;
+        }
+        List<Double> a = xs.stream().map(Math::abs).sorted().toList();
+        if (q == 0.5 && a.size() % 2 == 0) {
+            return (a.get(a.size() / 2 - 1) + a.get(a.size() / 2)) / 2;
+        }
+        return a.get((int) Math.min(a.size() - 1, Math.floor(q * a.size())));
+    }
+}
