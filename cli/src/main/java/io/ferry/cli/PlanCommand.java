@@ -2,16 +2,23 @@ package io.ferry.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.ferry.coordinator.JobView;
+import io.ferry.coordinator.predict.Calibration;
+import io.ferry.coordinator.predict.CalibrationJson;
 import io.ferry.coordinator.predict.FillTimeLaw;
+import io.ferry.coordinator.predict.Projection;
 import io.ferry.model.Rates;
 import io.ferry.model.Sizes;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 
 /**
@@ -38,6 +45,28 @@ final class PlanCommand implements Callable<Integer> {
     @Option(names = "--accuracy", paramLabel = "JOB",
             description = "Instead: every forecast the coordinator made for JOB beside what then happened, and the error distribution.")
     String accuracy;
+    @Option(names = "--calibrate-from", paramLabel = "JOB",
+            description = {"Calibrate from JOB's established snapshots (local write, staging, compression, straggler spread)",
+                    "and a probe of its store with concurrent writers; with --nodes, project to that machine per tier."})
+    String calibrateFrom;
+    @Option(names = "--calibration", paramLabel = "FILE", description = "Project from a calibration saved earlier instead.")
+    Path calibrationFile;
+    @Option(names = "--save-calibration", paramLabel = "FILE", description = "Write the calibration to FILE (JSON).")
+    Path saveCalibration;
+    @Option(names = "--nodes", paramLabel = "N", description = "Target machine: nodes (one agent and one store writer each).")
+    Long nodes;
+    @Option(names = "--memory-per-node", paramLabel = "SIZE",
+            description = "Target machine: checkpoint bytes per node (its RAM for a full-memory dump); or --checkpoint-size in all.")
+    String memoryPerNode;
+    @Option(names = "--local-bandwidth", paramLabel = "RATE",
+            description = "Target machine: write bandwidth of a node's SSD (default: as measured here).")
+    String localBandwidth;
+    @Option(names = "--probe-size", defaultValue = "64MiB", paramLabel = "SIZE",
+            description = "Bytes each probe writer puts into the store. Default ${DEFAULT-VALUE}.")
+    String probeSize;
+    @Option(names = "--probe-writers", defaultValue = "1,2,4,8", split = ",", paramLabel = "N,N,...",
+            description = "Concurrent writers to probe the store with. Default ${DEFAULT-VALUE}.")
+    List<Integer> probeWriters;
     @picocli.CommandLine.Mixin
     LogOptions logOptions;
 
@@ -45,6 +74,9 @@ final class PlanCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         if (accuracy != null) {
             return Accuracy.print(accuracy, logOptions, json, System.out);
+        }
+        if (calibrateFrom != null || calibrationFile != null) {
+            return calibrated();
         }
         List<String> missing = new ArrayList<>();
         if (checkpointSize == null) {
@@ -76,6 +108,87 @@ final class PlanCommand implements Callable<Integer> {
             print(law, System.out);
         }
         return 0;
+    }
+
+    private int calibrated() throws IOException, InterruptedException {
+        if (calibrateFrom != null && calibrationFile != null) {
+            throw new IllegalArgumentException("give --calibrate-from JOB or --calibration FILE, not both");
+        }
+        if (nodes != null && nodes < 1) {
+            throw new IllegalArgumentException("--nodes must be >= 1, got " + nodes);
+        }
+        if (memoryPerNode != null && checkpointSize != null) {
+            throw new IllegalArgumentException("give --memory-per-node or --checkpoint-size, not both");
+        }
+        boolean target = nodes != null || memoryPerNode != null || checkpointSize != null;
+        if (target && (nodes == null || (memoryPerNode == null && checkpointSize == null))) {
+            throw new IllegalArgumentException("a target machine needs --nodes and --memory-per-node (or --checkpoint-size)");
+        }
+        int lawInputs = (storage != null ? 1 : 0) + (diskSize != null ? 1 : 0) + (diskBandwidth != null ? 1 : 0);
+        if (lawInputs != 0 && lawInputs != 3) {
+            throw new IllegalArgumentException("the target's storage needs all of --storage, --disk-size and --disk-bandwidth");
+        }
+        double local = localBandwidth == null ? Double.NaN : rate("--local-bandwidth", localBandwidth);
+        Calibration c;
+        String storeUri = null;
+        if (calibrateFrom != null) {
+            io.ferry.model.Names.requireJob(calibrateFrom);
+            JobView v;
+            try (LogConnection conn = logOptions.open()) {
+                v = conn.replay().get(calibrateFrom)
+                        .orElseThrow(() -> new IllegalArgumentException("no job " + calibrateFrom + " in the log"));
+            }
+            c = Calibration.measure(v);
+            storeUri = v.settings().orElseThrow().store();
+            c = probe(c, storeUri);
+        } else {
+            c = CalibrationJson.read(calibrationFile);
+        }
+        if (saveCalibration != null) {
+            CalibrationJson.write(c, saveCalibration);
+            System.err.println("ferry: calibration written to " + saveCalibration);
+        }
+        Projection p = null;
+        if (target) {
+            long perNode = memoryPerNode != null ? size("--memory-per-node", memoryPerNode)
+                    : Math.max(1, size("--checkpoint-size", checkpointSize) / nodes);
+            Optional<FillTimeLaw> law = lawInputs == 3 ? Optional.of(new FillTimeLaw(perNode * nodes, size("--storage", storage),
+                    size("--disk-size", diskSize), rate("--disk-bandwidth", diskBandwidth))) : Optional.empty();
+            p = new Projection(c, nodes, perNode, local, law);
+        }
+        if (json) {
+            System.out.println(new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(Calibrated.json(c, p)));
+            return 0;
+        }
+        Calibrated.printCalibration(c, storeUri, System.out);
+        if (p != null) {
+            Calibrated.printProjection(p, System.out);
+        } else {
+            System.out.println("Give --nodes N --memory-per-node SIZE (and --storage, --disk-size, --disk-bandwidth) to project.");
+        }
+        return 0;
+    }
+
+    /** Probes the job's store (and, for a file: store, its disk); progress on stderr. */
+    private Calibration probe(Calibration c, String storeUri) throws IOException, InterruptedException {
+        long perWriter = size("--probe-size", probeSize);
+        for (int w : probeWriters) {
+            if (w < 1 || w > 256) {
+                throw new IllegalArgumentException("--probe-writers must be between 1 and 256, got " + w);
+            }
+        }
+        System.err.println("ferry: probing " + storeUri + " with " + probeWriters + " concurrent writers, "
+                + io.ferry.model.Sizes.format(perWriter) + " each (deleted afterwards)");
+        try (StoreOptions.Opened o = StoreOptions.open(storeUri, java.util.Map.of())) {
+            var curve = StoreProbe.curve(o.store(), probeWriters, perWriter, System.err);
+            double raw = Double.NaN;
+            java.net.URI uri = o.store().uri();
+            if ("file".equals(uri.getScheme())) {
+                raw = StoreProbe.rawDisk(Path.of(uri), perWriter * 2);
+                System.err.printf(Locale.ROOT, "  raw disk: %s/s%n", decimal(raw));
+            }
+            return c.withStore(curve, raw);
+        }
     }
 
     static void print(FillTimeLaw law, PrintStream out) {

@@ -71,4 +71,45 @@ class PlanCommandTest {
         Out garbage = plan("--ram", "lots", "--storage", "10PB", "--disk-size", "4TB", "--disk-bandwidth", "4GB/s");
         assertTrue(garbage.err().startsWith("ferry: --checkpoint-size: invalid size 'lots'"), garbage.err());
     }
+
+    @Test
+    void aSavedCalibrationProjectsPerTierAndBadInputIsOneLine(@org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp)
+            throws Exception {
+        // A calibration as --save-calibration writes it (measured figures of a small job on a 2-core VM).
+        java.nio.file.Path cal = tmp.resolve("cal.json");
+        java.nio.file.Files.writeString(cal, """
+                {"v":1,"job":"sim","snapshots":7,"localBytesPerSecond":2.5e8,"stallFixedSeconds":0.02,
+                 "stagingBytesPerSecond":2.2e8,"compressionRatio":1.7,"stragglerSpread":1.05,"fixedSeconds":0.25,
+                 "rawDiskBytesPerSecond":6.5e8,"store":[{"writers":1,"bytesPerSecond":3.0e8},
+                 {"writers":2,"bytesPerSecond":3.7e8},{"writers":4,"bytesPerSecond":4.1e8}]}""");
+        Out r = plan("--calibration", cal.toString(), "--nodes", "1000", "--memory-per-node", "128GB", "--storage", "10PB",
+                "--disk-size", "4TB", "--disk-bandwidth", "4GB/s", "--local-bandwidth", "4GB/s");
+        assertEquals(0, r.exit(), r.err());
+        assertTrue(r.out().contains("| application stall (node-local SSD) | 32.00 s |"), r.out());
+        assertTrue(r.out().contains("| established on the remote store | 12.80 s |"), r.out());
+        Out j = plan("--calibration", cal.toString(), "--nodes", "1000", "--checkpoint-size", "128TB", "--json");
+        assertEquals(0, j.exit(), j.err());
+        JsonNode n = new ObjectMapper().readTree(j.out());
+        assertEquals(128e9, n.get("target").get("bytesPerNode").asDouble(), 1);
+        double stall = n.get("stall").get("calibratedSeconds").asDouble();
+        assertEquals(0.02 + 128e9 / 2.5e8 * 1.05, stall, 1e-6, "no target SSD given: the rate measured here");
+        assertTrue(n.get("established").get("calibratedSeconds").asDouble() > stall);
+        assertTrue(!n.get("established").has("idealSeconds"), "no storage given: no law for the remote tier");
+
+        for (String[] bad : new String[][]{
+                {"--calibration", tmp.resolve("none.json").toString()},
+                {"--calibration", cal.toString(), "--nodes", "0", "--memory-per-node", "1GB"},
+                {"--calibration", cal.toString(), "--nodes", "10"},
+                {"--calibration", cal.toString(), "--nodes", "10", "--memory-per-node", "1GB", "--storage", "1PB"},
+                {"--calibration", cal.toString(), "--calibrate-from", "sim"},
+                {"--calibrate-from", "../x"}}) {
+            Out o = plan(bad);
+            assertEquals(1, o.exit(), String.join(" ", bad) + ": " + o.out() + o.err());
+            assertEquals(1, o.err().strip().lines().count(), o.err());
+            assertTrue(o.err().startsWith("ferry: "), o.err());
+        }
+        java.nio.file.Files.writeString(cal, "{\"v\":1}");
+        Out broken = plan("--calibration", cal.toString(), "--nodes", "10", "--memory-per-node", "1GB");
+        assertTrue(broken.err().contains("calibration file") && broken.err().contains("'job'"), broken.err());
+    }
 }

@@ -51,6 +51,25 @@ class RunIT {
         assertEquals(1, json.get("forecast").get("caches").size(), status.out());
         assertTrue(forecast.out().contains("  cache on "), forecast.out());
 
+        // Calibration from the demo's snapshots and a real probe of its store, saved, then projected.
+        Path cal = tmp.resolve("demo-cal.json");
+        FerryProcess.Result calibrate = FerryProcess.run("plan", "--calibrate-from", "demo", "--home", home,
+                "--probe-size", "8MiB", "--probe-writers", "1,2", "--save-calibration", cal.toString());
+        assertEquals(0, calibrate.exit(), calibrate.err());
+        assertTrue(calibrate.out().contains("Calibration from job demo"), calibrate.out());
+        assertTrue(calibrate.out().matches("(?s).*store file:.*: 1 writer .* 2 writers .*"), calibrate.out());
+        assertTrue(calibrate.err().contains("store probe: 2 writers"), calibrate.err());
+        JsonNode saved = new ObjectMapper().readTree(cal.toFile());
+        assertEquals(2, saved.get("store").size());
+        assertTrue(saved.get("rawDiskBytesPerSecond").asDouble() > 0, "a file: store's disk is measured raw too");
+        try (var left = Files.walk(demo.resolve("home").resolve("store"))) {
+            assertFalse(left.anyMatch(p -> p.toString().contains("probe")), "the probe's objects are deleted");
+        }
+        FerryProcess.Result projected = FerryProcess.run("plan", "--calibration", cal.toString(), "--nodes", "100",
+                "--memory-per-node", "64GB", "--storage", "1PB", "--disk-size", "10TB", "--disk-bandwidth", "1GB/s");
+        assertEquals(0, projected.exit(), projected.err());
+        assertTrue(projected.out().contains("| established on the remote store | 64.00 s (1 min 4 s) |"), projected.out());
+
         FerryProcess.Result plan = FerryProcess.run("restart", "demo", "--dry-run", "--home", home);
         assertEquals(0, plan.exit(), plan.err());
         assertTrue(plan.out().contains("rank 0: local (cache copy verified"), plan.out());

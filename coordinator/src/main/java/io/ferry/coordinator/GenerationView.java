@@ -13,6 +13,10 @@ public final class GenerationView {
     final Set<Integer> captured = new TreeSet<>();
     final Set<Integer> staged = new TreeSet<>();
     long rawBytes;
+    /** Stall, node and staging seconds (hash, compress, put) of each rank. */
+    final java.util.Map<Integer, Double> stallByRank = new java.util.TreeMap<>();
+    final java.util.Map<Integer, String> nodeByRank = new java.util.TreeMap<>();
+    final java.util.Map<Integer, Double> stagingSecondsByRank = new java.util.TreeMap<>();
     /** Raw bytes captured per node. */
     final java.util.Map<String, Long> bytesByNode = new java.util.TreeMap<>();
     long storedBytes;
@@ -50,6 +54,27 @@ public final class GenerationView {
     /** Raw bytes this generation put into {@code node}'s cache (0 if none). */
     public long bytesOn(String node) {
         return bytesByNode.getOrDefault(node, 0L);
+    }
+
+    /** Nodes that captured ranks of this generation. */
+    public java.util.Set<String> nodes() {
+        return java.util.Set.copyOf(nodeByRank.values());
+    }
+
+    /** Seconds {@code node}'s agent spent staging this generation (it stages ranks one after another). */
+    public double stagingSecondsOn(String node) {
+        return stagingSecondsByRank.entrySet().stream().filter(e -> node.equals(nodeByRank.get(e.getKey())))
+                .mapToDouble(java.util.Map.Entry::getValue).sum();
+    }
+
+    /** The slowest rank's stall over the median rank's (1 for a single rank or no stall). */
+    public double stragglerSpread() {
+        double[] s = stallByRank.values().stream().mapToDouble(Double::doubleValue).sorted().toArray();
+        if (s.length < 2) {
+            return 1;
+        }
+        double median = s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+        return median > 0 ? s[s.length - 1] / median : 1;
     }
 
     public long storedBytes() {

@@ -44,6 +44,8 @@ public final class Jobs {
             g.captured.add(c.rank());
             g.rawBytes += c.bytes();
             g.bytesByNode.merge(c.node(), c.bytes(), Long::sum);
+            g.stallByRank.put(c.rank(), c.seconds());
+            g.nodeByRank.put(c.rank(), c.node());
             g.maxStallSeconds = Math.max(g.maxStallSeconds, c.seconds());
             if (g.state == GenerationView.State.OPEN && g.captured.size() >= j.ranks()) {
                 g.state = GenerationView.State.CAPTURED;
@@ -56,6 +58,7 @@ public final class Jobs {
             GenerationView g = gen(j, s.generation());
             g.staged.add(s.rank());
             g.storedBytes += s.storedBytes();
+            g.stagingSecondsByRank.put(s.rank(), s.seconds());
             g.stagingProblem = "";
         } else if (e instanceof Event.StagingFailed s) {
             gen(j, s.generation()).stagingProblem = "staging rank " + s.rank() + " waits: " + s.reason();
