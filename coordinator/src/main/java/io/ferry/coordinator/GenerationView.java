@@ -13,12 +13,9 @@ public final class GenerationView {
     final Set<Integer> captured = new TreeSet<>();
     final Set<Integer> staged = new TreeSet<>();
     long rawBytes;
-    /** Stall, node and staging seconds (hash, compress, put) of each rank. */
-    final java.util.Map<Integer, Double> stallByRank = new java.util.TreeMap<>();
-    final java.util.Map<Integer, String> nodeByRank = new java.util.TreeMap<>();
+    /** Each rank's capture (node, bytes, stall) and staging seconds (hash, compress, put). */
+    final java.util.Map<Integer, io.ferry.model.Event.ImageCaptured> captures = new java.util.TreeMap<>();
     final java.util.Map<Integer, Double> stagingSecondsByRank = new java.util.TreeMap<>();
-    /** Raw bytes captured per node. */
-    final java.util.Map<String, Long> bytesByNode = new java.util.TreeMap<>();
     long storedBytes;
     double maxStallSeconds;
     double secondsToEstablished = Double.NaN;
@@ -53,28 +50,25 @@ public final class GenerationView {
 
     /** Raw bytes this generation put into {@code node}'s cache (0 if none). */
     public long bytesOn(String node) {
-        return bytesByNode.getOrDefault(node, 0L);
+        return captures.values().stream().filter(c -> c.node().equals(node)).mapToLong(io.ferry.model.Event.ImageCaptured::bytes).sum();
     }
 
     /** Nodes that captured ranks of this generation. */
     public java.util.Set<String> nodes() {
-        return java.util.Set.copyOf(nodeByRank.values());
+        return captures.values().stream().map(io.ferry.model.Event.ImageCaptured::node)
+                .collect(java.util.stream.Collectors.toUnmodifiableSet());
     }
 
     /** Seconds {@code node}'s agent spent staging this generation (it stages ranks one after another). */
     public double stagingSecondsOn(String node) {
-        return stagingSecondsByRank.entrySet().stream().filter(e -> node.equals(nodeByRank.get(e.getKey())))
+        return stagingSecondsByRank.entrySet().stream()
+                .filter(e -> captures.containsKey(e.getKey()) && captures.get(e.getKey()).node().equals(node))
                 .mapToDouble(java.util.Map.Entry::getValue).sum();
     }
 
-    /** The slowest rank's stall over the median rank's (1 for a single rank or no stall). */
-    public double stragglerSpread() {
-        double[] s = stallByRank.values().stream().mapToDouble(Double::doubleValue).sorted().toArray();
-        if (s.length < 2) {
-            return 1;
-        }
-        double median = s.length % 2 == 1 ? s[s.length / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-        return median > 0 ? s[s.length - 1] / median : 1;
+    /** Each captured rank's stall, in rank order. */
+    public double[] stalls() {
+        return captures.values().stream().mapToDouble(io.ferry.model.Event.ImageCaptured::seconds).toArray();
     }
 
     public long storedBytes() {

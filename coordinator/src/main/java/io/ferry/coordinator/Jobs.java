@@ -43,9 +43,7 @@ public final class Jobs {
             GenerationView g = gen(j, c.generation());
             g.captured.add(c.rank());
             g.rawBytes += c.bytes();
-            g.bytesByNode.merge(c.node(), c.bytes(), Long::sum);
-            g.stallByRank.put(c.rank(), c.seconds());
-            g.nodeByRank.put(c.rank(), c.node());
+            g.captures.put(c.rank(), c);
             g.maxStallSeconds = Math.max(g.maxStallSeconds, c.seconds());
             if (g.state == GenerationView.State.OPEN && g.captured.size() >= j.ranks()) {
                 g.state = GenerationView.State.CAPTURED;

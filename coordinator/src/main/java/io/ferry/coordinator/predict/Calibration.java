@@ -4,7 +4,6 @@ import io.ferry.coordinator.GenerationView;
 import io.ferry.coordinator.JobView;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.function.ToDoubleFunction;
 
@@ -85,7 +84,7 @@ public record Calibration(String job, int snapshots, double localBytesPerSecond,
             stall[i] = g.maxStallSeconds();
             staging[i] = nodeStaging > 0 ? nodeBytes / nodeStaging : Double.NaN;
             ratio[i] = (double) g.rawBytes() / g.storedBytes();
-            spread[i] = g.stragglerSpread();
+            spread[i] = Stats.stragglerSpread(g.stalls());
             rest[i] = g.secondsToEstablished() - g.maxStallSeconds() - nodeStaging;
         }
         ToDoubleFunction<double[]> fit = LeastSquares.fit(x, stall);
@@ -96,10 +95,10 @@ public record Calibration(String job, int snapshots, double localBytesPerSecond,
             localRate = 1 / perByte;
         } else { // every snapshot the same size: the slope cannot be separated from the fixed part
             fixed = 0;
-            localRate = median(java.util.stream.IntStream.range(0, n).mapToDouble(i -> x[i][0] / stall[i]).toArray());
+            localRate = Stats.median(java.util.stream.IntStream.range(0, n).mapToDouble(i -> x[i][0] / stall[i]).toArray());
         }
-        return new Calibration(v.job(), n, localRate, Math.max(0, fixed), median(staging), median(ratio),
-                Math.max(1, median(spread)), Math.max(0, median(rest)), StoreCurve.NONE, Double.NaN);
+        return new Calibration(v.job(), n, localRate, Math.max(0, fixed), Stats.median(staging), Stats.median(ratio),
+                Math.max(1, Stats.median(spread)), Math.max(0, Stats.median(rest)), StoreCurve.NONE, Double.NaN);
     }
 
     /** This calibration with a probed store curve and the raw rate of the store's disk (NaN: unknown). */
@@ -115,14 +114,5 @@ public record Calibration(String job, int snapshots, double localBytesPerSecond,
     public double storeEfficiency() {
         return store.points().isEmpty() || !(rawDiskBytesPerSecond > 0) ? Double.NaN
                 : Math.min(1, store.maxBytesPerSecond() / rawDiskBytesPerSecond);
-    }
-
-    /** The median of the finite values (NaN for none). */
-    static double median(double[] xs) {
-        double[] a = Arrays.stream(xs).filter(Double::isFinite).sorted().toArray();
-        if (a.length == 0) {
-            return Double.NaN;
-        }
-        return a.length % 2 == 1 ? a[a.length / 2] : (a[a.length / 2 - 1] + a[a.length / 2]) / 2;
     }
 }

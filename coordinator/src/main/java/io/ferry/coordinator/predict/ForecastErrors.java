@@ -41,10 +41,10 @@ public final class ForecastErrors {
         if (xs.isEmpty()) {
             return Double.NaN;
         }
-        List<Double> a = xs.stream().map(Math::abs).sorted().toList();
-        if (q == 0.5 && a.size() % 2 == 0) {
-            return (a.get(a.size() / 2 - 1) + a.get(a.size() / 2)) / 2;
+        if (q == 0.5) {
+            return Stats.median(xs.stream().mapToDouble(Math::abs).toArray());
         }
+        List<Double> a = xs.stream().map(Math::abs).sorted().toList();
         return a.get((int) Math.min(a.size() - 1, Math.floor(q * a.size())));
     }
 }
