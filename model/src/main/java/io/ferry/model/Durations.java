@@ -10,6 +10,20 @@ public final class Durations {
 
     private Durations() {}
 
+    /** A duration for people: {@code 90 s}, {@code 42 min}, {@code 5.5 h}, {@code 3.0 days}. */
+    public static String human(double seconds) {
+        if (seconds < 120) {
+            return String.format(java.util.Locale.ROOT, "%.0f s", seconds);
+        }
+        if (seconds < 7200) {
+            return String.format(java.util.Locale.ROOT, "%.0f min", seconds / 60);
+        }
+        if (seconds < 172800) {
+            return String.format(java.util.Locale.ROOT, "%.1f h", seconds / 3600);
+        }
+        return String.format(java.util.Locale.ROOT, "%.1f days", seconds / 86400);
+    }
+
     public static Duration parse(String text) {
         String t = text == null ? "" : text.trim();
         if (t.equals("0")) {

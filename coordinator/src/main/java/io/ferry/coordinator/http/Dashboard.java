@@ -6,6 +6,7 @@ import io.ferry.coordinator.Jobs;
 import io.ferry.coordinator.predict.CacheForecast;
 import io.ferry.coordinator.predict.ForecastErrors;
 import io.ferry.coordinator.predict.JobForecast;
+import io.ferry.model.Sizes;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -115,7 +116,7 @@ final class Dashboard {
             GenerationView g = gens.get(i);
             double x = PAD + i * slot;
             bar(b, x, slot, g.maxStallSeconds(), max, "#e90", String.format(Locale.ROOT, "generation %d: stall %.3f s, %s",
-                    g.generation(), g.maxStallSeconds(), mb(g.rawBytes())));
+                    g.generation(), g.maxStallSeconds(), Sizes.format(g.rawBytes())));
             label(b, x, slot, g.generation(), gens.size());
         }
         b.append("</svg>");
@@ -149,7 +150,8 @@ final class Dashboard {
             GenerationView g = gens.get(i);
             b.append(String.format(Locale.ROOT, "<tr><td>%d</td><td>%s</td><td>%d/%d</td><td>%s</td><td>%s</td><td>%.3f</td>"
                             + "<td>%s</td><td>%s</td><td>%s</td><td class=\"bad\">%s</td></tr>", g.generation(), g.state(),
-                    g.capturedRanks(), g.stagedRanks(), mb(g.rawBytes()), mb(g.storedBytes()), g.maxStallSeconds(),
+                    g.capturedRanks(), g.stagedRanks(), Sizes.format(g.rawBytes()), Sizes.format(g.storedBytes()),
+                    g.maxStallSeconds(),
                     g.maxStallSeconds() > 0 ? String.format(Locale.ROOT, "%.0f", g.rawBytes() / 1e6 / g.maxStallSeconds()) : "",
                     Double.isNaN(g.secondsToEstablished()) ? "" : String.format(Locale.ROOT, "%.2f", g.secondsToEstablished()),
                     g.prediction().map(p -> String.format(Locale.ROOT, "%.2f", p.predictedSecondsToEstablished())).orElse(""),
@@ -189,10 +191,6 @@ final class Dashboard {
 
     private static double finite(double v) {
         return Double.isFinite(v) ? v : 0;
-    }
-
-    private static String mb(long bytes) {
-        return String.format(Locale.ROOT, "%.1f MB", bytes / 1e6);
     }
 
     static String esc(String s) {

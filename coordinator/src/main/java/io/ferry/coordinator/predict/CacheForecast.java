@@ -3,6 +3,7 @@ package io.ferry.coordinator.predict;
 import io.ferry.coordinator.GenerationView;
 import io.ferry.coordinator.JobView;
 import io.ferry.model.Event;
+import io.ferry.model.Sizes;
 
 import java.util.Locale;
 import java.util.Optional;
@@ -66,46 +67,25 @@ public record CacheForecast(String node, Event.CacheReported report, long bytesP
     /** One line for {@code ferry status}. */
     public String line() {
         String head = String.format(Locale.ROOT, "cache on %s: %s free of %s, the job holds %d generations (%s)",
-                node, gb(report.freeBytes()), gb(report.capacityBytes()), report.generations(), gb(report.jobBytes()));
+                node, Sizes.format(report.freeBytes()), Sizes.format(report.capacityBytes()), report.generations(),
+                Sizes.format(report.jobBytes()));
         if (bytesPerGeneration == 0) {
             return head + "; full: unknown until a generation is captured";
         }
         if (neverFull()) {
             return head + String.format(Locale.ROOT, "; never full at retention %d (peak %s, %s per generation)",
-                    report.keepGenerations(), gb(peakBytes), gb(bytesPerGeneration));
+                    report.keepGenerations(), Sizes.format(peakBytes), Sizes.format(bytesPerGeneration));
         }
         String why = storeDown ? "the store is down, so nothing is dropped" : String.format(Locale.ROOT,
-                "retention %d needs %s at its peak", report.keepGenerations(), gb(peakBytes));
+                "retention %d needs %s at its peak", report.keepGenerations(), Sizes.format(peakBytes));
         String when = Double.isNaN(secondsUntilFull) ? "checkpoints are taken only on request"
-                : "in " + Durations.human(secondsUntilFull);
+                : "in " + io.ferry.model.Durations.human(secondsUntilFull);
         return head + String.format(Locale.ROOT, "; FULL after %d more checkpoints of %s (%s): %s", fitsMore,
-                gb(bytesPerGeneration), why, when);
+                Sizes.format(bytesPerGeneration), why, when);
     }
 
-    static String gb(long bytes) {
-        return String.format(Locale.ROOT, "%.2f GB", bytes / 1e9);
-    }
-
-    /** Optional view for callers that only want nodes heading for a full cache. */
+    /** Seconds until full, for a node heading for a full cache; empty when never or unknown. */
     public Optional<Double> fullInSeconds() {
         return neverFull() || Double.isNaN(secondsUntilFull) ? Optional.empty() : Optional.of(secondsUntilFull);
-    }
-
-    /** Short human durations for forecasts. */
-    static final class Durations {
-        private Durations() {}
-
-        static String human(double s) {
-            if (s < 120) {
-                return String.format(Locale.ROOT, "%.0f s", s);
-            }
-            if (s < 7200) {
-                return String.format(Locale.ROOT, "%.0f min", s / 60);
-            }
-            if (s < 172800) {
-                return String.format(Locale.ROOT, "%.1f h", s / 3600);
-            }
-            return String.format(Locale.ROOT, "%.1f days", s / 86400);
-        }
     }
 }
