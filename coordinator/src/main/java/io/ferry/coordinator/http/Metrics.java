@@ -49,9 +49,10 @@ final class Metrics {
         sample("ferry_job_ranks", job, v.ranks());
         family("ferry_job_recoveries_total", "counter", "Rollbacks of the job to an established snapshot.");
         sample("ferry_job_recoveries_total", job, v.recoveries());
-        family("ferry_snapshots_total", "counter", "Generations by state.");
+        // A gauge: a generation moves from OPEN to CAPTURED to ESTABLISHED, so a state's count also falls.
+        family("ferry_snapshots", "gauge", "Generations now in each state.");
         for (GenerationView.State s : GenerationView.State.values()) {
-            sample("ferry_snapshots_total", labels("job", v.job(), "state", s.toString()),
+            sample("ferry_snapshots", labels("job", v.job(), "state", s.toString()),
                     v.generations().stream().filter(g -> g.state() == s).count());
         }
         v.newestEstablished().ifPresent(g -> {

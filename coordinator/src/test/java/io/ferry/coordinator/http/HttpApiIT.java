@@ -91,9 +91,9 @@ class HttpApiIT {
             assertTrue(detail.get("generations").get(3).has("prediction"), "forecasts start after 3 warm-up snapshots");
 
             String metrics = get(base, "/metrics").body();
-            assertTrue(metrics.contains("# TYPE ferry_snapshots_total counter"), metrics);
-            assertTrue(metrics.contains("ferry_snapshots_total{job=\"sim\",state=\"ESTABLISHED\"} 5"), metrics);
-            assertTrue(metrics.contains("ferry_snapshots_total{job=\"sim\",state=\"FAILED\"} 1"), metrics);
+            assertTrue(metrics.contains("# TYPE ferry_snapshots gauge"), metrics);
+            assertTrue(metrics.contains("ferry_snapshots{job=\"sim\",state=\"ESTABLISHED\"} 5"), metrics);
+            assertTrue(metrics.contains("ferry_snapshots{job=\"sim\",state=\"FAILED\"} 1"), metrics);
             assertTrue(metrics.contains("ferry_cache_free_bytes{job=\"sim\",node=\"node0\"} 5500000"), metrics);
             assertTrue(metrics.contains("ferry_newest_established_generation{job=\"sim\"} 4"), metrics);
 
