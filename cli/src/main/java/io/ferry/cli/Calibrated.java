@@ -72,10 +72,10 @@ final class Calibrated {
             ObjectNode stall = n.putObject("stall").put("calibratedSeconds", p.stallSeconds())
                     .put("idealSeconds", p.idealStallSeconds());
             ObjectNode est = n.putObject("established").put("calibratedSeconds", p.establishedSeconds());
-            if (!Double.isNaN(p.idealEstablishedSeconds())) {
-                est.put("idealSeconds", p.idealEstablishedSeconds());
-            }
             stall.put("ratio", p.stallSeconds() / p.idealStallSeconds());
+            if (!Double.isNaN(p.idealEstablishedSeconds())) {
+                est.put("idealSeconds", p.idealEstablishedSeconds()).put("ratio", p.establishedSeconds() / p.idealEstablishedSeconds());
+            }
         }
         return n;
     }

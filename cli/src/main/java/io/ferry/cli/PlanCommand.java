@@ -67,6 +67,9 @@ final class PlanCommand implements Callable<Integer> {
     @Option(names = "--probe-writers", defaultValue = "1,2,4,8", split = ",", paramLabel = "N,N,...",
             description = "Concurrent writers to probe the store with. Default ${DEFAULT-VALUE}.")
     List<Integer> probeWriters;
+    @Option(names = "--set", paramLabel = "KEY=VALUE",
+            description = "Store configuration for the probe, repeatable, as the job had it (e.g. s3.endpoint=...).")
+    java.util.Map<String, String> settings = new java.util.LinkedHashMap<>();
     @picocli.CommandLine.Mixin
     LogOptions logOptions;
 
@@ -179,7 +182,7 @@ final class PlanCommand implements Callable<Integer> {
         }
         System.err.println("ferry: probing " + storeUri + " with " + probeWriters + " concurrent writers, "
                 + io.ferry.model.Sizes.format(perWriter) + " each (deleted afterwards)");
-        try (StoreOptions.Opened o = StoreOptions.open(storeUri, java.util.Map.of())) {
+        try (StoreOptions.Opened o = StoreOptions.open(storeUri, settings)) {
             var curve = StoreProbe.curve(o.store(), probeWriters, perWriter, System.err);
             double raw = Double.NaN;
             java.net.URI uri = o.store().uri();
