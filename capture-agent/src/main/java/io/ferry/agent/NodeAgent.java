@@ -92,7 +92,7 @@ public final class NodeAgent implements Closeable {
      */
     public synchronized void launch(long restartGeneration, Map<Integer, Path> restartDirs) throws IOException {
         long epoch = ++launchEpoch;
-        for (int r = 0; r < config.ranks(); r++) {
+        for (int r : config.ranks().toList()) {
             Path ckpt = cache.root().resolve(config.job()).resolve(".ranks").resolve(Integer.toString(r));
             FileTrees.delete(ckpt);
             Files.createDirectories(ckpt);
@@ -101,7 +101,7 @@ public final class NodeAgent implements Closeable {
             Map<String, String> env = pb.environment();
             env.put("FERRY_JOB", config.job());
             env.put("FERRY_RANK", Integer.toString(r));
-            env.put("FERRY_NRANKS", Integer.toString(config.ranks()));
+            env.put("FERRY_NRANKS", Integer.toString(config.nranks()));
             env.put("FERRY_CKPT_DIR", ckpt.toString());
             env.put("FERRY_SOCKET", control.path().toString());
             env.remove("FERRY_RESTART_DIR");
@@ -258,7 +258,7 @@ public final class NodeAgent implements Closeable {
 
     /** Pushes every rank of {@code g}; on failure reports it and retries with backoff (images stay in cache). */
     private void stage(long g, int attempt) {
-        for (int r = 0; r < config.ranks(); r++) {
+        for (int r : config.ranks().toList()) {
             ImageRef ref = new ImageRef(config.job(), g, r);
             if (cache.isStaged(ref)) {
                 continue;
@@ -307,7 +307,12 @@ public final class NodeAgent implements Closeable {
 
     /** Waits until queued staging work has run (not counting retries scheduled for later). */
     public void drainStaging() throws InterruptedException, java.util.concurrent.ExecutionException {
-        stager.submit(() -> { }).get();
+        stagingIdle().get();
+    }
+
+    /** Completes once the staging work queued now has run (not counting retries scheduled for later). */
+    public java.util.concurrent.Future<?> stagingIdle() {
+        return stager.submit(() -> { });
     }
 
     @Override

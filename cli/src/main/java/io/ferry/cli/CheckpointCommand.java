@@ -1,6 +1,6 @@
 package io.ferry.cli;
 
-import io.ferry.coordinator.KafkaLog;
+import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.Command;
 import picocli.CommandLine;
 import picocli.CommandLine.Option;

@@ -57,18 +57,18 @@ final class DemoCommand implements Callable<Integer> {
         JobRunner.Spec spec = new JobRunner.Spec("demo", RANKS, io.ferry.model.Durations.parse(interval), true,
                 home.store().toString(), home, null, io.ferry.agent.Quiesce.app(Duration.ofSeconds(30), "USR2"),
                 List.of(script.toString(), results.toString()),
-                Map.of(), JobRunner.DEFAULT_HTTP);
+                Map.of(), JobRunner.DEFAULT_HTTP, null);
         boolean ok;
         JobView view;
         try (JobRunner runner = new JobRunner(spec)) {
             runner.start(System.out);
             boolean killed = false;
             while (!killed) {
-                int established = runner.query(j -> j.get("demo").map(v -> (int) v.generations().stream()
-                        .filter(g -> g.state() == GenerationView.State.ESTABLISHED).count()).orElse(0));
+                int established = runner.view().map(v -> (int) v.generations().stream()
+                        .filter(g -> g.state() == GenerationView.State.ESTABLISHED).count()).orElse(0);
                 if (established >= 3) {
                     System.out.println("demo: " + established + " snapshots established; killing rank 1 with SIGKILL");
-                    runner.agent().ranks().get(1).process().destroyForcibly();
+                    runner.agent().orElseThrow().ranks().get(1).process().destroyForcibly();
                     killed = true;
                 } else if (runner.view().map(JobView::finished).orElse(false)) {
                     break;

@@ -45,9 +45,17 @@ final class EventPrinter implements Consumer<Event> {
         } else if (e instanceof Event.RankExited x && x.exitCode() != 0) {
             line = "rank " + x.rank() + " exited with " + x.exitCode();
         } else if (e instanceof Event.RecoveryStarted r) {
-            line = r.generation() < 0 ? "recovering: no established snapshot, all ranks restart from the beginning"
-                    : "recovering: all ranks roll back to generation " + r.generation() + ", sources by rank "
+            line = (r.generation() < 0 ? "recovering: no usable snapshot, all ranks restart from the beginning"
+                    : "recovering: all ranks roll back to generation " + r.generation()) + " (" + r.cause() + ")";
+        } else if (e instanceof Event.ImagesRestored r) {
+            line = r.generation() < 0 ? "node " + r.node() + " relaunched its ranks from the beginning"
+                    : "node " + r.node() + " restored generation " + r.generation() + ", sources by rank "
                     + new java.util.TreeMap<>(r.sources());
+        } else if (e instanceof Event.RestoreFailed f) {
+            line = f.generation() < 0 ? "node " + f.node() + " cannot start the job: " + f.reason()
+                    : "node " + f.node() + " cannot restore generation " + f.generation() + ": " + f.reason();
+        } else if (e instanceof Event.JobPlaced p) {
+            line = "ranks placed anew: " + p.reason();
         } else if (e instanceof Event.JobFinished f) {
             line = "job " + (f.success() ? "finished: " : "FAILED: ") + f.detail();
         }

@@ -29,7 +29,7 @@ final class ImageCommand {
         @Override
         public Integer call() throws Exception {
             ImageRef ref = image.ref();
-            try (StoreOptions.Opened o = store.open()) {
+            try (io.ferry.staging.OpenedStore o = store.open()) {
                 PushResult r = o.pipeline().push(dir, ref, TerminalProgress.forStderr());
                 System.out.println(summary(r));
             }
@@ -50,7 +50,7 @@ final class ImageCommand {
         @Override
         public Integer call() throws Exception {
             ImageRef ref = image.ref();
-            try (StoreOptions.Opened o = store.open()) {
+            try (io.ferry.staging.OpenedStore o = store.open()) {
                 PullResult r = o.pipeline().pull(ref, dir, TerminalProgress.forStderr());
                 if (!r.committed()) {
                     System.err.println("ferry: warning: snapshot " + ref.job() + "/" + ref.generation()

@@ -1,56 +1,59 @@
 package io.ferry.cli;
 
-import io.ferry.agent.AgentConfig;
+import io.ferry.agent.AgentService;
 import io.ferry.agent.NodeAgent;
 import io.ferry.agent.Quiesce;
-import io.ferry.coordinator.Coordinator;
-import io.ferry.coordinator.EmbeddedKafka;
 import io.ferry.coordinator.JobView;
-import io.ferry.coordinator.KafkaLog;
-import io.ferry.coordinator.http.HttpApi;
+import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.Event;
-import io.ferry.staging.LocalCache;
-import io.ferry.staging.Staging;
+import io.ferry.model.LaunchSpec;
+import io.ferry.model.Placement;
+import io.ferry.stores.Stores;
 
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
- * One job on this machine, end to end: the event log (embedded KRaft broker unless
- * {@code --kafka}), the coordinator, this node's agent and its command loop. Used by
+ * One job, submitted and watched to its end. With no placement it brings the whole system
+ * up in this process first, the coordinator service and one agent for this host: a
+ * one-node cluster, so the one-machine path is the cluster path. With a placement it only
+ * submits to the coordinator and agents already serving the Kafka log. Used by
  * {@code ferry run} and {@code ferry demo}.
  */
 final class JobRunner implements Closeable {
+    /**
+     * @param placement where the ranks run, or null: every rank on this host, services in-process
+     */
     record Spec(String job, int ranks, Duration interval, boolean autoRecover, String store, FerryHome home,
-                String kafka, Quiesce quiesce, List<String> command, Map<String, String> settings, String http) {}
+                String kafka, Quiesce quiesce, List<String> command, Map<String, String> settings, String http,
+                Placement placement) {}
 
-    /** Where the dashboard and HTTP API listen unless {@code --http} says otherwise: loopback only (no authentication). */
-    static final String DEFAULT_HTTP = "127.0.0.1:7460";
+    static final String DEFAULT_HTTP = CoordinatorService.DEFAULT_HTTP;
+    /** How long a submitted job waits for every node of it to answer before it gives up. */
+    static final Duration LAUNCH_PATIENCE = Duration.ofSeconds(60);
 
     private final Spec spec;
     private final String node;
-    private EmbeddedKafka kafka;
-    private KafkaLog log;
-    private StoreOptions.Opened opened;
-    private Coordinator coordinator;
-    private HttpApi http;
-    private NodeAgent agent;
-    private AgentLoop loop;
+    private CoordinatorService services;
+    private AgentService agents;
+    private KafkaLog ownLog;
+    private JobWatch watch;
 
     JobRunner(Spec spec) {
         this.spec = spec;
         this.node = nodeName();
     }
 
-    private static String nodeName() {
+    /** This host's node name: its host name, made safe. */
+    static String nodeName() {
         try {
             return InetAddress.getLocalHost().getHostName().replaceAll("[^A-Za-z0-9._-]", "_");
         } catch (IOException e) {
@@ -60,144 +63,92 @@ final class JobRunner implements Closeable {
 
     void start(PrintStream out) throws IOException, InterruptedException {
         io.ferry.model.Names.requireJob(spec.job());
-        if (spec.kafka() == null) {
-            Optional<java.util.Properties> other = spec.home().activeRun();
-            if (other.isPresent()) {
-                throw new IllegalStateException("job " + other.get().getProperty("job") + " (pid " + other.get().getProperty("pid")
-                        + ") already runs from " + spec.home().dir() + "; use another --home or --kafka");
+        KafkaLog log;
+        Placement placement = spec.placement();
+        String store = Stores.parse(spec.store()).toString();
+        if (placement == null) {
+            // The one-node cluster: the store is opened here first, so bad settings fail before anything starts.
+            try (io.ferry.staging.OpenedStore check = StoreOptions.open(spec.store(), spec.settings())) {
+                store = check.store().uri().toString();
             }
-            kafka = EmbeddedKafka.start(spec.home().kafka(), Duration.ofSeconds(60)); // a status command may hold it
+            services = CoordinatorService.start(spec.home(), spec.kafka(), "127.0.0.1:0", spec.http(),
+                    io.ferry.coordinator.Coordinator.DEFAULT_HEARTBEAT_TIMEOUT, spec.job(), out);
+            log = services.log();
+            agents = new AgentService(log, node, spec.home().dir()).start();
+            placement = Placement.single(spec.ranks(), node);
+        } else {
+            ownLog = new KafkaLog(spec.kafka());
+            log = ownLog;
         }
-        String bootstrap = kafka != null ? kafka.bootstrapServers() : spec.kafka();
-        log = new KafkaLog(bootstrap);
-        spec.home().writeRun(spec.job(), bootstrap);
-        opened = StoreOptions.open(spec.store(), spec.settings());
-        LocalCache cache = Staging.localCache(spec.home().cache());
-        long t0 = System.nanoTime();
-        coordinator = new Coordinator(log, opened.pipeline().repository(), Clock.systemUTC())
-                .onEvent(new EventPrinter(out, t0, this::view)).start();
-        if (!coordinator.awaitLive(Duration.ofSeconds(60))) {
-            throw new IOException("the coordinator did not catch up with the log at " + bootstrap + " within 60 s");
-        }
-        http = startHttp(spec.http(), out);
-        agent = new NodeAgent(new AgentConfig(spec.job(), spec.ranks(), node, spec.command(), spec.quiesce(),
-                java.nio.file.Path.of(System.getProperty("java.io.tmpdir"))), cache, opened.pipeline(), log::append);
-        loop = new AgentLoop(log, node, agent, opened.pipeline(), cache).start();
-        log.append(new Event.JobStarted(spec.job(), spec.ranks(), spec.interval().toMillis(), spec.autoRecover(),
-                opened.store().uri().toString(), node));
-        agent.launch(-1, Map.of());
+        watch = new JobWatch(log, spec.job(), new EventPrinter(out, System.nanoTime(), () -> watch.view()));
+        Quiesce q = spec.quiesce();
+        log.append(new Event.JobStarted(spec.job(), spec.ranks(), spec.interval().toMillis(), spec.autoRecover(), store,
+                node, placement.toString(), new LaunchSpec(spec.command(), q.method(), q.timeout().toMillis(), q.signal(),
+                LaunchSpec.withoutSecrets(spec.settings()))));
         out.printf(java.util.Locale.ROOT, "ferry: job %s: %d ranks on %s, checkpoint every %.1f s, store %s, log %s%n",
-                spec.job(), spec.ranks(), node, spec.interval().toMillis() / 1000.0, opened.store().uri(), bootstrap);
+                spec.job(), spec.ranks(), placement.nodes().size() == 1 ? placement.nodes().get(0)
+                        : placement.nodes().size() + " nodes (" + placement + ")",
+                spec.interval().toMillis() / 1000.0, store, log.bootstrapServers());
+        awaitNodes(placement);
     }
 
     /**
-     * Serves the dashboard and API on {@code address} ("HOST:PORT", or "off"); when the port is
-     * taken (another job on this machine), on any free port, said on {@code out}.
+     * Waits until every node of the job has answered (a heartbeat of the job), or one said it
+     * cannot launch it: a job nobody runs must not wait for ever.
      */
-    private HttpApi startHttp(String address, PrintStream out) throws IOException {
-        Optional<InetSocketAddress> a = httpAddress(address);
-        if (a.isEmpty()) {
-            return null;
-        }
-        HttpApi api;
-        try {
-            api = HttpApi.start(coordinator, a.get());
-        } catch (java.net.BindException e) {
-            api = HttpApi.start(coordinator, new InetSocketAddress(a.get().getAddress(), 0));
-            out.println("ferry: port " + a.get().getPort() + " is taken; the dashboard listens on another port");
-        }
-        out.println("ferry: dashboard " + api.uri() + " (JSON under " + api.uri() + "api/jobs, Prometheus " + api.uri() + "metrics)");
-        return api;
-    }
-
-    /** {@code HOST:PORT} (port 0: any) or {@code off}; anything else is a one-line error. */
-    static Optional<InetSocketAddress> httpAddress(String text) {
-        if (text == null || text.equals("off")) {
-            return Optional.empty();
-        }
-        int colon = text.lastIndexOf(':');
-        String why = "--http must be HOST:PORT (e.g. " + DEFAULT_HTTP + ") or off, got '" + text + "'";
-        if (colon <= 0) {
-            throw new IllegalArgumentException(why);
-        }
-        int port;
-        try {
-            port = Integer.parseInt(text.substring(colon + 1));
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(why);
-        }
-        if (port < 0 || port > 65535) {
-            throw new IllegalArgumentException(why);
-        }
-        String host = text.substring(0, colon).replaceAll("^\\[|]$", "");
-        InetSocketAddress a = new InetSocketAddress(host, port);
-        if (a.isUnresolved()) {
-            throw new IllegalArgumentException("--http: cannot resolve host '" + host + "'");
-        }
-        return Optional.of(a);
-    }
-
-    NodeAgent agent() {
-        return agent;
-    }
-
-    Optional<JobView> view() {
-        return coordinator.query(j -> j.get(spec.job()));
-    }
-
-    <T> T query(java.util.function.Function<io.ferry.coordinator.Jobs, T> q) {
-        return coordinator.query(q);
-    }
-
-    /** Waits for the job to finish; returns whether every rank exited 0. */
-    boolean awaitFinish() throws InterruptedException {
+    private void awaitNodes(Placement placement) throws InterruptedException {
+        long deadline = System.nanoTime() + LAUNCH_PATIENCE.toNanos();
         while (true) {
-            Optional<Boolean> done = coordinator.query(j -> j.get(spec.job()).flatMap(JobView::success));
-            if (done.isPresent()) {
-                return done.get();
+            Optional<JobView> v = watch.view();
+            Set<String> missing = new TreeSet<>(placement.nodes());
+            v.ifPresent(j -> missing.removeIf(j::answered));
+            Optional<String> refused = v.flatMap(JobView::launchFailure);
+            if (refused.isPresent()) {
+                throw new IllegalStateException("job " + spec.job() + " cannot start: " + refused.get());
+            }
+            if (missing.isEmpty() || v.map(JobView::finished).orElse(false)) {
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("nodes " + missing + " did not start job " + spec.job() + " within "
+                        + LAUNCH_PATIENCE.toSeconds() + " s: is `ferry coordinator` running, and `ferry agent --node NAME"
+                        + " --kafka " + spec.kafka() + "` on each of them?");
             }
             Thread.sleep(100);
         }
     }
 
-    /** Lets staging of captured generations finish, then waits for their commit markers (bounded). */
+    /** This host's agent of the job, in the one-node cluster. */
+    Optional<NodeAgent> agent() {
+        return agents == null ? Optional.empty() : agents.agent(spec.job());
+    }
+
+    Optional<JobView> view() {
+        return watch.view();
+    }
+
+    boolean awaitFinish() throws InterruptedException {
+        return watch.awaitFinish();
+    }
+
+    /** Lets staging of captured generations finish and their commit markers be written (bounded). */
     void settle(Duration max) throws InterruptedException {
-        long deadline = System.nanoTime() + max.toNanos();
-        try {
-            agent.drainStaging();
-        } catch (java.util.concurrent.ExecutionException e) {
-            return;
-        }
-        while (System.nanoTime() < deadline && coordinator.query(j -> j.get(spec.job()).map(v -> v.generations().stream()
-                .anyMatch(g -> g.state() == io.ferry.coordinator.GenerationView.State.CAPTURED
-                        && g.stagedRanks() >= v.ranks())).orElse(false))) {
-            Thread.sleep(100);
-        }
+        watch.settle(max);
     }
 
     @Override
     public void close() throws IOException {
-        if (loop != null) {
-            loop.close();
+        if (watch != null) {
+            watch.close();
         }
-        if (agent != null) {
-            agent.close();
+        if (agents != null) {
+            agents.close();
         }
-        if (http != null) {
-            http.close();
+        if (services != null) {
+            services.close();
         }
-        if (coordinator != null) {
-            coordinator.close();
+        if (ownLog != null) {
+            ownLog.close();
         }
-        if (log != null) {
-            log.close();
-        }
-        if (opened != null) {
-            opened.close();
-        }
-        if (kafka != null) {
-            kafka.close();
-        }
-        spec.home().clearRun();
     }
 }

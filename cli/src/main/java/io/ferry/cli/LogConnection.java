@@ -1,8 +1,8 @@
 package io.ferry.cli;
 
-import io.ferry.coordinator.EmbeddedKafka;
+import io.ferry.eventlog.EmbeddedKafka;
 import io.ferry.coordinator.Jobs;
-import io.ferry.coordinator.KafkaLog;
+import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.EventCodec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -11,7 +11,6 @@ import org.apache.kafka.common.TopicPartition;
 import java.io.Closeable;
 import java.io.IOException;
 import java.time.Duration;
-import java.util.List;
 import java.util.Optional;
 
 /**
@@ -50,7 +49,7 @@ final class LogConnection implements Closeable {
             }
         }
         try {
-            return new LogConnection(k, new KafkaLog(k.bootstrapServers()));
+            return new LogConnection(k, new KafkaLog(k.bootstrapServers(), io.ferry.eventlog.LogSettings.EMBEDDED));
         } catch (IOException | RuntimeException e) {
             k.close();
             throw e;
@@ -70,9 +69,8 @@ final class LogConnection implements Closeable {
     Jobs replay() {
         Jobs jobs = new Jobs();
         try (KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.EVENTS, true)) {
-            TopicPartition tp = new TopicPartition(KafkaLog.EVENTS, 0);
-            long end = c.endOffsets(List.of(tp)).get(tp);
-            while (c.position(tp) < end) {
+            java.util.Map<TopicPartition, Long> end = KafkaLog.ends(c);
+            while (!KafkaLog.reached(c, end)) {
                 for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
                     try {
                         jobs.apply(EventCodec.decode(r.value()), r.timestamp());

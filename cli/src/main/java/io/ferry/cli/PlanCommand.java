@@ -182,7 +182,7 @@ final class PlanCommand implements Callable<Integer> {
         }
         System.err.println("ferry: probing " + storeUri + " with " + probeWriters + " concurrent writers, "
                 + io.ferry.model.Sizes.format(perWriter) + " each (deleted afterwards)");
-        try (StoreOptions.Opened o = StoreOptions.open(storeUri, settings)) {
+        try (io.ferry.staging.OpenedStore o = StoreOptions.open(storeUri, settings)) {
             var curve = StoreProbe.curve(o.store(), probeWriters, perWriter, System.err);
             double raw = Double.NaN;
             java.net.URI uri = o.store().uri();

@@ -40,7 +40,7 @@ final class RestartCommand implements Callable<Integer> {
             long g = generation != null ? generation : v.newestEstablished().map(GenerationView::generation)
                     .orElseThrow(() -> new IllegalStateException("job " + job + " has no established snapshot"));
             String store = v.settings().orElseThrow().store();
-            try (StoreOptions.Opened o = StoreOptions.open(store, settings)) {
+            try (io.ferry.staging.OpenedStore o = StoreOptions.open(store, settings)) {
                 if (!o.pipeline().repository().isEstablished(job, g)) {
                     throw new IllegalStateException("generation " + g + " of " + job + " is not established on " + store);
                 }
@@ -63,7 +63,7 @@ final class RestartCommand implements Callable<Integer> {
             if (logOptions.kafka == null && h.activeRun().isEmpty()) {
                 throw new IllegalStateException("job " + job + " is not running from " + h.dir());
             }
-            c.log.send(v.settings().orElseThrow().node(), new Command.Restart(job, g, "requested by ferry restart"));
+            c.log.send(io.ferry.eventlog.KafkaLog.COORDINATOR, new Command.Restart(job, g, "requested by ferry restart"));
             System.out.println("restart of " + job + " from generation " + g + " requested");
         }
         return 0;

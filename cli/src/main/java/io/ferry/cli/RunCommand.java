@@ -30,8 +30,17 @@ final class RunCommand implements Callable<Integer> {
     String store;
     @Option(names = "--home", paramLabel = "DIR", description = "Ferry's state directory (default: $FERRY_HOME or ~/.ferry).")
     Path home;
-    @Option(names = "--kafka", paramLabel = "HOST:PORT", description = "An external Kafka cluster instead of the embedded broker.")
+    @Option(names = "--kafka", paramLabel = "HOST:PORT", description = {"The Kafka log of a running `ferry coordinator`",
+            "(or any Kafka cluster) instead of the embedded broker."})
     String kafka;
+    @Option(names = "--nodes", split = ",", paramLabel = "NODE,...", description = {"Submit to the agents of these nodes",
+            "(`ferry agent --node NAME`) instead of running the ranks here; needs --kafka and --store."})
+    List<String> nodes;
+    @Option(names = "--placement", defaultValue = "block", paramLabel = "block|cyclic",
+            description = "With --nodes: consecutive ranks per node (block, default) or rank r on node r mod n (cyclic).")
+    String placement;
+    @Option(names = "--map", paramLabel = "RANKS:NODE,...", description = "Instead of --nodes: an explicit map, e.g. 0-3:n1,4-7:n2.")
+    String map;
     @Option(names = "--capture-timeout", defaultValue = "60s", paramLabel = "DURATION",
             description = "How long a checkpoint waits for every rank. Default ${DEFAULT-VALUE}.")
     String captureTimeout;
@@ -41,7 +50,7 @@ final class RunCommand implements Callable<Integer> {
             description = {"How ranks are captured: app (the cooperative protocol, default), proc (transparent ELF core",
                     "dumps; restoring them needs an external restorer), criu or dmtcp (where installed)."})
     String capture;
-    @Option(names = "--http", defaultValue = JobRunner.DEFAULT_HTTP, paramLabel = "HOST:PORT",
+    @Option(names = "--http", defaultValue = CoordinatorService.DEFAULT_HTTP, paramLabel = "HOST:PORT",
             description = {"Where the dashboard, JSON API and Prometheus metrics listen (no authentication: keep it on",
                     "loopback or an operators' network), or off. Default ${DEFAULT-VALUE}; a taken port falls back to a free one."})
     String http;
@@ -49,6 +58,24 @@ final class RunCommand implements Callable<Integer> {
     Map<String, String> settings = new LinkedHashMap<>();
     @Parameters(arity = "1..*", paramLabel = "PROGRAM", description = "The program every rank runs, after --.")
     List<String> command;
+
+    /** The placement of --nodes/--placement or --map, or null for "every rank here". */
+    private io.ferry.model.Placement placement() {
+        if (map != null && nodes != null) {
+            throw new IllegalArgumentException("give --nodes or --map, not both");
+        }
+        if (map != null) {
+            return io.ferry.model.Placement.map(map, ranks);
+        }
+        if (nodes == null) {
+            return null;
+        }
+        return switch (placement) {
+            case "block" -> io.ferry.model.Placement.block(ranks, nodes);
+            case "cyclic" -> io.ferry.model.Placement.cyclic(ranks, nodes);
+            default -> throw new IllegalArgumentException("--placement must be block or cyclic, got '" + placement + "'");
+        };
+    }
 
     @Override
     public Integer call() throws Exception {
@@ -61,20 +88,25 @@ final class RunCommand implements Callable<Integer> {
                 throw new IllegalStateException("--capture " + capture + " is not available here: " + why);
             });
         }
-        JobRunner.httpAddress(http); // a bad address is refused before anything starts
+        CoordinatorService.httpAddress(http); // a bad address is refused before anything starts
         FerryHome h = FerryHome.resolve(home);
         Duration every = Durations.parse(interval);
+        io.ferry.model.Placement where = placement();
+        if (where != null && (kafka == null || store == null)) {
+            throw new IllegalArgumentException("--nodes and --map submit to running agents: give --kafka (the coordinator's"
+                    + " log) and --store (a store every node reaches: a Lustre path, hdfs://, s3://)");
+        }
         JobRunner.Spec spec = new JobRunner.Spec(job, ranks, every, autoRecover,
                 store != null ? store : h.store().toString(), h, kafka, new Quiesce(capture, Durations.parse(captureTimeout), signal), command,
-                settings, http);
+                settings, http, where);
         try (JobRunner runner = new JobRunner(spec)) {
-            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> runner.agent().ifPresent(a -> {
                 try {
-                    runner.agent().stopRanks();
+                    a.stopRanks(); // the ranks of this host must not outlive ferry run
                 } catch (InterruptedException | RuntimeException ignored) {
                     // exiting anyway
                 }
-            }));
+            })));
             runner.start(System.out);
             boolean ok = runner.awaitFinish();
             runner.settle(Duration.ofSeconds(60));

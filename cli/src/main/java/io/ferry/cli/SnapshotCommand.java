@@ -26,7 +26,7 @@ final class SnapshotCommand {
         @Override
         public Integer call() throws Exception {
             io.ferry.model.Names.requireJob(job);
-            try (StoreOptions.Opened o = store.open()) {
+            try (io.ferry.staging.OpenedStore o = store.open()) {
                 SnapshotMarker m = o.pipeline().repository().commitSnapshot(job, generation, ranks);
                 System.out.println("established " + m.job() + "/" + m.generation() + " (" + m.ranks() + " ranks) on "
                         + o.store().uri());

@@ -47,7 +47,7 @@ final class StorageDemo {
         String job = "demo";
         System.out.printf("Ferry demo: %d ranks x %s images, %d generations, store file:%s%n", ranks,
                 Sizes.format(size), generations, store);
-        try (StoreOptions.Opened o = StoreOptions.open(store, Map.of())) {
+        try (io.ferry.staging.OpenedStore o = StoreOptions.open(store, Map.of())) {
             for (int g = 0; g < generations; g++) {
                 long written = 0;
                 long raw = 0;
@@ -87,7 +87,7 @@ final class StorageDemo {
         }
     }
 
-    private static boolean established(StoreOptions.Opened o, String job, long gen) {
+    private static boolean established(io.ferry.staging.OpenedStore o, String job, long gen) {
         try {
             return o.pipeline().repository().isEstablished(job, gen);
         } catch (IOException e) {

@@ -28,7 +28,7 @@ final class StoreCommand {
     static final class Ls extends OnStore implements Callable<Integer> {
         @Override
         public Integer call() throws Exception {
-            try (StoreOptions.Opened o = StoreOptions.open(uri, settings)) {
+            try (io.ferry.staging.OpenedStore o = StoreOptions.open(uri, settings)) {
                 Repository repo = o.pipeline().repository();
                 List<Repository.GenerationListing> gens = repo.listGenerations();
                 System.out.printf(Locale.ROOT, "%-24s %10s %6s %-12s %12s%n", "JOB", "GENERATION", "RANKS", "STATE", "RAW");
@@ -59,7 +59,7 @@ final class StoreCommand {
     static final class Verify extends OnStore implements Callable<Integer> {
         @Override
         public Integer call() throws Exception {
-            try (StoreOptions.Opened o = StoreOptions.open(uri, settings)) {
+            try (io.ferry.staging.OpenedStore o = StoreOptions.open(uri, settings)) {
                 VerifyReport r = o.pipeline().verify(TerminalProgress.forStderr());
                 r.problems().forEach(p -> System.out.println(p));
                 System.out.printf(Locale.ROOT, "%s: %d chunks (%s), %d manifests, %d snapshots checked, %d problems%n",

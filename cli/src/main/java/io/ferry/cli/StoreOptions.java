@@ -1,17 +1,9 @@
 package io.ferry.cli;
 
-import io.ferry.staging.Staging;
-import io.ferry.staging.StagingConfig;
-import io.ferry.staging.StagingPipeline;
-import io.ferry.staging.StoreSettings;
-import io.ferry.stores.Store;
-import io.ferry.stores.Stores;
+import io.ferry.staging.OpenedStore;
 import picocli.CommandLine.Option;
 
-import java.io.Closeable;
 import java.io.IOException;
-import java.net.URI;
-import java.time.Clock;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -25,28 +17,11 @@ final class StoreOptions {
             description = "Configuration, repeatable: staging.*, cache.* and store.* keys (see README), or store options such as posix.lustre.stripe-count, s3.endpoint, hdfs.replication.")
     Map<String, String> settings = new LinkedHashMap<>();
 
-    /** An open store and pipeline, closed together. */
-    record Opened(Store store, StagingPipeline pipeline) implements Closeable {
-        @Override
-        public void close() throws IOException {
-            pipeline.close();
-            store.close();
-        }
-    }
-
-    Opened open() throws IOException {
+    OpenedStore open() throws IOException {
         return open(store, settings);
     }
 
-    static Opened open(String storeText, Map<String, String> settings) throws IOException {
-        Map<String, String> staging = new LinkedHashMap<>();
-        Map<String, String> resilience = new LinkedHashMap<>();
-        Map<String, String> storeOpts = new LinkedHashMap<>();
-        settings.forEach((k, v) -> (StagingConfig.TABLE.knows(k) ? staging
-                : StoreSettings.TABLE.knows(k) ? resilience : storeOpts).put(k, v));
-        StagingConfig config = StagingConfig.from(staging);
-        URI uri = Stores.parse(storeText);
-        Store s = Stores.open(uri, storeOpts, StoreSettings.resilience(resilience));
-        return new Opened(s, Staging.pipeline(s, config, Clock.systemUTC()));
+    static OpenedStore open(String storeText, Map<String, String> settings) throws IOException {
+        return OpenedStore.open(storeText, settings);
     }
 }

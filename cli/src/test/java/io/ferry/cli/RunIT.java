@@ -78,7 +78,7 @@ class RunIT {
 
     @Test
     void externalKafkaIsUsedInsteadOfTheEmbeddedBroker() throws Exception {
-        try (io.ferry.coordinator.EmbeddedKafka external = io.ferry.coordinator.EmbeddedKafka.start(tmp.resolve("external"))) {
+        try (io.ferry.eventlog.EmbeddedKafka external = io.ferry.eventlog.EmbeddedKafka.start(tmp.resolve("external"))) {
             Path home = tmp.resolve("home");
             FerryProcess.Result r = FerryProcess.run("run", "--job", "ext", "--ranks", "2", "--interval", "0",
                     "--home", home.toString(), "--kafka", external.bootstrapServers(), "--", "true");

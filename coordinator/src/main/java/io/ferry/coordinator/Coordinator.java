@@ -1,10 +1,10 @@
 package io.ferry.coordinator;
 
+import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.Command;
 import io.ferry.coordinator.predict.Predictor;
 import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
-import io.ferry.staging.Repository;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
@@ -15,6 +15,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -25,37 +26,42 @@ import java.util.function.Function;
  * The coordinator: one thread folds the events topic into {@link Jobs} from its beginning,
  * then, once caught up ("live"), reacts to new events: establishes snapshots whose ranks are
  * all staged (commit marker last), requests checkpoints on each job's interval and on
- * request, and rolls a job back when a rank dies and the job asked for automatic recovery.
- * A restarted coordinator replays the log, reconciles, and carries on. Malformed events are
- * counted and parked on the dead-letter topic. Thread-safe: queries run under its lock.
+ * request (a capture command to every node of the job), launches jobs on their nodes and
+ * rolls a job back when a rank dies or a node falls silent ({@link Recovery}), and opens
+ * each job's store itself ({@link JobStores}) to write commit markers. It serves any number
+ * of jobs. A restarted coordinator replays the log, reconciles, and carries on. Malformed
+ * events are counted and parked on the dead-letter topic; a failure handling one event,
+ * command or tick is logged and counted, never the end of the loop. Thread-safe: queries
+ * run under its lock.
  */
 public final class Coordinator implements Closeable {
     private final KafkaLog log;
-    private final Repository repo;
+    private final JobStores stores = new JobStores();
     private final Clock clock;
     private final Jobs jobs = new Jobs();
-    private final Set<String> recoveryPending = new HashSet<>();
+    private final Recovery recovery;
     /** Checkpoints asked for by users, taken as soon as the job can (known, not capturing). */
     private final Set<String> requested = new HashSet<>();
     private final AtomicLong malformed = new AtomicLong();
+    private final AtomicLong failures = new AtomicLong();
     private final CountDownLatch live = new CountDownLatch(1);
     private final Thread thread;
     private volatile boolean running = true;
     private volatile java.util.function.Consumer<Event> listener = e -> { };
 
-    /** How long a node may stay silent before its job is rolled back (or failed). */
+    /** How long a node may stay silent before its ranks are moved (or its job rolled back, or failed). */
     public static final Duration DEFAULT_HEARTBEAT_TIMEOUT = Duration.ofSeconds(30);
     private final long heartbeatTimeoutMillis;
 
-    public Coordinator(KafkaLog log, Repository repo, Clock clock) {
-        this(log, repo, clock, DEFAULT_HEARTBEAT_TIMEOUT);
+    public Coordinator(KafkaLog log, Clock clock) {
+        this(log, clock, DEFAULT_HEARTBEAT_TIMEOUT);
     }
 
-    public Coordinator(KafkaLog log, Repository repo, Clock clock, Duration heartbeatTimeout) {
+    public Coordinator(KafkaLog log, Clock clock, Duration heartbeatTimeout) {
         this.heartbeatTimeoutMillis = heartbeatTimeout.toMillis();
         this.log = log;
-        this.repo = repo;
         this.clock = clock;
+        this.recovery = new Recovery(log, this);
         this.thread = new Thread(this::run, "ferry-coordinator");
         this.thread.setDaemon(true);
     }
@@ -85,29 +91,67 @@ public final class Coordinator implements Closeable {
         return malformed.get();
     }
 
+    /** Events, commands and ticks whose handling failed (each was logged and the loop went on). */
+    public long failures() {
+        return failures.get();
+    }
+
     private void run() {
         try (KafkaConsumer<byte[], byte[]> events = log.reader(KafkaLog.EVENTS, true);
              KafkaConsumer<byte[], byte[]> commands = log.reader(KafkaLog.COMMANDS, false)) {
-            TopicPartition tp = new TopicPartition(KafkaLog.EVENTS, 0);
-            long caughtUpAt = events.endOffsets(List.of(tp)).get(tp);
+            Map<TopicPartition, Long> caughtUpAt = KafkaLog.ends(events);
             while (running) {
-                for (ConsumerRecord<byte[], byte[]> r : events.poll(Duration.ofMillis(50))) {
-                    onEvent(r, live.getCount() == 0);
-                }
-                if (live.getCount() > 0 && events.position(tp) >= caughtUpAt) {
-                    live.countDown();
-                }
-                if (live.getCount() == 0) {
-                    for (ConsumerRecord<byte[], byte[]> r : commands.poll(Duration.ofMillis(20))) {
-                        onCommand(r);
+                try {
+                    for (ConsumerRecord<byte[], byte[]> r : events.poll(Duration.ofMillis(50))) {
+                        guarded("event at offset " + r.offset(), () -> onEvent(r, live.getCount() == 0));
                     }
-                    tick();
+                    if (live.getCount() > 0 && KafkaLog.reached(events, caughtUpAt)) {
+                        live.countDown();
+                    }
+                    if (live.getCount() == 0) {
+                        for (ConsumerRecord<byte[], byte[]> r : commands.poll(Duration.ofMillis(20))) {
+                            guarded("command at offset " + r.offset(), () -> onCommand(r));
+                        }
+                        guarded("tick", this::tick);
+                    }
+                } catch (org.apache.kafka.common.KafkaException e) {
+                    if (e instanceof org.apache.kafka.common.errors.InterruptException
+                            || e instanceof org.apache.kafka.common.errors.WakeupException) {
+                        throw e;
+                    }
+                    failures.incrementAndGet(); // the broker is away: poll again, the log keeps our place
+                    System.err.println("ferry coordinator: reading the log failed, retrying: " + e.getMessage());
+                    sleepQuietly(1000);
                 }
             }
         } catch (org.apache.kafka.common.errors.InterruptException | org.apache.kafka.common.errors.WakeupException e) {
             // closing
+        } finally {
+            stores.close();
+        }
+    }
+
+    /**
+     * Runs one piece of work; a failure is logged and counted, never the end of the loop.
+     * An event whose reaction failed is not retried (it is in the fold; the next tick
+     * re-derives what is still to do: commits, checkpoints, heartbeats).
+     */
+    private void guarded(String what, Runnable work) {
+        try {
+            work.run();
+        } catch (org.apache.kafka.common.errors.InterruptException | org.apache.kafka.common.errors.WakeupException e) {
+            throw e;
         } catch (RuntimeException e) {
-            System.err.println("ferry coordinator: stopped: " + e);
+            failures.incrementAndGet();
+            System.err.println("ferry coordinator: handling " + what + " failed (carrying on): " + e);
+        }
+    }
+
+    private static void sleepQuietly(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -119,17 +163,21 @@ public final class Coordinator implements Closeable {
             malformed.incrementAndGet();
             if (isLive) { // a replay finds it again: it was parked when it first arrived
                 System.err.println("ferry coordinator: parked malformed event at offset " + r.offset() + ": " + bad.getMessage());
-                log.sendRaw(KafkaLog.DEAD_LETTER, "offset-" + r.offset(), r.value());
+                log.sendRaw(KafkaLog.DEAD_LETTER, r.partition() + "-" + r.offset(), r.value());
             }
             return;
         }
         JobView j;
+        boolean resumedAfterFailure;
         synchronized (this) {
+            JobView before = jobs.get(e.job()).orElse(null);
+            resumedAfterFailure = e instanceof Event.JobStarted && before != null && before.started != null
+                    && !before.success().orElse(false);
             j = jobs.apply(e, r.timestamp());
         }
         if (isLive) {
             listener.accept(e);
-            react(e, j);
+            react(e, j, resumedAfterFailure);
             log.sendRaw(KafkaLog.STATE, e.job(), StateJson.of(j));
         }
     }
@@ -138,33 +186,48 @@ public final class Coordinator implements Closeable {
         if (!KafkaLog.COORDINATOR.equals(new String(r.key(), StandardCharsets.UTF_8))) {
             return;
         }
+        Command c;
         try {
-            if (EventCodec.decodeCommand(r.value()) instanceof Command.RequestCheckpoint c) {
-                requested.add(c.job());
-            }
+            c = EventCodec.decodeCommand(r.value());
         } catch (IllegalArgumentException bad) {
             malformed.incrementAndGet();
-            log.sendRaw(KafkaLog.DEAD_LETTER, "command-" + r.offset(), r.value());
+            log.sendRaw(KafkaLog.DEAD_LETTER, "command-" + r.partition() + "-" + r.offset(), r.value());
+            return;
+        }
+        if (c instanceof Command.RequestCheckpoint rc) {
+            requested.add(rc.job());
+        } else if (c instanceof Command.Restart rs) {
+            jobs.get(rs.job()).filter(j -> j.started != null && !j.finished()).ifPresent(j -> {
+                if (rs.generation() >= 0) {
+                    recovery.rollBack(j, rs.generation(), rs.cause());
+                } else {
+                    recovery.rollBackBelow(j, Long.MAX_VALUE, rs.cause());
+                }
+            });
         }
     }
 
-    private void react(Event e, JobView j) {
-        if (e instanceof Event.RankExited x && j.started != null && !j.finished()) {
+    private void react(Event e, JobView j, boolean resumedAfterFailure) {
+        if (e instanceof Event.JobStarted) {
+            recovery.onStarted(j, resumedAfterFailure);
+        } else if (e instanceof Event.RankExited x && j.started != null && !j.finished()) {
             if (x.exitCode() != 0) {
                 String cause = "rank " + x.rank() + " exited with " + x.exitCode();
-                if (j.started.autoRecover()) {
-                    if (recoveryPending.add(j.job)) {
-                        long g = j.newestEstablished().map(GenerationView::generation).orElse(-1L);
-                        log.send(j.started.node(), new Command.Restart(j.job, g, cause));
-                    }
-                } else {
-                    log.append(new Event.JobFinished(j.job, false, cause + " and the job did not ask for --auto-recover"));
+                if (!j.started.autoRecover()) {
+                    finish(j, false, cause + " and the job did not ask for --auto-recover");
+                } else if ("proc".equals(j.started.launch().capture())) {
+                    finish(j, false, cause + "; its proc images are ELF cores that Ferry cannot restore"
+                            + " (an external restorer is needed), so it is not rolled back");
+                } else if (!j.recovering) {
+                    recovery.rollBackBelow(j, Long.MAX_VALUE, cause);
                 }
             } else if (j.exits.size() == j.ranks() && j.exits.values().stream().allMatch(c -> c == 0)) {
-                log.append(new Event.JobFinished(j.job, true, "every rank exited 0"));
+                finish(j, true, "every rank exited 0");
             }
-        } else if (e instanceof Event.RecoveryStarted) {
-            recoveryPending.remove(j.job);
+        } else if (e instanceof Event.RestoreFailed f) {
+            recovery.onRestoreFailed(j, f);
+        } else if (e instanceof Event.JobFinished) {
+            recovery.release(j);
         } else if (e instanceof Event.ImageCaptured c) {
             // Once the generation's size is known: forecast it, to be set beside what happens.
             GenerationView g = j.generations.get(c.generation());
@@ -174,6 +237,13 @@ public final class Coordinator implements Closeable {
                     log.append(p);
                 });
             }
+        }
+    }
+
+    private void finish(JobView j, boolean success, String detail) {
+        log.append(new Event.JobFinished(j.job, success, detail));
+        synchronized (this) { // until the event comes back round: nothing more is decided for it
+            j.success = success;
         }
     }
 
@@ -198,42 +268,51 @@ public final class Coordinator implements Closeable {
             if (j.finished()) {
                 continue;
             }
-            if (checkHeartbeat(j, now)) {
+            if (checkHeartbeats(j, now)) {
                 continue;
             }
             long interval = j.started.intervalMillis();
-            if (interval > 0 && !recoveryPending.contains(j.job) && now - j.lastRequestMillis >= interval) {
+            if (interval > 0 && !j.recovering && now - j.lastRequestMillis >= interval) {
                 requestCheckpoint(j.job, "interval");
             }
         }
     }
 
     /**
-     * A node silent past the timeout: with auto-recovery its job is rolled back once (the
-     * agent may only have been stuck); silent for another timeout after that, or without
-     * auto-recovery, the job fails with the reason. Returns whether the job is silent.
+     * A node silent past the timeout: with auto-recovery its ranks move to a live node and
+     * every rank rolls back; with no other node, the same node is tried once (the agent may
+     * only have been stuck); silent for another timeout after that, or without auto-recovery,
+     * the job fails with the reason. Returns whether a node is silent.
      */
-    private boolean checkHeartbeat(JobView j, long now) {
-        long silentFor = now - j.lastHeartbeatMillis;
-        if (silentFor < heartbeatTimeoutMillis) {
+    private boolean checkHeartbeats(JobView j, long now) {
+        String silent = null;
+        for (String node : j.placement.nodes()) {
+            if (now - j.lastHeartbeatMillis(node) >= heartbeatTimeoutMillis) {
+                silent = node;
+                break;
+            }
+        }
+        if (silent == null) {
             return false;
         }
-        String cause = "node " + j.started.node() + " sent no heartbeat for " + silentFor / 1000 + " s";
+        String cause = "node " + silent + " sent no heartbeat for " + (now - j.lastHeartbeatMillis(silent)) / 1000 + " s";
+        if (j.started.autoRecover() && j.placement.nodes().size() > 1
+                && recovery.moveOffLostNode(j, silent, now, heartbeatTimeoutMillis)) {
+            return true;
+        }
         if (j.silentSinceMillis == 0 && j.started.autoRecover()) {
             j.silentSinceMillis = now;
-            recoveryPending.add(j.job);
-            long g = j.newestEstablished().map(GenerationView::generation).orElse(-1L);
-            log.send(j.started.node(), new Command.Restart(j.job, g, cause));
+            recovery.rollBackBelow(j, Long.MAX_VALUE, cause);
         } else if (j.silentSinceMillis == 0 || now - j.silentSinceMillis >= heartbeatTimeoutMillis) {
             j.silentSinceMillis = now;
-            log.append(new Event.JobFinished(j.job, false, cause + "; the node is lost"));
+            finish(j, false, cause + "; the node is lost");
         }
         return true;
     }
 
     private void establish(JobView j, GenerationView g, long now) {
         try {
-            repo.commitSnapshot(j.job, g.generation, j.ranks());
+            stores.of(j.started).commitSnapshot(j.job, g.generation, j.ranks());
             double seconds = (now - g.requestedAtMillis) / 1000.0;
             log.append(new Event.SnapshotEstablished(j.job, g.generation, "remote", seconds));
             synchronized (this) { // until the event comes back round: the next tick must not commit it again
@@ -248,7 +327,7 @@ public final class Coordinator implements Closeable {
     /** Requests the next generation of {@code job} unless it cannot take one now; returns whether it did. */
     private boolean requestCheckpoint(String job, String why) {
         JobView j = jobs.get(job).orElse(null);
-        if (j == null || j.started == null || j.finished() || j.capturing() || recoveryPending.contains(job)) {
+        if (j == null || j.started == null || j.finished() || j.capturing() || j.recovering) {
             return false;
         }
         long g = j.nextGeneration();
@@ -258,7 +337,9 @@ public final class Coordinator implements Closeable {
             j.generations.putIfAbsent(g, new GenerationView(g));
             j.generations.get(g).requestedAtMillis = clock.millis();
         }
-        log.send(j.started.node(), new Command.Capture(job, g));
+        for (String node : j.placement.nodes()) {
+            log.send(node, new Command.Capture(job, g));
+        }
         return true;
     }
 

@@ -21,6 +21,8 @@ public final class GenerationView {
     double secondsToEstablished = Double.NaN;
     String failure = "";
     String stagingProblem = "";
+    /** Why a node could not restore this generation (it is then never chosen again), or empty. */
+    String restoreFailure = "";
     long requestedAtMillis;
     io.ferry.model.Event.PredictionMade prediction;
 
@@ -95,6 +97,6 @@ public final class GenerationView {
 
     /** Why it failed, or why staging is waiting (a store that is down), or empty. */
     public String problem() {
-        return !failure.isEmpty() ? failure : stagingProblem;
+        return !failure.isEmpty() ? failure : !restoreFailure.isEmpty() ? "unusable: " + restoreFailure : stagingProblem;
     }
 }

@@ -13,13 +13,25 @@ public final class JobView {
     final String job;
     Event.JobStarted started;
     final TreeMap<Long, GenerationView> generations = new TreeMap<>();
+    /** Which node runs which rank: from the start event, or the latest {@link Event.JobPlaced}. */
+    io.ferry.model.Placement placement;
     final Map<Integer, Integer> exits = new HashMap<>();
     int recoveries;
+    /** The generation the current rollback restores (-1: from the beginning); meaningful while {@link #recovering}. */
+    long recoveryGeneration = -1;
+    boolean recovering;
+    /** Nodes that reported {@link Event.ImagesRestored} for the current rollback. */
+    final java.util.Set<String> restoredNodes = new java.util.TreeSet<>();
     long lastRequestMillis;
-    long lastHeartbeatMillis;
+    /** Log time of each node's newest heartbeat (or of the job's start or placement, before any). */
+    final Map<String, Long> heartbeats = new TreeMap<>();
+    /** Nodes that sent a heartbeat of the job since it was (re)placed: they run it. */
+    final java.util.Set<String> answered = new java.util.TreeSet<>();
+    /** Why a node could not launch the job (a start that failed there), or empty. */
+    String launchFailure = "";
     long startedAtMillis;
     long finishedAtMillis;
-    /** When the coordinator first found the node silent, or 0. */
+    /** When the coordinator first found a node silent and acted on it, or 0. */
     long silentSinceMillis;
     /** The latest store health each node reported. */
     final Map<String, Event.StoreHealthReported> storeHealth = new TreeMap<>();
@@ -83,10 +95,44 @@ public final class JobView {
         return recoveries;
     }
 
-    /** The newest generation established on the remote store: what a restart uses. */
+    /** The newest generation established on the remote store. */
     public Optional<GenerationView> newestEstablished() {
         return generations.descendingMap().values().stream()
                 .filter(g -> g.state == GenerationView.State.ESTABLISHED).findFirst();
+    }
+
+    /**
+     * What a rollback uses: the newest established generation below {@code belowExclusive}
+     * that no node failed to restore (a generation once found unusable is not chosen again).
+     */
+    public Optional<GenerationView> newestUsable(long belowExclusive) {
+        return generations.headMap(belowExclusive, false).descendingMap().values().stream()
+                .filter(g -> g.state == GenerationView.State.ESTABLISHED && g.restoreFailure.isEmpty()).findFirst();
+    }
+
+    /** Which node runs which rank (empty before the job started). */
+    public Optional<io.ferry.model.Placement> placement() {
+        return Optional.ofNullable(placement);
+    }
+
+    /** Whether a rollback was started and not every node has restored its ranks yet. */
+    public boolean recovering() {
+        return recovering;
+    }
+
+    /** Whether {@code node} has sent a heartbeat of this job since the job was started or placed there. */
+    public boolean answered(String node) {
+        return answered.contains(node);
+    }
+
+    /** Why a node could not launch the job since it started, if one could not. */
+    public Optional<String> launchFailure() {
+        return launchFailure.isEmpty() ? Optional.empty() : Optional.of(launchFailure);
+    }
+
+    /** Log time of {@code node}'s newest heartbeat, or of the job's start before any. */
+    public long lastHeartbeatMillis(String node) {
+        return heartbeats.getOrDefault(node, startedAtMillis);
     }
 
     /** The newest generation requested, if any. */

@@ -32,10 +32,15 @@ public final class Jobs {
             if (j.startedAtMillis == 0) {
                 j.startedAtMillis = timestampMillis;
             }
-            j.lastHeartbeatMillis = timestampMillis;
-            j.silentSinceMillis = 0;
+            placed(j, s.where(), timestampMillis);
             j.success = null;
+            j.recovering = false;
+            j.launchFailure = "";
             j.exits.clear();
+        } else if (e instanceof Event.JobPlaced p) {
+            if (j.started != null) {
+                placed(j, io.ferry.model.Placement.parse(p.placement(), j.ranks()), timestampMillis);
+            }
         } else if (e instanceof Event.CheckpointRequested r) {
             gen(j, r.generation()).requestedAtMillis = timestampMillis;
             j.lastRequestMillis = timestampMillis;
@@ -65,8 +70,10 @@ public final class Jobs {
             g.state = GenerationView.State.ESTABLISHED;
             g.secondsToEstablished = s.secondsSinceRequest();
         } else if (e instanceof Event.Heartbeat h) {
-            j.lastHeartbeatMillis = Math.max(j.lastHeartbeatMillis, timestampMillis);
-            j.silentSinceMillis = 0;
+            if (j.heartbeats.containsKey(h.node())) { // a node the job no longer uses stays forgotten
+                j.heartbeats.merge(h.node(), timestampMillis, Math::max);
+                j.answered.add(h.node());
+            }
         } else if (e instanceof Event.PredictionMade p) {
             gen(j, p.generation()).prediction = p;
         } else if (e instanceof Event.StoreHealthReported h) {
@@ -75,9 +82,26 @@ public final class Jobs {
             j.caches.put(c.node(), c);
         } else if (e instanceof Event.RankExited x) {
             j.exits.put(x.rank(), x.exitCode());
+        } else if (e instanceof Event.ImagesRestored r) {
+            if (j.placement != null) {
+                j.placement.ranksOn(r.node()).stream().forEach(j.exits::remove); // their new lives begin
+            }
+            if (j.recovering && r.generation() == j.recoveryGeneration) {
+                j.restoredNodes.add(r.node());
+                j.recovering = j.placement != null && !j.restoredNodes.containsAll(j.placement.nodes());
+            }
+        } else if (e instanceof Event.RestoreFailed f) {
+            if (f.generation() < 0) {
+                j.launchFailure = "node " + f.node() + ": " + f.reason();
+            } else {
+                GenerationView g = gen(j, f.generation());
+                g.restoreFailure = "node " + f.node() + ": " + f.reason();
+            }
         } else if (e instanceof Event.RecoveryStarted r) {
             j.recoveries++;
-            j.exits.clear();
+            j.recovering = true;
+            j.recoveryGeneration = r.generation();
+            j.restoredNodes.clear();
             // Generations after the one rolled back to will never complete: their ranks are gone.
             j.generations.tailMap(r.generation(), false).values().stream()
                     .filter(g -> g.state == GenerationView.State.OPEN || g.state == GenerationView.State.CAPTURED)
@@ -95,6 +119,15 @@ public final class Jobs {
             throw new AssertionError(e);
         }
         return j;
+    }
+
+    /** A new placement: every node of it gets a fresh heartbeat deadline; nodes it drops are forgotten. */
+    private static void placed(JobView j, io.ferry.model.Placement p, long timestampMillis) {
+        j.placement = p;
+        j.heartbeats.clear();
+        j.answered.clear();
+        p.nodes().forEach(n -> j.heartbeats.put(n, timestampMillis));
+        j.silentSinceMillis = 0;
     }
 
     private static GenerationView gen(JobView j, long g) {

@@ -1,5 +1,7 @@
 package io.ferry.coordinator;
 
+import io.ferry.eventlog.EmbeddedKafka;
+import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.Command;
 import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
@@ -63,16 +65,19 @@ class CoordinatorIT {
              Store store = Stores.open(tmp.resolve("store").toUri(), Map.of());
              StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC());
              KafkaConsumer<byte[], byte[]> agentView = log.reader(KafkaLog.COMMANDS, true)) {
-            Coordinator first = new Coordinator(log, pipeline.repository(), Clock.systemUTC()).start();
+            Coordinator first = new Coordinator(log, Clock.systemUTC()).start();
             assertTrue(first.awaitLive(Duration.ofSeconds(30)));
             log.append(new Event.JobStarted("sim", 1, 0, true, store.uri().toString(), "node0"));
             log.send(KafkaLog.COORDINATOR, new Command.RequestCheckpoint("sim"));
             List<Command> seen = new ArrayList<>();
             await("a capture command", () -> {
                 seen.addAll(commands(agentView, "node0"));
-                return !seen.isEmpty();
+                return seen.stream().anyMatch(c -> c instanceof Command.Capture);
             });
-            assertEquals(new Command.Capture("sim", 0), seen.get(0));
+            Command.Launch start = (Command.Launch) seen.get(0);
+            assertEquals(-1, start.generation(), "the job is launched on its node first, from the beginning");
+            assertEquals("0", start.ranks());
+            assertEquals(new Command.Capture("sim", 0), seen.get(1));
 
             // Act as the agent: capture, push, report.
             ImageRef ref = new ImageRef("sim", 0, 0);
@@ -120,17 +125,17 @@ class CoordinatorIT {
             first.close();
 
             // A new coordinator rebuilds everything from the log and carries on.
-            Coordinator second = new Coordinator(log, pipeline.repository(), Clock.systemUTC()).start();
+            Coordinator second = new Coordinator(log, Clock.systemUTC()).start();
             assertTrue(second.awaitLive(Duration.ofSeconds(30)));
             assertEquals(GenerationView.State.ESTABLISHED,
                     second.query(j -> j.get("sim").orElseThrow().latest().orElseThrow().state()));
             log.append(new Event.RankExited("sim", 0, 137));
             seen.clear();
-            await("a restart command", () -> {
+            await("a relaunch command", () -> {
                 seen.addAll(commands(agentView, "node0"));
-                return seen.stream().anyMatch(c -> c instanceof Command.Restart);
+                return seen.stream().anyMatch(c -> c instanceof Command.Launch);
             });
-            Command.Restart restart = (Command.Restart) seen.stream().filter(c -> c instanceof Command.Restart)
+            Command.Launch restart = (Command.Launch) seen.stream().filter(c -> c instanceof Command.Launch)
                     .findFirst().orElseThrow();
             assertEquals(20, restart.generation(), "rolls back to the newest established generation");
             assertTrue(restart.cause().contains("rank 0 exited with 137"), restart.cause());
@@ -145,19 +150,53 @@ class CoordinatorIT {
              Store store = Stores.open(tmp.resolve("store").toUri(), Map.of());
              StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC());
              KafkaConsumer<byte[], byte[]> agentView = log.reader(KafkaLog.COMMANDS, true)) {
-            Coordinator c = new Coordinator(log, pipeline.repository(), Clock.systemUTC(), Duration.ofSeconds(1)).start();
+            Coordinator c = new Coordinator(log, Clock.systemUTC(), Duration.ofSeconds(1)).start();
             assertTrue(c.awaitLive(Duration.ofSeconds(30)));
             log.append(new Event.JobStarted("quiet", 1, 0, true, store.uri().toString(), "node7"));
             List<Command> seen = new ArrayList<>();
-            await("a restart after the heartbeat timeout", () -> {
+            await("a relaunch after the heartbeat timeout", () -> {
                 seen.addAll(commands(agentView, "node7"));
-                return !seen.isEmpty();
+                return seen.size() >= 2;
             });
-            Command.Restart r = (Command.Restart) seen.get(0);
+            Command.Launch r = (Command.Launch) seen.get(1);
             assertTrue(r.cause().contains("sent no heartbeat"), r.cause());
             await("the job failing when the node stays silent",
                     () -> c.query(j -> j.get("quiet").flatMap(JobView::success).isPresent()));
             assertEquals(false, c.query(j -> j.get("quiet").flatMap(JobView::success).orElseThrow()));
+            c.close();
+        }
+    }
+
+    @Test
+    void aSilentNodesRanksMoveToALiveNodeAndEveryRankRollsBack() throws Exception {
+        try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));
+             KafkaLog log = new KafkaLog(kafka.bootstrapServers());
+             Store store = Stores.open(tmp.resolve("store").toUri(), Map.of());
+             KafkaConsumer<byte[], byte[]> agentView = log.reader(KafkaLog.COMMANDS, true)) {
+            Coordinator c = new Coordinator(log, Clock.systemUTC(), Duration.ofSeconds(2)).start();
+            assertTrue(c.awaitLive(Duration.ofSeconds(30)));
+            log.append(new Event.JobStarted("wide", 6, 0, true, store.uri().toString(), "login", "block:a,b,c",
+                    io.ferry.model.LaunchSpec.of(List.of("sim"))));
+            log.send(KafkaLog.COORDINATOR, new Command.RequestCheckpoint("wide"));
+            List<Command> toA = new ArrayList<>();
+            List<Command> toC = new ArrayList<>();
+            // a and c keep beating; b stays silent
+            await("b's ranks moved to c", () -> {
+                log.append(new Event.Heartbeat("wide", "a"));
+                log.append(new Event.Heartbeat("wide", "c"));
+                for (ConsumerRecord<byte[], byte[]> r : agentView.poll(Duration.ofMillis(200))) {
+                    String node = new String(r.key(), StandardCharsets.UTF_8);
+                    (node.equals("a") ? toA : node.equals("c") ? toC : new ArrayList<Command>())
+                            .add(EventCodec.decodeCommand(r.value()));
+                }
+                return toC.stream().anyMatch(x -> x instanceof Command.Launch l && l.cause().contains("node b lost"));
+            });
+            assertTrue(toA.contains(new Command.Capture("wide", 0)), "every node gets the capture: " + toA);
+            assertTrue(toC.contains(new Command.Capture("wide", 0)), toC.toString());
+            Command.Launch moved = toC.stream().filter(x -> x instanceof Command.Launch l && l.generation() == -1
+                    && l.cause().contains("lost")).map(Command.Launch.class::cast).findFirst().orElseThrow();
+            assertEquals("2-5", moved.ranks(), "c runs its own ranks and b's");
+            assertEquals("map:0-1:a,2-5:c", c.query(j -> j.get("wide").orElseThrow().placement().orElseThrow().toString()));
             c.close();
         }
     }

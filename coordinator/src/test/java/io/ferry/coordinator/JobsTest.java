@@ -58,8 +58,13 @@ class JobsTest {
                 new Event.SnapshotEstablished("j", 0, "remote", 1),
                 new Event.CheckpointRequested("j", 1, "request"),
                 new Event.RankExited("j", 0, 137),
-                new Event.RecoveryStarted("j", 0, Map.of(0, "local"), "rank 0 exited with 137"));
+                new Event.RecoveryStarted("j", 0, "rank 0 exited with 137"));
         assertEquals(1, j.recoveries());
+        assertTrue(j.recovering());
+        assertEquals(137, j.exits.get(0), "the dead rank's exit stays until its node restored it");
+        apply(new Event.ImagesRestored("j", 0, "n", Map.of(0, "local")));
+        assertFalse(j.recovering(), "every node of the placement restored");
+        assertTrue(j.exits.isEmpty());
         assertEquals(GenerationView.State.FAILED, j.latest().orElseThrow().state());
         assertEquals(2, j.nextGeneration(), "generations stay strictly increasing");
     }
@@ -67,10 +72,37 @@ class JobsTest {
     @Test
     void heartbeatsMoveTheLastSeenTime() {
         JobView j = jobs.apply(new Event.JobStarted("j", 1, 0, true, "s", "n"), 1000);
-        assertEquals(1000, j.lastHeartbeatMillis);
+        assertEquals(1000, j.lastHeartbeatMillis("n"));
         jobs.apply(new Event.Heartbeat("j", "n"), 6000);
         jobs.apply(new Event.Heartbeat("j", "n"), 5000); // out of order: the newest wins
-        assertEquals(6000, j.lastHeartbeatMillis);
+        assertEquals(6000, j.lastHeartbeatMillis("n"));
+        jobs.apply(new Event.Heartbeat("j", "elsewhere"), 7000);
+        assertFalse(j.heartbeats.containsKey("elsewhere"), "a node outside the placement is not tracked");
+    }
+
+    @Test
+    void aMultiNodeRollbackEndsWhenEveryNodeRestoredAndAFailedGenerationIsNotChosenAgain() {
+        JobView j = apply(new Event.JobStarted("j", 4, 0, true, "s", "login", "block:a,b", io.ferry.model.LaunchSpec.of(
+                        java.util.List.of("x"))),
+                new Event.CheckpointRequested("j", 0, "request"),
+                new Event.SnapshotEstablished("j", 0, "remote", 1),
+                new Event.CheckpointRequested("j", 1, "request"),
+                new Event.SnapshotEstablished("j", 1, "remote", 1),
+                new Event.RankExited("j", 3, 9),
+                new Event.RecoveryStarted("j", 1, "rank 3 exited with 9"),
+                new Event.ImagesRestored("j", 1, "a", Map.of(0, "local", 1, "local")));
+        assertTrue(j.recovering(), "node b has not restored yet");
+        assertEquals(9, j.exits.get(3));
+        apply(new Event.RestoreFailed("j", 1, "b", "rank 3: no tier holds a verified copy"));
+        assertEquals(0, j.newestUsable(Long.MAX_VALUE).orElseThrow().generation());
+        assertTrue(j.generations.get(1L).problem().contains("no tier holds"));
+        apply(new Event.RecoveryStarted("j", 0, "generation 1 unusable"),
+                new Event.ImagesRestored("j", 0, "a", Map.of()), new Event.ImagesRestored("j", 0, "b", Map.of()));
+        assertFalse(j.recovering());
+        assertEquals(2, j.recoveries());
+        apply(new Event.JobPlaced("j", "map:0-3:a", "node b lost"));
+        assertEquals("0-3", j.placement().orElseThrow().ranksOn("a").toString());
+        assertEquals(java.util.Set.of("a"), j.heartbeats.keySet());
     }
 
     @Test

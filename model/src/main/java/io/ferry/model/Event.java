@@ -9,14 +9,32 @@ import java.util.Map;
 public sealed interface Event {
     String job();
 
-    /** A job began (or was resumed by a new {@code ferry run}) with these settings. */
-    record JobStarted(String job, int ranks, long intervalMillis, boolean autoRecover, String store, String node)
-            implements Event {
+    /**
+     * A job began (or was resumed by a new {@code ferry run}) with these settings.
+     *
+     * @param node      the host that submitted it
+     * @param placement which node runs which rank ({@link Placement}'s text form)
+     * @param launch    what every node needs to start and capture its ranks
+     */
+    record JobStarted(String job, int ranks, long intervalMillis, boolean autoRecover, String store, String node,
+                      String placement, LaunchSpec launch) implements Event {
         public JobStarted {
             Names.requireJob(job);
             if (ranks < 1) {
                 throw new IllegalArgumentException("ranks must be >= 1, got " + ranks);
             }
+            Placement.parse(placement, ranks); // validated here, so a bad one is parked, never folded
+            java.util.Objects.requireNonNull(launch, "launch");
+        }
+
+        /** A job whose ranks all run on {@code node} (the one-machine job). */
+        public JobStarted(String job, int ranks, long intervalMillis, boolean autoRecover, String store, String node) {
+            this(job, ranks, intervalMillis, autoRecover, store, node, Placement.single(ranks, node).toString(),
+                    LaunchSpec.of(java.util.List.of()));
+        }
+
+        public Placement where() {
+            return Placement.parse(placement, ranks);
         }
     }
 
@@ -141,11 +159,45 @@ public sealed interface Event {
         }
     }
 
-    /** All ranks were rolled back to {@code generation}; sources are the tier each rank's image came from. */
-    record RecoveryStarted(String job, long generation, Map<Integer, String> sources, String cause) implements Event {
+    /**
+     * The coordinator rolls every rank back to {@code generation} (-1: from the beginning);
+     * generations after it are abandoned. Each node then reports {@link ImagesRestored} or
+     * {@link RestoreFailed}.
+     */
+    record RecoveryStarted(String job, long generation, String cause) implements Event {
         public RecoveryStarted {
             Names.requireJob(job);
+        }
+    }
+
+    /**
+     * A node materialised its ranks' images of {@code generation} (verified) and relaunched
+     * them; {@code sources} is the tier each rank's image came from: local, partner or remote.
+     */
+    record ImagesRestored(String job, long generation, String node, Map<Integer, String> sources) implements Event {
+        public ImagesRestored {
+            Names.requireJob(job);
+            Placement.requireNode(node);
             sources = Map.copyOf(sources);
+        }
+    }
+
+    /** The job's ranks were placed anew (a node was lost and its ranks moved): {@link Placement}'s text form. */
+    record JobPlaced(String job, String placement, String reason) implements Event {
+        public JobPlaced {
+            Names.requireJob(job);
+            if (placement == null || !placement.contains(":")) {
+                throw new IllegalArgumentException("bad placement " + placement);
+            }
+        }
+    }
+
+    /** A node found no tier holding a verified copy of one of its ranks' images of {@code generation}. */
+    record RestoreFailed(String job, long generation, String node, String reason) implements Event {
+        public RestoreFailed {
+            Names.requireJob(job);
+            Placement.requireNode(node);
+            reason = reason == null ? "unknown" : reason;
         }
     }
 

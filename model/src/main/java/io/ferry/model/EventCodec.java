@@ -26,8 +26,10 @@ public final class EventCodec {
             type(Event.CaptureFailed.class), type(Event.ImageStaged.class), type(Event.StagingFailed.class),
             type(Event.SnapshotEstablished.class), type(Event.RankExited.class), type(Event.RecoveryStarted.class),
             type(Event.JobFinished.class), type(Event.Heartbeat.class), type(Event.StoreHealthReported.class),
-            type(Event.PredictionMade.class), type(Event.CacheReported.class),
-            type(Command.Capture.class), type(Command.Restart.class), type(Command.RequestCheckpoint.class));
+            type(Event.PredictionMade.class), type(Event.CacheReported.class), type(Event.ImagesRestored.class),
+            type(Event.RestoreFailed.class), type(Event.JobPlaced.class),
+            type(Command.Capture.class), type(Command.Launch.class), type(Command.Release.class),
+            type(Command.Restart.class), type(Command.RequestCheckpoint.class));
 
     private EventCodec() {}
 

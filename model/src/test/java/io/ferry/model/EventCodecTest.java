@@ -21,7 +21,12 @@ class EventCodecTest {
                 new Event.StagingFailed("j", 2, 1, "store down"),
                 new Event.SnapshotEstablished("j", 2, "remote", 1.5),
                 new Event.RankExited("j", 3, 137),
-                new Event.RecoveryStarted("j", 2, Map.of(0, "local", 1, "remote"), "rank 3 exited with 137"),
+                new Event.RecoveryStarted("j", 2, "rank 3 exited with 137"),
+                new Event.ImagesRestored("j", 2, "n1", Map.of(0, "local", 1, "remote")),
+                new Event.RestoreFailed("j", 2, "n1", "no tier holds rank 1"),
+                new Event.JobPlaced("j", "map:0-3:n1,4-7:n3", "node n2 lost"),
+                new Event.JobStarted("j", 8, 0, false, "file:/s", "login1", "block:n1,n2",
+                        new LaunchSpec(List.of("./sim", "in.cfg"), "app", 30_000, "USR2", Map.of("s3.region", "eu"))),
                 new Event.JobFinished("j", true, "all ranks exited 0"), new Event.Heartbeat("j", "n0"),
                 new Event.CacheReported("j", "n0", 100_000, 40_000, 12_000, 3, 2),
                 new Event.PredictionMade("j", 4, 1234, 2, 0.5, 3.0, 0.2, 5),
@@ -29,8 +34,11 @@ class EventCodecTest {
         for (Event e : all) {
             assertEquals(e, EventCodec.decode(EventCodec.encode(e)));
         }
-        Command c = new Command.Capture("j", 5);
-        assertEquals(c, EventCodec.decodeCommand(EventCodec.encode(c)));
+        for (Command c : List.of(new Command.Capture("j", 5), new Command.Release("j"), new Command.Restart("j", -1, "user"),
+                new Command.RequestCheckpoint("j"), new Command.Launch("j", "n2", 4, "4-7", 8, "file:/s",
+                        LaunchSpec.of(List.of("./sim")), "rank 3 exited with 137"))) {
+            assertEquals(c, EventCodec.decodeCommand(EventCodec.encode(c)));
+        }
     }
 
     @Test

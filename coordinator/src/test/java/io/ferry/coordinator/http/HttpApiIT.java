@@ -3,8 +3,8 @@ package io.ferry.coordinator.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.ferry.coordinator.Coordinator;
-import io.ferry.coordinator.EmbeddedKafka;
-import io.ferry.coordinator.KafkaLog;
+import io.ferry.eventlog.EmbeddedKafka;
+import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.Event;
 import io.ferry.model.ImageRef;
 import io.ferry.staging.Progress;
@@ -51,7 +51,7 @@ class HttpApiIT {
              KafkaLog log = new KafkaLog(kafka.bootstrapServers());
              Store store = Stores.open(tmp.resolve("store").toUri(), Map.of());
              StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC());
-             Coordinator coordinator = new Coordinator(log, pipeline.repository(), Clock.systemUTC()).start();
+             Coordinator coordinator = new Coordinator(log, Clock.systemUTC()).start();
              HttpApi api = HttpApi.start(coordinator, new InetSocketAddress("127.0.0.1", 0))) {
             assertTrue(coordinator.awaitLive(Duration.ofSeconds(30)));
             URI base = api.uri();

@@ -1,4 +1,4 @@
-package io.ferry.coordinator;
+package io.ferry.eventlog;
 
 import kafka.server.KafkaConfig;
 import kafka.server.KafkaRaftServer;
@@ -20,7 +20,9 @@ import java.util.Map;
 /**
  * A single-node KRaft broker (broker and controller in one) inside this JVM, so one machine
  * runs the same code path as a cluster. Its log lives in {@code dataDir} and survives
- * restarts: a coordinator started again finds every event it wrote. Listens on loopback only.
+ * restarts: a coordinator started again finds every event it wrote. Its client listener is on
+ * loopback unless {@link #start(Path, String)} names another address (agents on other hosts
+ * connect there); the controller listener is always on loopback.
  */
 public final class EmbeddedKafka implements Closeable {
     /** Another process holds the broker of this data directory (it is starting or running it). */
@@ -45,6 +47,16 @@ public final class EmbeddedKafka implements Closeable {
      * {@code <dataDir>.lock} guards it; {@link BusyException} if another process holds it.
      */
     public static EmbeddedKafka start(Path dataDir) throws IOException {
+        return start(dataDir, "127.0.0.1:0");
+    }
+
+    /**
+     * {@link #start(Path)} with the client listener on {@code listen} ("HOST:PORT", port 0:
+     * any free one). A wildcard host (0.0.0.0) listens everywhere and advertises this
+     * machine's host name.
+     */
+    public static EmbeddedKafka start(Path dataDir, String listen) throws IOException {
+        HostPort hp = HostPort.parse(listen, "--listen");
         Files.createDirectories(dataDir);
         Path lockFile = dataDir.resolveSibling(dataDir.getFileName() + ".lock");
         java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(lockFile,
@@ -53,7 +65,7 @@ public final class EmbeddedKafka implements Closeable {
             if (ch.tryLock() == null) {
                 throw new BusyException(dataDir);
             }
-            EmbeddedKafka k = startLocked(dataDir);
+            EmbeddedKafka k = startLocked(dataDir, hp);
             k.lockChannel = ch;
             return k;
         } catch (java.nio.channels.OverlappingFileLockException e) { // held by this very JVM
@@ -67,10 +79,16 @@ public final class EmbeddedKafka implements Closeable {
 
     /** {@link #start(Path)}, waiting up to {@code patience} for another process to let go. */
     public static EmbeddedKafka start(Path dataDir, java.time.Duration patience) throws IOException, InterruptedException {
+        return start(dataDir, "127.0.0.1:0", patience);
+    }
+
+    /** {@link #start(Path, String)}, waiting up to {@code patience} for another process to let go. */
+    public static EmbeddedKafka start(Path dataDir, String listen, java.time.Duration patience)
+            throws IOException, InterruptedException {
         long deadline = System.nanoTime() + patience.toNanos();
         while (true) {
             try {
-                return start(dataDir);
+                return start(dataDir, listen);
             } catch (BusyException busy) {
                 if (System.nanoTime() > deadline) {
                     throw busy;
@@ -80,15 +98,17 @@ public final class EmbeddedKafka implements Closeable {
         }
     }
 
-    private static EmbeddedKafka startLocked(Path dataDir) throws IOException {
-        int brokerPort = freePort();
+    private static EmbeddedKafka startLocked(Path dataDir, HostPort listen) throws IOException {
+        int brokerPort = listen.port() == 0 ? freePort() : listen.port();
         int controllerPort = freePort();
+        String advertised = listen.wildcard() ? java.net.InetAddress.getLocalHost().getHostName() : listen.host();
         Map<String, Object> props = new HashMap<>();
         props.put("process.roles", "broker,controller");
         props.put("node.id", "1");
         props.put("controller.quorum.voters", "1@127.0.0.1:" + controllerPort);
-        props.put("listeners", "PLAINTEXT://127.0.0.1:" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
-        props.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + brokerPort);
+        props.put("listeners", "PLAINTEXT://" + listen.bracketedHost() + ":" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
+        props.put("advertised.listeners", "PLAINTEXT://" + HostPort.bracket(advertised) + ":" + brokerPort);
+        props.put("message.max.bytes", Integer.toString(KafkaLog.MAX_RECORD_BYTES));
         props.put("controller.listener.names", "CONTROLLER");
         props.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
         props.put("inter.broker.listener.name", "PLAINTEXT");
@@ -116,8 +136,13 @@ public final class EmbeddedKafka implements Closeable {
             }
         }
         KafkaRaftServer server = new KafkaRaftServer(config, Time.SYSTEM);
-        server.startup();
-        return new EmbeddedKafka(server, "127.0.0.1:" + brokerPort);
+        try {
+            server.startup();
+        } catch (RuntimeException e) {
+            server.shutdown();
+            throw new IOException("the embedded Kafka broker cannot listen on " + listen + ": " + e.getMessage(), e);
+        }
+        return new EmbeddedKafka(server, HostPort.bracket(advertised) + ":" + brokerPort);
     }
 
     public String bootstrapServers() {

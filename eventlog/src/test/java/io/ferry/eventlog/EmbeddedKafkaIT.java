@@ -1,4 +1,4 @@
-package io.ferry.coordinator;
+package io.ferry.eventlog;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;

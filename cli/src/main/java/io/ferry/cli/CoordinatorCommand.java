@@ -1,0 +1,54 @@
+package io.ferry.cli;
+
+import io.ferry.model.Durations;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+/** {@code ferry coordinator}: the coordinator as a long-running service for any number of jobs. */
+@Command(name = "coordinator", mixinStandardHelpOptions = true,
+        description = {"Run the coordinator service (and, without --kafka, the embedded Kafka broker agents connect to)",
+                "until SIGTERM or SIGINT."})
+final class CoordinatorCommand implements Callable<Integer> {
+    @Option(names = "--home", paramLabel = "DIR", description = "Ferry's state directory (default: $FERRY_HOME or ~/.ferry).")
+    Path home;
+    @Option(names = "--listen", defaultValue = "127.0.0.1:9092", paramLabel = "HOST:PORT",
+            description = {"Where the embedded broker listens for agents and commands (0.0.0.0: every interface).",
+                    "No authentication yet: keep it on a trusted network. Default ${DEFAULT-VALUE}."})
+    String listen;
+    @Option(names = "--kafka", paramLabel = "HOST:PORT", description = "A site Kafka cluster instead of the embedded broker.")
+    String kafka;
+    @Option(names = "--http", defaultValue = CoordinatorService.DEFAULT_HTTP, paramLabel = "HOST:PORT",
+            description = "Dashboard, JSON API and metrics, or off. Default ${DEFAULT-VALUE}.")
+    String http;
+    @Option(names = "--heartbeat-timeout", defaultValue = "30s", paramLabel = "DURATION",
+            description = "How long a node may stay silent before its ranks move elsewhere. Default ${DEFAULT-VALUE}.")
+    String heartbeatTimeout;
+
+    @Override
+    public Integer call() throws Exception {
+        if (kafka == null) {
+            io.ferry.eventlog.HostPort.parse(listen, "--listen");
+        }
+        CoordinatorService.httpAddress(http);
+        java.time.Duration timeout = Durations.parse(heartbeatTimeout);
+        if (timeout.isZero()) {
+            throw new IllegalArgumentException("--heartbeat-timeout must be positive");
+        }
+        CountDownLatch stop = new CountDownLatch(1);
+        CoordinatorService s = CoordinatorService.start(FerryHome.resolve(home), kafka, listen, http, timeout,
+                "coordinator", System.out);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            s.close();
+            stop.countDown();
+        }, "ferry-coordinator-stop"));
+        System.out.println("ferry coordinator: serving jobs; agents and ferry run connect with --kafka "
+                + s.log().bootstrapServers());
+        System.out.flush();
+        stop.await();
+        return 0;
+    }
+}

@@ -1,0 +1,142 @@
+package io.ferry.cli;
+
+import io.ferry.coordinator.Coordinator;
+import io.ferry.coordinator.http.HttpApi;
+import io.ferry.eventlog.EmbeddedKafka;
+import io.ferry.eventlog.KafkaLog;
+import io.ferry.eventlog.LogSettings;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * The service side of Ferry in this process: the event log (the home's embedded KRaft
+ * broker, listening on {@code listen}, unless an external {@code kafka} is given), the
+ * coordinator and its HTTP API. {@code ferry coordinator} runs it alone; {@code ferry run}
+ * runs it beside one agent, which is the one-node cluster.
+ */
+final class CoordinatorService implements Closeable {
+    /** Where the dashboard and HTTP API listen unless {@code --http} says otherwise: loopback only (no authentication). */
+    static final String DEFAULT_HTTP = "127.0.0.1:7460";
+
+    private EmbeddedKafka kafka;
+    private KafkaLog log;
+    private Coordinator coordinator;
+    private HttpApi http;
+    private final FerryHome home;
+    private boolean ownsRunFile;
+
+    private CoordinatorService(FerryHome home) {
+        this.home = home;
+    }
+
+    /**
+     * Starts the services; {@code owner} names what runs them in the home's run file (a job,
+     * or "coordinator"), so another command of this home finds the broker.
+     */
+    static CoordinatorService start(FerryHome home, String kafkaBootstrap, String listen, String httpAddress,
+                                    Duration heartbeatTimeout, String owner, PrintStream out)
+            throws IOException, InterruptedException {
+        CoordinatorService s = new CoordinatorService(home);
+        try {
+            if (kafkaBootstrap == null) {
+                Optional<java.util.Properties> other = home.activeRun();
+                if (other.isPresent()) {
+                    throw new IllegalStateException("ferry (" + other.get().getProperty("job") + ", pid "
+                            + other.get().getProperty("pid") + ") already serves " + home.dir()
+                            + "; use another --home, or --kafka " + other.get().getProperty("bootstrap"));
+                }
+                s.kafka = EmbeddedKafka.start(home.kafka(), listen, Duration.ofSeconds(60)); // a status command may hold it
+                s.log = new KafkaLog(s.kafka.bootstrapServers(), LogSettings.EMBEDDED);
+            } else {
+                s.log = new KafkaLog(kafkaBootstrap);
+            }
+            home.writeRun(owner, s.log.bootstrapServers());
+            s.ownsRunFile = true;
+            s.coordinator = new Coordinator(s.log, Clock.systemUTC(), heartbeatTimeout).start();
+            if (!s.coordinator.awaitLive(Duration.ofSeconds(60))) {
+                throw new IOException("the coordinator did not catch up with the log at " + s.log.bootstrapServers()
+                        + " within 60 s");
+            }
+            s.http = startHttp(s.coordinator, httpAddress, out);
+            return s;
+        } catch (IOException | RuntimeException | InterruptedException e) {
+            s.close();
+            throw e;
+        }
+    }
+
+    KafkaLog log() {
+        return log;
+    }
+
+    Coordinator coordinator() {
+        return coordinator;
+    }
+
+    /**
+     * Serves the dashboard and API on {@code address} ("HOST:PORT", or "off"); when the port is
+     * taken (another job on this machine), on any free port, said on {@code out}.
+     */
+    private static HttpApi startHttp(Coordinator coordinator, String address, PrintStream out) throws IOException {
+        Optional<InetSocketAddress> a = httpAddress(address);
+        if (a.isEmpty()) {
+            return null;
+        }
+        HttpApi api;
+        try {
+            api = HttpApi.start(coordinator, a.get());
+        } catch (java.net.BindException e) {
+            api = HttpApi.start(coordinator, new InetSocketAddress(a.get().getAddress(), 0));
+            out.println("ferry: port " + a.get().getPort() + " is taken; the dashboard listens on another port");
+        }
+        out.println("ferry: dashboard " + api.uri() + " (JSON under " + api.uri() + "api/jobs, Prometheus " + api.uri() + "metrics)");
+        return api;
+    }
+
+    /** {@code HOST:PORT} (port 0: any) or {@code off}; anything else is a one-line error. */
+    static Optional<InetSocketAddress> httpAddress(String text) {
+        if (text == null || text.equals("off")) {
+            return Optional.empty();
+        }
+        io.ferry.eventlog.HostPort hp;
+        try {
+            hp = io.ferry.eventlog.HostPort.parse(text, "--http");
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--http must be HOST:PORT (e.g. " + DEFAULT_HTTP + ") or off, got '" + text + "'");
+        }
+        InetSocketAddress a = new InetSocketAddress(hp.host(), hp.port());
+        if (a.isUnresolved()) {
+            throw new IllegalArgumentException("--http: cannot resolve host '" + hp.host() + "'");
+        }
+        return Optional.of(a);
+    }
+
+    @Override
+    public void close() {
+        if (http != null) {
+            http.close();
+        }
+        if (coordinator != null) {
+            coordinator.close();
+        }
+        if (log != null) {
+            log.close();
+        }
+        if (kafka != null) {
+            kafka.close();
+        }
+        if (ownsRunFile) {
+            try {
+                home.clearRun();
+            } catch (IOException e) {
+                System.err.println("ferry: cannot remove the run file in " + home.dir() + ": " + e.getMessage());
+            }
+        }
+    }
+}

@@ -1,0 +1,104 @@
+package io.ferry.cli;
+
+import io.ferry.coordinator.GenerationView;
+import io.ferry.coordinator.JobView;
+import io.ferry.coordinator.Jobs;
+import io.ferry.eventlog.KafkaLog;
+import io.ferry.model.Event;
+import io.ferry.model.EventCodec;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+
+import java.io.Closeable;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Consumer;
+
+/**
+ * What {@code ferry run} sees of its job: a fold of the events topic of its own (the same
+ * pure fold the coordinator runs), whichever machine the coordinator is on. Events logged
+ * after the watch started are handed to a listener (the progress lines). Thread-safe.
+ */
+final class JobWatch implements Closeable {
+    private final String job;
+    private final Jobs jobs = new Jobs();
+    private final KafkaConsumer<byte[], byte[]> events;
+    private final Map<TopicPartition, Long> startedAt;
+    private final Consumer<Event> listener;
+    private final Thread thread;
+    private volatile boolean running = true;
+
+    JobWatch(KafkaLog log, String job, Consumer<Event> listener) {
+        this.job = job;
+        this.listener = listener;
+        this.events = log.reader(KafkaLog.EVENTS, true);
+        this.startedAt = KafkaLog.ends(events);
+        this.thread = new Thread(this::run, "ferry-watch-" + job);
+        this.thread.setDaemon(true);
+        this.thread.start();
+    }
+
+    private void run() {
+        try {
+            while (running) {
+                for (ConsumerRecord<byte[], byte[]> r : events.poll(Duration.ofMillis(100))) {
+                    Event e;
+                    try {
+                        e = EventCodec.decode(r.value());
+                    } catch (IllegalArgumentException malformed) {
+                        continue; // the coordinator parks it
+                    }
+                    if (!e.job().equals(job)) {
+                        continue;
+                    }
+                    synchronized (this) {
+                        jobs.apply(e, r.timestamp());
+                    }
+                    if (r.offset() >= startedAt.getOrDefault(new TopicPartition(r.topic(), r.partition()), 0L)) {
+                        listener.accept(e);
+                    }
+                }
+            }
+        } catch (org.apache.kafka.common.errors.InterruptException | org.apache.kafka.common.errors.WakeupException e) {
+            // closing
+        } finally {
+            events.close();
+        }
+    }
+
+    synchronized Optional<JobView> view() {
+        return jobs.get(job);
+    }
+
+    /** Waits for the job to finish; returns whether every rank exited 0. */
+    boolean awaitFinish() throws InterruptedException {
+        while (true) {
+            Optional<Boolean> done = view().flatMap(JobView::success);
+            if (done.isPresent()) {
+                return done.get();
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    /** Waits (at most {@code max}) until no captured generation still waits to be staged and established. */
+    void settle(Duration max) throws InterruptedException {
+        long deadline = System.nanoTime() + max.toNanos();
+        while (System.nanoTime() < deadline && view().map(v -> v.generations().stream()
+                .anyMatch(g -> g.state() == GenerationView.State.CAPTURED)).orElse(false)) {
+            Thread.sleep(100);
+        }
+    }
+
+    @Override
+    public void close() {
+        running = false;
+        try {
+            thread.join(3000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,42 @@
+package io.ferry.coordinator;
+
+import io.ferry.model.Event;
+import io.ferry.staging.OpenedStore;
+import io.ferry.staging.Repository;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The stores of the jobs a coordinator serves, each opened once from the job's start event
+ * (URI and settings; credentials from the coordinator's own environment) and kept open.
+ * Not thread-safe: the coordinator thread alone uses it.
+ */
+final class JobStores implements Closeable {
+    private final Map<String, OpenedStore> open = new HashMap<>();
+
+    /** The repository of {@code started}'s store, opened on first use. */
+    Repository of(Event.JobStarted started) throws IOException {
+        String key = started.store() + "\n" + started.launch().settings();
+        OpenedStore s = open.get(key);
+        if (s == null) {
+            s = OpenedStore.open(started.store(), started.launch().settings());
+            open.put(key, s);
+        }
+        return s.pipeline().repository();
+    }
+
+    @Override
+    public void close() {
+        for (OpenedStore s : open.values()) {
+            try {
+                s.close();
+            } catch (IOException e) {
+                System.err.println("ferry coordinator: closing store " + s.store().uri() + ": " + e.getMessage());
+            }
+        }
+        open.clear();
+    }
+}

@@ -1,0 +1,101 @@
+package io.ferry.coordinator;
+
+import io.ferry.eventlog.KafkaLog;
+import io.ferry.model.Command;
+import io.ferry.model.Event;
+import io.ferry.model.Placement;
+
+/**
+ * The coordinator's recovery decisions, kept apart from its loop: starting a job on its nodes,
+ * rolling every rank back (each node restores its own ranks from the nearest verified tier),
+ * falling back to an older generation when a node cannot restore one, and moving a lost
+ * node's ranks to a live node. Every decision is an event appended before the commands it
+ * sends. Called on the coordinator thread only.
+ */
+final class Recovery {
+    private final KafkaLog log;
+    private final Object lock;
+
+    Recovery(KafkaLog log, Object lock) {
+        this.log = log;
+        this.lock = lock;
+    }
+
+    /** A job (re)started: launch its ranks; a job whose last run did not succeed resumes from its newest usable snapshot. */
+    void onStarted(JobView j, boolean resumedAfterFailure) {
+        long g = resumedAfterFailure ? j.newestUsable(Long.MAX_VALUE).map(GenerationView::generation).orElse(-1L) : -1;
+        if (g >= 0) {
+            rollBack(j, g, "resumed by a new ferry run");
+        } else {
+            launchAll(j, -1, "start");
+        }
+    }
+
+    /** Rolls every rank back to {@code g} (-1: from the beginning) on the job's current placement. */
+    void rollBack(JobView j, long g, String cause) {
+        log.append(new Event.RecoveryStarted(j.job, g, cause));
+        synchronized (lock) { // until the event comes back round: no second rollback, no checkpoint meanwhile
+            j.recovering = true;
+            j.recoveryGeneration = g;
+            j.restoredNodes.clear();
+        }
+        launchAll(j, g, cause);
+    }
+
+    /** Rolls back to the newest usable generation below {@code belowExclusive}, or from the beginning. */
+    void rollBackBelow(JobView j, long belowExclusive, String cause) {
+        rollBack(j, j.newestUsable(belowExclusive).map(GenerationView::generation).orElse(-1L), cause);
+    }
+
+    /** A node could not restore {@code f.generation()}: the whole job falls back to the one before. */
+    void onRestoreFailed(JobView j, Event.RestoreFailed f) {
+        if (j.recovering && f.generation() == j.recoveryGeneration && f.generation() >= 0 && !j.finished()) {
+            rollBackBelow(j, f.generation(), "generation " + f.generation() + " is unusable on node " + f.node()
+                    + " (" + f.reason() + ")");
+        }
+    }
+
+    /**
+     * {@code lost} is silent: its ranks move to the next live node of the placement, and every
+     * rank rolls back. Returns false when no other node is left (the caller fails the job or
+     * tries the same node once more).
+     */
+    boolean moveOffLostNode(JobView j, String lost, long nowMillis, long timeoutMillis) {
+        Placement p = j.placement;
+        java.util.List<String> nodes = p.nodes();
+        int at = nodes.indexOf(lost);
+        for (int i = 1; i < nodes.size(); i++) {
+            String candidate = nodes.get((at + i) % nodes.size());
+            if (nowMillis - j.lastHeartbeatMillis(candidate) < timeoutMillis) {
+                Placement moved = p.moving(lost, candidate);
+                String why = "node " + lost + " lost; its ranks " + p.ranksOn(lost) + " move to " + candidate;
+                log.append(new Event.JobPlaced(j.job, moved.toString(), why));
+                log.send(lost, launch(j, lost, -1, "", why)); // stops anything left there, should it come back
+                synchronized (lock) {
+                    j.placement = moved;
+                    j.heartbeats.remove(lost);
+                }
+                rollBackBelow(j, Long.MAX_VALUE, why);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private void launchAll(JobView j, long g, String cause) {
+        for (String node : j.placement.nodes()) {
+            log.send(node, launch(j, node, g, j.placement.ranksOn(node).toString(), cause));
+        }
+    }
+
+    private static Command.Launch launch(JobView j, String node, long g, String ranks, String cause) {
+        return new Command.Launch(j.job, node, g, ranks, j.ranks(), j.started.store(), j.started.launch(), cause);
+    }
+
+    /** The job is over: every node finishes staging and lets go of it. */
+    void release(JobView j) {
+        for (String node : j.placement.nodes()) {
+            log.send(node, new Command.Release(j.job));
+        }
+    }
+}

@@ -1,0 +1,196 @@
+package io.ferry.eventlog;
+
+import io.ferry.model.Command;
+import io.ferry.model.Event;
+import io.ferry.model.EventCodec;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.utils.Utils;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Ferry's topics on a Kafka cluster: {@code ferry.events} (keyed by job), {@code
+ * ferry.commands} (keyed by node, or "coordinator"), {@code ferry.state} (compacted, keyed by
+ * job) and {@code ferry.deadletter}. Events, commands and dead letters are kept forever
+ * ({@code retention.ms=-1}): the coordinator's state is a fold over the whole log. Appends
+ * wait for acks=all, so an event is in the log before anyone acts on it. Thread-safe.
+ */
+public final class KafkaLog implements Closeable {
+    public static final String EVENTS = "ferry.events";
+    public static final String COMMANDS = "ferry.commands";
+    public static final String STATE = "ferry.state";
+    public static final String DEAD_LETTER = "ferry.deadletter";
+    public static final String COORDINATOR = "coordinator";
+    /** Largest record Ferry writes or reads (a job's placement is the largest: a few hundred KiB at 1M ranks). */
+    public static final int MAX_RECORD_BYTES = 4 << 20;
+
+    private final String bootstrap;
+    private final KafkaProducer<byte[], byte[]> producer;
+    private final Map<String, Integer> partitions = new HashMap<>();
+
+    /** Connects to an external cluster with {@link LogSettings#EXTERNAL}. */
+    public KafkaLog(String bootstrap) throws IOException {
+        this(bootstrap, LogSettings.EXTERNAL);
+    }
+
+    public KafkaLog(String bootstrap, LogSettings settings) throws IOException {
+        this.bootstrap = bootstrap;
+        ensureTopics(settings);
+        this.producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true",
+                ProducerConfig.LINGER_MS_CONFIG, "0", ProducerConfig.MAX_BLOCK_MS_CONFIG, "30000",
+                ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Integer.toString(MAX_RECORD_BYTES)),
+                new ByteArraySerializer(), new ByteArraySerializer());
+        for (String t : List.of(EVENTS, COMMANDS, STATE, DEAD_LETTER)) {
+            partitions.put(t, producer.partitionsFor(t).size());
+        }
+    }
+
+    public String bootstrapServers() {
+        return bootstrap;
+    }
+
+    private void ensureTopics(LogSettings settings) throws IOException {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+            java.util.Set<String> existing = admin.listTopics().names().get(30, TimeUnit.SECONDS);
+            if (existing.containsAll(List.of(EVENTS, COMMANDS, STATE, DEAD_LETTER))) {
+                return; // the usual case: whoever came first created them
+            }
+            int brokers = admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).size();
+            short rf = settings.replicationFor(brokers);
+            if (settings.replication() == 0 && rf < 3) {
+                System.err.println("ferry: the Kafka cluster at " + bootstrap + " has " + brokers
+                        + " broker(s): Ferry's topics get " + rf + " replica(s), not 3");
+            }
+            Map<String, String> forever = Map.of("retention.ms", "-1", "retention.bytes", "-1",
+                    "max.message.bytes", Integer.toString(MAX_RECORD_BYTES));
+            Map<String, String> compacted = Map.of("cleanup.policy", "compact",
+                    "max.message.bytes", Integer.toString(MAX_RECORD_BYTES));
+            for (NewTopic t : List.of(new NewTopic(EVENTS, settings.partitions(), rf).configs(forever),
+                    new NewTopic(COMMANDS, settings.partitions(), rf).configs(forever),
+                    new NewTopic(DEAD_LETTER, 1, rf).configs(forever),
+                    new NewTopic(STATE, settings.partitions(), rf).configs(compacted))) {
+                try {
+                    admin.createTopics(List.of(t)).all().get(30, TimeUnit.SECONDS);
+                } catch (ExecutionException e) {
+                    if (!(e.getCause() instanceof TopicExistsException)) {
+                        throw new IOException("cannot create topic " + t.name() + " on " + bootstrap + ": "
+                                + e.getCause().getMessage(), e);
+                    }
+                }
+            }
+        } catch (ExecutionException e) {
+            throw new IOException("Kafka at " + bootstrap + " did not answer: " + e.getCause().getMessage(), e);
+        } catch (InterruptedException | TimeoutException e) {
+            throw new IOException("Kafka at " + bootstrap + " did not answer: " + e, e);
+        }
+    }
+
+    /** Appends an event durably (acks=all) and returns once it is in the log. */
+    public void append(Event e) {
+        send(EVENTS, e.job(), EventCodec.encode(e));
+    }
+
+    /** Sends a command to {@code node} (or {@link #COORDINATOR}) and returns once it is in the log. */
+    public void send(String node, Command c) {
+        send(COMMANDS, node, EventCodec.encode(c));
+    }
+
+    /** Appends raw bytes to a topic: used by the dead-letter path and by tests that inject bad events. */
+    public void sendRaw(String topic, String key, byte[] value) {
+        send(topic, key, value);
+    }
+
+    private void send(String topic, String key, byte[] value) {
+        try {
+            producer.send(new ProducerRecord<>(topic, key.getBytes(StandardCharsets.UTF_8), value)).get(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted appending to " + topic, e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("cannot append to " + topic + " on " + bootstrap + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** A consumer of every partition of {@code topic}, positioned at its beginning or its end. */
+    public KafkaConsumer<byte[], byte[]> reader(String topic, boolean fromBeginning) {
+        KafkaConsumer<byte[], byte[]> c = consumer();
+        List<TopicPartition> tps = new ArrayList<>();
+        for (PartitionInfo p : c.partitionsFor(topic)) {
+            tps.add(new TopicPartition(topic, p.partition()));
+        }
+        position(c, tps, fromBeginning);
+        return c;
+    }
+
+    /**
+     * A consumer of the one commands partition that carries {@code node}'s commands (the
+     * producer's default partitioner: murmur2 of the key), at its end: an agent reads its own
+     * partition, not every node's commands. Records of other nodes sharing it must be skipped.
+     */
+    public KafkaConsumer<byte[], byte[]> commandsFor(String node) {
+        KafkaConsumer<byte[], byte[]> c = consumer();
+        int n = partitions.get(COMMANDS);
+        int p = Utils.toPositive(Utils.murmur2(node.getBytes(StandardCharsets.UTF_8))) % n;
+        position(c, List.of(new TopicPartition(COMMANDS, p)), false);
+        return c;
+    }
+
+    /** The end offset of every partition of {@code topic} now: a replay is caught up once it reaches them all. */
+    public static Map<TopicPartition, Long> ends(KafkaConsumer<byte[], byte[]> c) {
+        return c.endOffsets(c.assignment());
+    }
+
+    /** Whether {@code c} has read up to {@code ends} on every partition. */
+    public static boolean reached(KafkaConsumer<byte[], byte[]> c, Map<TopicPartition, Long> ends) {
+        for (Map.Entry<TopicPartition, Long> e : ends.entrySet()) {
+            if (c.position(e.getKey()) < e.getValue()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private KafkaConsumer<byte[], byte[]> consumer() {
+        return new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false", ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
+                ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(MAX_RECORD_BYTES)),
+                new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    }
+
+    private static void position(KafkaConsumer<byte[], byte[]> c, List<TopicPartition> tps, boolean fromBeginning) {
+        c.assign(tps);
+        if (fromBeginning) {
+            c.seekToBeginning(tps);
+        } else {
+            c.seekToEnd(tps);
+            tps.forEach(c::position); // resolve now: what is sent after this call is read
+        }
+    }
+
+    @Override
+    public void close() {
+        producer.close();
+    }
+}

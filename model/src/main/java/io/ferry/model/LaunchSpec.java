@@ -1,0 +1,51 @@
+package io.ferry.model;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What every node of a job needs to start and checkpoint its ranks: the program, how ranks
+ * are captured, and the store settings ({@code --set}). Carried by {@link Event.JobStarted}
+ * and each {@link Command.Launch}. Store credentials are never in it: agents take them from
+ * their own environment (see {@link #withoutSecrets(Map)}).
+ *
+ * @param program              the program and arguments every rank runs
+ * @param capture              {@code app}, {@code proc}, {@code criu} or {@code dmtcp}
+ * @param captureTimeoutMillis how long a checkpoint waits for every rank of a node
+ * @param signal               the signal of the protocol's signal mode, e.g. {@code USR2}
+ * @param settings             configuration ({@code --set}), secrets removed
+ */
+public record LaunchSpec(List<String> program, String capture, long captureTimeoutMillis, String signal,
+                         Map<String, String> settings) {
+    public LaunchSpec {
+        program = List.copyOf(program);
+        settings = Map.copyOf(settings);
+        if (captureTimeoutMillis <= 0) {
+            throw new IllegalArgumentException("capture timeout must be positive, got " + captureTimeoutMillis + " ms");
+        }
+        if (capture == null || signal == null) {
+            throw new IllegalArgumentException("capture method and signal are required");
+        }
+    }
+
+    /** The cooperative protocol, 60 s, SIGUSR2, no settings. */
+    public static LaunchSpec of(List<String> program) {
+        return new LaunchSpec(program, "app", 60_000, "USR2", Map.of());
+    }
+
+    /** {@code settings} less the keys that hold credentials: those must not be written to the log. */
+    public static Map<String, String> withoutSecrets(Map<String, String> settings) {
+        Map<String, String> out = new java.util.TreeMap<>();
+        settings.forEach((k, v) -> {
+            if (!isSecret(k)) {
+                out.put(k, v);
+            }
+        });
+        return out;
+    }
+
+    public static boolean isSecret(String key) {
+        String k = key.toLowerCase(java.util.Locale.ROOT);
+        return k.contains("secret") || k.contains("access-key") || k.contains("password") || k.contains("token");
+    }
+}

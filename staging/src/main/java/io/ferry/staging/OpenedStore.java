@@ -1,0 +1,41 @@
+package io.ferry.staging;
+
+import io.ferry.stores.Store;
+import io.ferry.stores.Stores;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.net.URI;
+import java.time.Clock;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * A store and the staging pipeline over it, opened from a URI and {@code --set} settings and
+ * closed together: what the CLI, every agent and the coordinator open a job's store with, so
+ * the settings mean the same everywhere.
+ */
+public record OpenedStore(Store store, StagingPipeline pipeline) implements Closeable {
+    /**
+     * Opens {@code storeText} (a URI or a plain path): {@code staging.*}/{@code cache.*} keys
+     * configure the pipeline, {@code store.*} keys its resilience, any other key goes to the
+     * store (e.g. {@code s3.endpoint}). Unknown keys and bad values fail, naming the key.
+     */
+    public static OpenedStore open(String storeText, Map<String, String> settings) throws IOException {
+        Map<String, String> staging = new LinkedHashMap<>();
+        Map<String, String> resilience = new LinkedHashMap<>();
+        Map<String, String> storeOpts = new LinkedHashMap<>();
+        settings.forEach((k, v) -> (StagingConfig.TABLE.knows(k) ? staging
+                : StoreSettings.TABLE.knows(k) ? resilience : storeOpts).put(k, v));
+        StagingConfig config = StagingConfig.from(staging);
+        URI uri = Stores.parse(storeText);
+        Store s = Stores.open(uri, storeOpts, StoreSettings.resilience(resilience));
+        return new OpenedStore(s, Staging.pipeline(s, config, Clock.systemUTC()));
+    }
+
+    @Override
+    public void close() throws IOException {
+        pipeline.close();
+        store.close();
+    }
+}
