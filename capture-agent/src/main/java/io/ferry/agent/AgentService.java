@@ -37,11 +37,19 @@ public final class AgentService implements Closeable {
     private final KafkaConsumer<byte[], byte[]> commands;
     private volatile boolean running = true;
 
-    /**
-     * @param home the node's directory: its cache is {@code home/cache}
-     */
+    private final Duration heartbeat;
+
     public AgentService(KafkaLog log, String node, Path home) {
+        this(log, node, home, NodeAgent.HEARTBEAT_INTERVAL);
+    }
+
+    /**
+     * @param home      the node's directory: its cache is {@code home/cache}
+     * @param heartbeat how often each job's heartbeat is sent: a fraction of the coordinator's timeout
+     */
+    public AgentService(KafkaLog log, String node, Path home, Duration heartbeat) {
         this.log = log;
+        this.heartbeat = heartbeat;
         this.node = Placement.requireNode(node);
         this.home = home;
         // Positioned before start() returns: a command sent after that is never missed.
@@ -105,7 +113,7 @@ public final class AgentService implements Closeable {
     private void handle(Command c) {
         try {
             if (c instanceof Command.Launch l) {
-                JobOnNode j = jobs.computeIfAbsent(l.job(), job -> new JobOnNode(log, node, home));
+                JobOnNode j = jobs.computeIfAbsent(l.job(), job -> new JobOnNode(log, node, home, heartbeat));
                 j.launch(l);
                 if (l.rankSet().isEmpty()) {
                     jobs.remove(l.job(), j);

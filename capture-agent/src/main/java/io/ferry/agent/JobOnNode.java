@@ -27,12 +27,14 @@ final class JobOnNode {
     private final KafkaLog log;
     private final String node;
     private final LocalCache cache;
+    private final Duration heartbeat;
     private Command.Launch current;
     private NodeAgent agent;
     private OpenedStore store;
 
-    JobOnNode(KafkaLog log, String node, Path home) {
+    JobOnNode(KafkaLog log, String node, Path home, Duration heartbeat) {
         this.log = log;
+        this.heartbeat = heartbeat;
         this.node = node;
         this.cache = Staging.localCache(home.resolve("cache"));
     }
@@ -62,7 +64,7 @@ final class JobOnNode {
             LaunchSpec s = l.launch();
             agent = new NodeAgent(new AgentConfig(l.job(), l.rankSet(), l.nranks(), node, s.program(),
                     new Quiesce(s.capture(), Duration.ofMillis(s.captureTimeoutMillis()), s.signal()),
-                    Path.of(System.getProperty("java.io.tmpdir"))), cache, store.pipeline(), log::append);
+                    Path.of(System.getProperty("java.io.tmpdir"))), cache, store.pipeline(), log::append, heartbeat);
         }
         Map<Integer, Path> dirs = new HashMap<>();
         if (l.generation() >= 0) {

@@ -52,11 +52,17 @@ public final class NodeAgent implements Closeable {
     /** The transparent capture method, empty for the cooperative protocol. */
     private final Optional<Capturer> transparent;
     private volatile long launchEpoch;
-    /** How often the agent tells the coordinator it is alive. */
+    /** How often the agent tells the coordinator it is alive, unless told otherwise; well under its 30 s timeout. */
     public static final java.time.Duration HEARTBEAT_INTERVAL = java.time.Duration.ofSeconds(5);
 
     public NodeAgent(AgentConfig config, LocalCache cache, StagingPipeline pipeline, Consumer<Event> events)
             throws IOException {
+        this(config, cache, pipeline, events, HEARTBEAT_INTERVAL);
+    }
+
+    /** @param heartbeat how often a heartbeat of the job is sent (a fraction of the coordinator's timeout) */
+    public NodeAgent(AgentConfig config, LocalCache cache, StagingPipeline pipeline, Consumer<Event> events,
+                     java.time.Duration heartbeat) throws IOException {
         this.config = config;
         this.cache = cache;
         this.pipeline = pipeline;
@@ -65,7 +71,7 @@ public final class NodeAgent implements Closeable {
         Files.createDirectories(config.socketDir());
         this.control = new ControlServer(config.socketDir().resolve("ferry-" + config.job() + "-"
                 + ProcessHandle.current().pid() + ".sock"), ranks::get);
-        poller.scheduleAtFixedRate(this::heartbeat, 0, HEARTBEAT_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
+        poller.scheduleAtFixedRate(this::heartbeat, 0, heartbeat.toMillis(), TimeUnit.MILLISECONDS);
         stager.execute(this::reportCache);
     }
 

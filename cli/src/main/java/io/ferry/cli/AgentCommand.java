@@ -21,14 +21,23 @@ final class AgentCommand implements Callable<Integer> {
     @Option(names = "--home", paramLabel = "DIR", description = "The node's directory: its cache is DIR/cache (default: $FERRY_HOME or ~/.ferry).")
     Path home;
 
+    @Option(names = "--heartbeat", defaultValue = "5s", paramLabel = "DURATION",
+            description = {"How often the agent tells the coordinator it is alive; keep it a third of the coordinator's",
+                    "--heartbeat-timeout or less. Default ${DEFAULT-VALUE}."})
+    String heartbeat;
+
     @Override
     public Integer call() throws Exception {
         String name = Placement.requireNode(node != null ? node : JobRunner.nodeName());
         FerryHome h = FerryHome.resolve(home);
+        java.time.Duration every = io.ferry.model.Durations.parse(heartbeat);
+        if (every.isZero()) {
+            throw new IllegalArgumentException("--heartbeat must be positive");
+        }
         java.nio.file.Files.createDirectories(h.dir());
         CountDownLatch stop = new CountDownLatch(1);
         KafkaLog log = new KafkaLog(kafka);
-        AgentService agent = new AgentService(log, name, h.dir()).start();
+        AgentService agent = new AgentService(log, name, h.dir(), every).start();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             agent.close();
             log.close();

@@ -52,6 +52,11 @@ public final class Coordinator implements Closeable {
     /** How long a node may stay silent before its ranks are moved (or its job rolled back, or failed). */
     public static final Duration DEFAULT_HEARTBEAT_TIMEOUT = Duration.ofSeconds(30);
     private final long heartbeatTimeoutMillis;
+    /**
+     * How long a rollback waits for generations captured before the failure to be
+     * established (they are good, and newer than what is established now).
+     */
+    static final Duration ROLLBACK_WAITS_FOR_STAGING = Duration.ofSeconds(30);
 
     public Coordinator(KafkaLog log, Clock clock) {
         this(log, clock, DEFAULT_HEARTBEAT_TIMEOUT);
@@ -218,8 +223,11 @@ public final class Coordinator implements Closeable {
                 } else if ("proc".equals(j.started.launch().capture())) {
                     finish(j, false, cause + "; its proc images are ELF cores that Ferry cannot restore"
                             + " (an external restorer is needed), so it is not rolled back");
-                } else if (!j.recovering) {
-                    recovery.rollBackBelow(j, Long.MAX_VALUE, cause);
+                } else if (!j.recovering && j.pendingRollback == null) {
+                    // Generations captured before the failure are good: let their staging finish first,
+                    // so the rollback loses as little work as it can (tick() starts it).
+                    j.pendingRollback = cause;
+                    j.pendingSinceMillis = clock.millis();
                 }
             } else if (j.exits.size() == j.ranks() && j.exits.values().stream().allMatch(c -> c == 0)) {
                 finish(j, true, "every rank exited 0");
@@ -269,6 +277,15 @@ public final class Coordinator implements Closeable {
                 continue;
             }
             if (checkHeartbeats(j, now)) {
+                continue;
+            }
+            if (j.pendingRollback != null) {
+                boolean staging = j.generations.values().stream().anyMatch(g -> g.state == GenerationView.State.CAPTURED);
+                if (!staging || now - j.pendingSinceMillis >= ROLLBACK_WAITS_FOR_STAGING.toMillis()) {
+                    String cause = j.pendingRollback;
+                    j.pendingRollback = null;
+                    recovery.rollBackBelow(j, Long.MAX_VALUE, cause);
+                }
                 continue;
             }
             long interval = j.started.intervalMillis();
@@ -327,7 +344,7 @@ public final class Coordinator implements Closeable {
     /** Requests the next generation of {@code job} unless it cannot take one now; returns whether it did. */
     private boolean requestCheckpoint(String job, String why) {
         JobView j = jobs.get(job).orElse(null);
-        if (j == null || j.started == null || j.finished() || j.capturing() || j.recovering) {
+        if (j == null || j.started == null || j.finished() || j.capturing() || j.recovering || j.pendingRollback != null) {
             return false;
         }
         long g = j.nextGeneration();

@@ -20,6 +20,9 @@ public final class JobView {
     /** The generation the current rollback restores (-1: from the beginning); meaningful while {@link #recovering}. */
     long recoveryGeneration = -1;
     boolean recovering;
+    /** The coordinator's own decision state, not folded: a rollback decided, waiting for in-flight staging. */
+    String pendingRollback;
+    long pendingSinceMillis;
     /** Nodes that reported {@link Event.ImagesRestored} for the current rollback. */
     final java.util.Set<String> restoredNodes = new java.util.TreeSet<>();
     long lastRequestMillis;

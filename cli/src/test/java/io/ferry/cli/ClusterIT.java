@@ -1,0 +1,186 @@
+package io.ferry.cli;
+
+import io.ferry.staging.internal.FileTrees;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Cluster mode with real processes: a `ferry coordinator` (embedded broker listening on the
+ * test bed's bridge), three `ferry agent`s, each on its own test host (a network namespace,
+ * or a separate process on loopback where namespaces are refused) with its own cache, and a
+ * `ferry run --kafka --nodes` that submits a 6-rank job. A rank is SIGKILLed, then a whole
+ * node is lost (its agent and ranks killed, its cache removed); the job finishes with the
+ * result of an uninterrupted run.
+ */
+class ClusterIT {
+    private static final int RANKS = 6;
+    private static final int STEPS = 700;
+
+    @TempDir
+    Path tmp;
+    private final List<Process> started = new ArrayList<>();
+
+    @Test
+    void aJobAcrossThreeNodesSurvivesARankKillAndALostNode() throws Exception {
+        try (TestBed bed = TestBed.create(3)) {
+            System.out.println("ClusterIT: " + (bed.namespaces() ? "3 test hosts in network namespaces"
+                    : "agents as separate processes on loopback (" + bed.fallbackReason() + ")"));
+            String kafka = bed.serviceAddress() + ":" + freePort();
+            Lines coordinator = start(FerryProcess.builder(List.of("-Xmx512m"), "coordinator", "--home",
+                    tmp.resolve("coord").toString(), "--listen", kafka, "--http", "off", "--heartbeat-timeout", "5s"));
+            coordinator.await("the coordinator", l -> l.startsWith("ferry coordinator: serving jobs"));
+            List<Lines> agents = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                List<String> cmd = FerryProcess.builder(List.of("-Xmx256m"), "agent", "--kafka", kafka, "--node", "n" + i,
+                        "--home", tmp.resolve("n" + i).toString(), "--heartbeat", "1s").command();
+                agents.add(start(bed.onHost(i, cmd)));
+            }
+            for (int i = 0; i < 3; i++) {
+                agents.get(i).await("agent n" + i, l -> l.startsWith("ferry agent n"));
+            }
+            Path results = tmp.resolve("results");
+            Files.createDirectories(results);
+            Path script = rankScript();
+            Lines run = start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "wide",
+                    "--ranks", Integer.toString(RANKS), "--nodes", "n0,n1,n2", "--interval", "1s", "--auto-recover",
+                    "--store", tmp.resolve("store").toString(), "--", script.toString(), results.toString()));
+
+            run.await("generation 1 established", l -> l.contains("generation 1 established"));
+            kill(Long.parseLong(Files.readString(results.resolve("pid-4")).trim()));
+            String restored = run.await("rank 4 restored on n2", l -> l.contains("node n2 restored generation"));
+            assertTrue(restored.contains("4=local") && restored.contains("5=local"), restored);
+            long g = generationOf(restored);
+            run.await("a snapshot after the rollback", l -> l.matches(".*generation (\\d+) established.*")
+                    && generationOf(l) > g);
+
+            // Node n1 is lost: its agent and ranks die, its cache is gone.
+            ProcessHandle n1 = started.get(2).toHandle();
+            n1.descendants().forEach(ProcessHandle::destroyForcibly);
+            n1.destroyForcibly();
+            FileTrees.delete(tmp.resolve("n1").resolve("cache"));
+            run.await("n1's ranks moved", l -> l.contains("ranks placed anew: node n1 lost"));
+            String moved = run.await("n2 restoring n1's ranks", l -> l.contains("node n2 restored generation")
+                    && l.contains("2=remote"));
+            assertTrue(moved.contains("3=remote") && moved.contains("4=local") && moved.contains("5=local"),
+                    "n1's ranks come from the store, n2's own from its cache: " + moved);
+            String n0 = run.lines.stream().filter(l -> l.contains("node n0 restored generation " + generationOf(moved)))
+                    .findFirst().orElseThrow(() -> new AssertionError("n0 did not roll back: " + run.lines));
+            assertTrue(n0.contains("0=local") && n0.contains("1=local"), n0);
+
+            Process runProcess = started.get(started.size() - 1);
+            assertTrue(runProcess.waitFor(4, TimeUnit.MINUTES), "ferry run did not finish: " + run.lines);
+            assertEquals(0, runProcess.exitValue(), String.join("\n", run.lines));
+            for (int r = 0; r < RANKS; r++) {
+                assertEquals(Long.toString(uninterrupted(r)), Files.readString(results.resolve("rank-" + r)).trim(), "rank " + r);
+            }
+            assertTrue(run.lines.stream().anyMatch(l -> l.contains("job finished: every rank exited 0")), run.lines.toString());
+        } finally {
+            for (Process p : started) {
+                p.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
+                p.destroyForcibly();
+            }
+        }
+    }
+
+    /** A signal-mode rank: an LCG stepped STEPS times from rank+1, its state saved on SIGUSR2, resumed on restart. */
+    private Path rankScript() throws IOException {
+        Path script = tmp.resolve("rank.sh");
+        Files.writeString(script, String.join("\n",
+                "#!/usr/bin/env bash",
+                "trap 'g=$(cat \"$FERRY_CKPT_DIR/REQUEST\"); echo \"$x $step\" > \"$FERRY_CKPT_DIR/$g/state\"; : > \"$FERRY_CKPT_DIR/$g/DONE\"' USR2",
+                "results=$1; x=$((FERRY_RANK + 1)); step=0",
+                "if [ -n \"$FERRY_RESTART_DIR\" ]; then read -r x step < \"$FERRY_RESTART_DIR/state\"; fi",
+                "echo $$ > \"$results/pid-$FERRY_RANK\"",
+                "while (( step < " + STEPS + " )); do",
+                "  (( x = (x * 1103515245 + 12345) % 2147483648, step++ ))",
+                "  sleep 0.02",
+                "done",
+                "echo \"$x\" > \"$results/rank-$FERRY_RANK\"", ""));
+        script.toFile().setExecutable(true);
+        return script;
+    }
+
+    private static long uninterrupted(int rank) {
+        long x = rank + 1;
+        for (int i = 0; i < STEPS; i++) {
+            x = (x * 1103515245L + 12345) % 2147483648L;
+        }
+        return x;
+    }
+
+    private static long generationOf(String line) {
+        Matcher m = Pattern.compile("generation (\\d+)").matcher(line);
+        if (!m.find()) {
+            throw new AssertionError("no generation in " + line);
+        }
+        return Long.parseLong(m.group(1));
+    }
+
+    private static void kill(long pid) {
+        ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    private Lines start(ProcessBuilder pb) throws IOException {
+        Process p = pb.redirectErrorStream(true).start();
+        started.add(p);
+        return new Lines(p, "p" + started.size());
+    }
+
+    /** Every line a child prints, kept and echoed (prefixed), so a test can wait for one. */
+    private static final class Lines {
+        final List<String> lines = new CopyOnWriteArrayList<>();
+
+        Lines(Process p, String name) {
+            Thread t = new Thread(() -> {
+                try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                    String l;
+                    while ((l = r.readLine()) != null) {
+                        lines.add(l);
+                        System.out.println("[" + name + "] " + l);
+                    }
+                } catch (IOException ignored) {
+                    // the process is gone
+                }
+            });
+            t.setDaemon(true);
+            t.start();
+        }
+
+        String await(String what, Predicate<String> match) throws InterruptedException {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            while (System.nanoTime() < deadline) {
+                for (String l : lines) {
+                    if (match.test(l)) {
+                        return l;
+                    }
+                }
+                Thread.sleep(50);
+            }
+            throw new AssertionError("timed out waiting for " + what + ": " + String.join("\n", lines));
+        }
+    }
+}
