@@ -39,16 +39,21 @@ public final class AgentService implements Closeable {
 
     private final Duration heartbeat;
 
+    private final Map<String, String> secrets;
+
     public AgentService(KafkaLog log, String node, Path home) {
-        this(log, node, home, NodeAgent.HEARTBEAT_INTERVAL);
+        this(log, node, home, NodeAgent.HEARTBEAT_INTERVAL, Map.of());
     }
 
     /**
      * @param home      the node's directory: its cache is {@code home/cache}
      * @param heartbeat how often each job's heartbeat is sent: a fraction of the coordinator's timeout
+     * @param secrets   store credentials known to this process (they never travel in the log), added to
+     *                  every job's settings; empty: the store's own chain (environment, profile)
      */
-    public AgentService(KafkaLog log, String node, Path home, Duration heartbeat) {
+    public AgentService(KafkaLog log, String node, Path home, Duration heartbeat, Map<String, String> secrets) {
         this.log = log;
+        this.secrets = Map.copyOf(secrets);
         this.heartbeat = heartbeat;
         this.node = Placement.requireNode(node);
         this.home = home;
@@ -113,7 +118,7 @@ public final class AgentService implements Closeable {
     private void handle(Command c) {
         try {
             if (c instanceof Command.Launch l) {
-                JobOnNode j = jobs.computeIfAbsent(l.job(), job -> new JobOnNode(log, node, home, heartbeat));
+                JobOnNode j = jobs.computeIfAbsent(l.job(), job -> new JobOnNode(log, node, home, heartbeat, secrets));
                 j.launch(l);
                 if (l.rankSet().isEmpty()) {
                     jobs.remove(l.job(), j);

@@ -28,12 +28,14 @@ final class JobOnNode {
     private final String node;
     private final LocalCache cache;
     private final Duration heartbeat;
+    private final Map<String, String> secrets;
     private Command.Launch current;
     private NodeAgent agent;
     private OpenedStore store;
 
-    JobOnNode(KafkaLog log, String node, Path home, Duration heartbeat) {
+    JobOnNode(KafkaLog log, String node, Path home, Duration heartbeat, Map<String, String> secrets) {
         this.log = log;
+        this.secrets = secrets;
         this.heartbeat = heartbeat;
         this.node = node;
         this.cache = Staging.localCache(home.resolve("cache"));
@@ -54,7 +56,9 @@ final class JobOnNode {
         }
         if (current == null || !current.store().equals(l.store()) || !current.launch().equals(l.launch())) {
             close();
-            store = OpenedStore.open(l.store(), l.launch().settings());
+            Map<String, String> settings = new HashMap<>(l.launch().settings());
+            settings.putAll(secrets);
+            store = OpenedStore.open(l.store(), settings);
         } else if (agent != null && !current.ranks().equals(l.ranks())) {
             agent.close();
             agent = null;

@@ -37,7 +37,7 @@ final class AgentCommand implements Callable<Integer> {
         java.nio.file.Files.createDirectories(h.dir());
         CountDownLatch stop = new CountDownLatch(1);
         KafkaLog log = new KafkaLog(kafka);
-        AgentService agent = new AgentService(log, name, h.dir(), every).start();
+        AgentService agent = new AgentService(log, name, h.dir(), every, java.util.Map.of()).start(); // credentials: the environment
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             agent.close();
             log.close();

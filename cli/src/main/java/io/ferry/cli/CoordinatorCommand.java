@@ -40,7 +40,7 @@ final class CoordinatorCommand implements Callable<Integer> {
         }
         CountDownLatch stop = new CountDownLatch(1);
         CoordinatorService s = CoordinatorService.start(FerryHome.resolve(home), kafka, listen, http, timeout,
-                "coordinator", System.out);
+                java.util.Map.of(), "coordinator", System.out);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             s.close();
             stop.countDown();

@@ -40,7 +40,8 @@ final class CoordinatorService implements Closeable {
      * or "coordinator"), so another command of this home finds the broker.
      */
     static CoordinatorService start(FerryHome home, String kafkaBootstrap, String listen, String httpAddress,
-                                    Duration heartbeatTimeout, String owner, PrintStream out)
+                                    Duration heartbeatTimeout, java.util.Map<String, String> secrets, String owner,
+                                    PrintStream out)
             throws IOException, InterruptedException {
         CoordinatorService s = new CoordinatorService(home);
         try {
@@ -58,7 +59,7 @@ final class CoordinatorService implements Closeable {
             }
             home.writeRun(owner, s.log.bootstrapServers());
             s.ownsRunFile = true;
-            s.coordinator = new Coordinator(s.log, Clock.systemUTC(), heartbeatTimeout).start();
+            s.coordinator = new Coordinator(s.log, Clock.systemUTC(), heartbeatTimeout, secrets).start();
             if (!s.coordinator.awaitLive(Duration.ofSeconds(60))) {
                 throw new IOException("the coordinator did not catch up with the log at " + s.log.bootstrapServers()
                         + " within 60 s");

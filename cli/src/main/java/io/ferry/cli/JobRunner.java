@@ -71,10 +71,13 @@ final class JobRunner implements Closeable {
             try (io.ferry.staging.OpenedStore check = StoreOptions.open(spec.store(), spec.settings())) {
                 store = check.store().uri().toString();
             }
+            // Credentials given with --set stay in this process: the log gets the settings without them.
+            Map<String, String> secrets = new java.util.TreeMap<>(spec.settings());
+            secrets.keySet().removeIf(k -> !LaunchSpec.isSecret(k));
             services = CoordinatorService.start(spec.home(), spec.kafka(), "127.0.0.1:0", spec.http(),
-                    io.ferry.coordinator.Coordinator.DEFAULT_HEARTBEAT_TIMEOUT, spec.job(), out);
+                    io.ferry.coordinator.Coordinator.DEFAULT_HEARTBEAT_TIMEOUT, secrets, spec.job(), out);
             log = services.log();
-            agents = new AgentService(log, node, spec.home().dir()).start();
+            agents = new AgentService(log, node, spec.home().dir(), NodeAgent.HEARTBEAT_INTERVAL, secrets).start();
             placement = Placement.single(spec.ranks(), node);
         } else {
             ownLog = new KafkaLog(spec.kafka());

@@ -36,7 +36,7 @@ import java.util.function.Function;
  */
 public final class Coordinator implements Closeable {
     private final KafkaLog log;
-    private final JobStores stores = new JobStores();
+    private final JobStores stores;
     private final Clock clock;
     private final Jobs jobs = new Jobs();
     private final Recovery recovery;
@@ -63,6 +63,15 @@ public final class Coordinator implements Closeable {
     }
 
     public Coordinator(KafkaLog log, Clock clock, Duration heartbeatTimeout) {
+        this(log, clock, heartbeatTimeout, Map.of());
+    }
+
+    /**
+     * @param secrets store credentials known to this process (they never travel in the log),
+     *                added to every job's store settings; empty: the stores' own chains
+     */
+    public Coordinator(KafkaLog log, Clock clock, Duration heartbeatTimeout, Map<String, String> secrets) {
+        this.stores = new JobStores(secrets);
         this.heartbeatTimeoutMillis = heartbeatTimeout.toMillis();
         this.log = log;
         this.clock = clock;

@@ -16,13 +16,21 @@ import java.util.Map;
  */
 final class JobStores implements Closeable {
     private final Map<String, OpenedStore> open = new HashMap<>();
+    private final Map<String, String> secrets;
+
+    /** @param secrets store credentials known to this process, added to every job's settings (never logged) */
+    JobStores(Map<String, String> secrets) {
+        this.secrets = Map.copyOf(secrets);
+    }
 
     /** The repository of {@code started}'s store, opened on first use. */
     Repository of(Event.JobStarted started) throws IOException {
         String key = started.store() + "\n" + started.launch().settings();
         OpenedStore s = open.get(key);
         if (s == null) {
-            s = OpenedStore.open(started.store(), started.launch().settings());
+            Map<String, String> settings = new HashMap<>(started.launch().settings());
+            settings.putAll(secrets);
+            s = OpenedStore.open(started.store(), settings);
             open.put(key, s);
         }
         return s.pipeline().repository();
