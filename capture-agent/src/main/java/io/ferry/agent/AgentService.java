@@ -40,9 +40,15 @@ public final class AgentService implements Closeable {
     private final Duration heartbeat;
 
     private final Map<String, String> secrets;
+    /** Where ranks started by the site's launcher register, or null where this agent takes none. */
+    private final RankSpool spool;
 
     public AgentService(KafkaLog log, String node, Path home) {
         this(log, node, home, NodeAgent.HEARTBEAT_INTERVAL, Map.of());
+    }
+
+    public AgentService(KafkaLog log, String node, Path home, Duration heartbeat, Map<String, String> secrets) {
+        this(log, node, home, heartbeat, secrets, false);
     }
 
     /**
@@ -50,13 +56,21 @@ public final class AgentService implements Closeable {
      * @param heartbeat how often each job's heartbeat is sent: a fraction of the coordinator's timeout
      * @param secrets   store credentials known to this process (they never travel in the log), added to
      *                  every job's settings; empty: the store's own chain (environment, profile)
+     * @param launcherRanks take ranks the site's launcher started on this host ({@code ferry rank}):
+     *                  opens this host's {@link RankSpool}
      */
-    public AgentService(KafkaLog log, String node, Path home, Duration heartbeat, Map<String, String> secrets) {
+    public AgentService(KafkaLog log, String node, Path home, Duration heartbeat, Map<String, String> secrets,
+                        boolean launcherRanks) {
         this.log = log;
         this.secrets = Map.copyOf(secrets);
         this.heartbeat = heartbeat;
         this.node = Placement.requireNode(node);
         this.home = home;
+        try {
+            this.spool = launcherRanks ? new RankSpool(home, RankSpool.hostName()) : null;
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("cannot open the rank spool under " + home + ": " + e.getMessage(), e);
+        }
         // Positioned before start() returns: a command sent after that is never missed.
         this.commands = log.commandsFor(node);
         this.thread = new Thread(this::run, "ferry-agent-" + node);
@@ -77,6 +91,11 @@ public final class AgentService implements Closeable {
         return Optional.ofNullable(jobs.get(job)).flatMap(JobOnNode::agent);
     }
 
+    /** Where ranks of a launcher find this agent, if it takes them. */
+    public Optional<java.nio.file.Path> rankLink() {
+        return Optional.ofNullable(spool).map(RankSpool::link);
+    }
+
     /** Commands that failed on this node since it started (each was reported). */
     public long failedCommands() {
         return failedCommands.get();
@@ -90,11 +109,29 @@ public final class AgentService implements Closeable {
                         dispatch(r);
                     }
                 }
+                if (spool != null) {
+                    announceArrivals();
+                }
             }
         } catch (org.apache.kafka.common.errors.InterruptException | org.apache.kafka.common.errors.WakeupException e) {
             // closing
         } finally {
             commands.close();
+        }
+    }
+
+    /** Ranks that registered with this node: the coordinator learns where they are and answers with a launch. */
+    private void announceArrivals() {
+        try {
+            record Attempt(String job, long generation) {}
+            Map<Attempt, java.util.List<Integer>> joined = new java.util.LinkedHashMap<>();
+            for (RankSpool.Hello h : spool.arrivals()) {
+                joined.computeIfAbsent(new Attempt(h.job(), h.generation()), k -> new java.util.ArrayList<>()).add(h.rank());
+            }
+            joined.forEach((k, ranks) -> log.append(new io.ferry.model.Event.RanksJoined(k.job(), k.generation(), node,
+                    io.ferry.model.RankSet.of(ranks.stream().mapToInt(Integer::intValue)).toString())));
+        } catch (java.io.IOException | RuntimeException e) {
+            System.err.println("ferry agent " + node + ": reading registered ranks failed, retrying: " + e.getMessage());
         }
     }
 
@@ -108,6 +145,10 @@ public final class AgentService implements Closeable {
                     + bad.getMessage());
             return;
         }
+        if (c instanceof Command.KillNode) {
+            killNode();
+            return;
+        }
         lanes.computeIfAbsent(c.job(), j -> Executors.newSingleThreadExecutor(runnable -> {
             Thread t = new Thread(runnable, "ferry-agent-job-" + j);
             t.setDaemon(true);
@@ -118,7 +159,7 @@ public final class AgentService implements Closeable {
     private void handle(Command c) {
         try {
             if (c instanceof Command.Launch l) {
-                JobOnNode j = jobs.computeIfAbsent(l.job(), job -> new JobOnNode(log, node, home, heartbeat, secrets));
+                JobOnNode j = jobs.computeIfAbsent(l.job(), job -> new JobOnNode(log, node, home, heartbeat, secrets, spool));
                 j.launch(l);
                 if (l.rankSet().isEmpty()) {
                     jobs.remove(l.job(), j);
@@ -133,6 +174,11 @@ public final class AgentService implements Closeable {
                 if (j != null) {
                     j.release();
                 }
+            } else if (c instanceof Command.KillRank k) {
+                JobOnNode j = jobs.get(k.job());
+                boolean killed = j != null && j.kill(k.rank());
+                System.err.println("ferry agent " + node + ": chaos: rank " + k.rank() + " of " + k.job()
+                        + (killed ? " killed (SIGKILL)" : " does not run here"));
             } else if (c instanceof Command.Restart || c instanceof Command.RequestCheckpoint) {
                 // the coordinator's commands, on a partition this node shares
             } else {
@@ -155,6 +201,42 @@ public final class AgentService implements Closeable {
         }
     }
 
+    /**
+     * {@code ferry chaos kill-node}: this node is lost as a power cut would lose it. Every rank
+     * of every job is SIGKILLed, the cache directory removed, and the process ends at once
+     * (exit 137, no shutdown hooks, no last words to the log).
+     */
+    private void killNode() {
+        System.err.println("ferry agent " + node + ": chaos: killing this node (its ranks, its cache, this agent)");
+        for (JobOnNode j : jobs.values()) {
+            j.agent().ifPresent(a -> {
+                try {
+                    a.stopRanks();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+        }
+        for (int attempt = 1; ; attempt++) { // staging may still be writing into it: try again
+            try {
+                io.ferry.staging.internal.FileTrees.delete(home.resolve("cache"));
+                break;
+            } catch (java.io.IOException e) {
+                if (attempt == 5) {
+                    System.err.println("ferry agent " + node + ": chaos: removing the cache failed: " + e.getMessage());
+                    break;
+                }
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException stop) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+        }
+        Runtime.getRuntime().halt(137);
+    }
+
     @Override
     public void close() {
         running = false;
@@ -173,5 +255,12 @@ public final class AgentService implements Closeable {
         }
         jobs.values().forEach(JobOnNode::close);
         jobs.clear();
+        if (spool != null) {
+            try {
+                spool.close();
+            } catch (java.io.IOException e) {
+                System.err.println("ferry agent " + node + ": closing the rank spool: " + e.getMessage());
+            }
+        }
     }
 }

@@ -29,12 +29,15 @@ final class JobOnNode {
     private final LocalCache cache;
     private final Duration heartbeat;
     private final Map<String, String> secrets;
+    private final RankSpool spool;
     private Command.Launch current;
     private NodeAgent agent;
     private OpenedStore store;
 
-    JobOnNode(KafkaLog log, String node, Path home, Duration heartbeat, Map<String, String> secrets) {
+    /** @param spool where ranks started by the site's launcher wait, or null where none are taken */
+    JobOnNode(KafkaLog log, String node, Path home, Duration heartbeat, Map<String, String> secrets, RankSpool spool) {
         this.log = log;
+        this.spool = spool;
         this.secrets = secrets;
         this.heartbeat = heartbeat;
         this.node = node;
@@ -47,6 +50,10 @@ final class JobOnNode {
 
     /** Stops whatever runs, restores {@code l.generation()} verified (if >= 0), reports, launches. */
     void launch(Command.Launch l) throws IOException, InterruptedException {
+        if (l.adopt()) {
+            adopt(l);
+            return;
+        }
         if (agent != null) {
             agent.stopRanks();
         }
@@ -54,12 +61,62 @@ final class JobOnNode {
             close();
             return;
         }
+        open(l, true);
+        Map<Integer, Path> dirs = new HashMap<>();
+        if (!restored(l, dirs)) {
+            return; // the coordinator picks an older generation and sends another launch
+        }
+        agent.launch(l.generation(), dirs);
+    }
+
+    /**
+     * Ranks the site's launcher started joined here ({@code ferry rank}): restore their images
+     * of {@code l.generation()}, then let each waiting shim exec its program with its
+     * environment. The node's other ranks of the job are left alone.
+     */
+    private void adopt(Command.Launch l) throws IOException {
+        if (spool == null) {
+            throw new IOException("this agent takes no ranks from a launcher");
+        }
+        Map<Integer, RankSpool.Hello> waiting = new java.util.TreeMap<>();
+        for (int r : l.rankSet().toList()) {
+            spool.take(l.job(), r).filter(h -> h.generation() == l.generation()).ifPresent(h -> waiting.put(r, h));
+        }
+        if (waiting.isEmpty()) {
+            return; // answered already, or gone
+        }
+        try {
+            open(l, false);
+        } catch (IOException | RuntimeException e) {
+            waiting.values().forEach(h -> spool.refuse(h.job(), h.rank(), "cannot open the job's store: " + e.getMessage()));
+            throw e;
+        }
+        Map<Integer, Path> dirs = new HashMap<>();
+        if (!restored(l, dirs)) {
+            waiting.values().forEach(h -> spool.refuse(h.job(), h.rank(), "generation " + l.generation()
+                    + " cannot be restored on " + node + " (see the job's events); the coordinator picks an older one"));
+            return;
+        }
+        for (RankSpool.Hello h : waiting.values()) {
+            try {
+                spool.answer(h, agent.adopt(h.rank(), h.pid(), l.generation(), dirs.get(h.rank())));
+            } catch (IOException e) {
+                spool.refuse(h.job(), h.rank(), e.getMessage());
+            }
+        }
+    }
+
+    /**
+     * Opens the job's store and agent unless open with the same settings; {@code sameRanks}:
+     * an agent of other ranks is replaced (a launch by Ferry names all of the node's ranks).
+     */
+    private void open(Command.Launch l, boolean sameRanks) throws IOException {
         if (current == null || !current.store().equals(l.store()) || !current.launch().equals(l.launch())) {
             close();
             Map<String, String> settings = new HashMap<>(l.launch().settings());
             settings.putAll(secrets);
             store = OpenedStore.open(l.store(), settings);
-        } else if (agent != null && !current.ranks().equals(l.ranks())) {
+        } else if (sameRanks && agent != null && !current.ranks().equals(l.ranks())) {
             agent.close();
             agent = null;
         }
@@ -70,20 +127,35 @@ final class JobOnNode {
                     new Quiesce(s.capture(), Duration.ofMillis(s.captureTimeoutMillis()), s.signal()),
                     Path.of(System.getProperty("java.io.tmpdir"))), cache, store.pipeline(), log::append, heartbeat);
         }
-        Map<Integer, Path> dirs = new HashMap<>();
+    }
+
+    /**
+     * Restores {@code l}'s ranks of its generation into {@code dirs} (nothing for -1) and reports
+     * {@link Event.ImagesRestored}, or {@link Event.RestoreFailed} and returns false.
+     */
+    private boolean restored(Command.Launch l, Map<Integer, Path> dirs) {
         if (l.generation() >= 0) {
             Map<Integer, String> sources = new HashMap<>();
             try {
                 restore(l, dirs, sources);
             } catch (IOException e) {
                 log.append(new Event.RestoreFailed(l.job(), l.generation(), node, e.getMessage()));
-                return; // the coordinator picks an older generation and sends another launch
+                return false;
             }
             log.append(new Event.ImagesRestored(l.job(), l.generation(), node, sources));
+        } else if (l.adopt()) { // the coordinator counts a launcher's ranks running from these
+            Map<Integer, String> none = new HashMap<>();
+            l.rankSet().stream().forEach(r -> none.put(r, "none"));
+            log.append(new Event.ImagesRestored(l.job(), -1, node, none));
         } else if (!"start".equals(l.cause())) {
             log.append(new Event.ImagesRestored(l.job(), -1, node, Map.of()));
         }
-        agent.launch(l.generation(), dirs);
+        return true;
+    }
+
+    /** SIGKILLs rank {@code rank} here, if it runs here ({@code ferry chaos kill-rank}). */
+    boolean kill(int rank) {
+        return agent != null && agent.kill(rank);
     }
 
     /** Materialises every rank of this node from the nearest tier that verifies, after checking the commit marker. */

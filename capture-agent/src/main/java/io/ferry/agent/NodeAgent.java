@@ -99,33 +99,72 @@ public final class NodeAgent implements Closeable {
     public synchronized void launch(long restartGeneration, Map<Integer, Path> restartDirs) throws IOException {
         long epoch = ++launchEpoch;
         for (int r : config.ranks().toList()) {
-            Path ckpt = cache.root().resolve(config.job()).resolve(".ranks").resolve(Integer.toString(r));
-            FileTrees.delete(ckpt);
-            Files.createDirectories(ckpt);
-            ProcessBuilder pb = new ProcessBuilder(launchCommand(ckpt, restartGeneration >= 0 ? restartDirs.get(r) : null))
-                    .inheritIO();
+            Path ckpt = freshArea(r);
+            Path restartDir = restartGeneration >= 0 ? restartDirs.get(r) : null;
+            ProcessBuilder pb = new ProcessBuilder(launchCommand(ckpt, restartDir)).inheritIO();
             Map<String, String> env = pb.environment();
-            env.put("FERRY_JOB", config.job());
-            env.put("FERRY_RANK", Integer.toString(r));
-            env.put("FERRY_NRANKS", Integer.toString(config.nranks()));
-            env.put("FERRY_CKPT_DIR", ckpt.toString());
-            env.put("FERRY_SOCKET", control.path().toString());
             env.remove("FERRY_RESTART_DIR");
             env.remove("FERRY_RESTART_GENERATION");
-            if (restartGeneration >= 0) {
-                env.put("FERRY_RESTART_DIR", restartDirs.get(r).toString());
-                env.put("FERRY_RESTART_GENERATION", Long.toString(restartGeneration));
-            }
-            Process p = pb.start();
-            RankProcess rp = new RankProcess(r, p, ckpt, config.quiesce().signal());
-            ranks.put(r, rp);
-            int rank = r;
-            p.onExit().thenAccept(done -> {
-                if (launchEpoch == epoch) {
-                    events.accept(new Event.RankExited(config.job(), rank, done.exitValue()));
-                }
-            });
+            env.putAll(rankEnvironment(r, ckpt, restartGeneration, restartDir));
+            watch(new RankProcess(r, pb.start(), ckpt, config.quiesce().signal()), epoch);
         }
+    }
+
+    /**
+     * Takes on a rank the site's launcher started ({@code ferry rank}, waiting registered with
+     * this node's agent) as process {@code pid}, restarting from {@code restartDir} when
+     * {@code restartGeneration >= 0}. A rank of the same number from an earlier attempt is
+     * killed. Returns the environment the rank's program gets. Its exit is reported with an
+     * unknown code (the launcher reports the real one); it then leaves the job's ranks here.
+     */
+    public synchronized Map<String, String> adopt(int rank, long pid, long restartGeneration, Path restartDir)
+            throws IOException {
+        ProcessHandle h = ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
+                .orElseThrow(() -> new IOException("rank " + rank + " (pid " + pid + ") is gone before it could start"));
+        RankProcess old = ranks.remove(rank);
+        if (old != null && old.process().isAlive() && old.process().pid() != pid) {
+            old.process().descendants().forEach(ProcessHandle::destroyForcibly);
+            old.process().destroyForcibly();
+        }
+        Path ckpt = freshArea(rank);
+        watch(new RankProcess(rank, h, ckpt, config.quiesce().signal()), launchEpoch);
+        return rankEnvironment(rank, ckpt, restartGeneration, restartDir);
+    }
+
+    private Path freshArea(int rank) throws IOException {
+        Path ckpt = cache.root().resolve(config.job()).resolve(".ranks").resolve(Integer.toString(rank));
+        FileTrees.delete(ckpt);
+        Files.createDirectories(ckpt);
+        return ckpt;
+    }
+
+    /** What a rank's program is told: who it is, where its checkpoint files go, how to reach the agent. */
+    private Map<String, String> rankEnvironment(int rank, Path ckpt, long restartGeneration, Path restartDir) {
+        Map<String, String> env = new java.util.LinkedHashMap<>();
+        env.put("FERRY_JOB", config.job());
+        env.put("FERRY_RANK", Integer.toString(rank));
+        env.put("FERRY_NRANKS", Integer.toString(config.nranks()));
+        env.put("FERRY_CKPT_DIR", ckpt.toString());
+        env.put("FERRY_SOCKET", control.path().toString());
+        if (restartGeneration >= 0) {
+            env.put("FERRY_RESTART_DIR", restartDir.toString());
+            env.put("FERRY_RESTART_GENERATION", Long.toString(restartGeneration));
+        }
+        return env;
+    }
+
+    /** Keeps a rank and reports its exit, unless the agent stopped it itself (the epoch moved on). */
+    private void watch(RankProcess rp, long epoch) {
+        ranks.put(rp.rank(), rp);
+        rp.onExit().thenRun(() -> {
+            boolean launched = rp.exitCode() != Event.RankExited.UNKNOWN_EXIT;
+            if (!launched) {
+                ranks.remove(rp.rank(), rp); // a launcher's rank never comes back: a relaunch registers anew
+            }
+            if (launchEpoch == epoch) {
+                events.accept(new Event.RankExited(config.job(), rp.rank(), rp.exitCode()));
+            }
+        });
     }
 
     /**
@@ -181,8 +220,23 @@ public final class NodeAgent implements Closeable {
             r.process().destroyForcibly();
         }
         for (RankProcess r : ranks.values()) {
-            r.process().waitFor();
+            try {
+                r.onExit().get(10, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException | TimeoutException e) {
+                System.err.println("ferry agent: rank " + r.rank() + " of " + config.job() + " (pid " + r.process().pid()
+                        + ") did not end within 10 s of SIGKILL");
+            }
         }
+    }
+
+    /** SIGKILLs one rank and its descendants, as a crash would ({@code ferry chaos kill-rank}); its exit is reported. */
+    public boolean kill(int rank) {
+        RankProcess r = ranks.get(rank);
+        if (r == null || !r.process().isAlive()) {
+            return false;
+        }
+        r.process().descendants().forEach(ProcessHandle::destroyForcibly);
+        return r.process().destroyForcibly();
     }
 
     /** Quiesces all ranks for {@code generation}; completes once captured (or failed), before staging. */
@@ -203,7 +257,8 @@ public final class NodeAgent implements Closeable {
                 events.accept(new Event.ImageCaptured(config.job(), g, r.rank(), config.node(), bytes.get(r.rank()),
                         stall.getOrDefault(r.rank(), 0.0)));
             }
-            stager.execute(() -> stage(g, 0));
+            List<Integer> captured = List.copyOf(new java.util.TreeSet<>(bytes.keySet()));
+            stager.execute(() -> stage(g, captured, 0));
             return new CaptureResult(g, bytes, stall);
         } catch (Exception e) {
             Throwable t = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null ? e.getCause() : e;
@@ -263,8 +318,8 @@ public final class NodeAgent implements Closeable {
     }
 
     /** Pushes every rank of {@code g}; on failure reports it and retries with backoff (images stay in cache). */
-    private void stage(long g, int attempt) {
-        for (int r : config.ranks().toList()) {
+    private void stage(long g, List<Integer> captured, int attempt) {
+        for (int r : captured) {
             ImageRef ref = new ImageRef(config.job(), g, r);
             if (cache.isStaged(ref)) {
                 continue;
@@ -280,7 +335,7 @@ public final class NodeAgent implements Closeable {
                 }
                 events.accept(new Event.StagingFailed(config.job(), g, r, String.valueOf(e.getMessage())));
                 long delay = Math.min(30_000, 500L << Math.min(6, attempt));
-                poller.schedule(() -> stager.execute(() -> stage(g, attempt + 1)), delay, TimeUnit.MILLISECONDS);
+                poller.schedule(() -> stager.execute(() -> stage(g, captured, attempt + 1)), delay, TimeUnit.MILLISECONDS);
                 return;
             }
         }

@@ -15,30 +15,44 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One running rank: its process, its checkpoint area, and the way it talks (socket once it
- * said HELLO, signal otherwise). Thread-safe: the control server and the agent both call it.
+ * said HELLO, signal otherwise). The process is the agent's child, or one the site's
+ * launcher started that registered with the agent ({@code ferry rank}): then its exit code
+ * is not the agent's to know. Thread-safe: the control server and the agent both call it.
  */
 public final class RankProcess {
     private final int rank;
-    private final Process process;
+    private final ProcessHandle process;
+    /** The agent's child, or null for a rank the launcher started. */
+    private final Process child;
     private final Path ckptDir;
     private final String signal;
     private volatile SocketChannel channel;
     private CompletableFuture<Line> pending;
     private long pendingGeneration = -1;
 
-    RankProcess(int rank, Process process, Path ckptDir, String signal) {
+    RankProcess(int rank, Process child, Path ckptDir, String signal) {
+        this(rank, child.toHandle(), child, ckptDir, signal);
+    }
+
+    /** A rank the site's launcher started, adopted by its process id. */
+    RankProcess(int rank, ProcessHandle adopted, Path ckptDir, String signal) {
+        this(rank, adopted, null, ckptDir, signal);
+    }
+
+    private RankProcess(int rank, ProcessHandle process, Process child, Path ckptDir, String signal) {
         this.rank = rank;
         this.process = process;
+        this.child = child;
         this.ckptDir = ckptDir;
         this.signal = signal;
         // Once per process, not per checkpoint: a rank that dies fails whatever request is pending.
-        process.onExit().thenRun(this::exited);
+        onExit().thenRun(this::exited);
     }
 
     private synchronized void exited() {
         if (pending != null) {
-            pending.complete(new Line.Fail(pendingGeneration, "rank " + rank + " exited with "
-                    + process.exitValue() + " during the checkpoint"));
+            pending.complete(new Line.Fail(pendingGeneration, "rank " + rank + " exited"
+                    + (child != null ? " with " + child.exitValue() : "") + " during the checkpoint"));
         }
     }
 
@@ -46,8 +60,18 @@ public final class RankProcess {
         return rank;
     }
 
-    public Process process() {
+    public ProcessHandle process() {
         return process;
+    }
+
+    /** Completes when the process has ended. */
+    public CompletableFuture<?> onExit() {
+        return child != null ? child.onExit() : process.onExit();
+    }
+
+    /** Its exit code once ended, or {@link io.ferry.model.Event.RankExited#UNKNOWN_EXIT} for a rank the launcher started. */
+    public int exitCode() {
+        return child != null ? child.exitValue() : io.ferry.model.Event.RankExited.UNKNOWN_EXIT;
     }
 
     public boolean socketMode() {

@@ -98,7 +98,7 @@ class NodeAgentIT {
         agent.stopRanks();
         agent.launch(1, Map.of(0, tmp.resolve("r0"), 1, tmp.resolve("r1")));
         for (int r = 0; r < 2; r++) {
-            agent.ranks().get(r).process().waitFor();
+            agent.ranks().get(r).onExit().join();
             assertEquals("400", Files.readString(tmp.resolve("result." + r)).trim());
         }
     }

@@ -37,13 +37,15 @@ final class AgentCommand implements Callable<Integer> {
         java.nio.file.Files.createDirectories(h.dir());
         CountDownLatch stop = new CountDownLatch(1);
         KafkaLog log = new KafkaLog(kafka);
-        AgentService agent = new AgentService(log, name, h.dir(), every, java.util.Map.of()).start(); // credentials: the environment
+        // Credentials: the environment. Ranks a launcher starts on this host find this agent by its host name.
+        AgentService agent = new AgentService(log, name, h.dir(), every, java.util.Map.of(), true).start();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             agent.close();
             log.close();
             stop.countDown();
         }, "ferry-agent-stop"));
-        System.out.println("ferry agent " + name + ": serving commands from " + kafka + ", cache " + h.cache());
+        System.out.println("ferry agent " + name + ": serving commands from " + kafka + ", cache " + h.cache()
+                + agent.rankLink().map(l -> ", ranks of launchers register via " + l).orElse(""));
         System.out.flush();
         stop.await();
         return 0;

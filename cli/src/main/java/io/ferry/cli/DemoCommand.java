@@ -55,9 +55,9 @@ final class DemoCommand implements Callable<Integer> {
         Files.createDirectories(results);
         FerryHome home = new FerryHome(work.resolve("home"));
         JobRunner.Spec spec = new JobRunner.Spec("demo", RANKS, io.ferry.model.Durations.parse(interval), true,
-                home.store().toString(), home, null, io.ferry.agent.Quiesce.app(Duration.ofSeconds(30), "USR2"),
-                List.of(script.toString(), results.toString()),
-                Map.of(), JobRunner.DEFAULT_HTTP, null);
+                home.store().toString(), home, null, JobRunner.DEFAULT_HTTP, null, null,
+                new JobRunner.Program(List.of(script.toString(), results.toString()),
+                        io.ferry.agent.Quiesce.app(Duration.ofSeconds(30), "USR2"), Map.of()));
         boolean ok;
         JobView view;
         try (JobRunner runner = new JobRunner(spec)) {

@@ -37,18 +37,28 @@ final class EventPrinter implements Consumer<Event> {
             line = String.format(Locale.ROOT, "generation %d established on the %s store, %.2f s after it was requested",
                     s.generation(), s.tier(), s.secondsSinceRequest());
         } else if (e instanceof Event.CaptureFailed f) {
-            line = "generation " + f.generation() + " FAILED: " + f.reason();
+            // Once per generation: a generation abandoned by a rollback, or failed on another node, says so already.
+            boolean first = view.get().flatMap(j -> j.generations().stream().filter(g -> g.generation() == f.generation())
+                    .findFirst()).map(g -> g.problem().equals(f.reason())).orElse(true);
+            line = first ? "generation " + f.generation() + " FAILED: " + f.reason() : null;
         } else if (e instanceof Event.StagingFailed f) {
             line = "generation " + f.generation() + " rank " + f.rank() + " waits in the local cache: " + f.reason();
         } else if (e instanceof Event.StoreHealthReported h) {
             line = StatusCommand.describe(h);
-        } else if (e instanceof Event.RankExited x && x.exitCode() != 0) {
+        } else if (e instanceof Event.RankExited x && x.exitCode() != 0 && x.exitCode() != Event.RankExited.UNKNOWN_EXIT) {
+            // (a launcher's rank: its exit code is the launcher's, printed when it ends)
             line = "rank " + x.rank() + " exited with " + x.exitCode();
+        } else if (e instanceof Event.RanksJoined r) {
+            line = "ranks " + r.ranks() + " joined node " + r.node();
+        } else if (e instanceof Event.LauncherExited x && x.exitCode() != 0) {
+            line = "the launcher (attempt " + x.attempt() + ") exited with " + x.exitCode();
         } else if (e instanceof Event.RecoveryStarted r) {
             line = (r.generation() < 0 ? "recovering: no usable snapshot, all ranks restart from the beginning"
                     : "recovering: all ranks roll back to generation " + r.generation()) + " (" + r.cause() + ")";
         } else if (e instanceof Event.ImagesRestored r) {
-            line = r.generation() < 0 ? "node " + r.node() + " relaunched its ranks from the beginning"
+            line = r.generation() < 0 ? "node " + r.node() + (r.sources().isEmpty() ? " relaunched its ranks"
+                    : " runs ranks " + io.ferry.model.RankSet.of(r.sources().keySet().stream().mapToInt(Integer::intValue)))
+                    + " from the beginning"
                     : "node " + r.node() + " restored generation " + r.generation() + ", sources by rank "
                     + new java.util.TreeMap<>(r.sources());
         } else if (e instanceof Event.RestoreFailed f) {

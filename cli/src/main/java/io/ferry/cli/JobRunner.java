@@ -22,19 +22,25 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * One job, submitted and watched to its end. With no placement it brings the whole system
- * up in this process first, the coordinator service and one agent for this host: a
+ * One job, submitted and watched to its end. With no {@code --kafka} it brings the whole
+ * system up in this process first, the coordinator service and one agent for this host: a
  * one-node cluster, so the one-machine path is the cluster path. With a placement it only
- * submits to the coordinator and agents already serving the Kafka log. Used by
- * {@code ferry run} and {@code ferry demo}.
+ * submits to the coordinator and agents already serving the Kafka log. With a launcher the
+ * site's launcher starts the ranks and they join the agents of the nodes they land on
+ * ({@link SiteLauncher}). Used by {@code ferry run} and {@code ferry demo}.
  */
 final class JobRunner implements Closeable {
     /**
      * @param placement where the ranks run, or null: every rank on this host, services in-process
+     *                  (unless {@code launcher} places them)
+     * @param launcher  the site's launcher ({@code mpirun -n 64 ...}, {@code srun ...}) that starts the
+     *                  ranks, or null: Ferry's agents start them
      */
     record Spec(String job, int ranks, Duration interval, boolean autoRecover, String store, FerryHome home,
-                String kafka, Quiesce quiesce, List<String> command, Map<String, String> settings, String http,
-                Placement placement) {}
+                String kafka, String http, Placement placement, String launcher, Program program) {}
+
+    /** What every rank runs, how it is captured, and the configuration ({@code --set}). */
+    record Program(List<String> command, Quiesce quiesce, Map<String, String> settings) {}
 
     static final String DEFAULT_HTTP = CoordinatorService.DEFAULT_HTTP;
     /** How long a submitted job waits for every node of it to answer before it gives up. */
@@ -46,6 +52,7 @@ final class JobRunner implements Closeable {
     private AgentService agents;
     private KafkaLog ownLog;
     private JobWatch watch;
+    private SiteLauncher launcher;
 
     JobRunner(Spec spec) {
         this.spec = spec;
@@ -64,35 +71,67 @@ final class JobRunner implements Closeable {
     void start(PrintStream out) throws IOException, InterruptedException {
         io.ferry.model.Names.requireJob(spec.job());
         KafkaLog log;
-        Placement placement = spec.placement();
+        Placement placement = spec.launcher() != null ? Placement.launcher(spec.ranks()) : spec.placement();
+        Program program = spec.program();
         String store = Stores.parse(spec.store()).toString();
-        if (placement == null) {
+        // In-process services unless the job is submitted to agents already running: a placement
+        // on named nodes, or a launcher with --kafka (its ranks join the agents of their nodes).
+        if (spec.placement() == null && (spec.launcher() == null || spec.kafka() == null)) {
             // The one-node cluster: the store is opened here first, so bad settings fail before anything starts.
-            try (io.ferry.staging.OpenedStore check = StoreOptions.open(spec.store(), spec.settings())) {
+            try (io.ferry.staging.OpenedStore check = StoreOptions.open(spec.store(), program.settings())) {
                 store = check.store().uri().toString();
             }
             // Credentials given with --set stay in this process: the log gets the settings without them.
-            Map<String, String> secrets = new java.util.TreeMap<>(spec.settings());
+            Map<String, String> secrets = new java.util.TreeMap<>(program.settings());
             secrets.keySet().removeIf(k -> !LaunchSpec.isSecret(k));
             services = CoordinatorService.start(spec.home(), spec.kafka(), "127.0.0.1:0", spec.http(),
                     io.ferry.coordinator.Coordinator.DEFAULT_HEARTBEAT_TIMEOUT, secrets, spec.job(), out);
             log = services.log();
-            agents = new AgentService(log, node, spec.home().dir(), NodeAgent.HEARTBEAT_INTERVAL, secrets).start();
-            placement = Placement.single(spec.ranks(), node);
+            agents = new AgentService(log, node, spec.home().dir(), NodeAgent.HEARTBEAT_INTERVAL, secrets,
+                    spec.launcher() != null).start();
+            if (placement == null) {
+                placement = Placement.single(spec.ranks(), node);
+            }
         } else {
             ownLog = new KafkaLog(spec.kafka());
             log = ownLog;
         }
-        watch = new JobWatch(log, spec.job(), new EventPrinter(out, System.nanoTime(), () -> watch.view()));
-        Quiesce q = spec.quiesce();
+        if (spec.launcher() != null) {
+            launcher = new SiteLauncher(log, spec.job(), spec.launcher(), program.command(), out);
+        }
+        EventPrinter printer = new EventPrinter(out, System.nanoTime(), () -> watch.view());
+        watch = new JobWatch(log, spec.job(), e -> {
+            printer.accept(e);
+            if (launcher != null && e instanceof Event.LauncherRequested r) {
+                launcher.request(r);
+            }
+        });
+        Quiesce q = program.quiesce();
         log.append(new Event.JobStarted(spec.job(), spec.ranks(), spec.interval().toMillis(), spec.autoRecover(), store,
-                node, placement.toString(), new LaunchSpec(spec.command(), q.method(), q.timeout().toMillis(), q.signal(),
-                LaunchSpec.withoutSecrets(spec.settings()))));
+                node, placement.toString(), new LaunchSpec(program.command(), q.method(), q.timeout().toMillis(), q.signal(),
+                LaunchSpec.withoutSecrets(program.settings()))));
         out.printf(java.util.Locale.ROOT, "ferry: job %s: %d ranks on %s, checkpoint every %.1f s, store %s, log %s%n",
-                spec.job(), spec.ranks(), placement.nodes().size() == 1 ? placement.nodes().get(0)
+                spec.job(), spec.ranks(), placement.byLauncher() ? "the nodes its launcher picks"
+                        : placement.nodes().size() == 1 ? placement.nodes().get(0)
                         : placement.nodes().size() + " nodes (" + placement + ")",
                 spec.interval().toMillis() / 1000.0, store, log.bootstrapServers());
-        awaitNodes(placement);
+        if (placement.byLauncher()) {
+            awaitCoordinator(watch.attemptsAtStart(LAUNCH_PATIENCE));
+        } else {
+            awaitNodes(placement);
+        }
+    }
+
+    /** A launcher's job waits for the coordinator's first launch request: no coordinator, no job. */
+    private void awaitCoordinator(int attemptsBefore) throws InterruptedException {
+        long deadline = System.nanoTime() + LAUNCH_PATIENCE.toNanos();
+        while (watch.view().map(j -> j.launchAttempt() <= attemptsBefore && !j.finished()).orElse(true)) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("no coordinator took job " + spec.job() + " within "
+                        + LAUNCH_PATIENCE.toSeconds() + " s: is `ferry coordinator` running on " + spec.kafka() + "?");
+            }
+            Thread.sleep(100);
+        }
     }
 
     /**
@@ -121,6 +160,13 @@ final class JobRunner implements Closeable {
         }
     }
 
+    /** Stops the site's launcher, if it runs one (mpirun stops its ranks). */
+    void stopLauncher() {
+        if (launcher != null) {
+            launcher.close();
+        }
+    }
+
     /** This host's agent of the job, in the one-node cluster. */
     Optional<NodeAgent> agent() {
         return agents == null ? Optional.empty() : agents.agent(spec.job());
@@ -144,6 +190,7 @@ final class JobRunner implements Closeable {
         if (watch != null) {
             watch.close();
         }
+        stopLauncher();
         if (agents != null) {
             agents.close();
         }

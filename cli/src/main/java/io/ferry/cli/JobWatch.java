@@ -29,6 +29,9 @@ final class JobWatch implements Closeable {
     private final Consumer<Event> listener;
     private final Thread thread;
     private volatile boolean running = true;
+    /** Whether the watch has folded a JobStarted of its job appended after it began (this run's own start). */
+    private volatile boolean ownStart;
+    private volatile int attemptsAtStart;
 
     JobWatch(KafkaLog log, String job, Consumer<Event> listener) {
         this.job = job;
@@ -53,10 +56,15 @@ final class JobWatch implements Closeable {
                     if (!e.job().equals(job)) {
                         continue;
                     }
+                    boolean fresh = r.offset() >= startedAt.getOrDefault(new TopicPartition(r.topic(), r.partition()), 0L);
                     synchronized (this) {
-                        jobs.apply(e, r.timestamp());
+                        JobView j = jobs.apply(e, r.timestamp());
+                        if (fresh && e instanceof Event.JobStarted) {
+                            attemptsAtStart = j.launchAttempt();
+                            ownStart = true;
+                        }
                     }
-                    if (r.offset() >= startedAt.getOrDefault(new TopicPartition(r.topic(), r.partition()), 0L)) {
+                    if (fresh) {
                         listener.accept(e);
                     }
                 }
@@ -72,8 +80,29 @@ final class JobWatch implements Closeable {
         return jobs.get(job);
     }
 
-    /** Waits for the job to finish; returns whether every rank exited 0. */
+    /**
+     * The launcher attempts the job had when this run's start was folded: the coordinator's
+     * answer to this start is the next one. Waits (bounded) for the start to come round.
+     */
+    int attemptsAtStart(Duration max) throws InterruptedException {
+        awaitOwnStart(max);
+        return attemptsAtStart;
+    }
+
+    private void awaitOwnStart(Duration max) throws InterruptedException {
+        long deadline = System.nanoTime() + max.toNanos();
+        while (!ownStart) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("job " + job + ": its start did not come back from the log within "
+                        + max.toSeconds() + " s");
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    /** Waits for the job (as this run started it, not an earlier run's end) to finish; returns whether it succeeded. */
     boolean awaitFinish() throws InterruptedException {
+        awaitOwnStart(Duration.ofMinutes(5));
         while (true) {
             Optional<Boolean> done = view().flatMap(JobView::success);
             if (done.isPresent()) {

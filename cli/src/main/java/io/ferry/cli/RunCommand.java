@@ -41,6 +41,12 @@ final class RunCommand implements Callable<Integer> {
     String placement;
     @Option(names = "--map", paramLabel = "RANKS:NODE,...", description = "Instead of --nodes: an explicit map, e.g. 0-3:n1,4-7:n2.")
     String map;
+    @Option(names = "--launch", paramLabel = "'LAUNCHER ARGS'", description = {"The site's launcher starts the ranks:",
+            "Ferry runs `LAUNCHER ARGS ferry rank --job J -- PROGRAM ARGS` (e.g. --launch 'mpirun -n 64 --hostfile h'",
+            "or 'srun -n 64'); each rank joins the `ferry agent` of its node. With --auto-recover a failure stops the",
+            "launcher and runs it again from the newest established generation. With --kafka, agents must run on",
+            "every node; without, everything runs on this host."})
+    String launch;
     @Option(names = "--capture-timeout", defaultValue = "60s", paramLabel = "DURATION",
             description = "How long a checkpoint waits for every rank. Default ${DEFAULT-VALUE}.")
     String captureTimeout;
@@ -77,6 +83,26 @@ final class RunCommand implements Callable<Integer> {
         };
     }
 
+    /** --launch: the launcher places the ranks; only the cooperative protocol restarts ranks it did not start. */
+    private void checkLauncher(io.ferry.model.Placement where) throws java.io.IOException {
+        if (where != null) {
+            throw new IllegalArgumentException("--launch places the ranks by the launcher's own rules: drop --nodes/--map"
+                    + " (give the launcher its hostfile)");
+        }
+        if (launch.isBlank()) {
+            throw new IllegalArgumentException("--launch needs the launcher's command, e.g. --launch 'mpirun -n " + ranks + "'");
+        }
+        if (!"app".equals(capture)) {
+            throw new IllegalArgumentException("--launch works with --capture app (the cooperative protocol); " + capture
+                    + " restores a process image itself, which a launcher cannot start");
+        }
+        if (kafka != null && store == null) {
+            throw new IllegalArgumentException("--launch with --kafka: give --store (a store every node reaches: a Lustre"
+                    + " path, hdfs://, s3://)");
+        }
+        SiteLauncher.shim(); // bin/ferry-rank must be there before anything starts
+    }
+
     @Override
     public Integer call() throws Exception {
         io.ferry.model.Names.requireJob(job);
@@ -96,17 +122,23 @@ final class RunCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--nodes and --map submit to running agents: give --kafka (the coordinator's"
                     + " log) and --store (a store every node reaches: a Lustre path, hdfs://, s3://)");
         }
+        if (launch != null) {
+            checkLauncher(where);
+        }
         JobRunner.Spec spec = new JobRunner.Spec(job, ranks, every, autoRecover,
-                store != null ? store : h.store().toString(), h, kafka, new Quiesce(capture, Durations.parse(captureTimeout), signal), command,
-                settings, http, where);
+                store != null ? store : h.store().toString(), h, kafka, http, where, launch,
+                new JobRunner.Program(command, new Quiesce(capture, Durations.parse(captureTimeout), signal), settings));
         try (JobRunner runner = new JobRunner(spec)) {
-            Runtime.getRuntime().addShutdownHook(new Thread(() -> runner.agent().ifPresent(a -> {
-                try {
-                    a.stopRanks(); // the ranks of this host must not outlive ferry run
-                } catch (InterruptedException | RuntimeException ignored) {
-                    // exiting anyway
-                }
-            })));
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                runner.stopLauncher(); // mpirun stops the ranks it started
+                runner.agent().ifPresent(a -> {
+                    try {
+                        a.stopRanks(); // the ranks of this host must not outlive ferry run
+                    } catch (InterruptedException | RuntimeException ignored) {
+                        // exiting anyway
+                    }
+                });
+            }));
             runner.start(System.out);
             boolean ok = runner.awaitFinish();
             runner.settle(Duration.ofSeconds(60));

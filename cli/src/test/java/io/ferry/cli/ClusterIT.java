@@ -4,18 +4,13 @@ import io.ferry.staging.internal.FileTrees;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -148,39 +143,5 @@ class ClusterIT {
         Process p = pb.redirectErrorStream(true).start();
         started.add(p);
         return new Lines(p, "p" + started.size());
-    }
-
-    /** Every line a child prints, kept and echoed (prefixed), so a test can wait for one. */
-    private static final class Lines {
-        final List<String> lines = new CopyOnWriteArrayList<>();
-
-        Lines(Process p, String name) {
-            Thread t = new Thread(() -> {
-                try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-                    String l;
-                    while ((l = r.readLine()) != null) {
-                        lines.add(l);
-                        System.out.println("[" + name + "] " + l);
-                    }
-                } catch (IOException ignored) {
-                    // the process is gone
-                }
-            });
-            t.setDaemon(true);
-            t.start();
-        }
-
-        String await(String what, Predicate<String> match) throws InterruptedException {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-            while (System.nanoTime() < deadline) {
-                for (String l : lines) {
-                    if (match.test(l)) {
-                        return l;
-                    }
-                }
-                Thread.sleep(50);
-            }
-            throw new AssertionError("timed out waiting for " + what + ": " + String.join("\n", lines));
-        }
     }
 }

@@ -210,6 +210,14 @@ public final class Coordinator implements Closeable {
         }
         if (c instanceof Command.RequestCheckpoint rc) {
             requested.add(rc.job());
+        } else if (c instanceof Command.KillRank k) { // ferry chaos: to the node that runs the rank
+            jobs.get(k.job()).filter(j -> j.placement != null && !j.finished() && k.rank() < j.ranks()).ifPresentOrElse(j -> {
+                try {
+                    log.send(j.placement.nodeOf(k.rank()), k);
+                } catch (IllegalArgumentException notJoined) {
+                    System.err.println("ferry coordinator: chaos: rank " + k.rank() + " of " + k.job() + " runs nowhere yet");
+                }
+            }, () -> System.err.println("ferry coordinator: chaos: no running job " + k.job() + " with rank " + k.rank()));
         } else if (c instanceof Command.Restart rs) {
             jobs.get(rs.job()).filter(j -> j.started != null && !j.finished()).ifPresent(j -> {
                 if (rs.generation() >= 0) {
@@ -224,7 +232,12 @@ public final class Coordinator implements Closeable {
     private void react(Event e, JobView j, boolean resumedAfterFailure) {
         if (e instanceof Event.JobStarted) {
             recovery.onStarted(j, resumedAfterFailure);
-        } else if (e instanceof Event.RankExited x && j.started != null && !j.finished()) {
+        } else if (e instanceof Event.RanksJoined r && j.started != null && !j.finished()) {
+            recovery.onRanksJoined(j, r);
+        } else if (e instanceof Event.LauncherExited x && j.started != null && !j.finished()) {
+            onLauncherExited(j, x);
+        } else if (e instanceof Event.RankExited x && j.started != null && !j.finished()
+                && x.exitCode() != Event.RankExited.UNKNOWN_EXIT) { // a launcher's rank: its launcher reports
             if (x.exitCode() != 0) {
                 String cause = "rank " + x.rank() + " exited with " + x.exitCode();
                 if (!j.started.autoRecover()) {
@@ -254,6 +267,28 @@ public final class Coordinator implements Closeable {
                     log.append(p);
                 });
             }
+        }
+    }
+
+    /** The site's launcher ended: the job is done, or failed, or rolls back (only its current attempt counts). */
+    private void onLauncherExited(JobView j, Event.LauncherExited x) {
+        if (x.attempt() != j.launchAttempt) {
+            return; // an earlier attempt, stopped for a rollback already decided
+        }
+        if (x.exitCode() == 0) {
+            finish(j, true, "the launcher exited 0");
+            return;
+        }
+        String cause = "the launcher exited with " + x.exitCode();
+        if (!j.placement.complete()) {
+            int joined = j.placement.nodes().stream().mapToInt(n -> j.placement.ranksOn(n).size()).sum();
+            finish(j, false, cause + " before every rank joined (" + joined + " of " + j.ranks() + "): does every node it"
+                    + " starts ranks on run `ferry agent`? (see the launcher's output)");
+        } else if (!j.started.autoRecover()) {
+            finish(j, false, cause + " and the job did not ask for --auto-recover");
+        } else if (j.pendingRollback == null) {
+            j.pendingRollback = cause; // let staging of generations captured before the failure finish first
+            j.pendingSinceMillis = clock.millis();
         }
     }
 
@@ -322,7 +357,7 @@ public final class Coordinator implements Closeable {
             return false;
         }
         String cause = "node " + silent + " sent no heartbeat for " + (now - j.lastHeartbeatMillis(silent)) / 1000 + " s";
-        if (j.started.autoRecover() && j.placement.nodes().size() > 1
+        if (j.started.autoRecover() && j.placement.nodes().size() > 1 && !j.placement.byLauncher()
                 && recovery.moveOffLostNode(j, silent, now, heartbeatTimeoutMillis)) {
             return true;
         }
@@ -353,7 +388,8 @@ public final class Coordinator implements Closeable {
     /** Requests the next generation of {@code job} unless it cannot take one now; returns whether it did. */
     private boolean requestCheckpoint(String job, String why) {
         JobView j = jobs.get(job).orElse(null);
-        if (j == null || j.started == null || j.finished() || j.capturing() || j.recovering || j.pendingRollback != null) {
+        if (j == null || j.started == null || j.finished() || j.capturing() || j.recovering || j.pendingRollback != null
+                || !j.allRanksRunning()) {
             return false;
         }
         long g = j.nextGeneration();

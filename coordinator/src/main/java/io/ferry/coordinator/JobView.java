@@ -25,6 +25,12 @@ public final class JobView {
     long pendingSinceMillis;
     /** Nodes that reported {@link Event.ImagesRestored} for the current rollback. */
     final java.util.Set<String> restoredNodes = new java.util.TreeSet<>();
+    /** A launcher's ranks adopted by their nodes' agents in its current attempt (restored, or from the beginning). */
+    final java.util.BitSet restoredRanks = new java.util.BitSet();
+    /** The site launcher's current attempt (0: none yet), the generation its ranks restart from, and why. */
+    int launchAttempt;
+    long launchGeneration = -1;
+    String launchCause = "";
     long lastRequestMillis;
     /** Log time of each node's newest heartbeat (or of the job's start or placement, before any). */
     final Map<String, Long> heartbeats = new TreeMap<>();
@@ -121,6 +127,16 @@ public final class JobView {
     /** Whether a rollback was started and not every node has restored its ranks yet. */
     public boolean recovering() {
         return recovering;
+    }
+
+    /** Whether every rank runs: always for ranks Ferry launches; a launcher's once every rank was adopted. */
+    public boolean allRanksRunning() {
+        return placement != null && (!placement.byLauncher() || restoredRanks.cardinality() >= ranks());
+    }
+
+    /** The site launcher's current attempt: 0 for a job whose ranks Ferry launches itself. */
+    public int launchAttempt() {
+        return launchAttempt;
     }
 
     /** Whether {@code node} has sent a heartbeat of this job since the job was started or placed there. */

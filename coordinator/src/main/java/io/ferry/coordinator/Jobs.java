@@ -55,8 +55,10 @@ public final class Jobs {
             }
         } else if (e instanceof Event.CaptureFailed f) {
             GenerationView g = gen(j, f.generation());
-            g.state = GenerationView.State.FAILED;
-            g.failure = f.reason();
+            if (g.state != GenerationView.State.FAILED) { // the first reason stands (each node may report one)
+                g.state = GenerationView.State.FAILED;
+                g.failure = f.reason();
+            }
         } else if (e instanceof Event.ImageStaged s) {
             GenerationView g = gen(j, s.generation());
             g.staged.add(s.rank());
@@ -86,10 +88,36 @@ public final class Jobs {
             if (j.placement != null) {
                 j.placement.ranksOn(r.node()).stream().forEach(j.exits::remove); // their new lives begin
             }
+            boolean byLauncher = j.placement != null && j.placement.byLauncher();
+            if (byLauncher && r.generation() == j.launchGeneration) { // a launcher's ranks: adopted, now they run
+                r.sources().keySet().forEach(j.restoredRanks::set);
+                if (j.restoredRanks.cardinality() >= j.ranks()) {
+                    j.lastRequestMillis = timestampMillis; // the first interval starts once every rank runs
+                }
+            }
             if (j.recovering && r.generation() == j.recoveryGeneration) {
                 j.restoredNodes.add(r.node());
-                j.recovering = j.placement != null && !j.restoredNodes.containsAll(j.placement.nodes());
+                if (byLauncher) { // nodes are known only as ranks join
+                    j.recovering = j.restoredRanks.cardinality() < j.ranks();
+                } else {
+                    j.recovering = j.placement != null && !j.restoredNodes.containsAll(j.placement.nodes());
+                }
             }
+        } else if (e instanceof Event.RanksJoined r) {
+            if (j.placement != null && j.placement.byLauncher() && r.generation() == j.launchGeneration) {
+                j.placement = j.placement.joining(r.node(), r.rankSet());
+                j.heartbeats.putIfAbsent(r.node(), timestampMillis);
+            }
+        } else if (e instanceof Event.LauncherRequested l) {
+            j.launchAttempt = Math.max(j.launchAttempt, l.attempt());
+            j.launchGeneration = l.generation();
+            j.launchCause = l.cause();
+            j.restoredRanks.clear();
+            if (j.started != null) {
+                placed(j, io.ferry.model.Placement.launcher(j.ranks()), timestampMillis); // learned anew as ranks join
+            }
+        } else if (e instanceof Event.LauncherExited) {
+            // the coordinator's to act on (it finishes or rolls back the job): nothing to fold
         } else if (e instanceof Event.RestoreFailed f) {
             if (f.generation() < 0) {
                 j.launchFailure = "node " + f.node() + ": " + f.reason();
@@ -112,6 +140,10 @@ public final class Jobs {
                         }
                     });
         } else if (e instanceof Event.JobFinished f) {
+            j.generations.values().stream().filter(g -> g.state == GenerationView.State.OPEN).forEach(g -> {
+                g.state = GenerationView.State.FAILED;
+                g.failure = "the job ended before every rank was captured";
+            });
             j.success = f.success();
             j.finishedAtMillis = timestampMillis;
             j.finishDetail = f.detail();

@@ -82,7 +82,24 @@ final class Recovery {
         return false;
     }
 
+    /**
+     * Starts the job's ranks from {@code g}: Ferry's own launch on each node of the placement,
+     * or, for ranks the site's launcher places, a request to the job's submitter to run the
+     * launcher again (its ranks join their nodes' agents, which then get an adopting launch).
+     */
     private void launchAll(JobView j, long g, String cause) {
+        if (j.started.where().byLauncher()) {
+            int attempt = j.launchAttempt + 1;
+            log.append(new Event.LauncherRequested(j.job, attempt, g, cause));
+            synchronized (lock) { // until the event comes back round: the old attempt's exit is ignored
+                j.launchAttempt = attempt;
+                j.launchGeneration = g;
+                j.launchCause = cause;
+                j.placement = Placement.launcher(j.ranks());
+                j.restoredRanks.clear();
+            }
+            return;
+        }
         for (String node : j.placement.nodes()) {
             log.send(node, launch(j, node, g, j.placement.ranksOn(node).toString(), cause));
         }
@@ -90,6 +107,14 @@ final class Recovery {
 
     private static Command.Launch launch(JobView j, String node, long g, String ranks, String cause) {
         return new Command.Launch(j.job, node, g, ranks, j.ranks(), j.started.store(), j.started.launch(), cause);
+    }
+
+    /** Ranks of the current launcher attempt joined {@code node}: its agent restores them and lets them run. */
+    void onRanksJoined(JobView j, Event.RanksJoined r) {
+        if (r.generation() == j.launchGeneration && j.placement.byLauncher()) {
+            log.send(r.node(), new Command.Launch(j.job, r.node(), r.generation(), r.ranks(), j.ranks(), j.started.store(),
+                    j.started.launch(), j.launchCause, true));
+        }
     }
 
     /** The job is over: every node finishes staging and lets go of it. */

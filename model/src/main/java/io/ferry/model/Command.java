@@ -21,9 +21,12 @@ public sealed interface Command {
      * @param ranks  the ranks this node runs ({@link RankSet}'s text form)
      * @param nranks the job's size
      * @param cause  why: "start", or what triggered the rollback
+     * @param adopt  the ranks were started by the site's launcher and wait, registered with
+     *               the agent ({@code ferry rank}): restore their images and let them go on,
+     *               leaving the node's other ranks of the job alone
      */
     record Launch(String job, String node, long generation, String ranks, int nranks, String store, LaunchSpec launch,
-                  String cause) implements Command {
+                  String cause, boolean adopt) implements Command {
         public Launch {
             Names.requireJob(job);
             Placement.requireNode(node);
@@ -32,8 +35,39 @@ public sealed interface Command {
             java.util.Objects.requireNonNull(store, "store");
         }
 
+        public Launch(String job, String node, long generation, String ranks, int nranks, String store, LaunchSpec launch,
+                      String cause) {
+            this(job, node, generation, ranks, nranks, store, launch, cause, false);
+        }
+
         public RankSet rankSet() {
             return RankSet.parse(ranks);
+        }
+    }
+
+    /** Agent ({@code ferry chaos kill-rank}): SIGKILL rank {@code rank} of the job, as a crash would. */
+    record KillRank(String job, int rank) implements Command {
+        public KillRank {
+            Names.requireJob(job);
+            if (rank < 0) {
+                throw new IllegalArgumentException("rank must be >= 0, got " + rank);
+            }
+        }
+    }
+
+    /**
+     * Agent ({@code ferry chaos kill-node}): the node is lost, as a power cut would do it: every
+     * rank of every job there is SIGKILLed, the node's cache directory removed, and the agent
+     * ends at once without a word. Not about one job: {@link #job()} is empty.
+     */
+    record KillNode(String node) implements Command {
+        public KillNode {
+            Placement.requireNode(node);
+        }
+
+        @Override
+        public String job() {
+            return "";
         }
     }
 

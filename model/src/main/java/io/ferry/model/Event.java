@@ -152,9 +152,55 @@ public sealed interface Event {
         }
     }
 
-    /** A rank's process ended. */
+    /**
+     * A rank's process ended. {@link #UNKNOWN_EXIT} for a rank the site's launcher started
+     * (its exit code is the launcher's to know; {@link LauncherExited} reports it).
+     */
     record RankExited(String job, int rank, int exitCode) implements Event {
+        public static final int UNKNOWN_EXIT = -1;
+
         public RankExited {
+            Names.requireJob(job);
+        }
+    }
+
+    /**
+     * Ranks started by the site's launcher ({@code ferry rank}) registered with {@code node}'s
+     * agent, to restart from {@code generation} (-1: from the beginning). The coordinator
+     * learns the placement from these and answers each with a {@link Command.Launch} that
+     * adopts them.
+     *
+     * @param ranks {@link RankSet}'s text form
+     */
+    record RanksJoined(String job, long generation, String node, String ranks) implements Event {
+        public RanksJoined {
+            Names.requireJob(job);
+            Placement.requireNode(node);
+            RankSet.parse(ranks);
+        }
+
+        public RankSet rankSet() {
+            return RankSet.parse(ranks);
+        }
+    }
+
+    /**
+     * The coordinator asks the job's submitter ({@code ferry run --launch}) to (re)run the
+     * site's launcher, its ranks restarting from {@code generation} (-1: from the beginning);
+     * any launcher of an earlier attempt is stopped first.
+     */
+    record LauncherRequested(String job, int attempt, long generation, String cause) implements Event {
+        public LauncherRequested {
+            Names.requireJob(job);
+            if (attempt < 1) {
+                throw new IllegalArgumentException("launcher attempt must be >= 1, got " + attempt);
+            }
+        }
+    }
+
+    /** The site's launcher of {@code attempt} exited by itself with {@code exitCode} (0: every rank succeeded). */
+    record LauncherExited(String job, int attempt, int exitCode) implements Event {
+        public LauncherExited {
             Names.requireJob(job);
         }
     }

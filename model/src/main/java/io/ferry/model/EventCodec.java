@@ -27,9 +27,11 @@ public final class EventCodec {
             type(Event.SnapshotEstablished.class), type(Event.RankExited.class), type(Event.RecoveryStarted.class),
             type(Event.JobFinished.class), type(Event.Heartbeat.class), type(Event.StoreHealthReported.class),
             type(Event.PredictionMade.class), type(Event.CacheReported.class), type(Event.ImagesRestored.class),
-            type(Event.RestoreFailed.class), type(Event.JobPlaced.class),
+            type(Event.RestoreFailed.class), type(Event.JobPlaced.class), type(Event.RanksJoined.class),
+            type(Event.LauncherRequested.class), type(Event.LauncherExited.class),
             type(Command.Capture.class), type(Command.Launch.class), type(Command.Release.class),
-            type(Command.Restart.class), type(Command.RequestCheckpoint.class));
+            type(Command.Restart.class), type(Command.RequestCheckpoint.class), type(Command.KillRank.class),
+            type(Command.KillNode.class));
 
     private EventCodec() {}
 

@@ -12,8 +12,11 @@ import java.util.regex.Pattern;
  * Which node runs which rank of a job. Written as text in {@link Event.JobStarted}:
  * {@code block:A,B,C} (consecutive ranks per node, as {@code mpirun --map-by slot}),
  * {@code cyclic:A,B,C} (rank r on node r mod n, as {@code --map-by node}) or
- * {@code map:0-3:A,4-7:B} (a hostfile-like map covering every rank exactly once). The text
- * stays a few bytes per node however many ranks there are. Immutable.
+ * {@code map:0-3:A,4-7:B} (a hostfile-like map covering every rank exactly once), or
+ * {@code launcher:0-3:A,...} (the site's launcher placed the ranks, {@code mpirun} or
+ * {@code srun}: Ferry learns each node's ranks as they join, so the map may be partial,
+ * {@link #complete()} once every rank joined). The text stays a few bytes per node however
+ * many ranks there are. Immutable.
  */
 public final class Placement {
     private static final Pattern NODE = Pattern.compile("[A-Za-z0-9._-]{1,128}");
@@ -54,7 +57,57 @@ public final class Placement {
 
     /** A map {@code "0-3:A,4-7:B"}: each rank of 0..ranks-1 exactly once. */
     public static Placement map(String spec, int ranks) {
+        return map(spec, ranks, false);
+    }
+
+    /** Ranks placed by the site's launcher, none joined yet. */
+    public static Placement launcher(int ranks) {
+        return new Placement("launcher", requireRanks(ranks), List.of(), Map.of());
+    }
+
+    /** Whether the ranks are placed by the site's launcher (nodes known once ranks join). */
+    public boolean byLauncher() {
+        return kind.equals("launcher");
+    }
+
+    /** Whether every rank has a node (always, except for a launcher's placement still being joined). */
+    public boolean complete() {
+        return !byLauncher() || map.values().stream().mapToInt(RankSet::size).sum() == ranks;
+    }
+
+    /** A launcher's placement with {@code joined} ranks on {@code node} as well (a rank joining anew moves there). */
+    public Placement joining(String node, RankSet joined) {
+        if (!byLauncher()) {
+            throw new IllegalStateException("ranks join only a placement made by a launcher, not " + kind);
+        }
+        requireNode(node);
+        Map<String, java.util.BitSet> sets = new LinkedHashMap<>();
+        for (String n : nodes) {
+            java.util.BitSet b = new java.util.BitSet();
+            map.get(n).stream().filter(r -> !joined.contains(r)).forEach(b::set);
+            sets.put(n, b);
+        }
+        java.util.BitSet here = sets.computeIfAbsent(node, n -> new java.util.BitSet());
+        joined.stream().forEach(r -> {
+            if (r >= ranks) {
+                throw new IllegalArgumentException("rank " + r + " joined, but the job has " + ranks + " ranks");
+            }
+            here.set(r);
+        });
+        Map<String, RankSet> out = new LinkedHashMap<>();
+        sets.forEach((n, b) -> {
+            if (!b.isEmpty()) {
+                out.put(n, RankSet.of(b.stream()));
+            }
+        });
+        return new Placement("launcher", ranks, new ArrayList<>(out.keySet()), Map.copyOf(out));
+    }
+
+    private static Placement map(String spec, int ranks, boolean partial) {
         requireRanks(ranks);
+        if (partial && spec.isEmpty()) {
+            return launcher(ranks);
+        }
         Map<String, StringBuilder> perNode = new LinkedHashMap<>();
         for (String part : spec.split(",", -1)) {
             int colon = part.lastIndexOf(':');
@@ -80,6 +133,9 @@ public final class Placement {
             covered += s.size();
             sets.put(e.getKey(), s);
         }
+        if (partial) {
+            return new Placement("launcher", ranks, new ArrayList<>(sets.keySet()), Map.copyOf(sets));
+        }
         if (covered != ranks) {
             throw new IllegalArgumentException("--map places " + covered + " of the job's " + ranks + " ranks; rank "
                     + seen.nextClearBit(0) + " has no node");
@@ -91,7 +147,8 @@ public final class Placement {
     public static Placement parse(String text, int ranks) {
         int colon = text == null ? -1 : text.indexOf(':');
         if (colon < 0) {
-            throw new IllegalArgumentException("bad placement '" + text + "': block:NODES, cyclic:NODES or map:RANKS:NODE,...");
+            throw new IllegalArgumentException("bad placement '" + text
+                    + "': block:NODES, cyclic:NODES, map:RANKS:NODE,... or launcher:[RANKS:NODE,...]");
         }
         String kind = text.substring(0, colon);
         String rest = text.substring(colon + 1);
@@ -99,7 +156,8 @@ public final class Placement {
             case "block" -> block(ranks, List.of(rest.split(",", -1)));
             case "cyclic" -> cyclic(ranks, List.of(rest.split(",", -1)));
             case "map" -> map(rest, ranks);
-            default -> throw new IllegalArgumentException("unknown placement '" + kind + "': block, cyclic or map");
+            case "launcher" -> map(rest, ranks, true);
+            default -> throw new IllegalArgumentException("unknown placement '" + kind + "': block, cyclic, map or launcher");
         };
     }
 
@@ -143,7 +201,8 @@ public final class Placement {
         return switch (kind) {
             case "block" -> nodes.get(blockIndex(rank));
             case "cyclic" -> nodes.get(rank % nodes.size());
-            default -> map.entrySet().stream().filter(e -> e.getValue().contains(rank)).findFirst().orElseThrow().getKey();
+            default -> map.entrySet().stream().filter(e -> e.getValue().contains(rank)).findFirst()
+                    .orElseThrow(() -> new IllegalArgumentException("rank " + rank + " has not joined yet")).getKey();
         };
     }
 
@@ -199,10 +258,10 @@ public final class Placement {
 
     @Override
     public String toString() {
-        if (!kind.equals("map")) {
+        if (!kind.equals("map") && !byLauncher()) {
             return kind + ":" + String.join(",", nodes);
         }
-        StringBuilder b = new StringBuilder("map:");
+        StringBuilder b = new StringBuilder(kind).append(':');
         String sep = "";
         for (String n : nodes) {
             for (String range : map.get(n).toString().split(",")) {

@@ -25,6 +25,9 @@ class EventCodecTest {
                 new Event.ImagesRestored("j", 2, "n1", Map.of(0, "local", 1, "remote")),
                 new Event.RestoreFailed("j", 2, "n1", "no tier holds rank 1"),
                 new Event.JobPlaced("j", "map:0-3:n1,4-7:n3", "node n2 lost"),
+                new Event.RanksJoined("j", 3, "n1", "0-3,7"), new Event.LauncherRequested("j", 2, 3, "rank 3 exited"),
+                new Event.LauncherExited("j", 2, 137),
+                new Event.JobStarted("j", 8, 0, true, "file:/s", "login1", "launcher:", LaunchSpec.of(List.of("./sim"))),
                 new Event.JobStarted("j", 8, 0, false, "file:/s", "login1", "block:n1,n2",
                         new LaunchSpec(List.of("./sim", "in.cfg"), "app", 30_000, "USR2", Map.of("s3.region", "eu"))),
                 new Event.JobFinished("j", true, "all ranks exited 0"), new Event.Heartbeat("j", "n0"),
@@ -36,7 +39,9 @@ class EventCodecTest {
         }
         for (Command c : List.of(new Command.Capture("j", 5), new Command.Release("j"), new Command.Restart("j", -1, "user"),
                 new Command.RequestCheckpoint("j"), new Command.Launch("j", "n2", 4, "4-7", 8, "file:/s",
-                        LaunchSpec.of(List.of("./sim")), "rank 3 exited with 137"))) {
+                        LaunchSpec.of(List.of("./sim")), "rank 3 exited with 137"),
+                new Command.Launch("j", "n2", -1, "4", 8, "file:/s", LaunchSpec.of(List.of("./sim")), "joined", true),
+                new Command.KillRank("j", 4), new Command.KillNode("n2"))) {
             assertEquals(c, EventCodec.decodeCommand(EventCodec.encode(c)));
         }
     }

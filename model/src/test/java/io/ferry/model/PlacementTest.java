@@ -5,6 +5,7 @@ import org.junit.jupiter.api.Test;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -52,6 +53,28 @@ class PlacementTest {
         assertEquals("0-1", p.ranksOn("a").toString());
         assertEquals("2-5", p.ranksOn("c").toString());
         assertEquals("", p.ranksOn("b").toString());
+    }
+
+    @Test
+    void aLauncherPlacementLearnsItsNodesAsRanksJoin() {
+        Placement p = Placement.launcher(6);
+        assertTrue(p.byLauncher());
+        assertFalse(p.complete());
+        assertEquals(List.of(), p.nodes());
+        assertEquals("launcher:", p.toString());
+        p = p.joining("h1", RankSet.parse("2-3")).joining("h0", RankSet.parse("0-1"));
+        assertEquals("launcher:2-3:h1,0-1:h0", p.toString());
+        assertEquals(p, Placement.parse(p.toString(), 6));
+        assertFalse(p.complete());
+        assertThrows(IllegalArgumentException.class, () -> Placement.launcher(6).nodeOf(4));
+        // a rank registering again on another node (a relaunch) moves there
+        p = p.joining("h2", RankSet.parse("3-5"));
+        assertTrue(p.complete());
+        assertEquals("2", p.ranksOn("h1").toString());
+        assertEquals("h2", p.nodeOf(3));
+        assertEquals(List.of("h1", "h0", "h2"), p.nodes());
+        assertThrows(IllegalArgumentException.class, () -> Placement.launcher(6).joining("h0", RankSet.parse("6")));
+        assertThrows(IllegalStateException.class, () -> Placement.single(2, "h0").joining("h1", RankSet.parse("1")));
     }
 
     @Test

@@ -1,0 +1,45 @@
+package io.ferry.cli;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+/** Every line a child process prints, kept and echoed (prefixed), so a test can wait for one. */
+final class Lines {
+    final List<String> lines = new CopyOnWriteArrayList<>();
+
+    Lines(Process p, String name) {
+        Thread t = new Thread(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                String l;
+                while ((l = r.readLine()) != null) {
+                    lines.add(l);
+                    System.out.println("[" + name + "] " + l);
+                }
+            } catch (IOException ignored) {
+                // the process is gone
+            }
+        });
+        t.setDaemon(true);
+        t.start();
+    }
+
+    /** The first line (printed so far or within two minutes) that matches. */
+    String await(String what, Predicate<String> match) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (System.nanoTime() < deadline) {
+            for (String l : lines) {
+                if (match.test(l)) {
+                    return l;
+                }
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError("timed out waiting for " + what + ": " + String.join("\n", lines));
+    }
+}

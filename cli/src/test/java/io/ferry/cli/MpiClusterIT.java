@@ -1,0 +1,195 @@
+package io.ferry.cli;
+
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A real MPI job (Open MPI's mpirun, a C program doing MPI_Allreduce every step) across three
+ * test hosts (network namespaces, each with its own `ferry agent` and cache), started by
+ * `ferry run --launch 'mpirun ...'`: every rank goes through `ferry rank` (the shell shim) and
+ * joins the agent of the host mpirun put it on. A rank is killed (`ferry chaos kill-rank`):
+ * mpirun aborts, Ferry runs it again from the newest established generation, each rank
+ * restoring from its node's cache, and the job ends with the result of an uninterrupted run.
+ * Then a node is lost (`ferry chaos kill-node`): the relaunch on the old hosts cannot start
+ * there and the job fails saying so; the same `ferry run` on the two hosts left resumes it,
+ * the lost node's ranks from the store, the others from their caches. Where namespaces are
+ * refused, only the first part runs (every rank on one host).
+ */
+class MpiClusterIT {
+    private static final int RANKS = 6;
+    private static final int STEPS = 600;
+
+    @TempDir
+    Path tmp;
+    private final List<Process> started = new ArrayList<>();
+
+    @Test
+    void anMpiJobAcrossThreeHostsSurvivesARankKillAndResumesAfterALostNode() throws Exception {
+        Path program = compile();
+        try (TestBed bed = TestBed.create(3)) {
+            System.out.println("MpiClusterIT: " + (bed.namespaces() ? "3 test hosts in network namespaces"
+                    : "every rank on this host (" + bed.fallbackReason() + ")"));
+            String kafka = bed.serviceAddress() + ":" + freePort();
+            Lines coordinator = start(FerryProcess.builder(List.of("-Xmx512m"), "coordinator", "--home",
+                    tmp.resolve("coord").toString(), "--listen", kafka, "--http", "off", "--heartbeat-timeout", "5s"));
+            coordinator.await("the coordinator", l -> l.startsWith("ferry coordinator: serving jobs"));
+            for (int i = 0; i < 3; i++) {
+                Lines agent = start(bed.onHost(i, FerryProcess.builder(List.of("-Xmx256m"), "agent", "--kafka", kafka,
+                        "--node", "n" + i, "--home", tmp.resolve("n" + i).toString(), "--heartbeat", "1s").command()));
+                agent.await("agent n" + i, l -> l.startsWith("ferry agent n"));
+            }
+            Path results = Files.createDirectories(tmp.resolve("results"));
+            String store = tmp.resolve("store").toString();
+            String mpirun = String.join(" ", bed.mpirunArgs(Files.createDirectories(tmp.resolve("mpi")), RANKS, 2));
+
+            Lines run = start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "mpi",
+                    "--ranks", Integer.toString(RANKS), "--interval", "1s", "--auto-recover", "--store", store,
+                    "--launch", mpirun, "--", program.toString(), results.toString(), Integer.toString(STEPS)));
+            if (bed.namespaces()) {
+                for (int i = 0; i < 3; i++) {
+                    String node = "n" + i;
+                    run.await(node + "'s ranks joined", l -> l.contains("joined node " + node));
+                }
+            }
+            run.await("generation 1 established", l -> l.contains("generation 1 established"));
+            chaos(kafka, "kill-rank", "mpi", "4");
+            String rolled = run.await("the rollback", l -> l.contains("recovering: all ranks roll back to generation"));
+            assertTrue(rolled.contains("the launcher exited with"), rolled);
+            long g = generationOf(rolled);
+            run.await("a relaunch", l -> l.matches(".*launcher attempt \\d+, ranks restart from generation " + g + ":.*"));
+            List<String> restored = awaitRestored(run, g, bed.namespaces() ? 3 : 1);
+            assertTrue(restored.stream().noneMatch(l -> l.contains("remote")), "every rank from its node's cache: " + restored);
+            assertEquals(0, waitFor(started.get(started.size() - 1)), String.join("\n", run.lines));
+            assertTrue(run.lines.stream().anyMatch(l -> l.contains("job finished: the launcher exited 0")), run.lines.toString());
+            assertResults(results);
+            if (!bed.namespaces()) {
+                return; // one host: losing it loses everything; ClusterIT covers a lost node on loopback
+            }
+
+            // A node is lost while the job runs: the relaunch on the same hosts cannot start there.
+            Path results2 = Files.createDirectories(tmp.resolve("results2"));
+            Lines second = start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "mpi2",
+                    "--ranks", Integer.toString(RANKS), "--interval", "1s", "--auto-recover", "--store", store,
+                    "--launch", mpirun, "--", program.toString(), results2.toString(), Integer.toString(STEPS)));
+            second.await("generation 1 established", l -> l.contains("generation 1 established"));
+            chaos(kafka, "kill-node", "n1");
+            String failed = second.await("the job fails", l -> l.contains("job FAILED"));
+            assertTrue(failed.contains("before every rank joined"), failed);
+            assertEquals(1, waitFor(started.get(started.size() - 1)));
+
+            // The same ferry run on the hosts left (a new allocation) resumes it: n1's ranks from the store.
+            Path hostfile = Files.writeString(tmp.resolve("mpi").resolve("hostfile2"),
+                    bed.hostAddress(0) + " slots=3\n" + bed.hostAddress(2) + " slots=3\n");
+            String mpirun2 = mpirun.replaceFirst("--hostfile \\S+", "--hostfile " + hostfile);
+            Lines resumed = start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "mpi2",
+                    "--ranks", Integer.toString(RANKS), "--interval", "1s", "--auto-recover", "--store", store,
+                    "--launch", mpirun2, "--", program.toString(), results2.toString(), Integer.toString(STEPS)));
+            String resume = resumed.await("the resume", l -> l.contains("recovering: all ranks roll back to generation"));
+            long g2 = generationOf(resume);
+            List<String> again = awaitRestored(resumed, g2, 2);
+            String n0 = again.stream().filter(l -> l.contains("node n0")).findFirst().orElseThrow();
+            String n2 = again.stream().filter(l -> l.contains("node n2")).findFirst().orElseThrow();
+            assertTrue(n0.contains("0=local") && n0.contains("1=local") && n0.contains("2=remote"), n0);
+            assertTrue(n2.contains("3=remote") && n2.contains("4=local") && n2.contains("5=local"), n2);
+            assertEquals(0, waitFor(started.get(started.size() - 1)), String.join("\n", resumed.lines));
+            assertResults(results2);
+        } finally {
+            for (Process p : started) {
+                p.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
+                p.destroyForcibly();
+            }
+        }
+    }
+
+    /** The MPI program, built with mpicc; the test is skipped (saying why) where Open MPI is not installed. */
+    private Path compile() throws Exception {
+        Path src = tmp.resolve("lcg_allreduce.c");
+        try (var in = getClass().getResourceAsStream("/mpi/lcg_allreduce.c")) {
+            Files.copy(in, src);
+        }
+        Path exe = tmp.resolve("lcg_allreduce");
+        Process cc;
+        try {
+            cc = new ProcessBuilder("mpicc", "-O2", "-o", exe.toString(), src.toString()).redirectErrorStream(true).start();
+        } catch (IOException e) {
+            Assumptions.abort("no mpicc (Debian: openmpi-bin libopenmpi-dev; .ci/run installs them): " + e.getMessage());
+            throw e;
+        }
+        String out = new String(cc.getInputStream().readAllBytes());
+        assertEquals(0, cc.waitFor(), "mpicc: " + out);
+        return exe;
+    }
+
+    private void chaos(String kafka, String... args) throws Exception {
+        List<String> all = new ArrayList<>(List.of("chaos"));
+        all.addAll(List.of(args));
+        all.addAll(List.of("--kafka", kafka));
+        FerryProcess.Result r = FerryProcess.run(List.of("-Xmx256m"), all.toArray(String[]::new));
+        assertEquals(0, r.exit(), r.out() + r.err());
+    }
+
+    /** Each node's "restored generation g" line, once {@code nodes} nodes have restored all ranks. */
+    private static List<String> awaitRestored(Lines run, long g, int nodes) throws InterruptedException {
+        run.await(nodes + " nodes restored " + g, l -> run.lines.stream()
+                .filter(x -> x.contains("restored generation " + g + ",")).count() >= nodes);
+        return run.lines.stream().filter(x -> x.contains("restored generation " + g + ",")).toList();
+    }
+
+    private void assertResults(Path results) throws IOException {
+        long[] x = new long[RANKS];
+        for (int r = 0; r < RANKS; r++) {
+            x[r] = r + 1;
+        }
+        for (int s = 0; s < STEPS; s++) {
+            long sum = 0;
+            for (long v : x) {
+                sum += v % 1000;
+            }
+            for (int r = 0; r < RANKS; r++) {
+                x[r] = (x[r] * 1103515245L + 12345 + sum) % 2147483648L;
+            }
+        }
+        for (int r = 0; r < RANKS; r++) {
+            assertEquals(Long.toString(x[r]), Files.readString(results.resolve("rank-" + r)).trim(), "rank " + r);
+        }
+    }
+
+    private static int waitFor(Process p) throws InterruptedException {
+        assertTrue(p.waitFor(4, TimeUnit.MINUTES), "ferry run did not finish");
+        return p.exitValue();
+    }
+
+    private static long generationOf(String line) {
+        Matcher m = Pattern.compile("generation (\\d+)").matcher(line);
+        if (!m.find()) {
+            throw new AssertionError("no generation in " + line);
+        }
+        return Long.parseLong(m.group(1));
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    private Lines start(ProcessBuilder pb) throws IOException {
+        Process p = pb.redirectErrorStream(true).start();
+        started.add(p);
+        return new Lines(p, "p" + started.size());
+    }
+}
