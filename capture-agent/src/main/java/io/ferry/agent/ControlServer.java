@@ -25,10 +25,14 @@ final class ControlServer implements Closeable {
     private final Path path;
     private final ServerSocketChannel server;
     private final IntFunction<RankProcess> ranks;
+    private final java.util.function.BiConsumer<Integer, Line.RestartFail> restartFailed;
 
-    ControlServer(Path path, IntFunction<RankProcess> ranks) throws IOException {
+    /** @param restartFailed told when a rank says its restart data failed its own check */
+    ControlServer(Path path, IntFunction<RankProcess> ranks, java.util.function.BiConsumer<Integer, Line.RestartFail> restartFailed)
+            throws IOException {
         this.path = path;
         this.ranks = ranks;
+        this.restartFailed = restartFailed;
         Files.deleteIfExists(path);
         server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         server.bind(UnixDomainSocketAddress.of(path));
@@ -70,6 +74,8 @@ final class ControlServer implements Closeable {
                 Line l = Line.parse(text);
                 if (l instanceof Line.Done || l instanceof Line.Fail) {
                     rank.answer(l);
+                } else if (l instanceof Line.RestartFail f) {
+                    restartFailed.accept(hello.rank(), f);
                 } else {
                     throw new IllegalArgumentException("unexpected line from rank " + hello.rank() + ": " + text);
                 }

@@ -70,7 +70,10 @@ public final class NodeAgent implements Closeable {
         this.transparent = config.quiesce().cooperative() ? Optional.empty() : Optional.of(Capturers.of(config.quiesce().method()));
         Files.createDirectories(config.socketDir());
         this.control = new ControlServer(config.socketDir().resolve("ferry-" + config.job() + "-"
-                + ProcessHandle.current().pid() + ".sock"), ranks::get);
+                + ProcessHandle.current().pid() + ".sock"), ranks::get, (rank, f) ->
+                // The whole job rolls back to an older generation; this one is never chosen again.
+                events.accept(new Event.RestoreFailed(config.job(), f.generation(), config.node(), "rank " + rank
+                        + " rejected its restart data: " + (f.reason().isBlank() ? "(no reason given)" : f.reason()))));
         poller.scheduleAtFixedRate(this::heartbeat, 0, heartbeat.toMillis(), TimeUnit.MILLISECONDS);
         stager.execute(this::reportCache);
     }

@@ -29,6 +29,13 @@ public final class RankProcess {
     private volatile SocketChannel channel;
     private CompletableFuture<Line> pending;
     private long pendingGeneration = -1;
+    private final long startedNanos = System.nanoTime();
+    /**
+     * How long after its start a rank that has not said HELLO yet is waited for before it is
+     * taken for a signal-mode rank: a socket-mode program (a JVM, an MPI rank in MPI_Init) may
+     * take a moment to connect, and the signal's default action would end it.
+     */
+    static final java.time.Duration HELLO_GRACE = java.time.Duration.ofSeconds(5);
 
     RankProcess(int rank, Process child, Path ckptDir, String signal) {
         this(rank, child.toHandle(), child, ckptDir, signal);
@@ -99,6 +106,7 @@ public final class RankProcess {
         pending = new CompletableFuture<>();
         pendingGeneration = g;
         CompletableFuture<Line> answer = pending;
+        awaitHelloGrace();
         SocketChannel ch = channel;
         if (ch != null) {
             ByteBuffer b = ByteBuffer.wrap((new Line.Checkpoint(g, dir.toString()).encode() + "\n")
@@ -139,6 +147,19 @@ public final class RankProcess {
             exited();
         }
         return answer;
+    }
+
+    /** Within {@link #HELLO_GRACE} of its start, waits for a live rank's HELLO (bounded by the grace). */
+    private void awaitHelloGrace() throws IOException {
+        long until = startedNanos + HELLO_GRACE.toNanos();
+        while (channel == null && process.isAlive() && System.nanoTime() < until) {
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new java.io.InterruptedIOException("interrupted waiting for rank " + rank + " to connect");
+            }
+        }
     }
 
     /** An answer from the socket: completes the pending request of the same generation. */

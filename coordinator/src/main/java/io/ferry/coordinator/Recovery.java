@@ -47,9 +47,12 @@ final class Recovery {
         rollBack(j, j.newestUsable(belowExclusive).map(GenerationView::generation).orElse(-1L), cause);
     }
 
-    /** A node could not restore {@code f.generation()}: the whole job falls back to the one before. */
+    /**
+     * A node could not restore {@code f.generation()}, or a rank found its restored data bad
+     * (after the node restored it): the whole job falls back to the one before.
+     */
     void onRestoreFailed(JobView j, Event.RestoreFailed f) {
-        if (j.recovering && f.generation() == j.recoveryGeneration && f.generation() >= 0 && !j.finished()) {
+        if (f.generation() == j.recoveryGeneration && f.generation() >= 0 && j.recoveries > 0 && !j.finished()) {
             rollBackBelow(j, f.generation(), "generation " + f.generation() + " is unusable on node " + f.node()
                     + " (" + f.reason() + ")");
         }

@@ -41,6 +41,8 @@ public final class FerryCheckpoint {
         this.env = env;
     }
 
+    private volatile OutputStream out;
+
     public static FerryCheckpoint fromEnvironment() {
         return new FerryCheckpoint(System.getenv());
     }
@@ -79,12 +81,29 @@ public final class FerryCheckpoint {
         SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
         ch.connect(UnixDomainSocketAddress.of(required("FERRY_SOCKET")));
         OutputStream out = Channels.newOutputStream(ch);
+        this.out = out;
         BufferedReader in = new BufferedReader(new InputStreamReader(Channels.newInputStream(ch), StandardCharsets.US_ASCII));
         send(out, new Line.Hello(rank()));
         Thread t = new Thread(() -> loop(ch, in, out, handler), "ferry-checkpoint-client");
         t.setDaemon(true);
         t.start();
         return t;
+    }
+
+    /**
+     * After checking the restart data ({@link #restartDir()}): with {@code valid} false, tells
+     * the agent the data failed this rank's own check (as SCR's {@code SCR_Complete_restart}
+     * with valid=0); every rank then rolls back to the next older established generation, and
+     * this one is never chosen again. Call after {@link #serve}; nothing to do when valid.
+     */
+    public void completeRestart(boolean valid, String reason) throws IOException {
+        if (valid || restartGeneration().isEmpty()) {
+            return;
+        }
+        if (out == null) {
+            throw new IllegalStateException("completeRestart before serve: not connected to the agent");
+        }
+        send(out, new Line.RestartFail(restartGeneration().get(), reason == null ? "" : reason));
     }
 
     private static void loop(SocketChannel ch, BufferedReader in, OutputStream out, Handler handler) {

@@ -15,6 +15,9 @@ public sealed interface Line {
 
     record Fail(long generation, String reason) implements Line {}
 
+    /** The rank's own check of its restart data of {@code generation} failed (SCR's Complete_restart(valid=0)). */
+    record RestartFail(long generation, String reason) implements Line {}
+
     /** The text of this line, without the newline. */
     default String encode() {
         if (this instanceof Hello h) {
@@ -25,6 +28,8 @@ public sealed interface Line {
             return "DONE " + d.generation();
         } else if (this instanceof Fail f) {
             return "FAIL " + f.generation() + " " + f.reason().replace('\n', ' ');
+        } else if (this instanceof RestartFail f) {
+            return "RESTART_FAIL " + f.generation() + " " + f.reason().replace('\n', ' ');
         }
         throw new AssertionError(this);
     }
@@ -54,6 +59,11 @@ public sealed interface Line {
                 case "FAIL":
                     if (p.length >= 2) {
                         return new Fail(Long.parseLong(p[1]), p.length == 3 ? p[2] : "");
+                    }
+                    break;
+                case "RESTART_FAIL":
+                    if (p.length >= 2) {
+                        return new RestartFail(Long.parseLong(p[1]), p.length == 3 ? p[2] : "");
                     }
                     break;
                 default:
