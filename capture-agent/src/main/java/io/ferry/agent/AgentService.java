@@ -174,6 +174,8 @@ public final class AgentService implements Closeable {
                 if (j != null) {
                     j.release();
                 }
+            } else if (c instanceof Command.PlanRestart p) {
+                planRestart(p);
             } else if (c instanceof Command.KillRank k) {
                 JobOnNode j = jobs.get(k.job());
                 boolean killed = j != null && j.kill(k.rank());
@@ -199,6 +201,23 @@ public final class AgentService implements Closeable {
             System.err.println("ferry agent " + node + ": " + c.getClass().getSimpleName() + " of job " + c.job()
                     + " failed: " + e.getMessage());
         }
+    }
+
+    /** A dry run of a restart on this node: the tier each rank would come from, nothing copied. */
+    private void planRestart(Command.PlanRestart p) {
+        Map<Integer, String> sources = new java.util.TreeMap<>();
+        String problem = "";
+        Map<String, String> settings = new java.util.HashMap<>(p.settings());
+        settings.putAll(secrets);
+        try (io.ferry.staging.OpenedStore store = io.ferry.staging.OpenedStore.open(p.store(), settings)) {
+            io.ferry.staging.LocalCache cache = io.ferry.staging.Staging.localCache(home.resolve("cache"));
+            for (int r : io.ferry.model.RankSet.parse(p.ranks()).toList()) {
+                sources.put(r, RestartSource.tier(store.pipeline(), cache, new io.ferry.model.ImageRef(p.job(), p.generation(), r)));
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            problem = String.valueOf(e.getMessage());
+        }
+        log.append(new io.ferry.model.Event.RestartPlanned(p.job(), p.generation(), node, p.request(), sources, problem));
     }
 
     /**

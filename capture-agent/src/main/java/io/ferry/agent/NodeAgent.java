@@ -109,7 +109,8 @@ public final class NodeAgent implements Closeable {
             env.remove("FERRY_RESTART_DIR");
             env.remove("FERRY_RESTART_GENERATION");
             env.putAll(rankEnvironment(r, ckpt, restartGeneration, restartDir));
-            watch(new RankProcess(r, pb.start(), ckpt, config.quiesce().signal()), epoch);
+            watch(new RankProcess(r, pb.start(), ckpt, config.quiesce().signal()).withHelloGrace(config.quiesce().helloGrace()),
+                    epoch);
         }
     }
 
@@ -130,7 +131,8 @@ public final class NodeAgent implements Closeable {
             old.process().destroyForcibly();
         }
         Path ckpt = freshArea(rank);
-        watch(new RankProcess(rank, h, ckpt, config.quiesce().signal()), launchEpoch);
+        watch(new RankProcess(rank, h, ckpt, config.quiesce().signal()).withHelloGrace(config.quiesce().helloGrace()),
+                launchEpoch);
         return rankEnvironment(rank, ckpt, restartGeneration, restartDir);
     }
 

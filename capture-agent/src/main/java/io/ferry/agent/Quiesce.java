@@ -11,9 +11,22 @@ import java.time.Duration;
  *                {@code proc}, {@code criu}, {@code dmtcp} (see {@link Capturers})
  * @param timeout how long a checkpoint waits for every rank (app: its answer; others: the dump)
  * @param signal  the signal of the protocol's signal mode (name without SIG, e.g. USR2)
+ * @param helloGrace how long after its start a rank that has not said HELLO is waited for before a
+ *                checkpoint takes it for a signal-mode rank (a JVM, or an MPI rank in MPI_Init, may
+ *                take a moment to connect, and the signal's default action would end it)
  */
-public record Quiesce(String method, Duration timeout, String signal) {
+public record Quiesce(String method, Duration timeout, String signal, Duration helloGrace) {
+    /** The grace ranks get to say HELLO, unless told otherwise. */
+    public static final Duration HELLO_GRACE = Duration.ofSeconds(5);
+
+    public Quiesce(String method, Duration timeout, String signal) {
+        this(method, timeout, signal, HELLO_GRACE);
+    }
+
     public Quiesce {
+        if (helloGrace == null || helloGrace.isNegative()) {
+            throw new IllegalArgumentException("HELLO grace must be zero or more, got " + helloGrace);
+        }
         if (!Capturers.METHODS.contains(method)) {
             throw new IllegalArgumentException("unknown capture method '" + method + "': one of " + Capturers.METHODS);
         }

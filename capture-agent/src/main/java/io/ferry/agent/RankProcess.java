@@ -30,12 +30,8 @@ public final class RankProcess {
     private CompletableFuture<Line> pending;
     private long pendingGeneration = -1;
     private final long startedNanos = System.nanoTime();
-    /**
-     * How long after its start a rank that has not said HELLO yet is waited for before it is
-     * taken for a signal-mode rank: a socket-mode program (a JVM, an MPI rank in MPI_Init) may
-     * take a moment to connect, and the signal's default action would end it.
-     */
-    static final java.time.Duration HELLO_GRACE = java.time.Duration.ofSeconds(5);
+    /** See {@link Quiesce#helloGrace()}. */
+    private volatile java.time.Duration helloGrace = Quiesce.HELLO_GRACE;
 
     RankProcess(int rank, Process child, Path ckptDir, String signal) {
         this(rank, child.toHandle(), child, ckptDir, signal);
@@ -149,9 +145,14 @@ public final class RankProcess {
         return answer;
     }
 
-    /** Within {@link #HELLO_GRACE} of its start, waits for a live rank's HELLO (bounded by the grace). */
+    RankProcess withHelloGrace(java.time.Duration grace) {
+        this.helloGrace = grace;
+        return this;
+    }
+
+    /** Within the HELLO grace of its start, waits for a live rank's HELLO (bounded by the grace). */
     private void awaitHelloGrace() throws IOException {
-        long until = startedNanos + HELLO_GRACE.toNanos();
+        long until = startedNanos + helloGrace.toNanos();
         while (channel == null && process.isAlive() && System.nanoTime() < until) {
             try {
                 Thread.sleep(10);

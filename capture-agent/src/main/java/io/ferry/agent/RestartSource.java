@@ -53,6 +53,11 @@ public final class RestartSource {
         return "remote (" + (Files.isDirectory(local) ? "cache copy does not verify" : "not in this node's cache") + ")";
     }
 
+    /** The tier alone ({@code local} or {@code remote}) of {@link #plan}. */
+    public static String tier(StagingPipeline pipeline, LocalCache cache, ImageRef ref) throws IOException {
+        return plan(pipeline, cache, ref).startsWith("local") ? "local" : "remote";
+    }
+
     /** Whether a cached image holds exactly the manifest's files with their digests. */
     static boolean matches(Path dir, Manifest m) throws IOException {
         Set<String> expected = new HashSet<>();

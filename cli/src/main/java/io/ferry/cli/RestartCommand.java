@@ -24,8 +24,13 @@ final class RestartCommand implements Callable<Integer> {
     String job;
     @Option(names = "--generation", paramLabel = "G")
     Long generation;
-    @Option(names = "--dry-run", description = "Print the plan (generation and source tier per rank) and change nothing.")
+    @Option(names = "--dry-run", description = {"Print the plan (generation, node and source tier per rank) and change",
+            "nothing: each node's agent checks its own cache against the committed manifests."})
     boolean dryRun;
+    @Option(names = "--json", description = "With --dry-run: the plan as JSON, [{\"rank\":..,\"node\":..,\"generation\":..,\"source\":..}].")
+    boolean json;
+    /** How long a dry run waits for every node's answer. */
+    static final java.time.Duration PLAN_PATIENCE = java.time.Duration.ofSeconds(15);
     @picocli.CommandLine.Mixin
     LogOptions logOptions;
     @Option(names = "--set", paramLabel = "KEY=VALUE")
@@ -51,11 +56,13 @@ final class RestartCommand implements Callable<Integer> {
                             + " Ferry cannot restore them, that needs an external restorer; fetch one for gdb with"
                             + " `ferry image pull --store " + store + " --job " + job + " --generation " + g + " --rank 0 DIR`");
                 }
-                LocalCache cache = Staging.localCache(h.cache());
-                System.out.println("restart plan for " + job + ": generation " + g);
-                for (int r = 0; r < v.ranks(); r++) {
-                    System.out.printf("  rank %d: %s%n", r, RestartSource.plan(o.pipeline(), cache, new ImageRef(job, g, r)));
-                }
+                boolean running = logOptions.kafka != null || h.activeRun().isPresent();
+                // Agents keep a job's cache after it ended: they are asked while the system runs.
+                java.util.Optional<io.ferry.model.Placement> where = v.placement().filter(io.ferry.model.Placement::complete);
+                java.util.List<PlannedRank> plan = running && where.isPresent()
+                        ? askNodes(c, v, where.get(), g, store)
+                        : planHere(o, h, v.ranks(), g);
+                print(plan, g);
             }
             if (dryRun) {
                 return 0;
@@ -67,5 +74,80 @@ final class RestartCommand implements Callable<Integer> {
             System.out.println("restart of " + job + " from generation " + g + " requested");
         }
         return 0;
+    }
+
+    /** One rank of the plan: where it would restart from. */
+    record PlannedRank(int rank, String node, long generation, String source) {}
+
+    /** The job runs: each node of its placement plans its own ranks against its own cache (agents answer in the log). */
+    private java.util.List<PlannedRank> askNodes(LogConnection c, JobView v, io.ferry.model.Placement where, long g, String store) {
+        String request = java.util.UUID.randomUUID().toString();
+        Map<String, String> settings = io.ferry.model.LaunchSpec.withoutSecrets(v.settings().orElseThrow().launch().settings());
+        Map<String, Map<Integer, String>> answers = new java.util.TreeMap<>();
+        try (org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]> events =
+                     c.log.reader(io.ferry.eventlog.KafkaLog.EVENTS, false)) {
+            for (String node : where.nodes()) {
+                c.log.send(node, new Command.PlanRestart(job, node, g, where.ranksOn(node).toString(), store, settings, request));
+            }
+            long deadline = System.nanoTime() + PLAN_PATIENCE.toNanos();
+            while (answers.size() < where.nodes().size() && System.nanoTime() < deadline) {
+                for (var r : events.poll(java.time.Duration.ofMillis(100))) {
+                    io.ferry.model.Event e;
+                    try {
+                        e = io.ferry.model.EventCodec.decode(r.value());
+                    } catch (IllegalArgumentException malformed) {
+                        continue;
+                    }
+                    if (e instanceof io.ferry.model.Event.RestartPlanned p && p.request().equals(request)) {
+                        if (!p.problem().isEmpty()) {
+                            System.err.println("ferry restart: node " + p.node() + " cannot plan: " + p.problem());
+                        }
+                        answers.put(p.node(), p.sources());
+                    }
+                }
+            }
+        }
+        java.util.List<PlannedRank> plan = new java.util.ArrayList<>();
+        for (String node : where.nodes()) {
+            Map<Integer, String> a = answers.get(node);
+            if (a == null) {
+                System.err.println("ferry restart: node " + node + " did not answer within " + PLAN_PATIENCE.toSeconds()
+                        + " s (lost?): its ranks " + where.ranksOn(node) + " would restart on another node, from the store");
+            }
+            for (int r : where.ranksOn(node).toList()) {
+                plan.add(new PlannedRank(r, node, g, a == null ? "remote" : a.getOrDefault(r, "remote")));
+            }
+        }
+        plan.sort(java.util.Comparator.comparingInt(PlannedRank::rank));
+        return plan;
+    }
+
+    /** Nothing runs: plan against this host's cache (the one-machine case). */
+    private java.util.List<PlannedRank> planHere(io.ferry.staging.OpenedStore o, FerryHome h, int ranks, long g)
+            throws java.io.IOException {
+        LocalCache cache = Staging.localCache(h.cache());
+        String node = JobRunner.nodeName();
+        java.util.List<PlannedRank> plan = new java.util.ArrayList<>();
+        for (int r = 0; r < ranks; r++) {
+            plan.add(new PlannedRank(r, node, g, RestartSource.tier(o.pipeline(), cache, new ImageRef(job, g, r))));
+        }
+        return plan;
+    }
+
+    private void print(java.util.List<PlannedRank> plan, long g) {
+        if (json) {
+            StringBuilder b = new StringBuilder("[");
+            for (PlannedRank p : plan) {
+                b.append(b.length() > 1 ? "," : "").append("{\"rank\":").append(p.rank()).append(",\"node\":\"")
+                        .append(p.node()).append("\",\"generation\":").append(p.generation()).append(",\"source\":\"")
+                        .append(p.source()).append("\"}");
+            }
+            System.out.println(b.append(']'));
+            return;
+        }
+        System.out.println("restart plan for " + job + ": generation " + g);
+        for (PlannedRank p : plan) {
+            System.out.printf("  rank %d: node %s, %s%n", p.rank(), p.node(), p.source());
+        }
     }
 }

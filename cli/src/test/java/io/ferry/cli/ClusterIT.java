@@ -56,7 +56,9 @@ class ClusterIT {
             Path script = rankScript();
             Lines run = start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "wide",
                     "--ranks", Integer.toString(RANKS), "--nodes", "n0,n1,n2", "--interval", "1s", "--auto-recover",
-                    "--store", tmp.resolve("store").toString(), "--", script.toString(), results.toString()));
+                    "--store", tmp.resolve("store").toString(),
+                    // caches keep every generation (the dry run at the end plans the newest established)
+                    "--set", "cache.keep-generations=1000", "--", script.toString(), results.toString()));
 
             run.await("generation 1 established", l -> l.contains("generation 1 established"));
             kill(Long.parseLong(Files.readString(results.resolve("pid-4")).trim()));
@@ -65,6 +67,7 @@ class ClusterIT {
             long g = generationOf(restored);
             run.await("a snapshot after the rollback", l -> l.matches(".*generation (\\d+) established.*")
                     && generationOf(l) > g);
+
 
             // Node n1 is lost: its agent and ranks die, its cache is gone.
             ProcessHandle n1 = started.get(2).toHandle();
@@ -87,6 +90,23 @@ class ClusterIT {
                 assertEquals(Long.toString(uninterrupted(r)), Files.readString(results.resolve("rank-" + r)).trim(), "rank " + r);
             }
             assertTrue(run.lines.stream().anyMatch(l -> l.contains("job finished: every rank exited 0")), run.lines.toString());
+
+            // The restart plan across nodes: each node's agent checks its own cache. n1's ranks live on n2 now;
+            // their images of the generation restored after the move are in no cache (n1's is gone): remote,
+            // unless a newer one was captured on n2 since.
+            FerryProcess.Result plan = FerryProcess.run(List.of("-Xmx256m"), "restart", "wide", "--dry-run", "--json",
+                    "--kafka", kafka);
+            assertEquals(0, plan.exit(), plan.err());
+            Matcher p = Pattern.compile("\\{\"rank\":(\\d),\"node\":\"(n\\d)\",\"generation\":(\\d+),\"source\":\"(\\w+)\"}")
+                    .matcher(plan.out());
+            List<String> ranks = new ArrayList<>();
+            while (p.find()) {
+                boolean movedAndNotCapturedSince = Long.parseLong(p.group(3)) == generationOf(moved);
+                String expected = (p.group(1).equals("2") || p.group(1).equals("3")) && movedAndNotCapturedSince ? "remote" : "local";
+                assertEquals(expected, p.group(4), "rank " + p.group(1) + " in " + plan.out());
+                ranks.add(p.group(1) + "@" + p.group(2));
+            }
+            assertEquals(List.of("0@n0", "1@n0", "2@n2", "3@n2", "4@n2", "5@n2"), ranks, plan.out() + plan.err());
         } finally {
             for (Process p : started) {
                 p.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);

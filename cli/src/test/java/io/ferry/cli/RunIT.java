@@ -72,8 +72,12 @@ class RunIT {
 
         FerryProcess.Result plan = FerryProcess.run("restart", "demo", "--dry-run", "--home", home);
         assertEquals(0, plan.exit(), plan.err());
-        assertTrue(plan.out().contains("rank 0: local (cache copy verified"), plan.out());
-        assertTrue(plan.out().contains("rank 3: local"), plan.out());
+        assertTrue(plan.out().matches("(?s).*rank 0: node \\S+, local.*"), plan.out());
+        assertTrue(plan.out().matches("(?s).*rank 3: node \\S+, local.*"), plan.out());
+        FerryProcess.Result planJson = FerryProcess.run("restart", "demo", "--dry-run", "--json", "--home", home);
+        assertEquals(0, planJson.exit(), planJson.err());
+        assertTrue(planJson.out().trim().matches("\\[\\{\"rank\":0,\"node\":\"[^\"]+\",\"generation\":\\d+,\"source\":\"local\"}"
+                + "(,\\{\"rank\":[1-3],[^}]*\"source\":\"local\"}){3}]"), planJson.out());
     }
 
     @Test

@@ -116,6 +116,8 @@ public final class Jobs {
             if (j.started != null) {
                 placed(j, io.ferry.model.Placement.launcher(j.ranks()), timestampMillis); // learned anew as ranks join
             }
+        } else if (e instanceof Event.RestartPlanned) {
+            // an answer to a dry run (ferry restart --dry-run): nothing to fold
         } else if (e instanceof Event.LauncherExited) {
             // the coordinator's to act on (it finishes or rolls back the job): nothing to fold
         } else if (e instanceof Event.RestoreFailed f) {

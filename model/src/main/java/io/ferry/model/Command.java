@@ -45,6 +45,23 @@ public sealed interface Command {
         }
     }
 
+    /**
+     * Agent ({@code ferry restart --dry-run}): say, without copying anything, where each of
+     * {@code ranks} would restore generation {@code generation} from on this node; answered
+     * with {@link Event.RestartPlanned} carrying {@code request}.
+     *
+     * @param settings the job's store settings (no secrets: the agent adds its own)
+     */
+    record PlanRestart(String job, String node, long generation, String ranks, String store,
+                       java.util.Map<String, String> settings, String request) implements Command {
+        public PlanRestart {
+            Names.requireJob(job);
+            Placement.requireNode(node);
+            RankSet.parse(ranks);
+            settings = java.util.Map.copyOf(settings);
+        }
+    }
+
     /** Agent ({@code ferry chaos kill-rank}): SIGKILL rank {@code rank} of the job, as a crash would. */
     record KillRank(String job, int rank) implements Command {
         public KillRank {

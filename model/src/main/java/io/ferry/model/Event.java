@@ -228,6 +228,20 @@ public sealed interface Event {
         }
     }
 
+    /**
+     * A node's answer to {@link Command.PlanRestart}: the tier each of its ranks would restore
+     * {@code generation} from (local, partner or remote), or why it cannot say ({@code problem}).
+     */
+    record RestartPlanned(String job, long generation, String node, String request, Map<Integer, String> sources,
+                          String problem) implements Event {
+        public RestartPlanned {
+            Names.requireJob(job);
+            Placement.requireNode(node);
+            sources = Map.copyOf(sources);
+            problem = problem == null ? "" : problem;
+        }
+    }
+
     /** The job's ranks were placed anew (a node was lost and its ranks moved): {@link Placement}'s text form. */
     record JobPlaced(String job, String placement, String reason) implements Event {
         public JobPlaced {

@@ -28,10 +28,10 @@ public final class EventCodec {
             type(Event.JobFinished.class), type(Event.Heartbeat.class), type(Event.StoreHealthReported.class),
             type(Event.PredictionMade.class), type(Event.CacheReported.class), type(Event.ImagesRestored.class),
             type(Event.RestoreFailed.class), type(Event.JobPlaced.class), type(Event.RanksJoined.class),
-            type(Event.LauncherRequested.class), type(Event.LauncherExited.class),
+            type(Event.LauncherRequested.class), type(Event.LauncherExited.class), type(Event.RestartPlanned.class),
             type(Command.Capture.class), type(Command.Launch.class), type(Command.Release.class),
             type(Command.Restart.class), type(Command.RequestCheckpoint.class), type(Command.KillRank.class),
-            type(Command.KillNode.class));
+            type(Command.KillNode.class), type(Command.PlanRestart.class));
 
     private EventCodec() {}
 

@@ -27,6 +27,7 @@ class EventCodecTest {
                 new Event.JobPlaced("j", "map:0-3:n1,4-7:n3", "node n2 lost"),
                 new Event.RanksJoined("j", 3, "n1", "0-3,7"), new Event.LauncherRequested("j", 2, 3, "rank 3 exited"),
                 new Event.LauncherExited("j", 2, 137),
+                new Event.RestartPlanned("j", 4, "n1", "r-1", Map.of(2, "local", 3, "remote"), ""),
                 new Event.JobStarted("j", 8, 0, true, "file:/s", "login1", "launcher:", LaunchSpec.of(List.of("./sim"))),
                 new Event.JobStarted("j", 8, 0, false, "file:/s", "login1", "block:n1,n2",
                         new LaunchSpec(List.of("./sim", "in.cfg"), "app", 30_000, "USR2", Map.of("s3.region", "eu"))),
@@ -41,7 +42,8 @@ class EventCodecTest {
                 new Command.RequestCheckpoint("j"), new Command.Launch("j", "n2", 4, "4-7", 8, "file:/s",
                         LaunchSpec.of(List.of("./sim")), "rank 3 exited with 137"),
                 new Command.Launch("j", "n2", -1, "4", 8, "file:/s", LaunchSpec.of(List.of("./sim")), "joined", true),
-                new Command.KillRank("j", 4), new Command.KillNode("n2"))) {
+                new Command.KillRank("j", 4), new Command.KillNode("n2"),
+                new Command.PlanRestart("j", "n1", 4, "2-3", "file:/s", Map.of("s3.region", "eu"), "r-1"))) {
             assertEquals(c, EventCodec.decodeCommand(EventCodec.encode(c)));
         }
     }
