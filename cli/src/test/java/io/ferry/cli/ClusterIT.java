@@ -5,7 +5,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -38,7 +37,7 @@ class ClusterIT {
         try (TestBed bed = TestBed.create(3)) {
             System.out.println("ClusterIT: " + (bed.namespaces() ? "3 test hosts in network namespaces"
                     : "agents as separate processes on loopback (" + bed.fallbackReason() + ")"));
-            String kafka = bed.serviceAddress() + ":" + freePort();
+            String kafka = bed.serviceAddress() + ":" + TestBed.freePort();
             Lines coordinator = start(FerryProcess.builder(List.of("-Xmx512m"), "coordinator", "--home",
                     tmp.resolve("coord").toString(), "--listen", kafka, "--http", "off", "--heartbeat-timeout", "5s"));
             coordinator.await("the coordinator", l -> l.startsWith("ferry coordinator: serving jobs"));
@@ -64,9 +63,9 @@ class ClusterIT {
             kill(Long.parseLong(Files.readString(results.resolve("pid-4")).trim()));
             String restored = run.await("rank 4 restored on n2", l -> l.contains("node n2 restored generation"));
             assertTrue(restored.contains("4=local") && restored.contains("5=local"), restored);
-            long g = generationOf(restored);
+            long g = Lines.generationOf(restored);
             run.await("a snapshot after the rollback", l -> l.matches(".*generation (\\d+) established.*")
-                    && generationOf(l) > g);
+                    && Lines.generationOf(l) > g);
 
 
             // Node n1 is lost: its agent and ranks die, its cache is gone.
@@ -79,7 +78,7 @@ class ClusterIT {
                     && l.contains("2=remote"));
             assertTrue(moved.contains("3=remote") && moved.contains("4=local") && moved.contains("5=local"),
                     "n1's ranks come from the store, n2's own from its cache: " + moved);
-            String n0 = run.lines.stream().filter(l -> l.contains("node n0 restored generation " + generationOf(moved)))
+            String n0 = run.lines.stream().filter(l -> l.contains("node n0 restored generation " + Lines.generationOf(moved)))
                     .findFirst().orElseThrow(() -> new AssertionError("n0 did not roll back: " + run.lines));
             assertTrue(n0.contains("0=local") && n0.contains("1=local"), n0);
 
@@ -101,7 +100,7 @@ class ClusterIT {
                     .matcher(plan.out());
             List<String> ranks = new ArrayList<>();
             while (p.find()) {
-                boolean movedAndNotCapturedSince = Long.parseLong(p.group(3)) == generationOf(moved);
+                boolean movedAndNotCapturedSince = Long.parseLong(p.group(3)) == Lines.generationOf(moved);
                 String expected = (p.group(1).equals("2") || p.group(1).equals("3")) && movedAndNotCapturedSince ? "remote" : "local";
                 assertEquals(expected, p.group(4), "rank " + p.group(1) + " in " + plan.out());
                 ranks.add(p.group(1) + "@" + p.group(2));
@@ -141,23 +140,11 @@ class ClusterIT {
         return x;
     }
 
-    private static long generationOf(String line) {
-        Matcher m = Pattern.compile("generation (\\d+)").matcher(line);
-        if (!m.find()) {
-            throw new AssertionError("no generation in " + line);
-        }
-        return Long.parseLong(m.group(1));
-    }
 
     private static void kill(long pid) {
         ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
 
     private Lines start(ProcessBuilder pb) throws IOException {
         Process p = pb.redirectErrorStream(true).start();

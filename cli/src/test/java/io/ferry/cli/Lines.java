@@ -42,4 +42,13 @@ final class Lines {
         }
         throw new AssertionError("timed out waiting for " + what + ": " + String.join("\n", lines));
     }
+
+    /** The first "generation N" a printed line names. */
+    static long generationOf(String line) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("generation (\\d+)").matcher(line);
+        if (!m.find()) {
+            throw new AssertionError("no generation in " + line);
+        }
+        return Long.parseLong(m.group(1));
+    }
 }

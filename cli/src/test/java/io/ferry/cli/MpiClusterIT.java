@@ -5,14 +5,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -43,7 +40,7 @@ class MpiClusterIT {
         try (TestBed bed = TestBed.create(3)) {
             System.out.println("MpiClusterIT: " + (bed.namespaces() ? "3 test hosts in network namespaces"
                     : "every rank on this host (" + bed.fallbackReason() + ")"));
-            String kafka = bed.serviceAddress() + ":" + freePort();
+            String kafka = bed.serviceAddress() + ":" + TestBed.freePort();
             Lines coordinator = start(FerryProcess.builder(List.of("-Xmx512m"), "coordinator", "--home",
                     tmp.resolve("coord").toString(), "--listen", kafka, "--http", "off", "--heartbeat-timeout", "5s"));
             coordinator.await("the coordinator", l -> l.startsWith("ferry coordinator: serving jobs"));
@@ -69,7 +66,7 @@ class MpiClusterIT {
             chaos(kafka, "kill-rank", "mpi", "4");
             String rolled = run.await("the rollback", l -> l.contains("recovering: all ranks roll back to generation"));
             assertTrue(rolled.contains("the launcher exited with"), rolled);
-            long g = generationOf(rolled);
+            long g = Lines.generationOf(rolled);
             run.await("a relaunch", l -> l.matches(".*launcher attempt \\d+, ranks restart from generation " + g + ":.*"));
             List<String> restored = awaitRestored(run, g, bed.namespaces() ? 3 : 1);
             assertTrue(restored.stream().noneMatch(l -> l.contains("remote")), "every rank from its node's cache: " + restored);
@@ -99,7 +96,7 @@ class MpiClusterIT {
                     "--ranks", Integer.toString(RANKS), "--interval", "1s", "--auto-recover", "--store", store,
                     "--launch", mpirun2, "--", program.toString(), results2.toString(), Integer.toString(STEPS)));
             String resume = resumed.await("the resume", l -> l.contains("recovering: all ranks roll back to generation"));
-            long g2 = generationOf(resume);
+            long g2 = Lines.generationOf(resume);
             List<String> again = awaitRestored(resumed, g2, 2);
             String n0 = again.stream().filter(l -> l.contains("node n0")).findFirst().orElseThrow();
             String n2 = again.stream().filter(l -> l.contains("node n2")).findFirst().orElseThrow();
@@ -173,19 +170,7 @@ class MpiClusterIT {
         return p.exitValue();
     }
 
-    private static long generationOf(String line) {
-        Matcher m = Pattern.compile("generation (\\d+)").matcher(line);
-        if (!m.find()) {
-            throw new AssertionError("no generation in " + line);
-        }
-        return Long.parseLong(m.group(1));
-    }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
 
     private Lines start(ProcessBuilder pb) throws IOException {
         Process p = pb.redirectErrorStream(true).start();

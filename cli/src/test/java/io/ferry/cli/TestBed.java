@@ -141,6 +141,13 @@ public final class TestBed implements AutoCloseable {
         return a;
     }
 
+    /** A TCP port free on this machine now (for a service the hosts reach on {@link #serviceAddress()}). */
+    public static int freePort() throws IOException {
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
     /** Deletes the namespaces, veths and bridge; kills nothing; idempotent. */
     @Override
     public void close() {
