@@ -83,9 +83,11 @@ final class Recovery {
     }
 
     private void launchAll(JobView j, long g, String cause) {
+        java.util.Map<String, Command.Launch> launches = new java.util.LinkedHashMap<>();
         for (String node : j.placement.nodes()) {
-            log.send(node, launch(j, node, g, j.placement.ranksOn(node).toString(), cause));
+            launches.put(node, launch(j, node, g, j.placement.ranksOn(node).toString(), cause));
         }
+        log.sendAll(launches);
     }
 
     private static Command.Launch launch(JobView j, String node, long g, String ranks, String cause) {
@@ -94,8 +96,10 @@ final class Recovery {
 
     /** The job is over: every node finishes staging and lets go of it. */
     void release(JobView j) {
+        java.util.Map<String, Command.Release> release = new java.util.LinkedHashMap<>();
         for (String node : j.placement.nodes()) {
-            log.send(node, new Command.Release(j.job));
+            release.put(node, new Command.Release(j.job));
         }
+        log.sendAll(release);
     }
 }
