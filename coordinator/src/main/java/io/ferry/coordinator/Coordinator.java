@@ -121,7 +121,7 @@ public final class Coordinator implements Closeable {
                 try {
                     var batch = events.poll(Duration.ofMillis(50));
                     for (ConsumerRecord<byte[], byte[]> r : batch) {
-                        guarded("event at offset " + r.offset(), () -> onEvent(r, live.getCount() == 0));
+                        guarded(r, "event", () -> onEvent(r, live.getCount() == 0));
                     }
                     if (live.getCount() > 0 && KafkaLog.reached(events, caughtUpAt)) {
                         live.countDown();
@@ -129,7 +129,7 @@ public final class Coordinator implements Closeable {
                     if (live.getCount() == 0) {
                         // While events stream in, take only the commands already fetched: waiting here would cap the fold rate.
                         for (ConsumerRecord<byte[], byte[]> r : commands.poll(batch.isEmpty() ? Duration.ofMillis(20) : Duration.ZERO)) {
-                            guarded("command at offset " + r.offset(), () -> onCommand(r));
+                            guarded(r, "command", () -> onCommand(r));
                         }
                         guarded("tick", this::tick);
                         guarded("state", this::publishState);
@@ -157,6 +157,17 @@ public final class Coordinator implements Closeable {
      * An event whose reaction failed is not retried (it is in the fold; the next tick
      * re-derives what is still to do: commits, checkpoints, heartbeats).
      */
+    private void guarded(ConsumerRecord<byte[], byte[]> r, String kind, Runnable work) {
+        try {
+            work.run();
+        } catch (org.apache.kafka.common.errors.InterruptException | org.apache.kafka.common.errors.WakeupException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            failures.incrementAndGet();
+            System.err.println("ferry coordinator: handling " + kind + " at offset " + r.offset() + " failed (carrying on): " + e);
+        }
+    }
+
     private void guarded(String what, Runnable work) {
         try {
             work.run();
@@ -343,14 +354,21 @@ public final class Coordinator implements Closeable {
      * the job fails with the reason. Returns whether a node is silent.
      */
     private boolean checkHeartbeats(JobView j, long now) {
+        if (now < j.heartbeatsFreshUntil) {
+            return false; // no node can be silent before its oldest heartbeat times out: skip the scan
+        }
         String silent = null;
+        long oldest = Long.MAX_VALUE;
         for (String node : j.placement.nodes()) {
-            if (now - j.lastHeartbeatMillis(node) >= heartbeatTimeoutMillis) {
+            long last = j.lastHeartbeatMillis(node);
+            if (now - last >= heartbeatTimeoutMillis) {
                 silent = node;
                 break;
             }
+            oldest = Math.min(oldest, last);
         }
         if (silent == null) {
+            j.heartbeatsFreshUntil = oldest + heartbeatTimeoutMillis;
             return false;
         }
         String cause = "node " + silent + " sent no heartbeat for " + (now - j.lastHeartbeatMillis(silent)) / 1000 + " s";

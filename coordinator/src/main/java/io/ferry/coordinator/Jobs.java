@@ -129,6 +129,7 @@ public final class Jobs {
         j.answered.clear();
         p.nodes().forEach(n -> j.heartbeats.put(n, timestampMillis));
         j.silentSinceMillis = 0;
+        j.heartbeatsFreshUntil = 0;
     }
 
     private static GenerationView gen(JobView j, long g) {

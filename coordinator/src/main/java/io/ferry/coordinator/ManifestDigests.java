@@ -17,7 +17,8 @@ import java.util.function.LongPredicate;
  * Reads each rank's manifest in the background as soon as the rank is staged, so that the
  * commit marker of a generation of a million ranks is written from digests already read
  * instead of starting with a million reads ({@link Repository#commitSnapshot(String, long,
- * int, IntFunction)} reads whatever is missing, and reports what it cannot read). A rank staged
+ * int, IntFunction)} reads whatever is missing, and reports what it cannot read; the commit first waits for the reads
+ * already queued, rather than reading the same manifests twice). A rank staged
  * again is read again; reads of one rank run in order (ranks are spread over the workers by
  * number). Digests are held as 32 bytes per rank, only for generations in flight. Thread-safe.
  */
@@ -89,9 +90,25 @@ final class ManifestDigests implements Closeable {
         });
     }
 
-    /** The digests read so far for a generation: null for a rank not (yet) read. */
+    /**
+     * The digests of a generation, once the reads already queued are done (bounded wait): null
+     * for a rank whose manifest could not be read (the commit reads it again and says why).
+     */
     IntFunction<String> known(String job, long generation) {
         Digests d = generations.get(key(job, generation));
+        if (d != null) {
+            for (ExecutorService w : workers) {
+                try {
+                    w.submit(() -> { }).get(60, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException
+                         | java.util.concurrent.RejectedExecutionException e) {
+                    break; // read at the commit, then
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+        }
         return d == null ? r -> null : d::get;
     }
 

@@ -74,6 +74,7 @@ final class Recovery {
                 synchronized (lock) {
                     j.placement = moved;
                     j.heartbeats.remove(lost);
+                    j.heartbeatsFreshUntil = 0;
                 }
                 rollBackBelow(j, Long.MAX_VALUE, why);
                 return true;

@@ -208,7 +208,9 @@ public final class KafkaLog implements Closeable {
     private KafkaConsumer<byte[], byte[]> consumer() {
         return new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false", ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
-                ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(MAX_RECORD_BYTES)),
+                ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(MAX_RECORD_BYTES),
+                // larger batches per poll: each poll of the coordinator is followed by a tick
+                ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000"),
                 new ByteArrayDeserializer(), new ByteArrayDeserializer());
     }
 
