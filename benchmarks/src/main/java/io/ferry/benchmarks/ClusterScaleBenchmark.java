@@ -44,10 +44,13 @@ import java.util.stream.Stream;
  * simulated agents: a few threads, each with its own Kafka producer (acks=all, idempotent,
  * batched, asynchronous), stand in for the agents of thousands of nodes. Each simulated node
  * answers every {@link Command.Capture} of its own with one {@link Event.ImageCaptured} per
- * rank, then, rank after rank, writes the rank's manifest into the job's {@code file:} store
- * (the coordinator reads every manifest when it writes the commit marker) and appends
- * {@link Event.ImageStaged}; every node sends a heartbeat on an interval. Byte counts are
- * fake and small: this measures the coordinator, not staging.
+ * rank, then, rank after rank, {@link Event.ImageStaged}; every node sends a heartbeat on an
+ * interval. Each rank's manifest is real, in the job's {@code file:} store (the coordinator
+ * reads them all to write the commit marker): written before the generation is requested
+ * (thousands of agents write them on their own nodes, not on the benchmark's cores), or by
+ * the simulated agents just before each ImageStaged with {@code -Dscale.agentsWriteManifests=true}.
+ * Byte counts are fake and small: this measures the coordinator, not staging. The first
+ * generation ({@code -Dscale.warmUp=1}) warms the JIT compilers and is printed, not counted.
  *
  * <p>Measured per generation: events appended and their rate (first to last append, by log
  * time), the rate at which the coordinator folded them (its own event listener, first to last
@@ -66,6 +69,8 @@ public final class ClusterScaleBenchmark {
     static final long STORED_BYTES = 300_000;
     static final long HEARTBEAT_MILLIS = Long.getLong("scale.heartbeatMillis", 5000);
     static final int AGENT_THREADS = Integer.getInteger("scale.agentThreads", 4);
+    static final int WARM_UP = Integer.getInteger("scale.warmUp", 1);
+    static final boolean AGENTS_WRITE_MANIFESTS = Boolean.getBoolean("scale.agentsWriteManifests");
     static final long GENERATION_TIMEOUT_MILLIS = Long.getLong("scale.generationTimeoutSeconds", 1800) * 1000;
 
     public static void main(String[] args) throws Exception {
@@ -110,42 +115,53 @@ public final class ClusterScaleBenchmark {
         final LongAccumulator firstFold = new LongAccumulator(Math::min, Long.MAX_VALUE);
         final LongAccumulator lastFold = new LongAccumulator(Math::max, 0);
         final LongAdder folded = new LongAdder();
+        final LongAccumulator lastStagedFoldWall = new LongAccumulator(Math::max, 0);
         volatile long requestedAt;
         volatile long establishedAt;
     }
 
     record GenRow(long generation, long events, double appendSeconds, double appendRate, double foldSeconds,
-                  double foldRate, double delaySeconds, double requestToEstablished, long heartbeats) {}
+                  double foldRate, double delaySeconds, double requestToEstablished, long heartbeats,
+                  double foldLagSeconds, double cpuMicrosPerEvent, boolean warmUp) {}
 
-    record Result(int perNode, int nodes, int ranks, List<GenRow> rows, long heapBytes, double replaySeconds,
+    record Result(int perNode, int nodes, int ranks, List<GenRow> rows, long heapBytes, long stateBytes, double replaySeconds,
                   long replayEvents, long replayHeapBytes, int cores, String load, long maxHeap) {
         void print() {
             System.out.printf("%nFerry coordinator scale: %d nodes x %d ranks = %,d ranks, %d generations, %d cores, "
                     + "load %s, max heap %d MiB%n", nodes, perNode, ranks, rows.size(), cores, load, maxHeap >> 20);
-            System.out.printf("%4s %10s %10s %12s %10s %12s %12s %12s%n", "gen", "events", "append s", "append ev/s",
-                    "fold s", "fold ev/s", "delay s", "req->est s");
+            System.out.printf("%4s %10s %10s %12s %10s %12s %10s %10s %12s %12s%n", "gen", "events", "append s",
+                    "append ev/s", "fold s", "fold ev/s", "cpu us/ev", "lag s", "delay s", "req->est s");
             for (GenRow g : rows) {
-                System.out.printf("%4d %,10d %10.2f %,12.0f %10.2f %,12.0f %12.3f %12.2f%n", g.generation, g.events,
-                        g.appendSeconds, g.appendRate, g.foldSeconds, g.foldRate, g.delaySeconds, g.requestToEstablished);
+                System.out.printf("%4d %,10d %10.2f %,12.0f %10.2f %,12.0f %10.1f %10.3f %12.3f %12.2f%s%n", g.generation,
+                        g.events, g.appendSeconds, g.appendRate, g.foldSeconds, g.foldRate, g.cpuMicrosPerEvent,
+                        g.foldLagSeconds, g.delaySeconds, g.requestToEstablished, g.warmUp ? "  (warm-up, not counted)" : "");
             }
-            double[] delays = rows.stream().mapToDouble(GenRow::delaySeconds).sorted().toArray();
-            double[] folds = rows.stream().mapToDouble(GenRow::foldRate).sorted().toArray();
-            long events = rows.stream().mapToLong(GenRow::events).sum();
-            double foldSeconds = rows.stream().mapToDouble(GenRow::foldSeconds).sum();
+            List<GenRow> counted = rows.stream().filter(g -> !g.warmUp).toList();
+            double[] delays = counted.stream().mapToDouble(GenRow::delaySeconds).sorted().toArray();
+            double[] folds = counted.stream().mapToDouble(GenRow::foldRate).sorted().toArray();
+            long events = counted.stream().mapToLong(GenRow::events).sum();
+            double foldSeconds = counted.stream().mapToDouble(GenRow::foldSeconds).sum();
+            double cpu = counted.stream().mapToDouble(g -> g.cpuMicrosPerEvent * g.events).sum() / events;
+            System.out.printf("%ndelay = last ImageStaged appended -> SnapshotEstablished appended (log times); lag = its part"
+                    + " until the coordinator had folded the last ImageStaged; cpu = coordinator thread CPU per event%n");
             System.out.printf("%nlive fold rate       : median %,.0f events/s per generation, overall %,.0f events/s"
                     + " (%,d events in %.1f s of folding)%n", percentile(folds, 50), events / foldSeconds, events, foldSeconds);
+            System.out.printf("coordinator CPU      : %.1f us per event on its own thread = %,.0f events per CPU-second%n",
+                    cpu, 1e6 / cpu);
             System.out.printf("replay fold rate     : %,.0f events/s (%,d events, whole log, fresh coordinator, %.1f s to live)%n",
                     replayEvents / replaySeconds, replayEvents, replaySeconds);
-            System.out.printf("last staged -> established: median %.3f s, p99 %.3f s, max %.3f s (%d generations)%n",
+            System.out.printf("last staged -> established: median %.3f s, p99 %.3f s (nearest rank), max %.3f s (%d generations)%n",
                     percentile(delays, 50), percentile(delays, 99), delays[delays.length - 1], delays.length);
+            System.out.printf("folded state         : %,d bytes = %.1f bytes per rank (the Jobs fold of the whole log, measured alone)%n",
+                    stateBytes, (double) stateBytes / ranks);
             System.out.printf("coordinator heap     : %,d bytes after the run = %.1f bytes per rank;"
                     + " after a replay %,d bytes = %.1f bytes per rank%n", heapBytes, (double) heapBytes / ranks,
                     replayHeapBytes, (double) replayHeapBytes / ranks);
             System.out.printf("goals (2 cores)      : >= 100,000 events/s, p99 < 1 s at 32,768 ranks, < 1,024 bytes/rank%n");
-            System.out.printf("RESULT ranks=%d events_per_s=%.0f replay_events_per_s=%.0f delay_median_s=%.3f delay_p99_s=%.3f"
-                            + " heap_per_rank=%.1f replay_heap_per_rank=%.1f%n", ranks, events / foldSeconds,
+            System.out.printf("RESULT ranks=%d events_per_s=%.0f cpu_us_per_event=%.1f replay_events_per_s=%.0f delay_median_s=%.3f delay_p99_s=%.3f"
+                            + " state_per_rank=%.1f heap_per_rank=%.1f replay_heap_per_rank=%.1f%n", ranks, events / foldSeconds, cpu,
                     replayEvents / replaySeconds, percentile(delays, 50), percentile(delays, 99),
-                    (double) heapBytes / ranks, (double) replayHeapBytes / ranks);
+                    (double) stateBytes / ranks, (double) heapBytes / ranks, (double) replayHeapBytes / ranks);
         }
     }
 
@@ -208,8 +224,17 @@ public final class ClusterScaleBenchmark {
             Thread.sleep(2000);
             System.out.printf("job started and launched in %.1f s%n", (System.nanoTime() - t0) / 1e9);
             List<GenRow> rows = new ArrayList<>();
+            long coordinatorThread = Thread.getAllStackTraces().keySet().stream()
+                    .filter(t -> t.getName().equals("ferry-coordinator")).findFirst().orElseThrow().getId();
+            java.lang.management.ThreadMXBean threads = ManagementFactory.getThreadMXBean();
             for (long g = 0; g < generations; g++) {
+                long tw = System.nanoTime();
+                writeManifests(store, g); // what thousands of agents do on their own nodes: not on these 2 cores
+                System.out.printf("generation %d: %,d manifests written beforehand in %.1f s%n", g, ranks,
+                        (System.nanoTime() - tw) / 1e9);
+                Thread.sleep(500);
                 long before = heartbeats.get();
+                long cpu0 = threads.getThreadCpuTime(coordinatorThread);
                 long tg = System.nanoTime();
                 log.send(KafkaLog.COORDINATOR, new Command.RequestCheckpoint(JOB));
                 GenStats s = stats(g);
@@ -223,11 +248,14 @@ public final class ClusterScaleBenchmark {
                     break;
                 }
                 long hb = heartbeats.get() - before;
+                long cpuNanos = threads.getThreadCpuTime(coordinatorThread) - cpu0;
                 double appendS = (s.lastAppend.get() - s.firstAppend.get()) / 1000.0;
                 double foldS = (s.lastFold.get() - s.firstFold.get()) / 1e9;
                 long ev = s.appended.sum();
                 GenRow row = new GenRow(g, ev, appendS, ev / appendS, foldS, s.folded.sum() / foldS,
-                        (s.establishedAt - s.lastStaged.get()) / 1000.0, (s.establishedAt - s.requestedAt) / 1000.0, hb);
+                        (s.establishedAt - s.lastStaged.get()) / 1000.0, (s.establishedAt - s.requestedAt) / 1000.0, hb,
+                        (s.lastStagedFoldWall.get() - s.lastStaged.get()) / 1000.0, cpuNanos / 1000.0 / (ev + hb),
+                        g < WARM_UP);
                 rows.add(row);
                 System.out.printf("generation %d: %,d events appended in %.2f s, folded at %,.0f/s, staged->established %.3f s,"
                         + " request->established %.2f s (wall %.1f s)%n", gen, ev, appendS, row.foldRate,
@@ -253,6 +281,30 @@ public final class ClusterScaleBenchmark {
             System.out.printf("heap: %,d before the coordinator, %,d with it and its state, %,d after it was closed%n",
                     heapBefore, withState, without);
 
+            // The folded state alone, measured without anything else moving: the log folded into a Jobs here.
+            // Small states are below the heap's noise (the broker and clients allocate meanwhile): fold
+            // several copies side by side, so that the difference is well above it, and divide.
+            int copies = Math.max(1, 262_144 / ranks);
+            long foldBase = usedHeapAfterGc();
+            io.ferry.coordinator.Jobs[] folded = new io.ferry.coordinator.Jobs[copies];
+            for (int k = 0; k < copies; k++) {
+                folded[k] = new io.ferry.coordinator.Jobs();
+            }
+            try (KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.EVENTS, true)) {
+                java.util.Map<org.apache.kafka.common.TopicPartition, Long> ends = KafkaLog.ends(c);
+                while (!KafkaLog.reached(c, ends)) {
+                    for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                        for (io.ferry.coordinator.Jobs f : folded) {
+                            f.apply(EventCodec.decode(r.value()), r.timestamp());
+                        }
+                    }
+                }
+            }
+            long stateBytes = (usedHeapAfterGc() - foldBase) / copies;
+            System.out.printf("folded state (Jobs) alone: %,d bytes = %.1f bytes per rank (%d generations; mean of %d copies)%n", stateBytes,
+                    (double) stateBytes / ranks, folded[0].get(JOB).map(v -> v.generations().size()).orElse(0), copies);
+            java.lang.ref.Reference.reachabilityFence(folded);
+
             // Replay: a fresh coordinator folds the whole log from its beginning.
             long replayEvents;
             try (KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.EVENTS, true)) {
@@ -275,7 +327,7 @@ public final class ClusterScaleBenchmark {
             if (rows.isEmpty()) {
                 throw new IllegalStateException("no generation was established");
             }
-            return new Result(perNode, nodes, ranks, rows, heap, replayS, replayEvents, replayHeap,
+            return new Result(perNode, nodes, ranks, rows, heap, stateBytes, replayS, replayEvents, replayHeap,
                     Runtime.getRuntime().availableProcessors(), loadAverage(), Runtime.getRuntime().maxMemory());
         }
     }
@@ -301,6 +353,9 @@ public final class ClusterScaleBenchmark {
         s.firstFold.accumulate(now);
         s.lastFold.accumulate(now);
         s.folded.increment();
+        if (e instanceof Event.ImageStaged) {
+            s.lastStagedFoldWall.accumulate(System.currentTimeMillis());
+        }
     }
 
     /** Reads the events topic for the coordinator's own events: when each generation was requested and established. */
@@ -424,8 +479,9 @@ public final class ClusterScaleBenchmark {
             }
             for (int n : mine) {
                 for (int r = n * perNode; r < (n + 1) * perNode; r++) {
-                    Files.write(dir.resolve(r + ".manifest"),
-                            ManifestCodec.encode(new Manifest(new ImageRef(JOB, g, r), 4 << 20, List.of())));
+                    if (AGENTS_WRITE_MANIFESTS) {
+                        Files.write(dir.resolve(r + ".manifest"), manifest(g, r));
+                    }
                     long ts = System.currentTimeMillis();
                     send(ts, staged(g, r, 0.01 + 0.01 * rnd.nextDouble()));
                     s.lastAppend.accumulate(ts);
@@ -447,6 +503,26 @@ public final class ClusterScaleBenchmark {
                 }
             });
         }
+    }
+
+    static byte[] manifest(long g, int rank) {
+        return ManifestCodec.encode(new Manifest(new ImageRef(JOB, g, rank), 4 << 20, List.of()));
+    }
+
+    /** Every rank's manifest of generation {@code g}, written (not fsynced) with a few threads. */
+    void writeManifests(Path store, long g) throws Exception {
+        if (AGENTS_WRITE_MANIFESTS) {
+            return;
+        }
+        Path dir = store.resolve(Repository.manifestKey(new ImageRef(JOB, g, 0))).getParent();
+        Files.createDirectories(dir);
+        java.util.stream.IntStream.range(0, ranks).parallel().forEach(r -> {
+            try {
+                Files.write(dir.resolve(r + ".manifest"), manifest(g, r));
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
     }
 
     // The agents' events, written as EventCodec writes them (checked against it at start): the
