@@ -14,9 +14,10 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.stream.Stream;
 
@@ -35,10 +36,10 @@ public final class RestartSource {
         Manifest m = pipeline.repository().readManifest(ref).manifest();
         Path local = cache.imageDir(ref);
         FileTrees.delete(target);
-        if (Files.isDirectory(local) && matches(local, m)) {
-            copyTree(local, target);
+        if (Files.isDirectory(local) && copyVerified(local, m, target)) {
             return "local";
         }
+        FileTrees.delete(target);
         pipeline.pull(ref, target, Progress.NONE);
         return "remote";
     }
@@ -94,16 +95,154 @@ public final class RestartSource {
         return Digests.hex(md.digest());
     }
 
-    private static void copyTree(Path from, Path to) throws IOException {
-        try (Stream<Path> s = Files.walk(from)) {
-            for (Path p : s.toList()) {
-                Path dst = to.resolve(from.relativize(p).toString());
-                if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+    /**
+     * Copies a cached image into {@code target} and verifies it in the same pass: the layout
+     * first (every entry of the manifest there with its type, size or link target, nothing
+     * else), then every chunk of every file, read once, checked against the manifest's chunk id
+     * (the SHA-256 of its raw bytes; an all-zero chunk must be zeros) and written, chunks spread
+     * over the cores. Every byte of every file is covered by exactly one chunk, so this verifies
+     * what the whole-file digests would, reading the image once instead of twice. Returns false
+     * (leaving a partial {@code target} for the caller to delete) when anything differs.
+     */
+    static boolean copyVerified(Path dir, Manifest m, Path target) throws IOException {
+        if (!layoutMatches(dir, m)) {
+            return false;
+        }
+        Files.createDirectories(target);
+        List<Entry> entries = new ArrayList<>(m.entries());
+        entries.sort(java.util.Comparator.comparing(Entry::path)); // parents before children
+        List<java.nio.channels.FileChannel> open = new ArrayList<>();
+        List<Runnable> chunks = new ArrayList<>();
+        java.util.concurrent.atomic.AtomicBoolean ok = new java.util.concurrent.atomic.AtomicBoolean(true);
+        java.util.concurrent.atomic.AtomicReference<IOException> failed = new java.util.concurrent.atomic.AtomicReference<>();
+        int chunkSize = m.chunkSize();
+        ThreadLocal<byte[]> buffers = ThreadLocal.withInitial(() -> new byte[chunkSize]);
+        try {
+            for (Entry e : entries) {
+                Path src = dir.resolve(e.path());
+                Path dst = target.resolve(e.path());
+                if (e instanceof Entry.Directory) {
                     Files.createDirectories(dst);
-                } else {
-                    Files.copy(p, dst, StandardCopyOption.COPY_ATTRIBUTES, LinkOption.NOFOLLOW_LINKS);
+                } else if (e instanceof Entry.Symlink l) {
+                    Files.createDirectories(dst.getParent());
+                    Files.createSymbolicLink(dst, Path.of(l.target()));
+                } else if (e instanceof Entry.RegularFile f) {
+                    Files.createDirectories(dst.getParent());
+                    java.nio.channels.FileChannel in = java.nio.channels.FileChannel.open(src);
+                    open.add(in);
+                    java.nio.channels.FileChannel out = java.nio.channels.FileChannel.open(dst,
+                            java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE);
+                    open.add(out);
+                    for (int i = 0; i < f.chunks().size(); i++) {
+                        long at = (long) i * chunkSize;
+                        int len = (int) Math.min(chunkSize, f.size() - at);
+                        io.ferry.model.ChunkId id = f.chunks().get(i);
+                        chunks.add(() -> {
+                            if (!ok.get()) {
+                                return;
+                            }
+                            try {
+                                byte[] b = buffers.get();
+                                java.nio.ByteBuffer buf = java.nio.ByteBuffer.wrap(b, 0, len);
+                                while (buf.hasRemaining()) {
+                                    if (in.read(buf, at + buf.position()) < 0) {
+                                        ok.set(false); // shorter than it was a moment ago
+                                        return;
+                                    }
+                                }
+                                if (!chunkMatches(id, b, len)) {
+                                    ok.set(false);
+                                    return;
+                                }
+                                buf.flip();
+                                while (buf.hasRemaining()) {
+                                    out.write(buf, at + buf.position());
+                                }
+                            } catch (IOException x) {
+                                failed.compareAndSet(null, x);
+                                ok.set(false);
+                            }
+                        });
+                    }
                 }
             }
+            int threads = Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(), chunks.size()));
+            if (threads <= 1) {
+                chunks.forEach(Runnable::run);
+            } else {
+                java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads, r -> {
+                    Thread t = new Thread(r, "ferry-restart-copy");
+                    t.setDaemon(true);
+                    return t;
+                });
+                try {
+                    for (java.util.concurrent.Future<?> f : pool.invokeAll(chunks.stream()
+                            .map(java.util.concurrent.Executors::callable).toList())) {
+                        f.get();
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new java.io.InterruptedIOException("restart copy interrupted");
+                } catch (java.util.concurrent.ExecutionException e) {
+                    throw new IOException("restart copy failed: " + e.getCause(), e.getCause());
+                } finally {
+                    pool.shutdownNow();
+                }
+            }
+        } finally {
+            for (java.nio.channels.FileChannel c : open) {
+                c.close();
+            }
+        }
+        if (failed.get() != null) {
+            throw failed.get();
+        }
+        if (!ok.get()) {
+            return false;
+        }
+        for (Entry e : entries) { // what Files.copy(COPY_ATTRIBUTES) kept: permission bits and modification time
+            if (e instanceof Entry.RegularFile) {
+                Path src = dir.resolve(e.path());
+                Path dst = target.resolve(e.path());
+                Files.setPosixFilePermissions(dst, Files.getPosixFilePermissions(src, LinkOption.NOFOLLOW_LINKS));
+                Files.setLastModifiedTime(dst, Files.getLastModifiedTime(src, LinkOption.NOFOLLOW_LINKS));
+            }
+        }
+        return true;
+    }
+
+    private static boolean chunkMatches(io.ferry.model.ChunkId id, byte[] b, int len) {
+        if (id.isZero()) {
+            for (int i = 0; i < len; i++) {
+                if (b[i] != 0) {
+                    return false;
+                }
+            }
+            return true;
+        }
+        return id.matches(Digests.sha256(b, 0, len));
+    }
+
+    /** {@link #matches} without reading the files' bytes: types, sizes, link targets, nothing extra. */
+    private static boolean layoutMatches(Path dir, Manifest m) throws IOException {
+        Set<String> expected = new HashSet<>();
+        for (Entry e : m.entries()) {
+            expected.add(e.path());
+            Path p = dir.resolve(e.path());
+            if (e instanceof Entry.RegularFile f) {
+                if (!Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS) || Files.size(p) != f.size()) {
+                    return false;
+                }
+            } else if (e instanceof Entry.Symlink s) {
+                if (!Files.isSymbolicLink(p) || !Files.readSymbolicLink(p).toString().equals(s.target())) {
+                    return false;
+                }
+            } else if (!Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+                return false;
+            }
+        }
+        try (Stream<Path> s = Files.walk(dir)) {
+            return s.filter(p -> !p.equals(dir)).map(p -> dir.relativize(p).toString()).allMatch(expected::contains);
         }
     }
 }

@@ -37,11 +37,14 @@ import java.util.function.Function;
 public final class Coordinator implements Closeable {
     private final KafkaLog log;
     private final JobStores stores;
+    private final ManifestDigests manifests = new ManifestDigests();
     private final Clock clock;
     private final Jobs jobs = new Jobs();
     private final Recovery recovery;
     /** Checkpoints asked for by users, taken as soon as the job can (known, not capturing). */
     private final Set<String> requested = new HashSet<>();
+    /** Jobs whose state record is to be published after the current batch of events. */
+    private final Set<String> changed = new java.util.LinkedHashSet<>();
     private final AtomicLong malformed = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
     private final CountDownLatch live = new CountDownLatch(1);
@@ -116,17 +119,20 @@ public final class Coordinator implements Closeable {
             Map<TopicPartition, Long> caughtUpAt = KafkaLog.ends(events);
             while (running) {
                 try {
-                    for (ConsumerRecord<byte[], byte[]> r : events.poll(Duration.ofMillis(50))) {
-                        guarded("event at offset " + r.offset(), () -> onEvent(r, live.getCount() == 0));
+                    var batch = events.poll(Duration.ofMillis(50));
+                    for (ConsumerRecord<byte[], byte[]> r : batch) {
+                        guarded(r, "event", () -> onEvent(r, live.getCount() == 0));
                     }
                     if (live.getCount() > 0 && KafkaLog.reached(events, caughtUpAt)) {
                         live.countDown();
                     }
                     if (live.getCount() == 0) {
-                        for (ConsumerRecord<byte[], byte[]> r : commands.poll(Duration.ofMillis(20))) {
-                            guarded("command at offset " + r.offset(), () -> onCommand(r));
+                        // While events stream in, take only the commands already fetched: waiting here would cap the fold rate.
+                        for (ConsumerRecord<byte[], byte[]> r : commands.poll(batch.isEmpty() ? Duration.ofMillis(20) : Duration.ZERO)) {
+                            guarded(r, "command", () -> onCommand(r));
                         }
                         guarded("tick", this::tick);
+                        guarded("state", this::publishState);
                     }
                 } catch (org.apache.kafka.common.KafkaException e) {
                     if (e instanceof org.apache.kafka.common.errors.InterruptException
@@ -141,6 +147,7 @@ public final class Coordinator implements Closeable {
         } catch (org.apache.kafka.common.errors.InterruptException | org.apache.kafka.common.errors.WakeupException e) {
             // closing
         } finally {
+            manifests.close();
             stores.close();
         }
     }
@@ -150,6 +157,17 @@ public final class Coordinator implements Closeable {
      * An event whose reaction failed is not retried (it is in the fold; the next tick
      * re-derives what is still to do: commits, checkpoints, heartbeats).
      */
+    private void guarded(ConsumerRecord<byte[], byte[]> r, String kind, Runnable work) {
+        try {
+            work.run();
+        } catch (org.apache.kafka.common.errors.InterruptException | org.apache.kafka.common.errors.WakeupException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            failures.incrementAndGet();
+            System.err.println("ferry coordinator: handling " + kind + " at offset " + r.offset() + " failed (carrying on): " + e);
+        }
+    }
+
     private void guarded(String what, Runnable work) {
         try {
             work.run();
@@ -192,8 +210,19 @@ public final class Coordinator implements Closeable {
         if (isLive) {
             listener.accept(e);
             react(e, j, resumedAfterFailure);
-            log.sendRaw(KafkaLog.STATE, e.job(), StateJson.of(j));
+            changed.add(e.job());
         }
+    }
+
+    /**
+     * The compacted state topic: one record per job changed since the last one, once per batch
+     * of events (not per event: the record grows with the job's generations), not waited for.
+     */
+    private void publishState() {
+        for (String job : changed) {
+            jobs.get(job).ifPresent(j -> log.publish(KafkaLog.STATE, job, StateJson.of(j)));
+        }
+        changed.clear();
     }
 
     private void onCommand(ConsumerRecord<byte[], byte[]> r) {
@@ -254,6 +283,20 @@ public final class Coordinator implements Closeable {
             } else if (j.exits.size() == j.ranks() && j.exits.values().stream().allMatch(c -> c == 0)) {
                 finish(j, true, "every rank exited 0");
             }
+        } else if (e instanceof Event.ImageStaged s) {
+            GenerationView g = j.generations.get(s.generation());
+            if (j.started != null && g != null && (g.state == GenerationView.State.OPEN || g.state == GenerationView.State.CAPTURED)) {
+                try { // read its manifest now, not all of them when the last rank is staged
+                    manifests.staged(stores.of(j.started), j.job, s.generation(), s.rank(), j.ranks());
+                } catch (java.io.IOException unopened) {
+                    // the commit opens the store again, and says why it cannot
+                }
+            }
+        } else if (e instanceof Event.CaptureFailed || e instanceof Event.RecoveryStarted) {
+            manifests.forget(j.job, gen -> {
+                GenerationView g = j.generations.get(gen);
+                return g == null || g.state == GenerationView.State.FAILED || g.state == GenerationView.State.ESTABLISHED;
+            });
         } else if (e instanceof Event.RestoreFailed f) {
             recovery.onRestoreFailed(j, f);
         } else if (e instanceof Event.JobFinished) {
@@ -313,7 +356,7 @@ public final class Coordinator implements Closeable {
             }
             // Also after the job finished: its last snapshots are still being staged.
             for (GenerationView g : j.generations.values()) {
-                if (g.state == GenerationView.State.CAPTURED && g.staged.size() >= j.ranks()) {
+                if (g.state == GenerationView.State.CAPTURED && g.stagedRanks() >= j.ranks()) {
                     establish(j, g, now);
                 }
             }
@@ -346,14 +389,21 @@ public final class Coordinator implements Closeable {
      * the job fails with the reason. Returns whether a node is silent.
      */
     private boolean checkHeartbeats(JobView j, long now) {
+        if (now < j.heartbeatsFreshUntil) {
+            return false; // no node can be silent before its oldest heartbeat times out: skip the scan
+        }
         String silent = null;
+        long oldest = Long.MAX_VALUE;
         for (String node : j.placement.nodes()) {
-            if (now - j.lastHeartbeatMillis(node) >= heartbeatTimeoutMillis) {
+            long last = j.lastHeartbeatMillis(node);
+            if (now - last >= heartbeatTimeoutMillis) {
                 silent = node;
                 break;
             }
+            oldest = Math.min(oldest, last);
         }
         if (silent == null) {
+            j.heartbeatsFreshUntil = oldest + heartbeatTimeoutMillis;
             return false;
         }
         String cause = "node " + silent + " sent no heartbeat for " + (now - j.lastHeartbeatMillis(silent)) / 1000 + " s";
@@ -373,7 +423,8 @@ public final class Coordinator implements Closeable {
 
     private void establish(JobView j, GenerationView g, long now) {
         try {
-            stores.of(j.started).commitSnapshot(j.job, g.generation, j.ranks());
+            stores.of(j.started).commitSnapshot(j.job, g.generation, j.ranks(), manifests.known(j.job, g.generation));
+            manifests.forget(j.job, gen -> gen == g.generation);
             double seconds = (now - g.requestedAtMillis) / 1000.0;
             log.append(new Event.SnapshotEstablished(j.job, g.generation, "remote", seconds));
             synchronized (this) { // until the event comes back round: the next tick must not commit it again
@@ -396,12 +447,14 @@ public final class Coordinator implements Closeable {
         log.append(new Event.CheckpointRequested(job, g, why));
         synchronized (this) {
             j.lastRequestMillis = clock.millis(); // until the event comes back round
-            j.generations.putIfAbsent(g, new GenerationView(g));
+            j.generations.putIfAbsent(g, new GenerationView(g, j.nodeNames, j.ranks()));
             j.generations.get(g).requestedAtMillis = clock.millis();
         }
+        Map<String, Command.Capture> capture = new java.util.LinkedHashMap<>();
         for (String node : j.placement.nodes()) {
-            log.send(node, new Command.Capture(job, g));
+            capture.put(node, new Command.Capture(job, g));
         }
+        log.sendAll(capture);
         return true;
     }
 
@@ -424,7 +477,7 @@ public final class Coordinator implements Closeable {
             String sep = "";
             for (GenerationView g : j.generations.values()) {
                 b.append(sep).append("{\"generation\":").append(g.generation).append(",\"state\":\"").append(g.state)
-                        .append("\",\"captured\":").append(g.captured.size()).append(",\"staged\":").append(g.staged.size())
+                        .append("\",\"captured\":").append(g.capturedRanks()).append(",\"staged\":").append(g.stagedRanks())
                         .append('}');
                 sep = ",";
             }

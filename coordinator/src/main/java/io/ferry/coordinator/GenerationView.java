@@ -1,21 +1,32 @@
 package io.ferry.coordinator;
 
-import java.util.Set;
-import java.util.TreeSet;
+import io.ferry.model.Event;
 
-/** What the log says about one generation of one job. Mutable, owned by {@link Jobs}; not thread-safe. */
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.LinkedHashSet;
+import java.util.Set;
+
+/**
+ * What the log says about one generation of one job. Mutable, owned by {@link Jobs}; not thread-safe.
+ *
+ * <p>Sized for a million ranks: while the generation is in flight its per-rank detail sits in
+ * flat arrays indexed by rank (which ranks captured and staged as bit sets, each rank's node as
+ * an index into the job's {@link NodeNames}, its bytes, stall and staging seconds). Once it is
+ * established or failed ({@link #compact()}), the per-rank detail is dropped and only what
+ * the status, dashboard and predictor read is kept: counts, and per node its bytes and staging
+ * seconds, and the stalls' straggler spread.
+ */
 public final class GenerationView {
     /** Snapshot states (DESIGN.md): OPEN -> CAPTURED -> ESTABLISHED, or FAILED. */
     public enum State { OPEN, CAPTURED, ESTABLISHED, FAILED }
 
     final long generation;
     State state = State.OPEN;
-    final Set<Integer> captured = new TreeSet<>();
-    final Set<Integer> staged = new TreeSet<>();
+    private final NodeNames names;
+    private int capturedCount;
+    private int stagedCount;
     long rawBytes;
-    /** Each rank's capture (node, bytes, stall) and staging seconds (hash, compress, put). */
-    final java.util.Map<Integer, io.ferry.model.Event.ImageCaptured> captures = new java.util.TreeMap<>();
-    final java.util.Map<Integer, Double> stagingSecondsByRank = new java.util.TreeMap<>();
     long storedBytes;
     double maxStallSeconds;
     double secondsToEstablished = Double.NaN;
@@ -24,10 +35,123 @@ public final class GenerationView {
     /** Why a node could not restore this generation (it is then never chosen again), or empty. */
     String restoreFailure = "";
     long requestedAtMillis;
-    io.ferry.model.Event.PredictionMade prediction;
+    Event.PredictionMade prediction;
 
-    GenerationView(long generation) {
+    // Per-rank detail, while in flight (null once compacted). A bit set that covers every rank
+    // 0..n-1 is dropped too when compacted: null then means "all of the first count ranks".
+    private BitSet captured = new BitSet();
+    private BitSet staged = new BitSet();
+    /** Each captured rank's node (index into {@link #names}), bytes and stall; staging seconds of each staged rank. */
+    private int[] nodeOf = new int[0];
+    private long[] bytes = new long[0];
+    private double[] stall = new double[0];
+    private double[] staging = new double[0];
+
+    // What is kept once compacted: per node (indexed as names), and the stalls' spread.
+    private long[] bytesByNode;
+    private double[] stagingByNode;
+    private BitSet nodesCaptured;
+    private double stragglerSpread = 1;
+
+    GenerationView(long generation, NodeNames names, int ranks) {
         this.generation = generation;
+        this.names = names;
+        grow(Math.max(0, ranks));
+    }
+
+    private void grow(int ranks) {
+        if (ranks > nodeOf.length) {
+            int n = Math.max(ranks, nodeOf.length + (nodeOf.length >> 1));
+            int old = nodeOf.length;
+            nodeOf = Arrays.copyOf(nodeOf, n);
+            Arrays.fill(nodeOf, old, n, -1);
+            bytes = Arrays.copyOf(bytes, n);
+            stall = Arrays.copyOf(stall, n);
+            staging = Arrays.copyOf(staging, n);
+        }
+    }
+
+    private boolean compacted() {
+        return bytesByNode != null;
+    }
+
+    /** Folds a rank's capture (a repeated one replaces the rank's detail; totals add up, as before). */
+    void captured(Event.ImageCaptured c) {
+        int r = c.rank();
+        int node = names.index(c.node());
+        if (compacted()) { // late: only totals
+            if (captured != null && !captured.get(r)) {
+                captured.set(r);
+                capturedCount++;
+            }
+            bytesByNode = addAt(bytesByNode, node, c.bytes());
+            nodesCaptured.set(node);
+            return;
+        }
+        grow(r + 1);
+        if (!captured.get(r)) {
+            captured.set(r);
+            capturedCount++;
+        }
+        nodeOf[r] = node;
+        bytes[r] = c.bytes();
+        stall[r] = c.seconds();
+    }
+
+    /** Folds a rank's staging. */
+    void staged(Event.ImageStaged s) {
+        int r = s.rank();
+        if (compacted()) {
+            if (staged != null && !staged.get(r)) {
+                staged.set(r);
+                stagedCount++;
+            }
+            return;
+        }
+        grow(r + 1);
+        if (!staged.get(r)) {
+            staged.set(r);
+            stagedCount++;
+        }
+        staging[r] = s.seconds();
+    }
+
+    /** Drops the per-rank detail, keeping the per-node totals and the stalls' spread. Idempotent. */
+    void compact() {
+        if (compacted()) {
+            return;
+        }
+        long[] b = new long[names.size()];
+        double[] st = new double[names.size()];
+        double[] stalls = stalls();
+        BitSet seen = new BitSet(names.size());
+        for (int r = captured.nextSetBit(0); r >= 0; r = captured.nextSetBit(r + 1)) {
+            seen.set(nodeOf[r]);
+            b[nodeOf[r]] += bytes[r];
+            if (staged.get(r)) {
+                st[nodeOf[r]] += staging[r];
+            }
+        }
+        stragglerSpread = io.ferry.coordinator.predict.Stats.stragglerSpread(stalls);
+        bytesByNode = b;
+        stagingByNode = st;
+        nodesCaptured = seen;
+        nodeOf = null;
+        bytes = null;
+        stall = null;
+        staging = null;
+        captured = everyRankUpTo(captured, capturedCount);
+        staged = everyRankUpTo(staged, stagedCount);
+    }
+
+    private static BitSet everyRankUpTo(BitSet s, int count) {
+        return s.nextClearBit(0) >= count ? null : s;
+    }
+
+    private static long[] addAt(long[] a, int i, long v) {
+        long[] out = i < a.length ? a : Arrays.copyOf(a, i + 1);
+        out[i] += v;
+        return out;
     }
 
     public long generation() {
@@ -39,11 +163,11 @@ public final class GenerationView {
     }
 
     public int capturedRanks() {
-        return captured.size();
+        return capturedCount;
     }
 
     public int stagedRanks() {
-        return staged.size();
+        return stagedCount;
     }
 
     public long rawBytes() {
@@ -52,25 +176,74 @@ public final class GenerationView {
 
     /** Raw bytes this generation put into {@code node}'s cache (0 if none). */
     public long bytesOn(String node) {
-        return captures.values().stream().filter(c -> c.node().equals(node)).mapToLong(io.ferry.model.Event.ImageCaptured::bytes).sum();
+        int i = names.find(node);
+        if (i < 0) {
+            return 0;
+        }
+        if (compacted()) {
+            return i < bytesByNode.length ? bytesByNode[i] : 0;
+        }
+        long sum = 0;
+        for (int r = captured.nextSetBit(0); r >= 0; r = captured.nextSetBit(r + 1)) {
+            if (nodeOf[r] == i) {
+                sum += bytes[r];
+            }
+        }
+        return sum;
     }
 
     /** Nodes that captured ranks of this generation. */
-    public java.util.Set<String> nodes() {
-        return captures.values().stream().map(io.ferry.model.Event.ImageCaptured::node)
-                .collect(java.util.stream.Collectors.toUnmodifiableSet());
+    public Set<String> nodes() {
+        Set<String> out = new LinkedHashSet<>();
+        if (compacted()) {
+            for (int i = nodesCaptured.nextSetBit(0); i >= 0; i = nodesCaptured.nextSetBit(i + 1)) {
+                out.add(names.name(i));
+            }
+            return java.util.Collections.unmodifiableSet(out);
+        }
+        for (int r = captured.nextSetBit(0); r >= 0; r = captured.nextSetBit(r + 1)) {
+            out.add(names.name(nodeOf[r]));
+        }
+        return java.util.Collections.unmodifiableSet(out);
     }
 
     /** Seconds {@code node}'s agent spent staging this generation (it stages ranks one after another). */
     public double stagingSecondsOn(String node) {
-        return stagingSecondsByRank.entrySet().stream()
-                .filter(e -> captures.containsKey(e.getKey()) && captures.get(e.getKey()).node().equals(node))
-                .mapToDouble(java.util.Map.Entry::getValue).sum();
+        int i = names.find(node);
+        if (i < 0) {
+            return 0;
+        }
+        if (compacted()) {
+            return i < stagingByNode.length ? stagingByNode[i] : 0;
+        }
+        double sum = 0;
+        for (int r = captured.nextSetBit(0); r >= 0; r = captured.nextSetBit(r + 1)) {
+            if (nodeOf[r] == i && staged.get(r)) {
+                sum += staging[r];
+            }
+        }
+        return sum;
     }
 
-    /** Each captured rank's stall, in rank order. */
+    /**
+     * Each captured rank's stall, in rank order, while the generation is in flight; empty once
+     * it is established or failed (the per-rank detail is dropped then: {@link #stragglerSpread()}).
+     */
     public double[] stalls() {
-        return captures.values().stream().mapToDouble(io.ferry.model.Event.ImageCaptured::seconds).toArray();
+        if (compacted()) {
+            return new double[0];
+        }
+        double[] out = new double[capturedCount];
+        int i = 0;
+        for (int r = captured.nextSetBit(0); r >= 0; r = captured.nextSetBit(r + 1)) {
+            out[i++] = stall[r];
+        }
+        return out;
+    }
+
+    /** The slowest rank's stall over the median rank's (1 when fewer than two ranks or no stall). */
+    public double stragglerSpread() {
+        return compacted() ? stragglerSpread : io.ferry.coordinator.predict.Stats.stragglerSpread(stalls());
     }
 
     public long storedBytes() {
@@ -82,7 +255,7 @@ public final class GenerationView {
     }
 
     /** The coordinator's forecast for this generation, if it made one. */
-    public java.util.Optional<io.ferry.model.Event.PredictionMade> prediction() {
+    public java.util.Optional<Event.PredictionMade> prediction() {
         return java.util.Optional.ofNullable(prediction);
     }
 
@@ -98,5 +271,37 @@ public final class GenerationView {
     /** Why it failed, or why staging is waiting (a store that is down), or empty. */
     public String problem() {
         return !failure.isEmpty() ? failure : !restoreFailure.isEmpty() ? "unusable: " + restoreFailure : stagingProblem;
+    }
+
+    /**
+     * A job's node names, each held once and numbered in order of first appearance, so that
+     * per-rank and per-node state can hold an int instead of a string. Not thread-safe.
+     */
+    static final class NodeNames {
+        private final java.util.ArrayList<String> names = new java.util.ArrayList<>();
+        private final java.util.HashMap<String, Integer> index = new java.util.HashMap<>();
+
+        int index(String name) {
+            Integer i = index.get(name);
+            if (i == null) {
+                i = names.size();
+                names.add(name);
+                index.put(name, i);
+            }
+            return i;
+        }
+
+        int find(String name) {
+            Integer i = index.get(name);
+            return i == null ? -1 : i;
+        }
+
+        String name(int i) {
+            return names.get(i);
+        }
+
+        int size() {
+            return names.size();
+        }
     }
 }

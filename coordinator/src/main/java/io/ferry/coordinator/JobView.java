@@ -13,6 +13,8 @@ public final class JobView {
     final String job;
     Event.JobStarted started;
     final TreeMap<Long, GenerationView> generations = new TreeMap<>();
+    /** The names of the nodes its generations' ranks were captured on, each held once. */
+    final GenerationView.NodeNames nodeNames = new GenerationView.NodeNames();
     /** Which node runs which rank: from the start event, or the latest {@link Event.JobPlaced}. */
     io.ferry.model.Placement placement;
     final Map<Integer, Integer> exits = new HashMap<>();
@@ -34,6 +36,12 @@ public final class JobView {
     long lastRequestMillis;
     /** Log time of each node's newest heartbeat (or of the job's start or placement, before any). */
     final Map<String, Long> heartbeats = new TreeMap<>();
+    /**
+     * The coordinator's own, not folded: no node of the placement can be silent before this
+     * time (its oldest heartbeat plus the timeout, at the last scan); 0 after any change of
+     * placement or of the nodes' heartbeats other than a newer one.
+     */
+    long heartbeatsFreshUntil;
     /** Nodes that sent a heartbeat of the job since it was (re)placed: they run it. */
     final java.util.Set<String> answered = new java.util.TreeSet<>();
     /** Why a node could not launch the job (a start that failed there), or empty. */

@@ -46,11 +46,10 @@ public final class Jobs {
             j.lastRequestMillis = timestampMillis;
         } else if (e instanceof Event.ImageCaptured c) {
             GenerationView g = gen(j, c.generation());
-            g.captured.add(c.rank());
+            g.captured(c);
             g.rawBytes += c.bytes();
-            g.captures.put(c.rank(), c);
             g.maxStallSeconds = Math.max(g.maxStallSeconds, c.seconds());
-            if (g.state == GenerationView.State.OPEN && g.captured.size() >= j.ranks()) {
+            if (g.state == GenerationView.State.OPEN && g.capturedRanks() >= j.ranks()) {
                 g.state = GenerationView.State.CAPTURED;
             }
         } else if (e instanceof Event.CaptureFailed f) {
@@ -59,11 +58,11 @@ public final class Jobs {
                 g.state = GenerationView.State.FAILED;
                 g.failure = f.reason();
             }
+            g.compact();
         } else if (e instanceof Event.ImageStaged s) {
             GenerationView g = gen(j, s.generation());
-            g.staged.add(s.rank());
+            g.staged(s);
             g.storedBytes += s.storedBytes();
-            g.stagingSecondsByRank.put(s.rank(), s.seconds());
             g.stagingProblem = "";
         } else if (e instanceof Event.StagingFailed s) {
             gen(j, s.generation()).stagingProblem = "staging rank " + s.rank() + " waits: " + s.reason();
@@ -71,6 +70,7 @@ public final class Jobs {
             GenerationView g = gen(j, s.generation());
             g.state = GenerationView.State.ESTABLISHED;
             g.secondsToEstablished = s.secondsSinceRequest();
+            g.compact(); // per-rank detail is no longer needed: keep what status and forecasts read
         } else if (e instanceof Event.Heartbeat h) {
             if (j.heartbeats.containsKey(h.node())) { // a node the job no longer uses stays forgotten
                 j.heartbeats.merge(h.node(), timestampMillis, Math::max);
@@ -139,6 +139,7 @@ public final class Jobs {
                         if (g.state == GenerationView.State.OPEN) {
                             g.state = GenerationView.State.FAILED;
                             g.failure = "abandoned by the rollback to generation " + r.generation();
+                            g.compact();
                         }
                     });
         } else if (e instanceof Event.JobFinished f) {
@@ -162,9 +163,10 @@ public final class Jobs {
         j.answered.clear();
         p.nodes().forEach(n -> j.heartbeats.put(n, timestampMillis));
         j.silentSinceMillis = 0;
+        j.heartbeatsFreshUntil = 0;
     }
 
     private static GenerationView gen(JobView j, long g) {
-        return j.generations.computeIfAbsent(g, GenerationView::new);
+        return j.generations.computeIfAbsent(g, x -> new GenerationView(x, j.nodeNames, j.ranks()));
     }
 }

@@ -77,6 +77,7 @@ final class Recovery {
                 synchronized (lock) {
                     j.placement = moved;
                     j.heartbeats.remove(lost);
+                    j.heartbeatsFreshUntil = 0;
                 }
                 rollBackBelow(j, Long.MAX_VALUE, why);
                 return true;
@@ -103,9 +104,11 @@ final class Recovery {
             }
             return;
         }
+        java.util.Map<String, Command.Launch> launches = new java.util.LinkedHashMap<>();
         for (String node : j.placement.nodes()) {
-            log.send(node, launch(j, node, g, j.placement.ranksOn(node).toString(), cause));
+            launches.put(node, launch(j, node, g, j.placement.ranksOn(node).toString(), cause));
         }
+        log.sendAll(launches);
     }
 
     private static Command.Launch launch(JobView j, String node, long g, String ranks, String cause) {
@@ -122,8 +125,10 @@ final class Recovery {
 
     /** The job is over: every node finishes staging and lets go of it. */
     void release(JobView j) {
+        java.util.Map<String, Command.Release> release = new java.util.LinkedHashMap<>();
         for (String node : j.placement.nodes()) {
-            log.send(node, new Command.Release(j.job));
+            release.put(node, new Command.Release(j.job));
         }
+        log.sendAll(release);
     }
 }

@@ -114,4 +114,44 @@ class JobsTest {
         apply(new Event.ImageStaged("j", 0, 0, "remote", 1, 1, 0.1));
         assertEquals("", j.latest().orElseThrow().problem());
     }
+
+    @Test
+    void anEstablishedGenerationKeepsPerNodeTotalsOnceItsPerRankDetailIsDropped() {
+        JobView j = apply(new Event.JobStarted("j", 4, 0, true, "s", "login", "block:a,b",
+                        io.ferry.model.LaunchSpec.of(java.util.List.of("true"))),
+                new Event.CheckpointRequested("j", 0, "request"),
+                new Event.ImageCaptured("j", 0, 0, "a", 10, 0.1),
+                new Event.ImageCaptured("j", 0, 1, "a", 20, 0.2),
+                new Event.ImageCaptured("j", 0, 2, "b", 40, 0.2),
+                new Event.ImageStaged("j", 0, 1, "remote", 20, 5, 1.5), // staged before rank 3 is captured
+                new Event.ImageCaptured("j", 0, 3, "b", 80, 0.8),
+                new Event.ImageStaged("j", 0, 0, "remote", 10, 5, 0.5),
+                new Event.ImageStaged("j", 0, 2, "remote", 40, 5, 2.0),
+                new Event.ImageStaged("j", 0, 3, "remote", 80, 5, 3.0));
+        GenerationView g = j.latest().orElseThrow();
+        double[] inFlight = {30, 120, 2.0, 5.0};
+        assertEquals(java.util.Set.of("a", "b"), g.nodes());
+        assertEquals(inFlight[0], g.bytesOn("a"));
+        assertEquals(inFlight[1], g.bytesOn("b"));
+        assertEquals(inFlight[2], g.stagingSecondsOn("a"));
+        assertEquals(inFlight[3], g.stagingSecondsOn("b"));
+        assertEquals(4, g.stalls().length);
+        double spread = g.stragglerSpread();
+        assertEquals(0.8 / 0.2, spread, 1e-12);
+        apply(new Event.SnapshotEstablished("j", 0, "remote", 4.0));
+        assertEquals(java.util.Set.of("a", "b"), g.nodes());
+        assertEquals(30, g.bytesOn("a"));
+        assertEquals(120, g.bytesOn("b"));
+        assertEquals(0, g.bytesOn("c"));
+        assertEquals(2.0, g.stagingSecondsOn("a"), 1e-12);
+        assertEquals(5.0, g.stagingSecondsOn("b"), 1e-12);
+        assertEquals(spread, g.stragglerSpread());
+        assertEquals(4, g.capturedRanks());
+        assertEquals(4, g.stagedRanks());
+        assertEquals(150, g.rawBytes());
+        assertEquals(20, g.storedBytes());
+        assertEquals(0, g.stalls().length, "per-rank stalls are dropped once established");
+        apply(new Event.ImageStaged("j", 0, 3, "remote", 80, 5, 3.0)); // a late repeat changes no count
+        assertEquals(4, g.stagedRanks());
+    }
 }

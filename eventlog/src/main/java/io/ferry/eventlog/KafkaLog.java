@@ -117,14 +117,47 @@ public final class KafkaLog implements Closeable {
         send(COMMANDS, node, EventCodec.encode(c));
     }
 
+    /**
+     * Sends one command to each node of {@code commands} (in its iteration order) and returns
+     * once every one of them is in the log: the sends are in flight together, so fanning a
+     * command out to thousands of nodes costs about one round trip, not one per node.
+     */
+    public void sendAll(Map<String, ? extends Command> commands) {
+        List<java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata>> sent = new ArrayList<>();
+        for (Map.Entry<String, ? extends Command> c : commands.entrySet()) {
+            sent.add(producer.send(new ProducerRecord<>(COMMANDS, c.getKey().getBytes(StandardCharsets.UTF_8),
+                    EventCodec.encode(c.getValue()))));
+        }
+        for (java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata> f : sent) {
+            await(COMMANDS, f);
+        }
+    }
+
+    /**
+     * Publishes a derived, re-creatable record (the compacted state topic) without waiting for
+     * it: a record lost to a broker failure is replaced by the next one for the same key. A
+     * failure is reported on standard error.
+     */
+    public void publish(String topic, String key, byte[] value) {
+        producer.send(new ProducerRecord<>(topic, key.getBytes(StandardCharsets.UTF_8), value), (md, e) -> {
+            if (e != null) {
+                System.err.println("ferry: cannot publish to " + topic + " on " + bootstrap + ": " + e.getMessage());
+            }
+        });
+    }
+
     /** Appends raw bytes to a topic: used by the dead-letter path and by tests that inject bad events. */
     public void sendRaw(String topic, String key, byte[] value) {
         send(topic, key, value);
     }
 
     private void send(String topic, String key, byte[] value) {
+        await(topic, producer.send(new ProducerRecord<>(topic, key.getBytes(StandardCharsets.UTF_8), value)));
+    }
+
+    private void await(String topic, java.util.concurrent.Future<?> sent) {
         try {
-            producer.send(new ProducerRecord<>(topic, key.getBytes(StandardCharsets.UTF_8), value)).get(30, TimeUnit.SECONDS);
+            sent.get(30, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted appending to " + topic, e);
@@ -175,7 +208,9 @@ public final class KafkaLog implements Closeable {
     private KafkaConsumer<byte[], byte[]> consumer() {
         return new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false", ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
-                ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(MAX_RECORD_BYTES)),
+                ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(MAX_RECORD_BYTES),
+                // larger batches per poll: each poll of the coordinator is followed by a tick
+                ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000"),
                 new ByteArrayDeserializer(), new ByteArrayDeserializer());
     }
 

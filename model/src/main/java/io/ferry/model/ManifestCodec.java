@@ -71,15 +71,31 @@ public final class ManifestCodec {
         }
     }
 
+    /**
+     * The marker, streamed (a marker of a million ranks is tens of MiB: no tree of it is built),
+     * byte for byte what the pretty-printed tree gave: ranks in ascending order.
+     */
     public static byte[] encode(SnapshotMarker s) {
-        ObjectNode root = JSON.createObjectNode();
-        root.put("format", MARKER_FORMAT).put("version", VERSION);
-        root.put("job", s.job()).put("generation", s.generation()).put("ranks", s.ranks());
-        ObjectNode manifests = root.putObject("manifestSha256");
-        s.manifestSha256().entrySet().stream().sorted(Map.Entry.comparingByKey())
-                .forEach(en -> manifests.put(Integer.toString(en.getKey()), en.getValue()));
-        root.put("committedAt", s.committedAt().toString());
-        return bytes(root);
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(256 + 84 * s.ranks());
+        try (com.fasterxml.jackson.core.JsonGenerator g = JSON.getFactory().createGenerator(out)) {
+            g.setPrettyPrinter(new com.fasterxml.jackson.core.util.DefaultPrettyPrinter());
+            g.writeStartObject();
+            g.writeStringField("format", MARKER_FORMAT);
+            g.writeNumberField("version", VERSION);
+            g.writeStringField("job", s.job());
+            g.writeNumberField("generation", s.generation());
+            g.writeNumberField("ranks", s.ranks());
+            g.writeObjectFieldStart("manifestSha256");
+            for (int r = 0; r < s.ranks(); r++) { // exactly the ranks 0..ranks-1 (SnapshotMarker checks)
+                g.writeStringField(Integer.toString(r), s.manifestSha256().get(r));
+            }
+            g.writeEndObject();
+            g.writeStringField("committedAt", s.committedAt().toString());
+            g.writeEndObject();
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException("cannot encode JSON", e);
+        }
+        return out.toByteArray();
     }
 
     public static SnapshotMarker decodeMarker(byte[] json, String source) throws MalformedManifestException {

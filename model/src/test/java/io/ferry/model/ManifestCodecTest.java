@@ -38,6 +38,26 @@ class ManifestCodecTest {
     }
 
     @Test
+    void markerIsStreamedByteForByteAsThePrettyPrintedTreeWas() throws Exception {
+        Map<Integer, String> digests = new java.util.HashMap<>();
+        for (int r = 0; r < 12; r++) { // 10 and 11 sort after 9 numerically, not as text
+            digests.put(r, Integer.toHexString(r).repeat(64).substring(0, 64));
+        }
+        SnapshotMarker s = new SnapshotMarker("job", 3, 12, digests, Instant.parse("2026-11-22T10:00:00Z"));
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        com.fasterxml.jackson.databind.node.ObjectNode root = json.createObjectNode();
+        root.put("format", ManifestCodec.MARKER_FORMAT).put("version", ManifestCodec.VERSION);
+        root.put("job", "job").put("generation", 3L).put("ranks", 12);
+        com.fasterxml.jackson.databind.node.ObjectNode m = root.putObject("manifestSha256");
+        for (int r = 0; r < 12; r++) {
+            m.put(Integer.toString(r), digests.get(r));
+        }
+        root.put("committedAt", "2026-11-22T10:00:00Z");
+        assertEquals(json.writerWithDefaultPrettyPrinter().writeValueAsString(root),
+                new String(ManifestCodec.encode(s), StandardCharsets.UTF_8));
+    }
+
+    @Test
     void notJsonIsMalformed() {
         MalformedManifestException e = assertThrows(MalformedManifestException.class,
                 () -> ManifestCodec.decodeManifest("{\"format\":".getBytes(StandardCharsets.UTF_8), "j/1/0"));

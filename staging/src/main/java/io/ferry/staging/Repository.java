@@ -86,8 +86,25 @@ public final class Repository {
      * writes the commit marker, last, in one atomic put. Idempotent.
      */
     public SnapshotMarker commitSnapshot(String job, long generation, int ranks) throws IOException {
+        return commitSnapshot(job, generation, ranks, r -> null);
+    }
+
+    /**
+     * {@link #commitSnapshot(String, long, int)} with the digests of manifests already read
+     * and checked by the caller ({@link #readManifest}; {@code known} gives null for a rank it
+     * has not read): only the others are read here. The coordinator reads each rank's manifest
+     * as the rank is staged, so that establishing a snapshot of a million ranks does not start
+     * with a million reads.
+     */
+    public SnapshotMarker commitSnapshot(String job, long generation, int ranks,
+                                         java.util.function.IntFunction<String> known) throws IOException {
         Map<Integer, String> digests = new HashMap<>();
         for (int r = 0; r < ranks; r++) {
+            String d = known.apply(r);
+            if (d != null) {
+                digests.put(r, d);
+                continue;
+            }
             ImageRef ref = new ImageRef(job, generation, r);
             try {
                 digests.put(r, readManifest(ref).sha256());

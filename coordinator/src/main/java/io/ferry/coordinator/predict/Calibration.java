@@ -84,7 +84,7 @@ public record Calibration(String job, int snapshots, double localBytesPerSecond,
             stall[i] = g.maxStallSeconds();
             staging[i] = nodeStaging > 0 ? nodeBytes / nodeStaging : Double.NaN;
             ratio[i] = (double) g.rawBytes() / g.storedBytes();
-            spread[i] = Stats.stragglerSpread(g.stalls());
+            spread[i] = g.stragglerSpread();
             rest[i] = g.secondsToEstablished() - g.maxStallSeconds() - nodeStaging;
         }
         ToDoubleFunction<double[]> fit = LeastSquares.fit(x, stall);

@@ -2,8 +2,8 @@ package io.ferry.coordinator.predict;
 
 import java.util.Arrays;
 
-/** The one median the forecasts use. */
-final class Stats {
+/** The one median the forecasts use (public for {@link io.ferry.coordinator.GenerationView}). */
+public final class Stats {
     private Stats() {}
 
     /** The median of the finite values, the mean of the middle two for an even count; NaN for none. */
@@ -16,7 +16,7 @@ final class Stats {
     }
 
     /** The slowest rank's stall over the median rank's (1 for a single rank or no stall). */
-    static double stragglerSpread(double[] stalls) {
+    public static double stragglerSpread(double[] stalls) {
         double median = median(stalls);
         double max = Arrays.stream(stalls).max().orElse(0);
         return stalls.length >= 2 && median > 0 ? max / median : 1;

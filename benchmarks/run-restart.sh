@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds Ferry (reactor, nothing installed into ~/.m2) and times a restart from the node-local
+# cache against cat of the same bytes: benchmarks/run-restart.sh [SIZE] [WORK_DIR] [ROUNDS]
+# (default 4GiB, a temp dir, 2 rounds). The work dir needs about 2.3 x SIZE of free disk.
+# Environment: MVN_FLAGS (e.g. -o), JAVA_OPTS.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$here"
+mvn ${MVN_FLAGS:-} -q -B package -DskipTests -DskipITs -pl benchmarks -am
+mvn ${MVN_FLAGS:-} -q -B dependency:build-classpath -pl benchmarks -Dmdep.outputFile="$here/benchmarks/target/classpath.txt"
+cp="benchmarks/target/classes"
+for m in model eventlog coordinator staging stores compression capture-agent cli; do cp="$cp:$m/target/classes"; done
+cp="$cp:$(cat benchmarks/target/classpath.txt)"
+echo "uptime: $(uptime)"
+exec java -Xmx1g ${JAVA_OPTS:-} -Djna.tmpdir="$here/benchmarks/target/jna" -cp "$cp" \
+  io.ferry.benchmarks.RestartBenchmark "${1:-4GiB}" "${2:-$(mktemp -d -t ferry-restart.XXXXXX)}" "${3:-2}"

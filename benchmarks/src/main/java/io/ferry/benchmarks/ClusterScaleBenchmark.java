@@ -1,0 +1,600 @@
+package io.ferry.benchmarks;
+
+import io.ferry.coordinator.Coordinator;
+import io.ferry.coordinator.GenerationView;
+import io.ferry.coordinator.JobView;
+import io.ferry.eventlog.EmbeddedKafka;
+import io.ferry.eventlog.KafkaLog;
+import io.ferry.model.Command;
+import io.ferry.model.Event;
+import io.ferry.model.EventCodec;
+import io.ferry.model.ImageRef;
+import io.ferry.model.LaunchSpec;
+import io.ferry.model.Manifest;
+import io.ferry.model.ManifestCodec;
+import io.ferry.staging.Repository;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAccumulator;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.stream.Stream;
+
+/**
+ * The real coordinator, through a real (embedded, single-node KRaft) broker, driven by
+ * simulated agents: a few threads, each with its own Kafka producer (acks=all, idempotent,
+ * batched, asynchronous), stand in for the agents of thousands of nodes. Each simulated node
+ * answers every {@link Command.Capture} of its own with one {@link Event.ImageCaptured} per
+ * rank, then, rank after rank, {@link Event.ImageStaged}; every node sends a heartbeat on an
+ * interval. Each rank's manifest is real, in the job's {@code file:} store (the coordinator
+ * reads them all to write the commit marker): written before the generation is requested
+ * (thousands of agents write them on their own nodes, not on the benchmark's cores), or by
+ * the simulated agents just before each ImageStaged with {@code -Dscale.agentsWriteManifests=true}.
+ * Byte counts are fake and small: this measures the coordinator, not staging. The first
+ * generation ({@code -Dscale.warmUp=1}) warms the JIT compilers and is printed, not counted.
+ *
+ * <p>Measured per generation: events appended and their rate (first to last append, by log
+ * time), the rate at which the coordinator folded them (its own event listener, first to last
+ * event of the generation), and the delay from the last {@code ImageStaged} (log time) to
+ * {@code SnapshotEstablished} (log time). After the run: the heap the coordinator holds for the
+ * job (used heap after full GCs with the coordinator and its folded state alive, minus the same
+ * after it is closed and dropped; everything it retains is counted: its state, its Kafka
+ * consumers' buffers, its opened store), and a replay: a fresh coordinator folding the whole
+ * log from the beginning, timed to live.
+ *
+ * <p>Usage: {@code ClusterScaleBenchmark RANKS_PER_NODE NODES [GENERATIONS] [WORK_DIR]}.
+ */
+public final class ClusterScaleBenchmark {
+    static final String JOB = "scale";
+    static final long RAW_BYTES = 1 << 20;
+    static final long STORED_BYTES = 300_000;
+    static final long HEARTBEAT_MILLIS = Long.getLong("scale.heartbeatMillis", 5000);
+    static final int AGENT_THREADS = Integer.getInteger("scale.agentThreads", 4);
+    static final int WARM_UP = Integer.getInteger("scale.warmUp", 1);
+    static final boolean AGENTS_WRITE_MANIFESTS = Boolean.getBoolean("scale.agentsWriteManifests");
+    static final long GENERATION_TIMEOUT_MILLIS = Long.getLong("scale.generationTimeoutSeconds", 1800) * 1000;
+
+    public static void main(String[] args) throws Exception {
+        int perNode = args.length > 0 ? Integer.parseInt(args[0]) : 16;
+        int nodes = args.length > 1 ? Integer.parseInt(args[1]) : 2048;
+        int generations = args.length > 2 ? Integer.parseInt(args[2]) : 8;
+        Path work = args.length > 3 ? Path.of(args[3]) : Files.createTempDirectory("ferry-scale");
+        Files.createDirectories(work);
+        checkEncodings();
+        Result r = new ClusterScaleBenchmark(perNode, nodes, generations, work).run();
+        r.print();
+        deleteTree(work);
+        System.exit(0); // the broker's and Kafka clients' threads
+    }
+
+    private final int perNode;
+    private final int nodes;
+    private final int ranks;
+    private final int generations;
+    private final Path work;
+    private final List<String> nodeNames = new ArrayList<>();
+
+    ClusterScaleBenchmark(int perNode, int nodes, int generations, Path work) {
+        this.perNode = perNode;
+        this.nodes = nodes;
+        this.ranks = perNode * nodes;
+        this.generations = generations;
+        this.work = work;
+        for (int i = 0; i < nodes; i++) {
+            nodeNames.add(String.format("n%05d", i));
+        }
+    }
+
+    /** What one generation's agents did, by log (record) time. */
+    static final class GenStats {
+        final LongAccumulator firstAppend = new LongAccumulator(Math::min, Long.MAX_VALUE);
+        final LongAccumulator lastAppend = new LongAccumulator(Math::max, 0);
+        final LongAccumulator lastStaged = new LongAccumulator(Math::max, 0);
+        final LongAdder appended = new LongAdder();
+        final LongAdder staged = new LongAdder();
+        // the coordinator's fold, by its listener (nanoTime)
+        final LongAccumulator firstFold = new LongAccumulator(Math::min, Long.MAX_VALUE);
+        final LongAccumulator lastFold = new LongAccumulator(Math::max, 0);
+        final LongAdder folded = new LongAdder();
+        final LongAccumulator lastStagedFoldWall = new LongAccumulator(Math::max, 0);
+        volatile long requestedAt;
+        volatile long establishedAt;
+    }
+
+    record GenRow(long generation, long events, double appendSeconds, double appendRate, double foldSeconds,
+                  double foldRate, double delaySeconds, double requestToEstablished, long heartbeats,
+                  double foldLagSeconds, double cpuMicrosPerEvent, boolean warmUp) {}
+
+    record Result(int perNode, int nodes, int ranks, List<GenRow> rows, long heapBytes, long stateBytes, double replaySeconds,
+                  long replayEvents, long replayHeapBytes, int cores, String load, long maxHeap) {
+        void print() {
+            System.out.printf("%nFerry coordinator scale: %d nodes x %d ranks = %,d ranks, %d generations, %d cores, "
+                    + "load %s, max heap %d MiB%n", nodes, perNode, ranks, rows.size(), cores, load, maxHeap >> 20);
+            System.out.printf("%4s %10s %10s %12s %10s %12s %10s %10s %12s %12s%n", "gen", "events", "append s",
+                    "append ev/s", "fold s", "fold ev/s", "cpu us/ev", "lag s", "delay s", "req->est s");
+            for (GenRow g : rows) {
+                System.out.printf("%4d %,10d %10.2f %,12.0f %10.2f %,12.0f %10.1f %10.3f %12.3f %12.2f%s%n", g.generation,
+                        g.events, g.appendSeconds, g.appendRate, g.foldSeconds, g.foldRate, g.cpuMicrosPerEvent,
+                        g.foldLagSeconds, g.delaySeconds, g.requestToEstablished, g.warmUp ? "  (warm-up, not counted)" : "");
+            }
+            List<GenRow> counted = rows.stream().filter(g -> !g.warmUp).toList();
+            double[] delays = counted.stream().mapToDouble(GenRow::delaySeconds).sorted().toArray();
+            double[] folds = counted.stream().mapToDouble(GenRow::foldRate).sorted().toArray();
+            long events = counted.stream().mapToLong(GenRow::events).sum();
+            double foldSeconds = counted.stream().mapToDouble(GenRow::foldSeconds).sum();
+            double cpu = counted.stream().mapToDouble(g -> g.cpuMicrosPerEvent * g.events).sum() / events;
+            System.out.printf("%ndelay = last ImageStaged appended -> SnapshotEstablished appended (log times); lag = its part"
+                    + " until the coordinator had folded the last ImageStaged; cpu = coordinator thread CPU per event%n");
+            System.out.printf("%nlive fold rate       : median %,.0f events/s per generation, overall %,.0f events/s"
+                    + " (%,d events in %.1f s of folding)%n", percentile(folds, 50), events / foldSeconds, events, foldSeconds);
+            System.out.printf("coordinator CPU      : %.1f us per event on its own thread = %,.0f events per CPU-second%n",
+                    cpu, 1e6 / cpu);
+            System.out.printf("replay fold rate     : %,.0f events/s (%,d events, whole log, fresh coordinator, %.1f s to live)%n",
+                    replayEvents / replaySeconds, replayEvents, replaySeconds);
+            System.out.printf("last staged -> established: median %.3f s, p99 %.3f s (nearest rank), max %.3f s (%d generations)%n",
+                    percentile(delays, 50), percentile(delays, 99), delays[delays.length - 1], delays.length);
+            System.out.printf("folded state         : %,d bytes = %.1f bytes per rank (the Jobs fold of the whole log, measured alone)%n",
+                    stateBytes, (double) stateBytes / ranks);
+            System.out.printf("coordinator heap     : %,d bytes after the run = %.1f bytes per rank;"
+                    + " after a replay %,d bytes = %.1f bytes per rank%n", heapBytes, (double) heapBytes / ranks,
+                    replayHeapBytes, (double) replayHeapBytes / ranks);
+            System.out.printf("goals (2 cores)      : >= 100,000 events/s, p99 < 1 s at 32,768 ranks, < 1,024 bytes/rank%n");
+            System.out.printf("RESULT ranks=%d events_per_s=%.0f cpu_us_per_event=%.1f replay_events_per_s=%.0f delay_median_s=%.3f delay_p99_s=%.3f"
+                            + " state_per_rank=%.1f heap_per_rank=%.1f replay_heap_per_rank=%.1f%n", ranks, events / foldSeconds, cpu,
+                    replayEvents / replaySeconds, percentile(delays, 50), percentile(delays, 99),
+                    (double) stateBytes / ranks, (double) heapBytes / ranks, (double) replayHeapBytes / ranks);
+        }
+    }
+
+    /** Nearest-rank percentile of sorted values. */
+    static double percentile(double[] sorted, double p) {
+        if (sorted.length == 0) {
+            return Double.NaN;
+        }
+        int i = (int) Math.ceil(p / 100 * sorted.length) - 1;
+        return sorted[Math.max(0, Math.min(sorted.length - 1, i))];
+    }
+
+    private final Map<Long, GenStats> stats = new ConcurrentHashMap<>();
+    private final AtomicLong heartbeats = new AtomicLong();
+    private volatile boolean agentsRunning = true;
+
+    GenStats stats(long g) {
+        return stats.computeIfAbsent(g, x -> new GenStats());
+    }
+
+    Result run() throws Exception {
+        Path store = work.resolve("store");
+        Files.createDirectories(store);
+        System.out.printf("work dir %s; %d nodes x %d ranks = %,d ranks; %d agent threads; heartbeat every %d ms%n",
+                work, nodes, perNode, ranks, AGENT_THREADS, HEARTBEAT_MILLIS);
+        try (EmbeddedKafka kafka = EmbeddedKafka.start(work.resolve("kafka"));
+             KafkaLog log = new KafkaLog(kafka.bootstrapServers())) {
+            long heapBefore = usedHeapAfterGc();
+            // Generous: a coordinator that falls behind the log would otherwise take old heartbeats for silence.
+            Coordinator coordinator = new Coordinator(log, Clock.systemUTC(), Duration.ofHours(1));
+            Coordinator[] live = {coordinator}; // dropped before the heap is measured
+            coordinator.onEvent(this::folded);
+            coordinator.start();
+            if (!coordinator.awaitLive(Duration.ofSeconds(60))) {
+                throw new IllegalStateException("coordinator not live");
+            }
+            List<Thread> agents = new ArrayList<>();
+            for (int t = 0; t < AGENT_THREADS; t++) {
+                List<Integer> mine = new ArrayList<>();
+                for (int n = t; n < nodes; n += AGENT_THREADS) {
+                    mine.add(n);
+                }
+                Agents a = new Agents(log, kafka.bootstrapServers(), mine, store);
+                Thread th = new Thread(a::run, "sim-agents-" + t);
+                th.setDaemon(true);
+                th.start();
+                agents.add(th);
+            }
+            Observer observer = new Observer(log);
+            Thread obs = new Thread(observer::run, "observer");
+            obs.setDaemon(true);
+            obs.start();
+            Thread.sleep(1000); // the agents' command readers are positioned
+            long t0 = System.nanoTime();
+            log.append(new Event.JobStarted(JOB, ranks, 0, false, store.toUri().toString(), "login",
+                    "block:" + String.join(",", nodeNames), LaunchSpec.of(List.of("true"))));
+            // wait until the coordinator has launched the job on every node (it sends one command per node)
+            awaitFor("job known", () -> live[0].query(j -> j.get(JOB).map(v -> v.ranks() == ranks).orElse(false)),
+                    600_000);
+            Thread.sleep(2000);
+            System.out.printf("job started and launched in %.1f s%n", (System.nanoTime() - t0) / 1e9);
+            List<GenRow> rows = new ArrayList<>();
+            long coordinatorThread = Thread.getAllStackTraces().keySet().stream()
+                    .filter(t -> t.getName().equals("ferry-coordinator")).findFirst().orElseThrow().getId();
+            java.lang.management.ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+            for (long g = 0; g < generations; g++) {
+                long tw = System.nanoTime();
+                writeManifests(store, g); // what thousands of agents do on their own nodes: not on these 2 cores
+                System.out.printf("generation %d: %,d manifests written beforehand in %.1f s%n", g, ranks,
+                        (System.nanoTime() - tw) / 1e9);
+                Thread.sleep(500);
+                long before = heartbeats.get();
+                long cpu0 = threads.getThreadCpuTime(coordinatorThread);
+                long tg = System.nanoTime();
+                log.send(KafkaLog.COORDINATOR, new Command.RequestCheckpoint(JOB));
+                GenStats s = stats(g);
+                long gen = g;
+                boolean done = awaitFor("generation " + g + " established", () -> s.establishedAt > 0,
+                        GENERATION_TIMEOUT_MILLIS);
+                if (!done) {
+                    System.out.printf("generation %d NOT established within %d s: %,d of %,d events folded; stopping%n",
+                            g, GENERATION_TIMEOUT_MILLIS / 1000, s.folded.sum(), 2L * ranks);
+                    printPartial(s, g);
+                    break;
+                }
+                long hb = heartbeats.get() - before;
+                long cpuNanos = threads.getThreadCpuTime(coordinatorThread) - cpu0;
+                double appendS = (s.lastAppend.get() - s.firstAppend.get()) / 1000.0;
+                double foldS = (s.lastFold.get() - s.firstFold.get()) / 1e9;
+                long ev = s.appended.sum();
+                GenRow row = new GenRow(g, ev, appendS, ev / appendS, foldS, s.folded.sum() / foldS,
+                        (s.establishedAt - s.lastStaged.get()) / 1000.0, (s.establishedAt - s.requestedAt) / 1000.0, hb,
+                        (s.lastStagedFoldWall.get() - s.lastStaged.get()) / 1000.0, cpuNanos / 1000.0 / (ev + hb),
+                        g < WARM_UP);
+                rows.add(row);
+                System.out.printf("generation %d: %,d events appended in %.2f s, folded at %,.0f/s, staged->established %.3f s,"
+                        + " request->established %.2f s (wall %.1f s)%n", gen, ev, appendS, row.foldRate,
+                        row.delaySeconds, row.requestToEstablished, (System.nanoTime() - tg) / 1e9);
+                if (g >= 2) {
+                    deleteTree(store.resolve("ferry/v1/jobs/" + JOB + "/" + (g - 2))); // keeps the disk in bounds
+                }
+            }
+            GenerationView last = coordinator.query(j -> j.get(JOB).flatMap(JobView::newestEstablished).orElse(null));
+            System.out.println("coordinator's newest established: " + (last == null ? "none" : last.generation()));
+            agentsRunning = false;
+            for (Thread t : agents) {
+                t.join(30_000);
+            }
+            observer.stop = true;
+            obs.join(10_000);
+            long withState = usedHeapAfterGc();
+            coordinator.close();
+            coordinator = null;
+            live[0] = null;
+            long without = usedHeapAfterGc();
+            long heap = withState - without;
+            System.out.printf("heap: %,d before the coordinator, %,d with it and its state, %,d after it was closed%n",
+                    heapBefore, withState, without);
+
+            // The folded state alone, measured without anything else moving: the log folded into a Jobs here.
+            // Small states are below the heap's noise (the broker and clients allocate meanwhile): fold
+            // several copies side by side, so that the difference is well above it, and divide.
+            int copies = Math.max(1, 262_144 / ranks);
+            long foldBase = usedHeapAfterGc();
+            io.ferry.coordinator.Jobs[] folded = new io.ferry.coordinator.Jobs[copies];
+            for (int k = 0; k < copies; k++) {
+                folded[k] = new io.ferry.coordinator.Jobs();
+            }
+            try (KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.EVENTS, true)) {
+                java.util.Map<org.apache.kafka.common.TopicPartition, Long> ends = KafkaLog.ends(c);
+                while (!KafkaLog.reached(c, ends)) {
+                    for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
+                        for (io.ferry.coordinator.Jobs f : folded) {
+                            f.apply(EventCodec.decode(r.value()), r.timestamp());
+                        }
+                    }
+                }
+            }
+            long stateBytes = (usedHeapAfterGc() - foldBase) / copies;
+            System.out.printf("folded state (Jobs) alone: %,d bytes = %.1f bytes per rank (%d generations; mean of %d copies)%n", stateBytes,
+                    (double) stateBytes / ranks, folded[0].get(JOB).map(v -> v.generations().size()).orElse(0), copies);
+            java.lang.ref.Reference.reachabilityFence(folded);
+
+            // Replay: a fresh coordinator folds the whole log from its beginning.
+            long replayEvents;
+            try (KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.EVENTS, true)) {
+                replayEvents = KafkaLog.ends(c).values().stream().mapToLong(Long::longValue).sum();
+            }
+            long replayBase = usedHeapAfterGc();
+            Coordinator replay = new Coordinator(log, Clock.systemUTC(), Duration.ofHours(1));
+            long tr = System.nanoTime();
+            replay.start();
+            if (!replay.awaitLive(Duration.ofHours(2))) {
+                throw new IllegalStateException("replay did not finish");
+            }
+            double replayS = (System.nanoTime() - tr) / 1e9;
+            long replayHeap = usedHeapAfterGc() - replayBase;
+            Long established = replay.query(j -> j.get(JOB).flatMap(JobView::newestEstablished)
+                    .map(GenerationView::generation).orElse(-1L));
+            System.out.printf("replay: %,d events to live in %.1f s; newest established %d%n", replayEvents, replayS,
+                    established);
+            replay.close();
+            if (rows.isEmpty()) {
+                throw new IllegalStateException("no generation was established");
+            }
+            return new Result(perNode, nodes, ranks, rows, heap, stateBytes, replayS, replayEvents, replayHeap,
+                    Runtime.getRuntime().availableProcessors(), loadAverage(), Runtime.getRuntime().maxMemory());
+        }
+    }
+
+    private void printPartial(GenStats s, long g) {
+        double foldS = (s.lastFold.get() - s.firstFold.get()) / 1e9;
+        System.out.printf("  partial: %,d appended, %,d folded in %.1f s = %,.0f events/s%n", s.appended.sum(),
+                s.folded.sum(), foldS, s.folded.sum() / foldS);
+    }
+
+    /** The coordinator's listener: called on its thread after each live event is folded. */
+    private void folded(Event e) {
+        long g;
+        if (e instanceof Event.ImageCaptured c) {
+            g = c.generation();
+        } else if (e instanceof Event.ImageStaged s) {
+            g = s.generation();
+        } else {
+            return;
+        }
+        GenStats s = stats(g);
+        long now = System.nanoTime();
+        s.firstFold.accumulate(now);
+        s.lastFold.accumulate(now);
+        s.folded.increment();
+        if (e instanceof Event.ImageStaged) {
+            s.lastStagedFoldWall.accumulate(System.currentTimeMillis());
+        }
+    }
+
+    /** Reads the events topic for the coordinator's own events: when each generation was requested and established. */
+    private final class Observer {
+        private final KafkaLog log;
+        volatile boolean stop;
+        private static final byte[] REQUESTED = "\"type\":\"CheckpointRequested\"".getBytes(StandardCharsets.UTF_8);
+        private static final byte[] ESTABLISHED = "\"type\":\"SnapshotEstablished\"".getBytes(StandardCharsets.UTF_8);
+
+        Observer(KafkaLog log) {
+            this.log = log;
+        }
+
+        void run() {
+            try (KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.EVENTS, true)) {
+                while (!stop) {
+                    for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(100))) {
+                        byte[] v = r.value();
+                        if (contains(v, REQUESTED)) {
+                            Event.CheckpointRequested q = (Event.CheckpointRequested) EventCodec.decode(v);
+                            stats(q.generation()).requestedAt = r.timestamp();
+                        } else if (contains(v, ESTABLISHED)) {
+                            Event.SnapshotEstablished q = (Event.SnapshotEstablished) EventCodec.decode(v);
+                            stats(q.generation()).establishedAt = r.timestamp();
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    static boolean contains(byte[] hay, byte[] needle) {
+        // the type is written last: look from the end
+        outer:
+        for (int i = hay.length - needle.length; i >= 0; i--) {
+            for (int k = 0; k < needle.length; k++) {
+                if (hay[i + k] != needle[k]) {
+                    continue outer;
+                }
+            }
+            return true;
+        }
+        return false;
+    }
+
+    /** The agents of a set of nodes, on one thread with one producer. */
+    private final class Agents {
+        private final KafkaLog log;
+        private final List<Integer> mine;
+        private final Path store;
+        private final KafkaProducer<byte[], byte[]> producer;
+        private final java.util.Set<String> names = new java.util.HashSet<>();
+        private final java.util.ArrayDeque<Long> captures = new java.util.ArrayDeque<>();
+        private final Map<Long, Integer> captureCommands = new java.util.HashMap<>();
+        private final byte[] key = JOB.getBytes(StandardCharsets.UTF_8);
+
+        Agents(KafkaLog log, String bootstrap, List<Integer> mine, Path store) {
+            this.log = log;
+            this.mine = mine;
+            this.store = store;
+            mine.forEach(n -> names.add(nodeNames.get(n)));
+            this.producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                    ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true",
+                    ProducerConfig.LINGER_MS_CONFIG, "5", ProducerConfig.BATCH_SIZE_CONFIG, Integer.toString(256 << 10),
+                    ProducerConfig.BUFFER_MEMORY_CONFIG, Long.toString(64L << 20),
+                    ProducerConfig.MAX_BLOCK_MS_CONFIG, "600000"),
+                    new ByteArraySerializer(), new ByteArraySerializer());
+        }
+
+        void run() {
+            try (KafkaConsumer<byte[], byte[]> commands = log.reader(KafkaLog.COMMANDS, false); producer) {
+                long nextHeartbeat = 0;
+                while (agentsRunning) {
+                    for (ConsumerRecord<byte[], byte[]> r : commands.poll(Duration.ofMillis(50))) {
+                        String node = new String(r.key(), StandardCharsets.UTF_8);
+                        if (!names.contains(node)) {
+                            continue;
+                        }
+                        Command c = EventCodec.decodeCommand(r.value());
+                        if (c instanceof Command.Capture cap) {
+                            // every node of this thread gets the same command; answer once all have it
+                            int n = captureCommands.merge(cap.generation(), 1, Integer::sum);
+                            if (n == mine.size()) {
+                                captures.add(cap.generation());
+                            }
+                        }
+                    }
+                    long now = System.currentTimeMillis();
+                    if (now >= nextHeartbeat) {
+                        for (int n : mine) {
+                            send(now, heartbeat(nodeNames.get(n)));
+                            heartbeats.incrementAndGet();
+                        }
+                        nextHeartbeat = now + HEARTBEAT_MILLIS;
+                    }
+                    Long g = captures.poll();
+                    if (g != null) {
+                        answer(g);
+                    }
+                }
+            } catch (Exception e) {
+                e.printStackTrace();
+            }
+        }
+
+        /** Every node of this thread captures all its ranks, then stages them one after another. */
+        private void answer(long g) throws IOException {
+            GenStats s = stats(g);
+            ThreadLocalRandom rnd = ThreadLocalRandom.current();
+            Path dir = store.resolve(Repository.manifestKey(new ImageRef(JOB, g, 0))).getParent();
+            Files.createDirectories(dir);
+            for (int n : mine) {
+                String node = nodeNames.get(n);
+                for (int r = n * perNode; r < (n + 1) * perNode; r++) {
+                    long ts = System.currentTimeMillis();
+                    send(ts, captured(g, r, node, 0.2 + 0.05 * rnd.nextDouble()));
+                    s.firstAppend.accumulate(ts);
+                    s.lastAppend.accumulate(ts);
+                    s.appended.increment();
+                }
+            }
+            for (int n : mine) {
+                for (int r = n * perNode; r < (n + 1) * perNode; r++) {
+                    if (AGENTS_WRITE_MANIFESTS) {
+                        Files.write(dir.resolve(r + ".manifest"), manifest(g, r));
+                    }
+                    long ts = System.currentTimeMillis();
+                    send(ts, staged(g, r, 0.01 + 0.01 * rnd.nextDouble()));
+                    s.lastAppend.accumulate(ts);
+                    s.lastStaged.accumulate(ts);
+                    s.appended.increment();
+                    s.staged.increment();
+                }
+                if (!agentsRunning) {
+                    return;
+                }
+            }
+            producer.flush();
+        }
+
+        private void send(long ts, byte[] value) {
+            producer.send(new ProducerRecord<>(KafkaLog.EVENTS, null, ts, key, value), (md, e) -> {
+                if (e != null) {
+                    System.err.println("append failed: " + e);
+                }
+            });
+        }
+    }
+
+    static byte[] manifest(long g, int rank) {
+        return ManifestCodec.encode(new Manifest(new ImageRef(JOB, g, rank), 4 << 20, List.of()));
+    }
+
+    /** Every rank's manifest of generation {@code g}, written (not fsynced) with a few threads. */
+    void writeManifests(Path store, long g) throws Exception {
+        if (AGENTS_WRITE_MANIFESTS) {
+            return;
+        }
+        Path dir = store.resolve(Repository.manifestKey(new ImageRef(JOB, g, 0))).getParent();
+        Files.createDirectories(dir);
+        java.util.stream.IntStream.range(0, ranks).parallel().forEach(r -> {
+            try {
+                Files.write(dir.resolve(r + ".manifest"), manifest(g, r));
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
+    }
+
+    // The agents' events, written as EventCodec writes them (checked against it at start): the
+    // simulated agents stand in for thousands of processes elsewhere, so they are kept cheap here.
+    static byte[] captured(long g, int rank, String node, double seconds) {
+        return ("{\"job\":\"" + JOB + "\",\"generation\":" + g + ",\"rank\":" + rank + ",\"node\":\"" + node
+                + "\",\"bytes\":" + RAW_BYTES + ",\"seconds\":" + seconds + ",\"type\":\"ImageCaptured\",\"v\":1}")
+                .getBytes(StandardCharsets.UTF_8);
+    }
+
+    static byte[] staged(long g, int rank, double seconds) {
+        return ("{\"job\":\"" + JOB + "\",\"generation\":" + g + ",\"rank\":" + rank + ",\"tier\":\"remote\",\"rawBytes\":"
+                + RAW_BYTES + ",\"storedBytes\":" + STORED_BYTES + ",\"seconds\":" + seconds
+                + ",\"type\":\"ImageStaged\",\"v\":1}").getBytes(StandardCharsets.UTF_8);
+    }
+
+    static byte[] heartbeat(String node) {
+        return ("{\"job\":\"" + JOB + "\",\"node\":\"" + node + "\",\"type\":\"Heartbeat\",\"v\":1}")
+                .getBytes(StandardCharsets.UTF_8);
+    }
+
+    static void checkEncodings() {
+        check(captured(3, 17, "n00001", 0.2345), EventCodec.encode(new Event.ImageCaptured(JOB, 3, 17, "n00001", RAW_BYTES, 0.2345)));
+        check(staged(3, 17, 0.0125), EventCodec.encode(new Event.ImageStaged(JOB, 3, 17, "remote", RAW_BYTES, STORED_BYTES, 0.0125)));
+        check(heartbeat("n00001"), EventCodec.encode(new Event.Heartbeat(JOB, "n00001")));
+    }
+
+    private static void check(byte[] ours, byte[] codec) {
+        if (!Arrays.equals(ours, codec)) {
+            throw new AssertionError("simulated encoding differs: " + new String(ours, StandardCharsets.UTF_8)
+                    + " vs " + new String(codec, StandardCharsets.UTF_8));
+        }
+    }
+
+    static long usedHeapAfterGc() throws InterruptedException {
+        long best = Long.MAX_VALUE;
+        for (int i = 0; i < 3; i++) {
+            ManagementFactory.getMemoryMXBean().gc();
+            Thread.sleep(200);
+            best = Math.min(best, ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
+        }
+        return best;
+    }
+
+    static String loadAverage() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).trim();
+        } catch (IOException e) {
+            return "unknown";
+        }
+    }
+
+    static boolean awaitFor(String what, java.util.function.BooleanSupplier cond, long timeoutMillis)
+            throws InterruptedException {
+        long deadline = System.currentTimeMillis() + timeoutMillis;
+        while (!cond.getAsBoolean()) {
+            if (System.currentTimeMillis() > deadline) {
+                return false;
+            }
+            Thread.sleep(5);
+        }
+        return true;
+    }
+
+    static void deleteTree(Path p) throws IOException {
+        if (!Files.exists(p)) {
+            return;
+        }
+        try (Stream<Path> s = Files.walk(p)) {
+            for (Path q : s.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(q);
+            }
+        }
+    }
+}

@@ -1,0 +1,129 @@
+package io.ferry.coordinator;
+
+import io.ferry.model.ImageRef;
+import io.ferry.staging.Repository;
+
+import java.io.Closeable;
+import java.util.BitSet;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.function.IntFunction;
+import java.util.function.LongPredicate;
+
+/**
+ * Reads each rank's manifest in the background as soon as the rank is staged, so that the
+ * commit marker of a generation of a million ranks is written from digests already read
+ * instead of starting with a million reads ({@link Repository#commitSnapshot(String, long,
+ * int, IntFunction)} reads whatever is missing, and reports what it cannot read; the commit first waits for the reads
+ * already queued, rather than reading the same manifests twice). A rank staged
+ * again is read again; reads of one rank run in order (ranks are spread over the workers by
+ * number). Digests are held as 32 bytes per rank, only for generations in flight. Thread-safe.
+ */
+final class ManifestDigests implements Closeable {
+    private static final int WORKERS = 2;
+    private static final HexFormat HEX = HexFormat.of();
+    private final ExecutorService[] workers = new ExecutorService[WORKERS];
+    private final Map<String, Digests> generations = new ConcurrentHashMap<>();
+
+    ManifestDigests() {
+        for (int i = 0; i < WORKERS; i++) {
+            int n = i;
+            workers[i] = Executors.newSingleThreadExecutor(r -> {
+                Thread t = new Thread(r, "ferry-coordinator-manifests-" + n);
+                t.setDaemon(true);
+                return t;
+            });
+        }
+    }
+
+    /** The digests of one generation's manifests read so far. */
+    private static final class Digests {
+        final int ranks;
+        private final byte[] sha;
+        private final BitSet known = new BitSet();
+
+        Digests(int ranks) {
+            this.ranks = ranks;
+            this.sha = new byte[32 * ranks];
+        }
+
+        synchronized void put(int rank, String hex) {
+            byte[] d = HEX.parseHex(hex);
+            if (d.length == 32) {
+                System.arraycopy(d, 0, sha, rank * 32, 32);
+                known.set(rank);
+            }
+        }
+
+        synchronized void forget(int rank) {
+            known.clear(rank);
+        }
+
+        synchronized String get(int rank) {
+            return rank < ranks && known.get(rank) ? HEX.formatHex(sha, rank * 32, rank * 32 + 32) : null;
+        }
+    }
+
+    private static String key(String job, long generation) {
+        return job + "/" + generation;
+    }
+
+    /** {@code rank} of {@code job}'s generation is staged: its manifest is read in the background. */
+    void staged(Repository repo, String job, long generation, int rank, int ranks) {
+        if (rank < 0 || rank >= ranks) {
+            return;
+        }
+        Digests d = generations.computeIfAbsent(key(job, generation), k -> new Digests(ranks));
+        if (d.ranks != ranks) {
+            return; // the job was restarted with another size: the commit reads them all
+        }
+        d.forget(rank);
+        workers[rank % WORKERS].execute(() -> {
+            try {
+                d.put(rank, repo.readManifest(new ImageRef(job, generation, rank)).sha256());
+            } catch (java.io.IOException | RuntimeException e) {
+                // left to the commit, which reads it again and says what is wrong
+            }
+        });
+    }
+
+    /**
+     * The digests of a generation, once the reads already queued are done (bounded wait): null
+     * for a rank whose manifest could not be read (the commit reads it again and says why).
+     */
+    IntFunction<String> known(String job, long generation) {
+        Digests d = generations.get(key(job, generation));
+        if (d != null) {
+            for (ExecutorService w : workers) {
+                try {
+                    w.submit(() -> { }).get(60, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException
+                         | java.util.concurrent.RejectedExecutionException e) {
+                    break; // read at the commit, then
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+        }
+        return d == null ? r -> null : d::get;
+    }
+
+    /** Forgets {@code job}'s generations that {@code done} says are over (established, failed). */
+    void forget(String job, LongPredicate done) {
+        String prefix = job + "/";
+        generations.keySet().removeIf(k -> k.startsWith(prefix)
+                && done.test(Long.parseLong(k.substring(prefix.length()))));
+    }
+
+    @Override
+    public void close() {
+        for (ExecutorService w : workers) {
+            w.shutdownNow();
+        }
+        generations.clear();
+    }
+}
