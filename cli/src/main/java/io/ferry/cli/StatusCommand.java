@@ -57,6 +57,7 @@ final class StatusCommand implements Callable<Integer> {
                         JobJson.state(v), v.ranks(), v.newestEstablished().map(g -> Long.toString(g.generation())).orElse("none"),
                         v.latest().map(g -> g.generation() + " " + g.state()).orElse("none"),
                         v.latest().map(GenerationView::problem).filter(p -> !p.isEmpty()).map(p -> " (" + p + ")").orElse(""));
+                v.stragglersLine(5).ifPresent(l -> System.out.println("  " + l));
                 for (Event.StoreHealthReported h : v.storeHealth()) {
                     System.out.println("  " + describe(h));
                 }

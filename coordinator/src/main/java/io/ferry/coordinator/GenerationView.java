@@ -154,6 +154,24 @@ public final class GenerationView {
         return out;
     }
 
+    /**
+     * The ranks this in-flight generation still waits for: not captured yet while it is OPEN,
+     * not staged yet once CAPTURED; none once established or failed.
+     */
+    public BitSet waitingFor(int ranks) {
+        BitSet done = state == State.OPEN ? captured : state == State.CAPTURED ? staged : null;
+        BitSet missing = new BitSet();
+        if (done != null || state == State.OPEN || state == State.CAPTURED) {
+            missing.set(0, ranks);
+            if (done != null) {
+                missing.andNot(done);
+            } else { // compacted with every rank done
+                missing.clear();
+            }
+        }
+        return missing;
+    }
+
     public long generation() {
         return generation;
     }

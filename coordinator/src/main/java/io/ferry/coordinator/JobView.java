@@ -162,6 +162,52 @@ public final class JobView {
         return heartbeats.getOrDefault(node, startedAtMillis);
     }
 
+    /** A node that holds up an in-flight generation: its ranks not yet captured ("capture") or staged ("staging"). */
+    public record Straggler(String node, io.ferry.model.RankSet ranks, String phase) {}
+
+    /**
+     * Who the newest in-flight generation waits for, per node, most-missing first: the nodes to
+     * look at when a snapshot takes long. Empty when nothing is in flight.
+     */
+    public java.util.List<Straggler> stragglers() {
+        java.util.List<Straggler> out = new java.util.ArrayList<>();
+        GenerationView g = latest().orElse(null);
+        if (g == null || placement == null || (g.state != GenerationView.State.OPEN && g.state != GenerationView.State.CAPTURED)) {
+            return out;
+        }
+        java.util.BitSet missing = g.waitingFor(ranks());
+        if (missing.isEmpty()) {
+            return out;
+        }
+        String phase = g.state == GenerationView.State.OPEN ? "capture" : "staging";
+        for (String node : placement.nodes()) {
+            java.util.BitSet here = new java.util.BitSet();
+            placement.ranksOn(node).stream().filter(missing::get).forEach(here::set);
+            if (!here.isEmpty()) {
+                out.add(new Straggler(node, io.ferry.model.RankSet.of(here.stream()), phase));
+            }
+        }
+        out.sort(java.util.Comparator.comparingInt((Straggler s) -> -s.ranks().size()).thenComparing(Straggler::node));
+        return out;
+    }
+
+    /** One line naming the stragglers (at most {@code shown} nodes), or empty. */
+    public Optional<String> stragglersLine(int shown) {
+        java.util.List<Straggler> s = stragglers();
+        if (s.isEmpty()) {
+            return Optional.empty();
+        }
+        StringBuilder b = new StringBuilder("generation " + latest().orElseThrow().generation() + " waits for ");
+        for (int i = 0; i < Math.min(shown, s.size()); i++) {
+            b.append(i == 0 ? "" : ", ").append(s.get(i).node()).append(" (ranks ").append(s.get(i).ranks()).append(" to ")
+                    .append(s.get(i).phase().equals("capture") ? "capture" : "stage").append(')');
+        }
+        if (s.size() > shown) {
+            b.append(" and ").append(s.size() - shown).append(" more nodes");
+        }
+        return Optional.of(b.toString());
+    }
+
     /** The newest generation requested, if any. */
     public Optional<GenerationView> latest() {
         return generations.isEmpty() ? Optional.empty() : Optional.of(generations.lastEntry().getValue());

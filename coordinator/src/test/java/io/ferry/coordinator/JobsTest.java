@@ -106,6 +106,54 @@ class JobsTest {
     }
 
     @Test
+    void aLaunchersRanksJoinTheirNodesAndRunOnceEveryOneIsAdopted() {
+        JobView j = apply(new Event.JobStarted("j", 4, 1000, true, "s", "login", "launcher:",
+                        io.ferry.model.LaunchSpec.of(java.util.List.of("x"))),
+                new Event.LauncherRequested("j", 1, -1, "start"),
+                new Event.RanksJoined("j", -1, "h1", "2-3"),
+                new Event.RanksJoined("j", 7, "h0", "0-1")); // a stale rank of another attempt: not placed
+        assertEquals(java.util.List.of("h1"), j.placement().orElseThrow().nodes());
+        assertFalse(j.placement().orElseThrow().complete());
+        apply(new Event.RanksJoined("j", -1, "h0", "0-1"), new Event.ImagesRestored("j", -1, "h1", Map.of(2, "none", 3, "none")));
+        assertTrue(j.placement().orElseThrow().complete());
+        assertFalse(j.allRanksRunning(), "h0's ranks are not adopted yet");
+        apply(new Event.ImagesRestored("j", -1, "h0", Map.of(0, "none", 1, "none")));
+        assertTrue(j.allRanksRunning());
+        assertEquals(1, j.launchAttempt());
+        // A rollback: the next attempt learns its nodes anew.
+        apply(new Event.RecoveryStarted("j", -1, "the launcher exited with 137"), new Event.LauncherRequested("j", 2, -1, "x"));
+        assertFalse(j.allRanksRunning());
+        assertEquals(java.util.List.of(), j.placement().orElseThrow().nodes());
+        assertTrue(j.recovering());
+        apply(new Event.RanksJoined("j", -1, "h2", "0-3"), new Event.ImagesRestored("j", -1, "h2", Map.of(0, "none", 1, "none",
+                2, "none", 3, "none")));
+        assertFalse(j.recovering());
+        assertEquals("0-3", j.placement().orElseThrow().ranksOn("h2").toString());
+    }
+
+    @Test
+    void stragglersAreTheNodesWhoseRanksTheInFlightGenerationStillWaitsFor() {
+        JobView j = apply(new Event.JobStarted("j", 6, 0, true, "s", "login", "block:a,b,c",
+                        io.ferry.model.LaunchSpec.of(java.util.List.of("x"))),
+                new Event.CheckpointRequested("j", 0, "interval"),
+                new Event.ImageCaptured("j", 0, 0, "a", 1, 0.1), new Event.ImageCaptured("j", 0, 1, "a", 1, 0.1),
+                new Event.ImageCaptured("j", 0, 3, "b", 1, 0.1));
+        assertEquals(java.util.List.of(new JobView.Straggler("c", io.ferry.model.RankSet.parse("4-5"), "capture"),
+                new JobView.Straggler("b", io.ferry.model.RankSet.parse("2"), "capture")), j.stragglers());
+        assertEquals("generation 0 waits for c (ranks 4-5 to capture) and 1 more nodes", j.stragglersLine(1).orElseThrow());
+        apply(new Event.ImageCaptured("j", 0, 2, "b", 1, 0.1), new Event.ImageCaptured("j", 0, 4, "c", 1, 0.1),
+                new Event.ImageCaptured("j", 0, 5, "c", 1, 0.1), new Event.ImageStaged("j", 0, 0, "remote", 1, 1, 0.1));
+        assertEquals("a", j.stragglers().get(j.stragglers().size() - 1).node());
+        assertEquals("staging", j.stragglers().get(0).phase());
+        for (int r = 1; r < 6; r++) {
+            apply(new Event.ImageStaged("j", 0, r, "remote", 1, 1, 0.1));
+        }
+        apply(new Event.SnapshotEstablished("j", 0, "remote", 1));
+        assertTrue(j.stragglers().isEmpty());
+        assertTrue(j.stragglersLine(5).isEmpty());
+    }
+
+    @Test
     void stagingProblemShowsUntilStaged() {
         JobView j = apply(new Event.JobStarted("j", 1, 0, true, "s", "n"),
                 new Event.CheckpointRequested("j", 0, "request"),

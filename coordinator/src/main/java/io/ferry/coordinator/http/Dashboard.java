@@ -55,6 +55,7 @@ final class Dashboard {
             b.append("<li>").append(esc(line)).append("</li>");
         }
         b.append("</ul>");
+        stragglers(b, v);
         List<GenerationView> gens = new ArrayList<>(v.generations());
         gens = gens.subList(Math.max(0, gens.size() - SHOWN), gens.size());
         List<ForecastErrors.Row> rows = ForecastErrors.rows(v);
@@ -73,6 +74,29 @@ final class Dashboard {
             cacheGauge(b, c);
         }
         table(b, gens);
+    }
+
+    /** The nodes the in-flight generation waits for: one bar per node, length = its ranks still missing. */
+    private static void stragglers(StringBuilder b, JobView v) {
+        List<JobView.Straggler> s = v.stragglers();
+        if (s.isEmpty()) {
+            return;
+        }
+        List<JobView.Straggler> shown = s.subList(0, Math.min(8, s.size()));
+        int most = shown.get(0).ranks().size();
+        b.append("<b>Waiting for</b> <span class=\"muted\">").append(esc(v.stragglersLine(8).orElse("")))
+                .append("</span><svg width=\"640\" height=\"").append(18 * shown.size() + 4).append("\">");
+        for (int i = 0; i < shown.size(); i++) {
+            JobView.Straggler x = shown.get(i);
+            int w = (int) Math.max(2, 420.0 * x.ranks().size() / most);
+            b.append("<text x=\"0\" y=\"").append(18 * i + 14).append("\" font-size=\"12\">").append(esc(x.node()))
+                    .append("</text><rect x=\"140\" y=\"").append(18 * i + 3).append("\" width=\"").append(w)
+                    .append("\" height=\"13\" fill=\"").append(x.phase().equals("capture") ? "#d9822b" : "#8a6bbf")
+                    .append("\"><title>").append(esc(x.node() + ": ranks " + x.ranks() + " to " + x.phase()))
+                    .append("</title></rect><text x=\"").append(146 + w).append("\" y=\"").append(18 * i + 14)
+                    .append("\" font-size=\"12\">").append(x.ranks().size()).append(' ').append(x.phase()).append("</text>");
+        }
+        b.append("</svg>");
     }
 
     private static void timeChart(StringBuilder b, List<GenerationView> gens) {

@@ -30,6 +30,9 @@ public final class JobJson {
         v.newestEstablished().ifPresent(g -> n.put("newestEstablished", g.generation()));
         v.latest().ifPresent(g -> n.put("latestGeneration", g.generation()).put("latestState", g.state().toString())
                 .put("problem", g.problem()));
+        ArrayNode stragglers = n.putArray("stragglers");
+        v.stragglers().forEach(s -> stragglers.addObject().put("node", s.node()).put("ranks", s.ranks().toString())
+                .put("count", s.ranks().size()).put("phase", s.phase()));
         JobForecast.of(v, mtbfSeconds, nowMillis).json(n.putObject("forecast"));
         ArrayNode stores = n.putArray("stores");
         for (Event.StoreHealthReported h : v.storeHealth()) {
