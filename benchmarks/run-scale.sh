@@ -24,4 +24,5 @@ while [ $i -lt ${#args[@]} ]; do
   work="${WORK:-$(mktemp -d -t ferry-scale.XXXXXX)}"
   java -Xmx${HEAP:-6g} -Xms${HEAP:-6g} -XX:+UseG1GC ${JAVA_OPTS:-} -cp "$cp" \
     io.ferry.benchmarks.ClusterScaleBenchmark "$per" "$nodes" "$gens" "$work"
+  rm -rf "$work"
 done

@@ -82,8 +82,7 @@ public final class ClusterScaleBenchmark {
         checkEncodings();
         Result r = new ClusterScaleBenchmark(perNode, nodes, generations, work).run();
         r.print();
-        deleteTree(work);
-        System.exit(0); // the broker's and Kafka clients' threads
+        System.exit(0); // the work dir is left to the caller (run-scale.sh: rm -rf, much faster than a walk here) // the broker's and Kafka clients' threads
     }
 
     private final int perNode;
@@ -260,7 +259,7 @@ public final class ClusterScaleBenchmark {
                 System.out.printf("generation %d: %,d events appended in %.2f s, folded at %,.0f/s, staged->established %.3f s,"
                         + " request->established %.2f s (wall %.1f s)%n", gen, ev, appendS, row.foldRate,
                         row.delaySeconds, row.requestToEstablished, (System.nanoTime() - tg) / 1e9);
-                if (g >= 2) {
+                if (g >= 2 && g < generations - 1) {
                     deleteTree(store.resolve("ferry/v1/jobs/" + JOB + "/" + (g - 2))); // keeps the disk in bounds
                 }
             }
