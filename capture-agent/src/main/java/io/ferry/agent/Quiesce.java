@@ -11,12 +11,12 @@ import java.time.Duration;
  *                {@code proc}, {@code criu}, {@code dmtcp} (see {@link Capturers})
  * @param timeout how long a checkpoint waits for every rank (app: its answer; others: the dump)
  * @param signal  the signal of the protocol's signal mode (name without SIG, e.g. USR2)
- * @param helloGrace how long after its start a rank that has not said HELLO is waited for before a
- *                checkpoint takes it for a signal-mode rank (a JVM, or an MPI rank in MPI_Init, may
- *                take a moment to connect, and the signal's default action would end it)
+ * @param helloGrace how long after its start a rank that has not said HELLO, and does not catch the
+ *                signal yet, is waited for before a checkpoint signals it anyway (a JVM, or an MPI rank
+ *                in MPI_Init, may take a moment to connect, and the signal would end it)
  */
 public record Quiesce(String method, Duration timeout, String signal, Duration helloGrace) {
-    /** The grace ranks get to say HELLO, unless told otherwise. */
+    /** The grace ranks get to say HELLO (or to install their signal handler), unless told otherwise. */
     public static final Duration HELLO_GRACE = Duration.ofSeconds(5);
 
     public Quiesce(String method, Duration timeout, String signal) {

@@ -31,7 +31,7 @@ public final class RankProcess {
     private long pendingGeneration = -1;
     private final long startedNanos = System.nanoTime();
     /** See {@link Quiesce#helloGrace()}. */
-    private volatile java.time.Duration helloGrace = Quiesce.HELLO_GRACE;
+    private volatile java.time.Duration helloGrace = java.time.Duration.ZERO;
 
     RankProcess(int rank, Process child, Path ckptDir, String signal) {
         this(rank, child.toHandle(), child, ckptDir, signal);
@@ -150,10 +150,14 @@ public final class RankProcess {
         return this;
     }
 
-    /** Within the HELLO grace of its start, waits for a live rank's HELLO (bounded by the grace). */
+    /**
+     * Within the HELLO grace of its start, waits for a live rank's HELLO, unless it already
+     * catches the signal (a signal-mode program that installed its handler: no need to wait).
+     * A JVM catches SIGUSR2 for itself and dies of an outside one: it is always waited for.
+     */
     private void awaitHelloGrace() throws IOException {
         long until = startedNanos + helloGrace.toNanos();
-        while (channel == null && process.isAlive() && System.nanoTime() < until) {
+        while (channel == null && process.isAlive() && System.nanoTime() < until && !readyForSignal()) {
             try {
                 Thread.sleep(10);
             } catch (InterruptedException e) {
@@ -162,6 +166,32 @@ public final class RankProcess {
             }
         }
     }
+
+    /** Whether the rank's process catches the protocol's signal (Linux: SigCgt in /proc/PID/status) and is not a JVM. */
+    private boolean readyForSignal() {
+        Integer signum = SIGNALS.get(signal);
+        if (signum == null) {
+            return false;
+        }
+        try {
+            Path proc = Path.of("/proc", Long.toString(process.pid()));
+            if (Files.readSymbolicLink(proc.resolve("exe")).getFileName().toString().equals("java")) {
+                return false;
+            }
+            for (String line : Files.readAllLines(proc.resolve("status"))) {
+                if (line.startsWith("SigCgt:")) {
+                    return new java.math.BigInteger(line.substring(7).trim(), 16).testBit(signum - 1);
+                }
+            }
+        } catch (IOException | RuntimeException unreadable) {
+            return false; // gone, or not Linux: wait out the grace
+        }
+        return false;
+    }
+
+    /** Linux signal numbers of the signals a signal-mode rank may use. */
+    private static final java.util.Map<String, Integer> SIGNALS = java.util.Map.of("HUP", 1, "INT", 2, "QUIT", 3,
+            "USR1", 10, "USR2", 12, "ALRM", 14, "TERM", 15, "CONT", 18, "URG", 23, "WINCH", 28);
 
     /** An answer from the socket: completes the pending request of the same generation. */
     synchronized void answer(Line line) {

@@ -53,7 +53,7 @@ class NodeAgentIT {
         store = Stores.open(tmp.resolve("store").toUri(), Map.of());
         pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC());
         cache = Staging.localCache(tmp.resolve("cache"));
-        agent = new NodeAgent(new AgentConfig("job", ranks, "node0", List.of(script.toString()), new Quiesce("app", timeout, "USR2", Duration.ZERO) /* asked at once: no HELLO grace */,
+        agent = new NodeAgent(new AgentConfig("job", ranks, "node0", List.of(script.toString()), Quiesce.app(timeout, "USR2"),
                 Path.of("/tmp")), cache, pipeline, events::add);
         agent.launch(-1, Map.of());
         Thread.sleep(1500); // ranks start and install their handlers

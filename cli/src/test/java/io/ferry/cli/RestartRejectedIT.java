@@ -25,7 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * real one-node system (broker, coordinator, agent) in this process.
  */
 class RestartRejectedIT {
-    private static final long TARGET = 120;
+    private static final long TARGET = 400;
 
     @TempDir
     Path tmp;
@@ -37,7 +37,7 @@ class RestartRejectedIT {
         List<String> program = List.of(java, "-Xmx64m", "-cp", System.getProperty("java.class.path"),
                 RejectingRank.class.getName(), Long.toString(TARGET), "50", dir.toString());
         FerryHome home = new FerryHome(tmp.resolve("home"));
-        JobRunner.Spec spec = new JobRunner.Spec("reject", 2, Duration.ofMillis(700), true, home.store().toString(), home,
+        JobRunner.Spec spec = new JobRunner.Spec("reject", 2, Duration.ofMillis(1500), true, home.store().toString(), home,
                 null, "off", null, null, new JobRunner.Program(program, io.ferry.agent.Quiesce.app(Duration.ofSeconds(30),
                 "USR2"), Map.of()));
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
