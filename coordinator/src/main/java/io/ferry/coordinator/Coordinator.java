@@ -158,24 +158,21 @@ public final class Coordinator implements Closeable {
      * re-derives what is still to do: commits, checkpoints, heartbeats).
      */
     private void guarded(ConsumerRecord<byte[], byte[]> r, String kind, Runnable work) {
-        try {
-            work.run();
-        } catch (org.apache.kafka.common.errors.InterruptException | org.apache.kafka.common.errors.WakeupException e) {
-            throw e;
-        } catch (RuntimeException e) {
-            failures.incrementAndGet();
-            System.err.println("ferry coordinator: handling " + kind + " at offset " + r.offset() + " failed (carrying on): " + e);
-        }
+        guarded(() -> kind + " at offset " + r.offset(), work); // the text is built only when it fails
     }
 
     private void guarded(String what, Runnable work) {
+        guarded(() -> what, work);
+    }
+
+    private void guarded(java.util.function.Supplier<String> what, Runnable work) {
         try {
             work.run();
         } catch (org.apache.kafka.common.errors.InterruptException | org.apache.kafka.common.errors.WakeupException e) {
             throw e;
         } catch (RuntimeException e) {
             failures.incrementAndGet();
-            System.err.println("ferry coordinator: handling " + what + " failed (carrying on): " + e);
+            System.err.println("ferry coordinator: handling " + what.get() + " failed (carrying on): " + e);
         }
     }
 
