@@ -464,22 +464,4 @@ public final class Coordinator implements Closeable {
             Thread.currentThread().interrupt();
         }
     }
-
-    /** The compacted state topic's value for a job. */
-    static final class StateJson {
-        private StateJson() {}
-
-        static byte[] of(JobView j) {
-            StringBuilder b = new StringBuilder("{\"job\":\"").append(j.job).append("\",\"generations\":[");
-            String sep = "";
-            for (GenerationView g : j.generations.values()) {
-                b.append(sep).append("{\"generation\":").append(g.generation).append(",\"state\":\"").append(g.state)
-                        .append("\",\"captured\":").append(g.capturedRanks()).append(",\"staged\":").append(g.stagedRanks())
-                        .append('}');
-                sep = ",";
-            }
-            return b.append("],\"recoveries\":").append(j.recoveries).append('}').toString().getBytes(StandardCharsets.UTF_8);
-        }
-    }
-
 }
