@@ -4,11 +4,23 @@ package io.ferry.model;
 public sealed interface Command {
     String job();
 
-    /** Agent: quiesce and capture every rank of this job on this node for {@code generation}. */
-    record Capture(String job, long generation) implements Command {
+    /**
+     * Agent: quiesce and capture every rank of this job on this node for {@code generation};
+     * then, with a {@code partner} ({@code NODE=HOST:PORT}, empty for none), copy the images
+     * into that node's cache as well ({@code ferry run --partner}).
+     */
+    record Capture(String job, long generation, String partner) implements Command {
         public Capture {
             Names.requireJob(job);
             Names.requireGeneration(generation);
+            partner = partner == null ? "" : partner;
+            if (!partner.isEmpty()) {
+                PeerAddresses.parse(partner);
+            }
+        }
+
+        public Capture(String job, long generation) {
+            this(job, generation, "");
         }
     }
 
@@ -24,15 +36,24 @@ public sealed interface Command {
      * @param adopt  the ranks were started by the site's launcher and wait, registered with
      *               the agent ({@code ferry rank}): restore their images and let them go on,
      *               leaving the node's other ranks of the job alone
+     * @param peers  for a rank whose image other nodes' caches may hold (where it ran, its
+     *               partner), those nodes as {@code NODE=HOST:PORT,...}, nearest first
+     *               ({@link PeerAddresses}); asked when this node's own cache has no copy
      */
     record Launch(String job, String node, long generation, String ranks, int nranks, String store, LaunchSpec launch,
-                  String cause, boolean adopt) implements Command {
+                  String cause, boolean adopt, java.util.Map<Integer, String> peers) implements Command {
         public Launch {
             Names.requireJob(job);
             Placement.requireNode(node);
             RankSet.parse(ranks);
             java.util.Objects.requireNonNull(launch, "launch");
             java.util.Objects.requireNonNull(store, "store");
+            peers = PeerAddresses.checked(peers);
+        }
+
+        public Launch(String job, String node, long generation, String ranks, int nranks, String store, LaunchSpec launch,
+                      String cause, boolean adopt) {
+            this(job, node, generation, ranks, nranks, store, launch, cause, adopt, java.util.Map.of());
         }
 
         public Launch(String job, String node, long generation, String ranks, int nranks, String store, LaunchSpec launch,
@@ -51,14 +72,22 @@ public sealed interface Command {
      * with {@link Event.RestartPlanned} carrying {@code request}.
      *
      * @param settings the job's store settings (no secrets: the agent adds its own)
+     * @param peers    as {@link Launch#peers()}
      */
     record PlanRestart(String job, String node, long generation, String ranks, String store,
-                       java.util.Map<String, String> settings, String request) implements Command {
+                       java.util.Map<String, String> settings, String request, java.util.Map<Integer, String> peers)
+            implements Command {
         public PlanRestart {
             Names.requireJob(job);
             Placement.requireNode(node);
             RankSet.parse(ranks);
             settings = java.util.Map.copyOf(settings);
+            peers = PeerAddresses.checked(peers);
+        }
+
+        public PlanRestart(String job, String node, long generation, String ranks, String store,
+                           java.util.Map<String, String> settings, String request) {
+            this(job, node, generation, ranks, store, settings, request, java.util.Map.of());
         }
     }
 

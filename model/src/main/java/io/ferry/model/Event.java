@@ -242,6 +242,41 @@ public sealed interface Event {
         }
     }
 
+    /**
+     * {@code node}'s agent serves its cache to the job's other agents at {@code address}
+     * ({@code HOST:PORT}): partner copies go there, and restarts elsewhere fetch from there.
+     */
+    record PeerAddress(String job, String node, String address) implements Event {
+        public PeerAddress {
+            Names.requireJob(job);
+            Placement.requireNode(node);
+            io.ferry.model.PeerAddresses.requireAddress(address);
+        }
+    }
+
+    /**
+     * {@code node} copied its images of {@code generation} for {@code ranks} ({@link RankSet}'s
+     * text form) into {@code partner}'s cache (SCR's PARTNER level), {@code bytes} in
+     * {@code seconds}; both fsynced there.
+     */
+    record PartnerCopied(String job, long generation, String node, String partner, String ranks, long bytes,
+                         double seconds) implements Event {
+        public PartnerCopied {
+            Names.requireJob(job);
+            Names.requireGeneration(generation);
+            Placement.requireNode(node);
+            Placement.requireNode(partner);
+            RankSet.parse(ranks);
+            if (bytes < 0) {
+                throw new IllegalArgumentException("bytes must be >= 0, got " + bytes);
+            }
+        }
+
+        public RankSet rankSet() {
+            return RankSet.parse(ranks);
+        }
+    }
+
     /** The job's ranks were placed anew (a node was lost and its ranks moved): {@link Placement}'s text form. */
     record JobPlaced(String job, String placement, String reason) implements Event {
         public JobPlaced {

@@ -28,6 +28,8 @@ class EventCodecTest {
                 new Event.RanksJoined("j", 3, "n1", "0-3,7"), new Event.LauncherRequested("j", 2, 3, "rank 3 exited"),
                 new Event.LauncherExited("j", 2, 137),
                 new Event.RestartPlanned("j", 4, "n1", "r-1", Map.of(2, "local", 3, "remote"), ""),
+                new Event.PeerAddress("j", "n1", "10.0.0.7:40123"), new Event.PeerAddress("j", "n2", "[fd00::2]:7"),
+                new Event.PartnerCopied("j", 4, "n1", "n2", "4-7", 4096, 0.125),
                 new Event.JobStarted("j", 8, 0, true, "file:/s", "login1", "launcher:", LaunchSpec.of(List.of("./sim"))),
                 new Event.JobStarted("j", 8, 0, false, "file:/s", "login1", "block:n1,n2",
                         new LaunchSpec(List.of("./sim", "in.cfg"), "app", 30_000, "USR2", Map.of("s3.region", "eu"))),
@@ -38,12 +40,16 @@ class EventCodecTest {
         for (Event e : all) {
             assertEquals(e, EventCodec.decode(EventCodec.encode(e)));
         }
-        for (Command c : List.of(new Command.Capture("j", 5), new Command.Release("j"), new Command.Restart("j", -1, "user"),
+        for (Command c : List.of(new Command.Capture("j", 5), new Command.Capture("j", 6, "n3=10.0.0.3:4000"),
+                new Command.Release("j"), new Command.Restart("j", -1, "user"),
                 new Command.RequestCheckpoint("j"), new Command.Launch("j", "n2", 4, "4-7", 8, "file:/s",
                         LaunchSpec.of(List.of("./sim")), "rank 3 exited with 137"),
                 new Command.Launch("j", "n2", -1, "4", 8, "file:/s", LaunchSpec.of(List.of("./sim")), "joined", true),
                 new Command.KillRank("j", 4), new Command.KillNode("n2"),
-                new Command.PlanRestart("j", "n1", 4, "2-3", "file:/s", Map.of("s3.region", "eu"), "r-1"))) {
+                new Command.PlanRestart("j", "n1", 4, "2-3", "file:/s", Map.of("s3.region", "eu"), "r-1"),
+                new Command.PlanRestart("j", "n1", 4, "2-3", "file:/s", Map.of(), "r-2", Map.of(2, "n0=10.0.0.1:9,n2=h2:10")),
+                new Command.Launch("j", "n2", 4, "4-7", 8, "file:/s", LaunchSpec.of(List.of("./sim")), "node lost", false,
+                        Map.of(4, "n1=10.0.0.1:5000", 5, "n1=10.0.0.1:5000,n3=10.0.0.3:5000")))) {
             assertEquals(c, EventCodec.decodeCommand(EventCodec.encode(c)));
         }
     }
@@ -54,12 +60,19 @@ class EventCodecTest {
                 "{\"type\":\"Nope\",\"v\":1,\"job\":\"j\"}",
                 "{\"type\":\"RankExited\",\"v\":9,\"job\":\"j\",\"rank\":1,\"exitCode\":0}",
                 "{\"type\":\"RankExited\",\"v\":1,\"job\":\"../x\",\"rank\":1,\"exitCode\":0}",
-                "{\"type\":\"RankExited\",\"v\":1,\"job\":\"j\",\"rank\":1,\"exitCode\":0,\"extra\":1}")) {
+                "{\"type\":\"RankExited\",\"v\":1,\"job\":\"j\",\"rank\":1,\"exitCode\":0,\"extra\":1}",
+                "{\"type\":\"PeerAddress\",\"v\":1,\"job\":\"j\",\"node\":\"n1\",\"address\":\"10.0.0.1\"}",
+                "{\"type\":\"PeerAddress\",\"v\":1,\"job\":\"j\",\"node\":\"n1\",\"address\":\"h:70000\"}",
+                "{\"type\":\"PartnerCopied\",\"v\":1,\"job\":\"j\",\"generation\":1,\"node\":\"n1\",\"partner\":\"../n\","
+                        + "\"ranks\":\"0\",\"bytes\":1,\"seconds\":0}")) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                     () -> EventCodec.decode(bad.getBytes(StandardCharsets.UTF_8)), bad);
             assertTrue(e.getMessage() != null && !e.getMessage().isBlank(), bad);
         }
         assertThrows(IllegalArgumentException.class,
                 () -> EventCodec.decode(EventCodec.encode(new Command.Capture("j", 1))), "a command is not an event");
+        assertThrows(IllegalArgumentException.class, () -> new Command.Capture("j", 1, "n2"), "a partner without an address");
+        assertThrows(IllegalArgumentException.class, () -> new Command.Launch("j", "n2", 4, "4", 8, "file:/s",
+                LaunchSpec.of(List.of("./sim")), "x", false, Map.of(4, "n1=host")), "a peer without a port");
     }
 }

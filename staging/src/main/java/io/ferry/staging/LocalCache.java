@@ -20,7 +20,9 @@ import java.util.stream.Stream;
 /**
  * A node-local cache directory: {@code <root>/<job>/<generation>/<rank>/} holds a rank's image
  * as it dumped it, and {@code <root>/<job>/<generation>/.staged-<rank>} records that the
- * image reached the remote store. Retention keeps the newest N generations of a job and
+ * image reached the remote store. A partner copy of another node's rank sits in the same
+ * place, {@code .partner-<rank>} beside it saying so (it is staged by its own node, so it never
+ * holds up retention here). Retention keeps the newest N generations of a job and
  * never deletes the newest generation established remotely, nor any generation holding an
  * image not yet staged. Thread-safe per job when one agent owns the directory.
  */
@@ -54,6 +56,41 @@ public final class LocalCache {
         try (FileChannel dir = FileChannel.open(marker.getParent(), StandardOpenOption.READ)) {
             dir.force(true);
         }
+    }
+
+    /**
+     * Moves a partner copy received into {@code incoming} (a directory under this cache, fsynced
+     * by the caller) into place for {@code ref}, replacing an older copy, and records durably
+     * that it is a partner copy.
+     */
+    public void installPartnerCopy(Path incoming, ImageRef ref) throws IOException {
+        Path dst = imageDir(ref);
+        Path gen = dst.getParent();
+        Path marker = gen.resolve(".partner-" + ref.rank());
+        try (FileChannel ch = FileChannel.open(marker, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+            ch.force(true); // before the image: a rank directory here without a marker would look like our own
+        }
+        if (Files.exists(dst)) {
+            Path old = gen.resolve(".trash-" + ref.rank() + "-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
+            Files.move(dst, old, StandardCopyOption.ATOMIC_MOVE);
+            FileTrees.delete(old);
+        }
+        Files.move(incoming, dst, StandardCopyOption.ATOMIC_MOVE);
+        try (FileChannel dir = FileChannel.open(gen, StandardOpenOption.READ)) {
+            dir.force(true);
+        }
+    }
+
+    /** A fresh directory, inside generation {@code ref}'s directory, to receive a partner copy into. */
+    public Path incomingDir(ImageRef ref) throws IOException {
+        Path gen = generationDir(ref.job(), ref.generation());
+        Files.createDirectories(gen);
+        return Files.createTempDirectory(gen, ".incoming-" + ref.rank() + "-");
+    }
+
+    /** Whether the cached image of {@code ref} is a partner copy (another node captured it). */
+    public boolean isPartnerCopy(ImageRef ref) {
+        return Files.exists(generationDir(ref.job(), ref.generation()).resolve(".partner-" + ref.rank()));
     }
 
     public boolean isStaged(ImageRef ref) {
@@ -145,7 +182,7 @@ public final class LocalCache {
         try (Stream<Path> s = Files.list(dir)) {
             List<String> ranks = s.map(p -> p.getFileName().toString()).filter(n -> n.matches("\\d{1,9}")).toList();
             for (String r : ranks) {
-                if (!Files.exists(dir.resolve(".staged-" + r))) {
+                if (!Files.exists(dir.resolve(".staged-" + r)) && !Files.exists(dir.resolve(".partner-" + r))) {
                     return false;
                 }
             }

@@ -39,8 +39,37 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
             "Generations of each job kept in a node-local cache (never the newest established one"
                     + " nor one not yet staged).", 2, 1, 1000);
 
+    /** Read by the coordinator ({@code ferry run --partner}); declared here so every node accepts the job's settings. */
+    public static final ConfigKey<Boolean> PARTNER = new ConfigKey<>("cache.partner",
+            "Copy each node's images into one other node's cache right after capture (SCR's PARTNER level), so"
+                    + " losing a node does not force a restart from the remote store; set by ferry run --partner.",
+            "false", StagingConfig::parseBoolean);
+    public static final ConfigKey<java.util.Map<String, String>> PARTNER_DOMAINS = new ConfigKey<>(
+            "cache.partner-domains", "NODE=DOMAIN,... : partners are chosen in other failure domains where possible;"
+                    + " set by ferry run --failure-domains FILE.", "", io.ferry.model.PartnerRing::parseDomains);
+
     public static final ConfigTable TABLE = new ConfigTable(List.of(CHUNK_SIZE, ZSTD_LEVEL, WORKERS, MIN_RATIO,
-            MAX_IN_FLIGHT, KEEP_GENERATIONS));
+            MAX_IN_FLIGHT, KEEP_GENERATIONS, PARTNER, PARTNER_DOMAINS));
+
+    /**
+     * The job's partner policy from its settings: empty when partner copies are off, else
+     * each node's failure domain (possibly none given). Keys of other tables are ignored.
+     */
+    public static java.util.Optional<Map<String, String>> partner(Map<String, String> settings) {
+        String on = settings.get(PARTNER.name());
+        if (on == null || !PARTNER.parse(on)) {
+            return java.util.Optional.empty();
+        }
+        return java.util.Optional.of(PARTNER_DOMAINS.parse(settings.getOrDefault(PARTNER_DOMAINS.name(), "")));
+    }
+
+    private static boolean parseBoolean(String s) {
+        return switch (s.toLowerCase(java.util.Locale.ROOT)) {
+            case "true", "on", "yes", "1" -> true;
+            case "false", "off", "no", "0" -> false;
+            default -> throw new IllegalArgumentException("true or false");
+        };
+    }
 
     public StagingConfig {
         if (chunkSize < Manifest.MIN_CHUNK_SIZE || chunkSize > Manifest.MAX_CHUNK_SIZE || chunkSize % 4096 != 0) {
@@ -63,6 +92,8 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
         if (chunk % 4096 != 0) {
             throw new IllegalArgumentException(CHUNK_SIZE.name() + " must be a multiple of 4096, got " + chunk);
         }
+        r.get(PARTNER); // validated here, read by the coordinator (see partner())
+        r.get(PARTNER_DOMAINS);
         int workers = r.get(WORKERS);
         return new StagingConfig((int) chunk, r.get(ZSTD_LEVEL),
                 workers == 0 ? Math.min(64, Math.max(4, 3 * Runtime.getRuntime().availableProcessors())) : workers,
