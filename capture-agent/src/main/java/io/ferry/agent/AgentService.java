@@ -42,6 +42,8 @@ public final class AgentService implements Closeable {
     private final Map<String, String> secrets;
     /** Where ranks started by the site's launcher register, or null where this agent takes none. */
     private final RankSpool spool;
+    /** This node's cache served to the other agents (partner copies, restarts elsewhere), or null. */
+    private final io.ferry.agent.peer.PeerServer peers;
 
     public AgentService(KafkaLog log, String node, Path home) {
         this(log, node, home, NodeAgent.HEARTBEAT_INTERVAL, Map.of());
@@ -61,6 +63,15 @@ public final class AgentService implements Closeable {
      */
     public AgentService(KafkaLog log, String node, Path home, Duration heartbeat, Map<String, String> secrets,
                         boolean launcherRanks) {
+        this(log, node, home, heartbeat, secrets, launcherRanks, null);
+    }
+
+    /**
+     * @param peerListen where to serve this node's cache to the other agents (partner copies,
+     *                   restarts of its ranks elsewhere); null: not served (one node alone)
+     */
+    public AgentService(KafkaLog log, String node, Path home, Duration heartbeat, Map<String, String> secrets,
+                        boolean launcherRanks, java.net.InetSocketAddress peerListen) {
         this.log = log;
         this.secrets = Map.copyOf(secrets);
         this.heartbeat = heartbeat;
@@ -70,6 +81,12 @@ public final class AgentService implements Closeable {
             this.spool = launcherRanks ? new RankSpool(home, RankSpool.hostName()) : null;
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException("cannot open the rank spool under " + home + ": " + e.getMessage(), e);
+        }
+        try {
+            this.peers = peerListen == null ? null
+                    : new io.ferry.agent.peer.PeerServer(peerListen, io.ferry.staging.Staging.localCache(home.resolve("cache")));
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("cannot serve the cache to peers on " + peerListen + ": " + e.getMessage(), e);
         }
         // Positioned before start() returns: a command sent after that is never missed.
         this.commands = log.commandsFor(node);
@@ -94,6 +111,11 @@ public final class AgentService implements Closeable {
     /** Where ranks of a launcher find this agent, if it takes them. */
     public Optional<java.nio.file.Path> rankLink() {
         return Optional.ofNullable(spool).map(RankSpool::link);
+    }
+
+    /** Where this node's cache is served to the other agents ({@code HOST:PORT}), if it is. */
+    public Optional<String> peerAddress() {
+        return Optional.ofNullable(peers).map(io.ferry.agent.peer.PeerServer::address);
     }
 
     /** Commands that failed on this node since it started (each was reported). */
@@ -159,7 +181,8 @@ public final class AgentService implements Closeable {
     private void handle(Command c) {
         try {
             if (c instanceof Command.Launch l) {
-                JobOnNode j = jobs.computeIfAbsent(l.job(), job -> new JobOnNode(log, node, home, heartbeat, secrets, spool));
+                JobOnNode j = jobs.computeIfAbsent(l.job(), job -> new JobOnNode(log, node, home, heartbeat, secrets, spool,
+                        peerAddress().orElse(null)));
                 j.launch(l);
                 if (l.rankSet().isEmpty()) {
                     jobs.remove(l.job(), j);
@@ -167,7 +190,7 @@ public final class AgentService implements Closeable {
             } else if (c instanceof Command.Capture cap) {
                 JobOnNode j = jobs.get(cap.job());
                 if (j != null) {
-                    j.capture(cap.generation());
+                    j.capture(cap.generation(), cap.partner());
                 }
             } else if (c instanceof Command.Release rel) {
                 JobOnNode j = jobs.remove(rel.job());
@@ -212,7 +235,8 @@ public final class AgentService implements Closeable {
         try (io.ferry.staging.OpenedStore store = io.ferry.staging.OpenedStore.open(p.store(), settings)) {
             io.ferry.staging.LocalCache cache = io.ferry.staging.Staging.localCache(home.resolve("cache"));
             for (int r : io.ferry.model.RankSet.parse(p.ranks()).toList()) {
-                sources.put(r, RestartSource.tier(store.pipeline(), cache, new io.ferry.model.ImageRef(p.job(), p.generation(), r)));
+                sources.put(r, RestartSource.tier(store.pipeline(), cache, new io.ferry.model.ImageRef(p.job(), p.generation(), r),
+                        io.ferry.model.PeerAddresses.parse(p.peers().getOrDefault(r, ""))));
             }
         } catch (java.io.IOException | RuntimeException e) {
             problem = String.valueOf(e.getMessage());
@@ -274,6 +298,13 @@ public final class AgentService implements Closeable {
         }
         jobs.values().forEach(JobOnNode::close);
         jobs.clear();
+        if (peers != null) {
+            try {
+                peers.close();
+            } catch (java.io.IOException e) {
+                System.err.println("ferry agent " + node + ": closing the peer server: " + e.getMessage());
+            }
+        }
         if (spool != null) {
             try {
                 spool.close();

@@ -30,13 +30,20 @@ final class JobOnNode {
     private final Duration heartbeat;
     private final Map<String, String> secrets;
     private final RankSpool spool;
+    /** Where this node's cache is served to peers ({@code HOST:PORT}), or null where it is not. */
+    private final String peerAddress;
     private Command.Launch current;
     private NodeAgent agent;
     private OpenedStore store;
 
-    /** @param spool where ranks started by the site's launcher wait, or null where none are taken */
-    JobOnNode(KafkaLog log, String node, Path home, Duration heartbeat, Map<String, String> secrets, RankSpool spool) {
+    /**
+     * @param spool       where ranks started by the site's launcher wait, or null where none are taken
+     * @param peerAddress where this node serves its cache to the other agents, or null
+     */
+    JobOnNode(KafkaLog log, String node, Path home, Duration heartbeat, Map<String, String> secrets, RankSpool spool,
+              String peerAddress) {
         this.log = log;
+        this.peerAddress = peerAddress;
         this.spool = spool;
         this.secrets = secrets;
         this.heartbeat = heartbeat;
@@ -126,6 +133,9 @@ final class JobOnNode {
             agent = new NodeAgent(new AgentConfig(l.job(), l.rankSet(), l.nranks(), node, s.program(),
                     new Quiesce(s.capture(), Duration.ofMillis(s.captureTimeoutMillis()), s.signal()),
                     Path.of(System.getProperty("java.io.tmpdir"))), cache, store.pipeline(), log::append, heartbeat);
+            if (peerAddress != null) {
+                agent.announcePeer(peerAddress);
+            }
         }
     }
 
@@ -170,16 +180,19 @@ final class JobOnNode {
             throw new IOException("generation " + l.generation() + " of " + l.job() + " has no commit marker on "
                     + l.store());
         }
+        java.util.Set<String> unreachable = new java.util.HashSet<>();
         for (int r : l.rankSet().toList()) {
             Path dir = cache.root().resolve(l.job()).resolve(".restart").resolve(Integer.toString(r));
-            sources.put(r, RestartSource.materialise(store.pipeline(), cache, new ImageRef(l.job(), l.generation(), r), dir));
+            sources.put(r, RestartSource.materialise(store.pipeline(), cache, new ImageRef(l.job(), l.generation(), r), dir,
+                    io.ferry.model.PeerAddresses.parse(l.peers().getOrDefault(r, "")), unreachable));
             dirs.put(r, dir);
         }
     }
 
-    void capture(long generation) {
+    /** @param partner the node that keeps a copy of this node's images ({@code NODE=HOST:PORT}), or empty */
+    void capture(long generation, String partner) {
         if (agent != null) {
-            agent.checkpoint(generation);
+            agent.checkpoint(generation, partner);
         }
     }
 

@@ -246,10 +246,23 @@ public final class NodeAgent implements Closeable {
 
     /** Quiesces all ranks for {@code generation}; completes once captured (or failed), before staging. */
     public CompletableFuture<CaptureResult> checkpoint(long generation) {
-        return CompletableFuture.supplyAsync(() -> capture(generation), capturer);
+        return checkpoint(generation, "");
     }
 
-    private CaptureResult capture(long g) {
+    /**
+     * {@link #checkpoint(long)}, and then, with a {@code partner} ({@code NODE=HOST:PORT}), a
+     * copy of the images into that node's cache, before they are staged to the store.
+     */
+    public CompletableFuture<CaptureResult> checkpoint(long generation, String partner) {
+        return CompletableFuture.supplyAsync(() -> capture(generation, partner), capturer);
+    }
+
+    /** Tells the coordinator where this node's cache is served to the job's other nodes. */
+    public void announcePeer(String address) {
+        events.accept(new Event.PeerAddress(config.job(), config.node(), address));
+    }
+
+    private CaptureResult capture(long g, String partner) {
         try {
             Map<Integer, Double> stall = transparent.isPresent()
                     ? TransparentCapture.run(transparent.get(), ranks.values(), g, config.quiesce().timeout())
@@ -263,7 +276,14 @@ public final class NodeAgent implements Closeable {
                         stall.getOrDefault(r.rank(), 0.0)));
             }
             List<Integer> captured = List.copyOf(new java.util.TreeSet<>(bytes.keySet()));
-            stager.execute(() -> stage(g, captured, 0));
+            // The partner copy first, as SCR's partner level is part of the checkpoint: a generation that
+            // reaches the store (and so can be restarted from) has had its partner copy made.
+            stager.execute(() -> {
+                if (!partner.isEmpty()) {
+                    copyToPartner(g, captured, io.ferry.model.PeerAddresses.parse(partner).get(0));
+                }
+                stage(g, captured, 0);
+            });
             return new CaptureResult(g, bytes, stall);
         } catch (Exception e) {
             Throwable t = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null ? e.getCause() : e;
@@ -350,6 +370,35 @@ public final class NodeAgent implements Closeable {
             System.err.println("ferry agent: cache retention for " + config.job() + " failed: " + e.getMessage());
         }
         reportCache();
+    }
+
+    /**
+     * Puts every captured rank's image of {@code g} into the partner's cache; reported once the
+     * partner acknowledged them all (fsynced there). Best effort, as SCR's partner level: a copy
+     * that fails is said on stderr, and the restart falls through to the store for those ranks.
+     */
+    private void copyToPartner(long g, List<Integer> captured, io.ferry.model.PeerAddresses.Peer partner) {
+        long t0 = System.nanoTime();
+        long bytes = 0;
+        List<Integer> copied = new java.util.ArrayList<>();
+        for (int r : captured) {
+            ImageRef ref = new ImageRef(config.job(), g, r);
+            try {
+                bytes += io.ferry.agent.peer.PeerClient.put(partner, ref, cache.imageDir(ref));
+                copied.add(r);
+            } catch (IOException | RuntimeException e) {
+                if (!Files.isDirectory(cache.imageDir(ref))) {
+                    return; // dropped from the cache (the generation failed or was rolled back)
+                }
+                System.err.println("ferry agent " + config.node() + ": partner copy of rank " + r + " of " + config.job()
+                        + " generation " + g + " to " + partner.node() + " failed: " + e.getMessage());
+            }
+        }
+        if (!copied.isEmpty()) {
+            events.accept(new Event.PartnerCopied(config.job(), g, config.node(), partner.node(),
+                    io.ferry.model.RankSet.of(copied.stream().mapToInt(Integer::intValue)).toString(), bytes,
+                    (System.nanoTime() - t0) / 1e9));
+        }
     }
 
     /** Tells the coordinator how full this node's cache is, for its cache-full forecast. */

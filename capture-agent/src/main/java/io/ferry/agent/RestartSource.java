@@ -1,9 +1,11 @@
 package io.ferry.agent;
 
+import io.ferry.agent.peer.PeerClient;
 import io.ferry.compression.Digests;
 import io.ferry.model.Entry;
 import io.ferry.model.ImageRef;
 import io.ferry.model.Manifest;
+import io.ferry.model.PeerAddresses;
 import io.ferry.staging.LocalCache;
 import io.ferry.staging.Progress;
 import io.ferry.staging.StagingPipeline;
@@ -24,39 +26,108 @@ import java.util.stream.Stream;
 /**
  * Materialises one rank's image for a restart from the nearest tier that verifies: the
  * node-local cache when every file there matches the committed manifest (size and
- * SHA-256, nothing missing, nothing extra), else the remote store (every chunk verified).
- * Nothing restarts from bytes that were not verified.
+ * SHA-256, nothing missing, nothing extra) — labelled {@code partner} when that copy is a
+ * partner copy another node put here — else another node's cache (where the rank ran, or its
+ * partner: {@code partner}, fetched agent to agent and verified the same way), else the remote
+ * store (every chunk verified). Nothing restarts from bytes that were not verified; a copy that
+ * does not verify is skipped for the next source.
  */
 public final class RestartSource {
     private RestartSource() {}
 
-    /** Fills {@code target} (absent) with the image of {@code ref}; returns the tier used: "local" or "remote". */
+    /** {@link #materialise(StagingPipeline, LocalCache, ImageRef, Path, List)} with no peers. */
     public static String materialise(StagingPipeline pipeline, LocalCache cache, ImageRef ref, Path target)
             throws IOException {
+        return materialise(pipeline, cache, ref, target, List.of());
+    }
+
+    /**
+     * Fills {@code target} (absent) with the image of {@code ref}; returns the tier used:
+     * "local", "partner" or "remote".
+     *
+     * @param peers other nodes whose caches may hold the image, nearest first
+     */
+    public static String materialise(StagingPipeline pipeline, LocalCache cache, ImageRef ref, Path target,
+                                     List<PeerAddresses.Peer> peers) throws IOException {
+        return materialise(pipeline, cache, ref, target, peers, new java.util.HashSet<>());
+    }
+
+    /**
+     * As {@link #materialise(StagingPipeline, LocalCache, ImageRef, Path, List)}; {@code unreachable}
+     * names peers found unreachable (skipped, and added to when one is), shared across the ranks
+     * of one restore so that a lost host costs one connection timeout, not one per rank.
+     */
+    public static String materialise(StagingPipeline pipeline, LocalCache cache, ImageRef ref, Path target,
+                                     List<PeerAddresses.Peer> peers, Set<String> unreachable) throws IOException {
         Manifest m = pipeline.repository().readManifest(ref).manifest();
         Path local = cache.imageDir(ref);
         FileTrees.delete(target);
         if (Files.isDirectory(local) && copyVerified(local, m, target)) {
-            return "local";
+            return cache.isPartnerCopy(ref) ? "partner" : "local";
+        }
+        for (PeerAddresses.Peer peer : peers) {
+            if (unreachable.contains(peer.node())) {
+                continue;
+            }
+            FileTrees.delete(target);
+            Files.createDirectories(target.getParent());
+            try {
+                if (PeerClient.get(peer, ref, target) && matches(target, m)) {
+                    return "partner";
+                }
+                System.err.println("ferry agent: rank " + ref.rank() + " of " + ref.job() + " generation "
+                        + ref.generation() + ": " + peer.node() + "'s copy " + (Files.isDirectory(target)
+                        ? "does not verify against the manifest" : "is not there") + "; trying the next source");
+            } catch (IOException e) {
+                if (e instanceof PeerClient.Unreachable) {
+                    unreachable.add(peer.node());
+                }
+                System.err.println("ferry agent: rank " + ref.rank() + " of " + ref.job() + ": fetching from "
+                        + peer.node() + " failed (" + e.getMessage() + "); trying the next source");
+            }
         }
         FileTrees.delete(target);
         pipeline.pull(ref, target, Progress.NONE);
         return "remote";
     }
 
-    /** The tier a restart of {@code ref} would use, without copying: "local (verified)" or "remote". */
+    /** {@link #plan(StagingPipeline, LocalCache, ImageRef, List)} with no peers. */
     public static String plan(StagingPipeline pipeline, LocalCache cache, ImageRef ref) throws IOException {
+        return plan(pipeline, cache, ref, List.of());
+    }
+
+    /**
+     * The tier a restart of {@code ref} would use, without copying: "local (...)", "partner (...)"
+     * or "remote (...)". A peer's copy is planned when the peer says it holds one; it is
+     * verified only when fetched.
+     */
+    public static String plan(StagingPipeline pipeline, LocalCache cache, ImageRef ref, List<PeerAddresses.Peer> peers)
+            throws IOException {
         Manifest m = pipeline.repository().readManifest(ref).manifest();
         Path local = cache.imageDir(ref);
         if (Files.isDirectory(local) && matches(local, m)) {
-            return "local (cache copy verified against the manifest)";
+            return cache.isPartnerCopy(ref) ? "partner (a partner copy in this node's cache, verified against the manifest)"
+                    : "local (cache copy verified against the manifest)";
         }
-        return "remote (" + (Files.isDirectory(local) ? "cache copy does not verify" : "not in this node's cache") + ")";
+        for (PeerAddresses.Peer peer : peers) {
+            try {
+                if (PeerClient.has(peer, ref).isPresent()) {
+                    return "partner (in " + peer.node() + "'s cache)";
+                }
+            } catch (IOException e) {
+                // unreachable: the next one
+            }
+        }
+        return "remote (" + (Files.isDirectory(local) ? "cache copy does not verify" : "not in this node's cache")
+                + (peers.isEmpty() ? "" : ", nor with " + String.join(", ", peers.stream().map(PeerAddresses.Peer::node).toList()))
+                + ")";
     }
 
-    /** The tier alone ({@code local} or {@code remote}) of {@link #plan}. */
-    public static String tier(StagingPipeline pipeline, LocalCache cache, ImageRef ref) throws IOException {
-        return plan(pipeline, cache, ref).startsWith("local") ? "local" : "remote";
+    /** The tier alone ({@code local}, {@code partner} or {@code remote}) of {@link #plan}. */
+    public static String tier(StagingPipeline pipeline, LocalCache cache, ImageRef ref, List<PeerAddresses.Peer> peers)
+            throws IOException {
+        String p = plan(pipeline, cache, ref, peers);
+        return p.substring(0, p.indexOf(' '));
     }
 
     /** Whether a cached image holds exactly the manifest's files with their digests. */

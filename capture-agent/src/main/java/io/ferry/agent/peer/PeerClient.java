@@ -1,0 +1,91 @@
+package io.ferry.agent.peer;
+
+import io.ferry.model.ImageRef;
+import io.ferry.model.PeerAddresses;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.file.Path;
+import java.util.OptionalLong;
+
+/** Talks to another node's {@link PeerServer}: puts a partner copy there, gets or asks about an image. */
+public final class PeerClient {
+    private static final int CONNECT_TIMEOUT_MILLIS = 5_000;
+    private static final int READ_TIMEOUT_MILLIS = 60_000;
+
+    private PeerClient() {}
+
+    /** The peer could not be connected to at all (its agent or host is gone): not worth asking again soon. */
+    public static final class Unreachable extends IOException {
+        Unreachable(PeerAddresses.Peer peer, IOException cause) {
+            super("cannot reach " + peer + ": " + cause.getMessage(), cause);
+        }
+    }
+
+    /** Copies the image in {@code dir} into {@code peer}'s cache as {@code ref}; returns the bytes it acknowledged. */
+    public static long put(PeerAddresses.Peer peer, ImageRef ref, Path dir) throws IOException {
+        try (Socket s = connect(peer); InputStream in = new BufferedInputStream(s.getInputStream());
+             OutputStream out = new BufferedOutputStream(s.getOutputStream(), 1 << 16)) {
+            PeerWire.writeLine(out, new PeerWire.Request("PUT", ref).toString());
+            ImageStream.write(dir, out);
+            String answer = PeerWire.readLine(in);
+            if (!answer.startsWith("OK ")) {
+                throw new IOException(peer.node() + " refused the partner copy of rank " + ref.rank() + ": " + answer);
+            }
+            return Long.parseLong(answer.substring(3).trim());
+        }
+    }
+
+    /**
+     * Fetches {@code ref} from {@code peer}'s cache into {@code target} (must not exist);
+     * false when the peer does not hold it. The copy is not verified here.
+     */
+    public static boolean get(PeerAddresses.Peer peer, ImageRef ref, Path target) throws IOException {
+        try (Socket s = connect(peer); InputStream in = new BufferedInputStream(s.getInputStream(), 1 << 16);
+             OutputStream out = new BufferedOutputStream(s.getOutputStream())) {
+            PeerWire.writeLine(out, new PeerWire.Request("GET", ref).toString());
+            String answer = PeerWire.readLine(in);
+            if (answer.equals("NO")) {
+                return false;
+            }
+            if (!answer.equals("OK")) {
+                throw new IOException(peer.node() + ": " + answer);
+            }
+            ImageStream.read(in, target);
+            return true;
+        }
+    }
+
+    /** The bytes of {@code ref} in {@code peer}'s cache, or empty when it holds none. */
+    public static OptionalLong has(PeerAddresses.Peer peer, ImageRef ref) throws IOException {
+        try (Socket s = connect(peer); InputStream in = new BufferedInputStream(s.getInputStream());
+             OutputStream out = s.getOutputStream()) {
+            PeerWire.writeLine(out, new PeerWire.Request("HAS", ref).toString());
+            String answer = PeerWire.readLine(in);
+            if (answer.startsWith("YES ")) {
+                return OptionalLong.of(Long.parseLong(answer.substring(4).trim()));
+            }
+            if (answer.equals("NO")) {
+                return OptionalLong.empty();
+            }
+            throw new IOException(peer.node() + ": " + answer);
+        }
+    }
+
+    private static Socket connect(PeerAddresses.Peer peer) throws IOException {
+        Socket s = new Socket();
+        try {
+            s.connect(new InetSocketAddress(peer.host(), peer.port()), CONNECT_TIMEOUT_MILLIS);
+            s.setSoTimeout(READ_TIMEOUT_MILLIS);
+            return s;
+        } catch (IOException e) {
+            s.close();
+            throw new Unreachable(peer, e);
+        }
+    }
+}

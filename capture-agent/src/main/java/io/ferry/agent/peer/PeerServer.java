@@ -1,0 +1,152 @@
+package io.ferry.agent.peer;
+
+import io.ferry.model.ImageRef;
+import io.ferry.staging.LocalCache;
+import io.ferry.staging.internal.FileTrees;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A node's cache, served to the other agents over TCP ({@link PeerWire}): they put partner
+ * copies into it and get images out of it for restarts on their nodes. Everything received is
+ * fsynced before it is acknowledged; nothing sent or received is trusted by the restart, which
+ * verifies it against the committed manifest. A few connections are served at once (the
+ * disk, not the CPU, is the limit); more wait. Not authenticated: bind it to the cluster's
+ * internal network (see the README).
+ */
+public final class PeerServer implements Closeable {
+    private static final int READ_TIMEOUT_MILLIS = 60_000;
+    private final ServerSocket socket;
+    private final LocalCache cache;
+    private final ExecutorService workers = new ThreadPoolExecutor(4, 4, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+            r -> {
+                Thread t = new Thread(r, "ferry-peer");
+                t.setDaemon(true);
+                return t;
+            });
+    private final Thread acceptor;
+    private final AtomicLong received = new AtomicLong();
+    private final AtomicLong sent = new AtomicLong();
+    private volatile boolean open = true;
+
+    public PeerServer(InetSocketAddress bind, LocalCache cache) throws IOException {
+        this.cache = cache;
+        this.socket = new ServerSocket();
+        socket.setReuseAddress(true);
+        socket.bind(bind, 64);
+        this.acceptor = new Thread(this::accept, "ferry-peer-accept");
+        acceptor.setDaemon(true);
+        acceptor.start();
+    }
+
+    /** Where it listens ({@code HOST:PORT} with the port it got). */
+    public String address() {
+        String host = socket.getInetAddress().getHostAddress();
+        return (host.contains(":") ? "[" + host + "]" : host) + ":" + socket.getLocalPort();
+    }
+
+    /** File bytes received (partner copies) and sent (restarts elsewhere) since it started. */
+    public long bytesReceived() {
+        return received.get();
+    }
+
+    public long bytesSent() {
+        return sent.get();
+    }
+
+    private void accept() {
+        while (open) {
+            try {
+                Socket s = socket.accept();
+                workers.execute(() -> serve(s));
+            } catch (IOException e) {
+                if (open) {
+                    System.err.println("ferry agent: peer server: " + e.getMessage());
+                }
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                return; // closing
+            }
+        }
+    }
+
+    private void serve(Socket s) {
+        try (s; InputStream in = new BufferedInputStream(s.getInputStream(), 1 << 16);
+             OutputStream out = new BufferedOutputStream(s.getOutputStream(), 1 << 16)) {
+            s.setSoTimeout(READ_TIMEOUT_MILLIS);
+            PeerWire.Request req;
+            try {
+                req = PeerWire.Request.parse(PeerWire.readLine(in));
+            } catch (IOException e) {
+                PeerWire.writeLine(out, "ERR " + e.getMessage());
+                return;
+            }
+            switch (req.op()) {
+                case "PUT" -> receive(req.ref(), in, out);
+                case "GET" -> send(req.ref(), out);
+                default -> has(req.ref(), out);
+            }
+        } catch (IOException e) {
+            System.err.println("ferry agent: peer " + s.getRemoteSocketAddress() + ": " + e.getMessage());
+        }
+    }
+
+    private void receive(ImageRef ref, InputStream in, OutputStream out) throws IOException {
+        Path incoming = cache.incomingDir(ref);
+        try {
+            Path image = incoming.resolve("image");
+            long bytes = ImageStream.read(in, image);
+            cache.installPartnerCopy(image, ref);
+            received.addAndGet(bytes);
+            PeerWire.writeLine(out, "OK " + bytes);
+        } catch (IOException | RuntimeException e) {
+            PeerWire.writeLine(out, "ERR " + e.getMessage());
+        } finally {
+            FileTrees.delete(incoming);
+        }
+    }
+
+    private void send(ImageRef ref, OutputStream out) throws IOException {
+        Path dir = cache.imageDir(ref);
+        if (!Files.isDirectory(dir)) {
+            PeerWire.writeLine(out, "NO");
+            return;
+        }
+        PeerWire.writeLine(out, "OK");
+        sent.addAndGet(ImageStream.write(dir, out)); // a copy dropped meanwhile ends the stream short: the peer sees it
+    }
+
+    private void has(ImageRef ref, OutputStream out) throws IOException {
+        Path dir = cache.imageDir(ref);
+        if (!Files.isDirectory(dir)) {
+            PeerWire.writeLine(out, "NO");
+            return;
+        }
+        long bytes;
+        try (java.util.stream.Stream<Path> s = Files.walk(dir)) {
+            bytes = s.filter(p -> Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)).mapToLong(p -> p.toFile().length()).sum();
+        }
+        PeerWire.writeLine(out, "YES " + bytes);
+    }
+
+    @Override
+    public void close() throws IOException {
+        open = false;
+        socket.close();
+        workers.shutdownNow();
+    }
+}
