@@ -26,6 +26,12 @@ final class AgentCommand implements Callable<Integer> {
                     "--heartbeat-timeout or less. Default ${DEFAULT-VALUE}."})
     String heartbeat;
 
+    @Option(names = "--peer-listen", paramLabel = "HOST:PORT|off",
+            description = {"Where this node's cache is served to the other agents (partner copies, restarts of its ranks",
+                    "on other nodes): an address the other nodes reach this one at. Default: the address this host",
+                    "reaches --kafka from, on any free port. 'off': not served."})
+    String peerListen;
+
     @Override
     public Integer call() throws Exception {
         String name = Placement.requireNode(node != null ? node : JobRunner.nodeName());
@@ -38,16 +44,41 @@ final class AgentCommand implements Callable<Integer> {
         CountDownLatch stop = new CountDownLatch(1);
         KafkaLog log = new KafkaLog(kafka);
         // Credentials: the environment. Ranks a launcher starts on this host find this agent by its host name.
-        AgentService agent = new AgentService(log, name, h.dir(), every, java.util.Map.of(), true).start();
+        AgentService agent = new AgentService(log, name, h.dir(), every, java.util.Map.of(), true, peerBind()).start();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             agent.close();
             log.close();
             stop.countDown();
         }, "ferry-agent-stop"));
         System.out.println("ferry agent " + name + ": serving commands from " + kafka + ", cache " + h.cache()
+                + agent.peerAddress().map(a -> " (served to peers at " + a + ")").orElse("")
                 + agent.rankLink().map(l -> ", ranks of launchers register via " + l).orElse(""));
         System.out.flush();
         stop.await();
         return 0;
+    }
+
+    /** The peer server's address: given, or the one this host reaches the first Kafka bootstrap server from. */
+    private java.net.InetSocketAddress peerBind() throws java.io.IOException {
+        if ("off".equals(peerListen)) {
+            return null;
+        }
+        if (peerListen != null) {
+            io.ferry.eventlog.HostPort hp = io.ferry.eventlog.HostPort.parse(peerListen, "--peer-listen");
+            if (hp.wildcard()) {
+                throw new IllegalArgumentException("--peer-listen " + peerListen + ": give the address the other nodes"
+                        + " reach this one at (it is what they are told), not a wildcard");
+            }
+            return new java.net.InetSocketAddress(hp.host(), hp.port());
+        }
+        io.ferry.eventlog.HostPort k = io.ferry.eventlog.HostPort.parse(kafka.split(",")[0].trim(), "--kafka");
+        try (java.net.DatagramSocket probe = new java.net.DatagramSocket()) {
+            probe.connect(new java.net.InetSocketAddress(k.host(), k.port())); // a route lookup: nothing is sent
+            java.net.InetAddress here = probe.getLocalAddress();
+            if (here == null || here.isAnyLocalAddress()) {
+                throw new IllegalArgumentException("cannot tell which address reaches " + kafka + "; give --peer-listen");
+            }
+            return new java.net.InetSocketAddress(here, 0);
+        }
     }
 }

@@ -41,6 +41,9 @@ final class EventPrinter implements Consumer<Event> {
             boolean first = view.get().flatMap(j -> j.generations().stream().filter(g -> g.generation() == f.generation())
                     .findFirst()).map(g -> g.problem().equals(f.reason())).orElse(true);
             line = first ? "generation " + f.generation() + " FAILED: " + f.reason() : null;
+        } else if (e instanceof Event.PartnerCopied c) {
+            line = String.format(Locale.ROOT, "generation %d: %s's images of ranks %s copied into %s's cache (%s, %.2f s)",
+                    c.generation(), c.node(), c.ranks(), c.partner(), Sizes.format(c.bytes()), c.seconds());
         } else if (e instanceof Event.StagingFailed f) {
             line = "generation " + f.generation() + " rank " + f.rank() + " waits in the local cache: " + f.reason();
         } else if (e instanceof Event.StoreHealthReported h) {

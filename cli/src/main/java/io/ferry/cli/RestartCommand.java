@@ -87,7 +87,8 @@ final class RestartCommand implements Callable<Integer> {
         try (org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]> events =
                      c.log.reader(io.ferry.eventlog.KafkaLog.EVENTS, false)) {
             for (String node : where.nodes()) {
-                c.log.send(node, new Command.PlanRestart(job, node, g, where.ranksOn(node).toString(), store, settings, request));
+                c.log.send(node, new Command.PlanRestart(job, node, g, where.ranksOn(node).toString(), store, settings, request,
+                        io.ferry.coordinator.PeerHints.forRestart(v, g, where.ranksOn(node), node, System.currentTimeMillis())));
             }
             long deadline = System.nanoTime() + PLAN_PATIENCE.toNanos();
             while (answers.size() < where.nodes().size() && System.nanoTime() < deadline) {
@@ -108,14 +109,18 @@ final class RestartCommand implements Callable<Integer> {
             }
         }
         java.util.List<PlannedRank> plan = new java.util.ArrayList<>();
+        Map<String, String> partners = io.ferry.coordinator.PeerHints.partners(v, where);
         for (String node : where.nodes()) {
             Map<Integer, String> a = answers.get(node);
+            // A lost node's ranks restart elsewhere: from its partner's cache if that node answered, else the store.
+            String elsewhere = partners.containsKey(node) && answers.containsKey(partners.get(node)) ? "partner" : "remote";
             if (a == null) {
                 System.err.println("ferry restart: node " + node + " did not answer within " + PLAN_PATIENCE.toSeconds()
-                        + " s (lost?): its ranks " + where.ranksOn(node) + " would restart on another node, from the store");
+                        + " s (lost?): its ranks " + where.ranksOn(node) + " would restart on another node, from "
+                        + (elsewhere.equals("partner") ? "the partner copies in " + partners.get(node) + "'s cache" : "the store"));
             }
             for (int r : where.ranksOn(node).toList()) {
-                plan.add(new PlannedRank(r, node, g, a == null ? "remote" : a.getOrDefault(r, "remote")));
+                plan.add(new PlannedRank(r, node, g, a == null ? elsewhere : a.getOrDefault(r, "remote")));
             }
         }
         plan.sort(java.util.Comparator.comparingInt(PlannedRank::rank));
@@ -129,7 +134,8 @@ final class RestartCommand implements Callable<Integer> {
         String node = JobRunner.nodeName();
         java.util.List<PlannedRank> plan = new java.util.ArrayList<>();
         for (int r = 0; r < ranks; r++) {
-            plan.add(new PlannedRank(r, node, g, RestartSource.tier(o.pipeline(), cache, new ImageRef(job, g, r))));
+            plan.add(new PlannedRank(r, node, g, RestartSource.tier(o.pipeline(), cache, new ImageRef(job, g, r),
+                    java.util.List.of())));
         }
         return plan;
     }

@@ -62,6 +62,12 @@ final class RunCommand implements Callable<Integer> {
     String http;
     @Option(names = "--set", paramLabel = "KEY=VALUE", description = "Configuration, repeatable (see README).")
     Map<String, String> settings = new LinkedHashMap<>();
+    @Option(names = "--partner", description = {"After each capture, copy every node's images into one other node's cache",
+            "(SCR's PARTNER level): a lost node's ranks then restart from that copy, not the remote store."})
+    boolean partner;
+    @Option(names = "--failure-domains", paramLabel = "FILE", description = {"With --partner: lines 'NODE DOMAIN' (or a",
+            "hostfile with 'domain=D' on its lines); each node's partner is picked in another domain where possible."})
+    Path failureDomains;
     @Parameters(arity = "1..*", paramLabel = "PROGRAM", description = "The program every rank runs, after --.")
     List<String> command;
 
@@ -103,6 +109,28 @@ final class RunCommand implements Callable<Integer> {
         SiteLauncher.shim(); // bin/ferry-rank must be there before anything starts
     }
 
+    /** --partner and --failure-domains, as the settings every node and the coordinator read. */
+    private void partnerSettings() throws java.io.IOException {
+        if (failureDomains != null && !partner) {
+            throw new IllegalArgumentException("--failure-domains chooses partners: give --partner too");
+        }
+        if (!partner) {
+            return;
+        }
+        if (kafka == null) {
+            System.err.println("ferry run: --partner: this job runs on one node, which has no partner; no copies are made");
+        }
+        settings.put(io.ferry.staging.StagingConfig.PARTNER.name(), "true");
+        if (failureDomains != null) {
+            try {
+                settings.put(io.ferry.staging.StagingConfig.PARTNER_DOMAINS.name(),
+                        io.ferry.model.PartnerRing.domainsFromLines(java.nio.file.Files.readAllLines(failureDomains)));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--failure-domains " + failureDomains + ": " + e.getMessage(), e);
+            }
+        }
+    }
+
     @Override
     public Integer call() throws Exception {
         io.ferry.model.Names.requireJob(job);
@@ -125,6 +153,7 @@ final class RunCommand implements Callable<Integer> {
         if (launch != null) {
             checkLauncher(where);
         }
+        partnerSettings();
         JobRunner.Spec spec = new JobRunner.Spec(job, ranks, every, autoRecover,
                 store != null ? store : h.store().toString(), h, kafka, http, where, launch,
                 new JobRunner.Program(command, new Quiesce(capture, Durations.parse(captureTimeout), signal), settings));

@@ -58,6 +58,9 @@ final class StatusCommand implements Callable<Integer> {
                         v.latest().map(g -> g.generation() + " " + g.state()).orElse("none"),
                         v.latest().map(GenerationView::problem).filter(p -> !p.isEmpty()).map(p -> " (" + p + ")").orElse(""));
                 v.stragglersLine(5).ifPresent(l -> System.out.println("  " + l));
+                v.newestEstablished().filter(g -> g.partnerRanks() > 0).ifPresent(g -> System.out.printf(Locale.ROOT,
+                        "  generation %d: partner copies of %d of %d ranks (%s) in other nodes' caches%n", g.generation(),
+                        g.partnerRanks(), v.ranks(), io.ferry.model.Sizes.format(g.partnerBytes())));
                 for (Event.StoreHealthReported h : v.storeHealth()) {
                     System.out.println("  " + describe(h));
                 }

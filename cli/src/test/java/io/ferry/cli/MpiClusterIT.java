@@ -23,7 +23,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * restoring from its node's cache, and the job ends with the result of an uninterrupted run.
  * Then a node is lost (`ferry chaos kill-node`): the relaunch on the old hosts cannot start
  * there and the job fails saying so; the same `ferry run` on the two hosts left resumes it,
- * the lost node's ranks from the store, the others from their caches. Where namespaces are
+ * the lost node's ranks from the partner copies of their images (`--partner`: one on the
+ * partner's own cache, one fetched from it agent to agent), the others from their caches. Where namespaces are
  * refused, only the first part runs (every rank on one host).
  */
 class MpiClusterIT {
@@ -80,31 +81,35 @@ class MpiClusterIT {
                 return; // one host: losing it loses everything; ClusterIT covers a lost node on loopback
             }
 
-            // A node is lost while the job runs: the relaunch on the same hosts cannot start there.
+            // A node is lost while the job runs, its images copied into a partner's cache (--partner): the
+            // relaunch on the same hosts cannot start there. Killed right after generation 1's partner copy,
+            // well before generation 2 is captured (2 s later), so generation 1 is the one to resume from.
             Path results2 = Files.createDirectories(tmp.resolve("results2"));
             Lines second = start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "mpi2",
-                    "--ranks", Integer.toString(RANKS), "--interval", "1s", "--auto-recover", "--store", store,
-                    "--launch", mpirun, "--", program.toString(), results2.toString(), Integer.toString(STEPS)));
+                    "--ranks", Integer.toString(RANKS), "--interval", "2s", "--auto-recover", "--store", store,
+                    "--partner", "--launch", mpirun, "--", program.toString(), results2.toString(), Integer.toString(STEPS)));
             second.await("generation 1 established", l -> l.contains("generation 1 established"));
+            String copied = second.await("n1's partner copy of generation 1",
+                    l -> l.matches(".*generation 1: n1's images of ranks 2-3 copied into n[02]'s cache.*"));
             chaos(kafka, "kill-node", "n1");
             String failed = second.await("the job fails", l -> l.contains("job FAILED"));
             assertTrue(failed.contains("before every rank joined"), failed);
             assertEquals(1, waitFor(started.get(started.size() - 1)));
 
-            // The same ferry run on the hosts left (a new allocation) resumes it: n1's ranks from the store.
+            // The same ferry run on the hosts left (a new allocation) resumes it: n1's ranks from their partner copies.
             Path hostfile = Files.writeString(tmp.resolve("mpi").resolve("hostfile2"),
                     bed.hostAddress(0) + " slots=3\n" + bed.hostAddress(2) + " slots=3\n");
             String mpirun2 = mpirun.replaceFirst("--hostfile \\S+", "--hostfile " + hostfile);
             Lines resumed = start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "mpi2",
-                    "--ranks", Integer.toString(RANKS), "--interval", "1s", "--auto-recover", "--store", store,
-                    "--launch", mpirun2, "--", program.toString(), results2.toString(), Integer.toString(STEPS)));
+                    "--ranks", Integer.toString(RANKS), "--interval", "2s", "--auto-recover", "--store", store,
+                    "--partner", "--launch", mpirun2, "--", program.toString(), results2.toString(), Integer.toString(STEPS)));
             String resume = resumed.await("the resume", l -> l.contains("recovering: all ranks roll back to generation"));
             long g2 = Lines.generationOf(resume);
             List<String> again = awaitRestored(resumed, g2); // a node may restore its ranks in several batches
             String n0 = String.join(" ", again.stream().filter(l -> l.contains("node n0")).toList());
             String n2 = String.join(" ", again.stream().filter(l -> l.contains("node n2")).toList());
-            assertTrue(n0.contains("0=local") && n0.contains("1=local") && n0.contains("2=remote"), n0);
-            assertTrue(n2.contains("3=remote") && n2.contains("4=local") && n2.contains("5=local"), n2);
+            assertTrue(n0.contains("0=local") && n0.contains("1=local") && n0.contains("2=partner"), copied + "\n" + n0);
+            assertTrue(n2.contains("3=partner") && n2.contains("4=local") && n2.contains("5=local"), copied + "\n" + n2);
             assertEquals(0, waitFor(started.get(started.size() - 1)), String.join("\n", resumed.lines));
             assertResults(results2);
         } finally {

@@ -78,7 +78,7 @@ public final class Coordinator implements Closeable {
         this.heartbeatTimeoutMillis = heartbeatTimeout.toMillis();
         this.log = log;
         this.clock = clock;
-        this.recovery = new Recovery(log, this);
+        this.recovery = new Recovery(log, this, clock);
         this.thread = new Thread(this::run, "ferry-coordinator");
         this.thread.setDaemon(true);
     }
@@ -448,8 +448,9 @@ public final class Coordinator implements Closeable {
             j.generations.get(g).requestedAtMillis = clock.millis();
         }
         Map<String, Command.Capture> capture = new java.util.LinkedHashMap<>();
+        Map<String, String> partners = PeerHints.partners(j, j.placement);
         for (String node : j.placement.nodes()) {
-            capture.put(node, new Command.Capture(job, g));
+            capture.put(node, new Command.Capture(job, g, PeerHints.captureTarget(j, partners, node)));
         }
         log.sendAll(capture);
         return true;

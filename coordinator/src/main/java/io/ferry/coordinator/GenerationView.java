@@ -36,6 +36,11 @@ public final class GenerationView {
     String restoreFailure = "";
     long requestedAtMillis;
     Event.PredictionMade prediction;
+    /** Which node ran which rank when it was requested: where its images were captured. */
+    io.ferry.model.Placement placement;
+    /** Ranks copied into a partner's cache ({@code ferry run --partner}) and their bytes. */
+    int partnerRanks;
+    long partnerBytes;
 
     // Per-rank detail, while in flight (null once compacted). A bit set that covers every rank
     // 0..n-1 is dropped too when compacted: null then means "all of the first count ranks".
@@ -178,6 +183,15 @@ public final class GenerationView {
 
     public State state() {
         return state;
+    }
+
+    /** Ranks whose images also sit in a partner node's cache. */
+    public int partnerRanks() {
+        return partnerRanks;
+    }
+
+    public long partnerBytes() {
+        return partnerBytes;
     }
 
     public int capturedRanks() {

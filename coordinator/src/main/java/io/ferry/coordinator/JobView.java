@@ -52,6 +52,9 @@ public final class JobView {
     long silentSinceMillis;
     /** The latest store health each node reported. */
     final Map<String, Event.StoreHealthReported> storeHealth = new TreeMap<>();
+    /** Where each node's agent serves its cache to the others ({@link Event.PeerAddress}), and when it last said so or sent a heartbeat. */
+    final Map<String, String> peers = new TreeMap<>();
+    final Map<String, Long> peerSeenMillis = new HashMap<>();
     /** The latest cache report of each node. */
     final Map<String, Event.CacheReported> caches = new TreeMap<>();
     Boolean success;

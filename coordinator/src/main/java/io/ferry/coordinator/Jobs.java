@@ -42,7 +42,9 @@ public final class Jobs {
                 placed(j, io.ferry.model.Placement.parse(p.placement(), j.ranks()), timestampMillis);
             }
         } else if (e instanceof Event.CheckpointRequested r) {
-            gen(j, r.generation()).requestedAtMillis = timestampMillis;
+            GenerationView g = gen(j, r.generation());
+            g.requestedAtMillis = timestampMillis;
+            g.placement = j.placement;
             j.lastRequestMillis = timestampMillis;
         } else if (e instanceof Event.ImageCaptured c) {
             GenerationView g = gen(j, c.generation());
@@ -71,7 +73,15 @@ public final class Jobs {
             g.state = GenerationView.State.ESTABLISHED;
             g.secondsToEstablished = s.secondsSinceRequest();
             g.compact(); // per-rank detail is no longer needed: keep what status and forecasts read
+        } else if (e instanceof Event.PeerAddress a) {
+            j.peers.put(a.node(), a.address());
+            j.peerSeenMillis.put(a.node(), timestampMillis);
+        } else if (e instanceof Event.PartnerCopied c) {
+            GenerationView g = gen(j, c.generation());
+            g.partnerRanks += c.rankSet().size();
+            g.partnerBytes += c.bytes();
         } else if (e instanceof Event.Heartbeat h) {
+            j.peerSeenMillis.computeIfPresent(h.node(), (n, t) -> Math.max(t, timestampMillis));
             if (j.heartbeats.containsKey(h.node())) { // a node the job no longer uses stays forgotten
                 j.heartbeats.merge(h.node(), timestampMillis, Math::max);
                 j.answered.add(h.node());

@@ -15,10 +15,12 @@ import io.ferry.model.Placement;
 final class Recovery {
     private final KafkaLog log;
     private final Object lock;
+    private final java.time.Clock clock;
 
-    Recovery(KafkaLog log, Object lock) {
+    Recovery(KafkaLog log, Object lock, java.time.Clock clock) {
         this.log = log;
         this.lock = lock;
+        this.clock = clock;
     }
 
     /** A job (re)started: launch its ranks; a job whose last run did not succeed resumes from its newest usable snapshot. */
@@ -111,15 +113,17 @@ final class Recovery {
         log.sendAll(launches);
     }
 
-    private static Command.Launch launch(JobView j, String node, long g, String ranks, String cause) {
-        return new Command.Launch(j.job, node, g, ranks, j.ranks(), j.started.store(), j.started.launch(), cause);
+    private Command.Launch launch(JobView j, String node, long g, String ranks, String cause) {
+        return new Command.Launch(j.job, node, g, ranks, j.ranks(), j.started.store(), j.started.launch(), cause, false,
+                g < 0 ? java.util.Map.of() : PeerHints.forRestart(j, g, io.ferry.model.RankSet.parse(ranks), node, clock.millis()));
     }
 
     /** Ranks of the current launcher attempt joined {@code node}: its agent restores them and lets them run. */
     void onRanksJoined(JobView j, Event.RanksJoined r) {
         if (r.generation() == j.launchGeneration && j.placement.byLauncher()) {
             log.send(r.node(), new Command.Launch(j.job, r.node(), r.generation(), r.ranks(), j.ranks(), j.started.store(),
-                    j.started.launch(), j.launchCause, true));
+                    j.started.launch(), j.launchCause, true, r.generation() < 0 ? java.util.Map.of()
+                    : PeerHints.forRestart(j, r.generation(), r.rankSet(), r.node(), clock.millis())));
         }
     }
 

@@ -202,4 +202,42 @@ class JobsTest {
         apply(new Event.ImageStaged("j", 0, 3, "remote", 80, 5, 3.0)); // a late repeat changes no count
         assertEquals(4, g.stagedRanks());
     }
+
+    @Test
+    void partnerCopiesAreCountedAndARestartIsToldWhichLiveNodesMayHoldEachRank() {
+        io.ferry.model.LaunchSpec spec = new io.ferry.model.LaunchSpec(java.util.List.of("x"), "app", 60_000, "USR2",
+                Map.of("cache.partner", "true"));
+        JobView j = apply(new Event.JobStarted("j", 6, 0, true, "s", "login", "block:a,b,c", spec),
+                new Event.PeerAddress("j", "a", "10.0.0.1:7001"), new Event.PeerAddress("j", "b", "10.0.0.2:7002"),
+                new Event.PeerAddress("j", "c", "10.0.0.3:7003"),
+                new Event.CheckpointRequested("j", 0, "interval"),
+                new Event.PartnerCopied("j", 0, "a", "b", "0-1", 100, 0.1),
+                new Event.PartnerCopied("j", 0, "b", "c", "2-3", 50, 0.1),
+                new Event.SnapshotEstablished("j", 0, "remote", 1));
+        GenerationView g = j.generations.get(0L);
+        assertEquals(4, g.partnerRanks());
+        assertEquals(150, g.partnerBytes());
+
+        Map<String, String> partners = PeerHints.partners(j, j.placement);
+        assertEquals(Map.of("a", "b", "b", "c", "c", "a"), partners);
+        assertEquals("b=10.0.0.2:7002", PeerHints.captureTarget(j, partners, "a"));
+
+        // a is lost; its ranks 0-1 land on c: ask a (where they ran) first, then b (a's partner).
+        io.ferry.model.RankSet moved = io.ferry.model.RankSet.parse("0-1");
+        assertEquals(Map.of(0, "a=10.0.0.1:7001,b=10.0.0.2:7002", 1, "a=10.0.0.1:7001,b=10.0.0.2:7002"),
+                PeerHints.forRestart(j, 0, moved, "c", 1000));
+        // On b itself, b's own cache holds the copy: only a is worth asking.
+        assertEquals("a=10.0.0.1:7001", PeerHints.forRestart(j, 0, moved, "b", 1000).get(0));
+        // An agent silent for longer than FRESH_MILLIS is not asked at all.
+        apply(new Event.Heartbeat("j", "b"));
+        assertEquals(Map.of(), PeerHints.forRestart(j, 0, moved, "c", 1000 + PeerHints.FRESH_MILLIS + 1));
+
+        // Without --partner there is no partner: only where the rank ran.
+        JobView plain = apply(new Event.JobStarted("k", 2, 0, true, "s", "login", "block:a,b",
+                io.ferry.model.LaunchSpec.of(java.util.List.of("x"))), new Event.PeerAddress("k", "a", "10.0.0.1:7001"),
+                new Event.CheckpointRequested("k", 0, "interval"));
+        assertEquals(Map.of(), PeerHints.partners(plain, plain.placement));
+        assertEquals("", PeerHints.captureTarget(plain, Map.of(), "a"));
+        assertEquals(Map.of(0, "a=10.0.0.1:7001"), PeerHints.forRestart(plain, 0, io.ferry.model.RankSet.parse("0"), "b", 1000));
+    }
 }

@@ -168,13 +168,15 @@ final class Dashboard {
     }
 
     private static void table(StringBuilder b, List<GenerationView> gens) {
-        b.append("<table><tr><th>generation</th><th>state</th><th>ranks captured/staged</th><th>raw</th><th>stored</th>")
+        b.append("<table><tr><th>generation</th><th>state</th><th>ranks captured/staged</th><th title=\"ranks whose images also sit in a partner node cache\">partner copies</th><th>raw</th><th>stored</th>")
                 .append("<th>stall s</th><th>local MB/s</th><th>established s</th><th>forecast s</th><th>problem</th></tr>");
         for (int i = gens.size() - 1; i >= Math.max(0, gens.size() - 10); i--) {
             GenerationView g = gens.get(i);
-            b.append(String.format(Locale.ROOT, "<tr><td>%d</td><td>%s</td><td>%d/%d</td><td>%s</td><td>%s</td><td>%.3f</td>"
+            b.append(String.format(Locale.ROOT, "<tr><td>%d</td><td>%s</td><td>%d/%d</td><td>%s</td><td>%s</td><td>%s</td><td>%.3f</td>"
                             + "<td>%s</td><td>%s</td><td>%s</td><td class=\"bad\">%s</td></tr>", g.generation(), g.state(),
-                    g.capturedRanks(), g.stagedRanks(), Sizes.format(g.rawBytes()), Sizes.format(g.storedBytes()),
+                    g.capturedRanks(), g.stagedRanks(),
+                    g.partnerRanks() == 0 ? "" : g.partnerRanks() + " (" + Sizes.format(g.partnerBytes()) + ")",
+                    Sizes.format(g.rawBytes()), Sizes.format(g.storedBytes()),
                     g.maxStallSeconds(),
                     g.maxStallSeconds() > 0 ? String.format(Locale.ROOT, "%.0f", g.rawBytes() / 1e6 / g.maxStallSeconds()) : "",
                     Double.isNaN(g.secondsToEstablished()) ? "" : String.format(Locale.ROOT, "%.2f", g.secondsToEstablished()),

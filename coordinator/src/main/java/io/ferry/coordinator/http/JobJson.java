@@ -50,6 +50,7 @@ public final class JobJson {
             ObjectNode o = a.addObject().put("generation", g.generation()).put("state", g.state().toString())
                     .put("capturedRanks", g.capturedRanks()).put("stagedRanks", g.stagedRanks())
                     .put("rawBytes", g.rawBytes()).put("storedBytes", g.storedBytes())
+                    .put("partnerRanks", g.partnerRanks()).put("partnerBytes", g.partnerBytes())
                     .put("maxStallSeconds", g.maxStallSeconds()).put("problem", g.problem());
             if (!Double.isNaN(g.secondsToEstablished())) {
                 o.put("secondsToEstablished", g.secondsToEstablished());
