@@ -26,8 +26,9 @@ import java.util.stream.Stream;
  * left of their processes (every process whose environment carries this bed's mark), also on a
  * failed test; a shutdown hook does the same when the JVM is stopped.
  *
- * <p>One slurmd per host needs namespaces: Debian's Slurm is built without
- * {@code --enable-multiple-slurmd}, so several slurmd on one host name are not possible there.
+ * <p>Each slurmd has its own host name and address (its namespace host), so no Slurm built with
+ * {@code --enable-multiple-slurmd} is needed; on loopback there is one node, as several slurmd on one
+ * host name need that build option.
  */
 final class SlurmBed implements AutoCloseable {
     private static final List<String> TOOLS = List.of("munged", "mungekey", "slurmctld", "slurmd", "sbatch",
