@@ -1,5 +1,6 @@
 package io.ferry.cli;
 
+import io.ferry.coordinator.Coordinator;
 import io.ferry.model.Durations;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -27,6 +28,14 @@ final class CoordinatorCommand implements Callable<Integer> {
     @Option(names = "--heartbeat-timeout", defaultValue = "30s", paramLabel = "DURATION",
             description = "How long a node may stay silent before its ranks move elsewhere. Default ${DEFAULT-VALUE}.")
     String heartbeatTimeout;
+    @Option(names = "--group", defaultValue = Coordinator.DEFAULT_GROUP, paramLabel = "NAME",
+            description = {"Coordinators of one group share the jobs by partition of the events topic; when one stops",
+                    "or goes silent, the others take its jobs over. Default ${DEFAULT-VALUE}."})
+    String group;
+    @Option(names = "--takeover-after", defaultValue = "10s", paramLabel = "DURATION",
+            description = {"How long a coordinator of the group may be silent before the others take its jobs over",
+                    "(Kafka's session timeout; the broker allows 6 s to 30 min). Default ${DEFAULT-VALUE}."})
+    String takeoverAfter;
 
     @Override
     public Integer call() throws Exception {
@@ -40,7 +49,7 @@ final class CoordinatorCommand implements Callable<Integer> {
         }
         CountDownLatch stop = new CountDownLatch(1);
         CoordinatorService s = CoordinatorService.start(FerryHome.resolve(home), kafka, listen, http, timeout,
-                java.util.Map.of(), "coordinator", System.out);
+                java.util.Map.of(), "coordinator", System.out, group, Durations.parse(takeoverAfter));
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             s.close();
             stop.countDown();

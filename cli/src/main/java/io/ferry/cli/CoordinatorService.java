@@ -43,6 +43,15 @@ final class CoordinatorService implements Closeable {
                                     Duration heartbeatTimeout, java.util.Map<String, String> secrets, String owner,
                                     PrintStream out)
             throws IOException, InterruptedException {
+        return start(home, kafkaBootstrap, listen, httpAddress, heartbeatTimeout, secrets, owner, out,
+                Coordinator.DEFAULT_GROUP, Coordinator.DEFAULT_TAKEOVER);
+    }
+
+    /** As above, the coordinator a member of {@code group}, taking over a silent member's jobs after {@code takeoverAfter}. */
+    static CoordinatorService start(FerryHome home, String kafkaBootstrap, String listen, String httpAddress,
+                                    Duration heartbeatTimeout, java.util.Map<String, String> secrets, String owner,
+                                    PrintStream out, String group, Duration takeoverAfter)
+            throws IOException, InterruptedException {
         CoordinatorService s = new CoordinatorService(home);
         try {
             if (kafkaBootstrap == null) {
@@ -59,7 +68,8 @@ final class CoordinatorService implements Closeable {
             }
             home.writeRun(owner, s.log.bootstrapServers());
             s.ownsRunFile = true;
-            s.coordinator = new Coordinator(s.log, Clock.systemUTC(), heartbeatTimeout, secrets).start();
+            s.coordinator = new Coordinator(s.log, Clock.systemUTC(), heartbeatTimeout, secrets)
+                    .inGroup(group, takeoverAfter).start();
             if (!s.coordinator.awaitLive(Duration.ofSeconds(60))) {
                 throw new IOException("the coordinator did not catch up with the log at " + s.log.bootstrapServers()
                         + " within 60 s");

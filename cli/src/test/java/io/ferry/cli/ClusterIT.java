@@ -52,7 +52,7 @@ class ClusterIT {
             }
             Path results = tmp.resolve("results");
             Files.createDirectories(results);
-            Path script = rankScript();
+            Path script = LcgRank.script(tmp, STEPS);
             Lines run = start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "wide",
                     "--ranks", Integer.toString(RANKS), "--nodes", "n0,n1,n2", "--interval", "1s", "--auto-recover",
                     "--store", tmp.resolve("store").toString(),
@@ -86,7 +86,7 @@ class ClusterIT {
             assertTrue(runProcess.waitFor(4, TimeUnit.MINUTES), "ferry run did not finish: " + run.lines);
             assertEquals(0, runProcess.exitValue(), String.join("\n", run.lines));
             for (int r = 0; r < RANKS; r++) {
-                assertEquals(Long.toString(uninterrupted(r)), Files.readString(results.resolve("rank-" + r)).trim(), "rank " + r);
+                assertEquals(Long.toString(LcgRank.uninterrupted(r, STEPS)), Files.readString(results.resolve("rank-" + r)).trim(), "rank " + r);
             }
             assertTrue(run.lines.stream().anyMatch(l -> l.contains("job finished: every rank exited 0")), run.lines.toString());
 
@@ -113,33 +113,6 @@ class ClusterIT {
             }
         }
     }
-
-    /** A signal-mode rank: an LCG stepped STEPS times from rank+1, its state saved on SIGUSR2, resumed on restart. */
-    private Path rankScript() throws IOException {
-        Path script = tmp.resolve("rank.sh");
-        Files.writeString(script, String.join("\n",
-                "#!/usr/bin/env bash",
-                "trap 'g=$(cat \"$FERRY_CKPT_DIR/REQUEST\"); echo \"$x $step\" > \"$FERRY_CKPT_DIR/$g/state\"; : > \"$FERRY_CKPT_DIR/$g/DONE\"' USR2",
-                "results=$1; x=$((FERRY_RANK + 1)); step=0",
-                "if [ -n \"$FERRY_RESTART_DIR\" ]; then read -r x step < \"$FERRY_RESTART_DIR/state\"; fi",
-                "echo $$ > \"$results/pid-$FERRY_RANK\"",
-                "while (( step < " + STEPS + " )); do",
-                "  (( x = (x * 1103515245 + 12345) % 2147483648, step++ ))",
-                "  sleep 0.02",
-                "done",
-                "echo \"$x\" > \"$results/rank-$FERRY_RANK\"", ""));
-        script.toFile().setExecutable(true);
-        return script;
-    }
-
-    private static long uninterrupted(int rank) {
-        long x = rank + 1;
-        for (int i = 0; i < STEPS; i++) {
-            x = (x * 1103515245L + 12345) % 2147483648L;
-        }
-        return x;
-    }
-
 
     private static void kill(long pid) {
         ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);

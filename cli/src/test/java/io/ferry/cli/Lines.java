@@ -31,9 +31,14 @@ final class Lines {
 
     /** The first line (printed so far or within two minutes) that matches. */
     String await(String what, Predicate<String> match) throws InterruptedException {
+        return awaitAfter(0, what, match);
+    }
+
+    /** The first line from the {@code from}-th on (printed so far or within two minutes) that matches. */
+    String awaitAfter(int from, String what, Predicate<String> match) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         while (System.nanoTime() < deadline) {
-            for (String l : lines) {
+            for (String l : lines.subList(Math.min(from, lines.size()), lines.size())) {
                 if (match.test(l)) {
                     return l;
                 }

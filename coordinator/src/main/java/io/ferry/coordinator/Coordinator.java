@@ -51,6 +51,13 @@ public final class Coordinator implements Closeable {
     private final Thread thread;
     private volatile boolean running = true;
     private volatile java.util.function.Consumer<Event> listener = e -> { };
+    /** The coordinators sharing this log's jobs; see {@link #inGroup}. */
+    public static final String DEFAULT_GROUP = "ferry-coordinators";
+    /** How long a coordinator may be silent before the others of its group take its jobs over. */
+    public static final Duration DEFAULT_TAKEOVER = Duration.ofSeconds(10);
+    private String group = DEFAULT_GROUP;
+    private Duration takeoverAfter = DEFAULT_TAKEOVER;
+    private final Ownership ownership;
 
     /** How long a node may stay silent before its ranks are moved (or its job rolled back, or failed). */
     public static final Duration DEFAULT_HEARTBEAT_TIMEOUT = Duration.ofSeconds(30);
@@ -79,6 +86,7 @@ public final class Coordinator implements Closeable {
         this.log = log;
         this.clock = clock;
         this.recovery = new Recovery(log, this, clock);
+        this.ownership = new Ownership("pid " + ProcessHandle.current().pid(), this::forgetJobs);
         this.thread = new Thread(this::run, "ferry-coordinator");
         this.thread.setDaemon(true);
     }
@@ -87,6 +95,30 @@ public final class Coordinator implements Closeable {
     public Coordinator onEvent(java.util.function.Consumer<Event> l) {
         this.listener = l;
         return this;
+    }
+
+    /**
+     * Joins coordinator group {@code group} (before {@link #start()}): coordinators of one group
+     * share the jobs by partition of the events topic, and one silent for {@code takeoverAfter}
+     * has its jobs taken over by the others, each replayed from the log first; a snapshot it had
+     * in flight is established by its new owner once its ranks are staged.
+     */
+    public Coordinator inGroup(String group, Duration takeoverAfter) {
+        this.group = java.util.Objects.requireNonNull(group, "group");
+        this.takeoverAfter = takeoverAfter;
+        return this;
+    }
+
+    /** Jobs of partitions given up to another coordinator: forgotten here, nothing more decided for them. */
+    private void forgetJobs(Set<String> gone) {
+        synchronized (this) {
+            for (String job : gone) {
+                jobs.remove(job);
+                changed.remove(job);
+                requested.remove(job);
+                manifests.forget(job, g -> true);
+            }
+        }
     }
 
     public Coordinator start() {
@@ -114,16 +146,17 @@ public final class Coordinator implements Closeable {
     }
 
     private void run() {
-        try (KafkaConsumer<byte[], byte[]> events = log.reader(KafkaLog.EVENTS, true);
+        try (KafkaConsumer<byte[], byte[]> events = log.groupReader(KafkaLog.EVENTS, group, ownership, takeoverAfter);
              KafkaConsumer<byte[], byte[]> commands = log.reader(KafkaLog.COMMANDS, false)) {
-            Map<TopicPartition, Long> caughtUpAt = KafkaLog.ends(events);
+            ownership.attach(events);
             while (running) {
                 try {
                     var batch = events.poll(Duration.ofMillis(50));
                     for (ConsumerRecord<byte[], byte[]> r : batch) {
-                        guarded(r, "event", () -> onEvent(r, live.getCount() == 0));
+                        guarded(r, "event", () -> onEvent(r));
                     }
-                    if (live.getCount() > 0 && KafkaLog.reached(events, caughtUpAt)) {
+                    ownership.advance();
+                    if (live.getCount() > 0 && ownership.caughtUp()) {
                         live.countDown();
                     }
                     if (live.getCount() == 0) {
@@ -184,18 +217,20 @@ public final class Coordinator implements Closeable {
         }
     }
 
-    private void onEvent(ConsumerRecord<byte[], byte[]> r, boolean isLive) {
+    private void onEvent(ConsumerRecord<byte[], byte[]> r) {
         Event e;
         try {
             e = EventCodec.decode(r.value());
         } catch (IllegalArgumentException bad) {
             malformed.incrementAndGet();
+            boolean isLive = ownership.live(r, "");
             if (isLive) { // a replay finds it again: it was parked when it first arrived
                 System.err.println("ferry coordinator: parked malformed event at offset " + r.offset() + ": " + bad.getMessage());
                 log.sendRaw(KafkaLog.DEAD_LETTER, r.partition() + "-" + r.offset(), r.value());
             }
             return;
         }
+        boolean isLive = ownership.live(r, e.job());
         JobView j;
         boolean resumedAfterFailure;
         synchronized (this) {
@@ -233,6 +268,9 @@ public final class Coordinator implements Closeable {
             malformed.incrementAndGet();
             log.sendRaw(KafkaLog.DEAD_LETTER, "command-" + r.partition() + "-" + r.offset(), r.value());
             return;
+        }
+        if (jobs.get(c.job()).isEmpty() || ownership.replaying(c.job())) {
+            return; // another coordinator's job (every coordinator reads these), or not replayed yet
         }
         if (c instanceof Command.RequestCheckpoint rc) {
             requested.add(rc.job());
@@ -348,8 +386,8 @@ public final class Coordinator implements Closeable {
             }
         }
         for (JobView j : jobs.all()) {
-            if (j.started == null) {
-                continue;
+            if (j.started == null || ownership.replaying(j.job)) {
+                continue; // a job just taken over is replayed before anything is decided for it
             }
             // Also after the job finished: its last snapshots are still being staged.
             for (GenerationView g : j.generations.values()) {

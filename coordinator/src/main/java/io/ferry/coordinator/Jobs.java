@@ -23,6 +23,11 @@ public final class Jobs {
         return Optional.ofNullable(jobs.get(job));
     }
 
+    /** Forgets a job: another coordinator of the group owns it now. */
+    void remove(String job) {
+        jobs.remove(job);
+    }
+
     /** Applies one event, logged at {@code timestampMillis}; returns the job it changed. */
     public JobView apply(Event e, long timestampMillis) {
         JobView j = jobs.computeIfAbsent(e.job(), JobView::new);

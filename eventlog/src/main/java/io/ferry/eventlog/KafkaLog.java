@@ -178,6 +178,28 @@ public final class KafkaLog implements Closeable {
     }
 
     /**
+     * A member of consumer group {@code group} reading {@code topic}: the group shares the topic's
+     * partitions among its members (cooperatively: a rebalance moves only the partitions that
+     * change hands), and a member silent for {@code sessionTimeout} loses its partitions to the
+     * others. {@code listener} hears of each change; offsets are never committed (each owner
+     * positions its partitions itself).
+     */
+    public KafkaConsumer<byte[], byte[]> groupReader(String topic, String group,
+                                                     org.apache.kafka.clients.consumer.ConsumerRebalanceListener listener,
+                                                     java.time.Duration sessionTimeout) {
+        Map<String, Object> config = new java.util.HashMap<>(consumerConfig());
+        config.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        config.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, Integer.toString((int) sessionTimeout.toMillis()));
+        config.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, Integer.toString((int) Math.max(500, sessionTimeout.toMillis() / 4)));
+        config.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
+                org.apache.kafka.clients.consumer.CooperativeStickyAssignor.class.getName());
+        config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        c.subscribe(List.of(topic), listener);
+        return c;
+    }
+
+    /**
      * A consumer of the one commands partition that carries {@code node}'s commands (the
      * producer's default partitioner: murmur2 of the key), at its end: an agent reads its own
      * partition, not every node's commands. Records of other nodes sharing it must be skipped.
@@ -206,12 +228,15 @@ public final class KafkaLog implements Closeable {
     }
 
     private KafkaConsumer<byte[], byte[]> consumer() {
-        return new KafkaConsumer<>(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+        return new KafkaConsumer<>(consumerConfig(), new ByteArrayDeserializer(), new ByteArrayDeserializer());
+    }
+
+    private Map<String, Object> consumerConfig() {
+        return Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false", ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
                 ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(MAX_RECORD_BYTES),
                 // larger batches per poll: each poll of the coordinator is followed by a tick
-                ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000"),
-                new ByteArrayDeserializer(), new ByteArrayDeserializer());
+                ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000");
     }
 
     private static void position(KafkaConsumer<byte[], byte[]> c, List<TopicPartition> tps, boolean fromBeginning) {

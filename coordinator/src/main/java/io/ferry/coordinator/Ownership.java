@@ -1,0 +1,126 @@
+package io.ferry.coordinator;
+
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Consumer;
+
+/**
+ * Which jobs this coordinator owns. Coordinators of one Kafka consumer group share the events
+ * topic by partition, and so the jobs (events are keyed by job). A partition taken on (at
+ * start, or from a coordinator that left or died) is replayed from its beginning before
+ * anything is decided for its jobs: a job is live once its partition is caught up to where it
+ * ended when it was taken on. A partition given up drops its jobs from the fold. Called on the
+ * coordinator thread only (Kafka calls the listener inside poll).
+ */
+final class Ownership implements ConsumerRebalanceListener {
+    private final String who;
+    private final Consumer<Set<String>> drop;
+    private KafkaConsumer<byte[], byte[]> events;
+    /** Each owned partition's end offset when it was taken on: records before it are a replay. */
+    private final Map<TopicPartition, Long> replayUntil = new HashMap<>();
+    /** Owned partitions still replaying. */
+    private final Set<Integer> replaying = new HashSet<>();
+    private final Map<String, Integer> partitionOf = new HashMap<>();
+    private boolean assignedOnce;
+
+    /** @param drop called with the jobs of partitions given up: forget them */
+    Ownership(String who, Consumer<Set<String>> drop) {
+        this.who = who;
+        this.drop = drop;
+    }
+
+    void attach(KafkaConsumer<byte[], byte[]> consumer) {
+        this.events = consumer;
+    }
+
+    @Override
+    public void onPartitionsAssigned(Collection<TopicPartition> parts) {
+        assignedOnce = true;
+        if (parts.isEmpty()) {
+            return;
+        }
+        events.seekToBeginning(parts);
+        Map<TopicPartition, Long> ends = events.endOffsets(parts);
+        replayUntil.putAll(ends);
+        for (TopicPartition tp : parts) {
+            if (ends.getOrDefault(tp, 0L) > 0) {
+                replaying.add(tp.partition());
+            }
+        }
+        System.err.println("ferry coordinator " + who + ": took on events partitions " + numbers(parts)
+                + " (replaying their jobs before acting on them)");
+    }
+
+    @Override
+    public void onPartitionsRevoked(Collection<TopicPartition> parts) {
+        giveUp(parts, "gave up");
+    }
+
+    @Override
+    public void onPartitionsLost(Collection<TopicPartition> parts) {
+        giveUp(parts, "lost");
+    }
+
+    private void giveUp(Collection<TopicPartition> parts, String how) {
+        if (parts.isEmpty()) {
+            return;
+        }
+        Set<Integer> gone = new HashSet<>();
+        parts.forEach(tp -> gone.add(tp.partition()));
+        Set<String> jobs = new TreeSet<>();
+        partitionOf.forEach((job, p) -> {
+            if (gone.contains(p)) {
+                jobs.add(job);
+            }
+        });
+        jobs.forEach(partitionOf::remove);
+        parts.forEach(replayUntil::remove);
+        replaying.removeAll(gone);
+        drop.accept(jobs);
+        System.err.println("ferry coordinator " + who + ": " + how + " events partitions " + numbers(parts)
+                + (jobs.isEmpty() ? "" : ", jobs " + jobs + " go to another coordinator"));
+    }
+
+    /** Notes the record's job's partition; whether it is live (after the replay of its partition). */
+    boolean live(ConsumerRecord<byte[], byte[]> r, String job) {
+        if (!job.isEmpty()) {
+            partitionOf.put(job, r.partition());
+        }
+        return r.offset() >= replayUntil.getOrDefault(new TopicPartition(r.topic(), r.partition()), 0L);
+    }
+
+    /** After a poll: partitions whose replay reached its end are live from now on. */
+    void advance() {
+        if (replaying.isEmpty()) {
+            return;
+        }
+        replaying.removeIf(p -> {
+            TopicPartition tp = new TopicPartition(io.ferry.eventlog.KafkaLog.EVENTS, p);
+            return events.position(tp) >= replayUntil.getOrDefault(tp, 0L);
+        });
+    }
+
+    /** Whether decisions for {@code job} must wait: its partition is still being replayed. */
+    boolean replaying(String job) {
+        Integer p = partitionOf.get(job);
+        return p != null && replaying.contains(p);
+    }
+
+    /** Whether this coordinator joined its group and replayed what it owns. */
+    boolean caughtUp() {
+        return assignedOnce && replaying.isEmpty();
+    }
+
+    private static String numbers(Collection<TopicPartition> parts) {
+        return new TreeSet<>(parts.stream().map(TopicPartition::partition).toList()).toString();
+    }
+}
