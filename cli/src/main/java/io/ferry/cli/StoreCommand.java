@@ -13,9 +13,9 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
-/** {@code ferry store ls|verify}. */
-@Command(name = "store", mixinStandardHelpOptions = true, description = "Inspect and scrub a store.",
-        subcommands = {StoreCommand.Ls.class, StoreCommand.Verify.class})
+/** {@code ferry store ls|verify|prune|gc}. */
+@Command(name = "store", mixinStandardHelpOptions = true, description = "Inspect, scrub, prune and collect a store.",
+        subcommands = {StoreCommand.Ls.class, StoreCommand.Verify.class, StoreCommand.Prune.class, StoreCommand.Gc.class})
 final class StoreCommand {
     abstract static class OnStore {
         @Parameters(index = "0", paramLabel = "URI", description = "Store URI: file:/path or a plain path, hdfs://namenode:port/path, s3://bucket/prefix.")
@@ -67,6 +67,57 @@ final class StoreCommand {
                         r.snapshots(), r.problems().size());
                 return r.ok() ? 0 : 3;
             }
+        }
+    }
+
+    @Command(name = "prune", mixinStandardHelpOptions = true,
+            description = {"Drop a job's old generations from the store (markers first, then manifests); their chunks",
+                    "go at the next `ferry store gc`. Never the newest established generation."})
+    static final class Prune extends OnStore implements Callable<Integer> {
+        @Option(names = "--job", required = true, paramLabel = "JOB")
+        String job;
+        @Option(names = "--keep-last", required = true, paramLabel = "N", description = "Established generations kept, newest first (>= 1).")
+        int keepLast;
+        @Option(names = "--keep-every", defaultValue = "0", paramLabel = "K",
+                description = "Also keep every established generation that is a multiple of K (0: none).")
+        int keepEvery;
+        @Option(names = "--dry-run", description = "Say what would go; change nothing.")
+        boolean dryRun;
+
+        @Override
+        public Integer call() throws Exception {
+            try (io.ferry.staging.OpenedStore o = StoreOptions.open(uri, settings)) {
+                io.ferry.staging.StoreRetention.Pruned p = io.ferry.staging.StoreRetention.prune(o.pipeline().repository(),
+                        job, keepLast, keepEvery, dryRun);
+                System.out.printf(Locale.ROOT, "%s %s: %s generations %s; kept %s%n", dryRun ? "would prune" : "pruned", job,
+                        p.dropped().size(), p.dropped(), p.kept());
+            }
+            return 0;
+        }
+    }
+
+    @Command(name = "gc", mixinStandardHelpOptions = true,
+            description = {"Collect chunks no manifest references, in two runs at least --grace apart (safe while",
+                    "pushes run elsewhere): the first moves them aside, the next deletes those still unreferenced."})
+    static final class Gc extends OnStore implements Callable<Integer> {
+        @Option(names = "--grace", defaultValue = "6h", paramLabel = "DURATION",
+                description = "At least the longest push to this store takes. Default ${DEFAULT-VALUE}.")
+        String grace;
+        @Option(names = "--dry-run", description = "Say what the first step would move aside; change nothing.")
+        boolean dryRun;
+
+        @Override
+        public Integer call() throws Exception {
+            java.time.Duration g = io.ferry.model.Durations.parse(grace);
+            try (io.ferry.staging.OpenedStore o = StoreOptions.open(uri, settings)) {
+                io.ferry.staging.StoreGc.Collected c = io.ferry.staging.StoreGc.run(o.pipeline().repository(), g,
+                        java.time.Clock.systemUTC(), dryRun);
+                System.out.printf(Locale.ROOT, "%d chunks referenced; deleted %d unreferenced (%s), put back %d; %s %d"
+                                + " (%s) aside%s%n", c.referenced(), c.deleted(), Sizes.format(c.deletedBytes()), c.restored(),
+                        dryRun ? "would move" : "moved", c.fossilized(), Sizes.format(c.fossilizedBytes()),
+                        c.waitUntil() == null ? "" : "; run again after " + c.waitUntil() + " to delete what is aside");
+            }
+            return 0;
         }
     }
 }

@@ -165,4 +165,43 @@ class RepositoryOnEveryStoreIT {
             assertArrayEquals(Files.readAllBytes(img.resolve("state.bin")), Files.readAllBytes(out.resolve("state.bin")));
         }
     }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"file", "hdfs", "s3"})
+    void pruneAndGcDeleteOnlyWhatNoManifestNeedsWhileAPushRunsBeside(String kind) throws Exception {
+        try (Store s = open(kind); StagingPipeline p = pipeline(s)) {
+            Repository repo = p.repository();
+            for (long g = 0; g <= 3; g++) {
+                p.push(image("gc-" + kind + N.incrementAndGet(), 10 + (int) g), new ImageRef("job", g, 0), Progress.NONE);
+                repo.commitSnapshot("job", g, 1);
+            }
+            assertEquals(List.of(0L, 1L, 2L), io.ferry.staging.StoreRetention.prune(repo, "job", 1, 0, false).dropped());
+            assertEquals(24, repo.listChunkKeys().size(), "six chunks of each generation (the zero ones are never stored)");
+            java.time.Instant t0 = java.time.Instant.parse("2026-11-23T10:00:00Z");
+            java.time.Duration grace = java.time.Duration.ofHours(6);
+            Path again = image("gc-beside-" + kind + N.incrementAndGet(), 11); // generation 1's bytes, pushed anew
+            ExecutorService pool = Executors.newSingleThreadExecutor();
+            try {
+                Future<?> beside = pool.submit(() -> {
+                    p.push(again, new ImageRef("other", 0, 0), Progress.NONE);
+                    return null;
+                });
+                io.ferry.staging.StoreGc.Collected first = io.ferry.staging.StoreGc.run(repo, grace,
+                        Clock.fixed(t0, java.time.ZoneOffset.UTC), false);
+                beside.get();
+                assertTrue(first.fossilized() >= 12, "generations 0 and 2, and 1 unless the push beside came first: " + first);
+            } finally {
+                pool.shutdown();
+            }
+            io.ferry.staging.StoreGc.Collected second = io.ferry.staging.StoreGc.run(repo, grace,
+                    Clock.fixed(t0.plus(grace), java.time.ZoneOffset.UTC), false);
+            assertEquals(12, second.deleted(), "generations 0 and 2: " + second);
+            assertEquals(12, repo.listChunkKeys().size(), "generation 3's and the push beside's");
+            VerifyReport r = p.verify(Progress.NONE);
+            assertTrue(r.ok(), r.problems().toString());
+            Path out = tmp.resolve("gc-out-" + kind + N.incrementAndGet());
+            p.pull(new ImageRef("other", 0, 0), out, Progress.NONE);
+            assertArrayEquals(Files.readAllBytes(again.resolve("state.bin")), Files.readAllBytes(out.resolve("state.bin")));
+        }
+    }
 }

@@ -13,7 +13,6 @@ import java.io.Closeable;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -42,7 +41,9 @@ public final class Coordinator implements Closeable {
     private final Jobs jobs = new Jobs();
     private final Recovery recovery;
     /** Checkpoints asked for by users, taken as soon as the job can (known, not capturing). */
-    private final Set<String> requested = new HashSet<>();
+    private final Map<String, Long> requested = new java.util.HashMap<>();
+    /** A checkpoint asked for a job this coordinator never comes to know (another's) is forgotten after this. */
+    private static final long FORGET_REQUEST_MILLIS = 60_000;
     /** Jobs whose state record is to be published after the current batch of events. */
     private final Set<String> changed = new java.util.LinkedHashSet<>();
     private final AtomicLong malformed = new AtomicLong();
@@ -269,12 +270,15 @@ public final class Coordinator implements Closeable {
             log.sendRaw(KafkaLog.DEAD_LETTER, "command-" + r.partition() + "-" + r.offset(), r.value());
             return;
         }
+        if (c instanceof Command.RequestCheckpoint rc) {
+            // Kept even for a job not known yet: its start event may be a moment behind (tick() forgets it if not).
+            requested.putIfAbsent(rc.job(), clock.millis());
+            return;
+        }
         if (jobs.get(c.job()).isEmpty() || ownership.replaying(c.job())) {
             return; // another coordinator's job (every coordinator reads these), or not replayed yet
         }
-        if (c instanceof Command.RequestCheckpoint rc) {
-            requested.add(rc.job());
-        } else if (c instanceof Command.KillRank k) { // ferry chaos: to the node that runs the rank
+        if (c instanceof Command.KillRank k) { // ferry chaos: to the node that runs the rank
             jobs.get(k.job()).filter(j -> j.placement != null && !j.finished() && k.rank() < j.ranks()).ifPresentOrElse(j -> {
                 try {
                     log.send(j.placement.nodeOf(k.rank()), k);
@@ -380,9 +384,10 @@ public final class Coordinator implements Closeable {
     /** Interval checkpoints, and snapshots whose ranks are all staged but not yet committed. */
     private void tick() {
         long now = clock.millis();
-        for (String job : List.copyOf(requested)) {
-            if (requestCheckpoint(job, "request")) {
-                requested.remove(job);
+        for (Map.Entry<String, Long> r : List.copyOf(requested.entrySet())) {
+            if (requestCheckpoint(r.getKey(), "request")
+                    || jobs.get(r.getKey()).isEmpty() && now - r.getValue() > FORGET_REQUEST_MILLIS) {
+                requested.remove(r.getKey());
             }
         }
         for (JobView j : jobs.all()) {
@@ -466,8 +471,32 @@ public final class Coordinator implements Closeable {
                 g.state = GenerationView.State.ESTABLISHED;
                 g.secondsToEstablished = seconds;
             }
+            pruneStore(j);
         } catch (java.io.IOException | RuntimeException e) {
             g.stagingProblem = "cannot write the commit marker: " + e.getMessage(); // retried on the next tick
+        }
+    }
+
+    /**
+     * The job's store retention ({@code store.keep-generations}), after each establishment:
+     * older generations' markers and manifests go (their chunks at the site's next
+     * {@code ferry store gc}). A failure is said and retried after the next snapshot.
+     */
+    private void pruneStore(JobView j) {
+        String keep = j.started.launch().settings().get(io.ferry.staging.StagingConfig.STORE_KEEP_GENERATIONS.name());
+        int n = keep == null ? 0 : io.ferry.staging.StagingConfig.STORE_KEEP_GENERATIONS.parse(keep);
+        if (n == 0) {
+            return;
+        }
+        try {
+            io.ferry.staging.StoreRetention.Pruned p = io.ferry.staging.StoreRetention.prune(stores.of(j.started), j.job, n, 0, false);
+            if (!p.dropped().isEmpty()) {
+                System.err.println("ferry coordinator: " + j.job + ": store.keep-generations=" + n + " pruned generations "
+                        + p.dropped() + " from " + j.started.store());
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            System.err.println("ferry coordinator: " + j.job + ": pruning the store failed (tried again after the next"
+                    + " snapshot): " + e.getMessage());
         }
     }
 
@@ -475,7 +504,7 @@ public final class Coordinator implements Closeable {
     private boolean requestCheckpoint(String job, String why) {
         JobView j = jobs.get(job).orElse(null);
         if (j == null || j.started == null || j.finished() || j.capturing() || j.recovering || j.pendingRollback != null
-                || !j.allRanksRunning()) {
+                || !j.allRanksRunning() || ownership.replaying(job)) {
             return false;
         }
         long g = j.nextGeneration();

@@ -144,6 +144,40 @@ class CoordinatorIT {
     }
 
     @Test
+    void aJobsStoreRetentionIsAppliedAfterEachEstablishment() throws Exception {
+        Path image = Files.createDirectories(tmp.resolve("image"));
+        Files.writeString(image.resolve("state"), "42");
+        try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));
+             KafkaLog log = new KafkaLog(kafka.bootstrapServers());
+             Store store = Stores.open(tmp.resolve("store").toUri(), Map.of());
+             StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC())) {
+            Coordinator c = new Coordinator(log, Clock.systemUTC()).start();
+            assertTrue(c.awaitLive(Duration.ofSeconds(30)));
+            log.append(new Event.JobStarted("kept", 1, 0, true, store.uri().toString(), "node0", "block:node0",
+                    new io.ferry.model.LaunchSpec(List.of("sim"), "app", 60_000, "USR2", Map.of("store.keep-generations", "2"))));
+            for (long g = 0; g < 5; g++) { // act as the agent: each generation captured, pushed, staged
+                log.send(KafkaLog.COORDINATOR, new Command.RequestCheckpoint("kept"));
+                long gen = g;
+                await("generation " + g + " requested", () -> c.query(j -> j.get("kept").map(v -> v.nextGeneration() > gen)
+                        .orElse(false)));
+                pipeline.push(image, new ImageRef("kept", g, 0), Progress.NONE);
+                log.append(new Event.ImageCaptured("kept", g, 0, "node0", 2, 0.01));
+                log.append(new Event.ImageStaged("kept", g, 0, "remote", 2, 100, 0.02));
+                await("generation " + g + " established", () -> isEstablished(pipeline, "kept", gen));
+            }
+            await("the store keeping generations 3 and 4", () -> {
+                try {
+                    return pipeline.repository().listGenerations("kept").stream()
+                            .map(io.ferry.staging.Repository.GenerationListing::generation).toList().equals(List.of(3L, 4L));
+                } catch (java.io.IOException e) {
+                    return false;
+                }
+            });
+            c.close();
+        }
+    }
+
+    @Test
     void silentNodeIsRolledBackThenFailed() throws Exception {
         try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));
              KafkaLog log = new KafkaLog(kafka.bootstrapServers());

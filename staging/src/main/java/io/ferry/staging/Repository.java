@@ -137,9 +137,18 @@ public final class Repository {
 
     /** Every job and generation with manifests or a marker, in order. Skips foreign keys. */
     public List<GenerationListing> listGenerations() throws StoreException {
+        return listUnder(JOBS);
+    }
+
+    /** {@link #listGenerations()} of one job: lists only its own keys. */
+    public List<GenerationListing> listGenerations(String job) throws StoreException {
+        return listUnder(JOBS + Names.requireJob(job) + "/");
+    }
+
+    private List<GenerationListing> listUnder(String prefix) throws StoreException {
         Map<String, Map<Long, TreeSet<Integer>>> ranks = new TreeMap<>();
         Map<String, TreeSet<Long>> committed = new HashMap<>();
-        for (String key : store.list(JOBS)) {
+        for (String key : store.list(prefix)) {
             String[] p = key.substring(JOBS.length()).split("/");
             if (p.length != 3 || !p[1].matches("\\d{1,18}")) {
                 continue;

@@ -48,8 +48,14 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
             "cache.partner-domains", "NODE=DOMAIN,... : partners are chosen in other failure domains where possible;"
                     + " set by ferry run --failure-domains FILE.", "", io.ferry.model.PartnerRing::parseDomains);
 
+    /** Read by the coordinator, which prunes the job's generations on the store after each establishment. */
+    public static final ConfigKey<Integer> STORE_KEEP_GENERATIONS = ConfigKey.intKey("store.keep-generations",
+            "Established generations of the job kept on the store (the coordinator prunes older ones after each"
+                    + " snapshot, as ferry store prune --keep-last; their chunks go at the next ferry store gc); 0 keeps all.",
+            0, 0, 1_000_000);
+
     public static final ConfigTable TABLE = new ConfigTable(List.of(CHUNK_SIZE, ZSTD_LEVEL, WORKERS, MIN_RATIO,
-            MAX_IN_FLIGHT, KEEP_GENERATIONS, PARTNER, PARTNER_DOMAINS));
+            MAX_IN_FLIGHT, KEEP_GENERATIONS, PARTNER, PARTNER_DOMAINS, STORE_KEEP_GENERATIONS));
 
     /**
      * The job's partner policy from its settings: empty when partner copies are off, else
@@ -94,6 +100,7 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
         }
         r.get(PARTNER); // validated here, read by the coordinator (see partner())
         r.get(PARTNER_DOMAINS);
+        r.get(STORE_KEEP_GENERATIONS);
         int workers = r.get(WORKERS);
         return new StagingConfig((int) chunk, r.get(ZSTD_LEVEL),
                 workers == 0 ? Math.min(64, Math.max(4, 3 * Runtime.getRuntime().availableProcessors())) : workers,

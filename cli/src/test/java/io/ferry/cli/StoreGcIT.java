@@ -1,0 +1,99 @@
+package io.ferry.cli;
+
+import io.ferry.model.ImageRef;
+import io.ferry.staging.Progress;
+import io.ferry.staging.Repository;
+import io.ferry.staging.Staging;
+import io.ferry.staging.StagingConfig;
+import io.ferry.staging.StagingPipeline;
+import io.ferry.stores.Store;
+import io.ferry.stores.Stores;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * `ferry store prune` and `ferry store gc` as a user runs them, and a gc SIGKILLed midway
+ * through moving chunks aside: the store still verifies, and the next runs finish the job.
+ */
+class StoreGcIT {
+    private static final int CHUNK = 64 << 10;
+    private static final int GARBAGE_CHUNKS = 800;
+
+    @TempDir
+    Path tmp;
+
+    /** Objects under a POSIX store directory, as the store counts them (a put's dot-named temporary file is not one). */
+    private long count(Path dir) throws Exception {
+        if (!Files.isDirectory(dir)) {
+            return 0;
+        }
+        try (Stream<Path> s = Files.walk(dir)) {
+            return s.filter(Files::isRegularFile).filter(f -> !f.getFileName().toString().startsWith(".")).count();
+        }
+    }
+
+    @Test
+    void aGcKilledMidwayLeavesAStoreThatVerifiesAndTheNextRunsFinish() throws Exception {
+        Path root = tmp.resolve("store");
+        Path img0 = Files.createDirectories(tmp.resolve("img0"));
+        byte[] big = new byte[GARBAGE_CHUNKS * CHUNK];
+        new Random(1).nextBytes(big);
+        Files.write(img0.resolve("state"), big);
+        Path img1 = Files.createDirectories(tmp.resolve("img1"));
+        Files.writeString(img1.resolve("state"), "the newest");
+        try (Store s = Stores.open(root.toUri(), Map.of());
+             StagingPipeline p = Staging.pipeline(s, StagingConfig.from(Map.of("staging.chunk-size", Integer.toString(CHUNK))),
+                     Clock.systemUTC())) {
+            p.push(img0, new ImageRef("sim", 0, 0), Progress.NONE);
+            p.repository().commitSnapshot("sim", 0, 1);
+            p.push(img1, new ImageRef("sim", 1, 0), Progress.NONE);
+            p.repository().commitSnapshot("sim", 1, 1);
+        }
+        Path chunks = root.resolve("ferry/v1/chunks");
+        Path fossils = root.resolve("ferry/v1/fossils");
+        assertEquals(GARBAGE_CHUNKS + 1, count(chunks));
+
+        FerryProcess.Result pruned = FerryProcess.run("store", "prune", root.toString(), "--job", "sim", "--keep-last", "1");
+        assertEquals(0, pruned.exit(), pruned.err());
+        assertTrue(pruned.out().contains("pruned sim: 1 generations [0]; kept [1]"), pruned.out());
+
+        Process gc = FerryProcess.builder(List.of("-Xmx256m"), "store", "gc", root.toString(), "--grace", "0s")
+                .redirectErrorStream(true).start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (count(fossils) == 0 && gc.isAlive() && System.nanoTime() < deadline) {
+            Thread.sleep(2);
+        }
+        gc.toHandle().destroyForcibly(); // SIGKILL, mid-move
+        gc.waitFor();
+        long moved = count(fossils);
+        assertTrue(moved > 0 && count(chunks) > 1, "killed midway: " + moved + " moved aside, " + count(chunks) + " left");
+
+        FerryProcess.Result verify = FerryProcess.run("store", "verify", root.toString());
+        assertEquals(0, verify.exit(), verify.out() + verify.err());
+        FerryProcess.Result second = FerryProcess.run("store", "gc", root.toString(), "--grace", "0s");
+        assertEquals(0, second.exit(), second.err());
+        assertTrue(second.out().contains("run again after"), second.out());
+        FerryProcess.Result third = FerryProcess.run("store", "gc", root.toString(), "--grace", "0s");
+        assertEquals(0, third.exit(), third.err());
+        assertEquals(1, count(chunks), "only the newest generation's chunk is left");
+        assertEquals(0, count(fossils));
+        verify = FerryProcess.run("store", "verify", root.toString());
+        assertEquals(0, verify.exit(), verify.out() + verify.err());
+        try (Store s = Stores.open(root.toUri(), Map.of())) {
+            assertEquals(List.of(1L), new Repository(s, Clock.systemUTC()).listGenerations().stream()
+                    .map(Repository.GenerationListing::generation).toList());
+        }
+    }
+}

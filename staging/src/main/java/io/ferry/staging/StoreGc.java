@@ -1,0 +1,156 @@
+package io.ferry.staging;
+
+import io.ferry.model.ChunkId;
+import io.ferry.model.Entry;
+import io.ferry.model.ImageRef;
+import io.ferry.stores.ObjectNotFoundException;
+import io.ferry.stores.Store;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Garbage collection of chunks no manifest references ({@code ferry store gc}), in two
+ * runs at least {@code grace} apart, as fossil collection (Duplicacy) does it, so that it is
+ * safe while pushes run on other nodes:
+ * <ol>
+ * <li>A run finds the chunks no manifest on the store references, records the time
+ *     ({@code ferry/v1/gc/FOSSILS}, written first), then moves each to
+ *     {@code ferry/v1/fossils/}: from then on a push does not find it and uploads it again,
+ *     instead of counting on a chunk about to go.</li>
+ * <li>A run at least {@code grace} later deletes each fossil no manifest references then, and
+ *     puts back any that one does: a push that found the chunk before it was moved has written
+ *     its manifest by then, as long as pushes take less than {@code grace}.</li>
+ * </ol>
+ * Killed at any point, the store still verifies: only chunks unreferenced at the scan are
+ * moved (copied, then deleted), and fossils are only deleted once unreferenced twice. A
+ * manifest that cannot be read stops the collection (what it references is unknown).
+ */
+public final class StoreGc {
+    static final String FOSSILS = "ferry/v1/fossils/";
+    static final String RECORD = "ferry/v1/gc/FOSSILS";
+
+    private StoreGc() {}
+
+    /** What a run did: fossils deleted and put back (second step), chunks moved aside (first step), or when it may go on. */
+    public record Collected(int referenced, int deleted, long deletedBytes, int restored, int fossilized,
+                            long fossilizedBytes, Instant waitUntil) {}
+
+    public static Collected run(Repository repo, Duration grace, Clock clock, boolean dryRun) throws IOException {
+        Store store = repo.store();
+        Set<String> referenced = referencedChunkKeys(repo);
+        int deleted = 0;
+        int restored = 0;
+        long deletedBytes = 0;
+        Instant since = fossilizedAt(store);
+        if (since == null && !store.list(FOSSILS).isEmpty() && !dryRun) {
+            since = clock.instant(); // fossils without a record (tampered with): their grace starts now
+            store.put(RECORD, ByteBuffer.wrap(("fossilized-at " + since.toEpochMilli() + "\n").getBytes(StandardCharsets.UTF_8)));
+        }
+        if (since != null) {
+            Instant due = since.plus(grace);
+            if (clock.instant().isBefore(due)) {
+                return new Collected(referenced.size(), 0, 0, 0, 0, 0, due);
+            }
+            for (String fossil : store.list(FOSSILS)) {
+                String chunk = Repository.CHUNKS + fossil.substring(FOSSILS.length());
+                if (dryRun) {
+                    continue;
+                }
+                byte[] bytes = store.get(fossil);
+                if (referenced.contains(chunk)) {
+                    if (!store.exists(chunk)) {
+                        store.put(chunk, ByteBuffer.wrap(bytes)); // a manifest written since needs it back
+                    }
+                    restored++;
+                } else {
+                    deleted++;
+                    deletedBytes += bytes.length;
+                }
+                store.delete(fossil);
+            }
+            if (!dryRun) {
+                store.delete(RECORD);
+            }
+        }
+        int fossilized = 0;
+        long fossilizedBytes = 0;
+        List<String> garbage = repo.listChunkKeys().stream()
+                .filter(k -> Repository.chunkIdOf(k).isPresent() && !referenced.contains(k)).toList();
+        if (!garbage.isEmpty() && !dryRun) {
+            store.put(RECORD, ByteBuffer.wrap(("fossilized-at " + clock.millis() + "\n").getBytes(StandardCharsets.UTF_8)));
+            for (String chunk : garbage) {
+                byte[] bytes;
+                try {
+                    bytes = store.get(chunk);
+                } catch (ObjectNotFoundException gone) {
+                    continue;
+                }
+                store.put(FOSSILS + chunk.substring(Repository.CHUNKS.length()), ByteBuffer.wrap(bytes));
+                store.delete(chunk);
+                fossilized++;
+                fossilizedBytes += bytes.length;
+            }
+        } else {
+            fossilized = garbage.size();
+        }
+        return new Collected(referenced.size(), deleted, deletedBytes, restored, fossilized, fossilizedBytes,
+                fossilized > 0 ? clock.instant().plus(grace) : null);
+    }
+
+    /** Every chunk key a manifest on the store references, committed or not (a push in flight writes its own). */
+    static Set<String> referencedChunkKeys(Repository repo) throws IOException {
+        Set<String> keys = new HashSet<>();
+        for (Repository.GenerationListing g : repo.listGenerations()) {
+            for (int r : g.ranks()) {
+                ImageRef ref = new ImageRef(g.job(), g.generation(), r);
+                Repository.StoredManifest m;
+                try {
+                    m = repo.readManifest(ref);
+                } catch (ObjectNotFoundException prunedMeanwhile) {
+                    continue;
+                } catch (IOException | RuntimeException e) {
+                    throw new IOException("gc stops: manifest " + Repository.manifestKey(ref) + " cannot be read, so what it"
+                            + " references is unknown (" + e.getMessage() + "); repair or remove it first", e);
+                }
+                for (Entry e : m.manifest().entries()) {
+                    if (e instanceof Entry.RegularFile f) {
+                        for (ChunkId id : f.chunks()) {
+                            if (!id.isZero()) {
+                                keys.add(Repository.chunkKey(id));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return keys;
+    }
+
+    /** When the fossils were moved aside (the record is written before the first move), or null. */
+    private static Instant fossilizedAt(Store store) throws IOException {
+        byte[] b;
+        try {
+            b = store.get(RECORD);
+        } catch (ObjectNotFoundException none) {
+            return null;
+        }
+        String s = new String(b, StandardCharsets.UTF_8).trim();
+        try {
+            if (s.startsWith("fossilized-at ")) {
+                return Instant.ofEpochMilli(Long.parseLong(s.substring("fossilized-at ".length())));
+            }
+        } catch (NumberFormatException bad) {
+            // said below
+        }
+        throw new IOException("gc record " + RECORD + " in " + store.uri() + " is damaged ('" + s
+                + "'): write 'fossilized-at <epoch ms>' with the time of the last gc, or the current time, to go on");
+    }
+}
