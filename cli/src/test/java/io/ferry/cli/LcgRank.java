@@ -30,6 +30,24 @@ final class LcgRank {
         return script;
     }
 
+    /**
+     * The MPI version ({@code lcg_allreduce.c}, MPI_Allreduce every step; arguments RESULTS STEPS),
+     * built with mpicc into {@code dir}; an {@link IOException} when mpicc cannot be run.
+     */
+    static Path mpiProgram(Path dir) throws IOException, InterruptedException {
+        Path src = dir.resolve("lcg_allreduce.c");
+        try (var in = LcgRank.class.getResourceAsStream("/mpi/lcg_allreduce.c")) {
+            Files.copy(in, src);
+        }
+        Path exe = dir.resolve("lcg_allreduce");
+        Process cc = new ProcessBuilder("mpicc", "-O2", "-o", exe.toString(), src.toString()).redirectErrorStream(true).start();
+        String out = new String(cc.getInputStream().readAllBytes());
+        if (cc.waitFor() != 0) {
+            throw new AssertionError("mpicc failed: " + out);
+        }
+        return exe;
+    }
+
     static long uninterrupted(int rank, int steps) {
         long x = rank + 1;
         for (int i = 0; i < steps; i++) {

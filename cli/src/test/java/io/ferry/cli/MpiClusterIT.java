@@ -122,21 +122,12 @@ class MpiClusterIT {
 
     /** The MPI program, built with mpicc; the test is skipped (saying why) where Open MPI is not installed. */
     private Path compile() throws Exception {
-        Path src = tmp.resolve("lcg_allreduce.c");
-        try (var in = getClass().getResourceAsStream("/mpi/lcg_allreduce.c")) {
-            Files.copy(in, src);
-        }
-        Path exe = tmp.resolve("lcg_allreduce");
-        Process cc;
         try {
-            cc = new ProcessBuilder("mpicc", "-O2", "-o", exe.toString(), src.toString()).redirectErrorStream(true).start();
+            return LcgRank.mpiProgram(tmp);
         } catch (IOException e) {
             Assumptions.abort("no mpicc (Debian: openmpi-bin libopenmpi-dev; .ci/run installs them): " + e.getMessage());
             throw e;
         }
-        String out = new String(cc.getInputStream().readAllBytes());
-        assertEquals(0, cc.waitFor(), "mpicc: " + out);
-        return exe;
     }
 
     private void chaos(String kafka, String... args) throws Exception {

@@ -50,7 +50,7 @@ class SlurmIT {
              SlurmBed slurm = SlurmBed.start(tmp.resolve("slurm"), bed, bed.namespaces() ? 2 : RANKS)) {
             int nodes = slurm.nodes().size();
             boolean mpi = mpiUnderSrun(slurm);
-            Path program = mpi ? compileMpi() : bashRank();
+            Path program = mpi ? LcgRank.mpiProgram(tmp) : LcgRank.script(tmp, STEPS); // the bash rank ignores its STEPS argument
             System.out.println("SlurmIT: " + nodes + " slurmd node(s) " + slurm.nodes() + (bed.namespaces()
                     ? " in network namespaces" : " on this host (" + bed.fallbackReason() + ")") + ", ranks: "
                     + (mpi ? "MPI (srun --mpi=pmix)" : "bash, signal mode (no mpicc or no pmix in srun)"));
@@ -187,35 +187,6 @@ class SlurmIT {
         Process p = pb.start();
         String out = new String(p.getInputStream().readAllBytes());
         return p.waitFor() == 0 && out.contains("pmix");
-    }
-
-    private Path compileMpi() throws Exception {
-        Path src = tmp.resolve("lcg_allreduce.c");
-        try (var in = getClass().getResourceAsStream("/mpi/lcg_allreduce.c")) {
-            Files.copy(in, src);
-        }
-        Path exe = tmp.resolve("lcg_allreduce");
-        Process cc = new ProcessBuilder("mpicc", "-O2", "-o", exe.toString(), src.toString()).redirectErrorStream(true).start();
-        String out = new String(cc.getInputStream().readAllBytes());
-        assertEquals(0, cc.waitFor(), "mpicc: " + out);
-        return exe;
-    }
-
-    /** A signal-mode rank: an LCG stepped STEPS times from rank+1, its state saved on SIGUSR2, resumed on restart. */
-    private Path bashRank() throws IOException {
-        Path script = tmp.resolve("rank.sh");
-        Files.writeString(script, String.join("\n",
-                "#!/usr/bin/env bash",
-                "trap 'g=$(cat \"$FERRY_CKPT_DIR/REQUEST\"); echo \"$x $step\" > \"$FERRY_CKPT_DIR/$g/state\"; : > \"$FERRY_CKPT_DIR/$g/DONE\"' USR2",
-                "results=$1 steps=$2; x=$((FERRY_RANK + 1)); step=0",
-                "if [ -n \"${FERRY_RESTART_DIR:-}\" ]; then read -r x step < \"$FERRY_RESTART_DIR/state\"; fi",
-                "while (( step < steps )); do",
-                "  (( x = (x * 1103515245 + 12345) % 2147483648, step++ ))",
-                "  sleep 0.02",
-                "done",
-                "echo \"$x\" > \"$results/rank-$FERRY_RANK\"", ""));
-        script.toFile().setExecutable(true);
-        return script;
     }
 
     /** Each rank's result against an uninterrupted run's: lcg_allreduce's (the sum over ranks in every step), or the bash rank's. */

@@ -17,6 +17,8 @@ import java.util.OptionalLong;
 public final class PeerClient {
     private static final int CONNECT_TIMEOUT_MILLIS = 5_000;
     private static final int READ_TIMEOUT_MILLIS = 60_000;
+    /** A peer that took the connection but does not answer a GET or HAS within this is passed over. */
+    private static final int ANSWER_TIMEOUT_MILLIS = 15_000;
 
     private PeerClient() {}
 
@@ -49,7 +51,9 @@ public final class PeerClient {
         try (Socket s = connect(peer); InputStream in = new BufferedInputStream(s.getInputStream(), 1 << 16);
              OutputStream out = new BufferedOutputStream(s.getOutputStream())) {
             PeerWire.writeLine(out, new PeerWire.Request("GET", ref).toString());
+            s.setSoTimeout(ANSWER_TIMEOUT_MILLIS);
             String answer = PeerWire.readLine(in);
+            s.setSoTimeout(READ_TIMEOUT_MILLIS);
             if (answer.equals("NO")) {
                 return false;
             }
@@ -66,6 +70,7 @@ public final class PeerClient {
         try (Socket s = connect(peer); InputStream in = new BufferedInputStream(s.getInputStream());
              OutputStream out = s.getOutputStream()) {
             PeerWire.writeLine(out, new PeerWire.Request("HAS", ref).toString());
+            s.setSoTimeout(ANSWER_TIMEOUT_MILLIS);
             String answer = PeerWire.readLine(in);
             if (answer.startsWith("YES ")) {
                 return OptionalLong.of(Long.parseLong(answer.substring(4).trim()));
