@@ -64,13 +64,13 @@ final class DemoCommand implements Callable<Integer> {
             runner.start(System.out);
             boolean killed = false;
             while (!killed) {
-                int established = runner.view().map(v -> (int) v.generations().stream()
+                int established = runner.read(v -> (int) v.generations().stream()
                         .filter(g -> g.state() == GenerationView.State.ESTABLISHED).count()).orElse(0);
                 if (established >= 3) {
                     System.out.println("demo: " + established + " snapshots established; killing rank 1 with SIGKILL");
                     runner.agent().orElseThrow().ranks().get(1).process().destroyForcibly();
                     killed = true;
-                } else if (runner.view().map(JobView::finished).orElse(false)) {
+                } else if (runner.read(JobView::finished).orElse(false)) {
                     break;
                 }
                 Thread.sleep(50);

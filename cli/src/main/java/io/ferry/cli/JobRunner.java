@@ -125,7 +125,7 @@ final class JobRunner implements Closeable {
     /** A launcher's job waits for the coordinator's first launch request: no coordinator, no job. */
     private void awaitCoordinator(int attemptsBefore) throws InterruptedException {
         long deadline = System.nanoTime() + LAUNCH_PATIENCE.toNanos();
-        while (watch.view().map(j -> j.launchAttempt() <= attemptsBefore && !j.finished()).orElse(true)) {
+        while (watch.read(j -> j.launchAttempt() <= attemptsBefore && !j.finished()).orElse(true)) {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("no coordinator took job " + spec.job() + " within "
                         + LAUNCH_PATIENCE.toSeconds() + " s: is `ferry coordinator` running on " + spec.kafka() + "?");
@@ -141,14 +141,17 @@ final class JobRunner implements Closeable {
     private void awaitNodes(Placement placement) throws InterruptedException {
         long deadline = System.nanoTime() + LAUNCH_PATIENCE.toNanos();
         while (true) {
-            Optional<JobView> v = watch.view();
-            Set<String> missing = new TreeSet<>(placement.nodes());
-            v.ifPresent(j -> missing.removeIf(j::answered));
-            Optional<String> refused = v.flatMap(JobView::launchFailure);
-            if (refused.isPresent()) {
-                throw new IllegalStateException("job " + spec.job() + " cannot start: " + refused.get());
+            record Seen(Set<String> missing, Optional<String> refused, boolean finished) {}
+            Seen v = watch.read(j -> {
+                Set<String> missing = new TreeSet<>(placement.nodes());
+                missing.removeIf(j::answered);
+                return new Seen(missing, j.launchFailure(), j.finished());
+            }).orElse(new Seen(new TreeSet<>(placement.nodes()), Optional.empty(), false));
+            Set<String> missing = v.missing();
+            if (v.refused().isPresent()) {
+                throw new IllegalStateException("job " + spec.job() + " cannot start: " + v.refused().get());
             }
-            if (missing.isEmpty() || v.map(JobView::finished).orElse(false)) {
+            if (missing.isEmpty() || v.finished()) {
                 return;
             }
             if (System.nanoTime() > deadline) {
@@ -170,6 +173,11 @@ final class JobRunner implements Closeable {
     /** This host's agent of the job, in the one-node cluster. */
     Optional<NodeAgent> agent() {
         return agents == null ? Optional.empty() : agents.agent(spec.job());
+    }
+
+    /** Reads the job's view under the lock of its fold (see {@link JobWatch#read}). */
+    <T> Optional<T> read(java.util.function.Function<JobView, T> what) {
+        return watch.read(what);
     }
 
     Optional<JobView> view() {

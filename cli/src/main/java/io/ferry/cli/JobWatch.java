@@ -76,8 +76,18 @@ final class JobWatch implements Closeable {
         }
     }
 
+    /**
+     * The job's view. It is folded on the watch's thread: read what is in it through
+     * {@link #read} from any other thread (iterating its generations here while an event is
+     * folded is a ConcurrentModificationException).
+     */
     synchronized Optional<JobView> view() {
         return jobs.get(job);
+    }
+
+    /** Reads the job's view under the fold's lock. */
+    synchronized <T> Optional<T> read(java.util.function.Function<JobView, T> what) {
+        return jobs.get(job).map(what);
     }
 
     /**
@@ -104,7 +114,7 @@ final class JobWatch implements Closeable {
     boolean awaitFinish() throws InterruptedException {
         awaitOwnStart(Duration.ofMinutes(5));
         while (true) {
-            Optional<Boolean> done = view().flatMap(JobView::success);
+            Optional<Boolean> done = read(JobView::success).flatMap(x -> x);
             if (done.isPresent()) {
                 return done.get();
             }
@@ -115,7 +125,7 @@ final class JobWatch implements Closeable {
     /** Waits (at most {@code max}) until no captured generation still waits to be staged and established. */
     void settle(Duration max) throws InterruptedException {
         long deadline = System.nanoTime() + max.toNanos();
-        while (System.nanoTime() < deadline && view().map(v -> v.generations().stream()
+        while (System.nanoTime() < deadline && read(v -> v.generations().stream()
                 .anyMatch(g -> g.state() == GenerationView.State.CAPTURED)).orElse(false)) {
             Thread.sleep(100);
         }

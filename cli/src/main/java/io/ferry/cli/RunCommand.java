@@ -171,7 +171,10 @@ final class RunCommand implements Callable<Integer> {
             runner.start(System.out);
             boolean ok = runner.awaitFinish();
             runner.settle(Duration.ofSeconds(60));
-            runner.view().ifPresent(v -> ListCommand.print(v, System.out));
+            runner.read(v -> {
+                ListCommand.print(v, System.out);
+                return v;
+            });
             return ok ? 0 : 1;
         }
     }

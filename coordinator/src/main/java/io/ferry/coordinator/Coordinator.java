@@ -112,6 +112,9 @@ public final class Coordinator implements Closeable {
 
     /** Jobs of partitions given up to another coordinator: forgotten here, nothing more decided for them. */
     private void forgetJobs(Set<String> gone) {
+        if (!running) {
+            return; // closing: the group takes its partitions back, but what this one folded stays readable to the end
+        }
         synchronized (this) {
             for (String job : gone) {
                 jobs.remove(job);
@@ -525,6 +528,7 @@ public final class Coordinator implements Closeable {
 
     @Override
     public void close() {
+        ownership.closing();
         running = false;
         try {
             thread.join(5000);

@@ -31,11 +31,17 @@ final class Ownership implements ConsumerRebalanceListener {
     private final Set<Integer> replaying = new HashSet<>();
     private final Map<String, Integer> partitionOf = new HashMap<>();
     private boolean assignedOnce;
+    private volatile boolean closing;
 
     /** @param drop called with the jobs of partitions given up: forget them */
     Ownership(String who, Consumer<Set<String>> drop) {
         this.who = who;
         this.drop = drop;
+    }
+
+    /** Before the consumer is closed: the partitions it hands back are not given up job by job. */
+    void closing() {
+        closing = true;
     }
 
     void attach(KafkaConsumer<byte[], byte[]> consumer) {
@@ -71,8 +77,8 @@ final class Ownership implements ConsumerRebalanceListener {
     }
 
     private void giveUp(Collection<TopicPartition> parts, String how) {
-        if (parts.isEmpty()) {
-            return;
+        if (parts.isEmpty() || closing) {
+            return; // a coordinator closing hands everything back: nothing to say or forget
         }
         Set<Integer> gone = new HashSet<>();
         parts.forEach(tp -> gone.add(tp.partition()));
