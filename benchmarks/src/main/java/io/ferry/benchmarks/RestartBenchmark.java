@@ -1,6 +1,8 @@
 package io.ferry.benchmarks;
 
 import io.ferry.agent.RestartSource;
+import io.ferry.agent.peer.PeerServer;
+import io.ferry.model.PeerAddresses;
 import io.ferry.cli.SyntheticImage;
 import io.ferry.model.ImageRef;
 import io.ferry.model.Sizes;
@@ -85,6 +87,31 @@ public final class RestartBenchmark {
                             ferryFirst ? "ferry" : "cat", times[0], size / times[0] / 1e6, times[1], size / times[1] / 1e6);
                 }
             }
+            // From a partner: the image in another node's cache, served by its agent's peer server on loopback,
+            // fetched into this (empty) node's cache and verified against the manifest (RestartSource, peers).
+            List<double[]> partner = new ArrayList<>();
+            LocalCache elsewhere = Staging.localCache(work.resolve("other-node-cache"));
+            try (PeerServer peer = new PeerServer(new java.net.InetSocketAddress("127.0.0.1", 0), cache)) {
+                List<PeerAddresses.Peer> peers = PeerAddresses.parse("n0=" + peer.address());
+                for (int round = 0; round < rounds; round++) {
+                    double[] times = new double[2];
+                    for (int warm = 0; warm < 2; warm++) {
+                        reset(dest);
+                        if (warm == 0) {
+                            dropCache(files);
+                        }
+                        long t0 = System.nanoTime();
+                        String tier = RestartSource.materialise(pipeline, elsewhere, ref, dest, peers);
+                        if (!tier.equals("partner")) {
+                            throw new IllegalStateException("restart used tier " + tier + ", not the partner");
+                        }
+                        times[warm] = (System.nanoTime() - t0) / 1e9;
+                    }
+                    partner.add(times);
+                    System.out.printf("round %d %-6s cold %.2f s (%.0f MB/s), warm %.2f s (%.0f MB/s)%n", round, "partner",
+                            times[0], size / times[0] / 1e6, times[1], size / times[1] / 1e6);
+                }
+            }
             reset(dest);
             double ferryCold = best(ferry, 0);
             double ferryWarm = best(ferry, 1);
@@ -94,12 +121,16 @@ public final class RestartBenchmark {
                     rounds, Runtime.getRuntime().availableProcessors(), ClusterScaleBenchmark.loadAverage());
             System.out.printf("%-34s %10s %10s%n", "", "cold s", "warm s");
             System.out.printf("%-34s %10.2f %10.2f%n", "ferry (verify + copy, materialise)", ferryCold, ferryWarm);
+            System.out.printf("%-34s %10.2f %10.2f%n", "ferry from a partner (loopback TCP)", best(partner, 0),
+                    best(partner, 1));
             System.out.printf("%-34s %10.2f %10.2f%n", "cat > file (same files, same fs)", catCold, catWarm);
             System.out.printf("%-34s %10.2f %10.2f   (goal: within 1.2x)%n", "ratio ferry / cat", ferryCold / catCold,
                     ferryWarm / catWarm);
+            System.out.printf("%-34s %10.2f %10.2f%n", "ratio partner / cat", best(partner, 0) / catCold,
+                    best(partner, 1) / catWarm);
             System.out.printf("RESULT size=%d ferry_cold_s=%.3f ferry_warm_s=%.3f cat_cold_s=%.3f cat_warm_s=%.3f"
-                    + " ratio_cold=%.2f ratio_warm=%.2f%n", size, ferryCold, ferryWarm, catCold, catWarm,
-                    ferryCold / catCold, ferryWarm / catWarm);
+                    + " ratio_cold=%.2f ratio_warm=%.2f partner_cold_s=%.3f partner_warm_s=%.3f%n", size, ferryCold,
+                    ferryWarm, catCold, catWarm, ferryCold / catCold, ferryWarm / catWarm, best(partner, 0), best(partner, 1));
         }
         ClusterScaleBenchmark.deleteTree(work);
     }

@@ -72,7 +72,7 @@ public final class RestartSource {
             FileTrees.delete(target);
             Files.createDirectories(target.getParent());
             try {
-                if (PeerClient.get(peer, ref, target) && matches(target, m)) {
+                if (PeerClient.get(peer, ref, target) && copyVerified(target, m, null)) {
                     return "partner";
                 }
                 System.err.println("ferry agent: rank " + ref.rank() + " of " + ref.job() + " generation "
@@ -162,13 +162,17 @@ public final class RestartSource {
      * (the SHA-256 of its raw bytes; an all-zero chunk must be zeros) and written, chunks spread
      * over the cores. Every byte of every file is covered by exactly one chunk, so this verifies
      * what the whole-file digests would, reading the image once instead of twice. Returns false
-     * (leaving a partial {@code target} for the caller to delete) when anything differs.
+     * (leaving a partial {@code target} for the caller to delete) when anything differs. With a
+     * null {@code target} it verifies {@code dir} in place (a copy fetched from a peer).
      */
     static boolean copyVerified(Path dir, Manifest m, Path target) throws IOException {
         if (!layoutMatches(dir, m)) {
             return false;
         }
-        Files.createDirectories(target);
+        boolean copy = target != null;
+        if (copy) {
+            Files.createDirectories(target);
+        }
         List<Entry> entries = new ArrayList<>(m.entries());
         entries.sort(java.util.Comparator.comparing(Entry::path)); // parents before children
         List<java.nio.channels.FileChannel> open = new ArrayList<>();
@@ -180,19 +184,26 @@ public final class RestartSource {
         try {
             for (Entry e : entries) {
                 Path src = dir.resolve(e.path());
-                Path dst = target.resolve(e.path());
+                Path dst = copy ? target.resolve(e.path()) : null;
+                if (!copy && !(e instanceof Entry.RegularFile)) {
+                    continue; // the layout check covered it
+                }
                 if (e instanceof Entry.Directory) {
                     Files.createDirectories(dst);
                 } else if (e instanceof Entry.Symlink l) {
                     Files.createDirectories(dst.getParent());
                     Files.createSymbolicLink(dst, Path.of(l.target()));
                 } else if (e instanceof Entry.RegularFile f) {
-                    Files.createDirectories(dst.getParent());
                     java.nio.channels.FileChannel in = java.nio.channels.FileChannel.open(src);
                     open.add(in);
-                    java.nio.channels.FileChannel out = java.nio.channels.FileChannel.open(dst,
-                            java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE);
-                    open.add(out);
+                    java.nio.channels.FileChannel out = null;
+                    if (copy) {
+                        Files.createDirectories(dst.getParent());
+                        out = java.nio.channels.FileChannel.open(dst, java.nio.file.StandardOpenOption.CREATE_NEW,
+                                java.nio.file.StandardOpenOption.WRITE);
+                        open.add(out);
+                    }
+                    java.nio.channels.FileChannel sink = out;
                     for (int i = 0; i < f.chunks().size(); i++) {
                         long at = (long) i * chunkSize;
                         int len = (int) Math.min(chunkSize, f.size() - at);
@@ -215,8 +226,8 @@ public final class RestartSource {
                                     return;
                                 }
                                 buf.flip();
-                                while (buf.hasRemaining()) {
-                                    out.write(buf, at + buf.position());
+                                while (sink != null && buf.hasRemaining()) {
+                                    sink.write(buf, at + buf.position());
                                 }
                             } catch (IOException x) {
                                 failed.compareAndSet(null, x);
@@ -259,6 +270,9 @@ public final class RestartSource {
         }
         if (!ok.get()) {
             return false;
+        }
+        if (!copy) {
+            return true;
         }
         for (Entry e : entries) { // what Files.copy(COPY_ATTRIBUTES) kept: permission bits and modification time
             if (e instanceof Entry.RegularFile) {

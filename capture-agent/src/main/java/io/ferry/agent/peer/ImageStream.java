@@ -24,7 +24,7 @@ import java.util.stream.Stream;
  * before children, each a type byte ({@code D} directory, {@code F} file, {@code L} symbolic
  * link, {@code E} end), its relative path, and for a file its mode bits, modification time,
  * size and bytes; for a link its target. The reader refuses any path that would leave the
- * target directory, and writes files fsynced. What arrives is not trusted: the restart
+ * target directory, and fsyncs what it writes when asked (a partner copy). What arrives is not trusted: the restart
  * verifies it against the committed manifest like any other tier.
  */
 public final class ImageStream {
@@ -78,11 +78,12 @@ public final class ImageStream {
     }
 
     /**
-     * Reads a tree into {@code target} (created; must not exist), every file fsynced, then the
-     * directories; returns the file bytes read. A malformed stream or an unsafe path is an
+     * Reads a tree into {@code target} (created; must not exist); {@code durable}: every file
+     * fsynced, then the directories (a partner copy; a restart's scratch copy need not be).
+     * Returns the file bytes read. A malformed stream or an unsafe path is an
      * {@link IOException} naming it.
      */
-    public static long read(InputStream source, Path target) throws IOException {
+    public static long read(InputStream source, Path target, boolean durable) throws IOException {
         DataInputStream in = new DataInputStream(source);
         Files.createDirectory(target);
         List<Path> dirs = new ArrayList<>(List.of(target));
@@ -124,7 +125,9 @@ public final class ImageStream {
                             }
                             left -= n;
                         }
-                        ch.force(true);
+                        if (durable) {
+                            ch.force(true);
+                        }
                     }
                     Files.setPosixFilePermissions(p, FileTrees.permissions(mode));
                     Files.setLastModifiedTime(p, FileTime.fromMillis(mtime));
@@ -133,7 +136,7 @@ public final class ImageStream {
                 default -> throw new IOException("unknown entry type " + type + " in an image stream");
             }
         }
-        for (Path d : dirs) {
+        for (Path d : durable ? dirs : List.<Path>of()) {
             try (FileChannel ch = FileChannel.open(d, StandardOpenOption.READ)) {
                 ch.force(true);
             }

@@ -60,7 +60,7 @@ public final class PeerClient {
             if (!answer.equals("OK")) {
                 throw new IOException(peer.node() + ": " + answer);
             }
-            ImageStream.read(in, target);
+            ImageStream.read(in, target, false); // a restart's scratch copy: verified next, not kept
             return true;
         }
     }

@@ -109,7 +109,7 @@ public final class PeerServer implements Closeable {
         Path incoming = cache.incomingDir(ref);
         try {
             Path image = incoming.resolve("image");
-            long bytes = ImageStream.read(in, image);
+            long bytes = ImageStream.read(in, image, true);
             cache.installPartnerCopy(image, ref);
             received.addAndGet(bytes);
             PeerWire.writeLine(out, "OK " + bytes);
