@@ -177,6 +177,56 @@ class CoordinatorIT {
         }
     }
 
+    /**
+     * Issue 13: a store that is down delays a commit and never stops the loop. Job "down" has
+     * its store where a plain file sits (it cannot be opened); while it cannot commit, job "up"
+     * establishes snapshot after snapshot; once its store is back, "down" commits the generation
+     * whose ranks were staged all along.
+     */
+    @Test
+    void aStoreThatIsDownDelaysItsJobsCommitAndNeverTheOtherJobs() throws Exception {
+        Path image = Files.createDirectories(tmp.resolve("image"));
+        Files.writeString(image.resolve("state"), "42");
+        Path downRoot = tmp.resolve("down-store");
+        Files.writeString(downRoot, "not a directory: this store cannot be opened");
+        try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));
+             KafkaLog log = new KafkaLog(kafka.bootstrapServers());
+             Store up = Stores.open(tmp.resolve("up-store").toUri(), Map.of());
+             StagingPipeline upPipeline = Staging.pipeline(up, StagingConfig.defaults(), Clock.systemUTC())) {
+            Coordinator c = new Coordinator(log, Clock.systemUTC()).start();
+            assertTrue(c.awaitLive(Duration.ofSeconds(30)));
+            log.append(new Event.JobStarted("down", 1, 0, true, downRoot.toUri().toString(), "node0"));
+            log.append(new Event.JobStarted("up", 1, 0, true, up.uri().toString(), "node1"));
+            log.send(KafkaLog.COORDINATOR, new Command.RequestCheckpoint("down"));
+            await("down's generation 0 requested", () -> c.query(j -> j.get("down").map(v -> v.nextGeneration() > 0).orElse(false)));
+            log.append(new Event.ImageCaptured("down", 0, 0, "node0", 2, 0.01));
+            log.append(new Event.ImageStaged("down", 0, 0, "remote", 2, 100, 0.02));
+            await("down's commit failing", () -> c.query(j -> j.get("down").orElseThrow().latest().orElseThrow().problem()
+                    .contains("cannot write the commit marker")));
+            for (long g = 0; g < 3; g++) {
+                log.send(KafkaLog.COORDINATOR, new Command.RequestCheckpoint("up"));
+                long gen = g;
+                await("up's generation " + g + " requested", () -> c.query(j -> j.get("up").map(v -> v.nextGeneration() > gen)
+                        .orElse(false)));
+                upPipeline.push(image, new ImageRef("up", g, 0), Progress.NONE);
+                log.append(new Event.ImageCaptured("up", g, 0, "node1", 2, 0.01));
+                log.append(new Event.ImageStaged("up", g, 0, "remote", 2, 100, 0.02));
+                await("up's generation " + g + " established", () -> isEstablished(upPipeline, "up", gen));
+            }
+            assertEquals(GenerationView.State.CAPTURED, c.query(j -> j.get("down").orElseThrow().latest().orElseThrow().state()),
+                    "down's generation 0 waits, staged, for its store");
+
+            // The store comes back (its rank's image is there, as the agent's staging retried it): the next tick commits.
+            Files.delete(downRoot);
+            try (Store down = Stores.open(downRoot.toUri(), Map.of());
+                 StagingPipeline downPipeline = Staging.pipeline(down, StagingConfig.defaults(), Clock.systemUTC())) {
+                downPipeline.push(image, new ImageRef("down", 0, 0), Progress.NONE);
+                await("down's generation 0 established", () -> isEstablished(downPipeline, "down", 0));
+            }
+            c.close();
+        }
+    }
+
     @Test
     void silentNodeIsRolledBackThenFailed() throws Exception {
         try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));

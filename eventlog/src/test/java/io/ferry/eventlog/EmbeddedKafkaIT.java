@@ -38,4 +38,24 @@ class EmbeddedKafkaIT {
         }
         EmbeddedKafka.start(tmp.resolve("kafka")).close(); // released on close
     }
+
+    /** Issue 13's finding: the log is the coordinator's state, so its topics must keep events forever. */
+    @Test
+    void theEventsCommandsAndDeadLetterTopicsKeepEverythingForever() throws Exception {
+        try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
+             KafkaLog log = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED);
+             Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, k.bootstrapServers()))) {
+            for (String topic : List.of(KafkaLog.EVENTS, KafkaLog.COMMANDS, KafkaLog.DEAD_LETTER)) {
+                org.apache.kafka.common.config.ConfigResource r = new org.apache.kafka.common.config.ConfigResource(
+                        org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
+                org.apache.kafka.clients.admin.Config c = admin.describeConfigs(List.of(r)).all().get(30, TimeUnit.SECONDS).get(r);
+                org.junit.jupiter.api.Assertions.assertEquals("-1", c.get("retention.ms").value(), topic);
+                org.junit.jupiter.api.Assertions.assertEquals("-1", c.get("retention.bytes").value(), topic);
+            }
+            org.apache.kafka.common.config.ConfigResource state = new org.apache.kafka.common.config.ConfigResource(
+                    org.apache.kafka.common.config.ConfigResource.Type.TOPIC, KafkaLog.STATE);
+            org.junit.jupiter.api.Assertions.assertEquals("compact",
+                    admin.describeConfigs(List.of(state)).all().get(30, TimeUnit.SECONDS).get(state).get("cleanup.policy").value());
+        }
+    }
 }
