@@ -6,11 +6,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
-mvn ${MVN_FLAGS:-} -q -B package -DskipTests -DskipITs -pl benchmarks -am
-mvn ${MVN_FLAGS:-} -q -B dependency:build-classpath -pl benchmarks -Dmdep.outputFile="$here/benchmarks/target/classpath.txt"
-cp="benchmarks/target/classes"
-for m in model eventlog coordinator staging stores compression capture-agent cli; do cp="$cp:$m/target/classes"; done
-cp="$cp:$(cat benchmarks/target/classpath.txt)"
+. benchmarks/classpath.sh
 echo "uptime: $(uptime)"
 exec java -Xmx1g ${JAVA_OPTS:-} -Djna.tmpdir="$here/benchmarks/target/jna" -cp "$cp" \
   io.ferry.benchmarks.RestartBenchmark "${1:-4GiB}" "${2:-$(mktemp -d -t ferry-restart.XXXXXX)}" "${3:-2}"

@@ -7,12 +7,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
-mvn ${MVN_FLAGS:-} -q -B package -DskipTests -DskipITs -pl benchmarks -am
-mvn ${MVN_FLAGS:-} -q -B dependency:build-classpath -pl benchmarks -Dmdep.outputFile="$here/benchmarks/target/classpath.txt"
-# The reactor's classes first: ~/.m2 may hold older snapshots of Ferry's own modules.
-cp="benchmarks/target/classes"
-for m in model eventlog coordinator staging stores compression capture-agent cli; do cp="$cp:$m/target/classes"; done
-cp="$cp:$(cat benchmarks/target/classpath.txt)"
+. benchmarks/classpath.sh
 args=("$@")
 [ ${#args[@]} -eq 0 ] && args=(16 2048 8)
 i=0

@@ -12,11 +12,9 @@ import io.ferry.staging.StagingPipeline;
 import io.ferry.staging.internal.FileTrees;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -105,7 +103,7 @@ public final class RestartSource {
             throws IOException {
         Manifest m = pipeline.repository().readManifest(ref).manifest();
         Path local = cache.imageDir(ref);
-        if (Files.isDirectory(local) && matches(local, m)) {
+        if (Files.isDirectory(local) && copyVerified(local, m, null)) {
             return cache.isPartnerCopy(ref) ? "partner (a partner copy in this node's cache, verified against the manifest)"
                     : "local (cache copy verified against the manifest)";
         }
@@ -128,31 +126,6 @@ public final class RestartSource {
             throws IOException {
         String p = plan(pipeline, cache, ref, peers);
         return p.substring(0, p.indexOf(' '));
-    }
-
-    /** Whether a cached image holds exactly the manifest's files with their digests. */
-    static boolean matches(Path dir, Manifest m) throws IOException {
-        if (!layoutMatches(dir, m)) {
-            return false;
-        }
-        for (Entry e : m.entries()) {
-            if (e instanceof Entry.RegularFile f && !sha256(dir.resolve(e.path())).equals(f.sha256())) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private static String sha256(Path p) throws IOException {
-        MessageDigest md = Digests.newSha256();
-        byte[] buf = new byte[1 << 20];
-        try (InputStream in = Files.newInputStream(p)) {
-            int n;
-            while ((n = in.read(buf)) > 0) {
-                md.update(buf, 0, n);
-            }
-        }
-        return Digests.hex(md.digest());
     }
 
     /**

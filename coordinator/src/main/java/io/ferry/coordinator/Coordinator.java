@@ -26,8 +26,8 @@ import java.util.function.Function;
  * then, once caught up ("live"), reacts to new events: establishes snapshots whose ranks are
  * all staged (commit marker last), requests checkpoints on each job's interval and on
  * request (a capture command to every node of the job), launches jobs on their nodes and
- * rolls a job back when a rank dies or a node falls silent ({@link Recovery}), and opens
- * each job's store itself ({@link JobStores}) to write commit markers. It serves any number
+ * rolls a job back when a rank dies or a node falls silent ({@link Recovery}), and has
+ * {@link Commits} write the commit markers in each job's store. It serves any number
  * of jobs. A restarted coordinator replays the log, reconciles, and carries on. Malformed
  * events are counted and parked on the dead-letter topic; a failure handling one event,
  * command or tick is logged and counted, never the end of the loop. Thread-safe: queries
@@ -35,8 +35,7 @@ import java.util.function.Function;
  */
 public final class Coordinator implements Closeable {
     private final KafkaLog log;
-    private final JobStores stores;
-    private final ManifestDigests manifests = new ManifestDigests();
+    private final Commits commits;
     private final Clock clock;
     private final Jobs jobs = new Jobs();
     private final Recovery recovery;
@@ -82,7 +81,7 @@ public final class Coordinator implements Closeable {
      *                added to every job's store settings; empty: the stores' own chains
      */
     public Coordinator(KafkaLog log, Clock clock, Duration heartbeatTimeout, Map<String, String> secrets) {
-        this.stores = new JobStores(secrets);
+        this.commits = new Commits(log, this, secrets);
         this.heartbeatTimeoutMillis = heartbeatTimeout.toMillis();
         this.log = log;
         this.clock = clock;
@@ -112,15 +111,12 @@ public final class Coordinator implements Closeable {
 
     /** Jobs of partitions given up to another coordinator: forgotten here, nothing more decided for them. */
     private void forgetJobs(Set<String> gone) {
-        if (!running) {
-            return; // closing: the group takes its partitions back, but what this one folded stays readable to the end
-        }
         synchronized (this) {
             for (String job : gone) {
                 jobs.remove(job);
                 changed.remove(job);
                 requested.remove(job);
-                manifests.forget(job, g -> true);
+                commits.forget(job);
             }
         }
     }
@@ -184,8 +180,7 @@ public final class Coordinator implements Closeable {
         } catch (org.apache.kafka.common.errors.InterruptException | org.apache.kafka.common.errors.WakeupException e) {
             // closing
         } finally {
-            manifests.close();
-            stores.close();
+            commits.close();
         }
     }
 
@@ -312,9 +307,9 @@ public final class Coordinator implements Closeable {
             if (x.exitCode() != 0) {
                 String cause = "rank " + x.rank() + " exited with " + x.exitCode();
                 if (!j.started.autoRecover()) {
-                    finish(j, false, cause + " and the job did not ask for --auto-recover");
+                    recovery.finish(j, false, cause + " and the job did not ask for --auto-recover");
                 } else if ("proc".equals(j.started.launch().capture())) {
-                    finish(j, false, cause + "; its proc images are ELF cores that Ferry cannot restore"
+                    recovery.finish(j, false, cause + "; its proc images are ELF cores that Ferry cannot restore"
                             + " (an external restorer is needed), so it is not rolled back");
                 } else if (!j.recovering && j.pendingRollback == null) {
                     // Generations captured before the failure are good: let their staging finish first,
@@ -323,22 +318,12 @@ public final class Coordinator implements Closeable {
                     j.pendingSinceMillis = clock.millis();
                 }
             } else if (j.exits.size() == j.ranks() && j.exits.values().stream().allMatch(c -> c == 0)) {
-                finish(j, true, "every rank exited 0");
+                recovery.finish(j, true, "every rank exited 0");
             }
         } else if (e instanceof Event.ImageStaged s) {
-            GenerationView g = j.generations.get(s.generation());
-            if (j.started != null && g != null && (g.state == GenerationView.State.OPEN || g.state == GenerationView.State.CAPTURED)) {
-                try { // read its manifest now, not all of them when the last rank is staged
-                    manifests.staged(stores.of(j.started), j.job, s.generation(), s.rank(), j.ranks());
-                } catch (java.io.IOException unopened) {
-                    // the commit opens the store again, and says why it cannot
-                }
-            }
+            commits.staged(j, s);
         } else if (e instanceof Event.CaptureFailed || e instanceof Event.RecoveryStarted) {
-            manifests.forget(j.job, gen -> {
-                GenerationView g = j.generations.get(gen);
-                return g == null || g.state == GenerationView.State.FAILED || g.state == GenerationView.State.ESTABLISHED;
-            });
+            commits.forgetSettled(j);
         } else if (e instanceof Event.RestoreFailed f) {
             recovery.onRestoreFailed(j, f);
         } else if (e instanceof Event.JobFinished) {
@@ -361,26 +346,19 @@ public final class Coordinator implements Closeable {
             return; // an earlier attempt, stopped for a rollback already decided
         }
         if (x.exitCode() == 0) {
-            finish(j, true, "the launcher exited 0");
+            recovery.finish(j, true, "the launcher exited 0");
             return;
         }
         String cause = "the launcher exited with " + x.exitCode();
         if (!j.placement.complete()) {
             int joined = j.placement.nodes().stream().mapToInt(n -> j.placement.ranksOn(n).size()).sum();
-            finish(j, false, cause + " before every rank joined (" + joined + " of " + j.ranks() + "): does every node it"
+            recovery.finish(j, false, cause + " before every rank joined (" + joined + " of " + j.ranks() + "): does every node it"
                     + " starts ranks on run `ferry agent`? (see the launcher's output)");
         } else if (!j.started.autoRecover()) {
-            finish(j, false, cause + " and the job did not ask for --auto-recover");
+            recovery.finish(j, false, cause + " and the job did not ask for --auto-recover");
         } else if (j.pendingRollback == null) {
             j.pendingRollback = cause; // let staging of generations captured before the failure finish first
             j.pendingSinceMillis = clock.millis();
-        }
-    }
-
-    private void finish(JobView j, boolean success, String detail) {
-        log.append(new Event.JobFinished(j.job, success, detail));
-        synchronized (this) { // until the event comes back round: nothing more is decided for it
-            j.success = success;
         }
     }
 
@@ -400,13 +378,13 @@ public final class Coordinator implements Closeable {
             // Also after the job finished: its last snapshots are still being staged.
             for (GenerationView g : j.generations.values()) {
                 if (g.state == GenerationView.State.CAPTURED && g.stagedRanks() >= j.ranks()) {
-                    establish(j, g, now);
+                    commits.establish(j, g, now);
                 }
             }
             if (j.finished()) {
                 continue;
             }
-            if (checkHeartbeats(j, now)) {
+            if (recovery.checkHeartbeats(j, now, heartbeatTimeoutMillis)) {
                 continue;
             }
             if (j.pendingRollback != null) {
@@ -425,83 +403,6 @@ public final class Coordinator implements Closeable {
         }
     }
 
-    /**
-     * A node silent past the timeout: with auto-recovery its ranks move to a live node and
-     * every rank rolls back; with no other node, the same node is tried once (the agent may
-     * only have been stuck); silent for another timeout after that, or without auto-recovery,
-     * the job fails with the reason. Returns whether a node is silent.
-     */
-    private boolean checkHeartbeats(JobView j, long now) {
-        if (now < j.heartbeatsFreshUntil) {
-            return false; // no node can be silent before its oldest heartbeat times out: skip the scan
-        }
-        String silent = null;
-        long oldest = Long.MAX_VALUE;
-        for (String node : j.placement.nodes()) {
-            long last = j.lastHeartbeatMillis(node);
-            if (now - last >= heartbeatTimeoutMillis) {
-                silent = node;
-                break;
-            }
-            oldest = Math.min(oldest, last);
-        }
-        if (silent == null) {
-            j.heartbeatsFreshUntil = oldest + heartbeatTimeoutMillis;
-            return false;
-        }
-        String cause = "node " + silent + " sent no heartbeat for " + (now - j.lastHeartbeatMillis(silent)) / 1000 + " s";
-        if (j.started.autoRecover() && j.placement.nodes().size() > 1 && !j.placement.byLauncher()
-                && recovery.moveOffLostNode(j, silent, now, heartbeatTimeoutMillis)) {
-            return true;
-        }
-        if (j.silentSinceMillis == 0 && j.started.autoRecover()) {
-            j.silentSinceMillis = now;
-            recovery.rollBackBelow(j, Long.MAX_VALUE, cause);
-        } else if (j.silentSinceMillis == 0 || now - j.silentSinceMillis >= heartbeatTimeoutMillis) {
-            j.silentSinceMillis = now;
-            finish(j, false, cause + "; the node is lost");
-        }
-        return true;
-    }
-
-    private void establish(JobView j, GenerationView g, long now) {
-        try {
-            stores.of(j.started).commitSnapshot(j.job, g.generation, j.ranks(), manifests.known(j.job, g.generation));
-            manifests.forget(j.job, gen -> gen == g.generation);
-            double seconds = (now - g.requestedAtMillis) / 1000.0;
-            log.append(new Event.SnapshotEstablished(j.job, g.generation, "remote", seconds));
-            synchronized (this) { // until the event comes back round: the next tick must not commit it again
-                g.state = GenerationView.State.ESTABLISHED;
-                g.secondsToEstablished = seconds;
-            }
-            pruneStore(j);
-        } catch (java.io.IOException | RuntimeException e) {
-            g.stagingProblem = "cannot write the commit marker: " + e.getMessage(); // retried on the next tick
-        }
-    }
-
-    /**
-     * The job's store retention ({@code store.keep-generations}), after each establishment:
-     * older generations' markers and manifests go (their chunks at the site's next
-     * {@code ferry store gc}). A failure is said and retried after the next snapshot.
-     */
-    private void pruneStore(JobView j) {
-        String keep = j.started.launch().settings().get(io.ferry.staging.StagingConfig.STORE_KEEP_GENERATIONS.name());
-        int n = keep == null ? 0 : io.ferry.staging.StagingConfig.STORE_KEEP_GENERATIONS.parse(keep);
-        if (n == 0) {
-            return;
-        }
-        try {
-            io.ferry.staging.StoreRetention.Pruned p = io.ferry.staging.StoreRetention.prune(stores.of(j.started), j.job, n, 0, false);
-            if (!p.dropped().isEmpty()) {
-                System.err.println("ferry coordinator: " + j.job + ": store.keep-generations=" + n + " pruned generations "
-                        + p.dropped() + " from " + j.started.store());
-            }
-        } catch (java.io.IOException | RuntimeException e) {
-            System.err.println("ferry coordinator: " + j.job + ": pruning the store failed (tried again after the next"
-                    + " snapshot): " + e.getMessage());
-        }
-    }
 
     /** Requests the next generation of {@code job} unless it cannot take one now; returns whether it did. */
     private boolean requestCheckpoint(String job, String why) {

@@ -135,4 +135,51 @@ final class Recovery {
         }
         log.sendAll(release);
     }
+
+    /**
+     * A node silent past the timeout: with auto-recovery its ranks move to a live node and
+     * every rank rolls back; with no other node, the same node is tried once (the agent may
+     * only have been stuck); silent for another timeout after that, or without auto-recovery,
+     * the job fails with the reason. Returns whether a node is silent.
+     */
+    boolean checkHeartbeats(JobView j, long now, long heartbeatTimeoutMillis) {
+        if (now < j.heartbeatsFreshUntil) {
+            return false; // no node can be silent before its oldest heartbeat times out: skip the scan
+        }
+        String silent = null;
+        long oldest = Long.MAX_VALUE;
+        for (String node : j.placement.nodes()) {
+            long last = j.lastHeartbeatMillis(node);
+            if (now - last >= heartbeatTimeoutMillis) {
+                silent = node;
+                break;
+            }
+            oldest = Math.min(oldest, last);
+        }
+        if (silent == null) {
+            j.heartbeatsFreshUntil = oldest + heartbeatTimeoutMillis;
+            return false;
+        }
+        String cause = "node " + silent + " sent no heartbeat for " + (now - j.lastHeartbeatMillis(silent)) / 1000 + " s";
+        if (j.started.autoRecover() && j.placement.nodes().size() > 1 && !j.placement.byLauncher()
+                && moveOffLostNode(j, silent, now, heartbeatTimeoutMillis)) {
+            return true;
+        }
+        if (j.silentSinceMillis == 0 && j.started.autoRecover()) {
+            j.silentSinceMillis = now;
+            rollBackBelow(j, Long.MAX_VALUE, cause);
+        } else if (j.silentSinceMillis == 0 || now - j.silentSinceMillis >= heartbeatTimeoutMillis) {
+            j.silentSinceMillis = now;
+            finish(j, false, cause + "; the node is lost");
+        }
+        return true;
+    }
+
+    /** Ends the job with the reason: the event first; nothing more is decided for it. */
+    void finish(JobView j, boolean success, String detail) {
+        log.append(new Event.JobFinished(j.job, success, detail));
+        synchronized (lock) { // until the event comes back round
+            j.success = success;
+        }
+    }
 }

@@ -35,7 +35,7 @@ public final class StoreRetention {
         if (keepEvery < 0) {
             throw new IllegalArgumentException("--keep-every must be >= 0, got " + keepEvery);
         }
-        List<Repository.GenerationListing> gens = repo.listGenerations(job).stream().filter(g -> g.job().equals(job)).toList();
+        List<Repository.GenerationListing> gens = repo.listGenerations(job);
         List<Long> established = gens.stream().filter(Repository.GenerationListing::committed)
                 .map(Repository.GenerationListing::generation).sorted(java.util.Comparator.reverseOrder()).toList();
         Set<Long> keep = new TreeSet<>(established.subList(0, Math.min(keepLast, established.size())));
