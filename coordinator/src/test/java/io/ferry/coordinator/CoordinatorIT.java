@@ -155,15 +155,8 @@ class CoordinatorIT {
             assertTrue(c.awaitLive(Duration.ofSeconds(30)));
             log.append(new Event.JobStarted("kept", 1, 0, true, store.uri().toString(), "node0", "block:node0",
                     new io.ferry.model.LaunchSpec(List.of("sim"), "app", 60_000, "USR2", Map.of("store.keep-generations", "2"))));
-            for (long g = 0; g < 5; g++) { // act as the agent: each generation captured, pushed, staged
-                log.send(KafkaLog.COORDINATOR, new Command.RequestCheckpoint("kept"));
-                long gen = g;
-                await("generation " + g + " requested", () -> c.query(j -> j.get("kept").map(v -> v.nextGeneration() > gen)
-                        .orElse(false)));
-                pipeline.push(image, new ImageRef("kept", g, 0), Progress.NONE);
-                log.append(new Event.ImageCaptured("kept", g, 0, "node0", 2, 0.01));
-                log.append(new Event.ImageStaged("kept", g, 0, "remote", 2, 100, 0.02));
-                await("generation " + g + " established", () -> isEstablished(pipeline, "kept", gen));
+            for (long g = 0; g < 5; g++) {
+                checkpointAsTheAgent(c, log, pipeline, image, "kept", g, "node0");
             }
             await("the store keeping generations 3 and 4", () -> {
                 try {
@@ -204,14 +197,7 @@ class CoordinatorIT {
             await("down's commit failing", () -> c.query(j -> j.get("down").orElseThrow().latest().orElseThrow().problem()
                     .contains("cannot write the commit marker")));
             for (long g = 0; g < 3; g++) {
-                log.send(KafkaLog.COORDINATOR, new Command.RequestCheckpoint("up"));
-                long gen = g;
-                await("up's generation " + g + " requested", () -> c.query(j -> j.get("up").map(v -> v.nextGeneration() > gen)
-                        .orElse(false)));
-                upPipeline.push(image, new ImageRef("up", g, 0), Progress.NONE);
-                log.append(new Event.ImageCaptured("up", g, 0, "node1", 2, 0.01));
-                log.append(new Event.ImageStaged("up", g, 0, "remote", 2, 100, 0.02));
-                await("up's generation " + g + " established", () -> isEstablished(upPipeline, "up", gen));
+                checkpointAsTheAgent(c, log, upPipeline, image, "up", g, "node1");
             }
             assertEquals(GenerationView.State.CAPTURED, c.query(j -> j.get("down").orElseThrow().latest().orElseThrow().state()),
                     "down's generation 0 waits, staged, for its store");
@@ -283,6 +269,18 @@ class CoordinatorIT {
             assertEquals("map:0-1:a,2-5:c", c.query(j -> j.get("wide").orElseThrow().placement().orElseThrow().toString()));
             c.close();
         }
+    }
+
+    /** Asks for generation {@code g} of a one-rank job and acts as its agent: captured, pushed, staged; waits for the commit. */
+    private static void checkpointAsTheAgent(Coordinator c, KafkaLog log, StagingPipeline pipeline, Path image, String job,
+                                             long g, String node) throws Exception {
+        log.send(KafkaLog.COORDINATOR, new Command.RequestCheckpoint(job));
+        await(job + "'s generation " + g + " requested", () -> c.query(j -> j.get(job).map(v -> v.nextGeneration() > g)
+                .orElse(false)));
+        pipeline.push(image, new ImageRef(job, g, 0), Progress.NONE);
+        log.append(new Event.ImageCaptured(job, g, 0, node, 2, 0.01));
+        log.append(new Event.ImageStaged(job, g, 0, "remote", 2, 100, 0.02));
+        await(job + "'s generation " + g + " established", () -> isEstablished(pipeline, job, g));
     }
 
     private static boolean isEstablished(StagingPipeline p, String job, long g) {
