@@ -71,6 +71,8 @@ public final class ClusterScaleBenchmark {
     static final int AGENT_THREADS = Integer.getInteger("scale.agentThreads", 4);
     static final int WARM_UP = Integer.getInteger("scale.warmUp", 1);
     static final boolean AGENTS_WRITE_MANIFESTS = Boolean.getBoolean("scale.agentsWriteManifests");
+    /** Whether each ImageStaged carries its manifest's digest (as agents send it); false: the coordinator reads every manifest. */
+    static final boolean MANIFEST_IN_EVENT = Boolean.parseBoolean(System.getProperty("scale.manifestInEvent", "true"));
     static final long GENERATION_TIMEOUT_MILLIS = Long.getLong("scale.generationTimeoutSeconds", 1800) * 1000;
 
     public static void main(String[] args) throws Exception {
@@ -184,8 +186,9 @@ public final class ClusterScaleBenchmark {
     Result run() throws Exception {
         Path store = work.resolve("store");
         Files.createDirectories(store);
-        System.out.printf("work dir %s; %d nodes x %d ranks = %,d ranks; %d agent threads; heartbeat every %d ms%n",
-                work, nodes, perNode, ranks, AGENT_THREADS, HEARTBEAT_MILLIS);
+        System.out.printf("work dir %s; %d nodes x %d ranks = %,d ranks; %d agent threads; heartbeat every %d ms; %s%n",
+                work, nodes, perNode, ranks, AGENT_THREADS, HEARTBEAT_MILLIS, MANIFEST_IN_EVENT
+                        ? "each ImageStaged carries its manifest's digest" : "the coordinator reads every manifest (-Dscale.manifestInEvent=false)");
         try (EmbeddedKafka kafka = EmbeddedKafka.start(work.resolve("kafka"));
              KafkaLog log = new KafkaLog(kafka.bootstrapServers())) {
             long heapBefore = usedHeapAfterGc();
@@ -482,7 +485,8 @@ public final class ClusterScaleBenchmark {
                         Files.write(dir.resolve(r + ".manifest"), manifest(g, r));
                     }
                     long ts = System.currentTimeMillis();
-                    send(ts, staged(g, r, 0.01 + 0.01 * rnd.nextDouble()));
+                    send(ts, staged(g, r, 0.01 + 0.01 * rnd.nextDouble(),
+                            MANIFEST_IN_EVENT ? io.ferry.compression.Digests.sha256Hex(manifest(g, r)) : ""));
                     s.lastAppend.accumulate(ts);
                     s.lastStaged.accumulate(ts);
                     s.appended.increment();
@@ -532,10 +536,10 @@ public final class ClusterScaleBenchmark {
                 .getBytes(StandardCharsets.UTF_8);
     }
 
-    static byte[] staged(long g, int rank, double seconds) {
+    static byte[] staged(long g, int rank, double seconds, String manifest) {
         return ("{\"job\":\"" + JOB + "\",\"generation\":" + g + ",\"rank\":" + rank + ",\"tier\":\"remote\",\"rawBytes\":"
-                + RAW_BYTES + ",\"storedBytes\":" + STORED_BYTES + ",\"seconds\":" + seconds
-                + ",\"type\":\"ImageStaged\",\"v\":1}").getBytes(StandardCharsets.UTF_8);
+                + RAW_BYTES + ",\"storedBytes\":" + STORED_BYTES + ",\"seconds\":" + seconds + ",\"manifest\":\"" + manifest
+                + "\",\"type\":\"ImageStaged\",\"v\":1}").getBytes(StandardCharsets.UTF_8);
     }
 
     static byte[] heartbeat(String node) {
@@ -545,7 +549,9 @@ public final class ClusterScaleBenchmark {
 
     static void checkEncodings() {
         check(captured(3, 17, "n00001", 0.2345), EventCodec.encode(new Event.ImageCaptured(JOB, 3, 17, "n00001", RAW_BYTES, 0.2345)));
-        check(staged(3, 17, 0.0125), EventCodec.encode(new Event.ImageStaged(JOB, 3, 17, "remote", RAW_BYTES, STORED_BYTES, 0.0125)));
+        String digest = io.ferry.compression.Digests.sha256Hex(manifest(3, 17));
+        check(staged(3, 17, 0.0125, digest), EventCodec.encode(new Event.ImageStaged(JOB, 3, 17, "remote", RAW_BYTES, STORED_BYTES, 0.0125, digest)));
+        check(staged(3, 17, 0.0125, ""), EventCodec.encode(new Event.ImageStaged(JOB, 3, 17, "remote", RAW_BYTES, STORED_BYTES, 0.0125)));
         check(heartbeat("n00001"), EventCodec.encode(new Event.Heartbeat(JOB, "n00001")));
     }
 

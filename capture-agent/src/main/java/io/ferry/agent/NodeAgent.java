@@ -353,7 +353,7 @@ public final class NodeAgent implements Closeable {
                 PushResult p = pipeline.push(cache.imageDir(ref), ref, Progress.NONE);
                 cache.markStaged(ref);
                 events.accept(new Event.ImageStaged(config.job(), g, r, "remote", p.rawBytes(), p.storedBytes(),
-                        p.elapsed().toNanos() / 1e9));
+                        p.elapsed().toNanos() / 1e9, p.manifestSha256()));
             } catch (IOException | RuntimeException e) {
                 if (!Files.isDirectory(cache.imageDir(ref))) {
                     return; // dropped from the cache (the generation failed or was rolled back)

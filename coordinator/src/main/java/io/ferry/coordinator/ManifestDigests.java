@@ -14,7 +14,9 @@ import java.util.function.IntFunction;
 import java.util.function.LongPredicate;
 
 /**
- * Reads each rank's manifest in the background as soon as the rank is staged, so that the
+ * The digest of each rank's manifest, for the commit marker: carried by the rank's
+ * {@code ImageStaged} (the agent that put the manifest knows it), or, for events that do not
+ * carry it, read in the background as soon as the rank is staged, so that the
  * commit marker of a generation of a million ranks is written from digests already read
  * instead of starting with a million reads ({@link Repository#commitSnapshot(String, long,
  * int, IntFunction)} reads whatever is missing, and reports what it cannot read; the commit first waits for the reads
@@ -71,14 +73,28 @@ final class ManifestDigests implements Closeable {
         return job + "/" + generation;
     }
 
-    /** {@code rank} of {@code job}'s generation is staged: its manifest is read in the background. */
-    void staged(Repository repo, String job, long generation, int rank, int ranks) {
+    /** The digests of a generation, null where this rank cannot be kept (the commit reads it then). */
+    private Digests of(String job, long generation, int rank, int ranks) {
         if (rank < 0 || rank >= ranks) {
-            return;
+            return null;
         }
         Digests d = generations.computeIfAbsent(key(job, generation), k -> new Digests(ranks));
-        if (d.ranks != ranks) {
-            return; // the job was restarted with another size: the commit reads them all
+        return d.ranks == ranks ? d : null; // else the job was restarted with another size: the commit reads them all
+    }
+
+    /** {@code rank} of {@code job}'s generation is staged, and its agent said its manifest's digest. */
+    void given(String job, long generation, int rank, int ranks, String sha256) {
+        Digests d = of(job, generation, rank, ranks);
+        if (d != null) {
+            d.put(rank, sha256);
+        }
+    }
+
+    /** {@code rank} of {@code job}'s generation is staged: its manifest is read in the background. */
+    void staged(Repository repo, String job, long generation, int rank, int ranks) {
+        Digests d = of(job, generation, rank, ranks);
+        if (d == null) {
+            return;
         }
         d.forget(rank);
         workers[rank % WORKERS].execute(() -> {

@@ -97,14 +97,16 @@ class CoordinatorIT {
                 });
                 assertTrue(parked.contains("garbage"), parked.toString());
             }
-            for (long g = 1; g <= 20; g++) { // more generations, each racing the coordinator's tick
-                pipeline.push(image, new ImageRef("sim", g, 0), Progress.NONE);
+            for (long g = 1; g <= 20; g++) { // more generations, each racing the coordinator's tick (and its committer)
+                String manifest = pipeline.push(image, new ImageRef("sim", g, 0), Progress.NONE).manifestSha256();
                 log.append(new Event.ImageCaptured("sim", g, 0, "node0", 2, 0.01));
-                log.append(new Event.ImageStaged("sim", g, 0, "remote", 2, 100, 0.02));
+                // as agents send it, with the manifest's digest (the coordinator reads nothing), and as older ones did
+                log.append(new Event.ImageStaged("sim", g, 0, "remote", 2, 100, 0.02, g % 2 == 0 ? manifest : ""));
                 long gen = g;
                 await("generation " + g + " established", () -> first.query(j -> j.get("sim").orElseThrow().latest()
                         .orElseThrow().state() == GenerationView.State.ESTABLISHED && j.get("sim").orElseThrow()
                         .latest().orElseThrow().generation() == gen));
+                assertEquals(manifest, pipeline.repository().readMarker("sim", g).orElseThrow().manifestSha256().get(0));
             }
             Thread.sleep(500); // several ticks: a snapshot committed twice would show by now
             try (KafkaConsumer<byte[], byte[]> all = log.reader(KafkaLog.EVENTS, true)) {

@@ -18,7 +18,7 @@ public sealed interface Entry {
             if (size < 0) {
                 throw new IllegalArgumentException("file " + path + ": negative size " + size);
             }
-            if (sha256 == null || !sha256.matches("[0-9a-f]{64}")) {
+            if (!Names.isSha256Hex(sha256)) {
                 throw new IllegalArgumentException("file " + path + ": sha256 must be 64 lower-case hex digits");
             }
             chunks = List.copyOf(chunks);

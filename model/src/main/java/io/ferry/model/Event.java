@@ -64,13 +64,30 @@ public sealed interface Event {
         }
     }
 
-    /** A rank's image is durable on {@code tier} ("remote"). */
+    /**
+     * A rank's image is durable on {@code tier} ("remote").
+     *
+     * @param manifest the SHA-256 (hex) of the rank's manifest as the agent put it on the store, what
+     *                 the commit marker records for the rank, so the coordinator need not read it
+     *                 back; empty when not known (events written before it existed): the
+     *                 coordinator then reads the manifest from the store
+     */
     record ImageStaged(String job, long generation, int rank, String tier, long rawBytes, long storedBytes,
-                       double seconds) implements Event {
+                       double seconds, String manifest) implements Event {
         public ImageStaged {
             Names.requireJob(job);
             Names.requireGeneration(generation);
             Names.requireRank(rank);
+            manifest = manifest == null ? "" : manifest;
+            if (!manifest.isEmpty() && !Names.isSha256Hex(manifest)) {
+                throw new IllegalArgumentException("manifest must be 64 lower-case hex digits, got " + manifest);
+            }
+        }
+
+        /** Without the manifest's digest: the coordinator reads the manifest from the store. */
+        public ImageStaged(String job, long generation, int rank, String tier, long rawBytes, long storedBytes,
+                           double seconds) {
+            this(job, generation, rank, tier, rawBytes, storedBytes, seconds, "");
         }
     }
 

@@ -36,6 +36,14 @@ public final class EventCodec {
             type(Command.Restart.class), type(Command.RequestCheckpoint.class), type(Command.KillRank.class),
             type(Command.KillNode.class), type(Command.PlanRestart.class));
 
+    /**
+     * Fields added to a type after events of it were written: an event without one decodes with
+     * this value (the topics keep events forever, and a coordinator replays them all).
+     */
+    private static final Map<Class<?>, Map<String, String>> ADDED_LATER = Map.of(
+            Event.ImageStaged.class, Map.of("manifest", ""));
+    private static final FlatRecords FLAT = new FlatRecords(TYPES, ADDED_LATER);
+
     private EventCodec() {}
 
     private static Map.Entry<String, Class<?>> type(Class<?> c) {
@@ -71,6 +79,12 @@ public final class EventCodec {
     }
 
     private static <T> T decode(byte[] bytes, Class<T> base) {
+        T plain = FLAT.decode(bytes, base, VERSION);
+        return plain != null ? plain : decodeTree(bytes, base);
+    }
+
+    /** The general path: a JSON tree, checked, then bound to the record (Jackson's rules). */
+    static <T> T decodeTree(byte[] bytes, Class<T> base) {
         try {
             JsonNode n = JSON.readTree(bytes);
             if (n == null || !n.isObject()) {
@@ -85,6 +99,11 @@ public final class EventCodec {
             Class<?> c = t == null ? null : TYPES.get(t.asText());
             if (c == null || !base.isAssignableFrom(c)) {
                 throw new IllegalArgumentException("unknown " + base.getSimpleName().toLowerCase() + " type " + t);
+            }
+            for (Map.Entry<String, String> f : ADDED_LATER.getOrDefault(c, Map.of()).entrySet()) {
+                if (!o.has(f.getKey())) {
+                    o.put(f.getKey(), f.getValue());
+                }
             }
             return base.cast(JSON.treeToValue(o, c));
         } catch (IOException | RuntimeException e) {

@@ -34,6 +34,20 @@ public final class Names {
         return true;
     }
 
+    /** {@code [0-9a-f]{64}}, checked without a regular expression (a marker may list a million). */
+    public static boolean isSha256Hex(String d) {
+        if (d == null || d.length() != 64) {
+            return false;
+        }
+        for (int i = 0; i < 64; i++) {
+            char c = d.charAt(i);
+            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     public static long requireGeneration(long generation) {
         if (generation < 0) {
             throw new IllegalArgumentException("generation must be >= 0, got " + generation);

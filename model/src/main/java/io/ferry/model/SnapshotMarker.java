@@ -23,7 +23,7 @@ public record SnapshotMarker(String job, long generation, int ranks, Map<Integer
         }
         for (int r = 0; r < ranks; r++) {
             String d = manifestSha256.get(r);
-            if (!isSha256Hex(d)) {
+            if (!Names.isSha256Hex(d)) {
                 throw new IllegalArgumentException("snapshot " + job + "/" + generation
                         + ": rank " + r + " has no valid manifest digest");
             }
@@ -31,19 +31,5 @@ public record SnapshotMarker(String job, long generation, int ranks, Map<Integer
         if (committedAt == null) {
             throw new IllegalArgumentException("snapshot " + job + "/" + generation + ": no commit time");
         }
-    }
-
-    /** {@code [0-9a-f]{64}}, checked without a regular expression (a marker may list a million). */
-    private static boolean isSha256Hex(String d) {
-        if (d == null || d.length() != 64) {
-            return false;
-        }
-        for (int i = 0; i < 64; i++) {
-            char c = d.charAt(i);
-            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
-                return false;
-            }
-        }
-        return true;
     }
 }

@@ -39,6 +39,7 @@ class EventCodecTest {
                 new Event.StoreHealthReported("j", "n0", "s3://b/p", "OPEN", 10, 3, 2, 1));
         for (Event e : all) {
             assertEquals(e, EventCodec.decode(EventCodec.encode(e)));
+            assertEquals(e, EventCodec.decodeTree(EventCodec.encode(e), Event.class), "the general path alone");
         }
         for (Command c : List.of(new Command.Capture("j", 5), new Command.Capture("j", 6, "n3=10.0.0.3:4000"),
                 new Command.Release("j"), new Command.Restart("j", -1, "user"),
@@ -54,6 +55,59 @@ class EventCodecTest {
         }
     }
 
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void theHotEventsTakeTheFastPathAndGiveWhatTheGeneralPathGives() {
+        FlatRecords flat = new FlatRecords(Map.of("ImageCaptured", Event.ImageCaptured.class, "ImageStaged", Event.ImageStaged.class,
+                        "Heartbeat", Event.Heartbeat.class, "JobStarted", Event.JobStarted.class),
+                Map.of(Event.ImageStaged.class, Map.of("manifest", "")));
+        String digest = "ab".repeat(32);
+        for (Event e : List.of(new Event.ImageCaptured("j", 2, 1, "n0", 1234, 0.25),
+                new Event.ImageStaged("j", 2, 1, "remote", 1234, 600, 0.5, digest),
+                new Event.ImageStaged("j", 2, 1, "remote", 1234, 600, 0.5), new Event.Heartbeat("j", "n0"))) {
+            assertEquals(e, flat.decode(EventCodec.encode(e), Event.class, EventCodec.VERSION), e.toString());
+        }
+        // an event written before ImageStaged carried its manifest's digest: both paths read it as ""
+        String old = "{\"job\":\"j\",\"generation\":2,\"rank\":1,\"tier\":\"remote\",\"rawBytes\":1,"
+                + "\"storedBytes\":1,\"seconds\":0.5,\"type\":\"ImageStaged\",\"v\":1}";
+        Event.ImageStaged expected = new Event.ImageStaged("j", 2, 1, "remote", 1, 1, 0.5, "");
+        assertEquals(expected, flat.decode(utf8(old), Event.class, 1));
+        assertEquals(expected, EventCodec.decodeTree(utf8(old), Event.class));
+        // the type first, a whole number for a double: still the plain case
+        assertEquals(new Event.ImageCaptured("j", 2, 1, "n0", 7, 1.0), flat.decode(utf8("{\"type\":\"ImageCaptured\",\"v\":1,"
+                + "\"job\":\"j\",\"generation\":2,\"rank\":1,\"node\":\"n0\",\"bytes\":7,\"seconds\":1}"), Event.class, 1));
+        assertEquals(new Event.Heartbeat("j", "n0"), flat.decode(utf8(" {\n \"job\" : \"j\" ,\t\"node\":\"n0\", \"type\":\"Heartbeat\",\"v\":1 }\n"),
+                Event.class, 1), "white space between tokens");
+        // not the plain case: left to the general path (which coerces or refuses by Jackson's rules)
+        for (String other : List.of(
+                "{\"job\":\"j\",\"node\":\"n0\",\"type\":\"Heartbeat\",\"v\":1,\"extra\":1}",
+                "{\"job\":\"j\",\"node\":\"n0\",\"node\":\"n1\",\"type\":\"Heartbeat\",\"v\":1}",
+                "{\"job\":\"j\",\"node\":null,\"type\":\"Heartbeat\",\"v\":1}",
+                "{\"job\":\"j\",\"node\":\"n\\u0030\",\"type\":\"Heartbeat\",\"v\":1}",
+                "{\"job\":\"j\",\"node\":\"nœud\",\"type\":\"Heartbeat\",\"v\":1}",
+                "{\"job\":\"j\",\"node\":\"n0\",\"type\":\"Heartbeat\",\"v\":01}",
+                "{\"job\":\"j\",\"node\":\"n0\",\"type\":\"Heartbeat\",\"v\":1,}",
+                "{\"job\":\"j\",\"node\":\"n0\" \"type\":\"Heartbeat\",\"v\":1}",
+                "{\"job\":\"j\",\"type\":\"Heartbeat\",\"v\":1}",
+                "{\"job\":\"j\",\"node\":\"n0\",\"type\":\"Heartbeat\",\"v\":2}",
+                "{\"job\":\"j\",\"node\":\"n0\",\"type\":\"Heartbeat\"}",
+                "{\"job\":\"../j\",\"node\":\"n0\",\"type\":\"Heartbeat\",\"v\":1}",
+                "{\"job\":\"j\",\"generation\":2,\"rank\":3000000000,\"node\":\"n0\",\"bytes\":7,\"seconds\":1,"
+                        + "\"type\":\"ImageCaptured\",\"v\":1}",
+                "{\"job\":\"j\",\"generation\":\"2\",\"rank\":1,\"node\":\"n0\",\"bytes\":7,\"seconds\":1,"
+                        + "\"type\":\"ImageCaptured\",\"v\":1}",
+                "{\"job\":\"j\",\"node\":\"n0\",\"type\":\"Heartbeat\",\"v\":1} trailing",
+                "{\"job\":\"j\",\"ranks\":2,\"type\":\"JobStarted\",\"v\":1}")) {
+            assertEquals(null, flat.decode(utf8(other), Event.class, 1), other);
+        }
+        assertEquals(null, flat.decode(EventCodec.encode(new Event.Heartbeat("j", "n0")), Command.class, 1), "not a command");
+        assertEquals(new Event.Heartbeat("j", "nœud"), EventCodec.decode(EventCodec.encode(new Event.Heartbeat("j", "nœud"))),
+                "the general path reads what the fast one leaves");
+    }
+
     @Test
     void malformedEventsAreClearErrors() {
         for (String bad : List.of("not json", "[]", "{\"type\":\"RankExited\",\"v\":1}",
@@ -64,7 +118,11 @@ class EventCodecTest {
                 "{\"type\":\"PeerAddress\",\"v\":1,\"job\":\"j\",\"node\":\"n1\",\"address\":\"10.0.0.1\"}",
                 "{\"type\":\"PeerAddress\",\"v\":1,\"job\":\"j\",\"node\":\"n1\",\"address\":\"h:70000\"}",
                 "{\"type\":\"PartnerCopied\",\"v\":1,\"job\":\"j\",\"generation\":1,\"node\":\"n1\",\"partner\":\"../n\","
-                        + "\"ranks\":\"0\",\"bytes\":1,\"seconds\":0}")) {
+                        + "\"ranks\":\"0\",\"bytes\":1,\"seconds\":0}",
+                "{\"type\":\"ImageStaged\",\"v\":1,\"job\":\"j\",\"generation\":1,\"rank\":0,\"tier\":\"remote\","
+                        + "\"rawBytes\":1,\"storedBytes\":1,\"seconds\":0,\"manifest\":\"not a digest\"}",
+                "{\"type\":\"ImageCaptured\",\"v\":1,\"job\":\"j\",\"generation\":1,\"rank\":3000000000,\"node\":\"n\","
+                        + "\"bytes\":1,\"seconds\":0}")) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                     () -> EventCodec.decode(bad.getBytes(StandardCharsets.UTF_8)), bad);
             assertTrue(e.getMessage() != null && !e.getMessage().isBlank(), bad);
