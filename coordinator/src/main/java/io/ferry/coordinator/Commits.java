@@ -12,14 +12,22 @@ import java.util.Map;
  * The coordinator's work on the jobs' stores, kept apart from its loop: each staged rank's
  * manifest read as it is staged, the commit marker written once every rank is staged (the
  * snapshot is then established), and the job's store retention ({@code store.keep-generations})
- * applied after each establishment. A store that fails delays a commit (retried on the next
- * tick), never the loop. Called on the coordinator thread only.
+ * applied after each establishment. A store that fails delays a commit (retried on a later
+ * tick), never the loop. Called on the coordinator thread; commits run on their own threads.
  */
 final class Commits implements Closeable {
     private final KafkaLog log;
     private final Object lock;
     private final JobStores stores;
     private final ManifestDigests manifests = new ManifestDigests();
+    /** Jobs with a commit under way. */
+    private final java.util.Set<String> committing = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** A few, so that one job's hanging store holds up its own commits, not everyone's. */
+    private final java.util.concurrent.ExecutorService committers = java.util.concurrent.Executors.newFixedThreadPool(4, r -> {
+        Thread t = new Thread(r, "ferry-coordinator-commit");
+        t.setDaemon(true);
+        return t;
+    });
 
     /** @param secrets store credentials of this process, added to every job's store settings */
     Commits(KafkaLog log, Object lock, Map<String, String> secrets) {
@@ -28,15 +36,20 @@ final class Commits implements Closeable {
         this.stores = new JobStores(secrets);
     }
 
-    /** A rank was staged for a generation still in flight: its manifest is read now, not all of them at the commit. */
+    /** A rank was staged for a generation still in flight: its manifest's digest is kept now, not read at the commit. */
     void staged(JobView j, Event.ImageStaged s) {
         GenerationView g = j.generations.get(s.generation());
-        if (j.started != null && g != null && (g.state == GenerationView.State.OPEN || g.state == GenerationView.State.CAPTURED)) {
-            try {
-                manifests.staged(stores.of(j.started), j.job, s.generation(), s.rank(), j.ranks());
-            } catch (java.io.IOException unopened) {
-                // the commit opens the store again, and says why it cannot
-            }
+        if (j.started == null || g == null || !(g.state == GenerationView.State.OPEN || g.state == GenerationView.State.CAPTURED)) {
+            return;
+        }
+        if (!s.manifest().isEmpty()) {
+            manifests.given(j.job, s.generation(), s.rank(), j.ranks(), s.manifest());
+            return;
+        }
+        try {
+            manifests.staged(stores.of(j.started), j.job, s.generation(), s.rank(), j.ranks());
+        } catch (java.io.IOException unopened) {
+            // the commit opens the store again, and says why it cannot
         }
     }
 
@@ -53,8 +66,35 @@ final class Commits implements Closeable {
         manifests.forget(job, g -> true);
     }
 
-    /** Writes the commit marker of {@code g} (every rank staged), reports it established, prunes the store. */
+    /**
+     * Writes the commit marker of {@code g} (every rank staged), reports it established and
+     * prunes the store, on a committer thread: the coordinator thread goes on folding the
+     * other jobs' events (and this job's) meanwhile. One commit per job at a time (a second
+     * call while one is under way does nothing); a failed one is retried on a later tick.
+     */
     void establish(JobView j, GenerationView g, long now) {
+        if (!committing.add(j.job)) {
+            return;
+        }
+        try {
+            committers.execute(() -> {
+                try {
+                    commit(j, g, now);
+                } finally {
+                    committing.remove(j.job);
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException closing) {
+            committing.remove(j.job);
+        }
+    }
+
+    private void commit(JobView j, GenerationView g, long now) {
+        synchronized (lock) {
+            if (g.state != GenerationView.State.CAPTURED) {
+                return; // committed by the call before this one (the tick saw it a moment late), or failed since
+            }
+        }
         try {
             stores.of(j.started).commitSnapshot(j.job, g.generation, j.ranks(), manifests.known(j.job, g.generation));
             manifests.forget(j.job, gen -> gen == g.generation);
@@ -66,7 +106,9 @@ final class Commits implements Closeable {
             }
             pruneStore(j);
         } catch (java.io.IOException | RuntimeException e) {
-            g.stagingProblem = "cannot write the commit marker: " + e.getMessage(); // retried on the next tick
+            synchronized (lock) {
+                g.stagingProblem = "cannot write the commit marker: " + e.getMessage(); // retried on a later tick
+            }
         }
     }
 
@@ -95,6 +137,15 @@ final class Commits implements Closeable {
 
     @Override
     public void close() {
+        committers.shutdown();
+        try {
+            if (!committers.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                System.err.println("ferry coordinator: a commit still under way at close (its store hangs?): left to the next owner");
+                committers.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         manifests.close();
         stores.close();
     }

@@ -12,7 +12,7 @@ import java.util.Map;
 /**
  * The stores of the jobs a coordinator serves, each opened once from the job's start event
  * (URI and settings; credentials from the coordinator's own environment) and kept open.
- * Not thread-safe: the coordinator thread alone uses it.
+ * Thread-safe (the coordinator thread and its committers share it).
  */
 final class JobStores implements Closeable {
     private final Map<String, OpenedStore> open = new HashMap<>();
@@ -24,7 +24,7 @@ final class JobStores implements Closeable {
     }
 
     /** The repository of {@code started}'s store, opened on first use. */
-    Repository of(Event.JobStarted started) throws IOException {
+    synchronized Repository of(Event.JobStarted started) throws IOException {
         String key = started.store() + "\n" + started.launch().settings();
         OpenedStore s = open.get(key);
         if (s == null) {
@@ -37,7 +37,7 @@ final class JobStores implements Closeable {
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
         for (OpenedStore s : open.values()) {
             try {
                 s.close();
