@@ -51,8 +51,7 @@ public final class RestartBenchmark {
         try (Store store = Stores.open(work.resolve("store").toUri(), Map.of());
              StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC())) {
             long t = System.nanoTime();
-            pipeline.push(image, ref, Progress.NONE);
-            cache.markStaged(ref);
+            cache.markStaged(ref, pipeline.push(image, ref, Progress.NONE)); // as the agent does
             System.out.printf("staged to %s in %.1f s (its manifest is what the restart verifies against)%n",
                     store.uri(), (System.nanoTime() - t) / 1e9);
             List<Path> files;

@@ -351,7 +351,7 @@ public final class NodeAgent implements Closeable {
             }
             try {
                 PushResult p = pipeline.push(cache.imageDir(ref), ref, Progress.NONE);
-                cache.markStaged(ref);
+                cache.markStaged(ref, p);
                 events.accept(new Event.ImageStaged(config.job(), g, r, "remote", p.rawBytes(), p.storedBytes(),
                         p.elapsed().toNanos() / 1e9, p.manifestSha256()));
             } catch (IOException | RuntimeException e) {

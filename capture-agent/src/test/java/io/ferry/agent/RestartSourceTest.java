@@ -26,8 +26,9 @@ class RestartSourceTest {
     @TempDir
     Path tmp;
 
-    @Test
-    void restoresFromTheCacheWhenEveryChunkVerifiesAndFromTheStoreWhenOneByteDiffers() throws Exception {
+    @org.junit.jupiter.params.ParameterizedTest(name = "check recorded at staging: {0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    void restoresFromTheCacheWhenEveryChunkVerifiesAndFromTheStoreWhenOneByteDiffers(boolean crcRecorded) throws Exception {
         LocalCache cache = Staging.localCache(tmp.resolve("cache"));
         ImageRef ref = new ImageRef("job", 1, 0);
         Path image = cache.imageDir(ref);
@@ -42,7 +43,15 @@ class RestartSourceTest {
         Files.createSymbolicLink(image.resolve("link"), Path.of("small"));
         try (Store store = Stores.open(tmp.resolve("store").toUri(), Map.of());
              StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC())) {
-            pipeline.push(image, ref, Progress.NONE);
+            io.ferry.staging.PushResult pushed = pipeline.push(image, ref, Progress.NONE);
+            if (crcRecorded) {
+                cache.markStaged(ref, pushed); // as the agent does: each chunk is then checked by its CRC32C
+                assertEquals(pushed.manifestSha256(), cache.stagedCheck(ref).orElseThrow().manifestSha256());
+                assertEquals(3 + 1, cache.stagedCheck(ref).orElseThrow().chunkCrc32c().length, "3 chunks, 1 for 'small'");
+            } else {
+                cache.markStaged(ref); // as older agents did: SHA-256
+                assertEquals(java.util.Optional.empty(), cache.stagedCheck(ref));
+            }
 
             Path target = tmp.resolve("restart");
             assertEquals("local", RestartSource.materialise(pipeline, cache, ref, target));
@@ -58,6 +67,42 @@ class RestartSourceTest {
             }
             assertEquals("remote", RestartSource.materialise(pipeline, cache, ref, target));
             assertArrayEquals(big, Files.readAllBytes(target.resolve("sub/state.bin")));
+            try (RandomAccessFile f = new RandomAccessFile(image.resolve("sub/state.bin").toFile(), "rw")) {
+                f.seek((4 << 20) + 12345);
+                f.write(0); // mended
+                f.seek(777); // a bit flipped in a chunk of random bytes
+                int b = f.read();
+                f.seek(777);
+                f.write(b ^ 0x10);
+            }
+            assertEquals("remote", RestartSource.materialise(pipeline, cache, ref, target));
+            assertArrayEquals(big, Files.readAllBytes(target.resolve("sub/state.bin")));
+        }
+    }
+
+    @Test
+    void aCheckRecordedForAnotherManifestOrCutShortIsNotUsedAndTheCopyIsCheckedBySha256() throws Exception {
+        LocalCache cache = Staging.localCache(tmp.resolve("cache"));
+        ImageRef ref = new ImageRef("job", 2, 0);
+        Path image = cache.imageDir(ref);
+        Files.createDirectories(image);
+        Files.writeString(image.resolve("state"), "first");
+        try (Store store = Stores.open(tmp.resolve("store").toUri(), Map.of());
+             StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC())) {
+            cache.markStaged(ref, pipeline.push(image, ref, Progress.NONE));
+            Files.writeString(image.resolve("state"), "other"); // same size; pushed again: the store's manifest changes
+            pipeline.push(image, ref, Progress.NONE);
+            Path target = tmp.resolve("restart");
+            assertEquals("local", RestartSource.materialise(pipeline, cache, ref, target), "verified by SHA-256");
+            assertEquals("other", Files.readString(target.resolve("state")));
+
+            Path marker = image.getParent().resolve(".staged-0");
+            cache.markStaged(ref, pipeline.push(image, ref, Progress.NONE));
+            byte[] whole = Files.readAllBytes(marker);
+            Files.write(marker, java.util.Arrays.copyOf(whole, whole.length - 2)); // a torn record
+            assertEquals(java.util.Optional.empty(), cache.stagedCheck(ref));
+            assertEquals("local", RestartSource.materialise(pipeline, cache, ref, target));
+            assertEquals("other", Files.readString(target.resolve("state")));
         }
     }
 }

@@ -56,7 +56,7 @@ final class StorageDemo {
                     ImageRef ref = new ImageRef(job, g, r);
                     SyntheticImage.write(cache.imageDir(ref), size, 1000 + r, g);
                     PushResult p = o.pipeline().push(cache.imageDir(ref), ref, TerminalProgress.forStderr());
-                    cache.markStaged(ref);
+                    cache.markStaged(ref, p);
                     written += p.storedBytes();
                     raw += p.rawBytes();
                 }

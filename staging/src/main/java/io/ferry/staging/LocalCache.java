@@ -5,6 +5,7 @@ import io.ferry.model.Names;
 import io.ferry.staging.internal.FileTrees;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,7 +21,7 @@ import java.util.stream.Stream;
 /**
  * A node-local cache directory: {@code <root>/<job>/<generation>/<rank>/} holds a rank's image
  * as it dumped it, and {@code <root>/<job>/<generation>/.staged-<rank>} records that the
- * image reached the remote store. A partner copy of another node's rank sits in the same
+ * image reached the remote store (and holds the check of the cached copy a restart uses). A partner copy of another node's rank sits in the same
  * place, {@code .partner-<rank>} beside it saying so (it is staged by its own node, so it never
  * holds up retention here). Retention keeps the newest N generations of a job and
  * never deletes the newest generation established remotely, nor any generation holding an
@@ -46,11 +47,74 @@ public final class LocalCache {
         return root.resolve(Names.requireJob(job)).resolve(Long.toString(Names.requireGeneration(generation)));
     }
 
-    /** Records, durably, that {@code ref} is on the remote store. */
+    /** Records, durably, that {@code ref} is on the remote store (no local check: a restart verifies by SHA-256). */
     public void markStaged(ImageRef ref) throws IOException {
+        writeStaged(ref, ByteBuffer.allocate(0));
+    }
+
+    /**
+     * Records, durably, that {@code ref} is on the remote store as {@code pushed} put it, with
+     * the cache's own check of its copy: the manifest's SHA-256 and every chunk's CRC32C (the
+     * {@code .staged-<rank>} file's bytes: {@code "FCK1"}, the manifest's 32-byte SHA-256, the
+     * number of chunks as a big-endian int32, then each CRC32C as a big-endian int32, in manifest
+     * order). A restart from this cache checks each chunk against its CRC32C when the committed
+     * manifest is that one (see {@link #stagedCheck}).
+     */
+    public void markStaged(ImageRef ref, PushResult pushed) throws IOException {
+        int[] crc = pushed.chunkCrc32c();
+        byte[] sha = java.util.HexFormat.of().parseHex(pushed.manifestSha256());
+        ByteBuffer b = ByteBuffer.allocate(4 + 32 + 4 + 4 * crc.length);
+        b.put(CHECK_MAGIC).put(sha).putInt(crc.length);
+        for (int c : crc) {
+            b.putInt(c);
+        }
+        writeStaged(ref, b.flip());
+    }
+
+    private static final byte[] CHECK_MAGIC = {'F', 'C', 'K', '1'};
+
+    /** The cache's check of its copy of an image: the manifest it was pushed as, and each chunk's CRC32C in manifest order. */
+    public record StagedCheck(String manifestSha256, int[] chunkCrc32c) {}
+
+    /**
+     * The check {@link #markStaged(ImageRef, PushResult)} recorded for {@code ref}; empty when
+     * the image is not marked staged, was marked without one, or the record is not whole (a
+     * restart then verifies by SHA-256, as it does for partner copies).
+     */
+    public java.util.Optional<StagedCheck> stagedCheck(ImageRef ref) throws IOException {
+        Path marker = generationDir(ref.job(), ref.generation()).resolve(".staged-" + ref.rank());
+        byte[] bytes;
+        try {
+            bytes = Files.readAllBytes(marker);
+        } catch (java.nio.file.NoSuchFileException e) {
+            return java.util.Optional.empty();
+        }
+        ByteBuffer b = ByteBuffer.wrap(bytes);
+        if (bytes.length < 40 || !java.util.Arrays.equals(bytes, 0, 4, CHECK_MAGIC, 0, 4)) {
+            return java.util.Optional.empty();
+        }
+        b.position(4);
+        byte[] sha = new byte[32];
+        b.get(sha);
+        int n = b.getInt();
+        if (n < 0 || b.remaining() != 4L * n) {
+            return java.util.Optional.empty();
+        }
+        int[] crc = new int[n];
+        for (int i = 0; i < n; i++) {
+            crc[i] = b.getInt();
+        }
+        return java.util.Optional.of(new StagedCheck(java.util.HexFormat.of().formatHex(sha), crc));
+    }
+
+    private void writeStaged(ImageRef ref, ByteBuffer content) throws IOException {
         Path marker = generationDir(ref.job(), ref.generation()).resolve(".staged-" + ref.rank());
         Files.createDirectories(marker.getParent());
-        try (FileChannel ch = FileChannel.open(marker, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+        try (FileChannel ch = FileChannel.open(marker, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                StandardOpenOption.TRUNCATE_EXISTING)) {
+            while (content.hasRemaining()) {
+                ch.write(content);
+            }
             ch.force(true);
         }
         try (FileChannel dir = FileChannel.open(marker.getParent(), StandardOpenOption.READ)) {

@@ -62,7 +62,8 @@ public final class ImagePush {
         this.zeros = zeros;
     }
 
-    private record PendingFile(ImageScanner.Found found, String sha256, List<CompletableFuture<ChunkId>> chunks) {}
+    /** A file being pushed; {@code crc32c} per chunk, filled in by the workers. */
+    private record PendingFile(ImageScanner.Found found, String sha256, List<CompletableFuture<ChunkId>> chunks, int[] crc32c) {}
 
     public PushResult run(java.nio.file.Path dir, ImageRef ref, Progress progress) throws IOException, InterruptedException {
         long t0 = System.nanoTime();
@@ -95,9 +96,11 @@ public final class ImagePush {
         }
         List<Entry> entries = new ArrayList<>(pending.size());
         long chunks = 0;
+        int[] crc32c = new int[all.size()];
         for (Object o : pending) {
             if (o instanceof PendingFile pf) {
                 List<ChunkId> ids = pf.chunks().stream().map(CompletableFuture::join).toList();
+                System.arraycopy(pf.crc32c(), 0, crc32c, (int) chunks, ids.size());
                 chunks += ids.size();
                 entries.add(new Entry.RegularFile(pf.found().path(), pf.found().mode(), pf.found().size(), pf.sha256(), ids));
             } else {
@@ -107,12 +110,13 @@ public final class ImagePush {
         String manifestSha = repo.putManifest(new Manifest(ref, chunkSize, entries));
         return new PushResult(ref, total, (int) pending.stream().filter(o -> o instanceof PendingFile).count(), chunks,
                 zeroChunks.get(), knownChunks.get(), newChunks.get(), storedBytes.get(), manifestSha,
-                Duration.ofNanos(System.nanoTime() - t0));
+                Duration.ofNanos(System.nanoTime() - t0), crc32c);
     }
 
     private PendingFile readFile(ImageScanner.Found f, Progress progress) throws IOException, InterruptedException {
         MessageDigest whole = Digests.newSha256();
         List<CompletableFuture<ChunkId>> chunks = new ArrayList<>();
+        int[] crc32c = new int[(int) ((f.size() + chunkSize - 1) / chunkSize)];
         try (FileChannel ch = FileChannel.open(f.file(), StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
             long remaining = f.size();
             while (remaining > 0) {
@@ -126,14 +130,15 @@ public final class ImagePush {
                     throw e;
                 }
                 whole.update(buf, 0, len);
-                chunks.add(CompletableFuture.supplyAsync(() -> stage(buf, len, progress), workers));
+                int index = chunks.size();
+                chunks.add(CompletableFuture.supplyAsync(() -> stage(buf, len, progress, crc32c, index), workers));
                 remaining -= len;
             }
             if (ch.read(ByteBuffer.allocate(1)) > 0) {
                 throw new IOException("file " + f.path() + " grew while being pushed: quiesce the rank first");
             }
         }
-        return new PendingFile(f, Digests.hex(whole.digest()), chunks);
+        return new PendingFile(f, Digests.hex(whole.digest()), chunks, crc32c);
     }
 
     private static void readFully(FileChannel ch, byte[] buf, int len, ImageScanner.Found f) throws IOException {
@@ -145,11 +150,15 @@ public final class ImagePush {
         }
     }
 
-    private ChunkId stage(byte[] buf, int len, Progress progress) {
+    /** Hashes, compresses and writes one chunk; records its CRC32C (the node-local cache's check) in {@code crc32c[index]}. */
+    private ChunkId stage(byte[] buf, int len, Progress progress, int[] crc32c, int index) {
         try {
             if (failure.get() != null) {
                 throw new java.util.concurrent.CancellationException("push failed");
             }
+            java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+            crc.update(buf, 0, len);
+            crc32c[index] = (int) crc.getValue(); // published to the reader by the future's completion
             if (java.util.Arrays.mismatch(buf, 0, len, zeros, 0, len) == -1) {
                 zeroChunks.incrementAndGet();
                 return ChunkId.ZERO;
