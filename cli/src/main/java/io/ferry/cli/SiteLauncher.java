@@ -21,7 +21,8 @@ import java.util.concurrent.TimeUnit;
  * then SIGKILL to what is left of it after 10 s) and runs
  * {@code sh -c 'exec LAUNCHER "$@"' ferry-rank --job J --generation G -- PROGRAM ARGS}, so the
  * launcher text keeps its shell quoting and the program its exact arguments. A launcher that
- * ends by itself is reported as {@link Event.LauncherExited}; one stopped here is not.
+ * ends by itself is reported as {@link Event.LauncherExited}; one stopped here is not. While it
+ * is open it sends a {@link Event.Heartbeat#LAUNCHER} heartbeat every second.
  * Thread-safe: requests run one after another on their own thread.
  */
 final class SiteLauncher implements Closeable {
@@ -39,6 +40,11 @@ final class SiteLauncher implements Closeable {
         t.setDaemon(true);
         return t;
     });
+    private final java.util.concurrent.ScheduledExecutorService alive = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "ferry-launcher-heartbeat");
+        t.setDaemon(true);
+        return t;
+    });
     private Process running;
     private int runningAttempt;
 
@@ -49,6 +55,17 @@ final class SiteLauncher implements Closeable {
         this.program = List.copyOf(program);
         this.out = out;
         this.shim = shim();
+        // While this process holds the launcher it says so: if it dies (killed, its allocation ended),
+        // the coordinator ends the job instead of waiting for a launcher nobody will run again.
+        alive.scheduleAtFixedRate(this::heartbeat, 0, Event.Heartbeat.LAUNCHER_INTERVAL_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    private void heartbeat() {
+        try {
+            log.append(new Event.Heartbeat(job, Event.Heartbeat.LAUNCHER));
+        } catch (RuntimeException e) {
+            // the broker is away: the next beat tries again (the coordinator, if it can read, sees the gap)
+        }
     }
 
     /** {@code bin/ferry-rank} of this installation: beside the jar's module (cli/target/..) or named by -Dferry.rank. */
@@ -141,6 +158,7 @@ final class SiteLauncher implements Closeable {
 
     @Override
     public void close() {
+        alive.shutdownNow();
         lane.shutdownNow();
         stopRunning();
     }

@@ -42,6 +42,12 @@ public final class JobView {
      * placement or of the nodes' heartbeats other than a newer one.
      */
     long heartbeatsFreshUntil;
+    /**
+     * Log time of the newest heartbeat of the {@code ferry run --launch} that holds the job's
+     * launcher ({@link Event.Heartbeat#LAUNCHER}); 0 before its first (older versions send none,
+     * and are not watched).
+     */
+    long launcherSeenMillis;
     /** Nodes that sent a heartbeat of the job since it was (re)placed: they run it. */
     final java.util.Set<String> answered = new java.util.TreeSet<>();
     /** Why a node could not launch the job (a start that failed there), or empty. */

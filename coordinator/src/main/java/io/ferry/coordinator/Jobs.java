@@ -41,6 +41,7 @@ public final class Jobs {
             j.success = null;
             j.recovering = false;
             j.launchFailure = "";
+            j.launcherSeenMillis = 0; // a new `ferry run`: watched from its first heartbeat
             j.exits.clear();
         } else if (e instanceof Event.JobPlaced p) {
             if (j.started != null) {
@@ -86,6 +87,10 @@ public final class Jobs {
             g.partnerRanks += c.rankSet().size();
             g.partnerBytes += c.bytes();
         } else if (e instanceof Event.Heartbeat h) {
+            if (Event.Heartbeat.LAUNCHER.equals(h.node())) {
+                j.launcherSeenMillis = Math.max(j.launcherSeenMillis, timestampMillis);
+                return j;
+            }
             j.peerSeenMillis.computeIfPresent(h.node(), (n, t) -> Math.max(t, timestampMillis));
             if (j.heartbeats.containsKey(h.node())) { // a node the job no longer uses stays forgotten
                 j.heartbeats.merge(h.node(), timestampMillis, Math::max);

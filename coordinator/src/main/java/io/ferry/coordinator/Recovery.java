@@ -13,6 +13,8 @@ import io.ferry.model.Placement;
  * sends. Called on the coordinator thread only.
  */
 final class Recovery {
+    /** A launcher's `ferry run` heard from this recently is alive: a silent node is then a node lost, not an allocation ended. */
+    private static final long LAUNCHER_FRESH_MILLIS = 3 * Event.Heartbeat.LAUNCHER_INTERVAL_MILLIS;
     private final KafkaLog log;
     private final Object lock;
     private final java.time.Clock clock;
@@ -146,8 +148,17 @@ final class Recovery {
         if (now < j.heartbeatsFreshUntil) {
             return false; // no node can be silent before its oldest heartbeat times out: skip the scan
         }
+        boolean watchedLauncher = j.placement.byLauncher() && j.launcherSeenMillis > 0;
+        if (watchedLauncher && now - j.launcherSeenMillis >= heartbeatTimeoutMillis) {
+            // Nobody is left to run the launcher again: rolling back would wait for nothing.
+            long established = j.newestEstablished().map(GenerationView::generation).orElse(-1L);
+            finish(j, false, "the `ferry run` holding the job's launcher sent no heartbeat for "
+                    + (now - j.launcherSeenMillis) / 1000 + " s (killed, or its allocation ended); run the same `ferry run`"
+                    + " again to resume" + (established >= 0 ? " from generation " + established : ""));
+            return true;
+        }
         String silent = null;
-        long oldest = Long.MAX_VALUE;
+        long oldest = watchedLauncher ? j.launcherSeenMillis : Long.MAX_VALUE;
         for (String node : j.placement.nodes()) {
             long last = j.lastHeartbeatMillis(node);
             if (now - last >= heartbeatTimeoutMillis) {
@@ -159,6 +170,9 @@ final class Recovery {
         if (silent == null) {
             j.heartbeatsFreshUntil = oldest + heartbeatTimeoutMillis;
             return false;
+        }
+        if (watchedLauncher && now - j.launcherSeenMillis > LAUNCHER_FRESH_MILLIS) {
+            return true; // the launcher's `ferry run` may be gone with the node (an allocation ended): its timeout decides
         }
         String cause = "node " + silent + " sent no heartbeat for " + (now - j.lastHeartbeatMillis(silent)) / 1000 + " s";
         if (j.started.autoRecover() && j.placement.nodes().size() > 1 && !j.placement.byLauncher()

@@ -6,6 +6,7 @@ import io.ferry.model.Command;
 import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
 import io.ferry.model.ImageRef;
+import io.ferry.model.LaunchSpec;
 import io.ferry.staging.Progress;
 import io.ferry.staging.Staging;
 import io.ferry.staging.StagingConfig;
@@ -28,6 +29,7 @@ import java.util.Map;
 import java.util.function.BooleanSupplier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The coordinator on a real embedded KRaft broker, with a real file: store. */
@@ -269,6 +271,42 @@ class CoordinatorIT {
                     && l.cause().contains("lost")).map(Command.Launch.class::cast).findFirst().orElseThrow();
             assertEquals("2-5", moved.ranks(), "c runs its own ranks and b's");
             assertEquals("map:0-1:a,2-5:c", c.query(j -> j.get("wide").orElseThrow().placement().orElseThrow().toString()));
+            c.close();
+        }
+    }
+
+    @Test
+    void aJobWhoseLaunchersFerryRunFallsSilentEndsWhileItsNodesStillBeat(@TempDir Path tmp) throws Exception {
+        try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));
+             KafkaLog log = new KafkaLog(kafka.bootstrapServers());
+             Store store = Stores.open(tmp.resolve("store").toUri(), Map.of())) {
+            Coordinator c = new Coordinator(log, Clock.systemUTC(), Duration.ofSeconds(4)).start();
+            assertTrue(c.awaitLive(Duration.ofSeconds(30)));
+            log.append(new Event.JobStarted("mpi", 2, 0, true, store.uri().toString(), "login", "launcher:",
+                    LaunchSpec.of(List.of("./sim"))));
+            await("the first launch request", () -> c.query(j -> j.get("mpi").map(v -> v.launchAttempt() >= 1).orElse(false)));
+            // Act as `ferry run --launch` (a heartbeat a second) and as node n1's agent, whose ranks joined.
+            log.append(new Event.RanksJoined("mpi", -1, "n1", "0-1"));
+            java.util.concurrent.atomic.AtomicBoolean runAlive = new java.util.concurrent.atomic.AtomicBoolean(true);
+            java.util.concurrent.ScheduledExecutorService beats = java.util.concurrent.Executors.newScheduledThreadPool(1);
+            try {
+                beats.scheduleAtFixedRate(() -> {
+                    log.append(new Event.Heartbeat("mpi", "n1"));
+                    if (runAlive.get()) {
+                        log.append(new Event.Heartbeat("mpi", Event.Heartbeat.LAUNCHER));
+                    }
+                }, 0, 500, java.util.concurrent.TimeUnit.MILLISECONDS);
+                Thread.sleep(6000); // longer than the timeout: a launcher that beats is not lost
+                assertFalse((boolean) c.query(j -> j.get("mpi").orElseThrow().finished()), "the job runs while its ferry run beats");
+                runAlive.set(false); // SIGKILLed
+                await("the job ended", () -> c.query(j -> !j.get("mpi").orElseThrow().finishDetail.isEmpty()));
+                assertEquals(false, c.query(j -> j.get("mpi").flatMap(JobView::success).orElseThrow()));
+                String detail = c.query(j -> j.get("mpi").orElseThrow().finishDetail);
+                assertTrue(detail.contains("`ferry run` holding the job's launcher sent no heartbeat"), detail);
+                assertEquals(1, (int) c.query(j -> j.get("mpi").orElseThrow().launchAttempt()), "no launch asked of nobody");
+            } finally {
+                beats.shutdownNow();
+            }
             c.close();
         }
     }

@@ -164,6 +164,14 @@ public sealed interface Event {
 
     /** The node's agent is alive (sent every few seconds); its log timestamp is what counts. */
     record Heartbeat(String job, String node) implements Event {
+        /**
+         * The {@code node} of the heartbeats a {@code ferry run --launch} sends while it holds the
+         * job's launcher (not a host name: parentheses are not allowed in one).
+         */
+        public static final String LAUNCHER = "(launcher)";
+        /** How often that {@code ferry run} sends one (one small event per job per second). */
+        public static final long LAUNCHER_INTERVAL_MILLIS = 1000;
+
         public Heartbeat {
             Names.requireJob(job);
         }
