@@ -28,8 +28,8 @@ import java.util.concurrent.Callable;
 @Command(name = "plan", mixinStandardHelpOptions = true,
         description = {"Ideal checkpoint time by the Checkpoint Fill-Time Law (Cao et al.):",
                 "(checkpoint size / total storage) x (disk size / disk write bandwidth).",
-                "Sizes: KB, MB, GB, TB, PB are decimal (10^3, 10^6, ...); KiB, MiB, GiB, TiB, PiB and bare K, M, G, T, P",
-                "are binary (2^10, 2^20, ...). Rates: a size per second, e.g. 4GB/s or 500MiB/s."})
+                "Sizes: KB, MB, GB, TB, PB, EB are decimal (10^3, 10^6, ...); KiB, MiB, GiB, TiB, PiB, EiB and bare K, M, G,",
+                "T, P, E are binary (2^10, 2^20, ...), up to 9.2 EB. Rates: a size per second, e.g. 4GB/s or 500MiB/s."})
 final class PlanCommand implements Callable<Integer> {
     @Option(names = {"--checkpoint-size", "--ram"}, paramLabel = "SIZE",
             description = "Bytes to write; for a full-memory dump, the machine's RAM (e.g. 1PB).")
@@ -203,7 +203,7 @@ final class PlanCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "  ratio               %.4g (checkpoint / storage)%n", law.ratio());
         out.printf(Locale.ROOT, "  single-disk fill    %s%n", seconds(law.singleDiskFillSeconds()));
         out.printf(Locale.ROOT, "  ideal checkpoint    %s%n", seconds(law.idealSeconds()));
-        out.println("Units: KB/MB/GB/TB/PB decimal (10^3n bytes), KiB/MiB/GiB/TiB/PiB binary (2^10n); printed in decimal.");
+        out.println("Units: KB/MB/GB/TB/PB/EB decimal (10^3n bytes), KiB/MiB/GiB/TiB/PiB/EiB binary (2^10n); printed in decimal.");
     }
 
     private static long size(String option, String text) {
