@@ -113,8 +113,9 @@ final class StoreCommand {
                 io.ferry.staging.StoreGc.Collected c = io.ferry.staging.StoreGc.run(o.pipeline().repository(), g,
                         java.time.Clock.systemUTC(), dryRun);
                 System.out.printf(Locale.ROOT, "%d chunks referenced; deleted %d unreferenced (%s), put back %d; %s %d"
-                                + " (%s) aside%s%n", c.referenced(), c.deleted(), Sizes.format(c.deletedBytes()), c.restored(),
-                        dryRun ? "would move" : "moved", c.fossilized(), Sizes.format(c.fossilizedBytes()),
+                                + " (%s) aside; %s %d temporary files of interrupted puts%s%n", c.referenced(), c.deleted(),
+                        Sizes.format(c.deletedBytes()), c.restored(), dryRun ? "would move" : "moved", c.fossilized(),
+                        Sizes.format(c.fossilizedBytes()), dryRun ? "would delete" : "deleted", c.abandoned(),
                         c.waitUntil() == null ? "" : "; run again after " + c.waitUntil() + " to delete what is aside");
             }
             return 0;

@@ -29,6 +29,8 @@ import java.util.Set;
  *     puts back any that one does: a push that found the chunk before it was moved has written
  *     its manifest by then, as long as pushes take less than {@code grace}.</li>
  * </ol>
+ * Each run also deletes the temporary objects interrupted puts left (a killed push on a POSIX
+ * or HDFS store) once they are older than {@code grace} ({@link Store#deleteAbandoned}).
  * Killed at any point, the store still verifies: only chunks unreferenced at the scan are
  * moved (copied, then deleted), and fossils are only deleted once unreferenced twice. A
  * manifest that cannot be read stops the collection (what it references is unknown).
@@ -39,12 +41,18 @@ public final class StoreGc {
 
     private StoreGc() {}
 
-    /** What a run did: fossils deleted and put back (second step), chunks moved aside (first step), or when it may go on. */
+    /**
+     * What a run did: fossils deleted and put back (second step), chunks moved aside (first
+     * step), or when it may go on; and the temporary objects of interrupted puts, older than the
+     * grace period, it deleted.
+     */
     public record Collected(int referenced, int deleted, long deletedBytes, int restored, int fossilized,
-                            long fossilizedBytes, Instant waitUntil) {}
+                            long fossilizedBytes, Instant waitUntil, int abandoned) {}
 
     public static Collected run(Repository repo, Duration grace, Clock clock, boolean dryRun) throws IOException {
         Store store = repo.store();
+        // Interrupted puts' temporary objects: a put takes less than the grace period, as for fossils.
+        int abandoned = store.deleteAbandoned(grace, dryRun);
         Set<String> referenced = referencedChunkKeys(repo);
         int deleted = 0;
         int restored = 0;
@@ -57,7 +65,7 @@ public final class StoreGc {
         if (since != null) {
             Instant due = since.plus(grace);
             if (clock.instant().isBefore(due)) {
-                return new Collected(referenced.size(), 0, 0, 0, 0, 0, due);
+                return new Collected(referenced.size(), 0, 0, 0, 0, 0, due, abandoned);
             }
             for (String fossil : store.list(FOSSILS)) {
                 String chunk = Repository.CHUNKS + fossil.substring(FOSSILS.length());
@@ -102,7 +110,7 @@ public final class StoreGc {
             fossilized = garbage.size();
         }
         return new Collected(referenced.size(), deleted, deletedBytes, restored, fossilized, fossilizedBytes,
-                fossilized > 0 ? clock.instant().plus(grace) : null);
+                fossilized > 0 ? clock.instant().plus(grace) : null, abandoned);
     }
 
     /** Every chunk key a manifest on the store references, committed or not (a push in flight writes its own). */

@@ -130,6 +130,11 @@ public final class ResilientStore implements Store {
     }
 
     @Override
+    public int deleteAbandoned(java.time.Duration olderThan, boolean dryRun) throws StoreException {
+        return call("delete abandoned temporary objects", 0, () -> inner.deleteAbandoned(olderThan, dryRun));
+    }
+
+    @Override
     public StoreHealth health() {
         return new StoreHealth(breaker.getState().name(), calls.sum(), retries.sum(), failed.sum(), rejected.sum());
     }

@@ -40,6 +40,16 @@ public interface Store extends Closeable {
     /** Removes an object; removing an absent one is not an error. */
     void delete(String key) throws StoreException;
 
+    /**
+     * Deletes what interrupted puts left behind (a killed process, a crashed node) and that is
+     * older than {@code olderThan}: a put in progress is never older than that, so none is
+     * disturbed; returns how many (with {@code dryRun}, how many would go). Stores whose puts
+     * leave nothing behind return 0.
+     */
+    default int deleteAbandoned(java.time.Duration olderThan, boolean dryRun) throws StoreException {
+        return 0;
+    }
+
     /** Retry and circuit-breaker counters; {@link StoreHealth#NONE} for stores without that layer. */
     default StoreHealth health() {
         return StoreHealth.NONE;

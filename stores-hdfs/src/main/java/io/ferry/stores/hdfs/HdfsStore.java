@@ -228,6 +228,30 @@ public final class HdfsStore implements Store {
     }
 
     @Override
+    public int deleteAbandoned(java.time.Duration olderThan, boolean dryRun) throws StoreException {
+        long before = System.currentTimeMillis() - olderThan.toMillis();
+        int n = 0;
+        try {
+            RemoteIterator<LocatedFileStatus> it = fs.listFiles(root, true);
+            while (it.hasNext()) {
+                LocatedFileStatus f = it.next();
+                String name = f.getPath().getName();
+                if (name.startsWith(".") && name.contains(".tmp-") && f.getModificationTime() < before) {
+                    if (!dryRun) {
+                        fs.delete(f.getPath(), false);
+                    }
+                    n++;
+                }
+            }
+        } catch (FileNotFoundException e) {
+            return 0;
+        } catch (IOException e) {
+            throw classify("cannot sweep abandoned temporary files in " + uri, e);
+        }
+        return n;
+    }
+
+    @Override
     public List<String> list(String prefix) throws StoreException {
         int cut = prefix.lastIndexOf('/');
         Path start = cut < 0 ? root : new Path(root, prefix.substring(0, cut));

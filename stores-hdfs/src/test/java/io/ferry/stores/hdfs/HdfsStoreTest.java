@@ -64,6 +64,28 @@ class HdfsStoreTest extends StoreContractTest {
     }
 
     @Test
+    void temporaryFilesOfInterruptedPutsAreSweptOnceOlderThanTheGrace() throws Exception {
+        store.put("a/k", ByteBuffer.wrap(new byte[]{1}));
+        URI root = store.uri();
+        Path stale = new Path(root.toString() + "/a/.k2.tmp-99");
+        Path fresh = new Path(root.toString() + "/a/.k3.tmp-98");
+        try (FileSystem fs = FileSystem.newInstance(root, new Configuration())) {
+            for (Path p : List.of(stale, fresh)) {
+                try (FSDataOutputStream out = fs.create(p)) {
+                    out.write(new byte[10]);
+                }
+            }
+            fs.setTimes(stale, System.currentTimeMillis() - 7 * 3600_000L, -1);
+            java.time.Duration grace = java.time.Duration.ofHours(6);
+            assertEquals(1, store.deleteAbandoned(grace, true));
+            assertTrue(fs.exists(stale), "a dry run deletes nothing");
+            assertEquals(1, store.deleteAbandoned(grace, false));
+            assertTrue(!fs.exists(stale) && fs.exists(fresh));
+        }
+        assertEquals(List.of("a/k"), store.list(""));
+    }
+
+    @Test
     void hadoopKeysPassThroughAndUnknownOptionsAreRefused() throws Exception {
         try (Store s = Stores.open(hdfs.uri("/ferry/opts"), Map.of("hdfs.conf.dfs.client.socket-timeout", "7000",
                 "hdfs.replication", "1"))) {

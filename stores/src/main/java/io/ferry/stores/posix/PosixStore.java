@@ -150,6 +150,29 @@ public final class PosixStore implements Store {
         return Files.isRegularFile(path(key));
     }
 
+    /** {@inheritDoc} Here: the temporary files {@code .<name>.tmp-<random>} of puts that never renamed them. */
+    @Override
+    public int deleteAbandoned(java.time.Duration olderThan, boolean dryRun) throws StoreException {
+        long before = System.currentTimeMillis() - olderThan.toMillis();
+        int n = 0;
+        try (Stream<Path> walk = Files.walk(root)) {
+            for (Path p : (Iterable<Path>) walk::iterator) {
+                String name = p.getFileName().toString();
+                if (name.startsWith(".") && name.contains(".tmp-") && Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                        && Files.getLastModifiedTime(p, java.nio.file.LinkOption.NOFOLLOW_LINKS).toMillis() < before) {
+                    if (!dryRun) {
+                        Files.deleteIfExists(p);
+                    }
+                    n++;
+                }
+            }
+        } catch (IOException | java.io.UncheckedIOException e) {
+            throw classify("cannot sweep abandoned temporary files in " + uri, e instanceof IOException io ? io
+                    : ((java.io.UncheckedIOException) e).getCause());
+        }
+        return n;
+    }
+
     @Override
     public List<String> list(String prefix) throws StoreException {
         int cut = prefix.lastIndexOf('/');

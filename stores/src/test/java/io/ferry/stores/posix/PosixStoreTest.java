@@ -44,6 +44,23 @@ class PosixStoreTest extends StoreContractTest {
     }
 
     @Test
+    void temporaryFilesOfInterruptedPutsAreSweptOnceOlderThanTheGraceNotBefore() throws Exception {
+        store.put("a/k", ByteBuffer.wrap(new byte[1]));
+        Path stale = dir.resolve("a/.j.tmp-1234");
+        Path fresh = dir.resolve("a/.i.tmp-5678"); // a put in progress
+        Files.write(stale, new byte[10]);
+        Files.write(fresh, new byte[10]);
+        Files.setLastModifiedTime(stale, java.nio.file.attribute.FileTime.from(java.time.Instant.now().minusSeconds(7 * 3600)));
+        java.time.Duration grace = java.time.Duration.ofHours(6);
+        assertEquals(1, store.deleteAbandoned(grace, true));
+        assertTrue(Files.exists(stale), "a dry run deletes nothing");
+        assertEquals(1, store.deleteAbandoned(grace, false));
+        assertTrue(!Files.exists(stale) && Files.exists(fresh));
+        assertEquals(List.of("a/k"), store.list(""));
+        assertEquals(0, store.deleteAbandoned(grace, false));
+    }
+
+    @Test
     void writeUnderAFileIsAClearError() throws Exception {
         store.put("a", ByteBuffer.wrap(new byte[1]));
         StoreException e = assertThrows(StoreException.class, () -> store.put("a/b", ByteBuffer.wrap(new byte[1])));
