@@ -53,7 +53,7 @@ class PlanCommandTest {
         assertTrue(r.out().contains("ratio               0.0009766"), r.out()); // 2^40 / 2^50
         assertTrue(r.out().contains("single-disk fill    1024 s"), r.out());
         assertTrue(r.out().contains("ideal checkpoint    1.000 s"), r.out());
-        assertTrue(r.out().contains("KB/MB/GB/TB/PB decimal"), r.out());
+        assertTrue(r.out().contains("KB/MB/GB/TB/PB/EB decimal"), r.out());
     }
 
     @Test
