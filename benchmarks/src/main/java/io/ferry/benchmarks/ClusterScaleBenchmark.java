@@ -10,15 +10,9 @@ import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
 import io.ferry.model.ImageRef;
 import io.ferry.model.LaunchSpec;
-import io.ferry.model.Manifest;
-import io.ferry.model.ManifestCodec;
 import io.ferry.staging.Repository;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -28,12 +22,10 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAccumulator;
 import java.util.concurrent.atomic.LongAdder;
@@ -45,12 +37,13 @@ import java.util.stream.Stream;
  * batched, asynchronous), stand in for the agents of thousands of nodes. Each simulated node
  * answers every {@link Command.Capture} of its own with one {@link Event.ImageCaptured} per
  * rank, then, rank after rank, {@link Event.ImageStaged}; every node sends a heartbeat on an
- * interval. Each rank's manifest is real, in the job's {@code file:} store (the coordinator
- * reads them all to write the commit marker): written before the generation is requested
+ * interval ({@link SimulatedAgents}). Each rank's manifest is real, in the job's {@code file:}
+ * store (each ImageStaged carries its digest, as agents send it; with
+ * {@code -Dscale.manifestInEvent=false} the coordinator reads them all to write the commit marker): written before the generation is requested
  * (thousands of agents write them on their own nodes, not on the benchmark's cores), or by
  * the simulated agents just before each ImageStaged with {@code -Dscale.agentsWriteManifests=true}.
  * Byte counts are fake and small: this measures the coordinator, not staging. The first
- * generation ({@code -Dscale.warmUp=1}) warms the JIT compilers and is printed, not counted.
+ * generations ({@code -Dscale.warmUp=N}, default 1) warm the JIT compilers and are printed, not counted.
  *
  * <p>Measured per generation: events appended and their rate (first to last append, by log
  * time), the rate at which the coordinator folded them (its own event listener, first to last
@@ -81,7 +74,7 @@ public final class ClusterScaleBenchmark {
         int generations = args.length > 2 ? Integer.parseInt(args[2]) : 8;
         Path work = args.length > 3 ? Path.of(args[3]) : Files.createTempDirectory("ferry-scale");
         Files.createDirectories(work);
-        checkEncodings();
+        SimulatedAgents.checkEncodings();
         Result r = new ClusterScaleBenchmark(perNode, nodes, generations, work).run();
         r.print();
         System.exit(0); // the work dir is left to the caller (run-scale.sh: rm -rf, much faster than a walk here) // the broker's and Kafka clients' threads
@@ -206,7 +199,8 @@ public final class ClusterScaleBenchmark {
                 for (int n = t; n < nodes; n += AGENT_THREADS) {
                     mine.add(n);
                 }
-                Agents a = new Agents(log, kafka.bootstrapServers(), mine, store);
+                SimulatedAgents a = new SimulatedAgents(log, kafka.bootstrapServers(), mine, nodeNames, perNode, store,
+                        this::stats, heartbeats, () -> agentsRunning);
                 Thread th = new Thread(a::run, "sim-agents-" + t);
                 th.setDaemon(true);
                 th.start();
@@ -403,115 +397,6 @@ public final class ClusterScaleBenchmark {
         return false;
     }
 
-    /** The agents of a set of nodes, on one thread with one producer. */
-    private final class Agents {
-        private final KafkaLog log;
-        private final List<Integer> mine;
-        private final Path store;
-        private final KafkaProducer<byte[], byte[]> producer;
-        private final java.util.Set<String> names = new java.util.HashSet<>();
-        private final java.util.ArrayDeque<Long> captures = new java.util.ArrayDeque<>();
-        private final Map<Long, Integer> captureCommands = new java.util.HashMap<>();
-        private final byte[] key = JOB.getBytes(StandardCharsets.UTF_8);
-
-        Agents(KafkaLog log, String bootstrap, List<Integer> mine, Path store) {
-            this.log = log;
-            this.mine = mine;
-            this.store = store;
-            mine.forEach(n -> names.add(nodeNames.get(n)));
-            this.producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                    ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true",
-                    ProducerConfig.LINGER_MS_CONFIG, "5", ProducerConfig.BATCH_SIZE_CONFIG, Integer.toString(256 << 10),
-                    ProducerConfig.BUFFER_MEMORY_CONFIG, Long.toString(64L << 20),
-                    ProducerConfig.MAX_BLOCK_MS_CONFIG, "600000"),
-                    new ByteArraySerializer(), new ByteArraySerializer());
-        }
-
-        void run() {
-            try (KafkaConsumer<byte[], byte[]> commands = log.reader(KafkaLog.COMMANDS, false); producer) {
-                long nextHeartbeat = 0;
-                while (agentsRunning) {
-                    for (ConsumerRecord<byte[], byte[]> r : commands.poll(Duration.ofMillis(50))) {
-                        String node = new String(r.key(), StandardCharsets.UTF_8);
-                        if (!names.contains(node)) {
-                            continue;
-                        }
-                        Command c = EventCodec.decodeCommand(r.value());
-                        if (c instanceof Command.Capture cap) {
-                            // every node of this thread gets the same command; answer once all have it
-                            int n = captureCommands.merge(cap.generation(), 1, Integer::sum);
-                            if (n == mine.size()) {
-                                captures.add(cap.generation());
-                            }
-                        }
-                    }
-                    long now = System.currentTimeMillis();
-                    if (now >= nextHeartbeat) {
-                        for (int n : mine) {
-                            send(now, heartbeat(nodeNames.get(n)));
-                            heartbeats.incrementAndGet();
-                        }
-                        nextHeartbeat = now + HEARTBEAT_MILLIS;
-                    }
-                    Long g = captures.poll();
-                    if (g != null) {
-                        answer(g);
-                    }
-                }
-            } catch (Exception e) {
-                e.printStackTrace();
-            }
-        }
-
-        /** Every node of this thread captures all its ranks, then stages them one after another. */
-        private void answer(long g) throws IOException {
-            GenStats s = stats(g);
-            ThreadLocalRandom rnd = ThreadLocalRandom.current();
-            Path dir = store.resolve(Repository.manifestKey(new ImageRef(JOB, g, 0))).getParent();
-            Files.createDirectories(dir);
-            for (int n : mine) {
-                String node = nodeNames.get(n);
-                for (int r = n * perNode; r < (n + 1) * perNode; r++) {
-                    long ts = System.currentTimeMillis();
-                    send(ts, captured(g, r, node, 0.2 + 0.05 * rnd.nextDouble()));
-                    s.firstAppend.accumulate(ts);
-                    s.lastAppend.accumulate(ts);
-                    s.appended.increment();
-                }
-            }
-            for (int n : mine) {
-                for (int r = n * perNode; r < (n + 1) * perNode; r++) {
-                    if (AGENTS_WRITE_MANIFESTS) {
-                        Files.write(dir.resolve(r + ".manifest"), manifest(g, r));
-                    }
-                    long ts = System.currentTimeMillis();
-                    send(ts, staged(g, r, 0.01 + 0.01 * rnd.nextDouble(),
-                            MANIFEST_IN_EVENT ? io.ferry.compression.Digests.sha256Hex(manifest(g, r)) : ""));
-                    s.lastAppend.accumulate(ts);
-                    s.lastStaged.accumulate(ts);
-                    s.appended.increment();
-                    s.staged.increment();
-                }
-                if (!agentsRunning) {
-                    return;
-                }
-            }
-            producer.flush();
-        }
-
-        private void send(long ts, byte[] value) {
-            producer.send(new ProducerRecord<>(KafkaLog.EVENTS, null, ts, key, value), (md, e) -> {
-                if (e != null) {
-                    System.err.println("append failed: " + e);
-                }
-            });
-        }
-    }
-
-    static byte[] manifest(long g, int rank) {
-        return ManifestCodec.encode(new Manifest(new ImageRef(JOB, g, rank), 4 << 20, List.of()));
-    }
-
     /** Every rank's manifest of generation {@code g}, written (not fsynced) with a few threads. */
     void writeManifests(Path store, long g) throws Exception {
         if (AGENTS_WRITE_MANIFESTS) {
@@ -521,45 +406,11 @@ public final class ClusterScaleBenchmark {
         Files.createDirectories(dir);
         java.util.stream.IntStream.range(0, ranks).parallel().forEach(r -> {
             try {
-                Files.write(dir.resolve(r + ".manifest"), manifest(g, r));
+                Files.write(dir.resolve(r + ".manifest"), SimulatedAgents.manifest(g, r));
             } catch (IOException e) {
                 throw new java.io.UncheckedIOException(e);
             }
         });
-    }
-
-    // The agents' events, written as EventCodec writes them (checked against it at start): the
-    // simulated agents stand in for thousands of processes elsewhere, so they are kept cheap here.
-    static byte[] captured(long g, int rank, String node, double seconds) {
-        return ("{\"job\":\"" + JOB + "\",\"generation\":" + g + ",\"rank\":" + rank + ",\"node\":\"" + node
-                + "\",\"bytes\":" + RAW_BYTES + ",\"seconds\":" + seconds + ",\"type\":\"ImageCaptured\",\"v\":1}")
-                .getBytes(StandardCharsets.UTF_8);
-    }
-
-    static byte[] staged(long g, int rank, double seconds, String manifest) {
-        return ("{\"job\":\"" + JOB + "\",\"generation\":" + g + ",\"rank\":" + rank + ",\"tier\":\"remote\",\"rawBytes\":"
-                + RAW_BYTES + ",\"storedBytes\":" + STORED_BYTES + ",\"seconds\":" + seconds + ",\"manifest\":\"" + manifest
-                + "\",\"type\":\"ImageStaged\",\"v\":1}").getBytes(StandardCharsets.UTF_8);
-    }
-
-    static byte[] heartbeat(String node) {
-        return ("{\"job\":\"" + JOB + "\",\"node\":\"" + node + "\",\"type\":\"Heartbeat\",\"v\":1}")
-                .getBytes(StandardCharsets.UTF_8);
-    }
-
-    static void checkEncodings() {
-        check(captured(3, 17, "n00001", 0.2345), EventCodec.encode(new Event.ImageCaptured(JOB, 3, 17, "n00001", RAW_BYTES, 0.2345)));
-        String digest = io.ferry.compression.Digests.sha256Hex(manifest(3, 17));
-        check(staged(3, 17, 0.0125, digest), EventCodec.encode(new Event.ImageStaged(JOB, 3, 17, "remote", RAW_BYTES, STORED_BYTES, 0.0125, digest)));
-        check(staged(3, 17, 0.0125, ""), EventCodec.encode(new Event.ImageStaged(JOB, 3, 17, "remote", RAW_BYTES, STORED_BYTES, 0.0125)));
-        check(heartbeat("n00001"), EventCodec.encode(new Event.Heartbeat(JOB, "n00001")));
-    }
-
-    private static void check(byte[] ours, byte[] codec) {
-        if (!Arrays.equals(ours, codec)) {
-            throw new AssertionError("simulated encoding differs: " + new String(ours, StandardCharsets.UTF_8)
-                    + " vs " + new String(codec, StandardCharsets.UTF_8));
-        }
     }
 
     static long usedHeapAfterGc() throws InterruptedException {
