@@ -11,25 +11,23 @@ import io.ferry.model.EventCodec;
 import io.ferry.model.ImageRef;
 import io.ferry.model.LaunchSpec;
 import io.ferry.staging.Repository;
+import io.ferry.staging.internal.FileTrees;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAccumulator;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.stream.Stream;
 
 /**
  * The real coordinator, through a real (embedded, single-node KRaft) broker, driven by
@@ -184,7 +182,7 @@ public final class ClusterScaleBenchmark {
                         ? "each ImageStaged carries its manifest's digest" : "the coordinator reads every manifest (-Dscale.manifestInEvent=false)");
         try (EmbeddedKafka kafka = EmbeddedKafka.start(work.resolve("kafka"));
              KafkaLog log = new KafkaLog(kafka.bootstrapServers())) {
-            long heapBefore = usedHeapAfterGc();
+            long heapBefore = Machine.usedHeapAfterGc();
             // Generous: a coordinator that falls behind the log would otherwise take old heartbeats for silence.
             Coordinator coordinator = new Coordinator(log, Clock.systemUTC(), Duration.ofHours(1));
             Coordinator[] live = {coordinator}; // dropped before the heap is measured
@@ -222,7 +220,7 @@ public final class ClusterScaleBenchmark {
             List<GenRow> rows = new ArrayList<>();
             long coordinatorThread = Thread.getAllStackTraces().keySet().stream()
                     .filter(t -> t.getName().equals("ferry-coordinator")).findFirst().orElseThrow().getId();
-            java.lang.management.ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+            java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
             for (long g = 0; g < generations; g++) {
                 long tw = System.nanoTime();
                 writeManifests(store, g); // what thousands of agents do on their own nodes: not on these 2 cores
@@ -257,7 +255,7 @@ public final class ClusterScaleBenchmark {
                         + " request->established %.2f s (wall %.1f s)%n", gen, ev, appendS, row.foldRate,
                         row.delaySeconds, row.requestToEstablished, (System.nanoTime() - tg) / 1e9);
                 if (g >= 2 && g < generations - 1) {
-                    deleteTree(store.resolve("ferry/v1/jobs/" + JOB + "/" + (g - 2))); // keeps the disk in bounds
+                    FileTrees.delete(store.resolve("ferry/v1/jobs/" + JOB + "/" + (g - 2))); // keeps the disk in bounds
                 }
             }
             GenerationView last = coordinator.query(j -> j.get(JOB).flatMap(JobView::newestEstablished).orElse(null));
@@ -268,11 +266,11 @@ public final class ClusterScaleBenchmark {
             }
             observer.stop = true;
             obs.join(10_000);
-            long withState = usedHeapAfterGc();
+            long withState = Machine.usedHeapAfterGc();
             coordinator.close();
             coordinator = null;
             live[0] = null;
-            long without = usedHeapAfterGc();
+            long without = Machine.usedHeapAfterGc();
             long heap = withState - without;
             System.out.printf("heap: %,d before the coordinator, %,d with it and its state, %,d after it was closed%n",
                     heapBefore, withState, without);
@@ -281,7 +279,7 @@ public final class ClusterScaleBenchmark {
             // Small states are below the heap's noise (the broker and clients allocate meanwhile): fold
             // several copies side by side, so that the difference is well above it, and divide.
             int copies = Math.max(1, 262_144 / ranks);
-            long foldBase = usedHeapAfterGc();
+            long foldBase = Machine.usedHeapAfterGc();
             io.ferry.coordinator.Jobs[] folded = new io.ferry.coordinator.Jobs[copies];
             for (int k = 0; k < copies; k++) {
                 folded[k] = new io.ferry.coordinator.Jobs();
@@ -296,7 +294,7 @@ public final class ClusterScaleBenchmark {
                     }
                 }
             }
-            long stateBytes = (usedHeapAfterGc() - foldBase) / copies;
+            long stateBytes = (Machine.usedHeapAfterGc() - foldBase) / copies;
             System.out.printf("folded state (Jobs) alone: %,d bytes = %.1f bytes per rank (%d generations; mean of %d copies)%n", stateBytes,
                     (double) stateBytes / ranks, folded[0].get(JOB).map(v -> v.generations().size()).orElse(0), copies);
             java.lang.ref.Reference.reachabilityFence(folded);
@@ -306,7 +304,7 @@ public final class ClusterScaleBenchmark {
             try (KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.EVENTS, true)) {
                 replayEvents = KafkaLog.ends(c).values().stream().mapToLong(Long::longValue).sum();
             }
-            long replayBase = usedHeapAfterGc();
+            long replayBase = Machine.usedHeapAfterGc();
             Coordinator replay = new Coordinator(log, Clock.systemUTC(), Duration.ofHours(1));
             long tr = System.nanoTime();
             replay.start();
@@ -314,7 +312,7 @@ public final class ClusterScaleBenchmark {
                 throw new IllegalStateException("replay did not finish");
             }
             double replayS = (System.nanoTime() - tr) / 1e9;
-            long replayHeap = usedHeapAfterGc() - replayBase;
+            long replayHeap = Machine.usedHeapAfterGc() - replayBase;
             Long established = replay.query(j -> j.get(JOB).flatMap(JobView::newestEstablished)
                     .map(GenerationView::generation).orElse(-1L));
             System.out.printf("replay: %,d events to live in %.1f s; newest established %d%n", replayEvents, replayS,
@@ -324,7 +322,7 @@ public final class ClusterScaleBenchmark {
                 throw new IllegalStateException("no generation was established");
             }
             return new Result(perNode, nodes, ranks, rows, heap, stateBytes, replayS, replayEvents, replayHeap,
-                    Runtime.getRuntime().availableProcessors(), loadAverage(), Runtime.getRuntime().maxMemory());
+                    Runtime.getRuntime().availableProcessors(), Machine.loadAverage(), Runtime.getRuntime().maxMemory());
         }
     }
 
@@ -413,24 +411,6 @@ public final class ClusterScaleBenchmark {
         });
     }
 
-    static long usedHeapAfterGc() throws InterruptedException {
-        long best = Long.MAX_VALUE;
-        for (int i = 0; i < 3; i++) {
-            ManagementFactory.getMemoryMXBean().gc();
-            Thread.sleep(200);
-            best = Math.min(best, ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
-        }
-        return best;
-    }
-
-    static String loadAverage() {
-        try {
-            return Files.readString(Path.of("/proc/loadavg")).trim();
-        } catch (IOException e) {
-            return "unknown";
-        }
-    }
-
     static boolean awaitFor(String what, java.util.function.BooleanSupplier cond, long timeoutMillis)
             throws InterruptedException {
         long deadline = System.currentTimeMillis() + timeoutMillis;
@@ -441,16 +421,5 @@ public final class ClusterScaleBenchmark {
             Thread.sleep(5);
         }
         return true;
-    }
-
-    static void deleteTree(Path p) throws IOException {
-        if (!Files.exists(p)) {
-            return;
-        }
-        try (Stream<Path> s = Files.walk(p)) {
-            for (Path q : s.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(q);
-            }
-        }
     }
 }

@@ -117,7 +117,7 @@ public final class RestartBenchmark {
             double catCold = best(cat, 0);
             double catWarm = best(cat, 1);
             System.out.printf("%nRestart from the local cache, %s image, best of %d, %d cores, load %s%n", Sizes.format(size),
-                    rounds, Runtime.getRuntime().availableProcessors(), ClusterScaleBenchmark.loadAverage());
+                    rounds, Runtime.getRuntime().availableProcessors(), Machine.loadAverage());
             System.out.printf("%-34s %10s %10s%n", "", "cold s", "warm s");
             System.out.printf("%-34s %10.2f %10.2f%n", "ferry (verify + copy, materialise)", ferryCold, ferryWarm);
             System.out.printf("%-34s %10.2f %10.2f%n", "ferry from a partner (loopback TCP)", best(partner, 0),
@@ -131,7 +131,7 @@ public final class RestartBenchmark {
                     + " ratio_cold=%.2f ratio_warm=%.2f partner_cold_s=%.3f partner_warm_s=%.3f%n", size, ferryCold,
                     ferryWarm, catCold, catWarm, ferryCold / catCold, ferryWarm / catWarm, best(partner, 0), best(partner, 1));
         }
-        ClusterScaleBenchmark.deleteTree(work);
+        io.ferry.staging.internal.FileTrees.delete(work);
     }
 
     private static double best(List<double[]> runs, int i) {
@@ -139,7 +139,7 @@ public final class RestartBenchmark {
     }
 
     private static void reset(Path dest) throws Exception {
-        ClusterScaleBenchmark.deleteTree(dest);
+        io.ferry.staging.internal.FileTrees.delete(dest);
         run(List.of("sync"));
     }
 
