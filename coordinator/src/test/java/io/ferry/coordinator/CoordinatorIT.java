@@ -102,12 +102,22 @@ class CoordinatorIT {
             for (long g = 1; g <= 20; g++) { // more generations, each racing the coordinator's tick (and its committer)
                 String manifest = pipeline.push(image, new ImageRef("sim", g, 0), Progress.NONE).manifestSha256();
                 log.append(new Event.ImageCaptured("sim", g, 0, "node0", 2, 0.01));
-                // as agents send it, with the manifest's digest (the coordinator reads nothing), and as older ones did
-                log.append(new Event.ImageStaged("sim", g, 0, "remote", 2, 100, 0.02, g % 2 == 0 ? manifest : ""));
+                // As agents send it, with the manifest's digest: the coordinator reads nothing (the manifest is moved
+                // away until the commit, which would fail if it read it); and as older agents did, without it.
+                boolean given = g % 2 == 0;
+                Path key = tmp.resolve("store").resolve(io.ferry.staging.Repository.manifestKey(new ImageRef("sim", g, 0)));
+                Path aside = key.resolveSibling("aside");
+                if (given) {
+                    Files.move(key, aside);
+                }
+                log.append(new Event.ImageStaged("sim", g, 0, "remote", 2, 100, 0.02, given ? manifest : ""));
                 long gen = g;
                 await("generation " + g + " established", () -> first.query(j -> j.get("sim").orElseThrow().latest()
                         .orElseThrow().state() == GenerationView.State.ESTABLISHED && j.get("sim").orElseThrow()
                         .latest().orElseThrow().generation() == gen));
+                if (given) {
+                    Files.move(aside, key);
+                }
                 assertEquals(manifest, pipeline.repository().readMarker("sim", g).orElseThrow().manifestSha256().get(0));
             }
             Thread.sleep(500); // several ticks: a snapshot committed twice would show by now
