@@ -254,6 +254,9 @@ public final class ClusterScaleBenchmark {
                 System.out.printf("generation %d: %,d events appended in %.2f s, folded at %,.0f/s, staged->established %.3f s,"
                         + " request->established %.2f s (wall %.1f s)%n", gen, ev, appendS, row.foldRate,
                         row.delaySeconds, row.requestToEstablished, (System.nanoTime() - tg) / 1e9);
+                if (g == generations - 1) {
+                    printMarkerRead(store, g, ranks);
+                }
                 if (g >= 2 && g < generations - 1) {
                     FileTrees.delete(store.resolve("ferry/v1/jobs/" + JOB + "/" + (g - 2))); // keeps the disk in bounds
                 }
@@ -396,6 +399,25 @@ public final class ClusterScaleBenchmark {
     }
 
     /** Every rank's manifest of generation {@code g}, written (not fsynced) with a few threads. */
+    /** What one rank's restart reads of the commit marker (its head and its rank's shard), against the whole marker. */
+    private static void printMarkerRead(Path store, long g, int ranks) throws IOException {
+        Path head = store.resolve(Repository.markerKey(JOB, g));
+        long whole = Files.size(head);
+        long shard = 0;
+        for (int i = 0; Files.exists(store.resolve(Repository.markerShardKey(JOB, g, i))); i++) {
+            long n = Files.size(store.resolve(Repository.markerShardKey(JOB, g, i)));
+            shard = Math.max(shard, n);
+            whole += n;
+        }
+        try (io.ferry.stores.Store st = io.ferry.stores.Stores.open(store.toUri(), Map.of())) {
+            long t = System.nanoTime();
+            String d = new Repository(st, Clock.systemUTC()).committed(JOB, g).orElseThrow().manifestSha256(ranks - 1);
+            System.out.printf("commit marker of generation %d: %,d B in all; one rank's digest (%s...) read in %.1f ms"
+                    + " from the head (%,d B) and its shard (%,d B)%n", g, whole, d.substring(0, 8), (System.nanoTime() - t) / 1e6,
+                    Files.size(head), shard);
+        }
+    }
+
     void writeManifests(Path store, long g) throws Exception {
         if (AGENTS_WRITE_MANIFESTS) {
             return;

@@ -52,6 +52,7 @@ public final class RestartBenchmark {
              StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC())) {
             long t = System.nanoTime();
             cache.markStaged(ref, pipeline.push(image, ref, Progress.NONE)); // as the agent does
+            pipeline.repository().commitSnapshot(ref.job(), ref.generation(), 1); // a restart needs the commit
             System.out.printf("staged to %s in %.1f s (its manifest is what the restart verifies against)%n",
                     store.uri(), (System.nanoTime() - t) / 1e9);
             List<Path> files;

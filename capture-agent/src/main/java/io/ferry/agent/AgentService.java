@@ -234,9 +234,12 @@ public final class AgentService implements Closeable {
         settings.putAll(secrets);
         try (io.ferry.staging.OpenedStore store = io.ferry.staging.OpenedStore.open(p.store(), settings)) {
             io.ferry.staging.LocalCache cache = io.ferry.staging.Staging.localCache(home.resolve("cache"));
+            io.ferry.staging.CommittedDigests committed = store.pipeline().repository().committed(p.job(), p.generation())
+                    .orElseThrow(() -> new java.io.IOException("generation " + p.generation() + " of " + p.job()
+                            + " has no commit marker on " + p.store()));
             for (int r : io.ferry.model.RankSet.parse(p.ranks()).toList()) {
                 sources.put(r, RestartSource.tier(store.pipeline(), cache, new io.ferry.model.ImageRef(p.job(), p.generation(), r),
-                        io.ferry.model.PeerAddresses.parse(p.peers().getOrDefault(r, ""))));
+                        io.ferry.model.PeerAddresses.parse(p.peers().getOrDefault(r, "")), committed.manifestSha256(r)));
             }
         } catch (java.io.IOException | RuntimeException e) {
             problem = String.valueOf(e.getMessage());

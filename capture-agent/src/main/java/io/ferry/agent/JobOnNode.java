@@ -176,15 +176,17 @@ final class JobOnNode {
         }
         // Checked here, by the node, not taken on the coordinator's word: an image is never
         // restored from a generation whose snapshot was not committed.
-        if (!store.pipeline().repository().isEstablished(l.job(), l.generation())) {
-            throw new IOException("generation " + l.generation() + " of " + l.job() + " has no commit marker on "
-                    + l.store());
-        }
+        // The marker is read once for the node (its head and the shards its ranks fall in), and every
+        // tier of every rank is checked against the manifest digest it gives.
+        io.ferry.staging.CommittedDigests committed = store.pipeline().repository().committed(l.job(), l.generation())
+                .orElseThrow(() -> new IOException("generation " + l.generation() + " of " + l.job()
+                        + " has no commit marker on " + l.store()));
         java.util.Set<String> unreachable = new java.util.HashSet<>();
         for (int r : l.rankSet().toList()) {
             Path dir = cache.root().resolve(l.job()).resolve(".restart").resolve(Integer.toString(r));
             sources.put(r, RestartSource.materialise(store.pipeline(), cache, new ImageRef(l.job(), l.generation(), r), dir,
-                    io.ferry.model.PeerAddresses.parse(l.peers().getOrDefault(r, "")), unreachable));
+                    io.ferry.model.PeerAddresses.parse(l.peers().getOrDefault(r, "")), unreachable,
+                    committed.manifestSha256(r)));
             dirs.put(r, dir);
         }
     }

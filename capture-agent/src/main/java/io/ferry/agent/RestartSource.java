@@ -62,7 +62,21 @@ public final class RestartSource {
      */
     public static String materialise(StagingPipeline pipeline, LocalCache cache, ImageRef ref, Path target,
                                      List<PeerAddresses.Peer> peers, Set<String> unreachable) throws IOException {
-        io.ferry.staging.Repository.StoredManifest sm = pipeline.repository().readManifest(ref);
+        return materialise(pipeline, cache, ref, target, peers, unreachable, committedDigest(pipeline, ref));
+    }
+
+    /**
+     * As {@link #materialise(StagingPipeline, LocalCache, ImageRef, Path, List, Set)}, for a rank
+     * of a committed generation whose manifest digest the node read from the commit marker
+     * ({@code committedManifestSha256}): every tier is checked against it. The manifest the store
+     * holds must have those bytes (else the image is refused as swapped after the commit); the
+     * node's own copy is checked against that manifest, by the CRC32C its staging recorded for
+     * exactly that manifest, or by SHA-256.
+     */
+    public static String materialise(StagingPipeline pipeline, LocalCache cache, ImageRef ref, Path target,
+                                     List<PeerAddresses.Peer> peers, Set<String> unreachable,
+                                     String committedManifestSha256) throws IOException {
+        io.ferry.staging.Repository.StoredManifest sm = committedManifest(pipeline, ref, committedManifestSha256);
         Manifest m = sm.manifest();
         Path local = cache.imageDir(ref);
         FileTrees.delete(target);
@@ -91,8 +105,21 @@ public final class RestartSource {
             }
         }
         FileTrees.delete(target);
-        pipeline.pull(ref, target, Progress.NONE);
+        pipeline.pull(ref, target, Progress.NONE, committedManifestSha256);
         return "remote";
+    }
+
+    /** The manifest of {@code ref} as the store holds it, refused unless its bytes are the ones committed. */
+    private static io.ferry.staging.Repository.StoredManifest committedManifest(StagingPipeline pipeline, ImageRef ref,
+                                                                                String committedManifestSha256)
+            throws IOException {
+        io.ferry.staging.Repository.StoredManifest sm = pipeline.repository().readManifest(ref);
+        if (!sm.sha256().equals(committedManifestSha256)) {
+            throw new io.ferry.staging.ImageCorruptException("image " + ref + ": the manifest on the store (SHA-256 "
+                    + sm.sha256() + ") is not the one its snapshot committed (" + committedManifestSha256
+                    + "); no copy of it is used", null);
+        }
+        return sm;
     }
 
     /** {@link #plan(StagingPipeline, LocalCache, ImageRef, List)} with no peers. */
@@ -107,7 +134,13 @@ public final class RestartSource {
      */
     public static String plan(StagingPipeline pipeline, LocalCache cache, ImageRef ref, List<PeerAddresses.Peer> peers)
             throws IOException {
-        io.ferry.staging.Repository.StoredManifest sm = pipeline.repository().readManifest(ref);
+        return plan(pipeline, cache, ref, peers, committedDigest(pipeline, ref));
+    }
+
+    /** {@link #plan(StagingPipeline, LocalCache, ImageRef, List)} against the manifest digest the commit marker gives. */
+    public static String plan(StagingPipeline pipeline, LocalCache cache, ImageRef ref, List<PeerAddresses.Peer> peers,
+                              String committedManifestSha256) throws IOException {
+        io.ferry.staging.Repository.StoredManifest sm = committedManifest(pipeline, ref, committedManifestSha256);
         Manifest m = sm.manifest();
         Path local = cache.imageDir(ref);
         if (Files.isDirectory(local) && copyVerified(local, m, null, localCheck(cache, ref, sm))) {
@@ -131,8 +164,22 @@ public final class RestartSource {
     /** The tier alone ({@code local}, {@code partner} or {@code remote}) of {@link #plan}. */
     public static String tier(StagingPipeline pipeline, LocalCache cache, ImageRef ref, List<PeerAddresses.Peer> peers)
             throws IOException {
-        String p = plan(pipeline, cache, ref, peers);
+        return tier(pipeline, cache, ref, peers, committedDigest(pipeline, ref));
+    }
+
+    /** {@link #tier(StagingPipeline, LocalCache, ImageRef, List)} against the manifest digest the commit marker gives. */
+    public static String tier(StagingPipeline pipeline, LocalCache cache, ImageRef ref, List<PeerAddresses.Peer> peers,
+                              String committedManifestSha256) throws IOException {
+        String p = plan(pipeline, cache, ref, peers, committedManifestSha256);
         return p.substring(0, p.indexOf(' '));
+    }
+
+    /** The digest {@code ref}'s commit marker gives its manifest; an error when the generation is not committed. */
+    private static String committedDigest(StagingPipeline pipeline, ImageRef ref) throws IOException {
+        return pipeline.repository().committed(ref.job(), ref.generation())
+                .orElseThrow(() -> new IOException("generation " + ref.generation() + " of " + ref.job()
+                        + " has no commit marker on " + pipeline.repository().store().uri()))
+                .manifestSha256(ref.rank());
     }
 
     /**

@@ -44,6 +44,7 @@ class RestartSourceTest {
         try (Store store = Stores.open(tmp.resolve("store").toUri(), Map.of());
              StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC())) {
             io.ferry.staging.PushResult pushed = pipeline.push(image, ref, Progress.NONE);
+            pipeline.repository().commitSnapshot("job", 1, 1);
             if (crcRecorded) {
                 cache.markStaged(ref, pushed); // as the agent does: each chunk is then checked by its CRC32C
                 assertEquals(pushed.manifestSha256(), cache.stagedCheck(ref).orElseThrow().manifestSha256());
@@ -92,6 +93,7 @@ class RestartSourceTest {
             cache.markStaged(ref, pipeline.push(image, ref, Progress.NONE));
             Files.writeString(image.resolve("state"), "other"); // same size; pushed again: the store's manifest changes
             pipeline.push(image, ref, Progress.NONE);
+            pipeline.repository().commitSnapshot("job", 2, 1); // committed as it is now
             Path target = tmp.resolve("restart");
             assertEquals("local", RestartSource.materialise(pipeline, cache, ref, target), "verified by SHA-256");
             assertEquals("other", Files.readString(target.resolve("state")));
@@ -103,6 +105,32 @@ class RestartSourceTest {
             assertEquals(java.util.Optional.empty(), cache.stagedCheck(ref));
             assertEquals("local", RestartSource.materialise(pipeline, cache, ref, target));
             assertEquals("other", Files.readString(target.resolve("state")));
+        }
+    }
+
+    @Test
+    void noTierIsUsedWhenTheManifestOnTheStoreIsNotTheOneTheCommitMarkerNames() throws Exception {
+        LocalCache cache = Staging.localCache(tmp.resolve("cache"));
+        ImageRef ref = new ImageRef("job", 3, 0);
+        Path image = cache.imageDir(ref);
+        Files.createDirectories(image);
+        Files.writeString(image.resolve("state"), "committed");
+        try (Store store = Stores.open(tmp.resolve("store").toUri(), Map.of());
+             StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC())) {
+            pipeline.push(image, ref, Progress.NONE);
+            pipeline.repository().commitSnapshot("job", 3, 1);
+            // After the commit, the image in the cache and its manifest on the store are replaced together (a
+            // late or forged push): cache and store agree with each other, not with the commit.
+            Files.writeString(image.resolve("state"), "swapped!!");
+            cache.markStaged(ref, pipeline.push(image, ref, Progress.NONE));
+            Path target = tmp.resolve("restart");
+            io.ferry.staging.ImageCorruptException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    io.ferry.staging.ImageCorruptException.class, () -> RestartSource.materialise(pipeline, cache, ref, target));
+            org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("is not the one its snapshot committed"),
+                    e.getMessage());
+            org.junit.jupiter.api.Assertions.assertFalse(Files.exists(target.resolve("state")));
+            org.junit.jupiter.api.Assertions.assertThrows(io.ferry.staging.ImageCorruptException.class,
+                    () -> RestartSource.tier(pipeline, cache, ref, java.util.List.of()));
         }
     }
 }

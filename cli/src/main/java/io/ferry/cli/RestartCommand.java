@@ -133,9 +133,11 @@ final class RestartCommand implements Callable<Integer> {
         LocalCache cache = Staging.localCache(h.cache());
         String node = JobRunner.nodeName();
         java.util.List<PlannedRank> plan = new java.util.ArrayList<>();
+        io.ferry.staging.CommittedDigests committed = o.pipeline().repository().committed(job, g)
+                .orElseThrow(() -> new IllegalStateException("generation " + g + " of " + job + " is not established"));
         for (int r = 0; r < ranks; r++) {
             plan.add(new PlannedRank(r, node, g, RestartSource.tier(o.pipeline(), cache, new ImageRef(job, g, r),
-                    java.util.List.of())));
+                    java.util.List.of(), committed.manifestSha256(r))));
         }
         return plan;
     }

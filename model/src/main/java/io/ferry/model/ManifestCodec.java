@@ -77,8 +77,7 @@ public final class ManifestCodec {
      */
     public static byte[] encode(SnapshotMarker s) {
         java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(256 + 84 * s.ranks());
-        try (com.fasterxml.jackson.core.JsonGenerator g = JSON.getFactory().createGenerator(out)) {
-            g.setPrettyPrinter(new com.fasterxml.jackson.core.util.DefaultPrettyPrinter());
+        try (com.fasterxml.jackson.core.JsonGenerator g = generator(out)) {
             g.writeStartObject();
             g.writeStringField("format", MARKER_FORMAT);
             g.writeNumberField("version", VERSION);
@@ -98,9 +97,30 @@ public final class ManifestCodec {
         return out.toByteArray();
     }
 
+    /** A pretty-printing streaming generator, as the tree encoder prints. */
+    static com.fasterxml.jackson.core.JsonGenerator generator(java.io.OutputStream out) throws IOException {
+        com.fasterxml.jackson.core.JsonGenerator g = JSON.getFactory().createGenerator(out);
+        g.setPrettyPrinter(new com.fasterxml.jackson.core.util.DefaultPrettyPrinter());
+        return g;
+    }
+
+    /** A version-1 marker (every rank's digest in it); a sharded one is refused: {@link #decodeCommitMarker}. */
     public static SnapshotMarker decodeMarker(byte[] json, String source) throws MalformedManifestException {
+        CommitMarker m = decodeCommitMarker(json, source);
+        if (m instanceof SnapshotMarker s) {
+            return s;
+        }
+        throw new MalformedManifestException("snapshot marker " + source + " is sharded (version "
+                + ShardedMarker.HEAD_VERSION + "): read it with its shards", null);
+    }
+
+    /** A {@code SNAPSHOT} object of either version: 1 (every rank's digest) or 2 (sharded). */
+    public static CommitMarker decodeCommitMarker(byte[] json, String source) throws MalformedManifestException {
         try {
-            JsonNode root = parse(json, MARKER_FORMAT);
+            JsonNode root = parse(json, MARKER_FORMAT, VERSION, ShardedMarker.HEAD_VERSION);
+            if (root.get("version").asLong() == ShardedMarker.HEAD_VERSION) {
+                return ShardedMarker.decodeHead(root);
+            }
             JsonNode manifests = root.get("manifestSha256");
             if (manifests == null || !manifests.isObject()) {
                 throw new IllegalArgumentException("field 'manifestSha256' must be an object");
@@ -145,7 +165,12 @@ public final class ManifestCodec {
         }
     }
 
-    private static JsonNode parse(byte[] json, String format) {
+    static JsonNode parse(byte[] json, String format) {
+        return parse(json, format, VERSION, VERSION);
+    }
+
+    /** Parses and checks the format and that the version is in {@code oldest..newest}. */
+    private static JsonNode parse(byte[] json, String format, int oldest, int newest) {
         JsonNode root;
         try {
             root = JSON.readTree(json);
@@ -161,8 +186,9 @@ public final class ManifestCodec {
             throw new IllegalArgumentException("field 'format' must be '" + format + "'");
         }
         long version = longField(root, "version");
-        if (version != VERSION) {
-            throw new IllegalArgumentException("unsupported version " + version + " (this Ferry reads " + VERSION + ")");
+        if (version < oldest || version > newest) {
+            throw new IllegalArgumentException("unsupported version " + version + " (this Ferry reads "
+                    + (oldest == newest ? oldest : oldest + " to " + newest) + ")");
         }
         return root;
     }
@@ -184,7 +210,7 @@ public final class ManifestCodec {
         return v != null && v.isTextual() ? v.asText() : null;
     }
 
-    private static String text(JsonNode n, String field) {
+    static String text(JsonNode n, String field) {
         String v = textOrNull(n, field);
         if (v == null) {
             throw new IllegalArgumentException("field '" + field + "' must be a string");
@@ -192,7 +218,7 @@ public final class ManifestCodec {
         return v;
     }
 
-    private static long longField(JsonNode n, String field) {
+    static long longField(JsonNode n, String field) {
         JsonNode v = n.get(field);
         if (v == null || !v.isIntegralNumber() || !v.canConvertToLong()) {
             throw new IllegalArgumentException("field '" + field + "' must be an integer");

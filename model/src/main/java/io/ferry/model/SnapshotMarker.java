@@ -9,7 +9,7 @@ import java.util.Map;
  * tell a manifest swapped after the commit.
  */
 public record SnapshotMarker(String job, long generation, int ranks, Map<Integer, String> manifestSha256,
-                             Instant committedAt) {
+                             Instant committedAt) implements CommitMarker {
     public SnapshotMarker {
         Names.requireJob(job);
         Names.requireGeneration(generation);

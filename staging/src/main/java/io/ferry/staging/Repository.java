@@ -7,6 +7,7 @@ import io.ferry.model.MalformedManifestException;
 import io.ferry.model.Manifest;
 import io.ferry.model.ManifestCodec;
 import io.ferry.model.Names;
+import io.ferry.model.ShardedMarker;
 import io.ferry.model.SnapshotMarker;
 import io.ferry.stores.ObjectNotFoundException;
 import io.ferry.stores.Store;
@@ -27,6 +28,7 @@ import java.util.TreeSet;
  * <pre>
  * ferry/v1/chunks/&lt;first 2 hex&gt;/&lt;sha256&gt;          immutable chunk objects
  * ferry/v1/jobs/&lt;job&gt;/&lt;generation&gt;/&lt;rank&gt;.manifest image manifest (JSON)
+ * ferry/v1/jobs/&lt;job&gt;/&lt;generation&gt;/SNAPSHOT.&lt;i&gt;   digest shard i of a sharded marker (more ranks than a shard holds)
  * ferry/v1/jobs/&lt;job&gt;/&lt;generation&gt;/SNAPSHOT       commit marker, written last
  * </pre>
  * Thread-safe, as its store is.
@@ -34,12 +36,30 @@ import java.util.TreeSet;
 public final class Repository {
     static final String CHUNKS = "ferry/v1/chunks/";
     static final String JOBS = "ferry/v1/jobs/";
+    /**
+     * Ranks per digest shard of a commit marker: a snapshot of up to this many ranks keeps every
+     * digest in the {@code SNAPSHOT} object (86 KB at most, version 1, as older Ferry wrote it).
+     * A million ranks give 1,024 shards of 69 KB and a 72 KB head.
+     */
+    public static final int MARKER_SHARD_RANKS = 1024;
+    /** Shard puts of one commit in flight at once (a million ranks: 1,024 puts). */
+    private static final int SHARD_PUTS = 8;
     private final Store store;
     private final Clock clock;
+    private final int markerShardRanks;
 
     public Repository(Store store, Clock clock) {
+        this(store, clock, MARKER_SHARD_RANKS);
+    }
+
+    /** With {@code markerShardRanks} ranks per marker shard (tests shard small snapshots). */
+    public Repository(Store store, Clock clock, int markerShardRanks) {
+        if (markerShardRanks < 1) {
+            throw new IllegalArgumentException("markerShardRanks must be >= 1, got " + markerShardRanks);
+        }
         this.store = store;
         this.clock = clock;
+        this.markerShardRanks = markerShardRanks;
     }
 
     public Store store() {
@@ -60,6 +80,11 @@ public final class Repository {
 
     public static String markerKey(String job, long generation) {
         return JOBS + Names.requireJob(job) + "/" + Names.requireGeneration(generation) + "/SNAPSHOT";
+    }
+
+    /** Digest shard {@code shard} of a sharded commit marker. */
+    public static String markerShardKey(String job, long generation, int shard) {
+        return markerKey(job, generation) + "." + shard;
     }
 
     /** Writes a manifest (after its chunks are durable) and returns the SHA-256 of its bytes. */
@@ -114,18 +139,74 @@ public final class Repository {
             }
         }
         SnapshotMarker marker = new SnapshotMarker(job, generation, ranks, digests, clock.instant());
-        store.put(markerKey(job, generation), ByteBuffer.wrap(ManifestCodec.encode(marker)));
+        byte[] head = ranks <= markerShardRanks ? ManifestCodec.encode(marker)
+                : ShardedMarker.encode(putShards(marker));
+        store.put(markerKey(job, generation), ByteBuffer.wrap(head));
         return marker;
     }
 
-    /** The commit marker of a generation, if it was established on this store. */
-    public Optional<SnapshotMarker> readMarker(String job, long generation) throws IOException {
+    /** Writes the digest shards of {@code m}, SHARD_PUTS at a time; returns the head that names them. */
+    private ShardedMarker.Head putShards(SnapshotMarker m) throws IOException {
+        int shards = (m.ranks() + markerShardRanks - 1) / markerShardRanks;
+        String[] sha = new String[shards];
+        java.util.concurrent.ExecutorService puts = java.util.concurrent.Executors.newFixedThreadPool(
+                Math.min(SHARD_PUTS, shards), r -> {
+                    Thread t = new Thread(r, "ferry-marker-shards");
+                    t.setDaemon(true);
+                    return t;
+                });
+        try {
+            List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
+            for (int i = 0; i < shards; i++) {
+                int shard = i;
+                done.add(puts.submit(() -> {
+                    int first = shard * markerShardRanks;
+                    int n = Math.min(markerShardRanks, m.ranks() - first);
+                    List<String> d = new java.util.ArrayList<>(n);
+                    for (int r = first; r < first + n; r++) {
+                        d.add(m.manifestSha256().get(r));
+                    }
+                    byte[] bytes = ShardedMarker.encode(new ShardedMarker.Shard(m.job(), m.generation(), first, d));
+                    store.put(markerShardKey(m.job(), m.generation(), shard), ByteBuffer.wrap(bytes));
+                    sha[shard] = Digests.sha256Hex(bytes);
+                    return null;
+                }));
+            }
+            for (java.util.concurrent.Future<?> f : done) {
+                f.get();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("commit of " + m.job() + "/" + m.generation() + " interrupted");
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof IOException io) {
+                throw io;
+            }
+            throw new IllegalStateException("writing the marker shards of " + m.job() + "/" + m.generation(), e.getCause());
+        } finally {
+            puts.shutdownNow();
+        }
+        return new ShardedMarker.Head(m.job(), m.generation(), m.ranks(), markerShardRanks, List.of(sha), m.committedAt());
+    }
+
+    /**
+     * The commit of a generation, if it was established on this store: its {@code SNAPSHOT}
+     * object only, each rank's digest read on demand (a restart reads the shard of its ranks,
+     * not the whole marker).
+     */
+    public Optional<CommittedDigests> committed(String job, long generation) throws IOException {
         String key = markerKey(job, generation);
         try {
-            return Optional.of(ManifestCodec.decodeMarker(store.get(key), key));
+            return Optional.of(new CommittedDigests(this, ManifestCodec.decodeCommitMarker(store.get(key), key)));
         } catch (ObjectNotFoundException e) {
             return Optional.empty();
         }
+    }
+
+    /** The whole commit marker of a generation (every shard read and checked), if it was established. */
+    public Optional<SnapshotMarker> readMarker(String job, long generation) throws IOException {
+        Optional<CommittedDigests> c = committed(job, generation);
+        return c.isEmpty() ? Optional.empty() : Optional.of(c.get().whole());
     }
 
     public boolean isEstablished(String job, long generation) throws StoreException {
@@ -133,7 +214,12 @@ public final class Repository {
     }
 
     /** What a listing of the jobs area shows for one generation. */
-    public record GenerationListing(String job, long generation, List<Integer> ranks, boolean committed) {}
+    public record GenerationListing(String job, long generation, List<Integer> ranks, boolean committed,
+                                    List<String> markerShards) {
+        public GenerationListing(String job, long generation, List<Integer> ranks, boolean committed) {
+            this(job, generation, ranks, committed, List.of());
+        }
+    }
 
     /** Every job and generation with manifests or a marker, in order. Skips foreign keys. */
     public List<GenerationListing> listGenerations() throws StoreException {
@@ -148,6 +234,7 @@ public final class Repository {
     private List<GenerationListing> listUnder(String prefix) throws StoreException {
         Map<String, Map<Long, TreeSet<Integer>>> ranks = new TreeMap<>();
         Map<String, TreeSet<Long>> committed = new HashMap<>();
+        Map<String, List<String>> shards = new HashMap<>(); // "job/generation" -> shard keys
         for (String key : store.list(prefix)) {
             String[] p = key.substring(JOBS.length()).split("/");
             if (p.length != 3 || !p[1].matches("\\d{1,18}")) {
@@ -157,6 +244,9 @@ public final class Repository {
             if (p[2].equals("SNAPSHOT")) {
                 committed.computeIfAbsent(p[0], k -> new TreeSet<>()).add(gen);
                 ranks.computeIfAbsent(p[0], k -> new TreeMap<>()).computeIfAbsent(gen, k -> new TreeSet<>());
+            } else if (p[2].matches("SNAPSHOT\\.\\d{1,9}")) {
+                shards.computeIfAbsent(p[0] + "/" + gen, k -> new java.util.ArrayList<>()).add(key);
+                ranks.computeIfAbsent(p[0], k -> new TreeMap<>()).computeIfAbsent(gen, k -> new TreeSet<>());
             } else if (p[2].matches("\\d{1,9}\\.manifest")) {
                 int rank = Integer.parseInt(p[2].substring(0, p[2].indexOf('.')));
                 ranks.computeIfAbsent(p[0], k -> new TreeMap<>()).computeIfAbsent(gen, k -> new TreeSet<>()).add(rank);
@@ -164,7 +254,8 @@ public final class Repository {
         }
         List<GenerationListing> out = new java.util.ArrayList<>();
         ranks.forEach((job, gens) -> gens.forEach((gen, rs) -> out.add(new GenerationListing(job, gen,
-                List.copyOf(rs), committed.getOrDefault(job, new TreeSet<>()).contains(gen)))));
+                List.copyOf(rs), committed.getOrDefault(job, new TreeSet<>()).contains(gen),
+                List.copyOf(shards.getOrDefault(job + "/" + gen, List.of()))))));
         return out;
     }
 

@@ -77,6 +77,21 @@ public final class StagingPipeline implements Closeable {
         }
     }
 
+    /**
+     * {@link #pull(ImageRef, Path, Progress)} of a committed image whose manifest digest the
+     * caller read from the marker already ({@link Repository#committed}): the marker is not read
+     * again, and a manifest whose bytes differ from {@code committedManifestSha256} is refused.
+     */
+    public PullResult pull(ImageRef ref, Path dest, Progress progress, String committedManifestSha256) throws IOException {
+        try {
+            return new ImagePull(repo, workers, objectBuffers).run(ref, dest, config.buffers(), progress,
+                    java.util.Optional.of(committedManifestSha256));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("pull of " + ref + " interrupted");
+        }
+    }
+
     /** Scrubs the whole store: every chunk object, manifest and commit marker. */
     public VerifyReport verify(Progress progress) throws IOException {
         return new StoreVerifier(repo, workers).run(progress);

@@ -52,6 +52,9 @@ public final class StoreRetention {
                 if (g.committed()) {
                     repo.store().delete(Repository.markerKey(job, g.generation()));
                 }
+                for (String shard : g.markerShards()) { // after the head: a marker never names a missing shard
+                    repo.store().delete(shard);
+                }
                 for (int r : g.ranks()) {
                     repo.store().delete(Repository.manifestKey(new ImageRef(job, g.generation(), r)));
                 }

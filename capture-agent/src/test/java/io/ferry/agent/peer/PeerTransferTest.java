@@ -66,6 +66,11 @@ class PeerTransferTest {
              Store store = Stores.open(tmp.resolve("store").toUri(), Map.of());
              StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC())) {
             pipeline.push(n1.imageDir(ref), ref, Progress.NONE);
+            for (int r = 0; r < 5; r++) { // the job's other ranks (empty images), so that generation 3 can be committed
+                Path other = Files.createDirectories(tmp.resolve("others/" + r));
+                pipeline.push(other, new ImageRef("job", 3, r), Progress.NONE);
+            }
+            pipeline.repository().commitSnapshot("job", 3, 6);
 
             long bytes = PeerClient.put(peer("n2", s2), ref, n1.imageDir(ref));
             assertEquals(big.length + 2, bytes);

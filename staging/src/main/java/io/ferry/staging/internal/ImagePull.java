@@ -7,10 +7,10 @@ import io.ferry.model.ChunkId;
 import io.ferry.model.Entry;
 import io.ferry.model.ImageRef;
 import io.ferry.model.Manifest;
-import io.ferry.model.SnapshotMarker;
 import io.ferry.staging.ImageCorruptException;
 import io.ferry.staging.Progress;
 import io.ferry.staging.PullResult;
+import io.ferry.staging.CommittedDigests;
 import io.ferry.staging.Repository;
 import io.ferry.stores.ObjectNotFoundException;
 import io.ferry.stores.Store;
@@ -62,7 +62,18 @@ public final class ImagePull {
 
     private record Fetched(byte[] buf, int len) {}
 
+    /** {@link #run(ImageRef, Path, int, Progress, Optional)} with the commit marker read here (empty: not committed). */
     public PullResult run(ImageRef ref, Path dest, int buffers, Progress progress) throws IOException, InterruptedException {
+        Optional<CommittedDigests> c = repo.committed(ref.job(), ref.generation());
+        return run(ref, dest, buffers, progress, c.isEmpty() ? Optional.empty() : Optional.of(c.get().manifestSha256(ref.rank())));
+    }
+
+    /**
+     * Pulls {@code ref}; {@code committed} is the digest its snapshot's marker gives its manifest
+     * (read once per node by a restart), or empty for an image of a generation not committed.
+     */
+    public PullResult run(ImageRef ref, Path dest, int buffers, Progress progress, Optional<String> committed)
+            throws IOException, InterruptedException {
         long t0 = System.nanoTime();
         Repository.StoredManifest sm;
         try {
@@ -70,10 +81,9 @@ public final class ImagePull {
         } catch (ObjectNotFoundException e) {
             throw new IllegalArgumentException("no image " + ref + " in " + store.uri(), e);
         }
-        Optional<SnapshotMarker> marker = repo.readMarker(ref.job(), ref.generation());
-        if (marker.isPresent() && !sm.sha256().equals(marker.get().manifestSha256().get(ref.rank()))) {
+        if (committed.isPresent() && !sm.sha256().equals(committed.get())) {
             throw new ImageCorruptException("image " + ref + ": manifest digest " + sm.sha256()
-                    + " differs from the one its snapshot committed (" + marker.get().manifestSha256().get(ref.rank()) + ")", null);
+                    + " differs from the one its snapshot committed (" + committed.get() + ")", null);
         }
         Manifest m = sm.manifest();
         Path target = dest.toAbsolutePath().normalize();
@@ -113,7 +123,7 @@ public final class ImagePull {
             progress.finish();
         }
         return new PullResult(ref, target, m.rawBytes(), files, fetchedChunks.get(), fetchedBytes.get(),
-                marker.isPresent(), Duration.ofNanos(System.nanoTime() - t0));
+                committed.isPresent(), Duration.ofNanos(System.nanoTime() - t0));
     }
 
     private void pullFile(ImageRef ref, int chunkSize, Entry.RegularFile f, Path out, Progress progress)
