@@ -58,6 +58,7 @@ public final class Coordinator implements Closeable {
     private String group = DEFAULT_GROUP;
     private Duration takeoverAfter = DEFAULT_TAKEOVER;
     private final Ownership ownership;
+    private Lease lease;
 
     /** How long a node may stay silent before its ranks are moved (or its job rolled back, or failed). */
     public static final Duration DEFAULT_HEARTBEAT_TIMEOUT = Duration.ofSeconds(30);
@@ -122,6 +123,7 @@ public final class Coordinator implements Closeable {
     }
 
     public Coordinator start() {
+        lease = Lease.of(takeoverAfter, Duration.ofMillis(heartbeatTimeoutMillis));
         thread.start();
         return this;
     }
@@ -151,20 +153,26 @@ public final class Coordinator implements Closeable {
             ownership.attach(events);
             while (running) {
                 try {
+                    long polling = lease.polling();
                     var batch = events.poll(Duration.ofMillis(50));
-                    for (ConsumerRecord<byte[], byte[]> r : batch) {
-                        guarded(r, "event", () -> onEvent(r));
+                    if (live.getCount() == 0) {
+                        lease.polled(polling);
+                    } else {
+                        lease.polledWhileStarting(polling);
+                    }
+                    if (!handle(events, batch, "event", this::onEvent)) {
+                        continue; // stalled: poll again before anything else
                     }
                     ownership.advance();
                     if (live.getCount() > 0 && ownership.caughtUp()) {
                         live.countDown();
                     }
-                    if (live.getCount() == 0) {
+                    if (live.getCount() == 0 && lease.held()) {
                         // While events stream in, take only the commands already fetched: waiting here would cap the fold rate.
-                        for (ConsumerRecord<byte[], byte[]> r : commands.poll(batch.isEmpty() ? Duration.ofMillis(20) : Duration.ZERO)) {
-                            guarded(r, "command", () -> onCommand(r));
+                        var orders = commands.poll(batch.isEmpty() ? Duration.ofMillis(20) : Duration.ZERO);
+                        if (handle(commands, orders, "command", this::onCommand)) {
+                            guarded("tick", this::tick);
                         }
-                        guarded("tick", this::tick);
                         guarded("state", this::publishState);
                     }
                 } catch (org.apache.kafka.common.KafkaException e) {
@@ -182,6 +190,39 @@ public final class Coordinator implements Closeable {
         } finally {
             commits.close();
         }
+    }
+
+    /**
+     * Handles a batch record by record while the reading of the log is fresh ({@link Lease};
+     * not asked before the coordinator is first live). If it goes stale, the consumer is put back to the first record not handled, so
+     * the next poll brings it again (or hands it to the coordinator that owns it now): nothing is
+     * folded twice or skipped. Returns whether the whole batch was handled.
+     */
+    private boolean handle(KafkaConsumer<byte[], byte[]> consumer, org.apache.kafka.clients.consumer.ConsumerRecords<byte[], byte[]> batch,
+                           String kind, java.util.function.Consumer<ConsumerRecord<byte[], byte[]>> each) {
+        if (batch.isEmpty()) {
+            return true;
+        }
+        List<ConsumerRecord<byte[], byte[]>> records = new java.util.ArrayList<>(batch.count());
+        batch.forEach(records::add);
+        for (int i = 0; i < records.size(); i++) {
+            if (live.getCount() == 0 && !lease.fresh()) {
+                Map<org.apache.kafka.common.TopicPartition, Long> resume = new java.util.HashMap<>();
+                for (ConsumerRecord<byte[], byte[]> r : records.subList(i, records.size())) {
+                    resume.putIfAbsent(new org.apache.kafka.common.TopicPartition(r.topic(), r.partition()), r.offset());
+                }
+                resume.forEach(consumer::seek);
+                return false;
+            }
+            ConsumerRecord<byte[], byte[]> r = records.get(i);
+            guarded(r, kind, () -> each.accept(r));
+        }
+        return true;
+    }
+
+    /** Times the coordinator noticed it had been stalled ({@link Lease}) and held its decisions back. */
+    public long stalls() {
+        return lease.stalls();
     }
 
     /**
@@ -372,6 +413,9 @@ public final class Coordinator implements Closeable {
             }
         }
         for (JobView j : jobs.all()) {
+            if (!lease.held()) {
+                return; // stalled in the middle of deciding: read the log again first
+            }
             if (j.started == null || ownership.replaying(j.job)) {
                 continue; // a job just taken over is replayed before anything is decided for it
             }
