@@ -3,8 +3,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
-mvn -q -B -DskipTests -DskipITs install -pl benchmarks -am
-mvn -q -B -pl benchmarks dependency:build-classpath -Dmdep.outputFile=target/classpath.txt
+mvn ${MVN_FLAGS:-} -q -B -DskipTests -DskipITs install -pl benchmarks -am
+mvn ${MVN_FLAGS:-} -q -B -pl benchmarks dependency:build-classpath -Dmdep.outputFile=target/classpath.txt
 exec java -Xmx2g -Djna.tmpdir="$here/benchmarks/target/jna" \
   -cp "benchmarks/target/classes:$(cat benchmarks/target/classpath.txt)" \
   io.ferry.benchmarks.StagingBenchmark "${1:-2GiB}" "${2:-$here/bench-work}"

@@ -12,13 +12,20 @@ public sealed interface Entry {
      * chunks in order. Every chunk but the last has the manifest's chunk size.
      */
     record RegularFile(String path, int mode, long size, String sha256, List<ChunkId> chunks) implements Entry {
+        /**
+         * {@code sha256} of a file whose whole-file digest was not recorded (manifest version 2):
+         * its chunk ids, each the SHA-256 of its bytes, prove the file without it.
+         */
+        public static final String NOT_RECORDED = "";
+
         public RegularFile {
             Names.requireRelativePath(path);
+            java.util.Objects.requireNonNull(sha256, "sha256");
             requireMode(mode);
             if (size < 0) {
                 throw new IllegalArgumentException("file " + path + ": negative size " + size);
             }
-            if (!Names.isSha256Hex(sha256)) {
+            if (!NOT_RECORDED.equals(sha256) && !Names.isSha256Hex(sha256)) {
                 throw new IllegalArgumentException("file " + path + ": sha256 must be 64 lower-case hex digits");
             }
             chunks = List.copyOf(chunks);

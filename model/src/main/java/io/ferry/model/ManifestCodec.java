@@ -24,20 +24,27 @@ public final class ManifestCodec {
     public static final String MANIFEST_FORMAT = "ferry-image-manifest";
     public static final String MARKER_FORMAT = "ferry-snapshot";
     public static final int VERSION = 1;
+    /** Manifest version 2: a file's whole-file {@code sha256} is optional (its chunk ids prove it). */
+    public static final int MANIFEST_V2 = 2;
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private ManifestCodec() {}
 
     public static byte[] encode(Manifest m) {
         ObjectNode root = JSON.createObjectNode();
-        root.put("format", MANIFEST_FORMAT).put("version", VERSION);
+        boolean v1 = m.entries().stream().noneMatch(e -> e instanceof Entry.RegularFile f
+                && f.sha256().equals(Entry.RegularFile.NOT_RECORDED));
+        root.put("format", MANIFEST_FORMAT).put("version", v1 ? VERSION : MANIFEST_V2);
         root.put("job", m.image().job()).put("generation", m.image().generation()).put("rank", m.image().rank());
         root.put("chunkSize", m.chunkSize());
         ArrayNode files = root.putArray("entries");
         for (Entry e : m.entries()) {
             ObjectNode n = files.addObject().put("path", e.path());
             if (e instanceof Entry.RegularFile f) {
-                n.put("type", "file").put("mode", octal(f.mode())).put("size", f.size()).put("sha256", f.sha256());
+                n.put("type", "file").put("mode", octal(f.mode())).put("size", f.size());
+                if (!f.sha256().equals(Entry.RegularFile.NOT_RECORDED)) {
+                    n.put("sha256", f.sha256());
+                }
                 ArrayNode chunks = n.putArray("chunks");
                 f.chunks().forEach(c -> chunks.add(c.toString()));
             } else if (e instanceof Entry.Directory d) {
@@ -53,7 +60,8 @@ public final class ManifestCodec {
 
     public static Manifest decodeManifest(byte[] json, String source) throws MalformedManifestException {
         try {
-            JsonNode root = parse(json, MANIFEST_FORMAT);
+            JsonNode root = parse(json, MANIFEST_FORMAT, VERSION, MANIFEST_V2);
+            boolean digestOptional = root.get("version").asLong() == MANIFEST_V2;
             ImageRef ref = new ImageRef(text(root, "job"), longField(root, "generation"),
                     Math.toIntExact(longField(root, "rank")));
             int chunkSize = Math.toIntExact(longField(root, "chunkSize"));
@@ -63,7 +71,7 @@ public final class ManifestCodec {
             }
             List<Entry> out = new ArrayList<>(entries.size());
             for (int i = 0; i < entries.size(); i++) {
-                out.add(entry(entries.get(i), i));
+                out.add(entry(entries.get(i), i, digestOptional));
             }
             return new Manifest(ref, chunkSize, out);
         } catch (IllegalArgumentException | ArithmeticException e) {
@@ -137,7 +145,7 @@ public final class ManifestCodec {
         }
     }
 
-    private static Entry entry(JsonNode n, int i) {
+    private static Entry entry(JsonNode n, int i, boolean digestOptional) {
         if (n == null || !n.isObject()) {
             throw new IllegalArgumentException("entries[" + i + "] must be an object");
         }
@@ -154,7 +162,11 @@ public final class ManifestCodec {
                     for (JsonNode c : chunks) {
                         ids.add(ChunkId.parse(c.isTextual() ? c.asText() : null));
                     }
-                    yield new Entry.RegularFile(path, mode(n), longField(n, "size"), text(n, "sha256"), ids);
+                    String sha = digestOptional && n.get("sha256") == null ? Entry.RegularFile.NOT_RECORDED : text(n, "sha256");
+                    if (!Names.isSha256Hex(sha) && !(digestOptional && sha.equals(Entry.RegularFile.NOT_RECORDED))) {
+                        throw new IllegalArgumentException("file " + path + ": sha256 must be 64 lower-case hex digits");
+                    }
+                    yield new Entry.RegularFile(path, mode(n), longField(n, "size"), sha, ids);
                 }
                 case "dir" -> new Entry.Directory(path, mode(n));
                 case "symlink" -> new Entry.Symlink(path, text(n, "target"));

@@ -68,7 +68,25 @@ class ManifestCodecTest {
     void wrongFormatOrVersionIsMalformed() {
         String json = new String(ManifestCodec.encode(sample()), StandardCharsets.UTF_8);
         assertMalformed(json.replace("ferry-image-manifest", "something-else"), "format");
-        assertMalformed(json.replace("\"version\" : 1", "\"version\" : 2"), "unsupported version 2");
+        assertMalformed(json.replace("\"version\" : 1", "\"version\" : 3"), "unsupported version 3 (this Ferry reads 1 to 2)");
+    }
+
+    @Test
+    void versionTwoLeavesTheWholeFileDigestOutAndVersionOneStillNeedsIt() throws Exception {
+        Manifest v2 = new Manifest(new ImageRef("job", 3, 1), 4096, List.of(
+                new Entry.RegularFile("a", 0640, 4097, Entry.RegularFile.NOT_RECORDED, List.of(C1, ChunkId.ZERO)),
+                new Entry.RegularFile("b", 0640, 1, SHA, List.of(C1))));
+        String json = new String(ManifestCodec.encode(v2), StandardCharsets.UTF_8);
+        assertTrue(json.contains("\"version\" : 2"), json);
+        assertEquals(1, json.split("\"sha256\"", -1).length - 1, "only b's digest: " + json);
+        assertEquals(v2, ManifestCodec.decodeManifest(json.getBytes(StandardCharsets.UTF_8), "test"));
+        assertTrue(new String(ManifestCodec.encode(sample()), StandardCharsets.UTF_8).contains("\"version\" : 1"),
+                "every file with its digest: written as version 1, as older Ferry reads");
+
+        String v1 = json.replace("\"version\" : 2", "\"version\" : 1");
+        assertMalformed(v1, "field 'sha256' must be a string");
+        assertMalformed(v1.replace("\"size\" : 4097", "\"size\" : 4097, \"sha256\" : \"\""), "sha256 must be 64 lower-case hex");
+        assertMalformed(json.replace(SHA, "not-hex"), "sha256 must be 64 lower-case hex");
     }
 
     @Test

@@ -18,9 +18,10 @@ import java.util.Map;
  *                         bounds memory at about {@code maxBytesInFlight + workers x chunkSize},
  *                         whatever the image size
  * @param keepGenerations  generations a node-local cache keeps per job
+ * @param fileSha256       whether a push also records each file's whole SHA-256 (manifest version 1)
  */
 public record StagingConfig(int chunkSize, int zstdLevel, int workers, double minRatio, long maxBytesInFlight,
-                            int keepGenerations) {
+                            int keepGenerations, boolean fileSha256) {
     public static final ConfigKey<Long> CHUNK_SIZE = ConfigKey.sizeKey("staging.chunk-size",
             "Chunk size: a multiple of 4 KiB between 4 KiB and 64 MiB.", "4MiB", Manifest.MIN_CHUNK_SIZE,
             Manifest.MAX_CHUNK_SIZE);
@@ -39,6 +40,12 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
             "Generations of each job kept in a node-local cache (never the newest established one"
                     + " nor one not yet staged).", 2, 1, 1000);
 
+    public static final ConfigKey<Boolean> FILE_SHA256 = new ConfigKey<>("staging.file-sha256",
+            "Also record each file's whole SHA-256 in its manifest (manifest version 1, which Ferry before"
+                    + " manifest version 2 reads). Off, the chunk ids (each the SHA-256 of its bytes) prove every file,"
+                    + " and a push reads each file once without hashing it a second time on one thread.",
+            "false", StagingConfig::parseBoolean);
+
     /** Read by the coordinator ({@code ferry run --partner}); declared here so every node accepts the job's settings. */
     public static final ConfigKey<Boolean> PARTNER = new ConfigKey<>("cache.partner",
             "Copy each node's images into one other node's cache right after capture (SCR's PARTNER level), so"
@@ -55,7 +62,7 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
             0, 0, 1_000_000);
 
     public static final ConfigTable TABLE = new ConfigTable(List.of(CHUNK_SIZE, ZSTD_LEVEL, WORKERS, MIN_RATIO,
-            MAX_IN_FLIGHT, KEEP_GENERATIONS, PARTNER, PARTNER_DOMAINS, STORE_KEEP_GENERATIONS));
+            MAX_IN_FLIGHT, KEEP_GENERATIONS, FILE_SHA256, PARTNER, PARTNER_DOMAINS, STORE_KEEP_GENERATIONS));
 
     /**
      * The job's partner policy from its settings: empty when partner copies are off, else
@@ -105,7 +112,7 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
         return new StagingConfig((int) chunk, r.get(ZSTD_LEVEL),
                 workers == 0 ? Math.min(64, Math.max(4, 3 * Runtime.getRuntime().availableProcessors())) : workers,
                 r.get(MIN_RATIO),
-                r.get(MAX_IN_FLIGHT), r.get(KEEP_GENERATIONS));
+                r.get(MAX_IN_FLIGHT), r.get(KEEP_GENERATIONS), r.get(FILE_SHA256));
     }
 
     /** Buffers of one chunk each that fit the in-flight budget, never fewer than workers + 2. */

@@ -57,7 +57,7 @@ public final class StagingPipeline implements Closeable {
         BufferPool pool = new BufferPool(config.buffers(), config.chunkSize());
         try {
             return new ImagePush(repo, format, pool, workers, objectBuffers, config.chunkSize(),
-                    new byte[config.chunkSize()]).run(dir, ref, progress);
+                    new byte[config.chunkSize()], config.fileSha256()).run(dir, ref, progress);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new java.io.InterruptedIOException("push of " + ref + " interrupted");

@@ -14,6 +14,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
 
 import static io.ferry.staging.Fixture.CHUNK;
@@ -203,13 +204,35 @@ class PushPullTest {
     }
 
     @Test
-    void manifestRecordsChunkSizeAndDigest() throws Exception {
+    void manifestRecordsChunkSizeAndChunksAndNoSecondWholeFileDigestByDefault() throws Exception {
         byte[] data = Fixture.randomBytes(CHUNK + 3, 4);
         Fixture.write(image.resolve("f"), data);
         fx.pipeline.push(image, ref, Progress.NONE);
         Manifest m = fx.pipeline.repository().readManifest(ref).manifest();
         assertEquals(CHUNK, m.chunkSize());
         var f = (io.ferry.model.Entry.RegularFile) m.entries().get(0);
-        assertEquals(io.ferry.compression.Digests.sha256Hex(data), f.sha256());
+        assertEquals(io.ferry.model.Entry.RegularFile.NOT_RECORDED, f.sha256());
+        assertEquals(2, f.chunks().size());
+        String json = Files.readString(fx.storeDir().resolve(Repository.manifestKey(ref)));
+        assertTrue(json.contains("\"version\" : 2") && !json.contains("\"sha256\""), json);
+        Path back = tmp.resolve("back");
+        fx.pipeline.pull(ref, back, Progress.NONE); // every chunk checked against its id: that proves the file
+        assertArrayEquals(data, Files.readAllBytes(back.resolve("f")));
+    }
+
+    @Test
+    void withFileSha256OnTheManifestIsVersionOneWithEachFilesDigestAndPullChecksIt() throws Exception {
+        try (Fixture v1 = new Fixture(tmp.resolve("v1"), Map.of("staging.chunk-size", Integer.toString(CHUNK),
+                "staging.file-sha256", "true"))) {
+            byte[] data = Fixture.randomBytes(CHUNK + 3, 4);
+            Fixture.write(image.resolve("f"), data);
+            v1.pipeline.push(image, ref, Progress.NONE);
+            var f = (io.ferry.model.Entry.RegularFile) v1.pipeline.repository().readManifest(ref).manifest().entries().get(0);
+            assertEquals(io.ferry.compression.Digests.sha256Hex(data), f.sha256());
+            assertTrue(Files.readString(v1.storeDir().resolve(Repository.manifestKey(ref))).contains("\"version\" : 1"));
+            Path back = tmp.resolve("back1");
+            v1.pipeline.pull(ref, back, Progress.NONE);
+            assertArrayEquals(data, Files.readAllBytes(back.resolve("f")));
+        }
     }
 }

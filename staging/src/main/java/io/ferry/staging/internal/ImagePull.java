@@ -38,8 +38,9 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One pull of one image into a directory. Workers fetch, verify (CRC32C, SHA-256) and
- * decompress chunks ahead of the calling thread, which writes them in order, keeps the
- * whole-file digest and leaves all-zero chunks as holes. Everything lands in a hidden
+ * decompress chunks and write them at their offsets, in parallel; all-zero chunks stay holes.
+ * Where the manifest records a whole-file digest (version 1), the calling thread writes the
+ * chunks in order instead and keeps that digest. Everything lands in a hidden
  * sibling directory that is renamed to the destination only once every file verified and
  * was fsynced: a failed pull leaves nothing behind. Single use, not thread-safe.
  */
@@ -128,24 +129,30 @@ public final class ImagePull {
 
     private void pullFile(ImageRef ref, int chunkSize, Entry.RegularFile f, Path out, Progress progress)
             throws IOException, InterruptedException {
-        MessageDigest whole = Digests.newSha256();
+        // Every chunk is checked against its id (the SHA-256 of its bytes) and its length: that proves the
+        // file. A whole-file digest, where the manifest recorded one (version 1), is checked as well.
+        MessageDigest whole = f.sha256().equals(Entry.RegularFile.NOT_RECORDED) ? null : Digests.newSha256();
         List<ChunkId> ids = f.chunks();
         Deque<CompletableFuture<Fetched>> window = new ArrayDeque<>();
         int next = 0;
         try (FileChannel ch = FileChannel.open(out, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
             for (int i = 0; i < ids.size(); i++) {
                 while (next < ids.size() && window.size() < pool.capacity()) {
-                    window.add(submit(ref, f, next, chunkSize));
+                    window.add(submit(ref, f, next, chunkSize, whole == null ? ch : null));
                     next++;
                 }
                 Fetched c = await(window.poll(), window);
                 long pos = (long) i * chunkSize;
                 int len = (int) Math.min(chunkSize, f.size() - pos);
                 if (c.buf() == null) {
-                    whole.update(zeros, 0, len);
+                    if (whole != null) {
+                        whole.update(zeros, 0, len);
+                    }
                 } else {
                     try {
-                        whole.update(c.buf(), 0, len);
+                        if (whole != null) {
+                            whole.update(c.buf(), 0, len);
+                        }
                         ByteBuffer b = ByteBuffer.wrap(c.buf(), 0, len);
                         while (b.hasRemaining()) {
                             ch.write(b, pos + b.position());
@@ -160,7 +167,7 @@ public final class ImagePull {
                 // A trailing run of zero chunks: extend with one zero byte, the rest stays a hole.
                 ch.write(ByteBuffer.wrap(new byte[1]), f.size() - 1);
             }
-            String actual = Digests.hex(whole.digest());
+            String actual = whole == null ? f.sha256() : Digests.hex(whole.digest());
             if (!actual.equals(f.sha256())) {
                 throw new ImageCorruptException("image " + ref + " file '" + f.path() + "': SHA-256 mismatch: manifest "
                         + f.sha256() + ", restored bytes " + actual, null);
@@ -170,16 +177,22 @@ public final class ImagePull {
         Files.setPosixFilePermissions(out, FileTrees.permissions(f.mode()));
     }
 
-    private CompletableFuture<Fetched> submit(ImageRef ref, Entry.RegularFile f, int index, int chunkSize) {
+    /**
+     * Fetches chunk {@code index}; with a {@code sink} (no whole-file digest to keep in order) the
+     * worker also writes it there at its offset and returns no buffer, so chunks are written in
+     * parallel; without, the calling thread writes (and hashes) them in order.
+     */
+    private CompletableFuture<Fetched> submit(ImageRef ref, Entry.RegularFile f, int index, int chunkSize, FileChannel sink) {
         ChunkId id = f.chunks().get(index);
         if (id.isZero()) {
             return CompletableFuture.completedFuture(new Fetched(null, 0));
         }
         int expected = (int) Math.min(chunkSize, f.size() - (long) index * chunkSize);
-        return CompletableFuture.supplyAsync(() -> fetch(ref, f, index, id, expected, chunkSize), workers);
+        return CompletableFuture.supplyAsync(() -> fetch(ref, f, index, id, expected, chunkSize, sink), workers);
     }
 
-    private Fetched fetch(ImageRef ref, Entry.RegularFile f, int index, ChunkId id, int expected, int chunkSize) {
+    private Fetched fetch(ImageRef ref, Entry.RegularFile f, int index, ChunkId id, int expected, int chunkSize,
+                          FileChannel sink) {
         String where = "image " + ref + " file '" + f.path() + "' chunk " + index + " of " + f.chunks().size() + " (" + id + ")";
         byte[] raw = null;
         try {
@@ -200,7 +213,17 @@ public final class ImagePull {
             }
             fetchedChunks.incrementAndGet();
             fetchedBytes.addAndGet(n);
-            return new Fetched(raw, len);
+            if (sink == null) {
+                return new Fetched(raw, len);
+            }
+            long pos = (long) index * chunkSize;
+            ByteBuffer b = ByteBuffer.wrap(raw, 0, len);
+            while (b.hasRemaining()) {
+                sink.write(b, pos + b.position()); // positional: safe from several threads
+            }
+            pool.give(raw);
+            raw = null;
+            return new Fetched(null, len);
         } catch (ObjectNotFoundException e) {
             giveBack(raw);
             throw new java.util.concurrent.CompletionException(new ImageCorruptException(where + ": missing chunk", e));

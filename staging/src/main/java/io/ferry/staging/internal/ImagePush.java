@@ -30,7 +30,8 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One push of one image directory. The calling thread reads files in order, chunk by chunk,
- * into pooled buffers and keeps the whole-file SHA-256; workers test for zeros, hash, skip
+ * into pooled buffers (and keeps the whole-file SHA-256 only when asked: {@code fileSha256};
+ * else the chunk ids prove each file, and no byte is hashed twice); workers test for zeros, hash, skip
  * chunks the store has, compress and write. The manifest is written only after every chunk
  * is durable, so a crash before it leaves no visible image. Single use, not thread-safe.
  */
@@ -43,6 +44,7 @@ public final class ImagePush {
     private final ThreadLocal<byte[]> objectBuffers;
     private final int chunkSize;
     private final byte[] zeros;
+    private final boolean fileSha256;
     private final Set<ChunkId> seen = ConcurrentHashMap.newKeySet();
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
     private final AtomicLong zeroChunks = new AtomicLong();
@@ -51,7 +53,8 @@ public final class ImagePush {
     private final AtomicLong storedBytes = new AtomicLong();
 
     public ImagePush(Repository repo, ChunkFormat format, BufferPool pool, ExecutorService workers,
-                     ThreadLocal<byte[]> objectBuffers, int chunkSize, byte[] zeros) {
+                     ThreadLocal<byte[]> objectBuffers, int chunkSize, byte[] zeros, boolean fileSha256) {
+        this.fileSha256 = fileSha256;
         this.repo = repo;
         this.store = repo.store();
         this.format = format;
@@ -114,7 +117,7 @@ public final class ImagePush {
     }
 
     private PendingFile readFile(ImageScanner.Found f, Progress progress) throws IOException, InterruptedException {
-        MessageDigest whole = Digests.newSha256();
+        MessageDigest whole = fileSha256 ? Digests.newSha256() : null;
         List<CompletableFuture<ChunkId>> chunks = new ArrayList<>();
         int[] crc32c = new int[(int) ((f.size() + chunkSize - 1) / chunkSize)];
         try (FileChannel ch = FileChannel.open(f.file(), StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
@@ -129,7 +132,9 @@ public final class ImagePush {
                     pool.give(buf);
                     throw e;
                 }
-                whole.update(buf, 0, len);
+                if (whole != null) {
+                    whole.update(buf, 0, len);
+                }
                 int index = chunks.size();
                 chunks.add(CompletableFuture.supplyAsync(() -> stage(buf, len, progress, crc32c, index), workers));
                 remaining -= len;
@@ -138,7 +143,7 @@ public final class ImagePush {
                 throw new IOException("file " + f.path() + " grew while being pushed: quiesce the rank first");
             }
         }
-        return new PendingFile(f, Digests.hex(whole.digest()), chunks, crc32c);
+        return new PendingFile(f, whole == null ? Entry.RegularFile.NOT_RECORDED : Digests.hex(whole.digest()), chunks, crc32c);
     }
 
     private static void readFully(FileChannel ch, byte[] buf, int len, ImageScanner.Found f) throws IOException {
