@@ -36,18 +36,19 @@ final class Accuracy {
             for (Row r : rows) {
                 a.addObject().put("generation", r.generation()).put("rawBytes", r.rawBytes()).put("ranks", r.ranks())
                         .put("predictedSeconds", r.predicted()).put("idealSeconds", r.ideal())
-                        .put("actualSeconds", r.actual()).put("error", r.error()).put("idealError", r.idealError());
+                        .put("actualSeconds", r.actual()).put("error", r.error()).put("idealError", r.idealError())
+                        .put("expectedWrittenBytes", r.expectedWritten()).put("writtenBytes", r.written());
             }
             out.println(m.writerWithDefaultPrettyPrinter().writeValueAsString(n));
             return 0;
         }
         out.printf(Locale.ROOT, "Forecasts of time to established for %s (from the request; forecast made once captured)%n", job);
-        out.println("| generation | raw | ranks | forecast s | actual s | error | fill-time law s | law error |");
-        out.println("|---:|---:|---:|---:|---:|---:|---:|---:|");
+        out.println("| generation | raw | ranks | written: expected | written | forecast s | actual s | error | fill-time law s | law error |");
+        out.println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (Row r : rows) {
-            out.printf(Locale.ROOT, "| %d | %s | %d | %.2f | %.2f | %+.1f%% | %.2f | %+.1f%% |%n", r.generation(),
-                    Sizes.format(r.rawBytes()), r.ranks(), r.predicted(), r.actual(), 100 * r.error(), r.ideal(),
-                    100 * r.idealError());
+            out.printf(Locale.ROOT, "| %d | %s | %d | %s | %s | %.2f | %.2f | %+.1f%% | %.2f | %+.1f%% |%n", r.generation(),
+                    Sizes.format(r.rawBytes()), r.ranks(), r.expectedWritten() < 0 ? "-" : Sizes.format(r.expectedWritten()),
+                    Sizes.format(r.written()), r.predicted(), r.actual(), 100 * r.error(), r.ideal(), 100 * r.idealError());
         }
         out.printf(Locale.ROOT, "%d forecasts: median absolute error %.1f%% (90th percentile %.1f%%);"
                         + " the fill-time law alone: median %.1f%%%n", rows.size(), 100 * ForecastErrors.quantileAbs(err, 0.5),

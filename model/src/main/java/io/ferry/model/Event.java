@@ -115,15 +115,26 @@ public sealed interface Event {
      * @param idealSeconds                  the Checkpoint Fill-Time Law's time for the same bytes on
      *                                      this node's disk, at the write rate measured at capture
      * @param basedOn                       earlier snapshots the forecast was fitted on
+     * @param writtenBytes                  the bytes the forecast expects the snapshot to write to the
+     *                                      store (new chunks, compressed), or -1 (forecasts made
+     *                                      before it was recorded)
      */
     record PredictionMade(String job, long generation, long rawBytes, int ranks, double predictedStallSeconds,
-                          double predictedSecondsToEstablished, double idealSeconds, int basedOn) implements Event {
+                          double predictedSecondsToEstablished, double idealSeconds, int basedOn, long writtenBytes)
+            implements Event {
         public PredictionMade {
             Names.requireJob(job);
             Names.requireGeneration(generation);
-            if (rawBytes < 0 || ranks < 1 || basedOn < 0) {
-                throw new IllegalArgumentException("prediction needs rawBytes >= 0, ranks >= 1, basedOn >= 0");
+            if (rawBytes < 0 || ranks < 1 || basedOn < 0 || writtenBytes < -1) {
+                throw new IllegalArgumentException("prediction needs rawBytes >= 0, ranks >= 1, basedOn >= 0, writtenBytes >= -1");
             }
+        }
+
+        /** A forecast that does not say what it expects written. */
+        public PredictionMade(String job, long generation, long rawBytes, int ranks, double predictedStallSeconds,
+                              double predictedSecondsToEstablished, double idealSeconds, int basedOn) {
+            this(job, generation, rawBytes, ranks, predictedStallSeconds, predictedSecondsToEstablished, idealSeconds,
+                    basedOn, -1);
         }
     }
 

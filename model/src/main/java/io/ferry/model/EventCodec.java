@@ -41,7 +41,8 @@ public final class EventCodec {
      * this value (the topics keep events forever, and a coordinator replays them all).
      */
     private static final Map<Class<?>, Map<String, String>> ADDED_LATER = Map.of(
-            Event.ImageStaged.class, Map.of("manifest", ""));
+            Event.ImageStaged.class, Map.of("manifest", ""),
+            Event.PredictionMade.class, Map.of("writtenBytes", "-1"));
     private static final FlatRecords FLAT = new FlatRecords(TYPES, ADDED_LATER);
 
     private EventCodec() {}

@@ -109,6 +109,16 @@ class EventCodecTest {
     }
 
     @Test
+    void aForecastRecordedBeforeItSaidWhatItExpectedWrittenReadsAsMinusOne() {
+        String old = "{\"type\":\"PredictionMade\",\"v\":1,\"job\":\"j\",\"generation\":4,\"rawBytes\":1234,"
+                + "\"ranks\":2,\"predictedStallSeconds\":0.5,\"predictedSecondsToEstablished\":3.0,\"idealSeconds\":0.2,"
+                + "\"basedOn\":5}";
+        assertEquals(new Event.PredictionMade("j", 4, 1234, 2, 0.5, 3.0, 0.2, 5, -1), EventCodec.decode(utf8(old)));
+        Event.PredictionMade now = new Event.PredictionMade("j", 4, 1234, 2, 0.5, 3.0, 0.2, 5, 600);
+        assertEquals(now, EventCodec.decode(EventCodec.encode(now)));
+    }
+
+    @Test
     void malformedEventsAreClearErrors() {
         for (String bad : List.of("not json", "[]", "{\"type\":\"RankExited\",\"v\":1}",
                 "{\"type\":\"Nope\",\"v\":1,\"job\":\"j\"}",

@@ -10,7 +10,12 @@ import java.util.List;
 /** Every forecast of a job's time to established beside what then happened. */
 public final class ForecastErrors {
     /** One forecast and its outcome; errors are signed, (forecast - actual) / actual. */
-    public record Row(long generation, long rawBytes, int ranks, double predicted, double ideal, double actual) {
+    /**
+     * @param expectedWritten bytes the forecast expected the snapshot to write (-1: not said)
+     * @param written         bytes it wrote, as its ranks reported them staged
+     */
+    public record Row(long generation, long rawBytes, int ranks, double predicted, double ideal, double actual,
+                      long expectedWritten, long written) {
         public double error() {
             return (predicted - actual) / actual;
         }
@@ -30,7 +35,7 @@ public final class ForecastErrors {
                     && g.secondsToEstablished() > 0) {
                 Event.PredictionMade p = g.prediction().get();
                 rows.add(new Row(g.generation(), p.rawBytes(), p.ranks(), p.predictedSecondsToEstablished(),
-                        p.idealSeconds(), g.secondsToEstablished()));
+                        p.idealSeconds(), g.secondsToEstablished(), p.writtenBytes(), g.storedBytes()));
             }
         }
         return rows;

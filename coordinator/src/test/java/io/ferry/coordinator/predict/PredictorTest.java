@@ -11,18 +11,40 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class PredictorTest {
     private final Jobs jobs = new Jobs();
 
-    /** A job of 2 ranks whose snapshots follow t = 1.5 s + bytes / 100 MB/s, stall = 0.1 s + share / 400 MB/s. */
+    /**
+     * A job of 2 ranks whose snapshots write all their bytes (incompressible, nothing shared) and
+     * follow t = 1.5 s + bytes / 100 MB/s, stall = 0.1 s + share / 400 MB/s.
+     */
     private JobView history(long... sizes) {
+        long[] raw = sizes.clone();
+        return history(raw, sizes);
+    }
+
+    /** As {@link #history(long...)}, generation g of {@code raw[g]} bytes writing {@code written[g]}: t = 1.5 s + written / 100 MB/s. */
+    private JobView history(long[] raw, long[] written) {
         JobView j = jobs.apply(new Event.JobStarted("j", 2, 0, false, "file:/s", "n"), 0);
-        for (int g = 0; g < sizes.length; g++) {
-            long raw = sizes[g];
+        for (int g = 0; g < raw.length; g++) {
             jobs.apply(new Event.CheckpointRequested("j", g, "request"), 0);
-            double stall = 0.1 + raw / 2 / 400e6;
-            jobs.apply(new Event.ImageCaptured("j", g, 0, "n", raw / 2, stall), 0);
-            jobs.apply(new Event.ImageCaptured("j", g, 1, "n", raw - raw / 2, stall), 0);
-            jobs.apply(new Event.SnapshotEstablished("j", g, "remote", 1.5 + raw / 100e6), 0);
+            double stall = 0.1 + raw[g] / 2 / 400e6;
+            jobs.apply(new Event.ImageCaptured("j", g, 0, "n", raw[g] / 2, stall), 0);
+            jobs.apply(new Event.ImageCaptured("j", g, 1, "n", raw[g] - raw[g] / 2, stall), 0);
+            jobs.apply(new Event.ImageStaged("j", g, 0, "remote", raw[g] / 2, written[g] / 2, 1), 0);
+            jobs.apply(new Event.ImageStaged("j", g, 1, "remote", raw[g] - raw[g] / 2, written[g] - written[g] / 2, 1), 0);
+            jobs.apply(new Event.SnapshotEstablished("j", g, "remote", 1.5 + written[g] / 100e6), 0);
         }
         return j;
+    }
+
+    @Test
+    void aJobWhoseLaterSnapshotsWriteAFifthIsForecastFromWhatTheyWriteNotTheirRawSize() {
+        long gib = 1L << 30;
+        long fifth = 200L << 20;
+        // The first snapshot writes everything; later ones of the same raw size only what changed (varying a little).
+        JobView j = history(new long[]{2 * gib, 2 * gib, 2 * gib, 2 * gib, 2 * gib},
+                new long[]{gib, fifth, fifth + (50L << 20), fifth - (40L << 20), fifth});
+        Event.PredictionMade p = Predictor.predict(j, 5, 2 * gib, 2).orElseThrow();
+        assertEquals(1.5 + fifth / 100e6, p.predictedSecondsToEstablished(), 1e-6,
+                "the raw size is the same every time: only the written bytes tell the first snapshot from the others");
     }
 
     @Test
