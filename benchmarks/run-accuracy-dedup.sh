@@ -15,10 +15,7 @@ mkdir -p "$work"
 home="$work/home"
 job=dedup2
 stop="$work/stop"
-established() {
-  "$here/bin/ferry" status "$1" --json --home "$home" 2>/dev/null \
-    | python3 -c 'import json,sys; print(json.load(sys.stdin).get("newestEstablished", -1))' 2>/dev/null || echo -1
-}
+. "$here/benchmarks/accuracy-common.sh"
 # Rank: builds its base image once, then on SIGUSR2 copies it into generation g's directory and
 # rewrites 100 MiB at offset (g x 37 mod (size/100 - 1)) x 100 MiB.
 rank='base="'"$work"'/base-$FERRY_RANK"; half=$(('"$size"' / 2));'
@@ -28,12 +25,6 @@ rank+=" dd if=/dev/urandom of=\"\$d/memory\" bs=1M count=100 seek=\$(( (g * 37) 
 rank+=" : > \"\$d/DONE\"' USR2;"
 rank+=" while [ ! -f '$stop' ]; do sleep 0.2; done"
 "$here/bin/ferry" run --job "$job" --ranks 2 --interval 15s --home "$home" -- bash -c "$rank" > "$work/$job.log" 2>&1 &
-pid=$!
-while [ "$(established "$job")" -lt $((n - 1)) ]; do
-  if ! kill -0 "$pid" 2>/dev/null; then echo "ferry run of $job ended early:"; cat "$work/$job.log"; exit 1; fi
-  sleep 5
-done
-touch "$stop"
-wait "$pid"
+finish_job "$job" $! "$n" "$stop"
 "$here/bin/ferry" status "$job" --home "$home" | head -40
 "$here/bin/ferry" plan --accuracy "$job" --home "$home"

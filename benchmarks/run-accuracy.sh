@@ -13,10 +13,7 @@ work="${2:-$here/bench-work/accuracy}"
 rm -rf "$work"
 mkdir -p "$work"
 home="$work/home"
-established() {
-  "$here/bin/ferry" status "$1" --json --home "$home" 2>/dev/null \
-    | python3 -c 'import json,sys; print(json.load(sys.stdin).get("newestEstablished", -1))' 2>/dev/null || echo -1
-}
+. "$here/benchmarks/accuracy-common.sh"
 for ranks in 2 4; do
   job="acc$ranks"
   stop="$work/stop-$job"
@@ -26,13 +23,7 @@ for ranks in 2 4; do
   rank+=" while [ ! -f '$stop' ]; do sleep 0.2; done"
   "$here/bin/ferry" run --job "$job" --ranks "$ranks" --interval 6s --home "$home" -- bash -c "$rank" \
     > "$work/$job.log" 2>&1 &
-  pid=$!
-  while [ "$(established "$job")" -lt $((n - 1)) ]; do
-    if ! kill -0 "$pid" 2>/dev/null; then echo "ferry run of $job ended early:"; cat "$work/$job.log"; exit 1; fi
-    sleep 5
-  done
-  touch "$stop"
-  wait "$pid"
+  finish_job "$job" $! "$n" "$stop"
   "$here/bin/ferry" plan --accuracy "$job" --home "$home"
   echo
 done
