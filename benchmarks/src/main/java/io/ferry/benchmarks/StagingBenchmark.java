@@ -45,6 +45,16 @@ public final class StagingBenchmark {
 
         List<Row> rows = new ArrayList<>();
         rows.add(ferry(work, image, size));
+        // The whole command a user types, its JVM start included (the row above is the pipeline in this JVM).
+        rows.add(peer(work, "`ferry image push` / `pull` (whole command)",
+                "bin/ferry image push IMG --store OUT --job bench --generation 0 --rank 0 > /dev/null",
+                "bin/ferry image pull --store OUT --job bench --generation 0 --rank 0 DEST > /dev/null", image));
+        // zstd on each file itself, as a user compresses a checkpoint directory without tar.
+        rows.add(peer(work, "zstd -1 -T0 on each file",
+                "cd IMG && find . -type f | while read -r f; do mkdir -p \"OUT/$(dirname \"$f\")\";"
+                        + " zstd -1 -T0 -q \"$f\" -o \"OUT/$f.zst\"; done && sync -f OUT",
+                "cd OUT && find . -type f -name '*.zst' | while read -r f; do mkdir -p \"DEST/$(dirname \"$f\")\";"
+                        + " zstd -d -q \"$f\" -o \"DEST/${f%.zst}\"; done && sync -f DEST", image));
         rows.add(peer(work, "tar + zstd -1 -T0", "tar -cf - -C IMG . | zstd -1 -T0 -q -o OUT/img.tar.zst && sync OUT/img.tar.zst",
                 "zstd -d -q -c OUT/img.tar.zst | tar -xf - -C DEST && sync -f DEST", image));
         rows.add(peer(work, "tar + gzip -1", "tar -cf - -C IMG . | gzip -1 > OUT/img.tar.gz && sync OUT/img.tar.gz",
