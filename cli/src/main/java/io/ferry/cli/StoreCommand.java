@@ -55,8 +55,14 @@ final class StoreCommand {
     }
 
     @Command(name = "verify", mixinStandardHelpOptions = true,
-            description = "Verify every chunk (CRC32C, SHA-256), manifest and commit marker; exit 3 if anything is damaged.")
+            description = {"Verify every chunk (CRC32C, SHA-256), manifest and commit marker; exit 3 if anything is damaged.",
+                    "Pushes reuse a chunk by its name without reading it back: run this on a schedule (with --repair)",
+                    "so that a chunk that rotted on the store is not reused by every later generation."})
     static final class Verify extends OnStore implements Callable<Integer> {
+        @Option(names = "--repair", description = {"Move every chunk found corrupt (and still corrupt when read again) to",
+                "ferry/v1/quarantine/: the next push that needs it writes it again, healing every image that uses it."})
+        boolean repair;
+
         @Override
         public Integer call() throws Exception {
             try (io.ferry.staging.OpenedStore o = StoreOptions.open(uri, settings)) {
@@ -65,6 +71,14 @@ final class StoreCommand {
                 System.out.printf(Locale.ROOT, "%s: %d chunks (%s), %d manifests, %d snapshots checked, %d problems%n",
                         r.ok() ? "OK" : "DAMAGED", r.chunks(), Sizes.format(r.chunkBytes()), r.manifests(),
                         r.snapshots(), r.problems().size());
+                if (repair && !r.ok()) {
+                    List<io.ferry.staging.ChunkQuarantine.Outcome> done =
+                            io.ferry.staging.ChunkQuarantine.repair(o.pipeline().repository(), r);
+                    done.forEach(d -> System.out.println((d.quarantined() ? "quarantined " : "kept ") + d.key() + ": " + d.detail()));
+                    long moved = done.stream().filter(io.ferry.staging.ChunkQuarantine.Outcome::quarantined).count();
+                    System.out.printf(Locale.ROOT, "repair: %d corrupt chunk(s) quarantined; the next push that needs one"
+                            + " writes it again, which heals the images above that use it%n", moved);
+                }
                 return r.ok() ? 0 : 3;
             }
         }

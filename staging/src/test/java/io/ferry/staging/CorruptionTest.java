@@ -17,6 +17,7 @@ import java.util.List;
 import static io.ferry.staging.Fixture.CHUNK;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -123,5 +124,49 @@ class CorruptionTest {
         VerifyReport r = fx.pipeline.verify(Progress.NONE);
         assertEquals(List.of(VerifyReport.Kind.STRAY_OBJECT, VerifyReport.Kind.BAD_SNAPSHOT),
                 r.problems().stream().map(VerifyReport.Problem::kind).toList());
+    }
+
+    @Test
+    void aChunkThatRottedOnTheStoreIsReusedByDedupUntilTheScrubQuarantinesItThenTheNextPushHealsEveryImage() throws Exception {
+        Path rotten = chunkFile(1);
+        byte[] obj = Files.readAllBytes(rotten);
+        obj[obj.length - 5] ^= 0x40; // a bit flipped in the stored bytes
+        Files.write(rotten, obj);
+        Path image = tmp.resolve("image");
+        ImageRef next = new ImageRef("job", 8, 0);
+        PushResult reused = fx.pipeline.push(image, next, Progress.NONE); // the same content: deduplicated by name
+        assertEquals(0, reused.newChunks(), "a push does not read back what it reuses");
+        assertThrows(ImageCorruptException.class, () -> fx.pipeline.pull(next, tmp.resolve("n"), Progress.NONE));
+
+        VerifyReport before = fx.pipeline.verify(Progress.NONE);
+        List<ChunkQuarantine.Outcome> done = ChunkQuarantine.repair(fx.pipeline.repository(), before);
+        assertEquals(1, done.size(), done.toString());
+        assertTrue(done.get(0).quarantined(), done.toString());
+        assertFalse(Files.exists(rotten));
+        try (var q = Files.list(fx.storeDir().resolve(ChunkQuarantine.QUARANTINE))) {
+            assertEquals(1, q.count(), "kept aside for inspection, outside the chunks area");
+        }
+        assertEquals(List.of(), ChunkQuarantine.repair(fx.pipeline.repository(), fx.pipeline.verify(Progress.NONE)).stream()
+                .filter(ChunkQuarantine.Outcome::quarantined).toList(), "nothing corrupt left to move");
+
+        PushResult healing = fx.pipeline.push(image, new ImageRef("job", 9, 0), Progress.NONE);
+        assertEquals(1, healing.newChunks(), "the missing chunk is written again");
+        for (long g = 7; g <= 9; g++) { // the generations pushed before the repair are whole again too
+            Path out = tmp.resolve("healed-" + g);
+            fx.pipeline.pull(new ImageRef("job", g, 0), out, Progress.NONE);
+            assertArrayEquals(Files.readAllBytes(image.resolve("state.bin")), Files.readAllBytes(out.resolve("state.bin")));
+        }
+        assertTrue(fx.pipeline.verify(Progress.NONE).ok());
+    }
+
+    @Test
+    void aChunkThatVerifiesWhenReadAgainIsLeftAlone() throws Exception {
+        String key = Repository.chunkKey(((Entry.RegularFile) fx.pipeline.repository().readManifest(ref).manifest()
+                .entries().get(0)).chunks().get(0));
+        VerifyReport stale = new VerifyReport(3, 0, 1, 1, List.of(new VerifyReport.Problem(VerifyReport.Kind.CORRUPT_CHUNK, key,
+                "unreadable: the store timed out"))); // what a scrub during an outage reports
+        List<ChunkQuarantine.Outcome> done = ChunkQuarantine.repair(fx.pipeline.repository(), stale);
+        assertFalse(done.get(0).quarantined(), done.toString());
+        assertTrue(Files.exists(fx.storeDir().resolve(key)));
     }
 }
