@@ -1,0 +1,76 @@
+package io.ferry.agent.protocol;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * Seeded mutation fuzzing of the rank protocol's line parser (what any process on the node can
+ * write to the agent's socket): each mutant parses to a line that encodes back to itself, or is
+ * refused with an IllegalArgumentException that quotes it; never another exception.
+ */
+class LineFuzzTest {
+    private static final String[] TOKENS = {" ", "  ", "-", "+", "0", "9999999999999999999", "\t", "\u00e9", "HELLO",
+            "DONE", "\u0000", "x"};
+
+    @Test
+    void mutatedLinesParseToWhatTheySayOrAreRefusedWithAnIllegalArgumentException() {
+        long seed = 20261123L;
+        Random rnd = new Random(seed);
+        int refused = 0;
+        for (String valid : List.of("HELLO 3", "CHECKPOINT 4 /tmp/ckpt/4", "DONE 4", "FAIL 4 disk full", "RESTART_FAIL 3 bad data")) {
+            for (int i = 0; i < 2000; i++) {
+                String m = mutate(valid, rnd);
+                try {
+                    Line l = Line.parse(m);
+                    if (!(l instanceof Line.Fail) && !(l instanceof Line.RestartFail)) { // their reason may carry anything
+                        assertEquals(l, Line.parse(l.encode()), "'" + m + "' parsed to a line that encodes back to itself");
+                    }
+                } catch (IllegalArgumentException e) {
+                    assertTrue(e.getMessage() != null && !e.getMessage().isBlank(), e.toString());
+                    refused++;
+                } catch (RuntimeException e) {
+                    fail("'" + m + "' (mutant " + i + " of '" + valid + "', seed " + seed + ") raised " + e, e);
+                }
+            }
+        }
+        assertTrue(refused > 5000, refused + " of 10,000 refused");
+        assertTrue(refusal(Line.MAX_LENGTH + 1).contains("longer than"), "an over-long line is refused before it is split");
+    }
+
+    private static String refusal(int length) {
+        try {
+            Line.parse("FAIL 1 " + "x".repeat(length));
+            throw new AssertionError("accepted");
+        } catch (IllegalArgumentException e) {
+            return e.getMessage();
+        }
+    }
+
+    private static String mutate(String in, Random rnd) {
+        StringBuilder b = new StringBuilder(in);
+        for (int k = 1 + rnd.nextInt(3); k > 0 && b.length() > 0; k--) {
+            int at = rnd.nextInt(b.length() + 1);
+            switch (rnd.nextInt(4)) {
+                case 0 -> b.insert(at, TOKENS[rnd.nextInt(TOKENS.length)]);
+                case 1 -> b.setLength(rnd.nextInt(b.length() + 1));
+                case 2 -> {
+                    if (at < b.length()) {
+                        b.deleteCharAt(at);
+                    }
+                }
+                default -> {
+                    if (at < b.length()) {
+                        b.setCharAt(at, (char) (32 + rnd.nextInt(95)));
+                    }
+                }
+            }
+        }
+        return b.toString();
+    }
+}
