@@ -204,7 +204,7 @@ public final class AgentService implements Closeable {
                 boolean killed = j != null && j.kill(k.rank());
                 System.err.println("ferry agent " + node + ": chaos: rank " + k.rank() + " of " + k.job()
                         + (killed ? " killed (SIGKILL)" : " does not run here"));
-            } else if (c instanceof Command.Restart || c instanceof Command.RequestCheckpoint) {
+            } else if (c instanceof Command.Restart || c instanceof Command.RequestCheckpoint || c instanceof Command.Halt) {
                 // the coordinator's commands, on a partition this node shares
             } else {
                 throw new AssertionError(c);

@@ -69,6 +69,10 @@ final class EventPrinter implements Consumer<Event> {
                     : "node " + f.node() + " cannot restore generation " + f.generation() + ": " + f.reason();
         } else if (e instanceof Event.JobPlaced p) {
             line = "ranks placed anew: " + p.reason();
+        } else if (e instanceof Event.HaltRequested h) {
+            line = "halt requested (" + h.why() + "): a final checkpoint, established before "
+                    + java.time.Instant.ofEpochMilli(h.deadlineMillis()).truncatedTo(java.time.temporal.ChronoUnit.SECONDS)
+                    + ", then the job stops";
         } else if (e instanceof Event.JobFinished f) {
             line = "job " + (f.success() ? "finished: " : "FAILED: ") + f.detail();
         }

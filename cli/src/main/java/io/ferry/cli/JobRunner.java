@@ -51,6 +51,8 @@ final class JobRunner implements Closeable {
     private CoordinatorService services;
     private AgentService agents;
     private KafkaLog ownLog;
+    /** The log the job runs on, once started. */
+    private volatile KafkaLog log;
     private JobWatch watch;
     private SiteLauncher launcher;
 
@@ -65,6 +67,14 @@ final class JobRunner implements Closeable {
             return InetAddress.getLocalHost().getHostName().replaceAll("[^A-Za-z0-9._-]", "_");
         } catch (IOException e) {
             return "localhost";
+        }
+    }
+
+    /** Asks the coordinator to halt the job before {@code deadline} ({@link io.ferry.model.Command.Halt}). */
+    void halt(java.time.Instant deadline, String why) {
+        KafkaLog l = log;
+        if (l != null) {
+            l.send(KafkaLog.COORDINATOR, new io.ferry.model.Command.Halt(spec.job(), deadline.toEpochMilli(), why));
         }
     }
 
@@ -100,6 +110,7 @@ final class JobRunner implements Closeable {
             launcher = new SiteLauncher(log, spec.job(), spec.launcher(), program.command(), out);
         }
         EventPrinter printer = new EventPrinter(out, System.nanoTime(), () -> watch.view());
+        this.log = log;
         watch = new JobWatch(log, spec.job(), e -> {
             printer.accept(e);
             if (launcher != null && e instanceof Event.LauncherRequested r) {

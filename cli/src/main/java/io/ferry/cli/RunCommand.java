@@ -26,6 +26,10 @@ final class RunCommand implements Callable<Integer> {
     String interval;
     @Option(names = "--auto-recover", description = "Roll every rank back to the newest established snapshot when one dies.")
     boolean autoRecover;
+    @Option(names = "--halt-grace", defaultValue = "30s", paramLabel = "DURATION", description = {
+            "On SIGTERM (Slurm's --signal=TERM@SECONDS, scancel --signal=TERM): halt as `ferry halt` does, a final",
+            "checkpoint established within this time, then the job stops; 0: stop the ranks at once. Default ${DEFAULT-VALUE}."})
+    String haltGrace;
     @Option(names = "--store", paramLabel = "URI", description = "Remote store (default: <home>/store).")
     String store;
     @Option(names = "--home", paramLabel = "DIR", description = "Ferry's state directory (default: $FERRY_HOME or ~/.ferry).")
@@ -168,6 +172,10 @@ final class RunCommand implements Callable<Integer> {
                     }
                 });
             }));
+            Duration grace = Durations.parse(haltGrace);
+            if (!grace.isZero()) {
+                HaltOnTerm.install(runner, grace);
+            }
             runner.start(System.out);
             boolean ok = runner.awaitFinish();
             runner.settle(Duration.ofSeconds(60));

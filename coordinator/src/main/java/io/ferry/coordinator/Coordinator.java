@@ -39,6 +39,7 @@ public final class Coordinator implements Closeable {
     private final Clock clock;
     private final Jobs jobs = new Jobs();
     private final Recovery recovery;
+    private final Halts halts;
     /** Checkpoints asked for by users, taken as soon as the job can (known, not capturing). */
     private final Map<String, Long> requested = new java.util.HashMap<>();
     /** A checkpoint asked for a job this coordinator never comes to know (another's) is forgotten after this. */
@@ -87,6 +88,7 @@ public final class Coordinator implements Closeable {
         this.log = log;
         this.clock = clock;
         this.recovery = new Recovery(log, this, clock);
+        this.halts = new Halts(recovery, this::requestCheckpoint);
         this.ownership = new Ownership("pid " + ProcessHandle.current().pid(), this::forgetJobs);
         this.thread = new Thread(this::run, "ferry-coordinator");
         this.thread.setDaemon(true);
@@ -276,7 +278,7 @@ public final class Coordinator implements Closeable {
         synchronized (this) {
             JobView before = jobs.get(e.job()).orElse(null);
             resumedAfterFailure = e instanceof Event.JobStarted && before != null && before.started != null
-                    && !before.success().orElse(false);
+                    && (!before.success().orElse(false) || before.halted);
             j = jobs.apply(e, r.timestamp());
         }
         if (isLive) {
@@ -325,6 +327,9 @@ public final class Coordinator implements Closeable {
                     System.err.println("ferry coordinator: chaos: rank " + k.rank() + " of " + k.job() + " runs nowhere yet");
                 }
             }, () -> System.err.println("ferry coordinator: chaos: no running job " + k.job() + " with rank " + k.rank()));
+        } else if (c instanceof Command.Halt h) {
+            jobs.get(h.job()).filter(j -> j.started != null && !j.finished())
+                    .ifPresent(j -> log.append(new Event.HaltRequested(h.job(), h.deadlineMillis(), h.why())));
         } else if (c instanceof Command.Restart rs) {
             jobs.get(rs.job()).filter(j -> j.started != null && !j.finished()).ifPresent(j -> {
                 if (rs.generation() >= 0) {
@@ -439,6 +444,9 @@ public final class Coordinator implements Closeable {
                     recovery.rollBackBelow(j, Long.MAX_VALUE, cause);
                 }
                 continue;
+            }
+            if (halts.tick(j, now)) {
+                continue; // halting: its final checkpoint, then the end; no interval checkpoints
             }
             long interval = j.started.intervalMillis();
             if (interval > 0 && !j.recovering && now - j.lastRequestMillis >= interval) {

@@ -48,12 +48,23 @@ public final class JobView {
      * and are not watched).
      */
     long launcherSeenMillis;
+
+    /** The deadline of a halt asked of the job's current run (epoch milliseconds), if one was. */
+    public java.util.Optional<Long> haltDeadline() {
+        return haltDeadlineMillis == 0 ? java.util.Optional.empty() : java.util.Optional.of(haltDeadlineMillis);
+    }
     /** Nodes that sent a heartbeat of the job since it was (re)placed: they run it. */
     final java.util.Set<String> answered = new java.util.TreeSet<>();
     /** Why a node could not launch the job (a start that failed there), or empty. */
     String launchFailure = "";
     long startedAtMillis;
     long finishedAtMillis;
+    /** A halt asked of the job's current run: stop once a generation requested after it is established, by this time; 0: none. */
+    long haltDeadlineMillis;
+    /** When the halt was asked (log time): generations requested from then on are the final checkpoint. */
+    long haltRequestedAtMillis;
+    /** The run ended because it was halted: not done, the same `ferry run` resumes it. */
+    boolean halted;
     /** When the coordinator first found a node silent and acted on it, or 0. */
     long silentSinceMillis;
     /** The latest store health each node reported. */

@@ -43,6 +43,9 @@ public final class Jobs {
             j.launchFailure = "";
             j.launcherSeenMillis = 0; // a new `ferry run`: watched from its first heartbeat
             j.exits.clear();
+            j.halted = false;
+            j.haltDeadlineMillis = 0; // a halt ends the run that it was asked of
+            j.haltRequestedAtMillis = 0;
         } else if (e instanceof Event.JobPlaced p) {
             if (j.started != null) {
                 placed(j, io.ferry.model.Placement.parse(p.placement(), j.ranks()), timestampMillis);
@@ -162,12 +165,20 @@ public final class Jobs {
                             g.compact();
                         }
                     });
+        } else if (e instanceof Event.HaltRequested h) {
+            if (j.haltDeadlineMillis == 0 || h.deadlineMillis() < j.haltDeadlineMillis) { // the earliest deadline holds
+                j.haltDeadlineMillis = h.deadlineMillis();
+            }
+            if (j.haltRequestedAtMillis == 0) {
+                j.haltRequestedAtMillis = timestampMillis;
+            }
         } else if (e instanceof Event.JobFinished f) {
             j.generations.values().stream().filter(g -> g.state == GenerationView.State.OPEN).forEach(g -> {
                 g.state = GenerationView.State.FAILED;
                 g.failure = "the job ended before every rank was captured";
             });
             j.success = f.success();
+            j.halted = j.haltDeadlineMillis > 0; // the run ended on a halt asked of it: the next run resumes
             j.finishedAtMillis = timestampMillis;
             j.finishDetail = f.detail();
         } else {

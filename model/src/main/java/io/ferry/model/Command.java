@@ -137,4 +137,19 @@ public sealed interface Command {
             Names.requireJob(job);
         }
     }
+
+    /**
+     * Coordinator: halt the job before {@code deadlineMillis} (epoch milliseconds): a final
+     * checkpoint, timed by the job's own forecast to be established before it, then the job
+     * stops (from {@code ferry halt}, or SIGTERM to {@code ferry run}).
+     */
+    record Halt(String job, long deadlineMillis, String why) implements Command {
+        public Halt {
+            Names.requireJob(job);
+            if (deadlineMillis <= 0) {
+                throw new IllegalArgumentException("halt of " + job + ": no deadline");
+            }
+            why = why == null ? "" : why;
+        }
+    }
 }

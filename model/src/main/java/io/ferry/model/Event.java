@@ -332,6 +332,20 @@ public sealed interface Event {
         }
     }
 
+    /**
+     * The coordinator took a halt request: the job's next checkpoint is its last, requested in
+     * time for it to be established before {@code deadlineMillis}; then the job stops.
+     */
+    record HaltRequested(String job, long deadlineMillis, String why) implements Event {
+        public HaltRequested {
+            Names.requireJob(job);
+            if (deadlineMillis <= 0) {
+                throw new IllegalArgumentException("halt of " + job + ": no deadline");
+            }
+            why = why == null ? "" : why;
+        }
+    }
+
     /** The job ended: every rank exited 0 ({@code success}), or it gave up. */
     record JobFinished(String job, boolean success, String detail) implements Event {
         public JobFinished {

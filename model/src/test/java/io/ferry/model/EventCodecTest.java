@@ -36,7 +36,8 @@ class EventCodecTest {
                 new Event.JobFinished("j", true, "all ranks exited 0"), new Event.Heartbeat("j", "n0"),
                 new Event.CacheReported("j", "n0", 100_000, 40_000, 12_000, 3, 2),
                 new Event.PredictionMade("j", 4, 1234, 2, 0.5, 3.0, 0.2, 5),
-                new Event.StoreHealthReported("j", "n0", "s3://b/p", "OPEN", 10, 3, 2, 1));
+                new Event.StoreHealthReported("j", "n0", "s3://b/p", "OPEN", 10, 3, 2, 1),
+                new Event.HaltRequested("j", 1_795_000_000_000L, "ferry halt"));
         for (Event e : all) {
             assertEquals(e, EventCodec.decode(EventCodec.encode(e)));
             assertEquals(e, EventCodec.decodeTree(EventCodec.encode(e), Event.class), "the general path alone");
@@ -46,7 +47,7 @@ class EventCodecTest {
                 new Command.RequestCheckpoint("j"), new Command.Launch("j", "n2", 4, "4-7", 8, "file:/s",
                         LaunchSpec.of(List.of("./sim")), "rank 3 exited with 137"),
                 new Command.Launch("j", "n2", -1, "4", 8, "file:/s", LaunchSpec.of(List.of("./sim")), "joined", true),
-                new Command.KillRank("j", 4), new Command.KillNode("n2"),
+                new Command.KillRank("j", 4), new Command.KillNode("n2"), new Command.Halt("j", 1_795_000_000_000L, "SIGTERM"),
                 new Command.PlanRestart("j", "n1", 4, "2-3", "file:/s", Map.of("s3.region", "eu"), "r-1"),
                 new Command.PlanRestart("j", "n1", 4, "2-3", "file:/s", Map.of(), "r-2", Map.of(2, "n0=10.0.0.1:9,n2=h2:10")),
                 new Command.Launch("j", "n2", 4, "4-7", 8, "file:/s", LaunchSpec.of(List.of("./sim")), "node lost", false,
