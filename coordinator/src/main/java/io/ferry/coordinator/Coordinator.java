@@ -7,7 +7,6 @@ import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.TopicPartition;
 
 import java.io.Closeable;
 import java.nio.charset.StandardCharsets;
@@ -162,7 +161,7 @@ public final class Coordinator implements Closeable {
                     } else {
                         lease.polledWhileStarting(polling);
                     }
-                    if (!handle(events, batch, "event", this::onEvent)) {
+                    if (!lease.handle(events, batch, live.getCount() == 0, r -> guarded(r, "event", () -> onEvent(r)))) {
                         continue; // stalled: poll again before anything else
                     }
                     ownership.advance();
@@ -172,7 +171,7 @@ public final class Coordinator implements Closeable {
                     if (live.getCount() == 0 && lease.held()) {
                         // While events stream in, take only the commands already fetched: waiting here would cap the fold rate.
                         var orders = commands.poll(batch.isEmpty() ? Duration.ofMillis(20) : Duration.ZERO);
-                        if (handle(commands, orders, "command", this::onCommand)) {
+                        if (lease.handle(commands, orders, true, r -> guarded(r, "command", () -> onCommand(r)))) {
                             guarded("tick", this::tick);
                         }
                         guarded("state", this::publishState);
@@ -192,34 +191,6 @@ public final class Coordinator implements Closeable {
         } finally {
             commits.close();
         }
-    }
-
-    /**
-     * Handles a batch record by record while the reading of the log is fresh ({@link Lease};
-     * not asked before the coordinator is first live). If it goes stale, the consumer is put back to the first record not handled, so
-     * the next poll brings it again (or hands it to the coordinator that owns it now): nothing is
-     * folded twice or skipped. Returns whether the whole batch was handled.
-     */
-    private boolean handle(KafkaConsumer<byte[], byte[]> consumer, org.apache.kafka.clients.consumer.ConsumerRecords<byte[], byte[]> batch,
-                           String kind, java.util.function.Consumer<ConsumerRecord<byte[], byte[]>> each) {
-        if (batch.isEmpty()) {
-            return true;
-        }
-        List<ConsumerRecord<byte[], byte[]>> records = new java.util.ArrayList<>(batch.count());
-        batch.forEach(records::add);
-        for (int i = 0; i < records.size(); i++) {
-            if (live.getCount() == 0 && !lease.fresh()) {
-                Map<org.apache.kafka.common.TopicPartition, Long> resume = new java.util.HashMap<>();
-                for (ConsumerRecord<byte[], byte[]> r : records.subList(i, records.size())) {
-                    resume.putIfAbsent(new org.apache.kafka.common.TopicPartition(r.topic(), r.partition()), r.offset());
-                }
-                resume.forEach(consumer::seek);
-                return false;
-            }
-            ConsumerRecord<byte[], byte[]> r = records.get(i);
-            guarded(r, kind, () -> each.accept(r));
-        }
-        return true;
     }
 
     /** Times the coordinator noticed it had been stalled ({@link Lease}) and held its decisions back. */
@@ -347,25 +318,9 @@ public final class Coordinator implements Closeable {
         } else if (e instanceof Event.RanksJoined r && j.started != null && !j.finished()) {
             recovery.onRanksJoined(j, r);
         } else if (e instanceof Event.LauncherExited x && j.started != null && !j.finished()) {
-            onLauncherExited(j, x);
-        } else if (e instanceof Event.RankExited x && j.started != null && !j.finished()
-                && x.exitCode() != Event.RankExited.UNKNOWN_EXIT) { // a launcher's rank: its launcher reports
-            if (x.exitCode() != 0) {
-                String cause = "rank " + x.rank() + " exited with " + x.exitCode();
-                if (!j.started.autoRecover()) {
-                    recovery.finish(j, false, cause + " and the job did not ask for --auto-recover");
-                } else if ("proc".equals(j.started.launch().capture())) {
-                    recovery.finish(j, false, cause + "; its proc images are ELF cores that Ferry cannot restore"
-                            + " (an external restorer is needed), so it is not rolled back");
-                } else if (!j.recovering && j.pendingRollback == null) {
-                    // Generations captured before the failure are good: let their staging finish first,
-                    // so the rollback loses as little work as it can (tick() starts it).
-                    j.pendingRollback = cause;
-                    j.pendingSinceMillis = clock.millis();
-                }
-            } else if (j.exits.size() == j.ranks() && j.exits.values().stream().allMatch(c -> c == 0)) {
-                recovery.finish(j, true, "every rank exited 0");
-            }
+            recovery.onLauncherExited(j, x);
+        } else if (e instanceof Event.RankExited x && j.started != null && !j.finished()) {
+            recovery.onRankExited(j, x);
         } else if (e instanceof Event.ImageStaged s) {
             commits.staged(j, s);
         } else if (e instanceof Event.CaptureFailed || e instanceof Event.RecoveryStarted) {
@@ -383,28 +338,6 @@ public final class Coordinator implements Closeable {
                     log.append(p);
                 });
             }
-        }
-    }
-
-    /** The site's launcher ended: the job is done, or failed, or rolls back (only its current attempt counts). */
-    private void onLauncherExited(JobView j, Event.LauncherExited x) {
-        if (x.attempt() != j.launchAttempt) {
-            return; // an earlier attempt, stopped for a rollback already decided
-        }
-        if (x.exitCode() == 0) {
-            recovery.finish(j, true, "the launcher exited 0");
-            return;
-        }
-        String cause = "the launcher exited with " + x.exitCode();
-        if (!j.placement.complete()) {
-            int joined = j.placement.nodes().stream().mapToInt(n -> j.placement.ranksOn(n).size()).sum();
-            recovery.finish(j, false, cause + " before every rank joined (" + joined + " of " + j.ranks() + "): does every node it"
-                    + " starts ranks on run `ferry agent`? (see the launcher's output)");
-        } else if (!j.started.autoRecover()) {
-            recovery.finish(j, false, cause + " and the job did not ask for --auto-recover");
-        } else if (j.pendingRollback == null) {
-            j.pendingRollback = cause; // let staging of generations captured before the failure finish first
-            j.pendingSinceMillis = clock.millis();
         }
     }
 

@@ -1,6 +1,16 @@
 package io.ferry.coordinator;
 
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
 
 /**
  * Whether the coordinator may decide anything now: only on a fresh reading of the log. A
@@ -85,6 +95,31 @@ final class Lease {
      */
     boolean held() {
         return fresh() && System.nanoTime() - settledAt >= 0;
+    }
+
+    /**
+     * Hands the records of {@code batch} to {@code each}, one by one, while the reading is fresh
+     * (with {@code judged} false, as before the coordinator is first live, all of them). If it
+     * goes stale, {@code consumer} is put back to the first record not handled, so that the next
+     * poll brings it again (or hands it to the coordinator that owns it now): nothing is folded
+     * twice or skipped. Returns whether the whole batch was handled.
+     */
+    boolean handle(KafkaConsumer<byte[], byte[]> consumer, ConsumerRecords<byte[], byte[]> batch, boolean judged,
+                   Consumer<ConsumerRecord<byte[], byte[]>> each) {
+        List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>(batch.count());
+        batch.forEach(records::add);
+        for (int i = 0; i < records.size(); i++) {
+            if (judged && !fresh()) {
+                Map<TopicPartition, Long> resume = new HashMap<>();
+                for (ConsumerRecord<byte[], byte[]> r : records.subList(i, records.size())) {
+                    resume.putIfAbsent(new TopicPartition(r.topic(), r.partition()), r.offset());
+                }
+                resume.forEach(consumer::seek);
+                return false;
+            }
+            each.accept(records.get(i));
+        }
+        return true;
     }
 
     /** Stalls noticed so far. */

@@ -25,6 +25,55 @@ final class Recovery {
         this.clock = clock;
     }
 
+    /**
+     * A rank exited: the job is done once every rank exited 0; a failed rank ends a job that did
+     * not ask for --auto-recover (or whose proc images cannot be restored), else a rollback is
+     * pending. A launcher's rank ({@link Event.RankExited#UNKNOWN_EXIT}) is left to its launcher's exit.
+     */
+    void onRankExited(JobView j, Event.RankExited x) {
+        if (x.exitCode() == Event.RankExited.UNKNOWN_EXIT) {
+            return;
+        }
+        if (x.exitCode() != 0) {
+            String cause = "rank " + x.rank() + " exited with " + x.exitCode();
+            if (!j.started.autoRecover()) {
+                finish(j, false, cause + " and the job did not ask for --auto-recover");
+            } else if ("proc".equals(j.started.launch().capture())) {
+                finish(j, false, cause + "; its proc images are ELF cores that Ferry cannot restore"
+                        + " (an external restorer is needed), so it is not rolled back");
+            } else if (!j.recovering && j.pendingRollback == null) {
+                // Generations captured before the failure are good: let their staging finish first,
+                // so the rollback loses as little work as it can (the coordinator's tick starts it).
+                j.pendingRollback = cause;
+                j.pendingSinceMillis = clock.millis();
+            }
+        } else if (j.exits.size() == j.ranks() && j.exits.values().stream().allMatch(c -> c == 0)) {
+            finish(j, true, "every rank exited 0");
+        }
+    }
+
+    /** The site's launcher ended: the job is done, or failed, or rolls back (only its current attempt counts). */
+    void onLauncherExited(JobView j, Event.LauncherExited x) {
+        if (x.attempt() != j.launchAttempt) {
+            return; // an earlier attempt, stopped for a rollback already decided
+        }
+        if (x.exitCode() == 0) {
+            finish(j, true, "the launcher exited 0");
+            return;
+        }
+        String cause = "the launcher exited with " + x.exitCode();
+        if (!j.placement.complete()) {
+            int joined = j.placement.nodes().stream().mapToInt(n -> j.placement.ranksOn(n).size()).sum();
+            finish(j, false, cause + " before every rank joined (" + joined + " of " + j.ranks() + "): does every node it"
+                    + " starts ranks on run `ferry agent`? (see the launcher's output)");
+        } else if (!j.started.autoRecover()) {
+            finish(j, false, cause + " and the job did not ask for --auto-recover");
+        } else if (j.pendingRollback == null) {
+            j.pendingRollback = cause; // let staging of generations captured before the failure finish first
+            j.pendingSinceMillis = clock.millis();
+        }
+    }
+
     /** A job (re)started: launch its ranks; a job whose last run did not succeed resumes from its newest usable snapshot. */
     void onStarted(JobView j, boolean resumedAfterFailure) {
         long g = resumedAfterFailure ? j.newestUsable(Long.MAX_VALUE).map(GenerationView::generation).orElse(-1L) : -1;
