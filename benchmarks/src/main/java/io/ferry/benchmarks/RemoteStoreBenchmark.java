@@ -96,12 +96,16 @@ public final class RemoteStoreBenchmark {
                     StagingConfig.defaults(), image, work));
             rows.add(ferry(link, "HDFS", "Ferry, 64 MiB chunks", hdfs.uri("/ferry64"), Map.of(),
                     StagingConfig.from(Map.of(StagingConfig.CHUNK_SIZE.name(), "64MiB")), image, work));
+            rows.add(ferry(link, "HDFS", "Ferry, packs (64 KiB blobs, 32 MiB packs)", hdfs.uri("/ferrypacks"), Map.of(),
+                    StagingConfig.from(Map.of(StagingConfig.LAYOUT_PACKS.name(), "packs")), image, work));
             rows.add(hdfsCopy(link, hdfs.uri("/plain"), image, work, size));
         }
         FileTrees.delete(work.resolve("hdfs"));
         try (S3ProxyServer s3 = new S3ProxyServer(work.resolve("s3"), true).bucket("bench")) {
             rows.add(ferry(link, "S3", "**Ferry** (zstd-1, 4 MiB chunks)", URI.create("s3://bench/ferry"), s3.options(),
                     StagingConfig.defaults(), image, work));
+            rows.add(ferry(link, "S3", "Ferry, packs (64 KiB blobs, 32 MiB packs)", URI.create("s3://bench/ferrypacks"),
+                    s3.options(), StagingConfig.from(Map.of(StagingConfig.LAYOUT_PACKS.name(), "packs")), image, work));
             rows.add(transferManager(link, s3, image, work, size));
         }
         FileTrees.delete(work.resolve("s3"));

@@ -262,6 +262,7 @@ public final class RestartSource {
                     }
                     java.nio.channels.FileChannel sink = out;
                     int first = firstChunk.get(f.path());
+                    long[] offsets = f.offsets(chunkSize); // fixed chunks, or blobs cut by content (pack layout)
                     // Contiguous runs of chunks, each read in order through its own descriptor, so the kernel's
                     // readahead follows each run. With CRC32C (cheap) a file is one run, copied like cat copies
                     // it (writes of two threads into one file take turns on its lock); files go in parallel.
@@ -278,8 +279,8 @@ public final class RestartSource {
                             try (java.nio.channels.FileChannel in = java.nio.channels.FileChannel.open(src)) {
                                 java.nio.ByteBuffer buf = buffers.get();
                                 for (int i = from; i < to && ok.get(); i++) {
-                                    long at = (long) i * chunkSize;
-                                    int len = (int) Math.min(chunkSize, f.size() - at);
+                                    long at = offsets[i];
+                                    int len = (int) (offsets[i + 1] - at);
                                     ChunkCheck check = crc32c != null ? new ChunkCheck.Crc(crc32c[first + i])
                                             : ChunkCheck.of(f.chunks().get(i));
                                     // in pieces that stay in the CPU's cache: read, checked, written

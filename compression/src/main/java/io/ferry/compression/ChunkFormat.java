@@ -34,12 +34,17 @@ public final class ChunkFormat {
      * {@link #maxObjectLength}) and returns the object's length.
      */
     public int encode(byte[] raw, int len, byte[] out) {
+        return encode(raw, 0, len, out);
+    }
+
+    /** {@link #encode(byte[], int, byte[])} of {@code raw[off, off + len)}: a blob cut from a larger buffer. */
+    public int encode(byte[] raw, int off, int len, byte[] out) {
         int body = ChunkHeader.LENGTH;
-        int stored = codec.compress(raw, 0, len, out, body);
+        int stored = codec.compress(raw, off, len, out, body);
         Codec used = codec;
         if (stored * minRatio > len) {
             used = Codecs.raw();
-            stored = used.compress(raw, 0, len, out, body);
+            stored = used.compress(raw, off, len, out, body);
         }
         CRC32C crc = new CRC32C();
         crc.update(out, body, stored);
@@ -49,8 +54,13 @@ public final class ChunkFormat {
 
     /** Reads the header of an object; throws {@link CorruptChunkException} if it is invalid. */
     public static ChunkHeader header(byte[] object, int len, String name) throws CorruptChunkException {
+        return header(object, 0, len, name);
+    }
+
+    /** {@link #header(byte[], int, String)} of an object at {@code object[off, off + len)} (a pack record). */
+    public static ChunkHeader header(byte[] object, int off, int len, String name) throws CorruptChunkException {
         try {
-            return ChunkHeader.parse(object, 0, len);
+            return ChunkHeader.parse(object, off, len);
         } catch (IllegalArgumentException e) {
             throw new CorruptChunkException(name, e.getMessage());
         }
@@ -64,7 +74,16 @@ public final class ChunkFormat {
      */
     public static int decode(byte[] object, int len, byte[] expectedSha256, byte[] rawOut, String name)
             throws CorruptChunkException {
-        ChunkHeader h = header(object, len, name);
+        return decode(object, 0, len, expectedSha256, rawOut, name);
+    }
+
+    /**
+     * {@link #decode(byte[], int, byte[], byte[], String)} of an object at {@code object[off, off + len)}:
+     * a record of a pack read together with its neighbours.
+     */
+    public static int decode(byte[] object, int off, int len, byte[] expectedSha256, byte[] rawOut, String name)
+            throws CorruptChunkException {
+        ChunkHeader h = header(object, off, len, name);
         if (ChunkHeader.LENGTH + (long) h.storedLength() != len) {
             throw new CorruptChunkException(name, "header says " + h.storedLength() + " stored bytes, object holds "
                     + (len - ChunkHeader.LENGTH) + " (truncated or padded)");
@@ -73,13 +92,13 @@ public final class ChunkFormat {
             throw new CorruptChunkException(name, "raw length " + h.rawLength() + " exceeds the chunk size " + rawOut.length);
         }
         CRC32C crc = new CRC32C();
-        crc.update(object, ChunkHeader.LENGTH, h.storedLength());
+        crc.update(object, off + ChunkHeader.LENGTH, h.storedLength());
         if ((int) crc.getValue() != h.crc32c()) {
             throw new CorruptChunkException(name, String.format("CRC32C mismatch: header 0x%08x, computed 0x%08x",
                     h.crc32c(), (int) crc.getValue()));
         }
         try {
-            Codecs.forId(h.codec()).decompress(object, ChunkHeader.LENGTH, h.storedLength(), rawOut, 0, h.rawLength());
+            Codecs.forId(h.codec()).decompress(object, off + ChunkHeader.LENGTH, h.storedLength(), rawOut, 0, h.rawLength());
         } catch (IllegalArgumentException e) {
             throw new CorruptChunkException(name, e.getMessage());
         }

@@ -9,9 +9,12 @@ public sealed interface Entry {
 
     /**
      * A regular file: its permission bits, size, whole-file SHA-256 (hex) and the ids of its
-     * chunks in order. Every chunk but the last has the manifest's chunk size.
+     * chunks in order. In the chunk layout ({@code places} empty) every chunk but the last has
+     * the manifest's chunk size. In the pack layout (manifest version 3) the chunks are blobs
+     * cut by content, and {@code places} gives each one's length and pack record, in the same order.
      */
-    record RegularFile(String path, int mode, long size, String sha256, List<ChunkId> chunks) implements Entry {
+    record RegularFile(String path, int mode, long size, String sha256, List<ChunkId> chunks, List<BlobPlace> places)
+            implements Entry {
         /**
          * {@code sha256} of a file whose whole-file digest was not recorded (manifest version 2):
          * its chunk ids, each the SHA-256 of its bytes, prove the file without it.
@@ -29,6 +32,43 @@ public sealed interface Entry {
                 throw new IllegalArgumentException("file " + path + ": sha256 must be 64 lower-case hex digits");
             }
             chunks = List.copyOf(chunks);
+            places = List.copyOf(places);
+            if (!places.isEmpty()) {
+                if (places.size() != chunks.size()) {
+                    throw new IllegalArgumentException("file " + path + ": " + chunks.size() + " blobs but "
+                            + places.size() + " places");
+                }
+                long sum = 0;
+                for (int i = 0; i < places.size(); i++) {
+                    if (chunks.get(i).isZero() != places.get(i).isZero()) {
+                        throw new IllegalArgumentException("file " + path + ": blob " + i
+                                + (chunks.get(i).isZero() ? " is all zeros but has a pack record" : " has no pack record"));
+                    }
+                    sum += places.get(i).length();
+                }
+                if (sum != size) {
+                    throw new IllegalArgumentException("file " + path + ": blob lengths add up to " + sum + ", not its size " + size);
+                }
+            }
+        }
+
+        /** A file of the chunk layout (fixed-size chunks, manifest versions 1 and 2). */
+        public RegularFile(String path, int mode, long size, String sha256, List<ChunkId> chunks) {
+            this(path, mode, size, sha256, chunks, List.of());
+        }
+
+        /** Whether the file's chunks are blobs in packs (manifest version 3). */
+        public boolean inPacks() {
+            return !places.isEmpty();
+        }
+
+        /** Where each chunk starts in the file, plus the file's size at the end ({@code chunks().size() + 1} values). */
+        public long[] offsets(int chunkSize) {
+            long[] at = new long[chunks.size() + 1];
+            for (int i = 0; i < chunks.size(); i++) {
+                at[i + 1] = places.isEmpty() ? Math.min(size, at[i] + chunkSize) : at[i] + places.get(i).length();
+            }
+            return at;
         }
     }
 

@@ -26,6 +26,8 @@ public final class ManifestCodec {
     public static final int VERSION = 1;
     /** Manifest version 2: a file's whole-file {@code sha256} is optional (its chunk ids prove it). */
     public static final int MANIFEST_V2 = 2;
+    /** Manifest version 3: the pack layout; files list blobs with their places, the manifest names its packs. */
+    public static final int MANIFEST_V3 = 3;
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private ManifestCodec() {}
@@ -34,9 +36,14 @@ public final class ManifestCodec {
         ObjectNode root = JSON.createObjectNode();
         boolean v1 = m.entries().stream().noneMatch(e -> e instanceof Entry.RegularFile f
                 && f.sha256().equals(Entry.RegularFile.NOT_RECORDED));
-        root.put("format", MANIFEST_FORMAT).put("version", v1 ? VERSION : MANIFEST_V2);
+        boolean v3 = m.inPacks();
+        root.put("format", MANIFEST_FORMAT).put("version", v3 ? MANIFEST_V3 : v1 ? VERSION : MANIFEST_V2);
         root.put("job", m.image().job()).put("generation", m.image().generation()).put("rank", m.image().rank());
         root.put("chunkSize", m.chunkSize());
+        if (v3) {
+            ArrayNode packs = root.putArray("packs");
+            m.packs().forEach(packs::add);
+        }
         ArrayNode files = root.putArray("entries");
         for (Entry e : m.entries()) {
             ObjectNode n = files.addObject().put("path", e.path());
@@ -45,8 +52,19 @@ public final class ManifestCodec {
                 if (!f.sha256().equals(Entry.RegularFile.NOT_RECORDED)) {
                     n.put("sha256", f.sha256());
                 }
-                ArrayNode chunks = n.putArray("chunks");
-                f.chunks().forEach(c -> chunks.add(c.toString()));
+                if (v3) {
+                    ArrayNode blobs = n.putArray("blobs");
+                    for (int i = 0; i < f.chunks().size(); i++) {
+                        BlobPlace p = f.places().get(i);
+                        ArrayNode b = blobs.addArray().add(f.chunks().get(i).toString()).add(p.length());
+                        if (!p.isZero()) {
+                            b.add(p.pack()).add(p.offset()).add(p.recordLength());
+                        }
+                    }
+                } else {
+                    ArrayNode chunks = n.putArray("chunks");
+                    f.chunks().forEach(c -> chunks.add(c.toString()));
+                }
             } else if (e instanceof Entry.Directory d) {
                 n.put("type", "dir").put("mode", octal(d.mode()));
             } else if (e instanceof Entry.Symlink s) {
@@ -60,8 +78,10 @@ public final class ManifestCodec {
 
     public static Manifest decodeManifest(byte[] json, String source) throws MalformedManifestException {
         try {
-            JsonNode root = parse(json, MANIFEST_FORMAT, VERSION, MANIFEST_V2);
-            boolean digestOptional = root.get("version").asLong() == MANIFEST_V2;
+            JsonNode root = parse(json, MANIFEST_FORMAT, VERSION, MANIFEST_V3);
+            long version = root.get("version").asLong();
+            boolean digestOptional = version >= MANIFEST_V2;
+            boolean v3 = version == MANIFEST_V3;
             ImageRef ref = new ImageRef(text(root, "job"), longField(root, "generation"),
                     Math.toIntExact(longField(root, "rank")));
             int chunkSize = Math.toIntExact(longField(root, "chunkSize"));
@@ -69,11 +89,24 @@ public final class ManifestCodec {
             if (entries == null || !entries.isArray()) {
                 throw new IllegalArgumentException("field 'entries' must be an array");
             }
+            List<String> packs = new ArrayList<>();
+            if (v3) {
+                JsonNode p = root.get("packs");
+                if (p == null || !p.isArray()) {
+                    throw new IllegalArgumentException("field 'packs' must be an array");
+                }
+                for (JsonNode n : p) {
+                    if (!n.isTextual() || !Names.isSha256Hex(n.asText())) {
+                        throw new IllegalArgumentException("field 'packs' must hold pack names of 64 lower-case hex digits");
+                    }
+                    packs.add(n.asText());
+                }
+            }
             List<Entry> out = new ArrayList<>(entries.size());
             for (int i = 0; i < entries.size(); i++) {
-                out.add(entry(entries.get(i), i, digestOptional));
+                out.add(entry(entries.get(i), i, digestOptional, v3));
             }
-            return new Manifest(ref, chunkSize, out);
+            return new Manifest(ref, chunkSize, out, packs);
         } catch (IllegalArgumentException | ArithmeticException e) {
             throw new MalformedManifestException("malformed manifest " + source + ": " + e.getMessage(), e);
         }
@@ -145,7 +178,7 @@ public final class ManifestCodec {
         }
     }
 
-    private static Entry entry(JsonNode n, int i, boolean digestOptional) {
+    private static Entry entry(JsonNode n, int i, boolean digestOptional, boolean v3) {
         if (n == null || !n.isObject()) {
             throw new IllegalArgumentException("entries[" + i + "] must be an object");
         }
@@ -154,6 +187,9 @@ public final class ManifestCodec {
         try {
             return switch (type) {
                 case "file" -> {
+                    if (v3) {
+                        yield blobFile(n, path);
+                    }
                     JsonNode chunks = n.get("chunks");
                     if (chunks == null || !chunks.isArray()) {
                         throw new IllegalArgumentException("field 'chunks' must be an array");
@@ -175,6 +211,44 @@ public final class ManifestCodec {
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("entries[" + i + "] (" + path + "): " + e.getMessage(), e);
         }
+    }
+
+    /** A version-3 file: {@code blobs} as {@code [id, length, pack, offset, recordLength]} or {@code ["zero", length]}. */
+    private static Entry blobFile(JsonNode n, String path) {
+        JsonNode blobs = n.get("blobs");
+        if (blobs == null || !blobs.isArray()) {
+            throw new IllegalArgumentException("field 'blobs' must be an array");
+        }
+        List<ChunkId> ids = new ArrayList<>(blobs.size());
+        List<BlobPlace> places = new ArrayList<>(blobs.size());
+        for (int j = 0; j < blobs.size(); j++) {
+            JsonNode b = blobs.get(j);
+            if (b == null || !b.isArray() || (b.size() != 2 && b.size() != 5) || !b.get(0).isTextual()) {
+                throw new IllegalArgumentException("blobs[" + j + "] must be [id, length, pack, offset, recordLength] or [\"zero\", length]");
+            }
+            ChunkId id = ChunkId.parse(b.get(0).asText());
+            if (id.isZero() != (b.size() == 2)) {
+                throw new IllegalArgumentException("blobs[" + j + "]: " + (id.isZero() ? "an all-zero blob has no pack record"
+                        : "a stored blob needs its pack, offset and record length"));
+            }
+            int len = intAt(b, 1, j);
+            places.add(id.isZero() ? BlobPlace.zero(len) : new BlobPlace(len, intAt(b, 2, j), longAt(b, 3, j), intAt(b, 4, j)));
+            ids.add(id);
+        }
+        String sha = n.get("sha256") == null ? Entry.RegularFile.NOT_RECORDED : text(n, "sha256");
+        return new Entry.RegularFile(path, mode(n), longField(n, "size"), sha, ids, places);
+    }
+
+    private static long longAt(JsonNode array, int index, int blob) {
+        JsonNode v = array.get(index);
+        if (v == null || !v.isIntegralNumber() || !v.canConvertToLong()) {
+            throw new IllegalArgumentException("blobs[" + blob + "][" + index + "] must be an integer");
+        }
+        return v.asLong();
+    }
+
+    private static int intAt(JsonNode array, int index, int blob) {
+        return Math.toIntExact(longAt(array, index, blob));
     }
 
     static JsonNode parse(byte[] json, String format) {

@@ -57,6 +57,8 @@ class DecoderFuzzTest {
                 new Entry.Symlink("latest", "d/state.bin")));
         s.add(new Sample("manifest", ManifestCodec.encode(m), b -> ManifestCodec.decodeManifest(b, "fuzz"),
                 MalformedManifestException.class));
+        s.add(new Sample("manifest v3", ManifestCodec.encode(ManifestCodecTest.packed()), b -> ManifestCodec.decodeManifest(b, "fuzz"),
+                MalformedManifestException.class));
         Instant at = Instant.parse("2026-11-23T10:00:00Z");
         s.add(new Sample("marker v1", ManifestCodec.encode(new SnapshotMarker("job", 3, 2, Map.of(0, SHA, 1, SHA), at)),
                 b -> ManifestCodec.decodeCommitMarker(b, "fuzz"), MalformedManifestException.class));

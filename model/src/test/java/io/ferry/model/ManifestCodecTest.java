@@ -24,6 +24,43 @@ class ManifestCodecTest {
                 new Entry.Symlink("latest", "d/state.bin")));
     }
 
+    /** A pack-layout image: blobs of varying lengths in two packs, an all-zero blob, one blob twice. */
+    static Manifest packed() {
+        ChunkId b2 = ChunkId.parse("02".repeat(32));
+        return new Manifest(new ImageRef("job", 4, 0), 262144, List.of(
+                new Entry.Directory("d", 0750),
+                new Entry.RegularFile("d/state.bin", 0640, 70_000 + 5_000 + 70_000, Entry.RegularFile.NOT_RECORDED,
+                        List.of(C1, ChunkId.ZERO, C1), List.of(new BlobPlace(70_000, 0, 8, 31_000), BlobPlace.zero(5_000),
+                                new BlobPlace(70_000, 0, 8, 31_000))),
+                new Entry.RegularFile("b", 0600, 17, SHA, List.of(b2), List.of(new BlobPlace(17, 1, 8, 37))),
+                new Entry.RegularFile("empty", 0600, 0, Entry.RegularFile.NOT_RECORDED, List.of(), List.of())),
+                List.of("aa".repeat(32), "bb".repeat(32)));
+    }
+
+    @Test
+    void packLayoutManifestRoundTripsAsVersionThree() throws Exception {
+        Manifest m = packed();
+        String json = new String(ManifestCodec.encode(m), StandardCharsets.UTF_8);
+        assertTrue(json.contains("\"version\" : 3") && json.contains("\"packs\"") && json.contains("\"blobs\""), json);
+        assertEquals(m, ManifestCodec.decodeManifest(ManifestCodec.encode(m), "test"));
+        assertTrue(m.inPacks());
+        assertEquals(List.of(0L, 70_000L, 75_000L, 145_000L),
+                java.util.Arrays.stream(((Entry.RegularFile) m.entries().get(1)).offsets(m.chunkSize())).boxed().toList());
+    }
+
+    @Test
+    void packLayoutManifestsThatDoNotAddUpOrPointNowhereAreMalformed() {
+        String json = new String(ManifestCodec.encode(packed()), StandardCharsets.UTF_8);
+        assertMalformed(json.replace("\"size\" : 145000", "\"size\" : 145001"), "add up to 145000");
+        assertMalformed(json.replace("[ \"" + "02".repeat(32) + "\", 17, 1,", "[ \"" + "02".repeat(32) + "\", 17, 2,"),
+                "names pack 2 of 2");
+        assertMalformed(json.replace("[ \"zero\", 5000 ]", "[ \"zero\", 5000, 0, 8, 9 ]"), "all-zero blob has no pack record");
+        assertMalformed(json.replace("\"bb", "\"../"), "packs");
+        assertMalformed(json.replace("[ \"" + "02".repeat(32) + "\", 17, 1, 8, 37 ]", "[ \"" + "02".repeat(32) + "\", 17 ]"),
+                "needs its pack");
+        assertMalformed(json.replace("\"chunkSize\" : 262144", "\"chunkSize\" : 65536"), "exceeds the largest blob size");
+    }
+
     @Test
     void manifestRoundTrips() throws Exception {
         Manifest m = sample();
@@ -68,7 +105,7 @@ class ManifestCodecTest {
     void wrongFormatOrVersionIsMalformed() {
         String json = new String(ManifestCodec.encode(sample()), StandardCharsets.UTF_8);
         assertMalformed(json.replace("ferry-image-manifest", "something-else"), "format");
-        assertMalformed(json.replace("\"version\" : 1", "\"version\" : 3"), "unsupported version 3 (this Ferry reads 1 to 2)");
+        assertMalformed(json.replace("\"version\" : 1", "\"version\" : 4"), "unsupported version 4 (this Ferry reads 1 to 3)");
     }
 
     @Test

@@ -19,9 +19,15 @@ import java.util.Map;
  *                         whatever the image size
  * @param keepGenerations  generations a node-local cache keeps per job
  * @param fileSha256       whether a push also records each file's whole SHA-256 (manifest version 1)
+ * @param packs            whether a push writes the pack layout (blobs cut by content, in packs) instead of chunk objects
+ * @param packSize         stored bytes after which a pack is closed and written
+ * @param blobSize         average blob size of the pack layout (FastCDC); blobs are a quarter to four times it
+ * @param dedupGenerations the rank's earlier generations a pack-layout push deduplicates against
+ * @param dedupCache       heap bytes a node's cache of blob places may take
  */
 public record StagingConfig(int chunkSize, int zstdLevel, int workers, double minRatio, long maxBytesInFlight,
-                            int keepGenerations, boolean fileSha256) {
+                            int keepGenerations, boolean fileSha256, boolean packs, int packSize, int blobSize,
+                            int dedupGenerations, long dedupCache) {
     public static final ConfigKey<Long> CHUNK_SIZE = ConfigKey.sizeKey("staging.chunk-size",
             "Chunk size: a multiple of 4 KiB between 4 KiB and 64 MiB.", "4MiB", Manifest.MIN_CHUNK_SIZE,
             Manifest.MAX_CHUNK_SIZE);
@@ -46,6 +52,25 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
                     + " and a push reads each file once without hashing it a second time on one thread.",
             "false", StagingConfig::parseBoolean);
 
+    public static final ConfigKey<Boolean> LAYOUT_PACKS = new ConfigKey<>("staging.layout",
+            "How a push writes an image: 'chunks' (one object per 4 MiB chunk, manifest version 1/2) or 'packs' (blobs"
+                    + " cut by content, about 64 KiB, deduplicated against the rank's latest generations and packed into"
+                    + " objects of about 32 MiB with one durable write each; manifest version 3, docs/formats/pack.md)."
+                    + " Pulls read both.", "chunks", StagingConfig::parseLayout);
+    public static final ConfigKey<Long> PACK_SIZE = ConfigKey.sizeKey("staging.pack-size",
+            "Stored bytes after which a pack is closed and written with one durable put (pack layout).", "32MiB",
+            1L << 20, 64L << 20);
+    public static final ConfigKey<Long> BLOB_SIZE = ConfigKey.sizeKey("staging.blob-size",
+            "Average blob size of the pack layout, a power of two: content-defined cuts give blobs of a quarter to four"
+                    + " times it. Smaller finds more repeats in scattered rewrites, at more index entries per GiB"
+                    + " (benchmarks/run-chunking.sh measured 64 KiB).", "64KiB", 4L << 10, 4L << 20);
+    public static final ConfigKey<Integer> DEDUP_GENERATIONS = ConfigKey.intKey("staging.dedup-generations",
+            "Latest earlier generations of the same rank a pack-layout push looks its blobs up in (their manifests,"
+                    + " read once and cached); blobs found nowhere are written again.", 2, 0, 8);
+    public static final ConfigKey<Long> DEDUP_CACHE = ConfigKey.sizeKey("staging.dedup-cache",
+            "Heap a node's cache of blob places may take (about 150 bytes a blob: 64 MiB holds the places of about"
+                    + " 27 GiB of 64 KiB blobs); least recently used manifests are dropped beyond it.", "64MiB", 0L, 16L << 30);
+
     /** Read by the coordinator ({@code ferry run --partner}); declared here so every node accepts the job's settings. */
     public static final ConfigKey<Boolean> PARTNER = new ConfigKey<>("cache.partner",
             "Copy each node's images into one other node's cache right after capture (SCR's PARTNER level), so"
@@ -62,7 +87,8 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
             0, 0, 1_000_000);
 
     public static final ConfigTable TABLE = new ConfigTable(List.of(CHUNK_SIZE, ZSTD_LEVEL, WORKERS, MIN_RATIO,
-            MAX_IN_FLIGHT, KEEP_GENERATIONS, FILE_SHA256, PARTNER, PARTNER_DOMAINS, STORE_KEEP_GENERATIONS));
+            MAX_IN_FLIGHT, KEEP_GENERATIONS, FILE_SHA256, LAYOUT_PACKS, PACK_SIZE, BLOB_SIZE, DEDUP_GENERATIONS,
+            DEDUP_CACHE, PARTNER, PARTNER_DOMAINS, STORE_KEEP_GENERATIONS));
 
     /**
      * The job's partner policy from its settings: empty when partner copies are off, else
@@ -74,6 +100,14 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
             return java.util.Optional.empty();
         }
         return java.util.Optional.of(PARTNER_DOMAINS.parse(settings.getOrDefault(PARTNER_DOMAINS.name(), "")));
+    }
+
+    private static boolean parseLayout(String s) {
+        return switch (s) {
+            case "packs" -> true;
+            case "chunks" -> false;
+            default -> throw new IllegalArgumentException("'chunks' or 'packs'");
+        };
     }
 
     private static boolean parseBoolean(String s) {
@@ -91,6 +125,9 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
         }
         if (workers < 1) {
             throw new IllegalArgumentException(WORKERS.name() + " must be >= 1, got " + workers);
+        }
+        if (blobSize < 4096 || Integer.bitCount(blobSize) != 1) {
+            throw new IllegalArgumentException(BLOB_SIZE.name() + " must be a power of two from 4 KiB, got " + blobSize);
         }
     }
 
@@ -112,11 +149,27 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
         return new StagingConfig((int) chunk, r.get(ZSTD_LEVEL),
                 workers == 0 ? Math.min(64, Math.max(4, 3 * Runtime.getRuntime().availableProcessors())) : workers,
                 r.get(MIN_RATIO),
-                r.get(MAX_IN_FLIGHT), r.get(KEEP_GENERATIONS), r.get(FILE_SHA256));
+                r.get(MAX_IN_FLIGHT), r.get(KEEP_GENERATIONS), r.get(FILE_SHA256), r.get(LAYOUT_PACKS),
+                (int) (long) r.get(PACK_SIZE), (int) (long) r.get(BLOB_SIZE), r.get(DEDUP_GENERATIONS), r.get(DEDUP_CACHE));
     }
 
     /** Buffers of one chunk each that fit the in-flight budget, never fewer than workers + 2. */
     public int buffers() {
         return (int) Math.max(workers + 2L, maxBytesInFlight / chunkSize);
+    }
+
+    /** Bytes of file a pack-layout push reads at once and hands to one worker: at least the largest blob. */
+    public int segmentSize() {
+        return Math.max(4 << 20, 4 * blobSize);
+    }
+
+    /** Segment buffers of a pack-layout push that fit the in-flight budget, never fewer than workers + 2. */
+    public int segments() {
+        return (int) Math.max(workers + 2L, maxBytesInFlight / segmentSize());
+    }
+
+    /** Packs alive at once in a push (one filling, the others being written): at least 2. */
+    public int packsAlive() {
+        return (int) Math.max(2, Math.min(workers, 1 + maxBytesInFlight / packSize));
     }
 }

@@ -27,11 +27,13 @@ public final class StagingPipeline implements Closeable {
     private final ExecutorService workers;
     private final ChunkFormat format;
     private final ThreadLocal<byte[]> objectBuffers = ThreadLocal.withInitial(() -> new byte[0]);
+    private final io.ferry.staging.packs.DedupCache dedup;
 
     StagingPipeline(Repository repo, StagingConfig config) {
         this.repo = repo;
         this.config = config;
         this.format = new ChunkFormat(Codecs.zstd(config.zstdLevel()), config.minRatio());
+        this.dedup = new io.ferry.staging.packs.DedupCache(config.dedupCache());
         AtomicInteger n = new AtomicInteger();
         ThreadFactory tf = r -> {
             Thread t = new Thread(r, "ferry-staging-" + n.incrementAndGet());
@@ -54,10 +56,28 @@ public final class StagingPipeline implements Closeable {
      * the manifest. Does not commit the snapshot (see {@link Repository#commitSnapshot}).
      */
     public PushResult push(Path dir, ImageRef ref, Progress progress) throws IOException {
+        if (config.packs()) {
+            return pushPacks(dir, ref, progress);
+        }
         BufferPool pool = new BufferPool(config.buffers(), config.chunkSize());
         try {
             return new ImagePush(repo, format, pool, workers, objectBuffers, config.chunkSize(),
                     new byte[config.chunkSize()], config.fileSha256()).run(dir, ref, progress);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("push of " + ref + " interrupted");
+        }
+    }
+
+    /** A push in the pack layout (staging.layout=packs; docs/formats/pack.md). */
+    private PushResult pushPacks(Path dir, ImageRef ref, Progress progress) throws IOException {
+        BufferPool pool = new BufferPool(config.segments(), config.segmentSize());
+        io.ferry.staging.packs.PackWriter packs = new io.ferry.staging.packs.PackWriter(repo.store(), config.packSize(),
+                config.packsAlive());
+        try {
+            return new io.ferry.staging.internal.PackPush(repo, format, pool, config.segmentSize(), workers, objectBuffers,
+                    new io.ferry.staging.chunking.FastCdc(config.blobSize()), packs, dedup, config.dedupGenerations(),
+                    config.fileSha256()).run(dir, ref, progress);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new java.io.InterruptedIOException("push of " + ref + " interrupted");

@@ -3,6 +3,7 @@ package io.ferry.staging;
 import io.ferry.model.ChunkId;
 import io.ferry.model.Entry;
 import io.ferry.model.ImageRef;
+import io.ferry.staging.packs.PackKeys;
 import io.ferry.stores.ObjectNotFoundException;
 import io.ferry.stores.Store;
 
@@ -17,7 +18,7 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * Garbage collection of chunks no manifest references ({@code ferry store gc}), in two
+ * Garbage collection of chunks and packs no manifest references ({@code ferry store gc}), in two
  * runs at least {@code grace} apart, as fossil collection (Duplicacy) does it, so that it is
  * safe while pushes run on other nodes:
  * <ol>
@@ -29,6 +30,9 @@ import java.util.Set;
  *     puts back any that one does: a push that found the chunk before it was moved has written
  *     its manifest by then, as long as pushes take less than {@code grace}.</li>
  * </ol>
+ * Packs (the pack layout) are collected whole, as chunks are: a pack goes once no manifest
+ * references any blob in it. A pack that is partly garbage is kept whole; repacking its live
+ * blobs is not done yet ({@code docs/formats/pack.md}, "Garbage collection").
  * Each run also deletes the temporary objects interrupted puts left (a killed push on a POSIX
  * or HDFS store) once they are older than {@code grace} ({@link Store#deleteAbandoned}).
  * Killed at any point, the store still verifies: only chunks unreferenced at the scan are
@@ -68,7 +72,7 @@ public final class StoreGc {
                 return new Collected(referenced.size(), 0, 0, 0, 0, 0, due, abandoned);
             }
             for (String fossil : store.list(FOSSILS)) {
-                String chunk = Repository.CHUNKS + fossil.substring(FOSSILS.length());
+                String chunk = liveKey(fossil);
                 if (dryRun) {
                     continue;
                 }
@@ -90,8 +94,11 @@ public final class StoreGc {
         }
         int fossilized = 0;
         long fossilizedBytes = 0;
-        List<String> garbage = repo.listChunkKeys().stream()
-                .filter(k -> Repository.chunkIdOf(k).isPresent() && !referenced.contains(k)).toList();
+        List<String> garbage = new java.util.ArrayList<>(repo.listChunkKeys().stream()
+                .filter(k -> Repository.chunkIdOf(k).isPresent() && !referenced.contains(k)).toList());
+        // A pack goes only when no manifest references any blob in it; a partly live pack is kept whole.
+        store.list(PackKeys.PACKS).stream().filter(k -> PackKeys.nameOf(k).isPresent() && !referenced.contains(k))
+                .forEach(garbage::add);
         if (!garbage.isEmpty() && !dryRun) {
             store.put(RECORD, ByteBuffer.wrap(("fossilized-at " + clock.millis() + "\n").getBytes(StandardCharsets.UTF_8)));
             for (String chunk : garbage) {
@@ -101,7 +108,7 @@ public final class StoreGc {
                 } catch (ObjectNotFoundException gone) {
                     continue;
                 }
-                store.put(FOSSILS + chunk.substring(Repository.CHUNKS.length()), ByteBuffer.wrap(bytes));
+                store.put(fossilKey(chunk), ByteBuffer.wrap(bytes));
                 store.delete(chunk);
                 fossilized++;
                 fossilizedBytes += bytes.length;
@@ -128,8 +135,11 @@ public final class StoreGc {
                     throw new IOException("gc stops: manifest " + Repository.manifestKey(ref) + " cannot be read, so what it"
                             + " references is unknown (" + e.getMessage() + "); repair or remove it first", e);
                 }
+                for (String pack : m.manifest().packs()) {
+                    keys.add(PackKeys.packKey(pack));
+                }
                 for (Entry e : m.manifest().entries()) {
-                    if (e instanceof Entry.RegularFile f) {
+                    if (e instanceof Entry.RegularFile f && !f.inPacks()) {
                         for (ChunkId id : f.chunks()) {
                             if (!id.isZero()) {
                                 keys.add(Repository.chunkKey(id));
@@ -140,6 +150,18 @@ public final class StoreGc {
             }
         }
         return keys;
+    }
+
+    /** Where a chunk or pack is kept while it is a fossil: packs under {@code fossils/packs/}, chunks as before. */
+    static String fossilKey(String key) {
+        return key.startsWith(PackKeys.PACKS) ? FOSSILS + "packs/" + key.substring(PackKeys.PACKS.length())
+                : FOSSILS + key.substring(Repository.CHUNKS.length());
+    }
+
+    /** The key a fossil came from. */
+    static String liveKey(String fossil) {
+        String rest = fossil.substring(FOSSILS.length());
+        return rest.startsWith("packs/") ? PackKeys.PACKS + rest.substring("packs/".length()) : Repository.CHUNKS + rest;
     }
 
     /** When the fossils were moved aside (the record is written before the first move), or null. */

@@ -33,6 +33,11 @@ final class StoreVerifier {
     private final ExecutorService workers;
     private final List<VerifyReport.Problem> problems = Collections.synchronizedList(new ArrayList<>());
     private final Set<ChunkId> sound = ConcurrentHashMap.newKeySet();
+    /** Sound pack records: "pack@offset" to the blob id its trailer names and the record's length. */
+    private final Map<String, PackRecord> soundRecords = new ConcurrentHashMap<>();
+    private final Set<String> packsSeen = ConcurrentHashMap.newKeySet();
+
+    private record PackRecord(ChunkId id, int length) {}
     private final ThreadLocal<byte[]> raw = ThreadLocal.withInitial(() -> new byte[0]);
 
     StoreVerifier(Repository repo, ExecutorService workers) {
@@ -48,6 +53,18 @@ final class StoreVerifier {
         for (String key : chunkKeys) {
             tasks.add(CompletableFuture.runAsync(() -> {
                 checkChunk(key, bytes);
+                progress.advance(1);
+            }, workers));
+        }
+        CompletableFuture.allOf(tasks.toArray(CompletableFuture[]::new)).join();
+        progress.finish();
+        List<String> packKeys = repo.store().list(io.ferry.staging.packs.PackKeys.PACKS);
+        progress.start("verify packs", packKeys.size(), Progress.Unit.OBJECTS);
+        tasks.clear();
+        AtomicLong records = new AtomicLong();
+        for (String key : packKeys) {
+            tasks.add(CompletableFuture.runAsync(() -> {
+                checkPack(key, bytes, records);
                 progress.advance(1);
             }, workers));
         }
@@ -76,7 +93,7 @@ final class StoreVerifier {
         }
         List<VerifyReport.Problem> sorted = new ArrayList<>(problems);
         Collections.sort(sorted);
-        return new VerifyReport(chunkKeys.size(), bytes.get(), manifests, snapshots, sorted);
+        return new VerifyReport(chunkKeys.size() + records.get(), bytes.get(), manifests, snapshots, sorted);
     }
 
     private void checkChunk(String key, AtomicLong bytes) {
@@ -106,9 +123,66 @@ final class StoreVerifier {
         }
     }
 
+    /** Every record of a pack decoded and checked against the blob its trailer names. */
+    private void checkPack(String key, AtomicLong bytes, AtomicLong records) {
+        java.util.Optional<String> name = io.ferry.staging.packs.PackKeys.nameOf(key);
+        if (name.isEmpty()) {
+            problem(VerifyReport.Kind.STRAY_OBJECT, key, "not a pack object name");
+            return;
+        }
+        packsSeen.add(name.get());
+        try {
+            byte[] pack = repo.store().get(key);
+            bytes.addAndGet(pack.length);
+            List<io.ferry.staging.packs.PackFormat.Record> recs;
+            try {
+                recs = io.ferry.staging.packs.PackFormat.records(pack, pack.length);
+            } catch (IllegalArgumentException e) {
+                problem(VerifyReport.Kind.CORRUPT_CHUNK, key, "pack unreadable: " + e.getMessage());
+                return;
+            }
+            byte[] out = raw.get();
+            for (io.ferry.staging.packs.PackFormat.Record r : recs) {
+                records.incrementAndGet();
+                String what = "record at " + r.offset() + " (blob " + r.id() + ")";
+                try {
+                    ChunkHeader h = ChunkFormat.header(pack, r.offset(), r.length(), what);
+                    if (h.rawLength() > io.ferry.model.BlobPlace.MAX_LENGTH) {
+                        throw new CorruptChunkException(what, "raw length " + h.rawLength() + " is too large");
+                    }
+                    if (out.length < h.rawLength()) {
+                        out = new byte[h.rawLength()];
+                        raw.set(out);
+                    }
+                    ChunkFormat.decode(pack, r.offset(), r.length(), r.id().bytes(), out, what);
+                    soundRecords.put(name.get() + "@" + r.offset(), new PackRecord(r.id(), r.length()));
+                } catch (CorruptChunkException e) {
+                    problem(VerifyReport.Kind.CORRUPT_CHUNK, key, e.getMessage());
+                }
+            }
+        } catch (StoreException e) {
+            problem(VerifyReport.Kind.CORRUPT_CHUNK, key, "unreadable: " + e.getMessage());
+        }
+    }
+
     private void checkImage(Manifest m) {
         for (Entry e : m.entries()) {
-            if (e instanceof Entry.RegularFile f) {
+            if (e instanceof Entry.RegularFile f && f.inPacks()) {
+                for (int i = 0; i < f.chunks().size(); i++) {
+                    io.ferry.model.BlobPlace p = f.places().get(i);
+                    if (p.isZero()) {
+                        continue;
+                    }
+                    String pack = m.packs().get(p.pack());
+                    PackRecord r = soundRecords.get(pack + "@" + p.offset());
+                    if (r == null || !r.id().equals(f.chunks().get(i)) || r.length() != p.recordLength()) {
+                        problem(VerifyReport.Kind.DAMAGED_IMAGE, m.image().toString(), "file '" + f.path() + "' blob " + i
+                                + " (" + f.chunks().get(i) + ") in pack " + pack + " at " + p.offset() + " is "
+                                + (!packsSeen.contains(pack) ? "missing: no such pack" : r == null ? "corrupt or not a record"
+                                : "not the blob the pack holds there"));
+                    }
+                }
+            } else if (e instanceof Entry.RegularFile f) {
                 for (int i = 0; i < f.chunks().size(); i++) {
                     ChunkId c = f.chunks().get(i);
                     if (!c.isZero() && !sound.contains(c)) {

@@ -112,6 +112,14 @@ public final class ResilientStore implements Store {
     }
 
     @Override
+    public void readRange(String key, long offset, byte[] dst, int dstOff, int len) throws StoreException {
+        call("read " + key + " at " + offset, len, () -> {
+            inner.readRange(key, offset, dst, dstOff, len);
+            return null;
+        });
+    }
+
+    @Override
     public boolean exists(String key) throws StoreException {
         return call("look up " + key, 0, () -> inner.exists(key));
     }

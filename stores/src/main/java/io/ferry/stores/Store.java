@@ -32,6 +32,14 @@ public interface Store extends Closeable {
      */
     int read(String key, byte[] dst) throws StoreException;
 
+    /**
+     * Reads {@code len} bytes of an object starting at byte {@code offset} into
+     * {@code dst[dstOff..]}: one positional read on POSIX and HDFS, one ranged GET on S3 (a
+     * restart reads only the pack records it needs). {@link ObjectNotFoundException} if there is
+     * no object; a {@link PermanentStoreException} if it ends before {@code offset + len}.
+     */
+    void readRange(String key, long offset, byte[] dst, int dstOff, int len) throws StoreException;
+
     boolean exists(String key) throws StoreException;
 
     /** All complete objects whose key starts with {@code prefix}, sorted. */

@@ -108,6 +108,11 @@ class ResilientStoreTest {
         }
 
         @Override
+        public void readRange(String key, long offset, byte[] dst, int dstOff, int len) throws StoreException {
+            inner.readRange(key, offset, dst, dstOff, len);
+        }
+
+        @Override
         public boolean exists(String key) throws StoreException {
             return inner.exists(key);
         }

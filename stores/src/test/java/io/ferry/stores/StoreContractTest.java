@@ -78,6 +78,21 @@ public abstract class StoreContractTest {
     }
 
     @Test
+    void readRangeReadsExactlyTheBytesAskedForAndRefusesToReadPastTheEnd() throws Exception {
+        byte[] data = new byte[70_000];
+        new java.util.Random(7).nextBytes(data);
+        store.put("pack/p1", ByteBuffer.wrap(data));
+        byte[] dst = new byte[5_010];
+        store.readRange("pack/p1", 61_234, dst, 10, 5_000);
+        assertArrayEquals(java.util.Arrays.copyOfRange(data, 61_234, 66_234), java.util.Arrays.copyOfRange(dst, 10, 5_010));
+        assertEquals(0, dst[0]);
+        store.readRange("pack/p1", 0, dst, 0, 1);
+        assertEquals(data[0], dst[0]);
+        assertThrows(PermanentStoreException.class, () -> store.readRange("pack/p1", 69_990, dst, 0, 20));
+        assertThrows(ObjectNotFoundException.class, () -> store.readRange("pack/none", 0, dst, 0, 4));
+    }
+
+    @Test
     void listFiltersByPrefixAndSorts() throws Exception {
         store.put("x/2", bytes("b"));
         store.put("x/1", bytes("a"));

@@ -37,7 +37,8 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * One pull of one image into a directory. Workers fetch, verify (CRC32C, SHA-256) and
+ * One pull of one image into a directory; the files of a pack-layout image are restored by
+ * {@link PackReads}, those of the chunk layout here. Workers fetch, verify (CRC32C, SHA-256) and
  * decompress chunks and write them at their offsets, in parallel; all-zero chunks stay holes.
  * Where the manifest records a whole-file digest (version 1), the calling thread writes the
  * chunks in order instead and keeps that digest. Everything lands in a hidden
@@ -99,8 +100,15 @@ public final class ImagePull {
         zeros = new byte[m.chunkSize()];
         progress.start("pull " + ref, m.rawBytes(), Progress.Unit.BYTES);
         int files = 0;
+        PackReads packs = m.inPacks() ? new PackReads(store, workers) : null;
         try {
             for (Entry e : m.entries()) {
+                if (packs != null) {
+                    if (e instanceof Entry.Directory d) {
+                        Files.createDirectories(tmp.resolve(d.path()));
+                    }
+                    continue; // the files come from their packs, below
+                }
                 if (e instanceof Entry.Directory d) {
                     Files.createDirectories(tmp.resolve(d.path()));
                 } else if (e instanceof Entry.RegularFile f) {
@@ -110,6 +118,11 @@ public final class ImagePull {
                 } else if (!(e instanceof Entry.Symlink)) {
                     throw new AssertionError(e);
                 }
+            }
+            if (packs != null) {
+                files = packs.pull(ref, m, tmp, progress);
+                fetchedChunks.addAndGet(packs.records.get());
+                fetchedBytes.addAndGet(packs.recordBytes.get());
             }
             finish(m, tmp);
             if (Files.exists(target)) {

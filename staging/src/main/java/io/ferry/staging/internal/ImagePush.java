@@ -146,7 +146,7 @@ public final class ImagePush {
         return new PendingFile(f, whole == null ? Entry.RegularFile.NOT_RECORDED : Digests.hex(whole.digest()), chunks, crc32c);
     }
 
-    private static void readFully(FileChannel ch, byte[] buf, int len, ImageScanner.Found f) throws IOException {
+    static void readFully(FileChannel ch, byte[] buf, int len, ImageScanner.Found f) throws IOException {
         ByteBuffer b = ByteBuffer.wrap(buf, 0, len);
         while (b.hasRemaining()) {
             if (ch.read(b) < 0) {

@@ -217,6 +217,17 @@ public final class HdfsStore implements Store {
     }
 
     @Override
+    public void readRange(String key, long offset, byte[] dst, int dstOff, int len) throws StoreException {
+        try (FSDataInputStream in = fs.open(path(key))) {
+            in.readFully(offset, dst, dstOff, len); // positional: no seek state
+        } catch (java.io.EOFException e) {
+            throw new PermanentStoreException(key + " in " + uri + " ends before " + (offset + len) + " bytes", e);
+        } catch (IOException e) {
+            throw classifyRead(key, e);
+        }
+    }
+
+    @Override
     public boolean exists(String key) throws StoreException {
         try {
             return fs.getFileStatus(path(key)).isFile();

@@ -190,6 +190,34 @@ public final class S3Store implements Store {
     }
 
     @Override
+    public void readRange(String key, long offset, byte[] dst, int dstOff, int len) throws StoreException {
+        if (len == 0) {
+            return;
+        }
+        String k = objectKey(key);
+        String range = "bytes=" + offset + "-" + (offset + len - 1);
+        try (ResponseInputStream<GetObjectResponse> in = s3.getObject(r -> r.bucket(bucket).key(k).range(range))) {
+            int n = in.readNBytes(dst, dstOff, len);
+            if (n < len) {
+                throw new PermanentStoreException(key + " in " + uri + " ends before " + (offset + len) + " bytes", null);
+            }
+        } catch (StoreException e) {
+            throw e;
+        } catch (NoSuchKeyException e) {
+            throw new ObjectNotFoundException(key, uri.toString());
+        } catch (S3Exception e) {
+            if (e.statusCode() == 416) { // range not satisfiable: the object is shorter
+                throw new PermanentStoreException(key + " in " + uri + " ends before " + (offset + len) + " bytes", e);
+            }
+            throw classify("cannot read " + key + " in " + uri, e);
+        } catch (SdkException e) {
+            throw classify("cannot read " + key + " in " + uri, e);
+        } catch (IOException e) {
+            throw new TransientStoreException("cannot read " + key + " in " + uri + ": " + e, e);
+        }
+    }
+
+    @Override
     public boolean exists(String key) throws StoreException {
         String k = objectKey(key);
         try {

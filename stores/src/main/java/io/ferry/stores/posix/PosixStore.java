@@ -146,6 +146,25 @@ public final class PosixStore implements Store {
     }
 
     @Override
+    public void readRange(String key, long offset, byte[] dst, int dstOff, int len) throws StoreException {
+        try (FileChannel ch = FileChannel.open(path(key), StandardOpenOption.READ)) {
+            ByteBuffer b = ByteBuffer.wrap(dst, dstOff, len);
+            while (b.hasRemaining()) {
+                if (ch.read(b, offset + b.position() - dstOff) < 0) {
+                    throw new PermanentStoreException(key + " in " + uri + " ends at " + ch.size()
+                            + " bytes, before " + (offset + len), null);
+                }
+            }
+        } catch (StoreException e) {
+            throw e;
+        } catch (NoSuchFileException e) {
+            throw new ObjectNotFoundException(key, uri.toString());
+        } catch (IOException e) {
+            throw classify("cannot read " + key + " in " + uri, e);
+        }
+    }
+
+    @Override
     public boolean exists(String key) {
         return Files.isRegularFile(path(key));
     }

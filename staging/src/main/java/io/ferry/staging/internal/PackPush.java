@@ -1,0 +1,311 @@
+package io.ferry.staging.internal;
+
+import io.ferry.compression.ChunkFormat;
+import io.ferry.compression.Digests;
+import io.ferry.model.BlobPlace;
+import io.ferry.model.ChunkId;
+import io.ferry.model.Entry;
+import io.ferry.model.ImageRef;
+import io.ferry.model.Manifest;
+import io.ferry.staging.Progress;
+import io.ferry.staging.PushResult;
+import io.ferry.staging.Repository;
+import io.ferry.staging.chunking.FastCdc;
+import io.ferry.staging.packs.BlobLocation;
+import io.ferry.staging.packs.DedupCache;
+import io.ferry.staging.packs.PackKeys;
+import io.ferry.staging.packs.PackWriter;
+import io.ferry.stores.ObjectNotFoundException;
+import io.ferry.stores.Store;
+import io.ferry.stores.StoreException;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * One push of one image directory in the pack layout ({@code docs/formats/pack.md}). The
+ * calling thread only reads: each file in segments into pooled buffers. Each segment goes
+ * whole to a worker, which cuts it into blobs by content (FastCDC; a segment's end is also a
+ * blob's end, so segments are independent and every stage runs on every core), and for each
+ * blob computes its CRC32C, tests for zeros, names it by SHA-256, looks it up among the blobs
+ * of this push and of the rank's latest generations ({@link DedupCache}), and otherwise
+ * compresses it and appends it to a pack ({@link PackWriter}: one durable put per pack). The
+ * manifest (version 3) is written once every pack is durable. Single use, not thread-safe.
+ */
+public final class PackPush {
+    /** Generations back a push looks for the rank's earlier manifests, and how many it uses. */
+    static final int LOOKBACK = 8;
+    private final Repository repo;
+    private final Store store;
+    private final ChunkFormat format;
+    private final BufferPool pool;
+    private final int segment;
+    private final ExecutorService workers;
+    private final ThreadLocal<byte[]> objectBuffers;
+    private final FastCdc cdc;
+    private final PackWriter packs;
+    private final DedupCache cache;
+    private final int baseGenerations;
+    private final boolean fileSha256;
+    private final byte[] zeros;
+    private final ConcurrentHashMap<ChunkId, BlobLocation> written = new ConcurrentHashMap<>();
+    private final Map<String, Boolean> packPresent = new ConcurrentHashMap<>();
+    private Map<ChunkId, BlobLocation> base = Map.of();
+    private final AtomicReference<Throwable> failure = new AtomicReference<>();
+    private final AtomicLong zeroBlobs = new AtomicLong();
+    private final AtomicLong knownBlobs = new AtomicLong();
+    private final AtomicLong newBlobs = new AtomicLong();
+
+    /**
+     * @param pool            buffers of {@code segment} bytes each: a segment is read into one
+     * @param baseGenerations how many of the rank's latest earlier manifests a push deduplicates against
+     */
+    public PackPush(Repository repo, ChunkFormat format, BufferPool pool, int segment, ExecutorService workers,
+                    ThreadLocal<byte[]> objectBuffers, FastCdc cdc, PackWriter packs, DedupCache cache,
+                    int baseGenerations, boolean fileSha256) {
+        if (segment < cdc.max()) {
+            throw new IllegalArgumentException("a segment of " + segment + " bytes cannot hold the largest blob " + cdc.max());
+        }
+        this.repo = repo;
+        this.store = repo.store();
+        this.format = format;
+        this.pool = pool;
+        this.segment = segment;
+        this.workers = workers;
+        this.objectBuffers = objectBuffers;
+        this.cdc = cdc;
+        this.packs = packs;
+        this.cache = cache;
+        this.baseGenerations = baseGenerations;
+        this.fileSha256 = fileSha256;
+        this.zeros = new byte[cdc.max()];
+    }
+
+    /** One blob as a worker left it: {@code at} null for an all-zero blob. */
+    private record Blob(ChunkId id, int length, BlobLocation at, int crc32c) {}
+
+    private record PendingFile(ImageScanner.Found found, String sha256, List<CompletableFuture<List<Blob>>> segments) {}
+
+    public PushResult run(java.nio.file.Path dir, ImageRef ref, Progress progress) throws IOException, InterruptedException {
+        long t0 = System.nanoTime();
+        base = baseLocations(ref);
+        List<ImageScanner.Found> found = ImageScanner.scan(dir);
+        long total = found.stream().mapToLong(ImageScanner.Found::size).sum();
+        progress.start("push " + ref, total, Progress.Unit.BYTES);
+        List<Object> pending = new ArrayList<>();
+        List<CompletableFuture<List<Blob>>> all = new ArrayList<>();
+        try {
+            for (ImageScanner.Found f : found) {
+                switch (f.kind()) {
+                    case DIR -> pending.add(new Entry.Directory(f.path(), f.mode()));
+                    case SYMLINK -> pending.add(new Entry.Symlink(f.path(), Files.readSymbolicLink(f.file()).toString()));
+                    case FILE -> {
+                        PendingFile pf = readFile(f, progress);
+                        all.addAll(pf.segments());
+                        pending.add(pf);
+                    }
+                    default -> throw new AssertionError(f.kind());
+                }
+            }
+            awaitAll(all);
+            packs.finish();
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            failure.compareAndSet(null, e);
+            all.forEach(c -> c.exceptionally(t -> null).join()); // every buffer back, no write outlives the call
+            throw e;
+        } finally {
+            progress.finish();
+        }
+        Map<String, Integer> packNumbers = new LinkedHashMap<>();
+        List<Entry> entries = new ArrayList<>(pending.size());
+        List<Integer> crcs = new ArrayList<>();
+        int files = 0;
+        for (Object o : pending) {
+            if (!(o instanceof PendingFile pf)) {
+                entries.add((Entry) o);
+                continue;
+            }
+            files++;
+            List<ChunkId> ids = new ArrayList<>();
+            List<BlobPlace> places = new ArrayList<>();
+            for (CompletableFuture<List<Blob>> seg : pf.segments()) {
+                for (Blob b : seg.join()) {
+                    ids.add(b.id());
+                    crcs.add(b.crc32c());
+                    places.add(b.at() == null ? BlobPlace.zero(b.length()) : new BlobPlace(b.length(),
+                            packNumbers.computeIfAbsent(b.at().pack(), k -> packNumbers.size()), b.at().offset(), b.at().recordLength()));
+                }
+            }
+            entries.add(new Entry.RegularFile(pf.found().path(), pf.found().mode(), pf.found().size(), pf.sha256(), ids, places));
+        }
+        Manifest m = new Manifest(ref, cdc.max(), entries, List.copyOf(packNumbers.keySet()));
+        String manifestSha = repo.putManifest(m);
+        cache.put(Repository.manifestKey(ref), m);
+        return new PushResult(ref, total, files, crcs.size(), zeroBlobs.get(), knownBlobs.get(), newBlobs.get(),
+                packs.bytes(), manifestSha, Duration.ofNanos(System.nanoTime() - t0),
+                crcs.stream().mapToInt(Integer::intValue).toArray());
+    }
+
+    /**
+     * The stored blobs of the rank's latest {@code baseGenerations} earlier manifests (committed or
+     * not: a manifest is written only after its packs are durable), from the cache or the store.
+     * A manifest that cannot be read is no base: its blobs are written again.
+     */
+    private Map<ChunkId, BlobLocation> baseLocations(ImageRef ref) {
+        Map<ChunkId, BlobLocation> out = new HashMap<>();
+        int used = 0;
+        for (long g = ref.generation() - 1; g >= Math.max(0, ref.generation() - LOOKBACK) && used < baseGenerations; g--) {
+            String key = Repository.manifestKey(new ImageRef(ref.job(), g, ref.rank()));
+            var held = cache.get(key);
+            if (held.isPresent()) {
+                out.putAll(held.get());
+                used++;
+                continue;
+            }
+            try {
+                Manifest m = repo.readManifest(new ImageRef(ref.job(), g, ref.rank())).manifest();
+                if (m.inPacks()) {
+                    out.putAll(cache.put(key, m));
+                    used++;
+                }
+            } catch (ObjectNotFoundException none) {
+                // no push of that generation on this rank
+            } catch (IOException | RuntimeException unreadable) {
+                used++; // counted, so a damaged manifest does not make the push read further back
+            }
+        }
+        return out;
+    }
+
+    private PendingFile readFile(ImageScanner.Found f, Progress progress) throws IOException, InterruptedException {
+        MessageDigest whole = fileSha256 ? Digests.newSha256() : null;
+        List<CompletableFuture<List<Blob>>> segments = new ArrayList<>();
+        try (FileChannel ch = FileChannel.open(f.file(), StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
+            long remaining = f.size();
+            while (remaining > 0) {
+                rethrowFailure();
+                int len = (int) Math.min(segment, remaining);
+                byte[] buf = pool.take();
+                try {
+                    ImagePush.readFully(ch, buf, len, f);
+                } catch (IOException e) {
+                    pool.give(buf);
+                    throw e;
+                }
+                if (whole != null) {
+                    whole.update(buf, 0, len);
+                }
+                segments.add(CompletableFuture.supplyAsync(() -> stage(buf, len, progress), workers));
+                remaining -= len;
+            }
+            if (ch.read(ByteBuffer.allocate(1)) > 0) {
+                throw new IOException("file " + f.path() + " grew while being pushed: quiesce the rank first");
+            }
+        }
+        return new PendingFile(f, whole == null ? Entry.RegularFile.NOT_RECORDED : Digests.hex(whole.digest()), segments);
+    }
+
+    /** Cuts one segment into blobs and stages each; gives the buffer back. */
+    private List<Blob> stage(byte[] buf, int len, Progress progress) {
+        try {
+            if (failure.get() != null) {
+                throw new java.util.concurrent.CancellationException("push failed");
+            }
+            List<Blob> out = new ArrayList<>(len / cdc.avg() + 2);
+            for (int at = 0; at < len; ) {
+                int n = cdc.next(buf, at, len);
+                out.add(blob(buf, at, n));
+                at += n;
+            }
+            return out;
+        } catch (IOException e) {
+            failure.compareAndSet(null, e);
+            throw new CompletionException(e);
+        } catch (RuntimeException e) {
+            failure.compareAndSet(null, e);
+            throw e;
+        } finally {
+            pool.give(buf);
+            progress.advance(len);
+        }
+    }
+
+    private Blob blob(byte[] buf, int at, int n) throws IOException {
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(buf, at, n);
+        int crc32c = (int) crc.getValue();
+        if (java.util.Arrays.mismatch(buf, at, at + n, zeros, 0, n) == -1) {
+            zeroBlobs.incrementAndGet();
+            return new Blob(ChunkId.ZERO, n, null, crc32c);
+        }
+        ChunkId id = ChunkId.of(Digests.sha256(buf, at, n));
+        BlobLocation known = written.get(id);
+        if (known == null) {
+            BlobLocation earlier = base.get(id);
+            if (earlier != null && earlier.length() == n && packPresent(earlier.pack())) {
+                known = earlier;
+            }
+        }
+        if (known != null) {
+            knownBlobs.incrementAndGet();
+            return new Blob(id, n, known, crc32c);
+        }
+        byte[] obj = objectBuffers.get();
+        if (obj.length < format.maxObjectLength(n)) {
+            obj = new byte[format.maxObjectLength(cdc.max())];
+            objectBuffers.set(obj);
+        }
+        int stored = format.encode(buf, at, n, obj);
+        PackWriter.Placed p = packs.append(id, obj, 0, stored);
+        BlobLocation loc = new BlobLocation(p.pack(), p.offset(), stored, n);
+        BlobLocation raced = written.putIfAbsent(id, loc);
+        newBlobs.incrementAndGet();
+        return new Blob(id, n, raced != null ? raced : loc, crc32c);
+    }
+
+    /**
+     * Whether an earlier generation's pack is still on the store, asked once per pack and push:
+     * a pack gc moved aside is not counted on (its blobs are written again), as v1 chunks are not.
+     */
+    private boolean packPresent(String pack) throws StoreException {
+        Boolean known = packPresent.get(pack);
+        if (known == null) {
+            known = store.exists(PackKeys.packKey(pack));
+            packPresent.put(pack, known);
+        }
+        return known;
+    }
+
+    private void rethrowFailure() throws IOException {
+        Throwable t = failure.get();
+        if (t != null) {
+            throw Failures.asIOException(t);
+        }
+    }
+
+    private void awaitAll(List<CompletableFuture<List<Blob>>> all) throws IOException, InterruptedException {
+        try {
+            CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get();
+        } catch (java.util.concurrent.ExecutionException e) {
+            Throwable first = failure.get();
+            throw Failures.asIOException(first != null ? first : e.getCause());
+        }
+    }
+}

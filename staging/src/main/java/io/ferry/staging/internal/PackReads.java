@@ -1,0 +1,233 @@
+package io.ferry.staging.internal;
+
+import io.ferry.compression.ChunkFormat;
+import io.ferry.compression.CorruptChunkException;
+import io.ferry.compression.Digests;
+import io.ferry.model.BlobPlace;
+import io.ferry.model.ChunkId;
+import io.ferry.model.Entry;
+import io.ferry.model.ImageRef;
+import io.ferry.model.Manifest;
+import io.ferry.staging.ImageCorruptException;
+import io.ferry.staging.Progress;
+import io.ferry.staging.packs.PackKeys;
+import io.ferry.stores.ObjectNotFoundException;
+import io.ferry.stores.Store;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Restores the files of a pack-layout image (manifest version 3). The records a batch of files
+ * needs are sorted by pack and offset and read in spans: neighbouring records (gaps under
+ * {@link #GAP}) are fetched together with one positional read or ranged GET of up to
+ * {@link #SPAN} bytes, so a restart reads only what it needs, in few requests. Workers
+ * verify each record (CRC32C, decompression, SHA-256 against the blob's name and its length)
+ * and write its bytes wherever the image holds that blob, with positional writes, in parallel.
+ * All-zero blobs stay holes. Every byte of a file lies in exactly one blob, so the checked blobs
+ * prove the file; a whole-file digest, where one was recorded, is checked as well.
+ * Single use, not thread-safe.
+ */
+final class PackReads {
+    static final int SPAN = 4 << 20;
+    static final int GAP = 64 << 10;
+    /** Files open at once: the files of an image are restored in batches of this many. */
+    static final int FILES_AT_ONCE = 256;
+    private final Store store;
+    private final ExecutorService workers;
+    private final ThreadLocal<byte[]> spans = ThreadLocal.withInitial(() -> new byte[0]);
+    private final ThreadLocal<byte[]> raws = ThreadLocal.withInitial(() -> new byte[0]);
+    final AtomicLong records = new AtomicLong();
+    final AtomicLong recordBytes = new AtomicLong();
+
+    PackReads(Store store, ExecutorService workers) {
+        this.store = store;
+        this.workers = workers;
+    }
+
+    private record Target(FileChannel ch, long pos, String path) {}
+
+    private record RecordKey(int pack, long offset) {}
+
+    private static final class Need {
+        final ChunkId id;
+        final BlobPlace place;
+        final List<Target> targets = new ArrayList<>(1);
+
+        Need(ChunkId id, BlobPlace place) {
+            this.id = id;
+            this.place = place;
+        }
+    }
+
+    private record Span(int pack, long start, int length, List<Need> needs) {}
+
+    /** Creates and fills every regular file of {@code m} under {@code tmp} (directories exist); returns how many. */
+    int pull(ImageRef ref, Manifest m, Path tmp, Progress progress) throws IOException, InterruptedException {
+        List<Entry.RegularFile> files = new ArrayList<>();
+        for (Entry e : m.entries()) {
+            if (e instanceof Entry.RegularFile f) {
+                files.add(f);
+            }
+        }
+        for (int from = 0; from < files.size(); from += FILES_AT_ONCE) {
+            batch(ref, m, files.subList(from, Math.min(files.size(), from + FILES_AT_ONCE)), tmp, progress);
+        }
+        return files.size();
+    }
+
+    private void batch(ImageRef ref, Manifest m, List<Entry.RegularFile> files, Path tmp, Progress progress)
+            throws IOException, InterruptedException {
+        List<FileChannel> open = new ArrayList<>(files.size());
+        try {
+            Map<RecordKey, Need> needs = new LinkedHashMap<>();
+            for (Entry.RegularFile f : files) {
+                Path out = tmp.resolve(f.path());
+                Files.createDirectories(out.getParent());
+                FileChannel ch = FileChannel.open(out, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+                        StandardOpenOption.READ);
+                open.add(ch);
+                long[] at = f.offsets(m.chunkSize());
+                for (int i = 0; i < f.chunks().size(); i++) {
+                    BlobPlace p = f.places().get(i);
+                    if (p.isZero()) {
+                        progress.advance(p.length());
+                        continue;
+                    }
+                    int blob = i;
+                    Need n = needs.computeIfAbsent(new RecordKey(p.pack(), p.offset()), k -> new Need(f.chunks().get(blob), p));
+                    if (!n.id.equals(f.chunks().get(i)) || n.place.recordLength() != p.recordLength()) {
+                        throw new ImageCorruptException("image " + ref + " file '" + f.path() + "' blob " + i
+                                + ": its pack record is also named as a different blob", null);
+                    }
+                    n.targets.add(new Target(ch, at[i], f.path()));
+                }
+            }
+            List<CompletableFuture<Void>> tasks = new ArrayList<>();
+            for (Span s : spans(needs.values())) {
+                tasks.add(CompletableFuture.runAsync(() -> read(ref, m, s, progress), workers));
+            }
+            try {
+                CompletableFuture.allOf(tasks.toArray(CompletableFuture[]::new)).get();
+            } catch (ExecutionException e) {
+                tasks.forEach(t -> t.exceptionally(x -> null).join());
+                throw Failures.asIOException(e);
+            }
+            for (int i = 0; i < files.size(); i++) {
+                finishFile(ref, files.get(i), open.get(i), tmp.resolve(files.get(i).path()));
+            }
+        } finally {
+            for (FileChannel ch : open) {
+                ch.close();
+            }
+        }
+    }
+
+    /** Records in pack and offset order, neighbours joined into spans. */
+    private static List<Span> spans(java.util.Collection<Need> needs) {
+        List<Need> sorted = new ArrayList<>(needs);
+        sorted.sort(Comparator.comparingInt((Need n) -> n.place.pack()).thenComparingLong(n -> n.place.offset()));
+        List<Span> out = new ArrayList<>();
+        List<Need> run = new ArrayList<>();
+        long start = 0;
+        long end = 0;
+        for (Need n : sorted) {
+            long o = n.place.offset();
+            boolean joins = !run.isEmpty() && run.get(0).place.pack() == n.place.pack() && o >= end
+                    && o - end <= GAP && o + n.place.recordLength() - start <= SPAN;
+            if (!joins && !run.isEmpty()) {
+                out.add(new Span(run.get(0).place.pack(), start, (int) (end - start), run));
+                run = new ArrayList<>();
+            }
+            if (run.isEmpty()) {
+                start = o;
+                end = o;
+            }
+            run.add(n);
+            end = Math.max(end, o + n.place.recordLength());
+        }
+        if (!run.isEmpty()) {
+            out.add(new Span(run.get(0).place.pack(), start, (int) (end - start), run));
+        }
+        return out;
+    }
+
+    private void read(ImageRef ref, Manifest m, Span s, Progress progress) {
+        String pack = m.packs().get(s.pack());
+        String where = "image " + ref + " pack " + pack;
+        try {
+            byte[] buf = spans.get();
+            if (buf.length < s.length()) {
+                buf = new byte[Math.max(s.length(), SPAN)];
+                spans.set(buf);
+            }
+            byte[] raw = raws.get();
+            if (raw.length < m.chunkSize()) {
+                raw = new byte[m.chunkSize()];
+                raws.set(raw);
+            }
+            store.readRange(PackKeys.packKey(pack), s.start(), buf, 0, s.length());
+            for (Need n : s.needs()) {
+                String name = "blob " + n.id + " of file '" + n.targets.get(0).path() + "'";
+                int len = ChunkFormat.decode(buf, (int) (n.place.offset() - s.start()), n.place.recordLength(),
+                        n.id.bytes(), raw, name);
+                if (len != n.place.length()) {
+                    throw new CorruptChunkException(name, "holds " + len + " bytes where the file needs " + n.place.length());
+                }
+                for (Target t : n.targets) {
+                    ByteBuffer b = ByteBuffer.wrap(raw, 0, len);
+                    while (b.hasRemaining()) {
+                        t.ch().write(b, t.pos() + b.position()); // positional: safe from several threads
+                    }
+                    progress.advance(len);
+                }
+                records.incrementAndGet();
+                recordBytes.addAndGet(n.place.recordLength());
+            }
+        } catch (ObjectNotFoundException e) {
+            throw new CompletionException(new ImageCorruptException(where + ": missing pack", e));
+        } catch (io.ferry.stores.PermanentStoreException e) {
+            throw new CompletionException(new ImageCorruptException(where + ": " + e.getMessage(), e));
+        } catch (CorruptChunkException e) {
+            throw new CompletionException(new ImageCorruptException(where + ": " + e.getMessage(), e));
+        } catch (IOException e) {
+            throw new CompletionException(new IOException(where + ": " + e.getMessage(), e));
+        }
+    }
+
+    /** Size (a trailing run of zero blobs stays a hole), the whole-file digest where recorded, fsync, mode. */
+    private static void finishFile(ImageRef ref, Entry.RegularFile f, FileChannel ch, Path out) throws IOException {
+        if (ch.size() < f.size()) {
+            ch.write(ByteBuffer.wrap(new byte[1]), f.size() - 1);
+        }
+        if (!f.sha256().equals(Entry.RegularFile.NOT_RECORDED)) {
+            MessageDigest d = Digests.newSha256();
+            ByteBuffer b = ByteBuffer.allocate(1 << 20);
+            for (long pos = 0; ch.read(b.clear(), pos) > 0; pos += b.position()) {
+                d.update(b.flip());
+            }
+            String actual = Digests.hex(d.digest());
+            if (!actual.equals(f.sha256())) {
+                throw new ImageCorruptException("image " + ref + " file '" + f.path() + "': SHA-256 mismatch: manifest "
+                        + f.sha256() + ", restored bytes " + actual, null);
+            }
+        }
+        ch.force(true);
+        Files.setPosixFilePermissions(out, FileTrees.permissions(f.mode()));
+    }
+}

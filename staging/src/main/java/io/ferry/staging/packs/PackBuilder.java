@@ -1,0 +1,58 @@
+package io.ferry.staging.packs;
+
+import io.ferry.model.ChunkId;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One pack being filled in memory: records are appended, then {@link #seal()} writes the
+ * trailer. Not thread-safe: {@link PackWriter} appends under its lock.
+ */
+final class PackBuilder {
+    private final String name;
+    private final byte[] bytes;
+    private final List<PackFormat.Record> records = new ArrayList<>();
+    private int end = PackFormat.HEADER;
+
+    PackBuilder(String name, int capacity) {
+        this.name = name;
+        this.bytes = new byte[capacity];
+        PackFormat.writeHeader(bytes);
+    }
+
+    String name() {
+        return name;
+    }
+
+    /** Whether a record of {@code len} bytes and its trailer entry still fit. */
+    boolean fits(int len) {
+        return (long) end + len + PackFormat.trailerLength(records.size() + 1) <= bytes.length;
+    }
+
+    boolean isEmpty() {
+        return records.isEmpty();
+    }
+
+    /** Stored bytes so far (header and records). */
+    int size() {
+        return end;
+    }
+
+    /** Appends {@code src[off, off + len)} as the record of blob {@code id}; returns its offset. */
+    int append(ChunkId id, byte[] src, int off, int len) {
+        int at = end;
+        System.arraycopy(src, off, bytes, at, len);
+        records.add(new PackFormat.Record(id, at, len));
+        end += len;
+        return at;
+    }
+
+    /** Writes the trailer; returns the pack's bytes and length. */
+    Sealed seal() {
+        int len = PackFormat.writeTrailer(bytes, end, records);
+        return new Sealed(name, bytes, len, records.size());
+    }
+
+    record Sealed(String name, byte[] bytes, int length, int records) {}
+}

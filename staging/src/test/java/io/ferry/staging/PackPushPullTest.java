@@ -1,0 +1,205 @@
+package io.ferry.staging;
+
+import io.ferry.model.Entry;
+import io.ferry.model.ImageRef;
+import io.ferry.model.Manifest;
+import io.ferry.staging.packs.PackFormat;
+import io.ferry.staging.packs.PackKeys;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The pack layout (staging.layout=packs) on a real POSIX store: round trips, dedup, packs, damage. */
+class PackPushPullTest {
+    static final Map<String, String> PACKS = Map.of("staging.layout", "packs", "staging.blob-size", "16KiB",
+            "staging.pack-size", "1MiB", "staging.workers", "3");
+    @TempDir
+    Path tmp;
+    Fixture fx;
+    Path image;
+
+    @BeforeEach
+    void setUp() throws IOException {
+        fx = new Fixture(tmp, PACKS);
+        image = tmp.resolve("image");
+        Files.createDirectories(image);
+    }
+
+    @AfterEach
+    void tearDown() throws IOException {
+        fx.close();
+    }
+
+    private static ImageRef gen(long g) {
+        return new ImageRef("job", g, 0);
+    }
+
+    @Test
+    void mixedImageRoundTripsThroughPacksAndNoChunkObjectIsWritten() throws Exception {
+        Fixture.write(image.resolve("empty"), new byte[0]);
+        Fixture.write(image.resolve("zeros.bin"), new byte[300_001]);
+        for (int n : new int[]{1, 4095, 16_384, 70_001, 5_000_000}) {
+            Fixture.write(image.resolve("sizes/f" + n), Fixture.randomBytes(n, n));
+        }
+        byte[] mixed = Fixture.randomBytes(2_000_000, 9);
+        java.util.Arrays.fill(mixed, 500_000, 1_200_000, (byte) 0);
+        Fixture.write(image.resolve("deep/a/b/mixed.bin"), mixed);
+        Fixture.write(image.resolve("deep/twice.bin"), Fixture.randomBytes(5_000_000, 5_000_000)); // = sizes/f5000000
+        Files.createDirectories(image.resolve("emptydir"));
+        Files.createSymbolicLink(image.resolve("latest"), Path.of("sizes/f1"));
+        Files.setPosixFilePermissions(image.resolve("sizes/f1"), PosixFilePermissions.fromString("r--------"));
+        Files.setPosixFilePermissions(image.resolve("deep/a"), PosixFilePermissions.fromString("r-x------"));
+
+        PushResult pushed = fx.pipeline.push(image, gen(1), Progress.NONE);
+        assertTrue(pushed.zeroChunks() > 0, "zero blobs are stored nowhere");
+        assertTrue(pushed.knownChunks() > 100, "the second copy of a 5 MB file is found in this push: " + pushed.knownChunks());
+        assertEquals(List.of(), fx.store.list("ferry/v1/chunks/"));
+        List<String> packs = fx.store.list(PackKeys.PACKS);
+        assertTrue(packs.size() >= 3 && packs.size() <= 12, "about 7 MB stored in 1 MiB packs: " + packs);
+        Manifest m = fx.pipeline.repository().readManifest(gen(1)).manifest();
+        assertTrue(m.inPacks());
+        assertEquals(packs.size(), m.packs().size());
+
+        Path out = tmp.resolve("out");
+        PullResult pulled = fx.pipeline.pull(gen(1), out, Progress.NONE);
+        assertSameTree(image, out);
+        assertTrue(pulled.fetchedChunks() < pushed.chunks() - pushed.zeroChunks(), "a blob stored once is read once");
+    }
+
+    @Test
+    void scatteredRewritesAndShiftedBytesCostLittleInTheNextGeneration() throws Exception {
+        byte[] data = Fixture.randomBytes(12 << 20, 1);
+        Fixture.write(image.resolve("state.bin"), data);
+        long first = fx.pipeline.push(image, gen(1), Progress.NONE).storedBytes();
+
+        Random r = new Random(2); // 5% rewritten in runs of 64 KiB at random places
+        for (int i = 0; i < data.length / 20 / 65_536; i++) {
+            byte[] run = Fixture.randomBytes(65_536, r.nextLong());
+            System.arraycopy(run, 0, data, r.nextInt(data.length - run.length), run.length);
+        }
+        Fixture.write(image.resolve("state.bin"), data);
+        long scattered = fx.pipeline.push(image, gen(2), Progress.NONE).storedBytes();
+        assertTrue(scattered < 0.15 * first, "5% scattered rewrites stored " + scattered + " of " + first);
+
+        byte[] shifted = new byte[data.length + 100];
+        System.arraycopy(data, 0, shifted, 100, data.length);
+        Fixture.write(image.resolve("state.bin"), shifted);
+        long shift = fx.pipeline.push(image, gen(3), Progress.NONE).storedBytes();
+        assertTrue(shift < 0.10 * first, "100 bytes inserted at the start stored " + shift + " of " + first);
+
+        Path out = tmp.resolve("out");
+        fx.pipeline.pull(gen(3), out, Progress.NONE);
+        assertSameTree(image, out);
+    }
+
+    @Test
+    void aFreshNodeDeduplicatesAgainstTheManifestsOnTheStore() throws Exception {
+        Fixture.write(image.resolve("state.bin"), Fixture.randomBytes(3 << 20, 3));
+        fx.pipeline.push(image, gen(1), Progress.NONE);
+        try (Fixture other = new Fixture(tmp, PACKS)) { // same store, empty cache
+            PushResult again = other.pipeline.push(image, gen(2), Progress.NONE);
+            assertEquals(0, again.newChunks());
+            assertEquals(again.chunks(), again.knownChunks());
+            other.pipeline.pull(gen(2), tmp.resolve("out"), Progress.NONE);
+        }
+        assertSameTree(image, tmp.resolve("out"));
+    }
+
+    @Test
+    void blobsOfAPackThatIsGoneAreWrittenAgain() throws Exception {
+        Fixture.write(image.resolve("state.bin"), Fixture.randomBytes(3 << 20, 4));
+        fx.pipeline.push(image, gen(1), Progress.NONE);
+        for (String pack : fx.store.list(PackKeys.PACKS)) {
+            fx.store.delete(pack); // as gc does with packs no manifest references
+        }
+        PushResult again = fx.pipeline.push(image, gen(2), Progress.NONE);
+        assertEquals(again.chunks(), again.newChunks(), "the cache's places point at deleted packs");
+        fx.pipeline.pull(gen(2), tmp.resolve("out"), Progress.NONE);
+        assertSameTree(image, tmp.resolve("out"));
+    }
+
+    @Test
+    void aDamagedPackFailsThePullAndLeavesNothing() throws Exception {
+        Fixture.write(image.resolve("state.bin"), Fixture.randomBytes(2 << 20, 5));
+        fx.pipeline.push(image, gen(1), Progress.NONE);
+        String pack = fx.store.list(PackKeys.PACKS).get(0);
+        byte[] bytes = fx.store.get(pack);
+        bytes[100] ^= 0x40; // inside the first record
+        fx.store.put(pack, ByteBuffer.wrap(bytes));
+        Path out = tmp.resolve("out");
+        ImageCorruptException e = assertThrows(ImageCorruptException.class, () -> fx.pipeline.pull(gen(1), out, Progress.NONE));
+        assertTrue(e.getMessage().contains("CRC32C") || e.getMessage().contains("SHA-256"), e.getMessage());
+        assertFalse(Files.exists(out));
+        try (Stream<Path> s = Files.list(tmp)) {
+            assertTrue(s.noneMatch(p -> p.getFileName().toString().contains("ferry-partial")));
+        }
+    }
+
+    @Test
+    void aPackTrailerListsEveryRecordAndRefusesDamage() throws Exception {
+        Fixture.write(image.resolve("state.bin"), Fixture.randomBytes(3 << 20, 6));
+        PushResult pushed = fx.pipeline.push(image, gen(1), Progress.NONE);
+        long records = 0;
+        for (String key : fx.store.list(PackKeys.PACKS)) {
+            byte[] pack = fx.store.get(key);
+            records += PackFormat.records(pack, pack.length).size();
+            byte[] cut = java.util.Arrays.copyOf(pack, pack.length - 1);
+            assertThrows(IllegalArgumentException.class, () -> PackFormat.records(cut, cut.length));
+            pack[pack.length - 30] ^= 1; // a trailer entry
+            assertThrows(IllegalArgumentException.class, () -> PackFormat.records(pack, pack.length));
+        }
+        assertEquals(pushed.newChunks(), records);
+    }
+
+    @Test
+    void theManifestLocatesEveryBlobAndItsLengthsAddUp() throws Exception {
+        Fixture.write(image.resolve("a.bin"), Fixture.randomBytes(1_000_003, 7));
+        fx.pipeline.push(image, gen(1), Progress.NONE);
+        Manifest m = fx.pipeline.repository().readManifest(gen(1)).manifest();
+        Entry.RegularFile f = (Entry.RegularFile) m.entries().stream().filter(e -> e.path().equals("a.bin")).findFirst().orElseThrow();
+        long[] at = f.offsets(m.chunkSize());
+        assertEquals(1_000_003, at[at.length - 1]);
+        assertTrue(f.chunks().size() > 20 && f.chunks().size() < 250, "16 KiB average blobs: " + f.chunks().size());
+        assertEquals(64 * 1024, m.chunkSize(), "the largest blob is four times the average");
+    }
+
+    private static List<Path> files(Path root) throws IOException {
+        try (Stream<Path> s = Files.walk(root)) {
+            return s.map(root::relativize).sorted().toList();
+        }
+    }
+
+    static void assertSameTree(Path a, Path b) throws IOException {
+        assertEquals(files(a), files(b));
+        for (Path rel : files(a)) {
+            Path x = a.resolve(rel);
+            Path y = b.resolve(rel);
+            if (Files.isSymbolicLink(x)) {
+                assertEquals(Files.readSymbolicLink(x), Files.readSymbolicLink(y), rel.toString());
+            } else {
+                assertEquals(Files.getPosixFilePermissions(x, LinkOption.NOFOLLOW_LINKS),
+                        Files.getPosixFilePermissions(y, LinkOption.NOFOLLOW_LINKS), rel.toString());
+                if (Files.isRegularFile(x, LinkOption.NOFOLLOW_LINKS)) {
+                    assertEquals(-1, Files.mismatch(x, y), rel.toString());
+                }
+            }
+        }
+    }
+}

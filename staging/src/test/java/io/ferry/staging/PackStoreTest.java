@@ -1,0 +1,121 @@
+package io.ferry.staging;
+
+import io.ferry.model.ImageRef;
+import io.ferry.staging.packs.PackKeys;
+import io.ferry.stores.Store;
+import io.ferry.stores.Stores;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Scrub, prune and two-step gc of a pack-layout store, on a real POSIX store. */
+class PackStoreTest {
+    private static final Duration GRACE = Duration.ofHours(1);
+    @TempDir
+    Path tmp;
+
+    private Path image(String name, long seed) throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve(name));
+        byte[] own = new byte[1 << 20];
+        new Random(seed).nextBytes(own);
+        Files.write(dir.resolve("state.bin"), own);
+        return dir;
+    }
+
+    private static StagingPipeline pipeline(Store store) {
+        Map<String, String> s = new HashMap<>(PackPushPullTest.PACKS);
+        s.put("staging.dedup-generations", "4");
+        return Staging.pipeline(store, StagingConfig.from(s), Clock.systemUTC());
+    }
+
+    @Test
+    void scrubChecksEveryRecordAndNamesTheImagesADamagedPackBreaks() throws Exception {
+        try (Store store = Stores.open(tmp.resolve("store").toUri(), Map.of()); StagingPipeline p = pipeline(store)) {
+            PushResult pushed = p.push(image("a", 1), new ImageRef("job", 1, 0), Progress.NONE);
+            p.repository().commitSnapshot("job", 1, 1);
+            VerifyReport clean = p.verify(Progress.NONE);
+            assertTrue(clean.ok(), clean.problems().toString());
+            assertEquals(pushed.newChunks(), clean.chunks(), "every record of every pack was decoded");
+
+            String pack = store.list(PackKeys.PACKS).get(0);
+            byte[] bytes = store.get(pack);
+            bytes[bytes.length / 3] ^= 0x10;
+            store.put(pack, ByteBuffer.wrap(bytes));
+            VerifyReport damaged = p.verify(Progress.NONE);
+            assertTrue(damaged.problems().stream().anyMatch(x -> x.kind() == VerifyReport.Kind.CORRUPT_CHUNK && x.key().equals(pack)),
+                    damaged.problems().toString());
+            assertTrue(damaged.problems().stream().anyMatch(x -> x.kind() == VerifyReport.Kind.DAMAGED_IMAGE
+                    && x.key().equals("job/1/0") && x.detail().contains(pack.substring(pack.lastIndexOf('/') + 1))),
+                    damaged.problems().toString());
+
+            store.delete(pack);
+            VerifyReport missing = p.verify(Progress.NONE);
+            assertTrue(missing.problems().stream().anyMatch(x -> x.detail().contains("no such pack")), missing.problems().toString());
+        }
+    }
+
+    @Test
+    void gcDeletesPacksNoKeptManifestNeedsAndPutsBackOnesALatePushReferenced() throws Exception {
+        try (Store store = Stores.open(tmp.resolve("store").toUri(), Map.of()); StagingPipeline p = pipeline(store)) {
+            Repository repo = p.repository();
+            for (long g = 0; g <= 2; g++) {
+                p.push(image("g" + g, 100 + g), new ImageRef("job", g, 0), Progress.NONE);
+                repo.commitSnapshot("job", g, 1);
+            }
+            List<String> all = store.list(PackKeys.PACKS);
+            StoreRetention.prune(repo, "job", 2, 0, false); // drops generation 0
+            // A push of generation 0's bytes, deduplicated against generation 0's packs (still in this node's cache),
+            // whose manifest lands only after gc's first step: its packs must come back.
+            PushResult late = p.push(image("late", 100), new ImageRef("job", 3, 0), Progress.NONE);
+            assertEquals(late.chunks(), late.knownChunks(), "generation 0's packs are still on the store");
+            byte[] lateManifest = store.get(Repository.manifestKey(new ImageRef("job", 3, 0)));
+            store.delete(Repository.manifestKey(new ImageRef("job", 3, 0)));
+
+            Instant t0 = Instant.parse("2026-11-23T10:00:00Z");
+            StoreGc.Collected first = StoreGc.run(repo, GRACE, Clock.fixed(t0, ZoneOffset.UTC), false);
+            assertTrue(first.fossilized() >= 1, first.toString());
+            assertEquals(all.size() - first.fossilized(), store.list(PackKeys.PACKS).size());
+
+            // A push after the first step does not count on a pack moved aside: it writes the blobs again.
+            PushResult after = p.push(image("after", 100), new ImageRef("job", 4, 0), Progress.NONE);
+            assertEquals(after.chunks(), after.newChunks(), after.toString());
+            store.put(Repository.manifestKey(new ImageRef("job", 3, 0)), ByteBuffer.wrap(lateManifest)); // the late push ends
+
+            StoreGc.Collected second = StoreGc.run(repo, GRACE, Clock.fixed(t0.plus(GRACE), ZoneOffset.UTC), false);
+            assertEquals(first.fossilized(), second.restored(), "generation 3's manifest needs generation 0's packs: " + second);
+            assertEquals(0, second.deleted());
+            assertTrue(store.list(StoreGc.FOSSILS).isEmpty());
+            assertTrue(p.verify(Progress.NONE).ok());
+            p.pull(new ImageRef("job", 3, 0), tmp.resolve("out3"), Progress.NONE);
+            assertEquals(-1, Files.mismatch(tmp.resolve("late/state.bin"), tmp.resolve("out3/state.bin")));
+
+            // Drop 3 and 4 (keep the newest two established: 1 and 2; 3 and 4 are not committed, so commit them first).
+            repo.commitSnapshot("job", 3, 1);
+            repo.commitSnapshot("job", 4, 1);
+            StoreRetention.prune(repo, "job", 1, 0, false); // keeps 4 only
+            StoreGc.Collected third = StoreGc.run(repo, GRACE, Clock.fixed(t0.plus(GRACE.multipliedBy(2)), ZoneOffset.UTC), false);
+            StoreGc.Collected fourth = StoreGc.run(repo, GRACE, Clock.fixed(t0.plus(GRACE.multipliedBy(3)), ZoneOffset.UTC), false);
+            assertEquals(third.fossilized(), fourth.deleted(), fourth.toString());
+            assertTrue(fourth.deleted() >= 3, "the packs of 0 (with 3), 1 and 2: " + fourth);
+            assertTrue(p.verify(Progress.NONE).ok());
+            p.pull(new ImageRef("job", 4, 0), tmp.resolve("out4"), Progress.NONE);
+            assertEquals(-1, Files.mismatch(tmp.resolve("after/state.bin"), tmp.resolve("out4/state.bin")));
+            assertFalse(store.list(PackKeys.PACKS).isEmpty());
+        }
+    }
+}
