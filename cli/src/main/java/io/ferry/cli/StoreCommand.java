@@ -126,9 +126,11 @@ final class StoreCommand {
             try (io.ferry.staging.OpenedStore o = StoreOptions.open(uri, settings)) {
                 io.ferry.staging.StoreGc.Collected c = io.ferry.staging.StoreGc.run(o.pipeline().repository(), g,
                         java.time.Clock.systemUTC(), dryRun);
-                System.out.printf(Locale.ROOT, "%d chunks referenced; deleted %d unreferenced (%s), put back %d; %s %d"
-                                + " (%s) aside; %s %d temporary files of interrupted puts%s%n", c.referenced(), c.deleted(),
-                        Sizes.format(c.deletedBytes()), c.restored(), dryRun ? "would move" : "moved", c.fossilized(),
+                System.out.printf(Locale.ROOT, "%d chunks and packs referenced; deleted %d unreferenced (%s), put back %d;"
+                                + " %s %d packs (%s live copied)%s; %s %d (%s) aside; %s %d temporary files of interrupted puts%s%n",
+                        c.referenced(), c.deleted(), Sizes.format(c.deletedBytes()), c.restored(),
+                        dryRun ? "would repack" : "repacked", c.repacked(), Sizes.format(c.repackedBytes()),
+                        c.repacked() > 0 ? " (under half live)" : "", dryRun ? "would move" : "moved", c.fossilized(),
                         Sizes.format(c.fossilizedBytes()), dryRun ? "would delete" : "deleted", c.abandoned(),
                         c.waitUntil() == null ? "" : "; run again after " + c.waitUntil() + " to delete what is aside");
             }

@@ -78,7 +78,7 @@ class CliIT {
         Path img = image(8 << 20);
         String store = tmp.resolve("store").toString();
         assertEquals(0, FerryProcess.run("image", "push", img.toString(), "--store", store, "--job", "j",
-                "--generation", "0", "--rank", "0").exit());
+                "--generation", "0", "--rank", "0", "--set", "staging.layout=chunks").exit());
         Path chunk;
         try (Stream<Path> s = Files.walk(tmp.resolve("store/ferry/v1/chunks"))) {
             chunk = s.filter(Files::isRegularFile).findFirst().orElseThrow();

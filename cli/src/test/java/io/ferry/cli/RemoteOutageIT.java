@@ -97,7 +97,9 @@ class RemoteOutageIT {
                 + ": > \"$d/DONE\"' USR2; while [ ! -f " + stop + " ]; do sleep 0.2; done";
         List<String> args = new ArrayList<>(List.of("run", "--job", "outage", "--ranks", Integer.toString(RANKS),
                 "--interval", "0", "--home", home.toString(), "--store", store,
-                "--set", "store.breaker.open-for=2s", "--set", "store.retry.max-backoff=1s"));
+                "--set", "store.breaker.open-for=2s", "--set", "store.retry.max-backoff=1s",
+                // the chunk layout: its objects appear one by one, so the outage can be timed into the upload
+                "--set", "staging.layout=chunks"));
         for (String s : settings) {
             args.add("--set");
             args.add(s);

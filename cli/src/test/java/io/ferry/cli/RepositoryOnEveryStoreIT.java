@@ -78,7 +78,7 @@ class RepositoryOnEveryStoreIT {
     }
 
     private static StagingPipeline pipeline(Store s) {
-        return Staging.pipeline(s, StagingConfig.from(Map.of("staging.chunk-size", Integer.toString(CHUNK))),
+        return Staging.pipeline(s, StagingConfig.from(Map.of("staging.layout", "chunks", "staging.chunk-size", Integer.toString(CHUNK))),
                 Clock.systemUTC());
     }
 

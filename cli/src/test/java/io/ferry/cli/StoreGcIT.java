@@ -54,7 +54,7 @@ class StoreGcIT {
         Path img1 = Files.createDirectories(tmp.resolve("img1"));
         Files.writeString(img1.resolve("state"), "the newest");
         try (Store s = Stores.open(root.toUri(), Map.of());
-             StagingPipeline p = Staging.pipeline(s, StagingConfig.from(Map.of("staging.chunk-size", Integer.toString(CHUNK))),
+             StagingPipeline p = Staging.pipeline(s, StagingConfig.from(Map.of("staging.layout", "chunks", "staging.chunk-size", Integer.toString(CHUNK))),
                      Clock.systemUTC())) {
             p.push(img0, new ImageRef("sim", 0, 0), Progress.NONE);
             p.repository().commitSnapshot("sim", 0, 1);

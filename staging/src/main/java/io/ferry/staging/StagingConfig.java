@@ -16,7 +16,7 @@ import java.util.Map;
  * @param minRatio         a chunk is stored raw unless raw/compressed reaches this
  * @param maxBytesInFlight raw bytes buffered between stages; with one output buffer per worker this
  *                         bounds memory at about {@code maxBytesInFlight + workers x chunkSize},
- *                         whatever the image size
+ *                         whatever the image size (pack layout: plus two packs of at most half of it)
  * @param keepGenerations  generations a node-local cache keeps per job
  * @param fileSha256       whether a push also records each file's whole SHA-256 (manifest version 1)
  * @param packs            whether a push writes the pack layout (blobs cut by content, in packs) instead of chunk objects
@@ -56,9 +56,10 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
             "How a push writes an image: 'chunks' (one object per 4 MiB chunk, manifest version 1/2) or 'packs' (blobs"
                     + " cut by content, about 64 KiB, deduplicated against the rank's latest generations and packed into"
                     + " objects of about 32 MiB with one durable write each; manifest version 3, docs/formats/pack.md)."
-                    + " Pulls read both.", "chunks", StagingConfig::parseLayout);
+                    + " Pulls read both.", "packs", StagingConfig::parseLayout);
     public static final ConfigKey<Long> PACK_SIZE = ConfigKey.sizeKey("staging.pack-size",
-            "Stored bytes after which a pack is closed and written with one durable put (pack layout).", "32MiB",
+            "Stored bytes after which a pack is closed and written with one durable put (pack layout); at most half of"
+                    + " staging.max-bytes-in-flight, since a push holds two packs (one filling, one being written).", "32MiB",
             1L << 20, 64L << 20);
     public static final ConfigKey<Long> BLOB_SIZE = ConfigKey.sizeKey("staging.blob-size",
             "Average blob size of the pack layout, a power of two: content-defined cuts give blobs of a quarter to four"
@@ -168,8 +169,16 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
         return (int) Math.max(workers + 2L, maxBytesInFlight / segmentSize());
     }
 
-    /** Packs alive at once in a push (one filling, the others being written): at least 2. */
+    /**
+     * Stored bytes after which a push closes a pack: {@code staging.pack-size}, but at most half the
+     * in-flight budget (a push holds two packs), and at least 1 MiB.
+     */
+    public int effectivePackSize() {
+        return (int) Math.max(1L << 20, Math.min(packSize, maxBytesInFlight / 2));
+    }
+
+    /** Packs alive at once in a push: one filling, one being written. */
     public int packsAlive() {
-        return (int) Math.max(2, Math.min(workers, 1 + maxBytesInFlight / packSize));
+        return 2;
     }
 }

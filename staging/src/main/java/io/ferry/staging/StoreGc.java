@@ -31,8 +31,9 @@ import java.util.Set;
  *     its manifest by then, as long as pushes take less than {@code grace}.</li>
  * </ol>
  * Packs (the pack layout) are collected whole, as chunks are: a pack goes once no manifest
- * references any blob in it. A pack that is partly garbage is kept whole; repacking its live
- * blobs is not done yet ({@code docs/formats/pack.md}, "Garbage collection").
+ * references any blob in it. A pack whose live records are less than half its bytes is
+ * repacked first ({@link PackUse}): its live records are copied into new packs and a moves
+ * object says where, and then it goes as garbage ({@code docs/formats/pack.md}, "Garbage collection").
  * Each run also deletes the temporary objects interrupted puts left (a killed push on a POSIX
  * or HDFS store) once they are older than {@code grace} ({@link Store#deleteAbandoned}).
  * Killed at any point, the store still verifies: only chunks unreferenced at the scan are
@@ -51,13 +52,20 @@ public final class StoreGc {
      * grace period, it deleted.
      */
     public record Collected(int referenced, int deleted, long deletedBytes, int restored, int fossilized,
-                            long fossilizedBytes, Instant waitUntil, int abandoned) {}
+                            long fossilizedBytes, Instant waitUntil, int abandoned, int repacked, long repackedBytes) {
+        Collected(int referenced, int deleted, long deletedBytes, int restored, int fossilized, long fossilizedBytes,
+                  Instant waitUntil, int abandoned) {
+            this(referenced, deleted, deletedBytes, restored, fossilized, fossilizedBytes, waitUntil, abandoned, 0, 0);
+        }
+    }
 
     public static Collected run(Repository repo, Duration grace, Clock clock, boolean dryRun) throws IOException {
         Store store = repo.store();
         // Interrupted puts' temporary objects: a put takes less than the grace period, as for fossils.
         int abandoned = store.deleteAbandoned(grace, dryRun);
-        Set<String> referenced = referencedChunkKeys(repo);
+        PackUse packs = new PackUse(store);
+        Set<String> referenced = referencedChunkKeys(repo, packs);
+        referenced.addAll(packs.referencedPackKeys());
         int deleted = 0;
         int restored = 0;
         long deletedBytes = 0;
@@ -92,13 +100,24 @@ public final class StoreGc {
                 store.delete(RECORD);
             }
         }
+        if (!dryRun) {
+            Set<String> fossilPacks = new HashSet<>();
+            store.list(FOSSILS + "packs/").forEach(k -> fossilPacks.add(k.substring(k.lastIndexOf('/') + 1)));
+            for (String key : packs.unneededMoves(fossilPacks)) {
+                store.delete(key); // no manifest names the pack, which is gone: nothing follows these moves
+            }
+        }
         int fossilized = 0;
         long fossilizedBytes = 0;
         List<String> garbage = new java.util.ArrayList<>(repo.listChunkKeys().stream()
                 .filter(k -> Repository.chunkIdOf(k).isPresent() && !referenced.contains(k)).toList());
-        // A pack goes only when no manifest references any blob in it; a partly live pack is kept whole.
+        // A pack goes when no manifest references any blob in it; one that is mostly dead is repacked below.
         store.list(PackKeys.PACKS).stream().filter(k -> PackKeys.nameOf(k).isPresent() && !referenced.contains(k))
                 .forEach(garbage::add);
+        // Mostly dead packs: their live records go into new packs, then the old ones go as garbage below.
+        // (after the listing above: the packs a repack writes are in use)
+        PackUse.Repacked repacked = packs.repack(dryRun);
+        garbage.addAll(repacked.oldPackKeys());
         if (!garbage.isEmpty() && !dryRun) {
             store.put(RECORD, ByteBuffer.wrap(("fossilized-at " + clock.millis() + "\n").getBytes(StandardCharsets.UTF_8)));
             for (String chunk : garbage) {
@@ -117,11 +136,12 @@ public final class StoreGc {
             fossilized = garbage.size();
         }
         return new Collected(referenced.size(), deleted, deletedBytes, restored, fossilized, fossilizedBytes,
-                fossilized > 0 ? clock.instant().plus(grace) : null, abandoned);
+                fossilized > 0 ? clock.instant().plus(grace) : null, abandoned, repacked.oldPackKeys().size(),
+                repacked.bytesCopied());
     }
 
     /** Every chunk key a manifest on the store references, committed or not (a push in flight writes its own). */
-    static Set<String> referencedChunkKeys(Repository repo) throws IOException {
+    static Set<String> referencedChunkKeys(Repository repo, PackUse packs) throws IOException {
         Set<String> keys = new HashSet<>();
         for (Repository.GenerationListing g : repo.listGenerations()) {
             for (int r : g.ranks()) {
@@ -135,9 +155,7 @@ public final class StoreGc {
                     throw new IOException("gc stops: manifest " + Repository.manifestKey(ref) + " cannot be read, so what it"
                             + " references is unknown (" + e.getMessage() + "); repair or remove it first", e);
                 }
-                for (String pack : m.manifest().packs()) {
-                    keys.add(PackKeys.packKey(pack));
-                }
+                packs.add(m.manifest());
                 for (Entry e : m.manifest().entries()) {
                     if (e instanceof Entry.RegularFile f && !f.inPacks()) {
                         for (ChunkId id : f.chunks()) {

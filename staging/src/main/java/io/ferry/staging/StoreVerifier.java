@@ -36,6 +36,7 @@ final class StoreVerifier {
     /** Sound pack records: "pack@offset" to the blob id its trailer names and the record's length. */
     private final Map<String, PackRecord> soundRecords = new ConcurrentHashMap<>();
     private final Set<String> packsSeen = ConcurrentHashMap.newKeySet();
+    private final io.ferry.staging.packs.PackResolver resolver;
 
     private record PackRecord(ChunkId id, int length) {}
     private final ThreadLocal<byte[]> raw = ThreadLocal.withInitial(() -> new byte[0]);
@@ -43,6 +44,7 @@ final class StoreVerifier {
     StoreVerifier(Repository repo, ExecutorService workers) {
         this.repo = repo;
         this.workers = workers;
+        this.resolver = new io.ferry.staging.packs.PackResolver(repo.store(), packsSeen::contains);
     }
 
     VerifyReport run(Progress progress) throws IOException {
@@ -70,6 +72,17 @@ final class StoreVerifier {
         }
         CompletableFuture.allOf(tasks.toArray(CompletableFuture[]::new)).join();
         progress.finish();
+        for (String key : repo.store().list(io.ferry.staging.packs.PackMoves.MOVED)) {
+            if (io.ferry.staging.packs.PackMoves.packOf(key).isEmpty()) {
+                problem(VerifyReport.Kind.STRAY_OBJECT, key, "not a pack moves object name");
+                continue;
+            }
+            try {
+                io.ferry.staging.packs.PackMoves.decode(repo.store().get(key), key);
+            } catch (IllegalArgumentException | StoreException e) {
+                problem(VerifyReport.Kind.CORRUPT_CHUNK, key, e.getMessage());
+            }
+        }
 
         int manifests = 0;
         int snapshots = 0;
@@ -174,10 +187,19 @@ final class StoreVerifier {
                         continue;
                     }
                     String pack = m.packs().get(p.pack());
-                    PackRecord r = soundRecords.get(pack + "@" + p.offset());
-                    if (r == null || !r.id().equals(f.chunks().get(i)) || r.length() != p.recordLength()) {
+                    io.ferry.staging.packs.PackResolver.Place at;
+                    try {
+                        at = resolver.resolve(pack, p.offset(), p.recordLength()); // where gc moved it, if it did
+                    } catch (IOException | IllegalArgumentException bad) {
                         problem(VerifyReport.Kind.DAMAGED_IMAGE, m.image().toString(), "file '" + f.path() + "' blob " + i
-                                + " (" + f.chunks().get(i) + ") in pack " + pack + " at " + p.offset() + " is "
+                                + ": the moves of pack " + pack + " cannot be read: " + bad.getMessage());
+                        continue;
+                    }
+                    pack = at.pack();
+                    PackRecord r = soundRecords.get(at.pack() + "@" + at.offset());
+                    if (r == null || !r.id().equals(f.chunks().get(i)) || r.length() != at.recordLength()) {
+                        problem(VerifyReport.Kind.DAMAGED_IMAGE, m.image().toString(), "file '" + f.path() + "' blob " + i
+                                + " (" + f.chunks().get(i) + ") in pack " + pack + " at " + at.offset() + " is "
                                 + (!packsSeen.contains(pack) ? "missing: no such pack" : r == null ? "corrupt or not a record"
                                 : "not the blob the pack holds there"));
                     }

@@ -10,7 +10,7 @@ import java.time.Clock;
 import java.util.Map;
 import java.util.Random;
 
-/** A real file: store and a pipeline with small chunks, so boundaries are cheap to test. */
+/** A real file: store and a pipeline with small chunks (the chunk layout, unless told), so boundaries are cheap to test. */
 final class Fixture implements AutoCloseable {
     static final int CHUNK = 64 * 1024;
     final Path root;
@@ -18,7 +18,7 @@ final class Fixture implements AutoCloseable {
     final StagingPipeline pipeline;
 
     Fixture(Path root) throws IOException {
-        this(root, Map.of("staging.chunk-size", Integer.toString(CHUNK), "staging.workers", "3"));
+        this(root, Map.of("staging.layout", "chunks", "staging.chunk-size", Integer.toString(CHUNK), "staging.workers", "3"));
     }
 
     Fixture(Path root, Map<String, String> settings) throws IOException {

@@ -123,6 +123,17 @@ class PackPushPullTest {
     }
 
     @Test
+    void aRepeatedPushOfTheSameImageWritesNothingAndTheSameManifestBytes() throws Exception {
+        Fixture.write(image.resolve("state.bin"), Fixture.randomBytes(3 << 20, 8));
+        PushResult first = fx.pipeline.push(image, gen(1), Progress.NONE);
+        try (Fixture other = new Fixture(tmp, PACKS)) { // a retry on another agent: nothing cached
+            PushResult again = other.pipeline.push(image, gen(1), Progress.NONE);
+            assertEquals(0, again.newChunks());
+            assertEquals(first.manifestSha256(), again.manifestSha256(), "a coordinator may hold the first digest already");
+        }
+    }
+
+    @Test
     void blobsOfAPackThatIsGoneAreWrittenAgain() throws Exception {
         Fixture.write(image.resolve("state.bin"), Fixture.randomBytes(3 << 20, 4));
         fx.pipeline.push(image, gen(1), Progress.NONE);

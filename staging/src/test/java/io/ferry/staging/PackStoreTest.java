@@ -118,4 +118,58 @@ class PackStoreTest {
             assertFalse(store.list(PackKeys.PACKS).isEmpty());
         }
     }
+
+    private Path twoFiles(String name, long seedA, long seedB) throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve(name));
+        byte[] a = new byte[512 << 10];
+        new Random(seedA).nextBytes(a);
+        byte[] b = new byte[3 << 20];
+        new Random(seedB).nextBytes(b);
+        Files.write(dir.resolve("a.bin"), a);
+        Files.write(dir.resolve("b.bin"), b);
+        return dir;
+    }
+
+    @Test
+    void gcRepacksMostlyDeadPacksAndPullsAndScrubsFollowTheMoves() throws Exception {
+        try (Store store = Stores.open(tmp.resolve("store").toUri(), Map.of()); StagingPipeline p = pipeline(store)) {
+            Repository repo = p.repository();
+            p.push(twoFiles("g0", 1, 2), new ImageRef("job", 0, 0), Progress.NONE);
+            repo.commitSnapshot("job", 0, 1);
+            Path g1 = twoFiles("g1", 1, 3); // a.bin kept, b.bin rewritten
+            p.push(g1, new ImageRef("job", 1, 0), Progress.NONE);
+            repo.commitSnapshot("job", 1, 1);
+            StoreRetention.prune(repo, "job", 1, 0, false); // generation 0 goes: its b.bin is dead, its a.bin lives on in 1
+            Instant t0 = Instant.parse("2026-11-23T10:00:00Z");
+
+            StoreGc.Collected first = StoreGc.run(repo, GRACE, Clock.fixed(t0, ZoneOffset.UTC), false);
+            assertTrue(first.repacked() >= 1, "generation 0's packs are mostly b.bin: " + first);
+            assertTrue(first.repackedBytes() > 0 && first.repackedBytes() < (1 << 20), first.toString());
+            assertEquals(first.repacked(), store.list(io.ferry.staging.packs.PackMoves.MOVED).size());
+            VerifyReport v = p.verify(Progress.NONE);
+            assertTrue(v.ok(), v.problems().toString());
+            p.pull(new ImageRef("job", 1, 0), tmp.resolve("out1"), Progress.NONE);
+            PackPushPullTest.assertSameTree(g1, tmp.resolve("out1"));
+
+            StoreGc.Collected second = StoreGc.run(repo, GRACE, Clock.fixed(t0.plus(GRACE), ZoneOffset.UTC), false);
+            assertEquals(first.fossilized(), second.deleted(), "the repacked packs are gone for good: " + second);
+            assertEquals(0, second.restored());
+            assertTrue(p.verify(Progress.NONE).ok());
+            p.pull(new ImageRef("job", 1, 0), tmp.resolve("out2"), Progress.NONE);
+            PackPushPullTest.assertSameTree(g1, tmp.resolve("out2"));
+
+            // Generation 2 rewrites a.bin too: once 1 is pruned, nothing names generation 0's packs, and their moves go.
+            Path g2 = twoFiles("g2", 4, 3);
+            p.push(g2, new ImageRef("job", 2, 0), Progress.NONE);
+            repo.commitSnapshot("job", 2, 1);
+            StoreRetention.prune(repo, "job", 1, 0, false);
+            StoreGc.run(repo, GRACE, Clock.fixed(t0.plus(GRACE.multipliedBy(2)), ZoneOffset.UTC), false);
+            StoreGc.run(repo, GRACE, Clock.fixed(t0.plus(GRACE.multipliedBy(3)), ZoneOffset.UTC), false);
+            StoreGc.run(repo, GRACE, Clock.fixed(t0.plus(GRACE.multipliedBy(4)), ZoneOffset.UTC), false);
+            assertEquals(List.of(), store.list(io.ferry.staging.packs.PackMoves.MOVED));
+            assertTrue(p.verify(Progress.NONE).ok());
+            p.pull(new ImageRef("job", 2, 0), tmp.resolve("out3"), Progress.NONE);
+            PackPushPullTest.assertSameTree(g2, tmp.resolve("out3"));
+        }
+    }
 }

@@ -133,7 +133,7 @@ class PushPullTest {
 
     @Test
     void largeFileStreamsThroughFewBuffers() throws Exception {
-        try (Fixture small = new Fixture(tmp.resolve("small"), java.util.Map.of("staging.chunk-size", "64KiB",
+        try (Fixture small = new Fixture(tmp.resolve("small"), java.util.Map.of("staging.layout", "chunks", "staging.chunk-size", "64KiB",
                 "staging.max-bytes-in-flight", "1MiB", "staging.workers", "2"))) {
             assertEquals(16, small.pipeline.config().buffers());
             byte[] data = Fixture.randomBytes(300 * CHUNK + 17, 5);
@@ -222,7 +222,7 @@ class PushPullTest {
 
     @Test
     void withFileSha256OnTheManifestIsVersionOneWithEachFilesDigestAndPullChecksIt() throws Exception {
-        try (Fixture v1 = new Fixture(tmp.resolve("v1"), Map.of("staging.chunk-size", Integer.toString(CHUNK),
+        try (Fixture v1 = new Fixture(tmp.resolve("v1"), Map.of("staging.layout", "chunks", "staging.chunk-size", Integer.toString(CHUNK),
                 "staging.file-sha256", "true"))) {
             byte[] data = Fixture.randomBytes(CHUNK + 3, 4);
             Fixture.write(image.resolve("f"), data);

@@ -49,7 +49,7 @@ class StoreGcTest {
     @Test
     void pruneKeepsTheNewestAndEveryKthAndGcCollectsOnlyWhatNoManifestNeedsEvenWithPushesInBetween() throws Exception {
         try (Store store = Stores.open(tmp.resolve("store").toUri(), Map.of());
-             StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.from(Map.of("staging.chunk-size", "64KiB")),
+             StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.from(Map.of("staging.layout", "chunks", "staging.chunk-size", "64KiB")),
                      Clock.systemUTC())) {
             Repository repo = pipeline.repository();
             for (long g = 0; g <= 5; g++) {
@@ -109,7 +109,7 @@ class StoreGcTest {
     @Test
     void aDamagedGcRecordStopsGcWithWhatToDoAndAnUnreadableManifestStopsItBeforeAnyMove() throws Exception {
         try (Store store = Stores.open(tmp.resolve("store").toUri(), Map.of());
-             StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.from(Map.of("staging.chunk-size", "64KiB")),
+             StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.from(Map.of("staging.layout", "chunks", "staging.chunk-size", "64KiB")),
                      Clock.systemUTC())) {
             Repository repo = pipeline.repository();
             pipeline.push(image("g0", 100), new ImageRef("job", 0, 0), Progress.NONE);

@@ -120,6 +120,11 @@ public final class ResilientStore implements Store {
     }
 
     @Override
+    public long size(String key) throws StoreException {
+        return call("look up " + key, 0, () -> inner.size(key));
+    }
+
+    @Override
     public boolean exists(String key) throws StoreException {
         return call("look up " + key, 0, () -> inner.exists(key));
     }

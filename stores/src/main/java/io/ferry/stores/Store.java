@@ -42,6 +42,9 @@ public interface Store extends Closeable {
 
     boolean exists(String key) throws StoreException;
 
+    /** The length of an object in bytes (a stat, a HEAD); {@link ObjectNotFoundException} if there is none. */
+    long size(String key) throws StoreException;
+
     /** All complete objects whose key starts with {@code prefix}, sorted. */
     List<String> list(String prefix) throws StoreException;
 

@@ -113,6 +113,11 @@ class ResilientStoreTest {
         }
 
         @Override
+        public long size(String key) throws StoreException {
+            return inner.size(key);
+        }
+
+        @Override
         public boolean exists(String key) throws StoreException {
             return inner.exists(key);
         }

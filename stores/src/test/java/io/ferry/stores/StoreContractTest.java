@@ -90,6 +90,8 @@ public abstract class StoreContractTest {
         assertEquals(data[0], dst[0]);
         assertThrows(PermanentStoreException.class, () -> store.readRange("pack/p1", 69_990, dst, 0, 20));
         assertThrows(ObjectNotFoundException.class, () -> store.readRange("pack/none", 0, dst, 0, 4));
+        assertEquals(70_000, store.size("pack/p1"));
+        assertThrows(ObjectNotFoundException.class, () -> store.size("pack/none"));
     }
 
     @Test

@@ -165,33 +165,43 @@ public final class PackPush {
 
     /**
      * The stored blobs of the rank's latest {@code baseGenerations} earlier manifests (committed or
-     * not: a manifest is written only after its packs are durable), from the cache or the store.
-     * A manifest that cannot be read is no base: its blobs are written again.
+     * not: a manifest is written only after its packs are durable), from the cache or the store,
+     * and of {@code ref}'s own manifest if there is one: a push repeated after a failure then
+     * writes the same manifest, byte for byte, as the chunk layout does (a coordinator may have
+     * read the first one's digest already). A manifest that cannot be read is no base: its blobs
+     * are written again.
      */
     private Map<ChunkId, BlobLocation> baseLocations(ImageRef ref) {
         Map<ChunkId, BlobLocation> out = new HashMap<>();
+        addBase(out, ref);
         int used = 0;
         for (long g = ref.generation() - 1; g >= Math.max(0, ref.generation() - LOOKBACK) && used < baseGenerations; g--) {
-            String key = Repository.manifestKey(new ImageRef(ref.job(), g, ref.rank()));
-            var held = cache.get(key);
-            if (held.isPresent()) {
-                out.putAll(held.get());
+            if (addBase(out, new ImageRef(ref.job(), g, ref.rank()))) {
                 used++;
-                continue;
-            }
-            try {
-                Manifest m = repo.readManifest(new ImageRef(ref.job(), g, ref.rank())).manifest();
-                if (m.inPacks()) {
-                    out.putAll(cache.put(key, m));
-                    used++;
-                }
-            } catch (ObjectNotFoundException none) {
-                // no push of that generation on this rank
-            } catch (IOException | RuntimeException unreadable) {
-                used++; // counted, so a damaged manifest does not make the push read further back
             }
         }
         return out;
+    }
+
+    /** Adds the blobs of {@code ref}'s manifest; false if there is none (a damaged one counts as one). */
+    private boolean addBase(Map<ChunkId, BlobLocation> out, ImageRef ref) {
+        String key = Repository.manifestKey(ref);
+        var held = cache.get(key);
+        if (held.isPresent()) {
+            out.putAll(held.get());
+            return true;
+        }
+        try {
+            Manifest m = repo.readManifest(ref).manifest();
+            if (m.inPacks()) {
+                out.putAll(cache.put(key, m));
+            }
+            return true;
+        } catch (ObjectNotFoundException none) {
+            return false;
+        } catch (IOException | RuntimeException unreadable) {
+            return true; // so that a damaged manifest does not make the push read further back
+        }
     }
 
     private PendingFile readFile(ImageScanner.Found f, Progress progress) throws IOException, InterruptedException {

@@ -11,6 +11,7 @@ import io.ferry.model.Manifest;
 import io.ferry.staging.ImageCorruptException;
 import io.ferry.staging.Progress;
 import io.ferry.staging.packs.PackKeys;
+import io.ferry.staging.packs.PackResolver;
 import io.ferry.stores.ObjectNotFoundException;
 import io.ferry.stores.Store;
 
@@ -50,6 +51,7 @@ final class PackReads {
     static final int FILES_AT_ONCE = 256;
     private final Store store;
     private final ExecutorService workers;
+    private final PackResolver resolver;
     private final ThreadLocal<byte[]> spans = ThreadLocal.withInitial(() -> new byte[0]);
     private final ThreadLocal<byte[]> raws = ThreadLocal.withInitial(() -> new byte[0]);
     final AtomicLong records = new AtomicLong();
@@ -58,6 +60,7 @@ final class PackReads {
     PackReads(Store store, ExecutorService workers) {
         this.store = store;
         this.workers = workers;
+        this.resolver = new PackResolver(store);
     }
 
     private record Target(FileChannel ch, long pos, String path) {}
@@ -67,15 +70,17 @@ final class PackReads {
     private static final class Need {
         final ChunkId id;
         final BlobPlace place;
+        final PackResolver.Place at; // where the record lies now (gc may have moved it)
         final List<Target> targets = new ArrayList<>(1);
 
-        Need(ChunkId id, BlobPlace place) {
+        Need(ChunkId id, BlobPlace place, PackResolver.Place at) {
             this.id = id;
             this.place = place;
+            this.at = at;
         }
     }
 
-    private record Span(int pack, long start, int length, List<Need> needs) {}
+    private record Span(String pack, long start, int length, List<Need> needs) {}
 
     /** Creates and fills every regular file of {@code m} under {@code tmp} (directories exist); returns how many. */
     int pull(ImageRef ref, Manifest m, Path tmp, Progress progress) throws IOException, InterruptedException {
@@ -110,7 +115,12 @@ final class PackReads {
                         continue;
                     }
                     int blob = i;
-                    Need n = needs.computeIfAbsent(new RecordKey(p.pack(), p.offset()), k -> new Need(f.chunks().get(blob), p));
+                    RecordKey key = new RecordKey(p.pack(), p.offset());
+                    Need n = needs.get(key);
+                    if (n == null) {
+                        n = new Need(f.chunks().get(blob), p, resolver.resolve(m.packs().get(p.pack()), p.offset(), p.recordLength()));
+                        needs.put(key, n);
+                    }
                     if (!n.id.equals(f.chunks().get(i)) || n.place.recordLength() != p.recordLength()) {
                         throw new ImageCorruptException("image " + ref + " file '" + f.path() + "' blob " + i
                                 + ": its pack record is also named as a different blob", null);
@@ -141,17 +151,17 @@ final class PackReads {
     /** Records in pack and offset order, neighbours joined into spans. */
     private static List<Span> spans(java.util.Collection<Need> needs) {
         List<Need> sorted = new ArrayList<>(needs);
-        sorted.sort(Comparator.comparingInt((Need n) -> n.place.pack()).thenComparingLong(n -> n.place.offset()));
+        sorted.sort(Comparator.comparing((Need n) -> n.at.pack()).thenComparingLong(n -> n.at.offset()));
         List<Span> out = new ArrayList<>();
         List<Need> run = new ArrayList<>();
         long start = 0;
         long end = 0;
         for (Need n : sorted) {
-            long o = n.place.offset();
-            boolean joins = !run.isEmpty() && run.get(0).place.pack() == n.place.pack() && o >= end
-                    && o - end <= GAP && o + n.place.recordLength() - start <= SPAN;
+            long o = n.at.offset();
+            boolean joins = !run.isEmpty() && run.get(0).at.pack().equals(n.at.pack()) && o >= end
+                    && o - end <= GAP && o + n.at.recordLength() - start <= SPAN;
             if (!joins && !run.isEmpty()) {
-                out.add(new Span(run.get(0).place.pack(), start, (int) (end - start), run));
+                out.add(new Span(run.get(0).at.pack(), start, (int) (end - start), run));
                 run = new ArrayList<>();
             }
             if (run.isEmpty()) {
@@ -159,16 +169,16 @@ final class PackReads {
                 end = o;
             }
             run.add(n);
-            end = Math.max(end, o + n.place.recordLength());
+            end = Math.max(end, o + n.at.recordLength());
         }
         if (!run.isEmpty()) {
-            out.add(new Span(run.get(0).place.pack(), start, (int) (end - start), run));
+            out.add(new Span(run.get(0).at.pack(), start, (int) (end - start), run));
         }
         return out;
     }
 
     private void read(ImageRef ref, Manifest m, Span s, Progress progress) {
-        String pack = m.packs().get(s.pack());
+        String pack = s.pack();
         String where = "image " + ref + " pack " + pack;
         try {
             byte[] buf = spans.get();
@@ -184,7 +194,7 @@ final class PackReads {
             store.readRange(PackKeys.packKey(pack), s.start(), buf, 0, s.length());
             for (Need n : s.needs()) {
                 String name = "blob " + n.id + " of file '" + n.targets.get(0).path() + "'";
-                int len = ChunkFormat.decode(buf, (int) (n.place.offset() - s.start()), n.place.recordLength(),
+                int len = ChunkFormat.decode(buf, (int) (n.at.offset() - s.start()), n.at.recordLength(),
                         n.id.bytes(), raw, name);
                 if (len != n.place.length()) {
                     throw new CorruptChunkException(name, "holds " + len + " bytes where the file needs " + n.place.length());
@@ -197,7 +207,7 @@ final class PackReads {
                     progress.advance(len);
                 }
                 records.incrementAndGet();
-                recordBytes.addAndGet(n.place.recordLength());
+                recordBytes.addAndGet(n.at.recordLength());
             }
         } catch (ObjectNotFoundException e) {
             throw new CompletionException(new ImageCorruptException(where + ": missing pack", e));

@@ -228,6 +228,15 @@ public final class HdfsStore implements Store {
     }
 
     @Override
+    public long size(String key) throws StoreException {
+        try {
+            return fs.getFileStatus(path(key)).getLen();
+        } catch (IOException e) {
+            throw classifyRead(key, e);
+        }
+    }
+
+    @Override
     public boolean exists(String key) throws StoreException {
         try {
             return fs.getFileStatus(path(key)).isFile();

@@ -218,6 +218,23 @@ public final class S3Store implements Store {
     }
 
     @Override
+    public long size(String key) throws StoreException {
+        String k = objectKey(key);
+        try {
+            return s3.headObject(r -> r.bucket(bucket).key(k)).contentLength();
+        } catch (NoSuchKeyException e) {
+            throw new ObjectNotFoundException(key, uri.toString());
+        } catch (S3Exception e) {
+            if (e.statusCode() == 404) {
+                throw new ObjectNotFoundException(key, uri.toString());
+            }
+            throw classify("cannot look up " + key + " in " + uri, e);
+        } catch (SdkException e) {
+            throw classify("cannot look up " + key + " in " + uri, e);
+        }
+    }
+
+    @Override
     public boolean exists(String key) throws StoreException {
         String k = objectKey(key);
         try {

@@ -165,6 +165,17 @@ public final class PosixStore implements Store {
     }
 
     @Override
+    public long size(String key) throws StoreException {
+        try {
+            return Files.size(path(key));
+        } catch (NoSuchFileException e) {
+            throw new ObjectNotFoundException(key, uri.toString());
+        } catch (IOException e) {
+            throw classify("cannot look up " + key + " in " + uri, e);
+        }
+    }
+
+    @Override
     public boolean exists(String key) {
         return Files.isRegularFile(path(key));
     }

@@ -1,0 +1,137 @@
+package io.ferry.staging;
+
+import io.ferry.model.BlobPlace;
+import io.ferry.model.Entry;
+import io.ferry.model.Manifest;
+import io.ferry.staging.packs.PackFormat;
+import io.ferry.staging.packs.PackKeys;
+import io.ferry.staging.packs.PackMoves;
+import io.ferry.staging.packs.PackResolver;
+import io.ferry.staging.packs.PackWriter;
+import io.ferry.stores.ObjectNotFoundException;
+import io.ferry.stores.Store;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * What the manifests on a store use of its packs, for {@link StoreGc}: every record a manifest
+ * names, followed to where gc moved it, per pack. From it, gc keeps the packs in use, repacks
+ * those that are mostly dead (copies their live records into new packs, writes a
+ * {@link PackMoves} object, then lets the old pack go as garbage), and drops moves objects no
+ * manifest needs any more. Single use, not thread-safe.
+ */
+final class PackUse {
+    /** A pack whose live records take less than this share of its bytes is repacked. */
+    static final double REPACK_BELOW = 0.5;
+    private final Store store;
+    private final Set<String> present;
+    private final PackResolver resolver;
+    /** Live records of each pack: offset to record length. */
+    private final Map<String, TreeMap<Long, Integer>> live = new HashMap<>();
+    /** Packs some manifest names (whether there now or moved). */
+    private final Set<String> named = new HashSet<>();
+
+    PackUse(Store store) throws IOException {
+        this.store = store;
+        this.present = new HashSet<>();
+        for (String k : store.list(PackKeys.PACKS)) {
+            PackKeys.nameOf(k).ifPresent(present::add);
+        }
+        this.resolver = new PackResolver(store, present::contains);
+    }
+
+    /** Counts the records a pack-layout manifest names. */
+    void add(Manifest m) throws IOException {
+        named.addAll(m.packs());
+        for (Entry e : m.entries()) {
+            if (e instanceof Entry.RegularFile f && f.inPacks()) {
+                for (BlobPlace p : f.places()) {
+                    if (!p.isZero()) {
+                        PackResolver.Place at = resolver.resolve(m.packs().get(p.pack()), p.offset(), p.recordLength());
+                        live.computeIfAbsent(at.pack(), k -> new TreeMap<>()).put(at.offset(), at.recordLength());
+                    }
+                }
+            }
+        }
+    }
+
+    /** Keys of the packs a record in use lies in (where the record is now, or the pack a manifest names if it is gone). */
+    Set<String> referencedPackKeys() {
+        Set<String> keys = new HashSet<>();
+        live.keySet().forEach(p -> keys.add(PackKeys.packKey(p)));
+        return keys;
+    }
+
+    /** What a repack did: the old packs (garbage now), the packs written, and the live bytes copied. */
+    record Repacked(List<String> oldPackKeys, int packsWritten, long bytesCopied) {}
+
+    /**
+     * Repacks every pack on the store whose live records are less than half its bytes: the
+     * live records go into new packs (durable first), then the moves object (durable), and only
+     * then is the old pack returned as garbage for the caller to move aside. Killed at any point,
+     * every manifest still resolves: the old pack stays until its moves object is written.
+     */
+    Repacked repack(boolean dryRun) throws IOException {
+        List<String> old = new ArrayList<>();
+        PackWriter writer = new PackWriter(store, 32 << 20, 2);
+        Map<String, PackMoves> moved = new HashMap<>();
+        long copied = 0;
+        for (Map.Entry<String, TreeMap<Long, Integer>> en : live.entrySet()) {
+            String pack = en.getKey();
+            if (!present.contains(pack)) {
+                continue;
+            }
+            long liveBytes = en.getValue().values().stream().mapToLong(Integer::longValue).sum();
+            long size;
+            try {
+                size = store.size(PackKeys.packKey(pack));
+            } catch (ObjectNotFoundException gone) {
+                continue;
+            }
+            if (liveBytes >= REPACK_BELOW * size) {
+                continue;
+            }
+            old.add(PackKeys.packKey(pack));
+            if (dryRun) {
+                continue;
+            }
+            byte[] bytes = store.get(PackKeys.packKey(pack));
+            Map<Long, PackMoves.Moved> moves = new TreeMap<>();
+            for (PackFormat.Record r : PackFormat.records(bytes, bytes.length)) {
+                Integer len = en.getValue().get((long) r.offset());
+                if (len != null && len == r.length()) {
+                    PackWriter.Placed placed = writer.append(r.id(), bytes, r.offset(), r.length());
+                    moves.put((long) r.offset(), new PackMoves.Moved(placed.pack(), placed.offset(), r.length()));
+                    copied += r.length();
+                }
+            }
+            moved.put(pack, new PackMoves(pack, moves));
+        }
+        writer.finish(); // the new packs are durable before the moves that name them
+        for (PackMoves m : moved.values()) {
+            store.put(PackMoves.key(m.pack()), ByteBuffer.wrap(m.encode()));
+        }
+        return new Repacked(old, writer.packs(), copied);
+    }
+
+    /**
+     * Moves objects no manifest needs: of packs no manifest names, that are neither on the store
+     * nor fossils. Returns their keys.
+     */
+    List<String> unneededMoves(Set<String> fossilPacks) throws IOException {
+        List<String> out = new ArrayList<>();
+        for (String key : store.list(PackMoves.MOVED)) {
+            PackMoves.packOf(key).filter(p -> !named.contains(p) && !present.contains(p) && !fossilPacks.contains(p))
+                    .ifPresent(p -> out.add(key));
+        }
+        return out;
+    }
+}
