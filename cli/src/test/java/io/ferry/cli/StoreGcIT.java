@@ -96,4 +96,71 @@ class StoreGcIT {
                     .map(Repository.GenerationListing::generation).toList());
         }
     }
+
+    /**
+     * The pack layout: generation 0's packs hold a large file generation 1 rewrote and a small one
+     * it kept, so gc repacks them (copies the live records, writes their moves) and moves the old
+     * packs aside. A gc SIGKILLed midway leaves a store that verifies and a generation 1 that
+     * pulls; the next runs finish, and only live packs and the moves they need are left.
+     */
+    @Test
+    void aGcKilledWhileRepackingLeavesAStoreThatVerifiesAndPulls() throws Exception {
+        Path root = tmp.resolve("store");
+        Path img0 = Files.createDirectories(tmp.resolve("p0"));
+        Path img1 = Files.createDirectories(tmp.resolve("p1"));
+        byte[] kept = new byte[4 << 20];
+        new Random(7).nextBytes(kept);
+        byte[] big = new byte[160 << 20];
+        new Random(8).nextBytes(big);
+        Files.write(img0.resolve("kept"), kept);
+        Files.write(img0.resolve("big"), big);
+        Files.write(img1.resolve("kept"), kept);
+        Files.writeString(img1.resolve("big"), "rewritten");
+        Map<String, String> packs = Map.of("staging.layout", "packs", "staging.pack-size", "8MiB");
+        try (Store s = Stores.open(root.toUri(), Map.of());
+             StagingPipeline p = Staging.pipeline(s, StagingConfig.from(packs), Clock.systemUTC())) {
+            p.push(img0, new ImageRef("sim", 0, 0), Progress.NONE);
+            p.repository().commitSnapshot("sim", 0, 1);
+            p.push(img1, new ImageRef("sim", 1, 0), Progress.NONE);
+            p.repository().commitSnapshot("sim", 1, 1);
+        }
+        Path packDir = root.resolve("ferry/v2/packs");
+        Path fossils = root.resolve("ferry/v1/fossils");
+        long before = count(packDir);
+        assertTrue(before >= 20, "160 MiB of random bytes in packs of 8 MiB: " + before);
+        assertEquals(0, FerryProcess.run("store", "prune", root.toString(), "--job", "sim", "--keep-last", "1").exit());
+
+        Process gc = FerryProcess.builder(List.of("-Xmx256m"), "store", "gc", root.toString(), "--grace", "0s")
+                .redirectErrorStream(true).start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (count(fossils) < 3 && gc.isAlive() && System.nanoTime() < deadline) {
+            Thread.sleep(2);
+        }
+        gc.toHandle().destroyForcibly(); // SIGKILL, mid-move
+        gc.waitFor();
+        assertTrue(count(fossils) > 0 && count(packDir) > 1, "killed midway: " + count(fossils) + " aside, "
+                + count(packDir) + " left");
+
+        FerryProcess.Result verify = FerryProcess.run("store", "verify", root.toString());
+        assertEquals(0, verify.exit(), verify.out() + verify.err());
+        Path out = tmp.resolve("pulled");
+        FerryProcess.Result pull = FerryProcess.run("image", "pull", "--store", root.toString(), "--job", "sim",
+                "--generation", "1", "--rank", "0", out.toString());
+        assertEquals(0, pull.exit(), pull.out() + pull.err());
+        assertEquals(-1, Files.mismatch(img1.resolve("kept"), out.resolve("kept")));
+        for (int i = 0; i < 3; i++) {
+            FerryProcess.Result again = FerryProcess.run("store", "gc", root.toString(), "--grace", "0s");
+            assertEquals(0, again.exit(), again.err());
+        }
+        assertEquals(0, count(fossils));
+        assertTrue(count(packDir) <= 3, "generation 1's pack and the repacked kept file: " + count(packDir));
+        verify = FerryProcess.run("store", "verify", root.toString());
+        assertEquals(0, verify.exit(), verify.out() + verify.err());
+        Path out2 = tmp.resolve("pulled2");
+        pull = FerryProcess.run("image", "pull", "--store", root.toString(), "--job", "sim",
+                "--generation", "1", "--rank", "0", out2.toString());
+        assertEquals(0, pull.exit(), pull.out() + pull.err());
+        assertEquals(-1, Files.mismatch(img1.resolve("kept"), out2.resolve("kept")));
+        assertEquals("rewritten", Files.readString(out2.resolve("big")));
+    }
 }

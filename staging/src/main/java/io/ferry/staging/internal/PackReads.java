@@ -45,14 +45,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * Single use, not thread-safe.
  */
 final class PackReads {
-    static final int SPAN = 4 << 20;
+    /** Largest read; a span's buffer lives for its task only, so a node's 48 workers do not keep 48 of them. */
+    static final int SPAN = 2 << 20;
     static final int GAP = 64 << 10;
     /** Files open at once: the files of an image are restored in batches of this many. */
     static final int FILES_AT_ONCE = 256;
     private final Store store;
     private final ExecutorService workers;
     private final PackResolver resolver;
-    private final ThreadLocal<byte[]> spans = ThreadLocal.withInitial(() -> new byte[0]);
     private final ThreadLocal<byte[]> raws = ThreadLocal.withInitial(() -> new byte[0]);
     final AtomicLong records = new AtomicLong();
     final AtomicLong recordBytes = new AtomicLong();
@@ -181,11 +181,7 @@ final class PackReads {
         String pack = s.pack();
         String where = "image " + ref + " pack " + pack;
         try {
-            byte[] buf = spans.get();
-            if (buf.length < s.length()) {
-                buf = new byte[Math.max(s.length(), SPAN)];
-                spans.set(buf);
-            }
+            byte[] buf = new byte[s.length()];
             byte[] raw = raws.get();
             if (raw.length < m.chunkSize()) {
                 raw = new byte[m.chunkSize()];
