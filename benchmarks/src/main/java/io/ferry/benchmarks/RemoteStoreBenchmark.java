@@ -92,20 +92,21 @@ public final class RemoteStoreBenchmark {
     private static List<Row> runAll(String link, Path image, Path work, long size) throws Exception {
         List<Row> rows = new ArrayList<>();
         try (MiniHdfs hdfs = new MiniHdfs(work.resolve("hdfs"))) {
-            rows.add(ferry(link, "HDFS", "**Ferry** (zstd-1, 4 MiB chunks)", hdfs.uri("/ferry4"), Map.of(),
+            rows.add(ferry(link, "HDFS", "**Ferry** (packs: 64 KiB blobs, 32 MiB packs)", hdfs.uri("/ferrypacks"), Map.of(),
                     StagingConfig.defaults(), image, work));
-            rows.add(ferry(link, "HDFS", "Ferry, 64 MiB chunks", hdfs.uri("/ferry64"), Map.of(),
-                    StagingConfig.from(Map.of(StagingConfig.CHUNK_SIZE.name(), "64MiB")), image, work));
-            rows.add(ferry(link, "HDFS", "Ferry, packs (64 KiB blobs, 32 MiB packs)", hdfs.uri("/ferrypacks"), Map.of(),
-                    StagingConfig.from(Map.of(StagingConfig.LAYOUT_PACKS.name(), "packs")), image, work));
+            rows.add(ferry(link, "HDFS", "Ferry, chunk layout (4 MiB chunks)", hdfs.uri("/ferry4"), Map.of(),
+                    StagingConfig.from(Map.of(StagingConfig.LAYOUT_PACKS.name(), "chunks")), image, work));
+            rows.add(ferry(link, "HDFS", "Ferry, chunk layout, 64 MiB chunks", hdfs.uri("/ferry64"), Map.of(),
+                    StagingConfig.from(Map.of(StagingConfig.LAYOUT_PACKS.name(), "chunks",
+                            StagingConfig.CHUNK_SIZE.name(), "64MiB")), image, work));
             rows.add(hdfsCopy(link, hdfs.uri("/plain"), image, work, size));
         }
         FileTrees.delete(work.resolve("hdfs"));
         try (S3ProxyServer s3 = new S3ProxyServer(work.resolve("s3"), true).bucket("bench")) {
-            rows.add(ferry(link, "S3", "**Ferry** (zstd-1, 4 MiB chunks)", URI.create("s3://bench/ferry"), s3.options(),
-                    StagingConfig.defaults(), image, work));
-            rows.add(ferry(link, "S3", "Ferry, packs (64 KiB blobs, 32 MiB packs)", URI.create("s3://bench/ferrypacks"),
-                    s3.options(), StagingConfig.from(Map.of(StagingConfig.LAYOUT_PACKS.name(), "packs")), image, work));
+            rows.add(ferry(link, "S3", "**Ferry** (packs: 64 KiB blobs, 32 MiB packs)", URI.create("s3://bench/ferrypacks"),
+                    s3.options(), StagingConfig.defaults(), image, work));
+            rows.add(ferry(link, "S3", "Ferry, chunk layout (4 MiB chunks)", URI.create("s3://bench/ferry"), s3.options(),
+                    StagingConfig.from(Map.of(StagingConfig.LAYOUT_PACKS.name(), "chunks")), image, work));
             rows.add(transferManager(link, s3, image, work, size));
         }
         FileTrees.delete(work.resolve("s3"));
