@@ -36,6 +36,7 @@ final class ControlServer implements Closeable {
         Files.deleteIfExists(path);
         server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         server.bind(UnixDomainSocketAddress.of(path));
+        io.ferry.model.OwnerOnly.restrict(path); // only the owner's processes may talk to the agent (its directory is 0700 too)
         Thread t = new Thread(this::acceptLoop, "ferry-agent-control");
         t.setDaemon(true);
         t.start();

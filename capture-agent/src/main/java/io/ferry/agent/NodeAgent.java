@@ -68,7 +68,7 @@ public final class NodeAgent implements Closeable {
         this.pipeline = pipeline;
         this.events = events;
         this.transparent = config.quiesce().cooperative() ? Optional.empty() : Optional.of(Capturers.of(config.quiesce().method()));
-        Files.createDirectories(config.socketDir());
+        io.ferry.model.OwnerOnly.createDirectories(config.socketDir());
         this.control = new ControlServer(config.socketDir().resolve("ferry-" + config.job() + "-"
                 + ProcessHandle.current().pid() + ".sock"), ranks::get, (rank, f) ->
                 // The whole job rolls back to an older generation; this one is never chosen again.
@@ -139,7 +139,7 @@ public final class NodeAgent implements Closeable {
     private Path freshArea(int rank) throws IOException {
         Path ckpt = cache.root().resolve(config.job()).resolve(".ranks").resolve(Integer.toString(rank));
         FileTrees.delete(ckpt);
-        Files.createDirectories(ckpt);
+        io.ferry.model.OwnerOnly.createDirectories(ckpt);
         return ckpt;
     }
 
@@ -336,7 +336,7 @@ public final class NodeAgent implements Closeable {
         long bytes = Durability.fsyncTree(src);
         Path dst = cache.imageDir(new ImageRef(config.job(), g, r.rank()));
         FileTrees.delete(dst);
-        Files.createDirectories(dst.getParent());
+        io.ferry.model.OwnerOnly.createDirectories(dst.getParent());
         Files.move(src, dst, StandardCopyOption.ATOMIC_MOVE);
         Durability.fsyncDir(dst.getParent());
         return bytes;

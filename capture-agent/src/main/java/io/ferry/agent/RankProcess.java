@@ -98,7 +98,7 @@ public final class RankProcess {
     /** Asks the rank for generation {@code g}; the future completes with its DONE or FAIL. */
     synchronized CompletableFuture<Line> request(long g, ScheduledExecutorService poller) throws IOException {
         Path dir = generationDir(g);
-        Files.createDirectories(dir);
+        io.ferry.model.OwnerOnly.createDirectories(dir); // becomes the image directory in the cache
         pending = new CompletableFuture<>();
         pendingGeneration = g;
         CompletableFuture<Line> answer = pending;

@@ -51,10 +51,10 @@ public final class RankSpool implements Closeable {
     public RankSpool(Path home, String hostName) throws IOException {
         this.run = home.toAbsolutePath().resolve("run");
         this.spool = run.resolve("spool");
-        Files.createDirectories(spool);
-        Files.writeString(run.resolve("agent.pid"), ProcessHandle.current().pid() + "\n");
+        io.ferry.model.OwnerOnly.createDirectories(spool);
+        io.ferry.model.OwnerOnly.restrict(Files.writeString(run.resolve("agent.pid"), ProcessHandle.current().pid() + "\n"));
         this.link = runtimeDir().resolve("ferry-agent-" + hostName);
-        Files.createDirectories(link.getParent());
+        io.ferry.model.OwnerOnly.createDirectories(link.getParent());
         Path tmp = link.resolveSibling(".ferry-agent-" + hostName + "." + ProcessHandle.current().pid());
         Files.deleteIfExists(tmp);
         Files.createSymbolicLink(tmp, run);
@@ -145,7 +145,7 @@ public final class RankSpool implements Closeable {
 
     private void write(String job, int rank, String suffix, String text) throws IOException {
         Path tmp = spool.resolve("." + job + "." + rank + suffix + ".tmp");
-        Files.writeString(tmp, text, StandardCharsets.UTF_8);
+        io.ferry.model.OwnerOnly.restrict(Files.writeString(tmp, text, StandardCharsets.UTF_8));
         Files.move(tmp, spool.resolve(job + "." + rank + suffix), StandardCopyOption.ATOMIC_MOVE,
                 StandardCopyOption.REPLACE_EXISTING);
     }

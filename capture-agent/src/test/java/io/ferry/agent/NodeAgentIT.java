@@ -79,6 +79,15 @@ class NodeAgentIT {
         start(2, "mixed", Duration.ofSeconds(20));
         CaptureResult c = agent.checkpoint(0).get();
         assertEquals(2, c.bytes().size(), events.toString());
+        try (var socks = Files.list(Path.of("/tmp"))) { // the agent's control socket: its owner's processes only
+            Path sock = socks.filter(p -> p.getFileName().toString().equals("ferry-job-" + ProcessHandle.current().pid() + ".sock"))
+                    .findFirst().orElseThrow();
+            assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(sock)));
+        }
+        for (Path d = cache.imageDir(new ImageRef("job", 0, 0)); !d.equals(tmp); d = d.getParent()) {
+            assertEquals("rwx------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(d)),
+                    "the cache holds process memory: " + d);
+        }
         assertTrue(Files.exists(cache.imageDir(new ImageRef("job", 0, 0)).resolve("counter")));
         assertTrue(Files.exists(cache.imageDir(new ImageRef("job", 0, 1)).resolve("n")));
         assertFalse(Files.exists(cache.imageDir(new ImageRef("job", 0, 1)).resolve("DONE")), "DONE is not part of the image");

@@ -40,7 +40,7 @@ final class AgentCommand implements Callable<Integer> {
         if (every.isZero()) {
             throw new IllegalArgumentException("--heartbeat must be positive");
         }
-        java.nio.file.Files.createDirectories(h.dir());
+        io.ferry.model.OwnerOnly.createDirectories(h.dir());
         CountDownLatch stop = new CountDownLatch(1);
         KafkaLog log = new KafkaLog(kafka);
         // Credentials: the environment. Ranks a launcher starts on this host find this agent by its host name.

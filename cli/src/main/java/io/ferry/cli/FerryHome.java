@@ -42,10 +42,11 @@ record FerryHome(Path dir) {
     }
 
     void writeRun(String job, String bootstrap) throws IOException {
-        Files.createDirectories(dir);
+        io.ferry.model.OwnerOnly.createDirectories(dir);
         Path tmp = dir.resolve(".run.properties.tmp");
         Files.writeString(tmp, "job=" + job + "\nbootstrap=" + bootstrap + "\npid=" + ProcessHandle.current().pid() + "\n",
                 StandardCharsets.UTF_8);
+        io.ferry.model.OwnerOnly.restrict(tmp);
         Files.move(tmp, runFile(), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 

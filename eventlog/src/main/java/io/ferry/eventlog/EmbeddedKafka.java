@@ -57,7 +57,7 @@ public final class EmbeddedKafka implements Closeable {
      */
     public static EmbeddedKafka start(Path dataDir, String listen) throws IOException {
         HostPort hp = HostPort.parse(listen, "--listen");
-        Files.createDirectories(dataDir);
+        io.ferry.model.OwnerOnly.createDirectories(dataDir);
         Path lockFile = dataDir.resolveSibling(dataDir.getFileName() + ".lock");
         java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(lockFile,
                 java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE);

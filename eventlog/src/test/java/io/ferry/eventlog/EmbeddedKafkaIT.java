@@ -27,6 +27,8 @@ class EmbeddedKafkaIT {
              Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, k.bootstrapServers()))) {
             assertTrue(admin.listTopics().names().get(30, TimeUnit.SECONDS).contains("t"));
         }
+        assertTrue(java.nio.file.attribute.PosixFilePermissions.toString(java.nio.file.Files.getPosixFilePermissions(
+                tmp.resolve("kafka"))).equals("rwx------"), "the event log is its owner's only");
     }
 
     @Test

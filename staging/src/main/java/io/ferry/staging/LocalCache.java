@@ -109,7 +109,7 @@ public final class LocalCache {
 
     private void writeStaged(ImageRef ref, ByteBuffer content) throws IOException {
         Path marker = generationDir(ref.job(), ref.generation()).resolve(".staged-" + ref.rank());
-        Files.createDirectories(marker.getParent());
+        io.ferry.model.OwnerOnly.createDirectories(marker.getParent());
         try (FileChannel ch = FileChannel.open(marker, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 StandardOpenOption.TRUNCATE_EXISTING)) {
             while (content.hasRemaining()) {
@@ -148,7 +148,7 @@ public final class LocalCache {
     /** A fresh directory, inside generation {@code ref}'s directory, to receive a partner copy into. */
     public Path incomingDir(ImageRef ref) throws IOException {
         Path gen = generationDir(ref.job(), ref.generation());
-        Files.createDirectories(gen);
+        io.ferry.model.OwnerOnly.createDirectories(gen);
         return Files.createTempDirectory(gen, ".incoming-" + ref.rank() + "-");
     }
 
@@ -179,7 +179,7 @@ public final class LocalCache {
      */
     public Usage usage(String job) throws IOException {
         Names.requireJob(job);
-        Files.createDirectories(root);
+        io.ferry.model.OwnerOnly.createDirectories(root);
         java.nio.file.FileStore fs = Files.getFileStore(root);
         List<Long> gens = generations(job);
         long bytes = 0;

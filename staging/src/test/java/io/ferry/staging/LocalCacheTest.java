@@ -17,6 +17,16 @@ class LocalCacheTest {
     @TempDir
     Path tmp;
 
+    @Test
+    void directoriesTheCacheCreatesAreOwnerOnly() throws Exception {
+        LocalCache c = Staging.localCache(tmp.resolve("cache"));
+        Path incoming = c.incomingDir(new ImageRef("j", 5, 0));
+        for (Path d = incoming; !d.equals(tmp); d = d.getParent()) {
+            org.junit.jupiter.api.Assertions.assertEquals("rwx------", java.nio.file.attribute.PosixFilePermissions.toString(
+                    Files.getPosixFilePermissions(d)), d.toString());
+        }
+    }
+
     private LocalCache cacheWith(long... gens) throws Exception {
         LocalCache c = Staging.localCache(tmp);
         for (long g : gens) {

@@ -41,7 +41,7 @@ public final class DmtcpCapturer implements Capturer {
     public List<String> launchCommand(List<String> command, Path rankDir) {
         Path area = rankDir.resolve("dmtcp");
         try {
-            Files.createDirectories(area);
+            io.ferry.model.OwnerOnly.createDirectories(area);
         } catch (IOException e) {
             throw new java.io.UncheckedIOException("cannot prepare " + area + " for dmtcp", e);
         }

@@ -26,7 +26,7 @@ final class ImageDirs {
         Path abs = dir.toAbsolutePath();
         Path partial = abs.resolveSibling("." + abs.getFileName() + ".partial");
         delete(partial);
-        Files.createDirectories(partial);
+        io.ferry.model.OwnerOnly.createDirectories(partial);
         try {
             filler.fill(partial);
             try (Stream<Path> files = Files.walk(partial)) {

@@ -49,6 +49,12 @@ public final class PosixStore implements Store {
     private final URI uri;
     private final Set<Path> knownDirs = ConcurrentHashMap.newKeySet();
 
+    /** Objects are 0600 and the directories the store creates 0700 (pre-existing ones are left alone). */
+    static final java.util.Set<java.nio.file.attribute.PosixFilePermission> OWNER_FILE =
+            java.nio.file.attribute.PosixFilePermissions.fromString("rw-------");
+    static final java.util.Set<java.nio.file.attribute.PosixFilePermission> OWNER_DIR =
+            java.nio.file.attribute.PosixFilePermissions.fromString("rwx------");
+
     private PosixStore(Path root) {
         this.root = root;
         this.uri = root.toUri();
@@ -98,6 +104,7 @@ public final class PosixStore implements Store {
         try {
             ensureDir(dir);
             try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                Files.setPosixFilePermissions(tmp, OWNER_FILE); // whatever the umask: images hold process memory
                 ByteBuffer b = data.duplicate();
                 while (b.hasRemaining()) {
                     ch.write(b);
@@ -263,6 +270,7 @@ public final class PosixStore implements Store {
             }
             try {
                 Files.createDirectory(dir);
+                Files.setPosixFilePermissions(dir, OWNER_DIR);
                 if (parent != null) {
                     fsyncDir(parent);
                 }

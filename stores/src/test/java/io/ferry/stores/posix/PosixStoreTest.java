@@ -29,6 +29,17 @@ class PosixStoreTest extends StoreContractTest {
     }
 
     @Test
+    void objectsAreOwnerOnlyAndSoAreTheDirectoriesTheStoreCreates() throws Exception {
+        store.put("jobs/a/b/k", ByteBuffer.wrap(new byte[]{1, 2, 3}));
+        assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(
+                Files.getPosixFilePermissions(dir.resolve("jobs/a/b/k"))));
+        for (String d : new String[]{"jobs", "jobs/a", "jobs/a/b"}) {
+            assertEquals("rwx------", java.nio.file.attribute.PosixFilePermissions.toString(
+                    Files.getPosixFilePermissions(dir.resolve(d))), d);
+        }
+    }
+
+    @Test
     void putLeavesNoTemporaryFiles() throws Exception {
         store.put("a/k", ByteBuffer.wrap(new byte[100]));
         try (Stream<Path> s = Files.walk(dir)) {

@@ -19,6 +19,7 @@ public final class SparseFile implements MemoryCopier.Sink, AutoCloseable {
 
     public SparseFile(Path file, long size) throws IOException {
         ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+        io.ferry.model.OwnerOnly.restrict(file); // a process's memory: its owner's only, whatever the umask
         try (var raf = new java.io.RandomAccessFile(file.toFile(), "rw")) {
             raf.setLength(size);
         }

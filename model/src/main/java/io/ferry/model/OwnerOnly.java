@@ -1,0 +1,53 @@
+package io.ferry.model;
+
+import java.io.IOException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.util.EnumSet;
+import java.util.Set;
+
+/**
+ * Owner-only modes for what Ferry writes on a node: checkpoint images hold whole process
+ * memories (keys, tokens, data), so the node-local cache, the agent's run directory and socket,
+ * the coordinator's home and its Kafka log are readable by their owner only. Directories Ferry
+ * creates are 0700 and its own files 0600, set explicitly after creation, so whatever the
+ * umask. Directories that existed already are left as they are (a site's {@code /scratch}).
+ * Stateless and thread-safe.
+ */
+public final class OwnerOnly {
+    public static final Set<PosixFilePermission> DIR = EnumSet.of(PosixFilePermission.OWNER_READ,
+            PosixFilePermission.OWNER_WRITE, PosixFilePermission.OWNER_EXECUTE);
+    public static final Set<PosixFilePermission> FILE = EnumSet.of(PosixFilePermission.OWNER_READ,
+            PosixFilePermission.OWNER_WRITE);
+
+    private OwnerOnly() {}
+
+    /** {@link Files#createDirectories}, each directory it creates 0700. Returns {@code dir}. */
+    public static Path createDirectories(Path dir) throws IOException {
+        Path abs = dir.toAbsolutePath();
+        if (Files.isDirectory(abs)) {
+            return dir;
+        }
+        Path parent = abs.getParent();
+        if (parent != null) {
+            createDirectories(parent);
+        }
+        try {
+            Files.createDirectory(abs);
+            Files.setPosixFilePermissions(abs, DIR);
+        } catch (FileAlreadyExistsException raced) {
+            if (!Files.isDirectory(abs)) {
+                throw raced;
+            }
+        }
+        return dir;
+    }
+
+    /** Makes a file Ferry wrote readable and writable by its owner only. Returns {@code file}. */
+    public static Path restrict(Path file) throws IOException {
+        Files.setPosixFilePermissions(file, Files.isDirectory(file) ? DIR : FILE);
+        return file;
+    }
+}
