@@ -47,4 +47,28 @@ final class Fixture implements AutoCloseable {
         pipeline.close();
         store.close();
     }
+
+    static java.util.List<Path> files(Path root) throws IOException {
+        try (java.util.stream.Stream<Path> s = Files.walk(root)) {
+            return s.map(root::relativize).sorted().toList();
+        }
+    }
+
+    /** The same paths, link targets, permission bits and file contents under both roots. */
+    static void assertSameTree(Path a, Path b) throws IOException {
+        org.junit.jupiter.api.Assertions.assertEquals(files(a), files(b));
+        for (Path rel : files(a)) {
+            Path x = a.resolve(rel);
+            Path y = b.resolve(rel);
+            if (Files.isSymbolicLink(x)) {
+                org.junit.jupiter.api.Assertions.assertEquals(Files.readSymbolicLink(x), Files.readSymbolicLink(y), rel.toString());
+            } else {
+                org.junit.jupiter.api.Assertions.assertEquals(Files.getPosixFilePermissions(x, java.nio.file.LinkOption.NOFOLLOW_LINKS),
+                        Files.getPosixFilePermissions(y, java.nio.file.LinkOption.NOFOLLOW_LINKS), rel.toString());
+                if (Files.isRegularFile(x, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                    org.junit.jupiter.api.Assertions.assertEquals(-1, Files.mismatch(x, y), rel.toString());
+                }
+            }
+        }
+    }
 }

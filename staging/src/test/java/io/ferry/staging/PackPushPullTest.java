@@ -79,7 +79,7 @@ class PackPushPullTest {
 
         Path out = tmp.resolve("out");
         PullResult pulled = fx.pipeline.pull(gen(1), out, Progress.NONE);
-        assertSameTree(image, out);
+        Fixture.assertSameTree(image, out);
         assertTrue(pulled.fetchedChunks() < pushed.chunks() - pushed.zeroChunks(), "a blob stored once is read once");
     }
 
@@ -106,7 +106,7 @@ class PackPushPullTest {
 
         Path out = tmp.resolve("out");
         fx.pipeline.pull(gen(3), out, Progress.NONE);
-        assertSameTree(image, out);
+        Fixture.assertSameTree(image, out);
     }
 
     @Test
@@ -119,7 +119,7 @@ class PackPushPullTest {
             assertEquals(again.chunks(), again.knownChunks());
             other.pipeline.pull(gen(2), tmp.resolve("out"), Progress.NONE);
         }
-        assertSameTree(image, tmp.resolve("out"));
+        Fixture.assertSameTree(image, tmp.resolve("out"));
     }
 
     @Test
@@ -143,7 +143,7 @@ class PackPushPullTest {
         PushResult again = fx.pipeline.push(image, gen(2), Progress.NONE);
         assertEquals(again.chunks(), again.newChunks(), "the cache's places point at deleted packs");
         fx.pipeline.pull(gen(2), tmp.resolve("out"), Progress.NONE);
-        assertSameTree(image, tmp.resolve("out"));
+        Fixture.assertSameTree(image, tmp.resolve("out"));
     }
 
     @Test
@@ -189,28 +189,5 @@ class PackPushPullTest {
         assertEquals(1_000_003, at[at.length - 1]);
         assertTrue(f.chunks().size() > 20 && f.chunks().size() < 250, "16 KiB average blobs: " + f.chunks().size());
         assertEquals(64 * 1024, m.chunkSize(), "the largest blob is four times the average");
-    }
-
-    private static List<Path> files(Path root) throws IOException {
-        try (Stream<Path> s = Files.walk(root)) {
-            return s.map(root::relativize).sorted().toList();
-        }
-    }
-
-    static void assertSameTree(Path a, Path b) throws IOException {
-        assertEquals(files(a), files(b));
-        for (Path rel : files(a)) {
-            Path x = a.resolve(rel);
-            Path y = b.resolve(rel);
-            if (Files.isSymbolicLink(x)) {
-                assertEquals(Files.readSymbolicLink(x), Files.readSymbolicLink(y), rel.toString());
-            } else {
-                assertEquals(Files.getPosixFilePermissions(x, LinkOption.NOFOLLOW_LINKS),
-                        Files.getPosixFilePermissions(y, LinkOption.NOFOLLOW_LINKS), rel.toString());
-                if (Files.isRegularFile(x, LinkOption.NOFOLLOW_LINKS)) {
-                    assertEquals(-1, Files.mismatch(x, y), rel.toString());
-                }
-            }
-        }
     }
 }

@@ -149,14 +149,14 @@ class PackStoreTest {
             VerifyReport v = p.verify(Progress.NONE);
             assertTrue(v.ok(), v.problems().toString());
             p.pull(new ImageRef("job", 1, 0), tmp.resolve("out1"), Progress.NONE);
-            PackPushPullTest.assertSameTree(g1, tmp.resolve("out1"));
+            Fixture.assertSameTree(g1, tmp.resolve("out1"));
 
             StoreGc.Collected second = StoreGc.run(repo, GRACE, Clock.fixed(t0.plus(GRACE), ZoneOffset.UTC), false);
             assertEquals(first.fossilized(), second.deleted(), "the repacked packs are gone for good: " + second);
             assertEquals(0, second.restored());
             assertTrue(p.verify(Progress.NONE).ok());
             p.pull(new ImageRef("job", 1, 0), tmp.resolve("out2"), Progress.NONE);
-            PackPushPullTest.assertSameTree(g1, tmp.resolve("out2"));
+            Fixture.assertSameTree(g1, tmp.resolve("out2"));
 
             // Generation 2 rewrites a.bin too: once 1 is pruned, nothing names generation 0's packs, and their moves go.
             Path g2 = twoFiles("g2", 4, 3);
@@ -169,7 +169,7 @@ class PackStoreTest {
             assertEquals(List.of(), store.list(io.ferry.staging.packs.PackMoves.MOVED));
             assertTrue(p.verify(Progress.NONE).ok());
             p.pull(new ImageRef("job", 2, 0), tmp.resolve("out3"), Progress.NONE);
-            PackPushPullTest.assertSameTree(g2, tmp.resolve("out3"));
+            Fixture.assertSameTree(g2, tmp.resolve("out3"));
         }
     }
 }

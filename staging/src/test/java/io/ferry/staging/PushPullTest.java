@@ -58,29 +58,6 @@ class PushPullTest {
         Files.setPosixFilePermissions(image.resolve("deep/a"), PosixFilePermissions.fromString("r-x------"));
     }
 
-    private static List<Path> files(Path root) throws IOException {
-        try (Stream<Path> s = Files.walk(root)) {
-            return s.map(root::relativize).sorted().toList();
-        }
-    }
-
-    private void assertSameTree(Path a, Path b) throws IOException {
-        assertEquals(files(a), files(b));
-        for (Path rel : files(a)) {
-            Path x = a.resolve(rel);
-            Path y = b.resolve(rel);
-            if (Files.isSymbolicLink(x)) {
-                assertEquals(Files.readSymbolicLink(x), Files.readSymbolicLink(y), rel.toString());
-            } else {
-                assertEquals(Files.getPosixFilePermissions(x, LinkOption.NOFOLLOW_LINKS),
-                        Files.getPosixFilePermissions(y, LinkOption.NOFOLLOW_LINKS), rel.toString());
-                if (Files.isRegularFile(x, LinkOption.NOFOLLOW_LINKS)) {
-                    assertEquals(-1, Files.mismatch(x, y), rel.toString());
-                }
-            }
-        }
-    }
-
     @Test
     void mixedImageRoundTripsWithModesLinksAndEmptyDirectories() throws Exception {
         mixedImage();
@@ -89,7 +66,7 @@ class PushPullTest {
         assertEquals(5, pushed.zeroChunks()); // 4 of zeros.bin, 1 of mixed.bin
         PullResult pulled = fx.pipeline.pull(ref, tmp.resolve("out"), Progress.NONE);
         assertFalse(pulled.committed());
-        assertSameTree(image, tmp.resolve("out"));
+        Fixture.assertSameTree(image, tmp.resolve("out"));
     }
 
     @Test
@@ -150,7 +127,7 @@ class PushPullTest {
         fx.pipeline.push(image, ref, Progress.NONE);
         Fixture.write(tmp.resolve("out/keep.txt"), new byte[]{1});
         assertThrows(IllegalArgumentException.class, () -> fx.pipeline.pull(ref, tmp.resolve("out"), Progress.NONE));
-        assertEquals(List.of(Path.of(""), Path.of("keep.txt")), files(tmp.resolve("out")));
+        assertEquals(List.of(Path.of(""), Path.of("keep.txt")), Fixture.files(tmp.resolve("out")));
     }
 
     @Test

@@ -28,6 +28,11 @@ public final class BufferPool {
         }
     }
 
+    /** Lets go of the buffers once an operation no longer needs any (its manifest is then built in that room). */
+    public void release() {
+        free.clear();
+    }
+
     public int capacity() {
         return free.remainingCapacity() + free.size();
     }

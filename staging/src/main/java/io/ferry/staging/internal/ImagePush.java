@@ -13,11 +13,6 @@ import io.ferry.stores.Store;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
-import java.nio.file.StandardOpenOption;
-import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,10 +24,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * One push of one image directory. The calling thread reads files in order, chunk by chunk,
- * into pooled buffers (and keeps the whole-file SHA-256 only when asked: {@code fileSha256};
- * else the chunk ids prove each file, and no byte is hashed twice); workers test for zeros, hash, skip
- * chunks the store has, compress and write. The manifest is written only after every chunk
+ * One push of one image directory in the chunk layout. The calling thread reads files in order,
+ * chunk by chunk, into pooled buffers ({@link FileFeed}; it keeps the whole-file SHA-256 only
+ * when asked: {@code fileSha256}; else the chunk ids prove each file, and no byte is hashed
+ * twice); workers test for zeros, hash, skip chunks the store has, compress and write. The manifest is written only after every chunk
  * is durable, so a crash before it leaves no visible image. Single use, not thread-safe.
  */
 public final class ImagePush {
@@ -65,114 +60,63 @@ public final class ImagePush {
         this.zeros = zeros;
     }
 
-    /** A file being pushed; {@code crc32c} per chunk, filled in by the workers. */
-    private record PendingFile(ImageScanner.Found found, String sha256, List<CompletableFuture<ChunkId>> chunks, int[] crc32c) {}
+    /** One chunk as a worker left it: its id and its CRC32C (the node-local cache's check). */
+    private record Staged(ChunkId id, int crc32c) {}
 
+    @SuppressWarnings("unchecked")
     public PushResult run(java.nio.file.Path dir, ImageRef ref, Progress progress) throws IOException, InterruptedException {
         long t0 = System.nanoTime();
         List<ImageScanner.Found> found = ImageScanner.scan(dir);
         long total = found.stream().mapToLong(ImageScanner.Found::size).sum();
         progress.start("push " + ref, total, Progress.Unit.BYTES);
-        List<Object> pending = new ArrayList<>();
-        List<CompletableFuture<ChunkId>> all = new ArrayList<>();
+        List<Object> read;
         try {
-            for (ImageScanner.Found f : found) {
-                switch (f.kind()) {
-                    case DIR -> pending.add(new Entry.Directory(f.path(), f.mode()));
-                    case SYMLINK -> pending.add(new Entry.Symlink(f.path(), Files.readSymbolicLink(f.file()).toString()));
-                    case FILE -> {
-                        PendingFile pf = readFile(f, progress);
-                        all.addAll(pf.chunks());
-                        pending.add(pf);
-                    }
-                    default -> throw new AssertionError(f.kind());
-                }
-            }
-            awaitAll(all);
-        } catch (IOException | InterruptedException | RuntimeException e) {
-            // Let queued chunks see the failure and return their buffers; no write outlives the call.
-            failure.compareAndSet(null, e);
-            all.forEach(c -> c.exceptionally(t -> null).join());
-            throw e;
+            read = new FileFeed<Staged>(pool, chunkSize, workers, fileSha256, failure,
+                    (index, buf, len) -> stage(buf, len, progress)).readAll(found);
         } finally {
             progress.finish();
         }
-        List<Entry> entries = new ArrayList<>(pending.size());
-        long chunks = 0;
-        int[] crc32c = new int[all.size()];
-        for (Object o : pending) {
-            if (o instanceof PendingFile pf) {
-                List<ChunkId> ids = pf.chunks().stream().map(CompletableFuture::join).toList();
-                System.arraycopy(pf.crc32c(), 0, crc32c, (int) chunks, ids.size());
-                chunks += ids.size();
-                entries.add(new Entry.RegularFile(pf.found().path(), pf.found().mode(), pf.found().size(), pf.sha256(), ids));
+        List<Entry> entries = new ArrayList<>(read.size());
+        List<Integer> crc32c = new ArrayList<>();
+        int files = 0;
+        for (Object o : read) {
+            if (o instanceof FileFeed.Read<?> r) {
+                files++;
+                List<ChunkId> ids = new ArrayList<>(r.pieces().size());
+                for (CompletableFuture<?> c : r.pieces()) {
+                    Staged st = ((CompletableFuture<Staged>) c).join();
+                    ids.add(st.id());
+                    crc32c.add(st.crc32c());
+                }
+                entries.add(new Entry.RegularFile(r.found().path(), r.found().mode(), r.found().size(), r.sha256(), ids));
             } else {
                 entries.add((Entry) o);
             }
         }
         String manifestSha = repo.putManifest(new Manifest(ref, chunkSize, entries));
-        return new PushResult(ref, total, (int) pending.stream().filter(o -> o instanceof PendingFile).count(), chunks,
-                zeroChunks.get(), knownChunks.get(), newChunks.get(), storedBytes.get(), manifestSha,
-                Duration.ofNanos(System.nanoTime() - t0), crc32c);
+        return new PushResult(ref, total, files, crc32c.size(), zeroChunks.get(), knownChunks.get(), newChunks.get(),
+                storedBytes.get(), manifestSha, Duration.ofNanos(System.nanoTime() - t0),
+                crc32c.stream().mapToInt(Integer::intValue).toArray());
     }
 
-    private PendingFile readFile(ImageScanner.Found f, Progress progress) throws IOException, InterruptedException {
-        MessageDigest whole = fileSha256 ? Digests.newSha256() : null;
-        List<CompletableFuture<ChunkId>> chunks = new ArrayList<>();
-        int[] crc32c = new int[(int) ((f.size() + chunkSize - 1) / chunkSize)];
-        try (FileChannel ch = FileChannel.open(f.file(), StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
-            long remaining = f.size();
-            while (remaining > 0) {
-                rethrowFailure();
-                int len = (int) Math.min(chunkSize, remaining);
-                byte[] buf = pool.take();
-                try {
-                    readFully(ch, buf, len, f);
-                } catch (IOException e) {
-                    pool.give(buf);
-                    throw e;
-                }
-                if (whole != null) {
-                    whole.update(buf, 0, len);
-                }
-                int index = chunks.size();
-                chunks.add(CompletableFuture.supplyAsync(() -> stage(buf, len, progress, crc32c, index), workers));
-                remaining -= len;
-            }
-            if (ch.read(ByteBuffer.allocate(1)) > 0) {
-                throw new IOException("file " + f.path() + " grew while being pushed: quiesce the rank first");
-            }
-        }
-        return new PendingFile(f, whole == null ? Entry.RegularFile.NOT_RECORDED : Digests.hex(whole.digest()), chunks, crc32c);
-    }
-
-    static void readFully(FileChannel ch, byte[] buf, int len, ImageScanner.Found f) throws IOException {
-        ByteBuffer b = ByteBuffer.wrap(buf, 0, len);
-        while (b.hasRemaining()) {
-            if (ch.read(b) < 0) {
-                throw new IOException("file " + f.path() + " shrank while being pushed: quiesce the rank first");
-            }
-        }
-    }
-
-    /** Hashes, compresses and writes one chunk; records its CRC32C (the node-local cache's check) in {@code crc32c[index]}. */
-    private ChunkId stage(byte[] buf, int len, Progress progress, int[] crc32c, int index) {
+    /** Hashes, compresses and writes one chunk; gives the buffer back. */
+    private Staged stage(byte[] buf, int len, Progress progress) {
         try {
             if (failure.get() != null) {
                 throw new java.util.concurrent.CancellationException("push failed");
             }
             java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
             crc.update(buf, 0, len);
-            crc32c[index] = (int) crc.getValue(); // published to the reader by the future's completion
+            int crc32c = (int) crc.getValue();
             if (java.util.Arrays.mismatch(buf, 0, len, zeros, 0, len) == -1) {
                 zeroChunks.incrementAndGet();
-                return ChunkId.ZERO;
+                return new Staged(ChunkId.ZERO, crc32c);
             }
             ChunkId id = ChunkId.of(Digests.sha256(buf, 0, len));
             String key = Repository.chunkKey(id);
             if (!seen.add(id) || store.exists(key)) {
                 knownChunks.incrementAndGet();
-                return id;
+                return new Staged(id, crc32c);
             }
             byte[] out = objectBuffers.get();
             if (out.length < format.maxObjectLength(len)) {
@@ -183,7 +127,7 @@ public final class ImagePush {
             store.put(key, ByteBuffer.wrap(out, 0, n));
             newChunks.incrementAndGet();
             storedBytes.addAndGet(n);
-            return id;
+            return new Staged(id, crc32c);
         } catch (IOException e) {
             failure.compareAndSet(null, e);
             throw new java.util.concurrent.CompletionException(e);
@@ -193,22 +137,6 @@ public final class ImagePush {
         } finally {
             pool.give(buf);
             progress.advance(len);
-        }
-    }
-
-    private void rethrowFailure() throws IOException {
-        Throwable t = failure.get();
-        if (t != null) {
-            throw Failures.asIOException(t);
-        }
-    }
-
-    private void awaitAll(List<CompletableFuture<ChunkId>> all) throws IOException, InterruptedException {
-        try {
-            CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get();
-        } catch (java.util.concurrent.ExecutionException e) {
-            Throwable first = failure.get();
-            throw Failures.asIOException(first != null ? first : e.getCause());
         }
     }
 }

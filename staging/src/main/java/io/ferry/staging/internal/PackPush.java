@@ -20,12 +20,6 @@ import io.ferry.stores.Store;
 import io.ferry.stores.StoreException;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
-import java.nio.file.StandardOpenOption;
-import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -41,7 +35,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One push of one image directory in the pack layout ({@code docs/formats/pack.md}). The
- * calling thread only reads: each file in segments into pooled buffers. Each segment goes
+ * calling thread only reads: each file in segments into pooled buffers ({@link FileFeed}). Each segment goes
  * whole to a worker, which cuts it into blobs by content (FastCDC; a segment's end is also a
  * blob's end, so segments are independent and every stage runs on every core), and for each
  * blob computes its CRC32C, tests for zeros, names it by SHA-256, looks it up among the blobs
@@ -101,59 +95,42 @@ public final class PackPush {
     /** One blob as a worker left it: {@code at} null for an all-zero blob. */
     private record Blob(ChunkId id, int length, BlobLocation at, int crc32c) {}
 
-    private record PendingFile(ImageScanner.Found found, String sha256, List<CompletableFuture<List<Blob>>> segments) {}
-
+    @SuppressWarnings("unchecked")
     public PushResult run(java.nio.file.Path dir, ImageRef ref, Progress progress) throws IOException, InterruptedException {
         long t0 = System.nanoTime();
         base = baseLocations(ref);
         List<ImageScanner.Found> found = ImageScanner.scan(dir);
         long total = found.stream().mapToLong(ImageScanner.Found::size).sum();
         progress.start("push " + ref, total, Progress.Unit.BYTES);
-        List<Object> pending = new ArrayList<>();
-        List<CompletableFuture<List<Blob>>> all = new ArrayList<>();
+        List<Object> read;
         try {
-            for (ImageScanner.Found f : found) {
-                switch (f.kind()) {
-                    case DIR -> pending.add(new Entry.Directory(f.path(), f.mode()));
-                    case SYMLINK -> pending.add(new Entry.Symlink(f.path(), Files.readSymbolicLink(f.file()).toString()));
-                    case FILE -> {
-                        PendingFile pf = readFile(f, progress);
-                        all.addAll(pf.segments());
-                        pending.add(pf);
-                    }
-                    default -> throw new AssertionError(f.kind());
-                }
-            }
-            awaitAll(all);
+            read = new FileFeed<List<Blob>>(pool, segment, workers, fileSha256, failure,
+                    (index, buf, len) -> stage(buf, len, progress)).readAll(found);
             packs.finish();
-        } catch (IOException | InterruptedException | RuntimeException e) {
-            failure.compareAndSet(null, e);
-            all.forEach(c -> c.exceptionally(t -> null).join()); // every buffer back, no write outlives the call
-            throw e;
         } finally {
             progress.finish();
         }
         Map<String, Integer> packNumbers = new LinkedHashMap<>();
-        List<Entry> entries = new ArrayList<>(pending.size());
+        List<Entry> entries = new ArrayList<>(read.size());
         List<Integer> crcs = new ArrayList<>();
         int files = 0;
-        for (Object o : pending) {
-            if (!(o instanceof PendingFile pf)) {
+        for (Object o : read) {
+            if (!(o instanceof FileFeed.Read<?> r)) {
                 entries.add((Entry) o);
                 continue;
             }
             files++;
             List<ChunkId> ids = new ArrayList<>();
             List<BlobPlace> places = new ArrayList<>();
-            for (CompletableFuture<List<Blob>> seg : pf.segments()) {
-                for (Blob b : seg.join()) {
+            for (CompletableFuture<?> seg : r.pieces()) {
+                for (Blob b : ((CompletableFuture<List<Blob>>) seg).join()) {
                     ids.add(b.id());
                     crcs.add(b.crc32c());
                     places.add(b.at() == null ? BlobPlace.zero(b.length()) : new BlobPlace(b.length(),
                             packNumbers.computeIfAbsent(b.at().pack(), k -> packNumbers.size()), b.at().offset(), b.at().recordLength()));
                 }
             }
-            entries.add(new Entry.RegularFile(pf.found().path(), pf.found().mode(), pf.found().size(), pf.sha256(), ids, places));
+            entries.add(new Entry.RegularFile(r.found().path(), r.found().mode(), r.found().size(), r.sha256(), ids, places));
         }
         Manifest m = new Manifest(ref, cdc.max(), entries, List.copyOf(packNumbers.keySet()));
         String manifestSha = repo.putManifest(m);
@@ -202,34 +179,6 @@ public final class PackPush {
         } catch (IOException | RuntimeException unreadable) {
             return true; // so that a damaged manifest does not make the push read further back
         }
-    }
-
-    private PendingFile readFile(ImageScanner.Found f, Progress progress) throws IOException, InterruptedException {
-        MessageDigest whole = fileSha256 ? Digests.newSha256() : null;
-        List<CompletableFuture<List<Blob>>> segments = new ArrayList<>();
-        try (FileChannel ch = FileChannel.open(f.file(), StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)) {
-            long remaining = f.size();
-            while (remaining > 0) {
-                rethrowFailure();
-                int len = (int) Math.min(segment, remaining);
-                byte[] buf = pool.take();
-                try {
-                    ImagePush.readFully(ch, buf, len, f);
-                } catch (IOException e) {
-                    pool.give(buf);
-                    throw e;
-                }
-                if (whole != null) {
-                    whole.update(buf, 0, len);
-                }
-                segments.add(CompletableFuture.supplyAsync(() -> stage(buf, len, progress), workers));
-                remaining -= len;
-            }
-            if (ch.read(ByteBuffer.allocate(1)) > 0) {
-                throw new IOException("file " + f.path() + " grew while being pushed: quiesce the rank first");
-            }
-        }
-        return new PendingFile(f, whole == null ? Entry.RegularFile.NOT_RECORDED : Digests.hex(whole.digest()), segments);
     }
 
     /** Cuts one segment into blobs and stages each; gives the buffer back. */
@@ -301,21 +250,5 @@ public final class PackPush {
             packPresent.put(pack, known);
         }
         return known;
-    }
-
-    private void rethrowFailure() throws IOException {
-        Throwable t = failure.get();
-        if (t != null) {
-            throw Failures.asIOException(t);
-        }
-    }
-
-    private void awaitAll(List<CompletableFuture<List<Blob>>> all) throws IOException, InterruptedException {
-        try {
-            CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get();
-        } catch (java.util.concurrent.ExecutionException e) {
-            Throwable first = failure.get();
-            throw Failures.asIOException(first != null ? first : e.getCause());
-        }
     }
 }

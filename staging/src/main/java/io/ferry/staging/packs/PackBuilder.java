@@ -15,9 +15,10 @@ final class PackBuilder {
     private final List<PackFormat.Record> records = new ArrayList<>();
     private int end = PackFormat.HEADER;
 
-    PackBuilder(String name, int capacity) {
+    /** A pack filled into {@code buffer} (reused from an earlier pack: only the bytes written count). */
+    PackBuilder(String name, byte[] buffer) {
         this.name = name;
-        this.bytes = new byte[capacity];
+        this.bytes = buffer;
         PackFormat.writeHeader(bytes);
     }
 

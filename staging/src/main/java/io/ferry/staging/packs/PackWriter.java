@@ -29,6 +29,8 @@ public final class PackWriter {
     private final Store store;
     private final int packSize;
     private final Semaphore alive;
+    /** Buffers of packs written, filled again by the next packs: a push allocates at most {@code packsAlive} of them. */
+    private final java.util.concurrent.ConcurrentLinkedQueue<byte[]> spare = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private final AtomicInteger written = new AtomicInteger();
     private final AtomicLong writtenBytes = new AtomicLong();
     private PackBuilder open; // guarded by this
@@ -71,7 +73,7 @@ public final class PackWriter {
         return placed;
     }
 
-    /** Writes the pack being filled, if any; call once every append has returned. */
+    /** Writes the pack being filled, if any, and lets go of the spare buffers; call once every append has returned. */
     public void finish() throws StoreException {
         PackBuilder last;
         synchronized (this) {
@@ -81,6 +83,7 @@ public final class PackWriter {
         if (last != null) {
             write(last);
         }
+        spare.clear();
     }
 
     /** Packs written. */
@@ -104,7 +107,8 @@ public final class PackWriter {
         byte[] name = new byte[ChunkId.LENGTH];
         RANDOM.nextBytes(name);
         // room for one record of the largest blob past the target size: a pack is closed once it passes packSize
-        return new PackBuilder(HexFormat.of().formatHex(name), packSize + (1 << 20));
+        byte[] buffer = spare.poll();
+        return new PackBuilder(HexFormat.of().formatHex(name), buffer != null ? buffer : new byte[packSize + (512 << 10)]);
     }
 
     private void write(PackBuilder b) throws StoreException {
@@ -113,6 +117,7 @@ public final class PackWriter {
             store.put(PackKeys.packKey(s.name()), ByteBuffer.wrap(s.bytes(), 0, s.length()));
             written.incrementAndGet();
             writtenBytes.addAndGet(s.length());
+            spare.offer(s.bytes());
         } finally {
             alive.release();
         }
