@@ -31,6 +31,8 @@ import java.util.TreeMap;
 final class PackUse {
     /** A pack whose live records take less than this share of its bytes is repacked. */
     static final double REPACK_BELOW = 0.5;
+    /** Size of the packs a repack writes: {@code staging.pack-size}'s default (gc runs without a job's settings). */
+    static final int REPACK_SIZE = 32 << 20;
     private final Store store;
     private final Set<String> present;
     private final PackResolver resolver;
@@ -81,7 +83,7 @@ final class PackUse {
      */
     Repacked repack(boolean dryRun) throws IOException {
         List<String> old = new ArrayList<>();
-        PackWriter writer = new PackWriter(store, 32 << 20, 2);
+        PackWriter writer = new PackWriter(store, REPACK_SIZE);
         Map<String, PackMoves> moved = new HashMap<>();
         long copied = 0;
         for (Map.Entry<String, TreeMap<Long, Integer>> en : live.entrySet()) {

@@ -170,15 +170,10 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
     }
 
     /**
-     * Stored bytes after which a push closes a pack: {@code staging.pack-size}, but at most half the
-     * in-flight budget (a push holds two packs), and at least 1 MiB.
+     * Stored bytes after which a push closes a pack: {@code staging.pack-size}, but at most the in-flight
+     * budget over the packs a push holds ({@link io.ferry.staging.packs.PackWriter#PACKS_ALIVE}), and at least 1 MiB.
      */
     public int effectivePackSize() {
-        return (int) Math.max(1L << 20, Math.min(packSize, maxBytesInFlight / 2));
-    }
-
-    /** Packs alive at once in a push: one filling, one being written. */
-    public int packsAlive() {
-        return 2;
+        return (int) Math.max(1L << 20, Math.min(packSize, maxBytesInFlight / io.ferry.staging.packs.PackWriter.PACKS_ALIVE));
     }
 }

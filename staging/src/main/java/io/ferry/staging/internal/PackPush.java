@@ -13,11 +13,9 @@ import io.ferry.staging.Repository;
 import io.ferry.staging.chunking.FastCdc;
 import io.ferry.staging.packs.BlobLocation;
 import io.ferry.staging.packs.DedupCache;
-import io.ferry.staging.packs.PackKeys;
+import io.ferry.staging.packs.PackResolver;
 import io.ferry.staging.packs.PackWriter;
 import io.ferry.stores.ObjectNotFoundException;
-import io.ferry.stores.Store;
-import io.ferry.stores.StoreException;
 
 import java.io.IOException;
 import java.time.Duration;
@@ -47,7 +45,6 @@ public final class PackPush {
     /** Generations back a push looks for the rank's earlier manifests, and how many it uses. */
     static final int LOOKBACK = 8;
     private final Repository repo;
-    private final Store store;
     private final ChunkFormat format;
     private final BufferPool pool;
     private final int segment;
@@ -60,7 +57,11 @@ public final class PackPush {
     private final boolean fileSha256;
     private final byte[] zeros;
     private final ConcurrentHashMap<ChunkId, BlobLocation> written = new ConcurrentHashMap<>();
-    private final Map<String, Boolean> packPresent = new ConcurrentHashMap<>();
+    /**
+     * Whether an earlier generation's pack is still on the store, asked once per pack and push:
+     * a pack gc moved aside is not counted on (its blobs are written again), as v1 chunks are not.
+     */
+    private final PackResolver packsOnStore;
     private Map<ChunkId, BlobLocation> base = Map.of();
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
     private final AtomicLong zeroBlobs = new AtomicLong();
@@ -78,7 +79,7 @@ public final class PackPush {
             throw new IllegalArgumentException("a segment of " + segment + " bytes cannot hold the largest blob " + cdc.max());
         }
         this.repo = repo;
-        this.store = repo.store();
+        this.packsOnStore = new PackResolver(repo.store());
         this.format = format;
         this.pool = pool;
         this.segment = segment;
@@ -218,7 +219,7 @@ public final class PackPush {
         BlobLocation known = written.get(id);
         if (known == null) {
             BlobLocation earlier = base.get(id);
-            if (earlier != null && earlier.length() == n && packPresent(earlier.pack())) {
+            if (earlier != null && earlier.length() == n && packsOnStore.isPresent(earlier.pack())) {
                 known = earlier;
             }
         }
@@ -237,18 +238,5 @@ public final class PackPush {
         BlobLocation raced = written.putIfAbsent(id, loc);
         newBlobs.incrementAndGet();
         return new Blob(id, n, raced != null ? raced : loc, crc32c);
-    }
-
-    /**
-     * Whether an earlier generation's pack is still on the store, asked once per pack and push:
-     * a pack gc moved aside is not counted on (its blobs are written again), as v1 chunks are not.
-     */
-    private boolean packPresent(String pack) throws StoreException {
-        Boolean known = packPresent.get(pack);
-        if (known == null) {
-            known = store.exists(PackKeys.packKey(pack));
-            packPresent.put(pack, known);
-        }
-        return known;
     }
 }

@@ -59,11 +59,6 @@ public final class DedupCache {
         return map;
     }
 
-    /** Blobs held. */
-    public synchronized long blobs() {
-        return blobs;
-    }
-
     /** Every stored blob of a pack-layout manifest and where it lies. */
     public static Map<ChunkId, BlobLocation> locations(Manifest m) {
         Map<ChunkId, BlobLocation> out = new HashMap<>();

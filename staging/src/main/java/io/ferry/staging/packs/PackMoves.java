@@ -55,10 +55,6 @@ public final class PackMoves {
         return pack;
     }
 
-    public Map<Long, Moved> moves() {
-        return java.util.Collections.unmodifiableMap(moves);
-    }
-
     /** Where the record at {@code offset} of the old pack went, if it was moved. */
     public Optional<Moved> resolve(long offset) {
         return Optional.ofNullable(moves.get(offset));

@@ -16,9 +16,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * Appends the blob records of one push to packs and writes each full pack with one durable
  * put: one fsync (POSIX), one hsync (HDFS) or one PUT (S3) per pack of {@code packSize}
  * stored bytes, not per blob. Workers append concurrently; the one whose record fills a pack
- * writes it, while the others go on filling the next. At most {@code packsAlive} packs exist
- * at once (the one being filled and those being written): an append waits when the store is
- * slower than the workers, which bounds memory at {@code packsAlive x packSize}.
+ * writes it, while the others go on filling the next. At most {@link #PACKS_ALIVE} packs exist
+ * at once (the one being filled and one being written): an append waits when the store is
+ * slower than the workers, which bounds memory at {@code PACKS_ALIVE x packSize}.
  *
  * <p>A pack is named by 256 random bits, fixed when it is opened, so a blob's place is known
  * at once; its contents are checked by each record's CRC32C and blob SHA-256 and by the
@@ -29,19 +29,18 @@ public final class PackWriter {
     private final Store store;
     private final int packSize;
     private final Semaphore alive;
-    /** Buffers of packs written, filled again by the next packs: a push allocates at most {@code packsAlive} of them. */
+    /** Packs in memory at once: one filling, one being written. */
+    public static final int PACKS_ALIVE = 2;
+    /** Buffers of packs written, filled again by the next packs: a writer allocates at most {@link #PACKS_ALIVE} of them. */
     private final java.util.concurrent.ConcurrentLinkedQueue<byte[]> spare = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private final AtomicInteger written = new AtomicInteger();
     private final AtomicLong writtenBytes = new AtomicLong();
     private PackBuilder open; // guarded by this
 
-    public PackWriter(Store store, int packSize, int packsAlive) {
-        if (packsAlive < 2) {
-            throw new IllegalArgumentException("at least two packs must be alive (one filling, one written), got " + packsAlive);
-        }
+    public PackWriter(Store store, int packSize) {
         this.store = store;
         this.packSize = packSize;
-        this.alive = new Semaphore(packsAlive);
+        this.alive = new Semaphore(PACKS_ALIVE);
     }
 
     /** Where a record went: its pack's name and offset. */
