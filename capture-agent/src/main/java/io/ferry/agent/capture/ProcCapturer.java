@@ -157,8 +157,18 @@ public final class ProcCapturer implements Capturer {
                     if (p != pid && !capturable(p)) {
                         continue; // a member that exited just before the stop (a zombie its frozen parent has not reaped)
                     }
-                    List<Registers.Thread> regs = Registers.read(p, ProcFs.threads(p));
-                    cores.add(new ElfCore(ProcFs.maps(p), ElfCore.describe(p, regs)));
+                    List<Registers.Thread> regs;
+                    List<ProcFs.Region> maps;
+                    try {
+                        regs = Registers.read(p, ProcFs.threads(p));
+                        maps = ProcFs.maps(p);
+                    } catch (IOException e) {
+                        if (p != pid && exiting(e)) {
+                            continue; // a member already in exit when stopped: its memory is gone, it is not part of the image
+                        }
+                        throw e;
+                    }
+                    cores.add(new ElfCore(maps, ElfCore.describe(p, regs)));
                     threads += regs.size();
                     pids.add((long) p);
                 }
@@ -193,6 +203,15 @@ public final class ProcCapturer implements Capturer {
         }
         long zero = files.stream().mapToLong(SparseFile::zeroBytes).sum();
         return new Result(pids, group, threads, frozen.stall(), memory, copied, zero, unreadable, fileBytes);
+    }
+
+    /**
+     * True for what reading a process in exit gives: ESRCH from ptrace, or from reading its
+     * /proc files (the JDK reports that errno only by its text), or the files gone.
+     */
+    private static boolean exiting(IOException e) {
+        return e instanceof ProcessGoneException || e instanceof NoSuchFileException
+                || "No such process".equals(e.getMessage());
     }
 
     private static boolean capturable(int p) throws IOException {
