@@ -18,18 +18,18 @@ import java.util.Locale;
 final class Accuracy {
     private Accuracy() {}
 
-    static int print(String job, LogOptions log, boolean json, PrintStream out) throws IOException {
+    static int print(String job, LogOptions log, boolean json, boolean refit, PrintStream out) throws IOException {
         Names.requireJob(job);
         JobView v;
         try (LogConnection c = log.open()) {
             v = c.replay().get(job).orElseThrow(() -> new IllegalArgumentException("no job " + job + " in the log"));
         }
-        List<Row> rows = ForecastErrors.rows(v);
+        List<Row> rows = refit ? ForecastErrors.refit(v) : ForecastErrors.rows(v);
         List<Double> err = rows.stream().map(Row::error).toList();
         List<Double> ideal = rows.stream().map(Row::idealError).toList();
         if (json) {
             ObjectMapper m = new ObjectMapper();
-            ObjectNode n = m.createObjectNode().put("job", job).put("forecasts", rows.size())
+            ObjectNode n = m.createObjectNode().put("job", job).put("refit", refit).put("forecasts", rows.size())
                     .put("medianAbsError", ForecastErrors.quantileAbs(err, 0.5)).put("p90AbsError", ForecastErrors.quantileAbs(err, 0.9))
                     .put("idealMedianAbsError", ForecastErrors.quantileAbs(ideal, 0.5));
             ArrayNode a = n.putArray("rows");
@@ -42,7 +42,9 @@ final class Accuracy {
             out.println(m.writerWithDefaultPrettyPrinter().writeValueAsString(n));
             return 0;
         }
-        out.printf(Locale.ROOT, "Forecasts of time to established for %s (from the request; forecast made once captured)%n", job);
+        out.printf(Locale.ROOT, refit
+                ? "Forecasts of time to established for %s made again by this version's model from the same history%n"
+                : "Forecasts of time to established for %s (from the request; forecast made once captured)%n", job);
         out.println("| generation | raw | ranks | written: expected | written | forecast s | actual s | error | fill-time law s | law error |");
         out.println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (Row r : rows) {

@@ -45,6 +45,9 @@ final class PlanCommand implements Callable<Integer> {
     @Option(names = "--accuracy", paramLabel = "JOB",
             description = "Instead: every forecast the coordinator made for JOB beside what then happened, and the error distribution.")
     String accuracy;
+    @Option(names = "--refit", description = {"With --accuracy: forecasts this version's model makes from the job's recorded history",
+            "(each from the snapshots established before it was requested), to judge a model change on a recorded job."})
+    boolean refit;
     @Option(names = "--calibrate-from", paramLabel = "JOB",
             description = {"Calibrate from JOB's established snapshots (local write, staging, compression, straggler spread)",
                     "and a probe of its store with concurrent writers; with --nodes, project to that machine per tier."})
@@ -75,8 +78,11 @@ final class PlanCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (refit && accuracy == null) {
+            throw new IllegalArgumentException("--refit goes with --accuracy JOB");
+        }
         if (accuracy != null) {
-            return Accuracy.print(accuracy, logOptions, json, System.out);
+            return Accuracy.print(accuracy, logOptions, json, refit, System.out);
         }
         if (calibrateFrom != null || calibrationFile != null) {
             return calibrated();

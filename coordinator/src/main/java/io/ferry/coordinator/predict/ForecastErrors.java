@@ -41,6 +41,25 @@ public final class ForecastErrors {
         return rows;
     }
 
+    /**
+     * The forecasts today's model makes from the same history, in generation order: each
+     * established generation forecast from the snapshots established before it was requested
+     * (the live forecast, made once it was captured, may have seen one more). For judging a
+     * change to the model on a recorded job.
+     */
+    public static List<Row> refit(JobView v) {
+        List<Row> rows = new ArrayList<>();
+        for (GenerationView g : v.generations()) {
+            if (g.state() != GenerationView.State.ESTABLISHED || !(g.secondsToEstablished() > 0) || g.requestedAtMillis() <= 0) {
+                continue;
+            }
+            Predictor.predict(v, g.generation(), g.rawBytes(), g.capturedRanks(), g.requestedAtMillis()).ifPresent(p ->
+                    rows.add(new Row(g.generation(), p.rawBytes(), p.ranks(), p.predictedSecondsToEstablished(),
+                            p.idealSeconds(), g.secondsToEstablished(), p.writtenBytes(), g.storedBytes())));
+        }
+        return rows;
+    }
+
     /** The q-quantile (0..1) of absolute values, nearest rank (the median averages the middle two); NaN for none. */
     public static double quantileAbs(List<Double> xs, double q) {
         if (xs.isEmpty()) {

@@ -5,17 +5,32 @@ import java.util.List;
 import java.util.function.ToDoubleFunction;
 
 /**
- * Ordinary least squares with an intercept, for the handful of points a job's history gives.
- * A feature that does not vary across the points (relative spread under 1%) is left out, and
- * so is any feature beyond what the number of points can determine, so the fit never divides
- * by a noise-sized determinant.
+ * Least squares with an intercept, for the handful of points a job's history gives, ordinary or
+ * weighted per point. A feature that does not vary across the points (relative spread under 1%)
+ * is left out, and so is any feature beyond what the number of points can determine, so the fit
+ * never divides by a noise-sized determinant. With every feature left out, the fit is the
+ * (weighted) mean of the targets.
  */
 final class LeastSquares {
     private LeastSquares() {}
 
     /** A linear model {@code y = w0 + sum(w_i x_i)} fitted to rows {@code x} and targets {@code y}. */
     static ToDoubleFunction<double[]> fit(double[][] x, double[] y) {
+        double[] ones = new double[y.length];
+        java.util.Arrays.fill(ones, 1);
+        return fit(x, y, ones);
+    }
+
+    /** As {@link #fit(double[][], double[])}, each point counting with its weight ({@code > 0}). */
+    static ToDoubleFunction<double[]> fit(double[][] x, double[] y, double[] weight) {
         int n = y.length;
+        double total = 0;
+        for (double v : weight) {
+            if (!(v > 0)) {
+                throw new IllegalArgumentException("weights must be positive, got " + v);
+            }
+            total += v;
+        }
         int k = x[0].length;
         List<Integer> used = new ArrayList<>();
         double[] mean = new double[k];
@@ -24,26 +39,26 @@ final class LeastSquares {
             double min = Double.MAX_VALUE;
             double max = -Double.MAX_VALUE;
             double sum = 0;
-            for (double[] row : x) {
-                min = Math.min(min, row[f]);
-                max = Math.max(max, row[f]);
-                sum += row[f];
+            for (int r = 0; r < n; r++) {
+                min = Math.min(min, x[r][f]);
+                max = Math.max(max, x[r][f]);
+                sum += weight[r] * x[r][f];
             }
-            mean[f] = sum / n;
+            mean[f] = sum / total;
             scale[f] = max - min;
             if (scale[f] > 0.01 * Math.max(Math.abs(max), Math.abs(min)) && used.size() + 2 <= n) {
                 used.add(f);
             }
         }
         double yMean = 0;
-        for (double v : y) {
-            yMean += v;
+        for (int r = 0; r < n; r++) {
+            yMean += weight[r] * y[r];
         }
-        yMean /= n;
+        yMean /= total;
         int m = used.size();
         double[] w = new double[m];
         if (m > 0) {
-            // Normal equations on centred, scaled features: (Z^T Z) w = Z^T (y - mean y).
+            // Normal equations on centred, scaled features: (Z^T W Z) w = Z^T W (y - mean y).
             double[][] a = new double[m][m + 1];
             for (int r = 0; r < n; r++) {
                 double[] z = new double[m];
@@ -53,9 +68,9 @@ final class LeastSquares {
                 }
                 for (int i = 0; i < m; i++) {
                     for (int j = 0; j < m; j++) {
-                        a[i][j] += z[i] * z[j];
+                        a[i][j] += weight[r] * z[i] * z[j];
                     }
-                    a[i][m] += z[i] * (y[r] - yMean);
+                    a[i][m] += weight[r] * z[i] * (y[r] - yMean);
                 }
             }
             for (int i = 0; i < m; i++) {

@@ -22,11 +22,15 @@ import java.util.Optional;
  * one's bytes for the same raw size is forecast from that fifth, not from the raw size (with raw
  * bytes, such a job's forecasts missed by a median 29%). A history without any written bytes
  * (logs older than staging reports, or snapshots that wrote nothing new) falls back to raw bytes. The stall is {@code a + b x (rawBytes / ranks)}:
- * ranks write their images in parallel, so the largest share sets it. Both are ordinary least
- * squares over the last {@link #WINDOW} established snapshots, made only after
- * {@link #WARM_UP} of them (the first ones warm caches and JIT compilers and mislead).
- * Where the history cannot separate a term (every snapshot the same size or rank count),
- * that term is dropped rather than guessed.
+ * ranks write their images in parallel, so the largest share sets it. Both are least squares
+ * over the last {@link #WINDOW} established snapshots, made only after {@link #WARM_UP} of them
+ * (the first ones warm caches and JIT compilers and mislead), weighted by recency: a snapshot
+ * counts half as much as one {@link #HALF_LIFE} snapshots newer, and for relative error (each
+ * point over its time squared, so short snapshots are not drowned by long ones). A running job drifts (page
+ * cache, JIT, a store filling up, a dedup cache warming): with every snapshot writing the same
+ * bytes, an unweighted fit is the window's mean and lags a trend, which missed a job whose
+ * times fell from 17 to 10 s by a median 25%. Where the history cannot separate a term (every
+ * snapshot the same size or rank count), that term is dropped rather than guessed.
  *
  * <p>Beside it, the Checkpoint Fill-Time Law's ideal time for the same bytes: this node's disk
  * is the whole storage, so the law reduces to bytes over the disk's write bandwidth, taken
@@ -35,15 +39,28 @@ import java.util.Optional;
 public final class Predictor {
     public static final int WARM_UP = 3;
     public static final int WINDOW = 10;
+    /** Snapshots after which a snapshot's weight in the fit has halved. */
+    public static final double HALF_LIFE = 3;
 
     private Predictor() {}
 
     /** A forecast for a generation of {@code rawBytes} over {@code ranks}, or empty during warm-up. */
     public static Optional<Event.PredictionMade> predict(JobView job, long generation, long rawBytes, int ranks) {
+        return predict(job, generation, rawBytes, ranks, Long.MAX_VALUE);
+    }
+
+    /**
+     * As {@link #predict(JobView, long, long, int)} from only the snapshots established by
+     * {@code asOfMillis} (log time): what the model would have forecast then, for replaying a
+     * recorded job ({@code ferry plan --accuracy J --refit}).
+     */
+    public static Optional<Event.PredictionMade> predict(JobView job, long generation, long rawBytes, int ranks,
+                                                         long asOfMillis) {
         List<GenerationView> history = new ArrayList<>();
         for (GenerationView g : job.generations()) {
             if (g.generation() < generation && g.state() == GenerationView.State.ESTABLISHED && g.rawBytes() > 0
-                    && g.capturedRanks() > 0 && !Double.isNaN(g.secondsToEstablished())) {
+                    && g.capturedRanks() > 0 && !Double.isNaN(g.secondsToEstablished())
+                    && g.requestedAtMillis() + g.secondsToEstablished() * 1000 <= asOfMillis) {
                 history.add(g);
             }
         }
@@ -57,6 +74,7 @@ public final class Predictor {
         double[] ts = new double[fit.size()];
         double[][] sx = new double[fit.size()][];
         double[] ss = new double[fit.size()];
+        double[] weight = new double[fit.size()];
         double bestRate = 0;
         boolean byWritten = fit.stream().anyMatch(g -> g.storedBytes() > 0);
         GenerationView newest = history.get(history.size() - 1);
@@ -67,15 +85,29 @@ public final class Predictor {
             ts[i] = g.secondsToEstablished();
             sx[i] = new double[]{(double) g.rawBytes() / g.capturedRanks()};
             ss[i] = g.maxStallSeconds();
+            weight[i] = Math.pow(0.5, (fit.size() - 1 - i) / HALF_LIFE);
             if (g.maxStallSeconds() > 0) {
                 bestRate = Math.max(bestRate, g.rawBytes() / g.maxStallSeconds());
             }
         }
-        double toEstablished = LeastSquares.fit(xs, ts).applyAsDouble(new double[]{rawBytes * writtenShare, ranks});
-        double stall = LeastSquares.fit(sx, ss).applyAsDouble(new double[]{(double) rawBytes / ranks});
+        double toEstablished = LeastSquares.fit(xs, ts, relative(weight, ts)).applyAsDouble(new double[]{rawBytes * writtenShare, ranks});
+        double stall = LeastSquares.fit(sx, ss, relative(weight, ss)).applyAsDouble(new double[]{(double) rawBytes / ranks});
         double ideal = bestRate > 0 ? rawBytes / bestRate : Double.NaN;
         return Optional.of(new Event.PredictionMade(job.job(), generation, rawBytes, ranks, Math.max(0, stall),
                 Math.max(0, toEstablished), ideal, fit.size(), byWritten ? Math.round(rawBytes * writtenShare) : -1));
+    }
+
+    /**
+     * Weights that make the fit minimise relative errors, as forecasts are judged (a second off
+     * a 1 s snapshot is worse than a second off a 20 s one): each point's weight over its target
+     * squared.
+     */
+    private static double[] relative(double[] weight, double[] target) {
+        double[] out = new double[weight.length];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = weight[i] / Math.max(1e-6, target[i] * target[i]);
+        }
+        return out;
     }
 
     /**

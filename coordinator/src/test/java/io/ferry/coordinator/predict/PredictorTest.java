@@ -5,6 +5,8 @@ import io.ferry.coordinator.Jobs;
 import io.ferry.model.Event;
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -69,6 +71,51 @@ class PredictorTest {
         JobView j = history(100_000_000, 100_000_000, 100_000_000, 100_000_000);
         Event.PredictionMade p = Predictor.predict(j, 4, 100_000_000, 2).orElseThrow();
         assertEquals(2.5, p.predictedSecondsToEstablished(), 1e-9);
+    }
+
+    /** Generation g of 200 MB (all written) taking {@code seconds[g]}, requested at g x 20 s and established then. */
+    private JobView timed(double... seconds) {
+        JobView j = jobs.apply(new Event.JobStarted("j", 2, 0, false, "file:/s", "n"), 1);
+        for (int g = 0; g < seconds.length; g++) {
+            long at = 1_000 + g * 20_000L;
+            jobs.apply(new Event.CheckpointRequested("j", g, "request"), at);
+            jobs.apply(new Event.ImageCaptured("j", g, 0, "n", 100_000_000, 0.2), at);
+            jobs.apply(new Event.ImageCaptured("j", g, 1, "n", 100_000_000, 0.2), at);
+            jobs.apply(new Event.ImageStaged("j", g, 0, "remote", 100_000_000, 100_000_000, 1), at);
+            jobs.apply(new Event.ImageStaged("j", g, 1, "remote", 100_000_000, 100_000_000, 1), at);
+            jobs.apply(new Event.SnapshotEstablished("j", g, "remote", seconds[g]), at + (long) (seconds[g] * 1000));
+        }
+        return j;
+    }
+
+    @Test
+    void aJobThatSpeedsUpIsFollowedInsteadOfAveraged() {
+        // Every snapshot writes the same bytes while the job gets faster (17 s down to 10.4 s):
+        // no feature explains it, so the fit is a mean, and recent snapshots weigh more in it.
+        double[] s = new double[12];
+        for (int g = 0; g < s.length; g++) {
+            s[g] = 17 - 0.6 * g;
+        }
+        double windowMean = 0;
+        for (int g = 3; g < 12; g++) {
+            windowMean += s[g] / 9;
+        }
+        Event.PredictionMade p = Predictor.predict(timed(s), 12, 200_000_000, 2).orElseThrow();
+        double next = 17 - 0.6 * 12;
+        assertTrue(p.predictedSecondsToEstablished() < windowMean - 1 && p.predictedSecondsToEstablished() > next,
+                "forecast " + p.predictedSecondsToEstablished() + " s: nearer the newest snapshots (next " + next
+                        + " s) than the window's mean " + windowMean + " s");
+    }
+
+    @Test
+    void aRefitForecastsEachGenerationFromWhatWasEstablishedBeforeItsRequest() {
+        // Generation 4 takes 30 s: established only after generation 5 was requested (at 101 s).
+        JobView j = timed(2, 2, 2, 2, 30, 2, 2);
+        List<ForecastErrors.Row> rows = ForecastErrors.refit(j);
+        assertEquals(List.of(3L, 4L, 5L, 6L), rows.stream().map(ForecastErrors.Row::generation).toList());
+        assertEquals(2.0, rows.get(2).predicted(), 1e-9, "generation 5's forecast cannot have seen generation 4's 30 s");
+        assertTrue(rows.get(3).predicted() > 2.01, "generation 6's did: " + rows.get(3).predicted());
+        assertEquals(30, rows.get(1).actual(), 1e-9);
     }
 
     @Test
