@@ -109,6 +109,23 @@ class RunIT {
     }
 
     @Test
+    void aRankThatFailsAtStartIsRolledBackWithBackoffThenTheJobGivesUp() throws Exception {
+        // Before recovery.max-attempts, such a job was relaunched for ever (1,195 rollbacks in 180 s).
+        long t0 = System.nanoTime();
+        FerryProcess.Result r = FerryProcess.run("run", "--job", "doomed", "--ranks", "1", "--interval", "0", "--auto-recover",
+                "--set", "recovery.max-attempts=3", "--set", "recovery.backoff=400ms",
+                "--home", tmp.resolve("home").toString(), "--", "bash", "-c", "exit 7");
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        assertEquals(1, r.exit(), r.out());
+        assertTrue(r.out().contains("rank 0 exited with 7; gave up after 3 rollbacks in a row without a newer established"
+                + " snapshot (recovery.max-attempts=3)"), r.out());
+        // Three rollbacks, the 2nd and 3rd after waits of 0.4 s and 0.8 s: the job cannot have ended sooner.
+        assertTrue(seconds > 1.2, "ended after " + seconds + " s");
+        FerryProcess.Result list = FerryProcess.run("list", "doomed", "--home", tmp.resolve("home").toString());
+        assertTrue(list.out().contains("FAILED, 3 recoveries"), list.out());
+    }
+
+    @Test
     void failingRankWithoutAutoRecoveryFailsTheJob() throws Exception {
         FerryProcess.Result r = FerryProcess.run("run", "--job", "oops", "--ranks", "2", "--interval", "0",
                 "--home", tmp.resolve("home").toString(), "--", "bash", "-c", "[ $FERRY_RANK = 1 ] && exit 3; sleep 1");

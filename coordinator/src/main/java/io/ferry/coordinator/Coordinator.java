@@ -372,9 +372,7 @@ public final class Coordinator implements Closeable {
             if (j.pendingRollback != null) {
                 boolean staging = j.generations.values().stream().anyMatch(g -> g.state == GenerationView.State.CAPTURED);
                 if (!staging || now - j.pendingSinceMillis >= ROLLBACK_WAITS_FOR_STAGING.toMillis()) {
-                    String cause = j.pendingRollback;
-                    j.pendingRollback = null;
-                    recovery.rollBackBelow(j, Long.MAX_VALUE, cause);
+                    recovery.rollBackPending(j, now);
                 }
                 continue;
             }

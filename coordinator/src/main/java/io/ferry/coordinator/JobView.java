@@ -19,6 +19,14 @@ public final class JobView {
     io.ferry.model.Placement placement;
     final Map<Integer, Integer> exits = new HashMap<>();
     int recoveries;
+    /**
+     * Rollbacks in a row without progress: since the job's newest established generation last
+     * grew, or since the job was (re)started. Folded from the log, so a coordinator that takes
+     * over counts on; {@link #lastRecoveryMillis} is the log time of the newest.
+     */
+    int rollbacksWithoutProgress;
+    long progressMark = Long.MIN_VALUE;
+    long lastRecoveryMillis;
     /** The generation the current rollback restores (-1: from the beginning); meaningful while {@link #recovering}. */
     long recoveryGeneration = -1;
     boolean recovering;

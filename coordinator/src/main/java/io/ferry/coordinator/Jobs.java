@@ -40,6 +40,7 @@ public final class Jobs {
             placed(j, s.where(), timestampMillis);
             j.success = null;
             j.recovering = false;
+            j.rollbacksWithoutProgress = 0; // a new `ferry run` gets the whole recovery budget again
             j.launchFailure = "";
             j.launcherSeenMillis = 0; // a new `ferry run`: watched from its first heartbeat
             j.exits.clear();
@@ -152,6 +153,10 @@ public final class Jobs {
             }
         } else if (e instanceof Event.RecoveryStarted r) {
             j.recoveries++;
+            long newest = j.newestEstablished().map(GenerationView::generation).orElse(-1L);
+            j.rollbacksWithoutProgress = newest > j.progressMark ? 1 : j.rollbacksWithoutProgress + 1;
+            j.progressMark = Math.max(j.progressMark, newest);
+            j.lastRecoveryMillis = timestampMillis;
             j.recovering = true;
             j.recoveryGeneration = r.generation();
             j.restoredNodes.clear();

@@ -4,6 +4,7 @@ import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.Command;
 import io.ferry.model.Event;
 import io.ferry.model.Placement;
+import io.ferry.staging.StagingConfig;
 
 /**
  * The coordinator's recovery decisions, kept apart from its loop: starting a job on its nodes,
@@ -93,6 +94,55 @@ final class Recovery {
             j.restoredNodes.clear();
         }
         launchAll(j, g, cause);
+    }
+
+    /**
+     * The rollback decided after a failure, once staging has had its chance: now, or after a
+     * backoff when the rollbacks before it made no progress (no newer established snapshot):
+     * {@code recovery.backoff}, doubled for each further one, at most {@code recovery.max-backoff}.
+     * After {@code recovery.max-attempts} of those the job fails with the reason instead, as a
+     * batch system's requeue limit does: a rank that fails at start is not relaunched for ever.
+     */
+    void rollBackPending(JobView j, long now) {
+        java.util.Map<String, String> settings = j.started.launch().settings();
+        int max = setting(settings, StagingConfig.RECOVERY_MAX_ATTEMPTS);
+        long newest = j.newestEstablished().map(GenerationView::generation).orElse(-1L);
+        int without = newest > j.progressMark ? 0 : j.rollbacksWithoutProgress;
+        String cause = j.pendingRollback;
+        if (max > 0 && without >= max) {
+            j.pendingRollback = null;
+            finish(j, false, cause + "; gave up after " + without + " rollback" + (without == 1 ? "" : "s")
+                    + " in a row without a newer established snapshot (recovery.max-attempts=" + max + ")");
+            return;
+        }
+        if (now - j.lastRecoveryMillis < backoffMillis(settings, without)) {
+            return; // still pending: a later tick rolls back
+        }
+        j.pendingRollback = null;
+        rollBackBelow(j, Long.MAX_VALUE, cause);
+    }
+
+    /** The wait after {@code without} rollbacks in a row without progress: none after none. */
+    static long backoffMillis(java.util.Map<String, String> settings, int without) {
+        if (without == 0) {
+            return 0;
+        }
+        long base = setting(settings, StagingConfig.RECOVERY_BACKOFF).toMillis();
+        long cap = setting(settings, StagingConfig.RECOVERY_MAX_BACKOFF).toMillis();
+        return Math.min(cap, base << Math.min(without - 1, 30));
+    }
+
+    /** A job's setting, or the key's default where it is missing or (from an older writer) unreadable. */
+    private static <T> T setting(java.util.Map<String, String> settings, io.ferry.model.ConfigKey<T> key) {
+        String v = settings.get(key.name());
+        if (v != null) {
+            try {
+                return key.parse(v);
+            } catch (IllegalArgumentException e) {
+                System.err.println("ferry coordinator: ignoring " + key.name() + "=" + v + ": " + e.getMessage());
+            }
+        }
+        return key.parse(key.defaultValue());
     }
 
     /** Rolls back to the newest usable generation below {@code belowExclusive}, or from the beginning. */

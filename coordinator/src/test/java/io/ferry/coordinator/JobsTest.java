@@ -70,6 +70,28 @@ class JobsTest {
     }
 
     @Test
+    void rollbacksInARowAreCountedUntilANewerSnapshotIsEstablishedOrTheJobIsRunAgain() {
+        JobView j = apply(new Event.JobStarted("j", 1, 0, true, "s", "n"),
+                new Event.RecoveryStarted("j", -1, "rank 0 exited with 7"),
+                new Event.RecoveryStarted("j", -1, "rank 0 exited with 7"));
+        assertEquals(2, j.rollbacksWithoutProgress);
+        apply(new Event.CheckpointRequested("j", 0, "request"),
+                new Event.ImageCaptured("j", 0, 0, "n", 1, 0),
+                new Event.SnapshotEstablished("j", 0, "remote", 1),
+                new Event.RecoveryStarted("j", 0, "rank 0 exited with 7"));
+        assertEquals(1, j.rollbacksWithoutProgress, "generation 0 is progress: the count starts again");
+        apply(new Event.RecoveryStarted("j", 0, "rank 0 exited with 7"));
+        assertEquals(2, j.rollbacksWithoutProgress, "rolling back to the same generation is not");
+        apply(new Event.JobStarted("j", 1, 0, true, "s", "n"));
+        assertEquals(0, j.rollbacksWithoutProgress, "a new ferry run gets the whole budget");
+        assertEquals(0, Recovery.backoffMillis(Map.of(), 0), "the first rollback after progress never waits");
+        assertEquals(2_000, Recovery.backoffMillis(Map.of(), 1));
+        assertEquals(8_000, Recovery.backoffMillis(Map.of(), 3));
+        assertEquals(300_000, Recovery.backoffMillis(Map.of(), 40), "capped at recovery.max-backoff");
+        assertEquals(1_000, Recovery.backoffMillis(Map.of("recovery.backoff", "250ms"), 3));
+    }
+
+    @Test
     void heartbeatsMoveTheLastSeenTime() {
         JobView j = jobs.apply(new Event.JobStarted("j", 1, 0, true, "s", "n"), 1000);
         assertEquals(1000, j.lastHeartbeatMillis("n"));

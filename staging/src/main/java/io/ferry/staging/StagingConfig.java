@@ -87,9 +87,24 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
                     + " snapshot, as ferry store prune --keep-last; their chunks go at the next ferry store gc); 0 keeps all.",
             0, 0, 1_000_000);
 
+    /** Read by the coordinator, which decides rollbacks (with --auto-recover). */
+    public static final ConfigKey<Integer> RECOVERY_MAX_ATTEMPTS = ConfigKey.intKey("recovery.max-attempts",
+            "Rollbacks in a row without a newer established snapshot before the job fails with the reason, as a batch"
+                    + " system's requeue limit (a rank that fails at start would otherwise be rolled back for ever); 0: no limit.",
+            5, 0, 1_000_000);
+    /** Read by the coordinator. */
+    public static final ConfigKey<java.time.Duration> RECOVERY_BACKOFF = ConfigKey.durationKey("recovery.backoff",
+            "Wait before a second rollback in a row without progress, doubling for each further one (at most"
+                    + " recovery.max-backoff); the first rollback after progress never waits.", "2s",
+            java.time.Duration.ZERO, java.time.Duration.ofDays(1));
+    /** Read by the coordinator. */
+    public static final ConfigKey<java.time.Duration> RECOVERY_MAX_BACKOFF = ConfigKey.durationKey("recovery.max-backoff",
+            "The longest wait between two rollbacks.", "5m", java.time.Duration.ZERO, java.time.Duration.ofDays(1));
+
     public static final ConfigTable TABLE = new ConfigTable(List.of(CHUNK_SIZE, ZSTD_LEVEL, WORKERS, MIN_RATIO,
             MAX_IN_FLIGHT, KEEP_GENERATIONS, FILE_SHA256, LAYOUT_PACKS, PACK_SIZE, BLOB_SIZE, DEDUP_GENERATIONS,
-            DEDUP_CACHE, PARTNER, PARTNER_DOMAINS, STORE_KEEP_GENERATIONS));
+            DEDUP_CACHE, PARTNER, PARTNER_DOMAINS, STORE_KEEP_GENERATIONS, RECOVERY_MAX_ATTEMPTS, RECOVERY_BACKOFF,
+            RECOVERY_MAX_BACKOFF));
 
     /**
      * The job's partner policy from its settings: empty when partner copies are off, else
