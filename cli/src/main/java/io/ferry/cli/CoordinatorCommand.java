@@ -22,9 +22,8 @@ final class CoordinatorCommand implements Callable<Integer> {
     String listen;
     @Option(names = "--kafka", paramLabel = "HOST:PORT", description = "A site Kafka cluster instead of the embedded broker.")
     String kafka;
-    @Option(names = "--http", defaultValue = CoordinatorService.DEFAULT_HTTP, paramLabel = "HOST:PORT",
-            description = "Dashboard, JSON API and metrics, or off. Default ${DEFAULT-VALUE}.")
-    String http;
+    @picocli.CommandLine.Mixin
+    HttpOptions http = new HttpOptions();
     @Option(names = "--heartbeat-timeout", defaultValue = "30s", paramLabel = "DURATION",
             description = "How long a node may stay silent before its ranks move elsewhere. Default ${DEFAULT-VALUE}.")
     String heartbeatTimeout;
@@ -42,7 +41,7 @@ final class CoordinatorCommand implements Callable<Integer> {
         if (kafka == null) {
             io.ferry.eventlog.HostPort.parse(listen, "--listen");
         }
-        CoordinatorService.httpAddress(http);
+        http.check();
         java.time.Duration timeout = Durations.parse(heartbeatTimeout);
         if (timeout.isZero()) {
             throw new IllegalArgumentException("--heartbeat-timeout must be positive");

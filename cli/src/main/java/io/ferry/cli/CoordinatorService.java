@@ -21,8 +21,6 @@ import java.util.Optional;
  * runs it beside one agent, which is the one-node cluster.
  */
 final class CoordinatorService implements Closeable {
-    /** Where the dashboard and HTTP API listen unless {@code --http} says otherwise: loopback only (no authentication). */
-    static final String DEFAULT_HTTP = "127.0.0.1:7460";
 
     private EmbeddedKafka kafka;
     private KafkaLog log;
@@ -39,16 +37,16 @@ final class CoordinatorService implements Closeable {
      * Starts the services; {@code owner} names what runs them in the home's run file (a job,
      * or "coordinator"), so another command of this home finds the broker.
      */
-    static CoordinatorService start(FerryHome home, String kafkaBootstrap, String listen, String httpAddress,
+    static CoordinatorService start(FerryHome home, String kafkaBootstrap, String listen, HttpOptions http,
                                     Duration heartbeatTimeout, java.util.Map<String, String> secrets, String owner,
                                     PrintStream out)
             throws IOException, InterruptedException {
-        return start(home, kafkaBootstrap, listen, httpAddress, heartbeatTimeout, secrets, owner, out,
+        return start(home, kafkaBootstrap, listen, http, heartbeatTimeout, secrets, owner, out,
                 Coordinator.DEFAULT_GROUP, Coordinator.DEFAULT_TAKEOVER);
     }
 
     /** As above, the coordinator a member of {@code group}, taking over a silent member's jobs after {@code takeoverAfter}. */
-    static CoordinatorService start(FerryHome home, String kafkaBootstrap, String listen, String httpAddress,
+    static CoordinatorService start(FerryHome home, String kafkaBootstrap, String listen, HttpOptions http,
                                     Duration heartbeatTimeout, java.util.Map<String, String> secrets, String owner,
                                     PrintStream out, String group, Duration takeoverAfter)
             throws IOException, InterruptedException {
@@ -74,7 +72,7 @@ final class CoordinatorService implements Closeable {
                 throw new IOException("the coordinator did not catch up with the log at " + s.log.bootstrapServers()
                         + " within 60 s");
             }
-            s.http = startHttp(s.coordinator, httpAddress, out);
+            s.http = startHttp(s.coordinator, http, out);
             return s;
         } catch (IOException | RuntimeException | InterruptedException e) {
             s.close();
@@ -94,38 +92,22 @@ final class CoordinatorService implements Closeable {
      * Serves the dashboard and API on {@code address} ("HOST:PORT", or "off"); when the port is
      * taken (another job on this machine), on any free port, said on {@code out}.
      */
-    private static HttpApi startHttp(Coordinator coordinator, String address, PrintStream out) throws IOException {
-        Optional<InetSocketAddress> a = httpAddress(address);
+    private static HttpApi startHttp(Coordinator coordinator, HttpOptions options, PrintStream out) throws IOException {
+        Optional<InetSocketAddress> a = options.listen();
+        Optional<String> token = options.token();
         if (a.isEmpty()) {
             return null;
         }
         HttpApi api;
         try {
-            api = HttpApi.start(coordinator, a.get());
+            api = HttpApi.start(coordinator, a.get(), token);
         } catch (java.net.BindException e) {
-            api = HttpApi.start(coordinator, new InetSocketAddress(a.get().getAddress(), 0));
+            api = HttpApi.start(coordinator, new InetSocketAddress(a.get().getAddress(), 0), token);
             out.println("ferry: port " + a.get().getPort() + " is taken; the dashboard listens on another port");
         }
-        out.println("ferry: dashboard " + api.uri() + " (JSON under " + api.uri() + "api/jobs, Prometheus " + api.uri() + "metrics)");
+        out.println("ferry: dashboard " + api.uri() + " (JSON under " + api.uri() + "api/jobs, Prometheus " + api.uri() + "metrics"
+                + (token.isPresent() ? "; a bearer token is required" : "") + ")");
         return api;
-    }
-
-    /** {@code HOST:PORT} (port 0: any) or {@code off}; anything else is a one-line error. */
-    static Optional<InetSocketAddress> httpAddress(String text) {
-        if (text == null || text.equals("off")) {
-            return Optional.empty();
-        }
-        io.ferry.eventlog.HostPort hp;
-        try {
-            hp = io.ferry.eventlog.HostPort.parse(text, "--http");
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("--http must be HOST:PORT (e.g. " + DEFAULT_HTTP + ") or off, got '" + text + "'");
-        }
-        InetSocketAddress a = new InetSocketAddress(hp.host(), hp.port());
-        if (a.isUnresolved()) {
-            throw new IllegalArgumentException("--http: cannot resolve host '" + hp.host() + "'");
-        }
-        return Optional.of(a);
     }
 
     @Override

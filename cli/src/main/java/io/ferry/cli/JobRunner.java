@@ -37,12 +37,11 @@ final class JobRunner implements Closeable {
      *                  ranks, or null: Ferry's agents start them
      */
     record Spec(String job, int ranks, Duration interval, boolean autoRecover, String store, FerryHome home,
-                String kafka, String http, Placement placement, String launcher, Program program) {}
+                String kafka, HttpOptions http, Placement placement, String launcher, Program program) {}
 
     /** What every rank runs, how it is captured, and the configuration ({@code --set}). */
     record Program(List<String> command, Quiesce quiesce, Map<String, String> settings) {}
 
-    static final String DEFAULT_HTTP = CoordinatorService.DEFAULT_HTTP;
     /** How long a submitted job waits for every node of it to answer before it gives up. */
     static final Duration LAUNCH_PATIENCE = Duration.ofSeconds(60);
 

@@ -60,10 +60,8 @@ final class RunCommand implements Callable<Integer> {
             description = {"How ranks are captured: app (the cooperative protocol, default), proc (transparent ELF core",
                     "dumps; restoring them needs an external restorer), criu or dmtcp (where installed)."})
     String capture;
-    @Option(names = "--http", defaultValue = CoordinatorService.DEFAULT_HTTP, paramLabel = "HOST:PORT",
-            description = {"Where the dashboard, JSON API and Prometheus metrics listen (no authentication: keep it on",
-                    "loopback or an operators' network), or off. Default ${DEFAULT-VALUE}; a taken port falls back to a free one."})
-    String http;
+    @picocli.CommandLine.Mixin
+    HttpOptions http = new HttpOptions();
     @Option(names = "--set", paramLabel = "KEY=VALUE", description = "Configuration, repeatable (see README).")
     Map<String, String> settings = new LinkedHashMap<>();
     @Option(names = "--partner", description = {"After each capture, copy every node's images into one other node's cache",
@@ -146,7 +144,7 @@ final class RunCommand implements Callable<Integer> {
                 throw new IllegalStateException("--capture " + capture + " is not available here: " + why);
             });
         }
-        CoordinatorService.httpAddress(http); // a bad address is refused before anything starts
+        http.check(); // a bad address or token file is refused before anything starts
         FerryHome h = FerryHome.resolve(home);
         Duration every = Durations.parse(interval);
         io.ferry.model.Placement where = placement();

@@ -25,27 +25,44 @@ import java.util.concurrent.Executors;
  * The coordinator's HTTP face, read-only: {@code GET /api/jobs} (every job as {@code ferry status
  * --json} prints it), {@code GET /api/jobs/JOB} (the same plus every generation and its forecast),
  * {@code GET /metrics} (Prometheus) and {@code GET /} (the dashboard). {@code ?mtbf=24h} sets
- * the MTBF for the Young/Daly interval. There is no authentication: bind it to loopback (the
- * default of {@code ferry run}) or to a network only operators reach.
+ * the MTBF for the Young/Daly interval. With a bearer token ({@code --http-token-file}), every
+ * request must carry {@code Authorization: Bearer TOKEN} (compared in constant time) or gets 401;
+ * without one it is open: bind it to loopback (the default of {@code ferry run}) or to a
+ * network only operators reach. A 500 says nothing of the failure; the coordinator's stderr does.
  */
 public final class HttpApi implements Closeable {
     private static final ObjectMapper JSON = new ObjectMapper();
     private final Coordinator coordinator;
     private final HttpServer server;
+    /** SHA-256 of the bearer token, or null when requests need none. */
+    private final byte[] tokenDigest;
     private final ExecutorService threads = Executors.newFixedThreadPool(2, r -> {
         Thread t = new Thread(r, "ferry-http");
         t.setDaemon(true);
         return t;
     });
 
-    private HttpApi(Coordinator coordinator, HttpServer server) {
+    private HttpApi(Coordinator coordinator, HttpServer server, byte[] tokenDigest) {
         this.coordinator = coordinator;
         this.server = server;
+        this.tokenDigest = tokenDigest;
     }
 
-    /** Serves {@code coordinator} on {@code address} (port 0: any free port). */
+    /** Serves {@code coordinator} on {@code address} (port 0: any free port), to anyone who reaches it. */
     public static HttpApi start(Coordinator coordinator, InetSocketAddress address) throws IOException {
-        HttpApi api = new HttpApi(coordinator, HttpServer.create(address, 16));
+        return start(coordinator, address, Optional.empty());
+    }
+
+    /** As {@link #start(Coordinator, InetSocketAddress)}, requiring {@code token} as a bearer token when given. */
+    public static HttpApi start(Coordinator coordinator, InetSocketAddress address, Optional<String> token)
+            throws IOException {
+        byte[] digest = token.map(t -> {
+            if (t.isBlank()) {
+                throw new IllegalArgumentException("the HTTP bearer token is empty");
+            }
+            return sha256(t);
+        }).orElse(null);
+        HttpApi api = new HttpApi(coordinator, HttpServer.create(address, 16), digest);
         api.server.createContext("/", api::handle);
         api.server.setExecutor(api.threads);
         api.server.start();
@@ -67,6 +84,11 @@ public final class HttpApi implements Closeable {
 
     private void route(HttpExchange x) throws IOException {
         try {
+            if (!authorized(x.getRequestHeaders().getFirst("Authorization"))) {
+                x.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"ferry\"");
+                error(x, 401, "this coordinator requires a bearer token: Authorization: Bearer TOKEN");
+                return;
+            }
             if (!"GET".equals(x.getRequestMethod()) && !"HEAD".equals(x.getRequestMethod())) {
                 x.getResponseHeaders().set("Allow", "GET, HEAD");
                 error(x, 405, "only GET is served: the API is read-only");
@@ -102,7 +124,29 @@ public final class HttpApi implements Closeable {
         } catch (IllegalArgumentException e) {
             error(x, 400, e.getMessage());
         } catch (RuntimeException e) {
-            error(x, 500, "coordinator error: " + e);
+            System.err.println("ferry coordinator: HTTP " + x.getRequestURI().getPath() + " failed: " + e);
+            error(x, 500, "internal error (the coordinator's log says which)");
+        }
+    }
+
+    /** Whether a request with this Authorization header may be served; constant time in the token's bytes. */
+    private boolean authorized(String header) {
+        if (tokenDigest == null) {
+            return true;
+        }
+        String prefix = "Bearer ";
+        if (header == null || !header.regionMatches(true, 0, prefix, 0, prefix.length())) {
+            return false;
+        }
+        // Both sides hashed first: equal lengths, so the comparison's time says nothing of the token.
+        return java.security.MessageDigest.isEqual(tokenDigest, sha256(header.substring(prefix.length()).trim()));
+    }
+
+    private static byte[] sha256(String s) {
+        try {
+            return java.security.MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
         }
     }
 

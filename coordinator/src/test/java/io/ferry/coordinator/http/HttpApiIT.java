@@ -114,6 +114,30 @@ class HttpApiIT {
         }
     }
 
+    @Test
+    void aConfiguredBearerTokenIsRequiredOnEveryPath() throws Exception {
+        try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));
+             KafkaLog log = new KafkaLog(kafka.bootstrapServers());
+             Coordinator coordinator = new Coordinator(log, Clock.systemUTC()).start();
+             HttpApi api = HttpApi.start(coordinator, new InetSocketAddress("127.0.0.1", 0), java.util.Optional.of("s3cret-Token"))) {
+            assertTrue(coordinator.awaitLive(Duration.ofSeconds(30)));
+            for (String path : new String[]{"/", "/metrics", "/api/jobs", "/api/jobs/x", "/nowhere"}) {
+                HttpResponse<String> none = get(api.uri(), path);
+                assertEquals(401, none.statusCode(), path);
+                assertEquals("Bearer realm=\"ferry\"", none.headers().firstValue("WWW-Authenticate").orElse(""));
+                for (String wrong : new String[]{"Bearer s3cret-Toke", "Bearer s3cret-Token2", "Basic czNjcmV0LVRva2Vu", "s3cret-Token"}) {
+                    assertEquals(401, http.send(HttpRequest.newBuilder(api.uri().resolve(path)).header("Authorization", wrong).build(),
+                            HttpResponse.BodyHandlers.ofString()).statusCode(), path + " with " + wrong);
+                }
+            }
+            HttpResponse<String> ok = http.send(HttpRequest.newBuilder(api.uri().resolve("/api/jobs"))
+                    .header("Authorization", "Bearer s3cret-Token").build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, ok.statusCode(), ok.body());
+            assertEquals("[ ]", ok.body().trim());
+            assertFalse(get(api.uri(), "/api/jobs").body().contains("s3cret"), "a refusal never echoes the token");
+        }
+    }
+
     private static void await(java.util.function.BooleanSupplier cond) throws InterruptedException {
         long deadline = System.nanoTime() + 30_000_000_000L;
         while (!cond.getAsBoolean()) {
