@@ -42,8 +42,8 @@ public final class KafkaLog implements Closeable {
     public static final String STATE = "ferry.state";
     public static final String DEAD_LETTER = "ferry.deadletter";
     public static final String COORDINATOR = "coordinator";
-    /** Largest record Ferry writes or reads (a job's placement is the largest: a few hundred KiB at 1M ranks). */
-    public static final int MAX_RECORD_BYTES = 4 << 20;
+    /** Largest record Ferry writes or reads ({@link io.ferry.model.EventCodec#MAX_BYTES}). */
+    public static final int MAX_RECORD_BYTES = io.ferry.model.EventCodec.MAX_BYTES;
 
     private final String bootstrap;
     private final KafkaProducer<byte[], byte[]> producer;

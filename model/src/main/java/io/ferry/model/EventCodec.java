@@ -74,12 +74,22 @@ public final class EventCodec {
         }
     }
 
+    /**
+     * The largest event or command written or decoded (a job's placement is the largest: a few
+     * hundred KiB at 1M ranks); the log's topics and clients are set to it. A record over it (a
+     * site broker allowing more, a writer that is not Ferry) is refused before it is parsed.
+     */
+    public static final int MAX_BYTES = 4 << 20;
+
     /** Decodes an event; any problem is an {@link IllegalArgumentException} saying what. */
     public static Event decode(byte[] bytes) {
         return decode(bytes, Event.class);
     }
 
     private static <T> T decode(byte[] bytes, Class<T> base) {
+        if (bytes.length > MAX_BYTES) {
+            throw new IllegalArgumentException("record of " + bytes.length + " bytes is over the limit of " + MAX_BYTES);
+        }
         T plain = FLAT.decode(bytes, base, VERSION);
         return plain != null ? plain : decodeTree(bytes, base);
     }

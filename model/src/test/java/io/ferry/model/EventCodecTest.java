@@ -12,6 +12,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class EventCodecTest {
     @Test
+    void aRecordOverTheLimitIsRefusedBeforeItIsParsed() {
+        byte[] huge = new byte[EventCodec.MAX_BYTES + 1];
+        java.util.Arrays.fill(huge, (byte) ' ');
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> EventCodec.decode(huge));
+        assertTrue(e.getMessage().contains("over the limit of " + EventCodec.MAX_BYTES), e.getMessage());
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> EventCodec.decodeCommand(huge));
+    }
+
+    @Test
     void everyEventTypeRoundTrips() {
         List<Event> all = List.of(new Event.JobStarted("j", 4, 3000, true, "file:/s", "n0"),
                 new Event.CheckpointRequested("j", 2, "interval"),

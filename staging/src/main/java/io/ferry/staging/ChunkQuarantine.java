@@ -56,7 +56,7 @@ public final class ChunkQuarantine {
     private static Outcome repairOne(Repository repo, String key, ChunkId id) {
         byte[] obj;
         try {
-            obj = repo.store().get(key);
+            obj = repo.store().getAtMost(key, ReadLimits.CHUNK);
         } catch (ObjectNotFoundException e) {
             return new Outcome(key, false, "gone already");
         } catch (StoreException e) {

@@ -68,7 +68,7 @@ public final class CommittedDigests {
         String key = Repository.markerShardKey(h.job(), h.generation(), shard);
         byte[] bytes;
         try {
-            bytes = repo.store().get(key);
+            bytes = repo.store().getAtMost(key, ReadLimits.MARKER);
         } catch (ObjectNotFoundException e) {
             throw new MalformedManifestException("snapshot " + h.job() + "/" + h.generation() + " is committed but its digest shard "
                     + key + " is missing", e);

@@ -85,6 +85,9 @@ public final class LocalCache {
         Path marker = generationDir(ref.job(), ref.generation()).resolve(".staged-" + ref.rank());
         byte[] bytes;
         try {
+            if (Files.size(marker) > 1 << 20) { // not what markStaged writes: not whole
+                return java.util.Optional.empty();
+            }
             bytes = Files.readAllBytes(marker);
         } catch (java.nio.file.NoSuchFileException e) {
             return java.util.Optional.empty();

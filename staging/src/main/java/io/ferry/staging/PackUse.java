@@ -105,7 +105,7 @@ final class PackUse {
             if (dryRun) {
                 continue;
             }
-            byte[] bytes = store.get(PackKeys.packKey(pack));
+            byte[] bytes = store.getAtMost(PackKeys.packKey(pack), ReadLimits.PACK);
             Map<Long, PackMoves.Moved> moves = new TreeMap<>();
             for (PackFormat.Record r : PackFormat.records(bytes, bytes.length)) {
                 Integer len = en.getValue().get((long) r.offset());

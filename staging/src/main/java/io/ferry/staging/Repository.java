@@ -98,7 +98,7 @@ public final class Repository {
     public record StoredManifest(Manifest manifest, String sha256) {}
 
     public StoredManifest readManifest(ImageRef ref) throws IOException {
-        byte[] bytes = store.get(manifestKey(ref));
+        byte[] bytes = store.getAtMost(manifestKey(ref), ReadLimits.MANIFEST);
         Manifest m = ManifestCodec.decodeManifest(bytes, manifestKey(ref));
         if (!m.image().equals(ref)) {
             throw new MalformedManifestException("manifest " + manifestKey(ref) + " describes " + m.image(), null);
@@ -197,7 +197,7 @@ public final class Repository {
     public Optional<CommittedDigests> committed(String job, long generation) throws IOException {
         String key = markerKey(job, generation);
         try {
-            return Optional.of(new CommittedDigests(this, ManifestCodec.decodeCommitMarker(store.get(key), key)));
+            return Optional.of(new CommittedDigests(this, ManifestCodec.decodeCommitMarker(store.getAtMost(key, ReadLimits.MARKER), key)));
         } catch (ObjectNotFoundException e) {
             return Optional.empty();
         }

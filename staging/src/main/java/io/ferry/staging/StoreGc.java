@@ -84,7 +84,7 @@ public final class StoreGc {
                 if (dryRun) {
                     continue;
                 }
-                byte[] bytes = store.get(fossil);
+                byte[] bytes = store.getAtMost(fossil, Math.max(ReadLimits.CHUNK, ReadLimits.PACK));
                 if (referenced.contains(chunk)) {
                     if (!store.exists(chunk)) {
                         store.put(chunk, ByteBuffer.wrap(bytes)); // a manifest written since needs it back
@@ -123,7 +123,7 @@ public final class StoreGc {
             for (String chunk : garbage) {
                 byte[] bytes;
                 try {
-                    bytes = store.get(chunk);
+                    bytes = store.getAtMost(chunk, Math.max(ReadLimits.CHUNK, ReadLimits.PACK));
                 } catch (ObjectNotFoundException gone) {
                     continue;
                 }
@@ -186,7 +186,7 @@ public final class StoreGc {
     private static Instant fossilizedAt(Store store) throws IOException {
         byte[] b;
         try {
-            b = store.get(RECORD);
+            b = store.getAtMost(RECORD, ReadLimits.GC_RECORD);
         } catch (ObjectNotFoundException none) {
             return null;
         }

@@ -78,7 +78,7 @@ final class StoreVerifier {
                 continue;
             }
             try {
-                io.ferry.staging.packs.PackMoves.decode(repo.store().get(key), key);
+                io.ferry.staging.packs.PackMoves.decode(repo.store().getAtMost(key, ReadLimits.MOVES), key);
             } catch (IllegalArgumentException | StoreException e) {
                 problem(VerifyReport.Kind.CORRUPT_CHUNK, key, e.getMessage());
             }
@@ -116,7 +116,7 @@ final class StoreVerifier {
             return;
         }
         try {
-            byte[] obj = repo.store().get(key);
+            byte[] obj = repo.store().getAtMost(key, ReadLimits.CHUNK);
             bytes.addAndGet(obj.length);
             ChunkHeader h = ChunkFormat.header(obj, obj.length, id.get().toString());
             byte[] out = raw.get();
@@ -145,7 +145,7 @@ final class StoreVerifier {
         }
         packsSeen.add(name.get());
         try {
-            byte[] pack = repo.store().get(key);
+            byte[] pack = repo.store().getAtMost(key, ReadLimits.PACK);
             bytes.addAndGet(pack.length);
             List<io.ferry.staging.packs.PackFormat.Record> recs;
             try {

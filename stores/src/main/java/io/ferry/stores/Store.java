@@ -40,6 +40,27 @@ public interface Store extends Closeable {
      */
     void readRange(String key, long offset, byte[] dst, int dstOff, int len) throws StoreException;
 
+    /**
+     * Reads a whole object that should be at most {@code maxBytes} long (a manifest, a marker, a
+     * pack): a longer one is refused with a {@link PermanentStoreException} naming its size and
+     * the limit, before a buffer of its size is allocated, so a damaged or hostile object cannot
+     * take the heap. One read for an object of up to 64 KiB, one more for the rest of a longer one.
+     */
+    default byte[] getAtMost(String key, int maxBytes) throws StoreException {
+        byte[] first = new byte[Math.min(maxBytes, 64 * 1024)];
+        int len = read(key, first);
+        if (len <= first.length) {
+            return len == first.length ? first : java.util.Arrays.copyOf(first, len);
+        }
+        if (len > maxBytes) {
+            throw new PermanentStoreException(key + " in " + uri() + " is " + len + " bytes, over the limit of " + maxBytes
+                    + " for what it should hold: damaged, or not written by Ferry", null);
+        }
+        byte[] all = java.util.Arrays.copyOf(first, len);
+        readRange(key, first.length, all, first.length, len - first.length);
+        return all;
+    }
+
     boolean exists(String key) throws StoreException;
 
     /** The length of an object in bytes (a stat, a HEAD); {@link ObjectNotFoundException} if there is none. */

@@ -62,6 +62,22 @@ public abstract class StoreContractTest {
     }
 
     @Test
+    void getAtMostReadsWholeObjectsUnderItsLimitAndRefusesLargerOnes() throws Exception {
+        byte[] big = new byte[200_000]; // over the first read's 64 KiB: read in two
+        new java.util.Random(7).nextBytes(big);
+        store.put("big", ByteBuffer.wrap(big));
+        store.put("small", bytes("hello"));
+        store.put("empty", ByteBuffer.allocate(0));
+        assertArrayEquals(big, store.getAtMost("big", 200_000));
+        assertArrayEquals("hello".getBytes(StandardCharsets.UTF_8), store.getAtMost("small", 5));
+        assertEquals(0, store.getAtMost("empty", 10).length);
+        PermanentStoreException e = assertThrows(PermanentStoreException.class, () -> store.getAtMost("big", 199_999));
+        assertTrue(e.getMessage().contains("is 200000 bytes, over the limit of 199999"), e.getMessage());
+        assertThrows(PermanentStoreException.class, () -> store.getAtMost("small", 4), "also under the first read's size");
+        assertThrows(ObjectNotFoundException.class, () -> store.getAtMost("nope", 10));
+    }
+
+    @Test
     void missingObjectIsNotFound() {
         assertThrows(ObjectNotFoundException.class, () -> store.get("nope"));
         assertThrows(ObjectNotFoundException.class, () -> store.read("nope", new byte[4]));

@@ -109,7 +109,7 @@ public final class FerryCheckpoint {
     private static void loop(SocketChannel ch, BufferedReader in, OutputStream out, Handler handler) {
         try (ch) {
             String text;
-            while ((text = in.readLine()) != null) {
+            while ((text = Line.read(in)) != null) {
                 if (!(Line.parse(text) instanceof Line.Checkpoint c)) {
                     throw new IOException("unexpected line from agent: " + text);
                 }

@@ -18,6 +18,27 @@ public sealed interface Line {
     /** The rank's own check of its restart data of {@code generation} failed (SCR's Complete_restart(valid=0)). */
     record RestartFail(long generation, String reason) implements Line {}
 
+    /**
+     * The next line of {@code in} without its newline, null at the end; a line longer than
+     * {@link #MAX_LENGTH} is an {@link IllegalArgumentException} once that many characters are
+     * read, so a peer that never sends a newline cannot fill the heap.
+     */
+    static String read(java.io.Reader in) throws java.io.IOException {
+        StringBuilder b = new StringBuilder();
+        int c;
+        while ((c = in.read()) >= 0) {
+            if (c == '\n') {
+                int end = b.length() > 0 && b.charAt(b.length() - 1) == '\r' ? b.length() - 1 : b.length();
+                return b.substring(0, end);
+            }
+            if (b.length() == MAX_LENGTH) {
+                throw new IllegalArgumentException("protocol line longer than " + MAX_LENGTH + " bytes");
+            }
+            b.append((char) c);
+        }
+        return b.length() == 0 ? null : b.toString();
+    }
+
     /** The text of this line, without the newline. */
     default String encode() {
         if (this instanceof Hello h) {

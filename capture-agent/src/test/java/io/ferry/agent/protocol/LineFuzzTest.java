@@ -19,6 +19,33 @@ class LineFuzzTest {
             "DONE", "\u0000", "x"};
 
     @Test
+    void linesAreReadWithACapSoAPeerWithoutNewlinesCannotFillTheHeap() throws Exception {
+        java.io.Reader in = new java.io.StringReader("HELLO 3\r\nDONE 1\nlast");
+        assertEquals("HELLO 3", Line.read(in));
+        assertEquals("DONE 1", Line.read(in));
+        assertEquals("last", Line.read(in));
+        assertEquals(null, Line.read(in));
+        // An endless line: refused after MAX_LENGTH characters, not read to the end.
+        java.io.Reader endless = new java.io.Reader() {
+            long served;
+
+            @Override
+            public int read(char[] b, int off, int len) {
+                java.util.Arrays.fill(b, off, off + len, 'x');
+                served += len;
+                return len;
+            }
+
+            @Override
+            public void close() {}
+        };
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> Line.read(endless));
+        assertTrue(e.getMessage().contains("longer than " + Line.MAX_LENGTH), e.getMessage());
+        assertEquals(Line.MAX_LENGTH, Line.read(new java.io.StringReader("y".repeat(Line.MAX_LENGTH) + "\n")).length());
+    }
+
+    @Test
     void mutatedLinesParseToWhatTheySayOrAreRefusedWithAnIllegalArgumentException() {
         long seed = 20261123L;
         Random rnd = new Random(seed);

@@ -66,7 +66,7 @@ public final class PackResolver {
         if (m == null) {
             String key = PackMoves.key(pack);
             try {
-                m = Optional.of(PackMoves.decode(store.get(key), key));
+                m = Optional.of(PackMoves.decode(store.getAtMost(key, io.ferry.staging.ReadLimits.MOVES), key));
             } catch (ObjectNotFoundException none) {
                 m = Optional.empty();
             }
