@@ -54,7 +54,7 @@ class CliIT {
         FerryProcess.Result r = FerryProcess.run("image", "push", img.toString(), "--store", store.toString(),
                 "--job", "../escape", "--generation", "1", "--rank", "0");
         assertEquals(1, r.exit());
-        assertEquals("ferry: unsafe job id '../escape': use 1-128 characters of A-Z a-z 0-9 . _ - (not '.' or '..')",
+        assertEquals("ferry: unsafe job id '../escape': use 1-128 characters of A-Z a-z 0-9 . _ -, the first a letter or digit",
                 r.err().strip());
         assertFalse(Files.exists(store), "the store was not touched");
     }

@@ -12,9 +12,12 @@ public final class Names {
      * Called before any I/O, so a bad name never touches a store.
      */
     public static String requireJob(String job) {
-        if (job == null || !safe(job) || job.equals(".") || job.equals("..")) {
+        // The first a letter or digit: a name starting with '.' or '_' is hidden or temporary to some
+        // stores and tools (the POSIX store's own temporary files start with '.'; Hadoop's input
+        // formats skip '_' and '.'), and one starting with '-' reads as an option.
+        if (job == null || !safe(job) || !Character.isLetterOrDigit(job.charAt(0))) {
             throw new IllegalArgumentException("unsafe job id " + quote(job)
-                    + ": use 1-128 characters of A-Z a-z 0-9 . _ - (not '.' or '..')");
+                    + ": use 1-128 characters of A-Z a-z 0-9 . _ -, the first a letter or digit");
         }
         return job;
     }

@@ -10,7 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class NamesTest {
     @ParameterizedTest
-    @ValueSource(strings = {"../etc", "..", ".", "", "a/b", "a b", "job\n", "j\u0000b", "é"})
+    @ValueSource(strings = {"../etc", "..", ".", "", "a/b", "a b", "job\n", "j\u0000b", "é", ".foo", "_tmp", "-x"})
     void unsafeJobIdsAreRefusedNamingTheValue(String job) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Names.requireJob(job));
         assertTrue(e.getMessage().startsWith("unsafe job id"), e.getMessage());
