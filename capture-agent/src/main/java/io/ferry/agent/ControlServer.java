@@ -26,6 +26,8 @@ final class ControlServer implements Closeable {
     private final ServerSocketChannel server;
     private final IntFunction<RankProcess> ranks;
     private final java.util.function.BiConsumer<Integer, Line.RestartFail> restartFailed;
+    private final java.nio.file.attribute.UserPrincipal self;
+    private final java.nio.file.attribute.UserPrincipal root;
 
     /** @param restartFailed told when a rank says its restart data failed its own check */
     ControlServer(Path path, IntFunction<RankProcess> ranks, java.util.function.BiConsumer<Integer, Line.RestartFail> restartFailed)
@@ -37,6 +39,8 @@ final class ControlServer implements Closeable {
         server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         server.bind(UnixDomainSocketAddress.of(path));
         io.ferry.model.OwnerOnly.restrict(path); // only the owner's processes may talk to the agent (its directory is 0700 too)
+        self = Files.getOwner(path);
+        root = path.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("root");
         Thread t = new Thread(this::acceptLoop, "ferry-agent-control");
         t.setDaemon(true);
         t.start();
@@ -64,14 +68,18 @@ final class ControlServer implements Closeable {
     private void serve(SocketChannel ch) {
         try (ch; BufferedReader in = new BufferedReader(new InputStreamReader(Channels.newInputStream(ch),
                 StandardCharsets.US_ASCII))) {
-            Line first = Line.parse(in.readLine());
+            checkPeer(ch);
+            Line first = Line.parse(Line.read(in));
             if (!(first instanceof Line.Hello hello) || ranks.apply(hello.rank()) == null) {
                 throw new IllegalArgumentException("first line must be HELLO <rank> of a rank of this job, got " + first);
             }
             RankProcess rank = ranks.apply(hello.rank());
-            rank.attach(ch);
+            if (!rank.attach(ch)) {
+                throw new IllegalArgumentException("rank " + hello.rank() + " is connected already: a second HELLO "
+                        + hello.rank() + " cannot take its channel over");
+            }
             String text;
-            while ((text = in.readLine()) != null) {
+            while ((text = Line.read(in)) != null) {
                 Line l = Line.parse(text);
                 if (l instanceof Line.Done || l instanceof Line.Fail) {
                     rank.answer(l);
@@ -83,6 +91,20 @@ final class ControlServer implements Closeable {
             }
         } catch (IOException | IllegalArgumentException e) {
             System.err.println("ferry agent: dropping a rank connection: " + e.getMessage());
+        }
+    }
+
+    /**
+     * The peer's credentials (SO_PEERCRED, from the kernel, not from anything the peer says):
+     * only processes of the agent's own user, or root, may talk to it. The socket is 0600 in a
+     * 0700 directory already; this holds where a site loosens those modes.
+     */
+    private void checkPeer(SocketChannel ch) throws IOException {
+        java.nio.file.attribute.UserPrincipal peer = ch.getOption(jdk.net.ExtendedSocketOptions.SO_PEERCRED).user();
+        // Principals compare by uid. The socket is the agent's own (created by it): its owner is the agent's user.
+        if (!peer.equals(self) && !peer.equals(root)) {
+            throw new IllegalArgumentException("a process of user " + peer.getName() + " is not of the agent's user ("
+                    + self.getName() + "): refused (SO_PEERCRED)");
         }
     }
 

@@ -27,6 +27,7 @@ public final class RankProcess {
     private final Path ckptDir;
     private final String signal;
     private volatile SocketChannel channel;
+    private final Object attaching = new Object();
     private CompletableFuture<Line> pending;
     private long pendingGeneration = -1;
     private final long startedNanos = System.nanoTime();
@@ -81,8 +82,15 @@ public final class RankProcess {
         return channel != null;
     }
 
-    void attach(SocketChannel ch) {
-        channel = ch;
+    /** Takes {@code ch} as the rank's channel; false, and nothing changes, while another one is open. */
+    boolean attach(SocketChannel ch) {
+        synchronized (attaching) { // not the rank's monitor: request() holds that while it waits for a HELLO
+            if (channel != null && channel.isOpen() && channel != ch) {
+                return false;
+            }
+            channel = ch;
+            return true;
+        }
     }
 
     /** The rank's private work area (its generation directories live under it). */
