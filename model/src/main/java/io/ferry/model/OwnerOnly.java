@@ -24,7 +24,11 @@ public final class OwnerOnly {
 
     private OwnerOnly() {}
 
-    /** {@link Files#createDirectories}, each directory it creates 0700. Returns {@code dir}. */
+    /**
+     * {@link Files#createDirectories}, each directory it creates 0700 and made durable in its
+     * parent (the parent fsynced), so a crash after files were written and synced below it cannot
+     * lose the directory that holds them. Returns {@code dir}.
+     */
     public static Path createDirectories(Path dir) throws IOException {
         Path abs = dir.toAbsolutePath();
         if (Files.isDirectory(abs)) {
@@ -37,6 +41,12 @@ public final class OwnerOnly {
         try {
             Files.createDirectory(abs);
             Files.setPosixFilePermissions(abs, DIR);
+            if (parent != null) {
+                try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(parent,
+                        java.nio.file.StandardOpenOption.READ)) {
+                    ch.force(true);
+                }
+            }
         } catch (FileAlreadyExistsException raced) {
             if (!Files.isDirectory(abs)) {
                 throw raced;
