@@ -11,7 +11,7 @@ import java.io.PrintWriter;
  */
 @Command(name = "ferry", mixinStandardHelpOptions = true, version = "ferry 0.1.0",
         description = "Checkpoint pipeline: stage job images to stable storage and back, verified.",
-        subcommands = {RunCommand.class, CoordinatorCommand.class, AgentCommand.class, ChaosCommand.class, CheckpointCommand.class, HaltCommand.class, CaptureCommand.class, RestartCommand.class, StatusCommand.class,
+        subcommands = {RunCommand.class, ConfigCommand.class, CoordinatorCommand.class, AgentCommand.class, ChaosCommand.class, CheckpointCommand.class, HaltCommand.class, CaptureCommand.class, RestartCommand.class, StatusCommand.class,
                 ListCommand.class, PlanCommand.class, ImageCommand.class, SnapshotCommand.class, StoreCommand.class, DemoCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main {

@@ -155,6 +155,7 @@ final class RunCommand implements Callable<Integer> {
         if (launch != null) {
             checkLauncher(where);
         }
+        settings = Configuration.merged(settings, store); // the file's and FERRY_* values under --set
         partnerSettings();
         JobRunner.Spec spec = new JobRunner.Spec(job, ranks, every, autoRecover,
                 store != null ? store : h.store().toString(), h, kafka, http, where, launch,

@@ -21,7 +21,8 @@ final class StoreOptions {
         return open(store, settings);
     }
 
+    /** Opens {@code storeText} with {@code settings} over the configuration file's and environment's ({@link Configuration}). */
     static OpenedStore open(String storeText, Map<String, String> settings) throws IOException {
-        return OpenedStore.open(storeText, settings);
+        return OpenedStore.open(storeText, Configuration.merged(settings, storeText));
     }
 }

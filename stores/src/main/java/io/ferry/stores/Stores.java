@@ -35,6 +35,17 @@ public final class Stores {
         }
     }
 
+    /** Whether the provider of {@code scheme} (if one is registered) takes option {@code key}. */
+    public static synchronized boolean accepts(String scheme, String key) {
+        StoreProvider p = PROVIDERS.get(scheme);
+        return p != null && p.accepts(key);
+    }
+
+    /** The schemes of every registered provider that takes option {@code key}. */
+    public static synchronized java.util.List<String> schemesAccepting(String key) {
+        return PROVIDERS.values().stream().filter(p -> p.accepts(key)).map(StoreProvider::scheme).sorted().toList();
+    }
+
     /** {@link #open(URI, Map, Resilience)} with {@link Resilience#DEFAULTS}. */
     public static Store open(URI uri, Map<String, String> options) throws StoreException {
         return open(uri, options, Resilience.DEFAULTS);

@@ -1,0 +1,94 @@
+package io.ferry.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class ConfigurationTest {
+    @TempDir
+    Path tmp;
+
+    private Path file(String text) throws Exception {
+        Path f = tmp.resolve("ferry.conf");
+        Files.writeString(f, text);
+        return f;
+    }
+
+    @Test
+    void flagsOverTheEnvironmentOverTheFileEachValueWithItsSource() throws Exception {
+        Path f = file("# site defaults\nstaging.zstd-level = 3\n\nstaging.workers=4\ncache.keep-generations = 5\n"
+                + "s3.endpoint = http://s3.site:9000\nposix.lustre.stripe-count = 8\n");
+        Map<String, String> env = Map.of("FERRY_CONFIG", f.toString(), "FERRY_STAGING_WORKERS", "6",
+                "FERRY_CACHE_KEEP_GENERATIONS", "7", "FERRY_RANK", "3", "FERRY_HOME", "/x");
+        Map<String, Configuration.Value> v = Configuration.effective(Map.of("cache.keep-generations", "9"), env, "file");
+        assertEquals(new Configuration.Value("staging.zstd-level", "3", "file " + f + ":2"), v.get("staging.zstd-level"));
+        assertEquals(new Configuration.Value("staging.workers", "6", "env FERRY_STAGING_WORKERS"), v.get("staging.workers"));
+        assertEquals(new Configuration.Value("cache.keep-generations", "9", "--set"), v.get("cache.keep-generations"));
+        assertEquals("8", v.get("posix.lustre.stripe-count").value(), "the file: store's own option");
+        assertFalse(v.containsKey("s3.endpoint"), "an S3 option does not reach a file: store");
+        assertEquals("http://s3.site:9000", Configuration.effective(Map.of(), env, "s3").get("s3.endpoint").value());
+        List<Configuration.Value> shown = Configuration.show(Map.of(), env, "file");
+        assertTrue(shown.contains(new Configuration.Value("staging.chunk-size", "4MiB", "default")), shown.toString());
+    }
+
+    @Test
+    void variablesNameKeysUnambiguously() {
+        assertEquals("FERRY_STAGING_ZSTD_LEVEL", Configuration.variableOf("staging.zstd-level"));
+        assertEquals(Optional.of("staging.zstd-level"), Configuration.keyOf("FERRY_STAGING_ZSTD_LEVEL"));
+        assertEquals(Optional.of("s3.secret-access-key"), Configuration.keyOf("FERRY_S3_SECRET_ACCESS_KEY"));
+        assertEquals(Optional.of("posix.lustre.stripe-count"), Configuration.keyOf("FERRY_POSIX_LUSTRE_STRIPE_COUNT"));
+        assertEquals(Optional.of("store.retry.max-backoff"), Configuration.keyOf("FERRY_STORE_RETRY_MAX_BACKOFF"));
+        for (String notConfig : new String[]{"FERRY_RANK", "FERRY_HOME", "FERRY_SOCKET", "FERRY_", "PATH", "FERRY_CONFIG"}) {
+            assertEquals(Optional.empty(), Configuration.keyOf(notConfig), notConfig);
+        }
+    }
+
+    @Test
+    void unknownKeysBadValuesAndAMissingFileAreOneLineErrorsNamingWhere() throws Exception {
+        Path typo = file("staging.zstd-levl = 3\n");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Configuration.effective(Map.of(), Map.of("FERRY_CONFIG", typo.toString()), "file"));
+        assertEquals("file " + typo + ":1: unknown configuration key 'staging.zstd-levl' (see ferry config show)", e.getMessage());
+        Path bad = file("staging.zstd-level = 99\n");
+        e = assertThrows(IllegalArgumentException.class,
+                () -> Configuration.effective(Map.of(), Map.of("FERRY_CONFIG", bad.toString()), "file"));
+        assertTrue(e.getMessage().startsWith("file " + bad + ":1: staging.zstd-level=99:") && e.getMessage().contains("-7..22"),
+                e.getMessage());
+        Path noEquals = file("staging.zstd-level 3\n");
+        assertTrue(assertThrows(IllegalArgumentException.class,
+                () -> Configuration.effective(Map.of(), Map.of("FERRY_CONFIG", noEquals.toString()), "file"))
+                .getMessage().contains(":1: expected KEY = VALUE"));
+        e = assertThrows(IllegalArgumentException.class,
+                () -> Configuration.effective(Map.of(), Map.of("FERRY_STAGING_WORKERS", "many"), "file"));
+        assertTrue(e.getMessage().startsWith("env FERRY_STAGING_WORKERS: staging.workers=many"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> Configuration.effective(Map.of(), Map.of("FERRY_CONFIG", tmp.resolve("nope").toString()), "file"));
+        assertTrue(e.getMessage().endsWith("nope: no such file"), e.getMessage());
+    }
+
+    @Test
+    void ferryConfigShowPrintsTheEffectiveValuesAndHidesSecrets() throws Exception {
+        Path f = file("staging.zstd-level = 3\ns3.secret-access-key = hunter2\n");
+        ProcessBuilder pb = FerryProcess.builder(List.of(), "config", "show", "--store", "s3://bucket/p", "--set",
+                "staging.workers=2");
+        pb.environment().put("FERRY_CONFIG", f.toString());
+        pb.environment().put("FERRY_STAGING_LAYOUT", "chunks");
+        Process p = pb.redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertEquals(0, p.waitFor(), out);
+        assertTrue(out.matches("(?s).*staging\\.zstd-level *= 3 *# file .*ferry\\.conf:1.*"), out);
+        assertTrue(out.matches("(?s).*staging\\.layout *= chunks *# env FERRY_STAGING_LAYOUT.*"), out);
+        assertTrue(out.matches("(?s).*staging\\.workers *= 2 *# --set.*"), out);
+        assertTrue(out.contains("s3.secret-access-key") && !out.contains("hunter2"), out);
+    }
+}
