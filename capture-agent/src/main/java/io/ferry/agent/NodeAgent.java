@@ -47,6 +47,8 @@ public final class NodeAgent implements Closeable {
     /** Reported only when it differs from this: a healthy store with nothing to tell. */
     private volatile StoreHealth lastHealth = StoreHealth.HEALTHY;
     private final ExecutorService stager = Executors.newSingleThreadExecutor(named("ferry-agent-stage"));
+    /** Set first thing in {@link #close}: a push it interrupts is not a staging failure. */
+    private volatile boolean closing;
     private final ScheduledExecutorService poller = Executors.newSingleThreadScheduledExecutor(named("ferry-agent-poll"));
     private final ControlServer control;
     /** The transparent capture method, empty for the cooperative protocol. */
@@ -358,9 +360,17 @@ public final class NodeAgent implements Closeable {
                 if (!Files.isDirectory(cache.imageDir(ref))) {
                     return; // dropped from the cache (the generation failed or was rolled back)
                 }
+                if (closing || Thread.currentThread().isInterrupted() || e instanceof java.io.InterruptedIOException
+                        || e instanceof java.nio.channels.ClosedByInterruptException) {
+                    return; // the agent is closing: not a staging failure; the images stay in the cache, unstaged
+                }
                 events.accept(new Event.StagingFailed(config.job(), g, r, String.valueOf(e.getMessage())));
                 long delay = Math.min(30_000, 500L << Math.min(6, attempt));
-                poller.schedule(() -> stager.execute(() -> stage(g, captured, attempt + 1)), delay, TimeUnit.MILLISECONDS);
+                try {
+                    poller.schedule(() -> stager.execute(() -> stage(g, captured, attempt + 1)), delay, TimeUnit.MILLISECONDS);
+                } catch (java.util.concurrent.RejectedExecutionException closed) {
+                    // closed meanwhile: nothing more is staged by this agent
+                }
                 return;
             }
         }
@@ -432,6 +442,7 @@ public final class NodeAgent implements Closeable {
 
     @Override
     public void close() throws IOException {
+        closing = true;
         try {
             stopRanks();
         } catch (InterruptedException e) {

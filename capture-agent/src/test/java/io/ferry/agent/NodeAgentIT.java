@@ -136,6 +136,33 @@ class NodeAgentIT {
     }
 
     @Test
+    void closingWhileStagingRetriesIsQuietAndReportsNoFailure() throws Exception {
+        start(2, "mixed", Duration.ofSeconds(20));
+        Files.writeString(tmp.resolve("store/ferry"), "a file where the store needs a directory");
+        agent.checkpoint(0).get();
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        while (of(Event.StagingFailed.class).size() < 2 && System.nanoTime() < deadline) {
+            Thread.sleep(20); // a retry is scheduled, or running, when the agent closes
+        }
+        int failures = of(Event.StagingFailed.class).size();
+        java.io.PrintStream err = System.err;
+        java.io.ByteArrayOutputStream said = new java.io.ByteArrayOutputStream();
+        System.setErr(new java.io.PrintStream(said, true));
+        try {
+            agent.close();
+            Thread.sleep(1000);
+        } finally {
+            System.setErr(err);
+        }
+        agent = null;
+        pipeline.close();
+        store.close();
+        assertFalse(said.toString().contains("RejectedExecutionException"), said.toString());
+        assertEquals(failures, of(Event.StagingFailed.class).size(), "closing is not a staging failure: " + events);
+        assertTrue(Files.exists(cache.imageDir(new ImageRef("job", 0, 0)).resolve("counter")), "the images stay in the cache");
+    }
+
+    @Test
     void unwritableStoreKeepsImagesInCacheAndReportsIt() throws Exception {
         start(2, "mixed", Duration.ofSeconds(20));
         Files.writeString(tmp.resolve("store/ferry"), "a file where the store needs a directory");
