@@ -265,6 +265,7 @@ public final class NodeAgent implements Closeable {
     }
 
     private CaptureResult capture(long g, String partner) {
+        boolean reported = false;
         try {
             Map<Integer, Double> stall = transparent.isPresent()
                     ? TransparentCapture.run(transparent.get(), ranks.values(), g, config.quiesce().timeout())
@@ -273,6 +274,7 @@ public final class NodeAgent implements Closeable {
             for (RankProcess r : ranks.values()) {
                 bytes.put(r.rank(), moveIntoCache(r, g));
             }
+            reported = true;
             for (RankProcess r : ranks.values()) {
                 events.accept(new Event.ImageCaptured(config.job(), g, r.rank(), config.node(), bytes.get(r.rank()),
                         stall.getOrDefault(r.rank(), 0.0)));
@@ -289,6 +291,16 @@ public final class NodeAgent implements Closeable {
             return new CaptureResult(g, bytes, stall);
         } catch (Exception e) {
             Throwable t = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null ? e.getCause() : e;
+            if (!reported) {
+                // Ranks moved into the cache before another's move failed would stay there unstaged, and
+                // retention never drops an unstaged image: the whole generation goes.
+                try {
+                    cache.drop(config.job(), g);
+                } catch (IOException | RuntimeException dropFailed) {
+                    System.err.println("ferry agent: cannot drop failed generation " + g + " from the cache: "
+                            + dropFailed.getMessage());
+                }
+            }
             return failed(g, t.getMessage() != null ? t.getMessage() : t.toString());
         }
     }

@@ -136,6 +136,35 @@ class NodeAgentIT {
     }
 
     @Test
+    void aCaptureThatFailsAfterSomeRanksMovedIntoTheCacheLeavesNoneOfThemThere() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue("root".equals(System.getProperty("user.name"))
+                && Files.isExecutable(Path.of("/usr/bin/chattr")), "needs root and chattr to make a file unsyncable");
+        // Rank 1 makes its state file immutable: the agent cannot open it to fsync, after rank 0 moved into the cache.
+        Path script = tmp.resolve("imm.sh");
+        Files.writeString(script, String.join("\n", "#!/bin/bash",
+                "trap 'g=$(cat \"$FERRY_CKPT_DIR/REQUEST\"); echo x > \"$FERRY_CKPT_DIR/$g/n\";"
+                        + " [ $FERRY_RANK = 1 ] && chattr +i \"$FERRY_CKPT_DIR/$g/n\"; : > \"$FERRY_CKPT_DIR/$g/DONE\"' USR2",
+                "while :; do sleep 0.05; done", ""));
+        script.toFile().setExecutable(true);
+        store = Stores.open(tmp.resolve("store").toUri(), Map.of());
+        pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC());
+        cache = Staging.localCache(tmp.resolve("cache"));
+        agent = new NodeAgent(new AgentConfig("job", 2, "node0", List.of(script.toString()), Quiesce.app(Duration.ofSeconds(20),
+                "USR2"), Path.of("/tmp")), cache, pipeline, events::add);
+        try {
+            agent.launch(-1, Map.of());
+            Thread.sleep(1500);
+            CaptureResult c = agent.checkpoint(0).get();
+            assertTrue(c.bytes().isEmpty(), c.toString());
+            assertEquals(1, of(Event.CaptureFailed.class).size(), events.toString());
+            assertFalse(Files.exists(cache.imageDir(new ImageRef("job", 0, 0))), "rank 0's image, moved before rank 1 failed");
+            assertEquals(List.of(), cache.generations("job"), "nothing of the failed generation is left to stage");
+        } finally {
+            new ProcessBuilder("chattr", "-R", "-i", tmp.toString()).redirectErrorStream(true).start().waitFor();
+        }
+    }
+
+    @Test
     void closingWhileStagingRetriesIsQuietAndReportsNoFailure() throws Exception {
         start(2, "mixed", Duration.ofSeconds(20));
         Files.writeString(tmp.resolve("store/ferry"), "a file where the store needs a directory");
