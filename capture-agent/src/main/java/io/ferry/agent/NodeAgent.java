@@ -387,7 +387,7 @@ public final class NodeAgent implements Closeable {
             }
         }
         try {
-            cache.applyRetention(config.job(), pipeline.config().keepGenerations(), gen -> established(gen));
+            cache.applyRetention(config.job(), pipeline.config().keepGenerations(), this::established);
         } catch (IOException | RuntimeException e) {
             System.err.println("ferry agent: cache retention for " + config.job() + " failed: " + e.getMessage());
         }
@@ -434,11 +434,12 @@ public final class NodeAgent implements Closeable {
         }
     }
 
-    private boolean established(long generation) {
+    /** Whether {@code generation} is established; null when the store cannot say now (retention then keeps it). */
+    private Boolean established(long generation) {
         try {
             return pipeline.repository().isEstablished(config.job(), generation);
         } catch (IOException e) {
-            return false; // unknown: keep it
+            return null;
         }
     }
 

@@ -15,7 +15,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.function.LongPredicate;
 import java.util.stream.Stream;
 
 /**
@@ -205,23 +204,43 @@ public final class LocalCache {
     /** See {@link #usage(String)}. */
     public record Usage(long capacityBytes, long freeBytes, long jobBytes, int generations) {}
 
+    /** Whether a generation is established on the store: true, false, or null when the store cannot say now. */
+    @FunctionalInterface
+    public interface EstablishedCheck {
+        Boolean established(long generation);
+    }
+
     /**
-     * Applies retention to {@code job} and returns the generations deleted.
+     * Applies retention to {@code job} and returns the generations deleted: the newest
+     * {@code keep}, the newest established one and any image not yet staged stay. The store may
+     * not be able to say whether a generation is established: one it cannot answer for, newer
+     * than the newest it says is established, might be the newest established one, and is kept
+     * with it (while the store is down, the newest established generation's local copy is the
+     * restart's fastest source, and maybe its only).
      *
      * @param keep        generations to keep, newest first
-     * @param established whether a generation is established on the remote store
+     * @param established whether a generation is established on the remote store (null: cannot say)
      */
-    public List<Long> applyRetention(String job, int keep, LongPredicate established) throws IOException {
+    public List<Long> applyRetention(String job, int keep, EstablishedCheck established) throws IOException {
         if (keep < 1) {
             throw new IllegalArgumentException("keep must be >= 1, got " + keep);
         }
         List<Long> gens = new ArrayList<>(generations(job));
         gens.sort(Comparator.reverseOrder());
-        Long newestEstablished = gens.stream().filter(established::test).findFirst().orElse(null);
+        java.util.Set<Long> mayBeNewestEstablished = new java.util.HashSet<>();
+        for (long g : gens) {
+            Boolean e = established.established(g);
+            if (e == null || e) {
+                mayBeNewestEstablished.add(g);
+            }
+            if (e != null && e) {
+                break;
+            }
+        }
         List<Long> deleted = new ArrayList<>();
         for (int i = keep; i < gens.size(); i++) {
             long g = gens.get(i);
-            if (Long.valueOf(g).equals(newestEstablished) || !allStaged(job, g)) {
+            if (mayBeNewestEstablished.contains(g) || !allStaged(job, g)) {
                 continue;
             }
             drop(job, g);

@@ -56,6 +56,16 @@ class LocalCacheTest {
     }
 
     @Test
+    void aGenerationTheStoreCannotAnswerForIsKeptWithTheNewestItSaysIsEstablished() throws Exception {
+        LocalCache c = cacheWith(1, 2, 3, 4);
+        // The store is down for 3's marker: 3 may be the newest established generation. Before, "cannot say"
+        // counted as "not established", so 2 was taken for the newest and 3 was dropped.
+        assertEquals(List.of(1L), c.applyRetention("j", 1, g -> g == 3 ? null : g <= 2));
+        assertEquals(List.of(2L, 3L, 4L), c.generations("j"));
+        assertEquals(List.of(), c.applyRetention("j", 1, g -> null), "the store says nothing: everything stays");
+    }
+
+    @Test
     void neverDropsAnImageNotYetStaged() throws Exception {
         LocalCache c = cacheWith(1, 2, 3);
         Fixture.write(c.imageDir(new ImageRef("j", 1, 2)).resolve("state"), new byte[]{9}); // rank 2 unstaged
