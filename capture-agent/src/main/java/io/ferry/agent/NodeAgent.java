@@ -77,7 +77,29 @@ public final class NodeAgent implements Closeable {
                 events.accept(new Event.RestoreFailed(config.job(), f.generation(), config.node(), "rank " + rank
                         + " rejected its restart data: " + (f.reason().isBlank() ? "(no reason given)" : f.reason()))));
         poller.scheduleAtFixedRate(this::heartbeat, 0, heartbeat.toMillis(), TimeUnit.MILLISECONDS);
+        stager.execute(this::restageLeftovers);
         stager.execute(this::reportCache);
+    }
+
+    /**
+     * Stages, oldest first, the images of this job that an earlier agent on this node captured
+     * and did not stage (it crashed or was closed meanwhile): without this, a snapshot captured
+     * just before an agent crash was never established, and its images, unstaged, were never
+     * dropped by retention.
+     */
+    private void restageLeftovers() {
+        try {
+            for (long g : cache.generations(config.job())) { // oldest first
+                List<Integer> left = cache.unstagedRanks(config.job(), g);
+                if (!left.isEmpty() && !closing) {
+                    System.err.println("ferry agent: staging generation " + g + " of " + config.job() + " (ranks " + left
+                            + "), captured on this node before this agent started");
+                    stage(g, left, 0);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            System.err.println("ferry agent: cannot look for unstaged images of " + config.job() + ": " + e.getMessage());
+        }
     }
 
     private static java.util.concurrent.ThreadFactory named(String name) {

@@ -165,6 +165,30 @@ class NodeAgentIT {
     }
 
     @Test
+    void imagesAnAgentCapturedButDidNotStageAreStagedByTheNextAgentOfTheJob() throws Exception {
+        start(2, "mixed", Duration.ofSeconds(20));
+        Files.writeString(tmp.resolve("store/ferry"), "a file where the store needs a directory");
+        agent.checkpoint(0).get();
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        while (of(Event.StagingFailed.class).isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        agent.close(); // as a crashed agent leaves it: both images in the cache, unstaged
+        assertFalse(cache.isStaged(new ImageRef("job", 0, 0)));
+        Files.delete(tmp.resolve("store/ferry"));
+        events.clear();
+        agent = new NodeAgent(new AgentConfig("job", 2, "node0", List.of(tmp.resolve("rank.sh").toString()),
+                Quiesce.app(Duration.ofSeconds(20), "USR2"), Path.of("/tmp")), cache, pipeline, events::add);
+        deadline = System.nanoTime() + 20_000_000_000L;
+        while (of(Event.ImageStaged.class).size() < 2 && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+        }
+        assertEquals(List.of(0L, 0L), of(Event.ImageStaged.class).stream().map(Event.ImageStaged::generation).toList(), events.toString());
+        assertTrue(cache.isStaged(new ImageRef("job", 0, 0)) && cache.isStaged(new ImageRef("job", 0, 1)));
+        assertTrue(pipeline.repository().readManifest(new ImageRef("job", 0, 1)).manifest() != null, "on the store");
+    }
+
+    @Test
     void closingWhileStagingRetriesIsQuietAndReportsNoFailure() throws Exception {
         start(2, "mixed", Duration.ofSeconds(20));
         Files.writeString(tmp.resolve("store/ferry"), "a file where the store needs a directory");

@@ -263,6 +263,19 @@ public final class LocalCache {
         FileTrees.delete(trash);
     }
 
+    /** The ranks of {@code generation} whose images here are neither staged nor a partner's copy, in order. */
+    public List<Integer> unstagedRanks(String job, long generation) throws IOException {
+        Path dir = generationDir(job, generation);
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.map(p -> p.getFileName().toString()).filter(n -> n.matches("\\d{1,9}"))
+                    .filter(r -> !Files.exists(dir.resolve(".staged-" + r)) && !Files.exists(dir.resolve(".partner-" + r)))
+                    .map(Integer::parseInt).sorted().toList();
+        }
+    }
+
     private boolean allStaged(String job, long generation) throws IOException {
         Path dir = generationDir(job, generation);
         try (Stream<Path> s = Files.list(dir)) {
