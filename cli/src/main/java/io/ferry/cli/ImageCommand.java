@@ -25,13 +25,19 @@ final class ImageCommand {
         ImageOptions image;
         @Mixin
         StoreOptions store;
+        @picocli.CommandLine.Option(names = "--json", description = "Print one JSON object instead of text.")
+        boolean json;
 
         @Override
         public Integer call() throws Exception {
             ImageRef ref = image.ref();
             try (io.ferry.staging.OpenedStore o = store.open()) {
                 PushResult r = o.pipeline().push(dir, ref, TerminalProgress.forStderr());
-                System.out.println(summary(r));
+                System.out.println(json ? json(JSON.createObjectNode().put("image", r.image().toString())
+                        .put("rawBytes", r.rawBytes()).put("files", r.files()).put("chunks", r.chunks())
+                        .put("zeroChunks", r.zeroChunks()).put("knownChunks", r.knownChunks()).put("newChunks", r.newChunks())
+                        .put("storedBytes", r.storedBytes()).put("manifestSha256", r.manifestSha256())
+                        .put("seconds", r.elapsed().toNanos() / 1e9)) : summary(r));
             }
             return 0;
         }
@@ -46,6 +52,8 @@ final class ImageCommand {
         StoreOptions store;
         @Parameters(index = "0", paramLabel = "DIR", description = "Destination directory.")
         Path dir;
+        @picocli.CommandLine.Option(names = "--json", description = "Print one JSON object instead of text.")
+        boolean json;
 
         @Override
         public Integer call() throws Exception {
@@ -56,6 +64,13 @@ final class ImageCommand {
                     System.err.println("ferry: warning: snapshot " + ref.job() + "/" + ref.generation()
                             + " has no commit marker; do not restart from this image");
                 }
+                if (json) {
+                    System.out.println(json(JSON.createObjectNode().put("image", r.image().toString())
+                            .put("directory", r.directory().toString()).put("rawBytes", r.rawBytes()).put("files", r.files())
+                            .put("fetchedChunks", r.fetchedChunks()).put("fetchedBytes", r.fetchedBytes())
+                            .put("committed", r.committed()).put("seconds", r.elapsed().toNanos() / 1e9)));
+                    return 0;
+                }
                 System.out.println(String.format(Locale.ROOT,
                         "pulled %s into %s: %s raw in %d files, %d chunks fetched (%s), verified, %.2f s, %.0f MB/s",
                         ref, r.directory(), Sizes.format(r.rawBytes()), r.files(), r.fetchedChunks(),
@@ -63,6 +78,12 @@ final class ImageCommand {
             }
             return 0;
         }
+    }
+
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
+
+    private static String json(com.fasterxml.jackson.databind.JsonNode n) throws java.io.IOException {
+        return JSON.writerWithDefaultPrettyPrinter().writeValueAsString(n);
     }
 
     static String summary(PushResult r) {

@@ -18,13 +18,23 @@ final class ListCommand implements Callable<Integer> {
     String job;
     @picocli.CommandLine.Mixin
     LogOptions logOptions;
+    @picocli.CommandLine.Option(names = "--json", description = "Print JSON: the job and every generation (as /api/jobs/JOB has them).")
+    boolean json;
 
     @Override
     public Integer call() throws Exception {
         io.ferry.model.Names.requireJob(job);
         try (LogConnection c = logOptions.open()) {
             JobView v = c.replay().get(job).orElseThrow(() -> new IllegalArgumentException("no job " + job + " in the log"));
-            print(v, System.out);
+            if (json) {
+                com.fasterxml.jackson.databind.node.ObjectNode n = io.ferry.coordinator.http.JobJson.summary(v, Double.NaN,
+                        System.currentTimeMillis());
+                n.set("generations", io.ferry.coordinator.http.JobJson.generations(v));
+                System.out.println(new com.fasterxml.jackson.databind.ObjectMapper().writerWithDefaultPrettyPrinter()
+                        .writeValueAsString(n));
+            } else {
+                print(v, System.out);
+            }
         }
         return 0;
     }

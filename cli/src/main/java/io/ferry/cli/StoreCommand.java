@@ -22,6 +22,14 @@ final class StoreCommand {
         String uri;
         @Option(names = "--set", paramLabel = "KEY=VALUE", description = "Configuration, repeatable.")
         Map<String, String> settings = new LinkedHashMap<>();
+        @Option(names = "--json", description = "Print one JSON object instead of text.")
+        boolean json;
+
+        static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
+
+        static void print(com.fasterxml.jackson.databind.JsonNode n) throws java.io.IOException {
+            System.out.println(JSON.writerWithDefaultPrettyPrinter().writeValueAsString(n));
+        }
     }
 
     @Command(name = "ls", mixinStandardHelpOptions = true, description = "List jobs, generations and ranks in a store.")
@@ -31,7 +39,11 @@ final class StoreCommand {
             try (io.ferry.staging.OpenedStore o = StoreOptions.open(uri, settings)) {
                 Repository repo = o.pipeline().repository();
                 List<Repository.GenerationListing> gens = repo.listGenerations();
-                System.out.printf(Locale.ROOT, "%-24s %10s %6s %-12s %12s%n", "JOB", "GENERATION", "RANKS", "STATE", "RAW");
+                com.fasterxml.jackson.databind.node.ObjectNode out = JSON.createObjectNode();
+                com.fasterxml.jackson.databind.node.ArrayNode rows = out.putArray("generations");
+                if (!json) {
+                    System.out.printf(Locale.ROOT, "%-24s %10s %6s %-12s %12s%n", "JOB", "GENERATION", "RANKS", "STATE", "RAW");
+                }
                 for (Repository.GenerationListing g : gens) {
                     long raw = 0;
                     for (int r : g.ranks()) {
@@ -43,12 +55,24 @@ final class StoreCommand {
                             break;
                         }
                     }
-                    System.out.printf(Locale.ROOT, "%-24s %10d %6d %-12s %12s%n", g.job(), g.generation(),
-                            g.ranks().size(), g.committed() ? "established" : "open",
-                            raw < 0 ? "unreadable" : Sizes.format(raw));
+                    if (json) {
+                        rows.addObject().put("job", g.job()).put("generation", g.generation()).put("ranks", g.ranks().size())
+                                .put("state", g.committed() ? "established" : "open").put("rawBytes", raw);
+                    } else {
+                        System.out.printf(Locale.ROOT, "%-24s %10d %6d %-12s %12s%n", g.job(), g.generation(),
+                                g.ranks().size(), g.committed() ? "established" : "open",
+                                raw < 0 ? "unreadable" : Sizes.format(raw));
+                    }
                 }
                 List<String> chunks = repo.listChunkKeys();
-                System.out.printf(Locale.ROOT, "%d generations, %d chunk objects%n", gens.size(), chunks.size());
+                long packs = repo.store().list(io.ferry.staging.packs.PackKeys.PACKS).stream()
+                        .filter(k -> io.ferry.staging.packs.PackKeys.nameOf(k).isPresent()).count();
+                if (json) {
+                    out.put("chunkObjects", chunks.size()).put("packObjects", packs);
+                    print(out);
+                } else {
+                    System.out.printf(Locale.ROOT, "%d generations, %d chunk objects, %d packs%n", gens.size(), chunks.size(), packs);
+                }
             }
             return 0;
         }
@@ -67,17 +91,28 @@ final class StoreCommand {
         public Integer call() throws Exception {
             try (io.ferry.staging.OpenedStore o = StoreOptions.open(uri, settings)) {
                 VerifyReport r = o.pipeline().verify(TerminalProgress.forStderr());
-                r.problems().forEach(p -> System.out.println(p));
-                System.out.printf(Locale.ROOT, "%s: %d chunks (%s), %d manifests, %d snapshots checked, %d problems%n",
-                        r.ok() ? "OK" : "DAMAGED", r.chunks(), Sizes.format(r.chunkBytes()), r.manifests(),
-                        r.snapshots(), r.problems().size());
+                com.fasterxml.jackson.databind.node.ObjectNode out = JSON.valueToTree(r);
+                out.put("ok", r.ok());
+                if (!json) {
+                    r.problems().forEach(p -> System.out.println(p));
+                    System.out.printf(Locale.ROOT, "%s: %d chunks (%s), %d manifests, %d snapshots checked, %d problems%n",
+                            r.ok() ? "OK" : "DAMAGED", r.chunks(), Sizes.format(r.chunkBytes()), r.manifests(),
+                            r.snapshots(), r.problems().size());
+                }
                 if (repair && !r.ok()) {
                     List<io.ferry.staging.ChunkQuarantine.Outcome> done =
                             io.ferry.staging.ChunkQuarantine.repair(o.pipeline().repository(), r);
-                    done.forEach(d -> System.out.println((d.quarantined() ? "quarantined " : "kept ") + d.key() + ": " + d.detail()));
                     long moved = done.stream().filter(io.ferry.staging.ChunkQuarantine.Outcome::quarantined).count();
-                    System.out.printf(Locale.ROOT, "repair: %d corrupt chunk(s) quarantined; the next push that needs one"
-                            + " writes it again, which heals the images above that use it%n", moved);
+                    if (json) {
+                        out.set("repair", JSON.valueToTree(done));
+                    } else {
+                        done.forEach(d -> System.out.println((d.quarantined() ? "quarantined " : "kept ") + d.key() + ": " + d.detail()));
+                        System.out.printf(Locale.ROOT, "repair: %d corrupt chunk(s) quarantined; the next push that needs one"
+                                + " writes it again, which heals the images above that use it%n", moved);
+                    }
+                }
+                if (json) {
+                    print(out);
                 }
                 return r.ok() ? 0 : 3;
             }
@@ -103,8 +138,13 @@ final class StoreCommand {
             try (io.ferry.staging.OpenedStore o = StoreOptions.open(uri, settings)) {
                 io.ferry.staging.StoreRetention.Pruned p = io.ferry.staging.StoreRetention.prune(o.pipeline().repository(),
                         job, keepLast, keepEvery, dryRun);
-                System.out.printf(Locale.ROOT, "%s %s: %s generations %s; kept %s%n", dryRun ? "would prune" : "pruned", job,
-                        p.dropped().size(), p.dropped(), p.kept());
+                if (json) {
+                    com.fasterxml.jackson.databind.node.ObjectNode out = JSON.valueToTree(p);
+                    print(out.put("dryRun", dryRun));
+                } else {
+                    System.out.printf(Locale.ROOT, "%s %s: %s generations %s; kept %s%n", dryRun ? "would prune" : "pruned", job,
+                            p.dropped().size(), p.dropped(), p.kept());
+                }
             }
             return 0;
         }
@@ -126,6 +166,15 @@ final class StoreCommand {
             try (io.ferry.staging.OpenedStore o = StoreOptions.open(uri, settings)) {
                 io.ferry.staging.StoreGc.Collected c = io.ferry.staging.StoreGc.run(o.pipeline().repository(), g,
                         java.time.Clock.systemUTC(), dryRun);
+                if (json) {
+                    print(JSON.createObjectNode().put("dryRun", dryRun).put("referenced", c.referenced())
+                            .put("deleted", c.deleted()).put("deletedBytes", c.deletedBytes()).put("restored", c.restored())
+                            .put("fossilized", c.fossilized()).put("fossilizedBytes", c.fossilizedBytes())
+                            .put("repacked", c.repacked()).put("repackedBytes", c.repackedBytes())
+                            .put("abandoned", c.abandoned())
+                            .put("runAgainAfter", c.waitUntil() == null ? null : c.waitUntil().toString()));
+                    return 0;
+                }
                 System.out.printf(Locale.ROOT, "%d chunks and packs referenced; deleted %d unreferenced (%s), put back %d;"
                                 + " %s %d packs (%s live copied)%s; %s %d (%s) aside; %s %d temporary files of interrupted puts%s%n",
                         c.referenced(), c.deleted(), Sizes.format(c.deletedBytes()), c.restored(),
