@@ -146,11 +146,29 @@ final class JobOnNode {
     private boolean restored(Command.Launch l, Map<Integer, Path> dirs) {
         if (l.generation() >= 0) {
             Map<Integer, String> sources = new HashMap<>();
-            try {
-                restore(l, dirs, sources);
-            } catch (IOException e) {
-                log.append(new Event.RestoreFailed(l.job(), l.generation(), node, e.getMessage()));
-                return false;
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    restore(l, dirs, sources);
+                    break;
+                } catch (IOException e) {
+                    boolean away = storeUnreachable(e);
+                    if (!away || attempt >= RESTORE_ATTEMPTS) {
+                        log.append(new Event.RestoreFailed(l.job(), l.generation(), node, e.getMessage(), away));
+                        return false;
+                    }
+                    long wait = Math.min(30_000, 2_000L << (attempt - 1));
+                    System.err.println("ferry agent " + node + ": restoring generation " + l.generation() + " of " + l.job()
+                            + ": the store is unreachable (" + e.getMessage() + "); trying again in " + wait / 1000
+                            + " s (attempt " + attempt + " of " + RESTORE_ATTEMPTS + ")");
+                    try {
+                        Thread.sleep(wait);
+                    } catch (InterruptedException stop) {
+                        Thread.currentThread().interrupt();
+                        return false;
+                    }
+                    sources.clear();
+                    dirs.clear();
+                }
             }
             log.append(new Event.ImagesRestored(l.job(), l.generation(), node, sources));
         } else if (l.adopt()) { // the coordinator counts a launcher's ranks running from these
@@ -161,6 +179,29 @@ final class JobOnNode {
             log.append(new Event.ImagesRestored(l.job(), -1, node, Map.of()));
         }
         return true;
+    }
+
+    /** Tries of a restore the store's unavailability fails (2, 4, 8, 16 s between them, after the store's own retries). */
+    static final int RESTORE_ATTEMPTS = 5;
+
+    /**
+     * Whether a restore failed only because the store could not be reached: a transient store
+     * error somewhere in the causes, and nothing that says the data is bad.
+     */
+    static boolean storeUnreachable(Throwable e) {
+        boolean transientSeen = false;
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof io.ferry.staging.ImageCorruptException || t instanceof io.ferry.model.MalformedManifestException) {
+                return false;
+            }
+            if (t instanceof io.ferry.stores.StoreException s) {
+                if (!s.isTransient()) {
+                    return false;
+                }
+                transientSeen = true;
+            }
+        }
+        return transientSeen;
     }
 
     /** SIGKILLs rank {@code rank} here, if it runs here ({@code ferry chaos kill-rank}). */

@@ -147,7 +147,7 @@ public final class Jobs {
         } else if (e instanceof Event.RestoreFailed f) {
             if (f.generation() < 0) {
                 j.launchFailure = "node " + f.node() + ": " + f.reason();
-            } else {
+            } else if (!f.storeUnreachable()) { // the store being away says nothing against the generation
                 GenerationView g = gen(j, f.generation());
                 g.restoreFailure = "node " + f.node() + ": " + f.reason();
             }

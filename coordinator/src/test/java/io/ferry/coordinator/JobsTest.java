@@ -92,6 +92,19 @@ class JobsTest {
     }
 
     @Test
+    void aRestoreFailedByAnUnreachableStoreLeavesTheGenerationUsable() {
+        JobView j = apply(new Event.JobStarted("j", 1, 0, true, "s", "n"),
+                new Event.CheckpointRequested("j", 0, "request"),
+                new Event.ImageCaptured("j", 0, 0, "n", 1, 0),
+                new Event.SnapshotEstablished("j", 0, "remote", 1),
+                new Event.RecoveryStarted("j", 0, "rank 0 exited with 9"),
+                new Event.RestoreFailed("j", 0, "n", "store considered down", true));
+        assertEquals(0, j.newestUsable(Long.MAX_VALUE).orElseThrow().generation(), "tried again later, not set aside");
+        apply(new Event.RestoreFailed("j", 0, "n", "manifest does not verify"));
+        assertTrue(j.newestUsable(Long.MAX_VALUE).isEmpty(), "bad data: never chosen again");
+    }
+
+    @Test
     void heartbeatsMoveTheLastSeenTime() {
         JobView j = jobs.apply(new Event.JobStarted("j", 1, 0, true, "s", "n"), 1000);
         assertEquals(1000, j.lastHeartbeatMillis("n"));

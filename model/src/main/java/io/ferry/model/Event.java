@@ -324,11 +324,20 @@ public sealed interface Event {
     }
 
     /** A node found no tier holding a verified copy of one of its ranks' images of {@code generation}. */
-    record RestoreFailed(String job, long generation, String node, String reason) implements Event {
+    /**
+     * @param storeUnreachable the store could not be reached (after the node's retries): the
+     *                         generation is not known to be bad, and is tried again later, not
+     *                         set aside for ever
+     */
+    record RestoreFailed(String job, long generation, String node, String reason, boolean storeUnreachable) implements Event {
         public RestoreFailed {
             Names.requireJob(job);
             Placement.requireNode(node);
             reason = reason == null ? "unknown" : reason;
+        }
+
+        public RestoreFailed(String job, long generation, String node, String reason) {
+            this(job, generation, node, reason, false);
         }
     }
 

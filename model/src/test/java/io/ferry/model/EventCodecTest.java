@@ -34,6 +34,7 @@ class EventCodecTest {
                 new Event.RecoveryStarted("j", 2, "rank 3 exited with 137"),
                 new Event.ImagesRestored("j", 2, "n1", Map.of(0, "local", 1, "remote")),
                 new Event.RestoreFailed("j", 2, "n1", "no tier holds rank 1"),
+                new Event.RestoreFailed("j", 3, "n1", "store down", true),
                 new Event.JobPlaced("j", "map:0-3:n1,4-7:n3", "node n2 lost"),
                 new Event.RanksJoined("j", 3, "n1", "0-3,7"), new Event.LauncherRequested("j", 2, 3, "rank 3 exited"),
                 new Event.LauncherExited("j", 2, 137),
