@@ -121,7 +121,12 @@ final class JobOnNode {
         if (current == null || !current.store().equals(l.store()) || !current.launch().equals(l.launch())) {
             close();
             Map<String, String> settings = new HashMap<>(l.launch().settings());
-            settings.putAll(secrets);
+            String scheme = io.ferry.stores.Stores.parse(l.store()).getScheme();
+            secrets.forEach((k, v) -> { // this host's credentials, for a store of their kind
+                if (io.ferry.stores.Stores.accepts(scheme, k)) {
+                    settings.put(k, v);
+                }
+            });
             store = OpenedStore.open(l.store(), settings);
         } else if (sameRanks && agent != null && !current.ranks().equals(l.ranks())) {
             agent.close();

@@ -132,6 +132,8 @@ public final class NodeAgent implements Closeable {
             Map<String, String> env = pb.environment();
             env.remove("FERRY_RESTART_DIR");
             env.remove("FERRY_RESTART_GENERATION");
+            // Store credentials the agent took from its environment (FERRY_S3_SECRET_ACCESS_KEY...) are not the ranks'.
+            env.keySet().removeIf(k -> k.startsWith("FERRY_") && io.ferry.model.LaunchSpec.isSecret(k.replace('_', '-')));
             env.putAll(rankEnvironment(r, ckpt, restartGeneration, restartDir));
             watch(new RankProcess(r, pb.start(), ckpt, config.quiesce().signal()).withHelloGrace(config.quiesce().helloGrace()),
                     epoch);

@@ -43,8 +43,10 @@ final class AgentCommand implements Callable<Integer> {
         io.ferry.model.OwnerOnly.createDirectories(h.dir());
         CountDownLatch stop = new CountDownLatch(1);
         KafkaLog log = new KafkaLog(kafka);
-        // Credentials: the environment. Ranks a launcher starts on this host find this agent by its host name.
-        AgentService agent = new AgentService(log, name, h.dir(), every, java.util.Map.of(), true, peerBind()).start();
+        // Credentials: the configuration file and FERRY_* variables of this host (never the log); the SDKs' own
+        // environment as well. Ranks a launcher starts on this host find this agent by its host name.
+        AgentService agent = new AgentService(log, name, h.dir(), every, Configuration.secrets(System.getenv()), true,
+                peerBind()).start();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             agent.close();
             log.close();

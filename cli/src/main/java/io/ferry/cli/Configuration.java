@@ -44,7 +44,21 @@ final class Configuration {
         return out;
     }
 
-    /** Every key set somewhere, with its value and source (defaults not included). */
+    /**
+     * The store credentials the file and the environment hold, for stores of every kind: what a
+     * {@code ferry agent} uses to open a job's store (they never travel in the event log).
+     */
+    static Map<String, String> secrets(Map<String, String> env) throws IOException {
+        Map<String, String> out = new LinkedHashMap<>();
+        effective(Map.of(), env, null).forEach((k, v) -> {
+            if (io.ferry.model.LaunchSpec.isSecret(k)) {
+                out.put(k, v.value());
+            }
+        });
+        return out;
+    }
+
+    /** Every key set somewhere, with its value and source (defaults not included); {@code scheme} null: store options of every kind. */
     static Map<String, Value> effective(Map<String, String> flags, Map<String, String> env, String scheme) throws IOException {
         Map<String, Value> out = new LinkedHashMap<>();
         Optional<Path> file = file(env);
@@ -151,7 +165,7 @@ final class Configuration {
             }
             out.put(key, new Value(key, value, where));
         } else if (!Stores.schemesAccepting(key).isEmpty()) {
-            if (Stores.accepts(scheme, key)) {
+            if (scheme == null || Stores.accepts(scheme, key)) {
                 out.put(key, new Value(key, value, where));
             } // else: an option of another kind of store than this command's
         } else {

@@ -42,6 +42,14 @@ class ConfigurationTest {
     }
 
     @Test
+    void anAgentTakesTheCredentialsOfEveryKindOfStoreAndNothingElse() throws Exception {
+        Path f = file("s3.access-key-id = AKIA\nstaging.zstd-level = 3\n");
+        Map<String, String> secrets = Configuration.secrets(Map.of("FERRY_CONFIG", f.toString(),
+                "FERRY_S3_SECRET_ACCESS_KEY", "shh", "FERRY_STAGING_WORKERS", "4"));
+        assertEquals(Map.of("s3.access-key-id", "AKIA", "s3.secret-access-key", "shh"), secrets);
+    }
+
+    @Test
     void variablesNameKeysUnambiguously() {
         assertEquals("FERRY_STAGING_ZSTD_LEVEL", Configuration.variableOf("staging.zstd-level"));
         assertEquals(Optional.of("staging.zstd-level"), Configuration.keyOf("FERRY_STAGING_ZSTD_LEVEL"));

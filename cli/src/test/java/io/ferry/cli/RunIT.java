@@ -126,6 +126,22 @@ class RunIT {
     }
 
     @Test
+    void storeCredentialsInFerrysEnvironmentDoNotReachTheRanks() throws Exception {
+        java.nio.file.Path seen = tmp.resolve("rank-env");
+        ProcessBuilder pb = FerryProcess.builder(java.util.List.of(), "run", "--job", "env", "--ranks", "1", "--interval", "0",
+                "--http", "off", "--home", tmp.resolve("home").toString(), "--", "bash", "-c", "env > " + seen);
+        pb.environment().put("FERRY_S3_SECRET_ACCESS_KEY", "top-secret-42");
+        pb.environment().put("FERRY_STAGING_ZSTD_LEVEL", "2");
+        Process p = pb.redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertEquals(0, p.waitFor(), out);
+        String env = java.nio.file.Files.readString(seen);
+        assertTrue(env.contains("FERRY_RANK=0"), env);
+        assertFalse(env.contains("top-secret-42"), "a store credential reached a rank: " + env);
+        assertTrue(env.contains("FERRY_STAGING_ZSTD_LEVEL=2"), "other variables are left as they are");
+    }
+
+    @Test
     void failingRankWithoutAutoRecoveryFailsTheJob() throws Exception {
         FerryProcess.Result r = FerryProcess.run("run", "--job", "oops", "--ranks", "2", "--interval", "0",
                 "--home", tmp.resolve("home").toString(), "--", "bash", "-c", "[ $FERRY_RANK = 1 ] && exit 3; sleep 1");
