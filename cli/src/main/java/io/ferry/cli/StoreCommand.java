@@ -84,7 +84,8 @@ final class StoreCommand {
                     "so that a chunk that rotted on the store is not reused by every later generation."})
     static final class Verify extends OnStore implements Callable<Integer> {
         @Option(names = "--repair", description = {"Move every chunk found corrupt (and still corrupt when read again) to",
-                "ferry/v1/quarantine/: the next push that needs it writes it again, healing every image that uses it."})
+                "ferry/v1/quarantine/: the next push that needs it writes it again, healing every image that uses it.",
+                "A pack with a damaged record: its sound records are copied out (moves), then it goes to ferry/v2/quarantine/."})
         boolean repair;
 
         @Override
@@ -100,15 +101,17 @@ final class StoreCommand {
                             r.snapshots(), r.problems().size());
                 }
                 if (repair && !r.ok()) {
-                    List<io.ferry.staging.ChunkQuarantine.Outcome> done =
-                            io.ferry.staging.ChunkQuarantine.repair(o.pipeline().repository(), r);
+                    List<io.ferry.staging.ChunkQuarantine.Outcome> done = new java.util.ArrayList<>(
+                            io.ferry.staging.ChunkQuarantine.repair(o.pipeline().repository(), r));
+                    done.addAll(io.ferry.staging.PackQuarantine.repair(o.pipeline().repository(), r));
                     long moved = done.stream().filter(io.ferry.staging.ChunkQuarantine.Outcome::quarantined).count();
                     if (json) {
                         out.set("repair", JSON.valueToTree(done));
                     } else {
                         done.forEach(d -> System.out.println((d.quarantined() ? "quarantined " : "kept ") + d.key() + ": " + d.detail()));
-                        System.out.printf(Locale.ROOT, "repair: %d corrupt chunk(s) quarantined; the next push that needs one"
-                                + " writes it again, which heals the images above that use it%n", moved);
+                        System.out.printf(Locale.ROOT, "repair: %d corrupt chunk(s) or pack(s) quarantined; the next push that"
+                                + " needs their bytes writes them again (a chunk so written heals the images above that use it; a"
+                                + " pack's damaged record does not come back: images that used it stay unusable)%n", moved);
                     }
                 }
                 if (json) {

@@ -43,6 +43,9 @@ public final class ChunkQuarantine {
             if (p.kind() != VerifyReport.Kind.CORRUPT_CHUNK) {
                 continue;
             }
+            if (io.ferry.staging.packs.PackKeys.nameOf(p.key()).isPresent()) {
+                continue; // a pack: PackQuarantine's
+            }
             Optional<ChunkId> id = Repository.chunkIdOf(p.key());
             if (id.isEmpty()) {
                 out.add(new Outcome(p.key(), false, "not a chunk object name: left alone"));

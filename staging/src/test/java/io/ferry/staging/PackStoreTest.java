@@ -21,6 +21,7 @@ import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Scrub, prune and two-step gc of a pack-layout store, on a real POSIX store. */
@@ -66,6 +67,44 @@ class PackStoreTest {
             store.delete(pack);
             VerifyReport missing = p.verify(Progress.NONE);
             assertTrue(missing.problems().stream().anyMatch(x -> x.detail().contains("no such pack")), missing.problems().toString());
+        }
+    }
+
+    @Test
+    void repairQuarantinesAPackWithADamagedRecordSoTheNextPushWritesItsBlobsAgain() throws Exception {
+        try (Store store = Stores.open(tmp.resolve("store").toUri(), Map.of()); StagingPipeline p = pipeline(store)) {
+            Path a = image("a", 7);
+            p.push(a, new ImageRef("job", 1, 0), Progress.NONE);
+            p.repository().commitSnapshot("job", 1, 1);
+            String pack = store.list(PackKeys.PACKS).get(0);
+            byte[] bytes = store.get(pack);
+            bytes[bytes.length / 3] ^= 0x10; // one record rots on the store
+            store.put(pack, ByteBuffer.wrap(bytes));
+            PushResult g2 = p.push(a, new ImageRef("job", 2, 0), Progress.NONE);
+            p.repository().commitSnapshot("job", 2, 1);
+            assertEquals(g2.chunks(), g2.knownChunks(), "a push reuses every place of a pack that exists, the rotten one too");
+            assertThrows(java.io.IOException.class, () -> p.pull(new ImageRef("job", 2, 0), tmp.resolve("out2"), Progress.NONE));
+
+            VerifyReport damaged = p.verify(Progress.NONE);
+            List<ChunkQuarantine.Outcome> done = PackQuarantine.repair(p.repository(), damaged);
+            assertEquals(1, done.size(), done.toString());
+            assertTrue(done.get(0).quarantined() && done.get(0).detail().contains("1 damaged record"), done.toString());
+            assertFalse(store.exists(pack));
+            assertEquals(1, store.list(PackQuarantine.QUARANTINE).size());
+            assertTrue(ChunkQuarantine.repair(p.repository(), damaged).isEmpty(), "packs are not the chunk repair's");
+
+            // The next push writes the blobs of the quarantined pack again, and pulls whole.
+            PushResult g3 = p.push(a, new ImageRef("job", 3, 0), Progress.NONE);
+            p.repository().commitSnapshot("job", 3, 1);
+            assertEquals(0, g3.knownChunks(), "nothing is reused from a quarantined pack");
+            p.pull(new ImageRef("job", 3, 0), tmp.resolve("out3"), Progress.NONE);
+            Fixture.assertSameTree(a, tmp.resolve("out3"));
+            // The older images: their sound records resolve through the moves; the damaged one is gone.
+            VerifyReport after = p.verify(Progress.NONE);
+            assertTrue(after.problems().stream().noneMatch(x -> x.kind() == VerifyReport.Kind.CORRUPT_CHUNK), after.problems().toString());
+            List<String> broken = after.problems().stream().filter(x -> x.kind() == VerifyReport.Kind.DAMAGED_IMAGE)
+                    .map(VerifyReport.Problem::key).distinct().sorted().toList();
+            assertEquals(List.of("job/1/0", "job/2/0"), broken, after.problems().toString());
         }
     }
 
