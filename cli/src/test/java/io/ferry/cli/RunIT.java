@@ -121,6 +121,7 @@ class RunIT {
                 + " snapshot (recovery.max-attempts=3)"), r.out());
         // Three rollbacks, the 2nd and 3rd after waits of 0.4 s and 0.8 s: the job cannot have ended sooner.
         assertTrue(seconds > 1.2, "ended after " + seconds + " s");
+        assertTrue(r.out().contains("rolling back in") || r.err().contains("rolling back in"), "the wait is said: " + r.out() + r.err());
         FerryProcess.Result list = FerryProcess.run("list", "doomed", "--home", tmp.resolve("home").toString());
         assertTrue(list.out().contains("FAILED, 3 recoveries"), list.out());
     }

@@ -33,6 +33,8 @@ public final class JobView {
     /** The coordinator's own decision state, not folded: a rollback decided, waiting for in-flight staging. */
     String pendingRollback;
     long pendingSinceMillis;
+    /** The {@link #pendingSinceMillis} whose backoff wait was said on stderr already. */
+    long pendingNoticedFor = -1;
     /** Nodes that reported {@link Event.ImagesRestored} for the current rollback. */
     final java.util.Set<String> restoredNodes = new java.util.TreeSet<>();
     /** A launcher's ranks adopted by their nodes' agents in its current attempt (restored, or from the beginning). */

@@ -16,6 +16,8 @@ import io.ferry.staging.StagingConfig;
 final class Recovery {
     /** A launcher's `ferry run` heard from this recently is alive: a silent node is then a node lost, not an allocation ended. */
     private static final long LAUNCHER_FRESH_MILLIS = 3 * Event.Heartbeat.LAUNCHER_INTERVAL_MILLIS;
+    /** Unreadable settings already said (from an older writer's events): each is said once. */
+    private static final java.util.Set<String> UNREADABLE_SAID = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final KafkaLog log;
     private final Object lock;
     private final java.time.Clock clock;
@@ -115,7 +117,14 @@ final class Recovery {
                     + " in a row without a newer established snapshot (recovery.max-attempts=" + max + ")");
             return;
         }
-        if (now - j.lastRecoveryMillis < backoffMillis(settings, without)) {
+        long wait = backoffMillis(settings, without) - (now - j.lastRecoveryMillis);
+        if (wait > 0) {
+            if (j.pendingNoticedFor != j.pendingSinceMillis) { // said once per pending rollback, not every tick
+                j.pendingNoticedFor = j.pendingSinceMillis;
+                System.err.printf(java.util.Locale.ROOT, "ferry coordinator: %s: rolling back in %.1f s (%d rollback%s in a row"
+                                + " without a newer established snapshot; recovery.backoff)%n", j.job, wait / 1000.0, without,
+                        without == 1 ? "" : "s");
+            }
             return; // still pending: a later tick rolls back
         }
         j.pendingRollback = null;
@@ -139,7 +148,9 @@ final class Recovery {
             try {
                 return key.parse(v);
             } catch (IllegalArgumentException e) {
-                System.err.println("ferry coordinator: ignoring " + key.name() + "=" + v + ": " + e.getMessage());
+                if (UNREADABLE_SAID.add(key.name() + "=" + v)) { // once, not on every tick
+                    System.err.println("ferry coordinator: ignoring " + key.name() + "=" + v + ": " + e.getMessage());
+                }
             }
         }
         return key.parse(key.defaultValue());
