@@ -6,8 +6,6 @@ import io.ferry.agent.protocol.Line;
 import io.ferry.model.Event;
 import io.ferry.model.ImageRef;
 import io.ferry.staging.LocalCache;
-import io.ferry.staging.Progress;
-import io.ferry.staging.PushResult;
 import io.ferry.staging.StagingPipeline;
 import io.ferry.staging.internal.FileTrees;
 import io.ferry.stores.StoreHealth;
@@ -46,9 +44,8 @@ public final class NodeAgent implements Closeable {
     private final ExecutorService capturer = Executors.newSingleThreadExecutor(named("ferry-agent-capture"));
     /** Reported only when it differs from this: a healthy store with nothing to tell. */
     private volatile StoreHealth lastHealth = StoreHealth.HEALTHY;
-    private final ExecutorService stager = Executors.newSingleThreadExecutor(named("ferry-agent-stage"));
-    /** Set first thing in {@link #close}: a push it interrupts is not a staging failure. */
-    private volatile boolean closing;
+    /** Partner copies, staging, retention and cache reports, in the background and in order. */
+    private final NodeStaging staging;
     private final ScheduledExecutorService poller = Executors.newSingleThreadScheduledExecutor(named("ferry-agent-poll"));
     private final ControlServer control;
     /** The transparent capture method, empty for the cooperative protocol. */
@@ -77,30 +74,9 @@ public final class NodeAgent implements Closeable {
                 events.accept(new Event.RestoreFailed(config.job(), f.generation(), config.node(), "rank " + rank
                         + " rejected its restart data: " + (f.reason().isBlank() ? "(no reason given)" : f.reason()))));
         poller.scheduleAtFixedRate(this::heartbeat, 0, heartbeat.toMillis(), TimeUnit.MILLISECONDS);
-        stager.execute(this::restageLeftovers);
-        stager.execute(this::reportCache);
+        this.staging = new NodeStaging(config, cache, pipeline, events, poller);
     }
 
-    /**
-     * Stages, oldest first, the images of this job that an earlier agent on this node captured
-     * and did not stage (it crashed or was closed meanwhile): without this, a snapshot captured
-     * just before an agent crash was never established, and its images, unstaged, were never
-     * dropped by retention.
-     */
-    private void restageLeftovers() {
-        try {
-            for (long g : cache.generations(config.job())) { // oldest first
-                List<Integer> left = cache.unstagedRanks(config.job(), g);
-                if (!left.isEmpty() && !closing) {
-                    System.err.println("ferry agent: staging generation " + g + " of " + config.job() + " (ranks " + left
-                            + "), captured on this node before this agent started");
-                    stage(g, left, 0);
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            System.err.println("ferry agent: cannot look for unstaged images of " + config.job() + ": " + e.getMessage());
-        }
-    }
 
     private static java.util.concurrent.ThreadFactory named(String name) {
         return r -> {
@@ -304,14 +280,7 @@ public final class NodeAgent implements Closeable {
                         stall.getOrDefault(r.rank(), 0.0)));
             }
             List<Integer> captured = List.copyOf(new java.util.TreeSet<>(bytes.keySet()));
-            // The partner copy first, as SCR's partner level is part of the checkpoint: a generation that
-            // reaches the store (and so can be restarted from) has had its partner copy made.
-            stager.execute(() -> {
-                if (!partner.isEmpty()) {
-                    copyToPartner(g, captured, io.ferry.model.PeerAddresses.parse(partner).get(0));
-                }
-                stage(g, captured, 0);
-            });
+            staging.captured(g, captured, partner);
             return new CaptureResult(g, bytes, stall);
         } catch (Exception e) {
             Throwable t = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null ? e.getCause() : e;
@@ -380,113 +349,30 @@ public final class NodeAgent implements Closeable {
         return bytes;
     }
 
-    /** Pushes every rank of {@code g}; on failure reports it and retries with backoff (images stay in cache). */
-    private void stage(long g, List<Integer> captured, int attempt) {
-        for (int r : captured) {
-            ImageRef ref = new ImageRef(config.job(), g, r);
-            if (cache.isStaged(ref)) {
-                continue;
-            }
-            try {
-                PushResult p = pipeline.push(cache.imageDir(ref), ref, Progress.NONE);
-                cache.markStaged(ref, p);
-                events.accept(new Event.ImageStaged(config.job(), g, r, "remote", p.rawBytes(), p.storedBytes(),
-                        p.elapsed().toNanos() / 1e9, p.manifestSha256()));
-            } catch (IOException | RuntimeException e) {
-                if (!Files.isDirectory(cache.imageDir(ref))) {
-                    return; // dropped from the cache (the generation failed or was rolled back)
-                }
-                if (closing || Thread.currentThread().isInterrupted() || e instanceof java.io.InterruptedIOException
-                        || e instanceof java.nio.channels.ClosedByInterruptException) {
-                    return; // the agent is closing: not a staging failure; the images stay in the cache, unstaged
-                }
-                events.accept(new Event.StagingFailed(config.job(), g, r, String.valueOf(e.getMessage())));
-                long delay = Math.min(30_000, 500L << Math.min(6, attempt));
-                try {
-                    poller.schedule(() -> stager.execute(() -> stage(g, captured, attempt + 1)), delay, TimeUnit.MILLISECONDS);
-                } catch (java.util.concurrent.RejectedExecutionException closed) {
-                    // closed meanwhile: nothing more is staged by this agent
-                }
-                return;
-            }
-        }
-        try {
-            cache.applyRetention(config.job(), pipeline.config().keepGenerations(), this::established);
-        } catch (IOException | RuntimeException e) {
-            System.err.println("ferry agent: cache retention for " + config.job() + " failed: " + e.getMessage());
-        }
-        reportCache();
-    }
 
-    /**
-     * Puts every captured rank's image of {@code g} into the partner's cache; reported once the
-     * partner acknowledged them all (fsynced there). Best effort, as SCR's partner level: a copy
-     * that fails is said on stderr, and the restart falls through to the store for those ranks.
-     */
-    private void copyToPartner(long g, List<Integer> captured, io.ferry.model.PeerAddresses.Peer partner) {
-        long t0 = System.nanoTime();
-        long bytes = 0;
-        List<Integer> copied = new java.util.ArrayList<>();
-        for (int r : captured) {
-            ImageRef ref = new ImageRef(config.job(), g, r);
-            try {
-                bytes += io.ferry.agent.peer.PeerClient.put(partner, ref, cache.imageDir(ref));
-                copied.add(r);
-            } catch (IOException | RuntimeException e) {
-                if (!Files.isDirectory(cache.imageDir(ref))) {
-                    return; // dropped from the cache (the generation failed or was rolled back)
-                }
-                System.err.println("ferry agent " + config.node() + ": partner copy of rank " + r + " of " + config.job()
-                        + " generation " + g + " to " + partner.node() + " failed: " + e.getMessage());
-            }
-        }
-        if (!copied.isEmpty()) {
-            events.accept(new Event.PartnerCopied(config.job(), g, config.node(), partner.node(),
-                    io.ferry.model.RankSet.of(copied.stream().mapToInt(Integer::intValue)).toString(), bytes,
-                    (System.nanoTime() - t0) / 1e9));
-        }
-    }
 
-    /** Tells the coordinator how full this node's cache is, for its cache-full forecast. */
-    private void reportCache() {
-        try {
-            LocalCache.Usage u = cache.usage(config.job());
-            events.accept(new Event.CacheReported(config.job(), config.node(), u.capacityBytes(), u.freeBytes(),
-                    u.jobBytes(), u.generations(), pipeline.config().keepGenerations()));
-        } catch (IOException | RuntimeException e) {
-            System.err.println("ferry agent: cache usage for " + config.job() + " not reported: " + e.getMessage());
-        }
-    }
 
-    /** Whether {@code generation} is established; null when the store cannot say now (retention then keeps it). */
-    private Boolean established(long generation) {
-        try {
-            return pipeline.repository().isEstablished(config.job(), generation);
-        } catch (IOException e) {
-            return null;
-        }
-    }
 
     /** Waits until queued staging work has run (not counting retries scheduled for later). */
     public void drainStaging() throws InterruptedException, java.util.concurrent.ExecutionException {
-        stagingIdle().get();
+        staging.idle().get();
     }
 
     /** Completes once the staging work queued now has run (not counting retries scheduled for later). */
     public java.util.concurrent.Future<?> stagingIdle() {
-        return stager.submit(() -> { });
+        return staging.idle();
     }
 
     @Override
     public void close() throws IOException {
-        closing = true;
+        staging.closing();
         try {
             stopRanks();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
         capturer.shutdownNow();
-        stager.shutdownNow();
+        staging.close();
         poller.shutdownNow();
         control.close();
     }

@@ -1,0 +1,189 @@
+package io.ferry.agent;
+
+import io.ferry.model.Event;
+import io.ferry.model.ImageRef;
+import io.ferry.staging.LocalCache;
+import io.ferry.staging.Progress;
+import io.ferry.staging.PushResult;
+import io.ferry.staging.StagingPipeline;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * What a {@link NodeAgent} does with its images after a capture, on one thread and in order:
+ * the partner copy, staging to the store (retried with backoff while it fails; the images wait
+ * in the cache), cache retention and the cache report; and, at start, staging what an earlier
+ * agent of the job on this node captured and did not stage.
+ */
+final class NodeStaging {
+    private final AgentConfig config;
+    private final LocalCache cache;
+    private final StagingPipeline pipeline;
+    private final Consumer<Event> events;
+    /** The agent's timer: staging retries are scheduled on it. */
+    private final ScheduledExecutorService poller;
+    private final ExecutorService stager = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "ferry-agent-stage");
+        t.setDaemon(true);
+        return t;
+    });
+    /** Set first thing when the agent closes: a push it interrupts is not a staging failure. */
+    private volatile boolean closing;
+
+    NodeStaging(AgentConfig config, LocalCache cache, StagingPipeline pipeline, Consumer<Event> events,
+                ScheduledExecutorService poller) {
+        this.config = config;
+        this.cache = cache;
+        this.pipeline = pipeline;
+        this.events = events;
+        this.poller = poller;
+        stager.execute(this::restageLeftovers);
+        stager.execute(this::reportCache);
+    }
+
+    /**
+     * Generation {@code g} was captured by {@code captured} ranks: the partner copy first (as
+     * SCR's partner level is part of the checkpoint: a generation that reaches the store, and so
+     * can be restarted from, has had its partner copy made), then staging. {@code partner}:
+     * {@code NODE=HOST:PORT}, or empty.
+     */
+    void captured(long g, List<Integer> captured, String partner) {
+        stager.execute(() -> {
+            if (!partner.isEmpty()) {
+                copyToPartner(g, captured, io.ferry.model.PeerAddresses.parse(partner).get(0));
+            }
+            stage(g, captured, 0);
+        });
+    }
+
+    /** Completes once the staging work queued now has run (not counting retries scheduled for later). */
+    Future<?> idle() {
+        return stager.submit(() -> { });
+    }
+
+    /** The agent is closing: what it interrupts from now on is not a failure. */
+    void closing() {
+        closing = true;
+    }
+
+    void close() {
+        closing = true;
+        stager.shutdownNow();
+    }
+
+    /**
+     * Stages, oldest first, the images of this job that an earlier agent on this node captured
+     * and did not stage (it crashed or was closed meanwhile): without this, a snapshot captured
+     * just before an agent crash was never established, and its images, unstaged, were never
+     * dropped by retention.
+     */
+    private void restageLeftovers() {
+        try {
+            for (long g : cache.generations(config.job())) { // oldest first
+                List<Integer> left = cache.unstagedRanks(config.job(), g);
+                if (!left.isEmpty() && !closing) {
+                    System.err.println("ferry agent: staging generation " + g + " of " + config.job() + " (ranks " + left
+                            + "), captured on this node before this agent started");
+                    stage(g, left, 0);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            System.err.println("ferry agent: cannot look for unstaged images of " + config.job() + ": " + e.getMessage());
+        }
+    }
+
+    /** Pushes every rank of {@code g}; on failure reports it and retries with backoff (images stay in cache). */
+    private void stage(long g, List<Integer> captured, int attempt) {
+        for (int r : captured) {
+            ImageRef ref = new ImageRef(config.job(), g, r);
+            if (cache.isStaged(ref)) {
+                continue;
+            }
+            try {
+                PushResult p = pipeline.push(cache.imageDir(ref), ref, Progress.NONE);
+                cache.markStaged(ref, p);
+                events.accept(new Event.ImageStaged(config.job(), g, r, "remote", p.rawBytes(), p.storedBytes(),
+                        p.elapsed().toNanos() / 1e9, p.manifestSha256()));
+            } catch (IOException | RuntimeException e) {
+                if (!Files.isDirectory(cache.imageDir(ref))) {
+                    return; // dropped from the cache (the generation failed or was rolled back)
+                }
+                if (closing || Thread.currentThread().isInterrupted() || e instanceof java.io.InterruptedIOException
+                        || e instanceof java.nio.channels.ClosedByInterruptException) {
+                    return; // the agent is closing: not a staging failure; the images stay in the cache, unstaged
+                }
+                events.accept(new Event.StagingFailed(config.job(), g, r, String.valueOf(e.getMessage())));
+                long delay = Math.min(30_000, 500L << Math.min(6, attempt));
+                try {
+                    poller.schedule(() -> stager.execute(() -> stage(g, captured, attempt + 1)), delay, TimeUnit.MILLISECONDS);
+                } catch (java.util.concurrent.RejectedExecutionException closed) {
+                    // closed meanwhile: nothing more is staged by this agent
+                }
+                return;
+            }
+        }
+        try {
+            cache.applyRetention(config.job(), pipeline.config().keepGenerations(), this::established);
+        } catch (IOException | RuntimeException e) {
+            System.err.println("ferry agent: cache retention for " + config.job() + " failed: " + e.getMessage());
+        }
+        reportCache();
+    }
+
+    /**
+     * Puts every captured rank's image of {@code g} into the partner's cache; reported once the
+     * partner acknowledged them all (fsynced there). Best effort, as SCR's partner level: a copy
+     * that fails is said on stderr, and the restart falls through to the store for those ranks.
+     */
+    private void copyToPartner(long g, List<Integer> captured, io.ferry.model.PeerAddresses.Peer partner) {
+        long t0 = System.nanoTime();
+        long bytes = 0;
+        List<Integer> copied = new java.util.ArrayList<>();
+        for (int r : captured) {
+            ImageRef ref = new ImageRef(config.job(), g, r);
+            try {
+                bytes += io.ferry.agent.peer.PeerClient.put(partner, ref, cache.imageDir(ref));
+                copied.add(r);
+            } catch (IOException | RuntimeException e) {
+                if (!Files.isDirectory(cache.imageDir(ref))) {
+                    return; // dropped from the cache (the generation failed or was rolled back)
+                }
+                System.err.println("ferry agent " + config.node() + ": partner copy of rank " + r + " of " + config.job()
+                        + " generation " + g + " to " + partner.node() + " failed: " + e.getMessage());
+            }
+        }
+        if (!copied.isEmpty()) {
+            events.accept(new Event.PartnerCopied(config.job(), g, config.node(), partner.node(),
+                    io.ferry.model.RankSet.of(copied.stream().mapToInt(Integer::intValue)).toString(), bytes,
+                    (System.nanoTime() - t0) / 1e9));
+        }
+    }
+
+    /** Tells the coordinator how full this node's cache is, for its cache-full forecast. */
+    private void reportCache() {
+        try {
+            LocalCache.Usage u = cache.usage(config.job());
+            events.accept(new Event.CacheReported(config.job(), config.node(), u.capacityBytes(), u.freeBytes(),
+                    u.jobBytes(), u.generations(), pipeline.config().keepGenerations()));
+        } catch (IOException | RuntimeException e) {
+            System.err.println("ferry agent: cache usage for " + config.job() + " not reported: " + e.getMessage());
+        }
+    }
+
+    /** Whether {@code generation} is established; null when the store cannot say now (retention then keeps it). */
+    private Boolean established(long generation) {
+        try {
+            return pipeline.repository().isEstablished(config.job(), generation);
+        } catch (IOException e) {
+            return null;
+        }
+    }
+}
