@@ -126,6 +126,13 @@ public final class RankProcess {
                 return answer;
             }
         } else {
+            if (Boolean.FALSE.equals(catchesSignal())) {
+                // Signalling it would end it: Ferry never kills its own ranks. The capture fails and says why.
+                answer.complete(new Line.Fail(g, "rank " + rank + " (pid " + process.pid() + ") neither connected nor"
+                        + " catches SIG" + signal + " " + helloGrace.toSeconds() + " s after it started: not signalled,"
+                        + " which would end it (a signal-mode program installs its handler first, docs/protocol.md)"));
+                return answer;
+            }
             Path tmp = ckptDir.resolve(".REQUEST.tmp");
             Files.writeString(tmp, g + "\n");
             Files.move(tmp, ckptDir.resolve("REQUEST"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
@@ -165,7 +172,7 @@ public final class RankProcess {
      */
     private void awaitHelloGrace() throws IOException {
         long until = startedNanos + helloGrace.toNanos();
-        while (channel == null && process.isAlive() && System.nanoTime() < until && !readyForSignal()) {
+        while (channel == null && process.isAlive() && System.nanoTime() < until && !Boolean.TRUE.equals(catchesSignal())) {
             try {
                 Thread.sleep(10);
             } catch (InterruptedException e) {
@@ -175,11 +182,15 @@ public final class RankProcess {
         }
     }
 
-    /** Whether the rank's process catches the protocol's signal (Linux: SigCgt in /proc/PID/status) and is not a JVM. */
-    private boolean readyForSignal() {
+    /**
+     * Whether the rank's process catches the protocol's signal (Linux: SigCgt in /proc/PID/status)
+     * and is not a JVM (a JVM catches SIGUSR2 for itself and dies of an outside one); null when
+     * that cannot be read (gone, or not Linux): then it is signalled, as before this check.
+     */
+    private Boolean catchesSignal() {
         Integer signum = SIGNALS.get(signal);
         if (signum == null) {
-            return false;
+            return null;
         }
         try {
             Path proc = Path.of("/proc", Long.toString(process.pid()));
@@ -192,9 +203,9 @@ public final class RankProcess {
                 }
             }
         } catch (IOException | RuntimeException unreadable) {
-            return false; // gone, or not Linux: wait out the grace
+            return null;
         }
-        return false;
+        return null;
     }
 
     /** Linux signal numbers of the signals a signal-mode rank may use. */
