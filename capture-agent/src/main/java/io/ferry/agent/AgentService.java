@@ -182,7 +182,7 @@ public final class AgentService implements Closeable {
         try {
             if (c instanceof Command.Launch l) {
                 JobOnNode j = jobs.computeIfAbsent(l.job(), job -> new JobOnNode(log, node, home, heartbeat, secrets, spool,
-                        peerAddress().orElse(null)));
+                        peerAddress().orElse(null), () -> !running));
                 j.launch(l);
                 if (l.rankSet().isEmpty()) {
                     jobs.remove(l.job(), j);

@@ -40,9 +40,15 @@ final class JobOnNode {
      * @param spool       where ranks started by the site's launcher wait, or null where none are taken
      * @param peerAddress where this node serves its cache to the other agents, or null
      */
+    /** The agent is closing: a report still waiting for the event log gives up. */
+    private final java.util.function.BooleanSupplier stopping;
+    /** Set when the current {@link NodeAgent} closes: its reports still waiting for the log give up. */
+    private java.util.concurrent.atomic.AtomicBoolean agentClosed = new java.util.concurrent.atomic.AtomicBoolean();
+
     JobOnNode(KafkaLog log, String node, Path home, Duration heartbeat, Map<String, String> secrets, RankSpool spool,
-              String peerAddress) {
+              String peerAddress, java.util.function.BooleanSupplier stopping) {
         this.log = log;
+        this.stopping = stopping;
         this.peerAddress = peerAddress;
         this.spool = spool;
         this.secrets = secrets;
@@ -129,6 +135,7 @@ final class JobOnNode {
             });
             store = OpenedStore.open(l.store(), settings);
         } else if (sameRanks && agent != null && !current.ranks().equals(l.ranks())) {
+            agentClosed.set(true);
             agent.close();
             agent = null;
         }
@@ -137,7 +144,7 @@ final class JobOnNode {
             LaunchSpec s = l.launch();
             agent = new NodeAgent(new AgentConfig(l.job(), l.rankSet(), l.nranks(), node, s.program(),
                     new Quiesce(s.capture(), Duration.ofMillis(s.captureTimeoutMillis()), s.signal()),
-                    Path.of(System.getProperty("java.io.tmpdir"))), cache, store.pipeline(), log::append, heartbeat);
+                    Path.of(System.getProperty("java.io.tmpdir"))), cache, store.pipeline(), patient(), heartbeat);
             if (peerAddress != null) {
                 agent.announcePeer(peerAddress);
             }
@@ -158,7 +165,7 @@ final class JobOnNode {
                 } catch (IOException e) {
                     boolean away = storeUnreachable(e);
                     if (!away || attempt >= RESTORE_ATTEMPTS) {
-                        log.append(new Event.RestoreFailed(l.job(), l.generation(), node, e.getMessage(), away));
+                        report(new Event.RestoreFailed(l.job(), l.generation(), node, e.getMessage(), away));
                         return false;
                     }
                     long wait = Math.min(30_000, 2_000L << (attempt - 1));
@@ -175,15 +182,37 @@ final class JobOnNode {
                     dirs.clear();
                 }
             }
-            log.append(new Event.ImagesRestored(l.job(), l.generation(), node, sources));
+            report(new Event.ImagesRestored(l.job(), l.generation(), node, sources));
         } else if (l.adopt()) { // the coordinator counts a launcher's ranks running from these
             Map<Integer, String> none = new HashMap<>();
             l.rankSet().stream().forEach(r -> none.put(r, "none"));
-            log.append(new Event.ImagesRestored(l.job(), -1, node, none));
+            report(new Event.ImagesRestored(l.job(), -1, node, none));
         } else if (!"start".equals(l.cause())) {
-            log.append(new Event.ImagesRestored(l.job(), -1, node, Map.of()));
+            report(new Event.ImagesRestored(l.job(), -1, node, Map.of()));
         }
         return true;
+    }
+
+    /**
+     * What the node's agent reports (a rank's exit, a capture, a staged image) waits out an event
+     * log outage instead of being lost with it: the coordinator acts on nothing else. A closed
+     * agent's reports give up. Heartbeats are sent without waiting.
+     */
+    private java.util.function.Consumer<Event> patient() {
+        java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+        agentClosed = closed;
+        return e -> {
+            if (e instanceof Event.Heartbeat) {
+                log.offer(e); // stale once late; never holds up the agent's poller (signal-mode DONE files)
+            } else {
+                log.appendPatiently(e, () -> closed.get() || stopping.getAsBoolean());
+            }
+        };
+    }
+
+    /** A report of this node's restores, waiting out an event log outage as the agent's reports do. */
+    private void report(Event e) {
+        log.appendPatiently(e, stopping);
     }
 
     /** Tries of a restore the store's unavailability fails (2, 4, 8, 16 s between them, after the store's own retries). */
@@ -260,6 +289,7 @@ final class JobOnNode {
     void close() {
         try {
             if (agent != null) {
+                agentClosed.set(true);
                 agent.close();
             }
             if (store != null) {

@@ -112,6 +112,65 @@ public final class KafkaLog implements Closeable {
         send(EVENTS, e.job(), EventCodec.encode(e));
     }
 
+    /**
+     * Appends an event that must not be lost to a broker outage (what a node reports: a rank's
+     * exit, a capture, a staged image): returns once it is in the log, waiting out an outage of
+     * any length until {@code giveUp} says so, and then throws as {@link #append} does. The record
+     * is sent once and waited for as long as the producer keeps it (its delivery timeout); only a
+     * record the producer gave up on is sent again, so an outage does not duplicate events (the
+     * fold takes a duplicate as a no-op in any case). Says once on standard error that it waits.
+     */
+    public void appendPatiently(Event e, java.util.function.BooleanSupplier giveUp) {
+        byte[] value = EventCodec.encode(e);
+        byte[] key = e.job().getBytes(StandardCharsets.UTF_8);
+        boolean said = false;
+        while (true) {
+            java.util.concurrent.Future<?> sent = producer.send(new ProducerRecord<>(EVENTS, key, value));
+            while (true) {
+                try {
+                    sent.get(5, TimeUnit.SECONDS);
+                    if (said) {
+                        System.err.println("ferry: the event log at " + bootstrap + " is back; " + e.getClass().getSimpleName()
+                                + " of " + e.job() + " is in it");
+                    }
+                    return;
+                } catch (TimeoutException stillWaiting) {
+                    // the producer still holds it: keep waiting
+                } catch (ExecutionException failed) {
+                    break; // the producer gave up on it: send it again
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException("interrupted appending to " + EVENTS, interrupted);
+                }
+                if (giveUp.getAsBoolean()) {
+                    throw new IllegalStateException("cannot append to " + EVENTS + " on " + bootstrap + ": gave up waiting");
+                }
+                if (!said) {
+                    said = true;
+                    System.err.println("ferry: the event log at " + bootstrap + " does not answer; " + e.getClass().getSimpleName()
+                            + " of " + e.job() + " waits for it");
+                }
+            }
+            if (giveUp.getAsBoolean()) {
+                throw new IllegalStateException("cannot append to " + EVENTS + " on " + bootstrap + ": gave up waiting");
+            }
+            try {
+                Thread.sleep(1000);
+            } catch (InterruptedException interrupted) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted appending to " + EVENTS, interrupted);
+            }
+        }
+    }
+
+    /**
+     * Appends an event that is stale once late (a heartbeat) without waiting for it: the caller's
+     * thread never stalls on a broker outage, and a failure is left to the next one.
+     */
+    public void offer(Event e) {
+        producer.send(new ProducerRecord<>(EVENTS, e.job().getBytes(StandardCharsets.UTF_8), EventCodec.encode(e)));
+    }
+
     /** Sends a command to {@code node} (or {@link #COORDINATOR}) and returns once it is in the log. */
     public void send(String node, Command c) {
         send(COMMANDS, node, EventCodec.encode(c));
