@@ -366,7 +366,7 @@ public final class Coordinator implements Closeable {
             if (j.finished()) {
                 continue;
             }
-            if (recovery.checkHeartbeats(j, now, heartbeatTimeoutMillis)) {
+            if (recovery.checkHeartbeats(j, now, heartbeatTimeoutMillis) || recovery.settleExits(j)) {
                 continue;
             }
             if (j.pendingRollback != null) {

@@ -6,6 +6,8 @@ import io.ferry.model.Event;
 import io.ferry.model.Placement;
 import io.ferry.staging.StagingConfig;
 
+import java.util.Map;
+
 /**
  * The coordinator's recovery decisions, kept apart from its loop: starting a job on its nodes,
  * rolling every rank back (each node restores its own ranks from the nearest verified tier),
@@ -53,6 +55,30 @@ final class Recovery {
         } else if (j.exits.size() == j.ranks() && j.exits.values().stream().allMatch(c -> c == 0)) {
             finish(j, true, "every rank exited 0");
         }
+    }
+
+    /**
+     * Rank exits that are in the log but that no one decided on: those folded while the job's
+     * partition was replayed (they arrived while no coordinator ran, or before this one took the
+     * job over) are never reacted to live. Decided now, from the folded state, as
+     * {@link #onRankExited} would have: the job is done once every rank exited 0; a failed rank
+     * ends it or leaves a rollback pending. Called on every tick for a live job; true if it decided.
+     */
+    boolean settleExits(JobView j) {
+        if (j.started == null || j.finished() || j.recovering || j.pendingRollback != null || j.exits.isEmpty()) {
+            return false;
+        }
+        for (Map.Entry<Integer, Integer> x : j.exits.entrySet()) {
+            if (x.getValue() != 0 && x.getValue() != Event.RankExited.UNKNOWN_EXIT) {
+                onRankExited(j, new Event.RankExited(j.job, x.getKey(), x.getValue()));
+                return true;
+            }
+        }
+        if (j.exits.size() == j.ranks()) {
+            onRankExited(j, new Event.RankExited(j.job, j.exits.keySet().iterator().next(), 0));
+            return j.finished();
+        }
+        return false;
     }
 
     /** The site's launcher ended: the job is done, or failed, or rolls back (only its current attempt counts). */
