@@ -122,11 +122,18 @@ final class JobWatch implements Closeable {
         }
     }
 
-    /** Waits (at most {@code max}) until no captured generation still waits to be staged and established. */
+    /**
+     * Waits (at most {@code max}) until no captured generation newer than the newest established
+     * one still waits to be staged and established.
+     */
     void settle(Duration max) throws InterruptedException {
         long deadline = System.nanoTime() + max.toNanos();
-        while (System.nanoTime() < deadline && read(v -> v.generations().stream()
-                .anyMatch(g -> g.state() == GenerationView.State.CAPTURED)).orElse(false)) {
+        while (System.nanoTime() < deadline && read(v -> {
+            long newest = v.generations().stream().filter(g -> g.state() == GenerationView.State.ESTABLISHED)
+                    .mapToLong(GenerationView::generation).max().orElse(-1);
+            // One older than the newest established is superseded: not waited for (its node may be gone for good).
+            return v.generations().stream().anyMatch(g -> g.state() == GenerationView.State.CAPTURED && g.generation() > newest);
+        }).orElse(false)) {
             Thread.sleep(100);
         }
     }
