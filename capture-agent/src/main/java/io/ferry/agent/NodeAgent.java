@@ -3,6 +3,7 @@ package io.ferry.agent;
 import io.ferry.agent.capture.Capturer;
 import io.ferry.agent.capture.Capturers;
 import io.ferry.agent.protocol.Line;
+import io.ferry.model.CrashPoint;
 import io.ferry.model.Event;
 import io.ferry.model.ImageRef;
 import io.ferry.staging.LocalCache;
@@ -274,6 +275,7 @@ public final class NodeAgent implements Closeable {
             for (RankProcess r : ranks.values()) {
                 bytes.put(r.rank(), moveIntoCache(r, g));
             }
+            CrashPoint.reach("agent.captured");
             reported = true;
             for (RankProcess r : ranks.values()) {
                 events.accept(new Event.ImageCaptured(config.job(), g, r.rank(), config.node(), bytes.get(r.rank()),

@@ -1,5 +1,6 @@
 package io.ferry.agent;
 
+import io.ferry.model.CrashPoint;
 import io.ferry.model.Event;
 import io.ferry.model.ImageRef;
 import io.ferry.staging.LocalCache;
@@ -109,6 +110,7 @@ final class NodeStaging {
             }
             try {
                 PushResult p = pipeline.push(cache.imageDir(ref), ref, Progress.NONE);
+                CrashPoint.reach("agent.manifest-written");
                 cache.markStaged(ref, p);
                 events.accept(new Event.ImageStaged(config.job(), g, r, "remote", p.rawBytes(), p.storedBytes(),
                         p.elapsed().toNanos() / 1e9, p.manifestSha256()));

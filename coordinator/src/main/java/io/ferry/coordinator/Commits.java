@@ -1,6 +1,7 @@
 package io.ferry.coordinator;
 
 import io.ferry.eventlog.KafkaLog;
+import io.ferry.model.CrashPoint;
 import io.ferry.model.Event;
 import io.ferry.staging.StagingConfig;
 import io.ferry.staging.StoreRetention;
@@ -96,7 +97,9 @@ final class Commits implements Closeable {
             }
         }
         try {
+            CrashPoint.reach("coordinator.before-marker");
             stores.of(j.started).commitSnapshot(j.job, g.generation, j.ranks(), manifests.known(j.job, g.generation));
+            CrashPoint.reach("coordinator.marker-written");
             manifests.forget(j.job, gen -> gen == g.generation);
             double seconds = (now - g.requestedAtMillis) / 1000.0;
             log.append(new Event.SnapshotEstablished(j.job, g.generation, "remote", seconds));

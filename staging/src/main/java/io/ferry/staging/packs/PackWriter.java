@@ -1,6 +1,7 @@
 package io.ferry.staging.packs;
 
 import io.ferry.model.ChunkId;
+import io.ferry.model.CrashPoint;
 import io.ferry.stores.Store;
 import io.ferry.stores.StoreException;
 
@@ -114,6 +115,7 @@ public final class PackWriter {
         try {
             PackBuilder.Sealed s = b.seal();
             store.put(PackKeys.packKey(s.name()), ByteBuffer.wrap(s.bytes(), 0, s.length()));
+            CrashPoint.reach("agent.pack-written");
             written.incrementAndGet();
             writtenBytes.addAndGet(s.length());
             spare.offer(s.bytes());

@@ -1,0 +1,337 @@
+package io.ferry.cli;
+
+import io.ferry.staging.Progress;
+import io.ferry.staging.Staging;
+import io.ferry.staging.StagingConfig;
+import io.ferry.staging.StagingPipeline;
+import io.ferry.staging.VerifyReport;
+import io.ferry.stores.Store;
+import io.ferry.stores.Stores;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The crash and fault harness (issue 13). One cluster on loopback, as on a site: a
+ * {@code ferry coordinator} with its embedded broker, and two {@code ferry agent}s (n0, n1).
+ * Then {@code -Dferry.faults.runs} (default 30) jobs one after another, each a 2-rank
+ * {@code ferry run --auto-recover} across both nodes, each with one fault chosen from the run's
+ * seed ({@code -Dferry.faults.seed}, default 1; {@code -Dferry.faults.only=RANK_KILLED,...} picks the
+ * kinds): a rank, an agent or the coordinator (and the
+ * broker inside it) SIGKILLed at a seeded time, or a process halted at a named point of a
+ * checkpoint ({@link io.ferry.model.CrashPoint}: images captured, a pack written, a manifest
+ * written, before and after the commit marker). A dead agent or coordinator is started again
+ * after a seeded pause, with the same home, as a service manager would.
+ *
+ * <p>After each run: the job finished with the result of an uninterrupted run (no wrong result),
+ * within four minutes (no hang); every generation reported established has its commit marker
+ * and a manifest for every rank on the store (no snapshot lost); every generation a node
+ * restored was established (no snapshot without a commit marker used); and the whole store
+ * verifies. The table of what happened is printed at the end, then every problem.
+ */
+class FaultHarnessIT {
+    private static final int RANKS = 2;
+    private static final int STEPS = 200;
+    private static final Pattern ESTABLISHED = Pattern.compile("generation (\\d+) established on");
+    private static final Pattern RESTORED = Pattern.compile("node (\\S+) restored generation (\\d+)");
+
+    /** What a run does to the cluster; the crash points are those of {@link io.ferry.model.CrashPoint}. */
+    enum Fault {
+        RANK_KILLED(null), AGENT_KILLED(null), COORDINATOR_KILLED(null), ONE_NODE_RUN_KILLED(null),
+        AGENT_AT_CAPTURE("agent.captured"), AGENT_AT_PACK("agent.pack-written"), AGENT_AT_MANIFEST("agent.manifest-written"),
+        COORDINATOR_BEFORE_MARKER("coordinator.before-marker"), COORDINATOR_AT_MARKER("coordinator.marker-written");
+
+        final String crashPoint;
+
+        Fault(String crashPoint) {
+            this.crashPoint = crashPoint;
+        }
+
+        boolean onAgent() {
+            return this == AGENT_KILLED || name().startsWith("AGENT_AT");
+        }
+
+        boolean onCoordinator() {
+            return name().startsWith("COORDINATOR");
+        }
+    }
+
+    /** One of the cluster's long-lived processes, started again with the same arguments when it dies. */
+    private final class Daemon {
+        final String name;
+        final List<String> args;
+        Process process;
+        Lines lines;
+
+        Daemon(String name, String... args) {
+            this.name = name;
+            this.args = List.of(args);
+        }
+
+        /** Where the harness arms a crash point while it runs ({@link io.ferry.model.CrashPoint}). */
+        Path crashFile() {
+            return tmp.resolve("crash-" + name);
+        }
+
+        /** Starts it, not armed, and waits until it serves. */
+        void start(String ready) throws IOException, InterruptedException {
+            Files.deleteIfExists(crashFile());
+            List<String> jvm = List.of("-Xmx384m", "-Dferry.crash-file=" + crashFile());
+            process = FerryProcess.builder(jvm, args.toArray(String[]::new)).redirectErrorStream(true).start();
+            lines = new Lines(process, name);
+            lines.await(name + " serving", l -> l.startsWith(ready));
+        }
+
+        void kill() throws InterruptedException {
+            process.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
+            process.destroyForcibly();
+            process.waitFor();
+        }
+    }
+
+    private static final class Tally {
+        int runs;
+        int injected;
+        int recoveries;
+        int established;
+        int lost;
+        int wrong;
+        int hangs;
+    }
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void seededFaultsLoseNoSnapshotAndChangeNoResult() throws Exception {
+        int runs = Integer.getInteger("ferry.faults.runs", 30);
+        long seed = Long.getLong("ferry.faults.seed", 1);
+        List<Fault> only = System.getProperty("ferry.faults.only", "").isBlank() ? List.of()
+                : java.util.Arrays.stream(System.getProperty("ferry.faults.only").split(",")).map(String::trim).map(Fault::valueOf).toList();
+        String kafka = "127.0.0.1:" + TestBed.freePort();
+        Daemon coordinator = new Daemon("coordinator", "coordinator", "--home", tmp.resolve("coord").toString(),
+                "--listen", kafka, "--http", "off", "--heartbeat-timeout", "5s", "--takeover-after", "6s");
+        List<Daemon> agents = List.of(agent("n0", kafka), agent("n1", kafka));
+        Map<Fault, Tally> tallies = new EnumMap<>(Fault.class);
+        List<String> problems = new ArrayList<>();
+        Path script = LcgRank.script(tmp, STEPS);
+        try {
+            coordinator.start("ferry coordinator: serving jobs");
+            for (Daemon a : agents) {
+                a.start("ferry agent " + a.name);
+            }
+            for (int i = 0; i < runs; i++) {
+                Random rnd = new Random(seed * 1_000_003 + i);
+                Fault fault = only.isEmpty() ? Fault.values()[(int) ((seed + i) % Fault.values().length)]
+                        : only.get(i % only.size());
+                Tally t = tallies.computeIfAbsent(fault, f -> new Tally());
+                t.runs++;
+                long t0 = System.nanoTime();
+                String outcome = run(i, fault, rnd, coordinator, agents, script, t);
+                System.out.printf(Locale.ROOT, "FaultHarnessIT run %d (%s, %.0f s): %s%n", i, fault, (System.nanoTime() - t0) / 1e9, outcome);
+                if (!outcome.equals("ok")) {
+                    problems.add("run " + i + " (" + fault + ", seed " + seed + "): " + outcome);
+                }
+            }
+        } finally {
+            for (Daemon d : agents) {
+                if (d.process != null) {
+                    d.kill();
+                }
+            }
+            if (coordinator.process != null) {
+                coordinator.kill();
+            }
+        }
+        System.out.println(table(tallies));
+        assertTrue(problems.isEmpty(), String.join("\n", problems));
+    }
+
+    private Daemon agent(String node, String kafka) {
+        return new Daemon(node, "agent", "--kafka", kafka, "--node", node, "--home", tmp.resolve(node).toString(),
+                "--heartbeat", "1s", "--peer-listen", "off");
+    }
+
+    /** One job with one fault; "ok" or what went wrong. */
+    private String run(int i, Fault fault, Random rnd, Daemon coordinator, List<Daemon> agents, Path script, Tally t)
+            throws Exception {
+        Daemon target = fault.onCoordinator() ? coordinator : fault.onAgent() ? agents.get(rnd.nextInt(agents.size())) : null;
+        if (fault.crashPoint != null) { // armed: it halts the first time it reaches the point
+            Files.writeString(target.crashFile(), fault.crashPoint + "@1");
+        }
+        Path results = Files.createDirectories(tmp.resolve("results-" + i));
+        Path store = tmp.resolve("store-" + i);
+        String job = "faults-" + i;
+        // The one-node job is `ferry run` alone (its own broker, coordinator and agent in one process), as on a
+        // workstation or a single node: it is killed whole, with its ranks, and the same command is typed again.
+        List<String> where = fault == Fault.ONE_NODE_RUN_KILLED
+                ? List.of("--home", tmp.resolve("home-" + i).toString(), "--http", "off")
+                : List.of("--kafka", coordinatorAddress(coordinator), "--nodes", "n0,n1");
+        List<String> args = new ArrayList<>(List.of("run", "--job", job, "--ranks", Integer.toString(RANKS)));
+        args.addAll(where);
+        args.addAll(List.of("--interval", "1s", "--auto-recover", "--store", store.toString(), "--", script.toString(),
+                results.toString()));
+        // (the one-node run holds a broker too: 256 MiB is too little for it and a push's buffers)
+        ProcessBuilder command = FerryProcess.builder(List.of(fault == Fault.ONE_NODE_RUN_KILLED ? "-Xmx768m" : "-Xmx256m"),
+                args.toArray(String[]::new)).redirectErrorStream(true);
+        Process run = command.start();
+        Lines out = new Lines(run, "run " + i);
+        List<String> printed = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        boolean injected = false;
+        long fireAt = Long.MAX_VALUE;
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(4);
+        while (run.isAlive() && System.nanoTime() < deadline) {
+            if (fault.crashPoint == null && !injected && fireAt == Long.MAX_VALUE && ranksStarted(results)) {
+                fireAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300 + rnd.nextInt(3000));
+            }
+            if (!injected && System.nanoTime() >= fireAt) {
+                injected = true;
+                if (fault == Fault.RANK_KILLED) {
+                    long pid = Long.parseLong(Files.readString(results.resolve("pid-" + rnd.nextInt(RANKS))).trim());
+                    ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+                } else if (fault == Fault.ONE_NODE_RUN_KILLED) {
+                    run.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
+                    run.destroyForcibly();
+                    run.waitFor();
+                    printed.addAll(out.lines);
+                    Thread.sleep(rnd.nextInt(2000));
+                    run = command.start(); // the same command again: it resumes from the newest established snapshot
+                    out = new Lines(run, "run " + i + " again");
+                } else {
+                    target.kill();
+                }
+            }
+            if (target != null && !target.process.isAlive()) {
+                injected = true;
+                Thread.sleep(rnd.nextInt(2000)); // a service manager's restart delay
+                target.start(target == coordinator ? "ferry coordinator: serving jobs" : "ferry agent " + target.name);
+            }
+            Thread.sleep(50);
+        }
+        if (fault.crashPoint != null) {
+            Files.deleteIfExists(target.crashFile()); // not reached: disarmed, so that it does not fire in a later run
+        }
+        if (injected) {
+            t.injected++;
+        }
+        printed.addAll(out.lines);
+        t.recoveries += (int) printed.stream().filter(l -> l.contains("recovering: ")).count();
+        if (run.isAlive()) {
+            run.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
+            run.destroyForcibly();
+            t.hangs++;
+            return "hang: ferry run did not finish in 4 minutes:\n" + String.join("\n", printed);
+        }
+        List<String> wrong = new ArrayList<>();
+        if (run.exitValue() != 0) {
+            wrong.add("ferry run exited with " + run.exitValue());
+        }
+        for (int r = 0; r < RANKS; r++) {
+            Path result = results.resolve("rank-" + r);
+            String got = Files.exists(result) ? Files.readString(result).trim() : "(none)";
+            if (!got.equals(Long.toString(LcgRank.uninterrupted(r, STEPS)))) {
+                wrong.add("rank " + r + " ended with " + got + ", an uninterrupted run with " + LcgRank.uninterrupted(r, STEPS));
+            }
+        }
+        if (!wrong.isEmpty()) {
+            t.wrong++;
+            return String.join("; ", wrong) + ":\n" + String.join("\n", printed);
+        }
+        Set<Long> established = generations(printed, ESTABLISHED, 1);
+        t.established += established.size();
+        List<String> lost = new ArrayList<>();
+        for (long g : established) {
+            if (!Files.isRegularFile(store.resolve("ferry/v1/jobs/" + job + "/" + g + "/SNAPSHOT"))) {
+                lost.add("generation " + g + " was reported established but has no commit marker");
+            }
+            for (int r = 0; r < RANKS; r++) {
+                if (!Files.isRegularFile(store.resolve("ferry/v1/jobs/" + job + "/" + g + "/" + r + ".manifest"))) {
+                    lost.add("generation " + g + " has no manifest of rank " + r);
+                }
+            }
+        }
+        for (long g : generations(printed, RESTORED, 2)) {
+            if (!established.contains(g)) {
+                lost.add("generation " + g + " was restored but never established");
+            }
+        }
+        try (Store s = Stores.open(store.toUri(), Map.of());
+             StagingPipeline p = Staging.pipeline(s, StagingConfig.defaults(), Clock.systemUTC())) {
+            VerifyReport v = p.verify(Progress.NONE);
+            if (!v.ok()) {
+                lost.add("the store does not verify: " + v.problems());
+            }
+        }
+        if (!lost.isEmpty()) {
+            t.lost++;
+            return String.join("; ", lost) + ":\n" + String.join("\n", printed);
+        }
+        return "ok";
+    }
+
+    /** The coordinator's address, as the cluster was given it. */
+    private static String coordinatorAddress(Daemon coordinator) {
+        return coordinator.args.get(coordinator.args.indexOf("--listen") + 1);
+    }
+
+    private static boolean ranksStarted(Path results) {
+        for (int r = 0; r < RANKS; r++) {
+            if (!Files.exists(results.resolve("pid-" + r))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static Set<Long> generations(List<String> lines, Pattern p, int group) {
+        Set<Long> out = new TreeSet<>();
+        for (String l : lines) {
+            Matcher m = p.matcher(l);
+            if (m.find()) {
+                out.add(Long.parseLong(m.group(group)));
+            }
+        }
+        return out;
+    }
+
+    private static String table(Map<Fault, Tally> tallies) {
+        StringBuilder b = new StringBuilder("\n| fault | runs | injected | recoveries | snapshots established"
+                + " | snapshots lost | wrong results | hangs |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
+        Tally all = new Tally();
+        for (var e : tallies.entrySet()) {
+            Tally t = e.getValue();
+            b.append(row(e.getKey().name().toLowerCase(Locale.ROOT).replace('_', ' '), t));
+            all.runs += t.runs;
+            all.injected += t.injected;
+            all.recoveries += t.recoveries;
+            all.established += t.established;
+            all.lost += t.lost;
+            all.wrong += t.wrong;
+            all.hangs += t.hangs;
+        }
+        return b.append(row("**all**", all)).toString();
+    }
+
+    private static String row(String name, Tally t) {
+        return String.format(Locale.ROOT, "| %s | %d | %d | %d | %d | %d | %d | %d |%n", name, t.runs, t.injected,
+                t.recoveries, t.established, t.lost, t.wrong, t.hangs);
+    }
+}
