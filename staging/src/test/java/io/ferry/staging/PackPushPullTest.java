@@ -52,6 +52,31 @@ class PackPushPullTest {
     }
 
     @Test
+    void aRankReusesWhatItsNodePushedForAnotherRankOfTheJob() throws Exception {
+        byte[] shared = Fixture.randomBytes(3_000_000, 77); // the program's code and read-only data, in every rank
+        Fixture.write(image.resolve("text.bin"), shared);
+        Fixture.write(image.resolve("own.bin"), Fixture.randomBytes(200_000, 1));
+        PushResult rank0 = fx.pipeline.push(image, new ImageRef("job", 1, 0), Progress.NONE);
+        Path other = Files.createDirectories(tmp.resolve("rank1"));
+        Fixture.write(other.resolve("text.bin"), shared);
+        Fixture.write(other.resolve("own.bin"), Fixture.randomBytes(200_000, 2));
+        PushResult rank1 = fx.pipeline.push(other, new ImageRef("job", 1, 1), Progress.NONE);
+        assertTrue(rank1.knownChunks() > 100, "rank 1 finds rank 0's blobs: " + rank1.knownChunks());
+        assertTrue(rank1.storedBytes() < rank0.storedBytes() / 5,
+                "rank 1 writes only its own part: " + rank1.storedBytes() + " of rank 0's " + rank0.storedBytes());
+        Path out = tmp.resolve("out1");
+        fx.pipeline.pull(new ImageRef("job", 1, 1), out, Progress.NONE);
+        Fixture.assertSameTree(other, out);
+
+        // The next generation of rank 1, unchanged: nothing new is written.
+        PushResult next = fx.pipeline.push(other, new ImageRef("job", 2, 1), Progress.NONE);
+        assertTrue(next.storedBytes() < rank0.storedBytes() / 20, "nothing changed: " + next.storedBytes());
+        // Another job's ranks are not looked at.
+        PushResult stranger = fx.pipeline.push(other, new ImageRef("other", 1, 1), Progress.NONE);
+        assertTrue(stranger.storedBytes() > rank0.storedBytes() / 2, "another job writes its own: " + stranger.storedBytes());
+    }
+
+    @Test
     void mixedImageRoundTripsThroughPacksAndNoChunkObjectIsWritten() throws Exception {
         Fixture.write(image.resolve("empty"), new byte[0]);
         Fixture.write(image.resolve("zeros.bin"), new byte[300_001]);

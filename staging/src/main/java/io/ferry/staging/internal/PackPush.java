@@ -37,7 +37,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * whole to a worker, which cuts it into blobs by content (FastCDC; a segment's end is also a
  * blob's end, so segments are independent and every stage runs on every core), and for each
  * blob computes its CRC32C, tests for zeros, names it by SHA-256, looks it up among the blobs
- * of this push and of the rank's latest generations ({@link DedupCache}), and otherwise
+ * of this push, of the rank's latest generations and of the job's other ranks this node pushed
+ * ({@link DedupCache}), and otherwise
  * compresses it and appends it to a pack ({@link PackWriter}: one durable put per pack). The
  * manifest (version 3) is written once every pack is durable. Single use, not thread-safe.
  */
@@ -158,8 +159,22 @@ public final class PackPush {
                 used++;
             }
         }
+        if (baseGenerations > 0) {
+            // The job's other ranks this node pushed, of this generation and the one before: ranks of one
+            // program share its code and often their read-only data. From the node's cache only, no store read;
+            // the rank's own places win where both know a blob.
+            for (long g = ref.generation(); g >= Math.max(0, ref.generation() - 1); g--) {
+                String key = Repository.manifestKey(new ImageRef(ref.job(), g, ref.rank()));
+                for (Map<ChunkId, BlobLocation> sibling : cache.siblings(key.substring(0, key.lastIndexOf('/') + 1), key, SIBLINGS)) {
+                    sibling.forEach(out::putIfAbsent);
+                }
+            }
+        }
         return out;
     }
+
+    /** Other ranks' manifests a push deduplicates against, per generation (bounds the lookup map it builds). */
+    static final int SIBLINGS = 8;
 
     /** Adds the blobs of {@code ref}'s manifest; false if there is none (a damaged one counts as one). */
     private boolean addBase(Map<ChunkId, BlobLocation> out, ImageRef ref) {

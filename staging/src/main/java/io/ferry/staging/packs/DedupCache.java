@@ -5,9 +5,11 @@ import io.ferry.model.ChunkId;
 import io.ferry.model.Entry;
 import io.ferry.model.Manifest;
 
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -34,6 +36,23 @@ public final class DedupCache {
     /** The blobs of a cached manifest, if held (and marks it used). */
     public synchronized Optional<Map<ChunkId, BlobLocation>> get(String manifestKey) {
         return Optional.ofNullable(byManifest.get(manifestKey));
+    }
+
+    /**
+     * The blobs of at most {@code max} cached manifests whose keys start with {@code prefix}
+     * (one generation's directory), other than {@code exceptKey}, most recently used first:
+     * what this node pushed for the job's other ranks. Does not mark them used.
+     */
+    public synchronized List<Map<ChunkId, BlobLocation>> siblings(String prefix, String exceptKey, int max) {
+        List<Map<ChunkId, BlobLocation>> out = new ArrayList<>();
+        List<Map.Entry<String, Map<ChunkId, BlobLocation>>> entries = new ArrayList<>(byManifest.entrySet());
+        for (int i = entries.size() - 1; i >= 0 && out.size() < max; i--) {
+            String key = entries.get(i).getKey();
+            if (key.startsWith(prefix) && !key.equals(exceptKey)) {
+                out.add(entries.get(i).getValue());
+            }
+        }
+        return out;
     }
 
     /** Remembers a pack-layout manifest's blobs (replacing what was held under its key); returns them. */
