@@ -327,6 +327,7 @@ public final class NodeAgent implements Closeable {
     }
 
     private CaptureResult failed(long g, String reason) {
+        reason += cacheSpaceNote(); // before the failed generation's files are freed
         for (RankProcess r : ranks.values()) {
             try {
                 FileTrees.delete(r.generationDir(g));
@@ -336,6 +337,25 @@ public final class NodeAgent implements Closeable {
         }
         events.accept(new Event.CaptureFailed(config.job(), g, reason));
         return new CaptureResult(g, Map.of(), Map.of());
+    }
+
+    /**
+     * What a capture failure adds when the node cache's file system is (nearly) full, the likely
+     * reason a rank could not write its image: "" otherwise, or when it cannot be read.
+     */
+    private String cacheSpaceNote() {
+        try {
+            java.nio.file.FileStore fs = Files.getFileStore(cache.root());
+            long free = fs.getUsableSpace();
+            long total = fs.getTotalSpace();
+            if (free < Math.max(1L << 20, total / 100)) {
+                return "; the node cache's file system (" + cache.root() + ") is full: " + io.ferry.model.Sizes.format(free)
+                        + " free of " + io.ferry.model.Sizes.format(total);
+            }
+        } catch (IOException | RuntimeException unreadable) {
+            // no note
+        }
+        return "";
     }
 
     /** fsyncs a rank's files and renames them into {@code <cache>/<job>/<g>/<rank>/}; returns bytes. */
