@@ -85,7 +85,8 @@ final class StoreCommand {
     static final class Verify extends OnStore implements Callable<Integer> {
         @Option(names = "--repair", description = {"Move every chunk found corrupt (and still corrupt when read again) to",
                 "ferry/v1/quarantine/: the next push that needs it writes it again, healing every image that uses it.",
-                "A pack with a damaged record: its sound records are copied out (moves), then it goes to ferry/v2/quarantine/."})
+                "A pack with a damaged record: its sound records are copied out (moves), then it goes to ferry/v2/quarantine/;",
+                "each damaged record is healed once a later push has written its blob again (moved to that copy)."})
         boolean repair;
 
         @Override
@@ -110,8 +111,19 @@ final class StoreCommand {
                     } else {
                         done.forEach(d -> System.out.println((d.quarantined() ? "quarantined " : "kept ") + d.key() + ": " + d.detail()));
                         System.out.printf(Locale.ROOT, "repair: %d corrupt chunk(s) or pack(s) quarantined; the next push that"
-                                + " needs their bytes writes them again (a chunk so written heals the images above that use it; a"
-                                + " pack's damaged record does not come back: images that used it stay unusable)%n", moved);
+                                + " needs their bytes writes them again, which heals the images that use them (a damaged pack"
+                                + " record at the next verify --repair)%n", moved);
+                    }
+                }
+                if (repair) {
+                    io.ferry.staging.PackHeal.Healed healed = io.ferry.staging.PackHeal.run(o.pipeline().repository());
+                    if (json) {
+                        out.set("healed", JSON.valueToTree(healed));
+                    } else if (healed.healed() + healed.missing() > 0) {
+                        healed.details().forEach(System.out::println);
+                        System.out.printf(Locale.ROOT, "heal: %d damaged pack record(s) healed from copies later pushes wrote;"
+                                + " %d still without a copy (the next push that holds their bytes writes one)%n",
+                                healed.healed(), healed.missing());
                     }
                 }
                 if (json) {

@@ -26,15 +26,23 @@ import java.util.TreeMap;
  * the pack moved to {@code ferry/v2/quarantine/}. After that no push reuses a place in it (a
  * push reuses a place only while its pack exists), so the next push that has the damaged blob's
  * bytes writes them again; images resolve their sound records through the moves, as after a gc
- * repack. Images that used the damaged record stay unusable (a restart falls back to the next
- * source or generation): unlike a quarantined chunk object, which the next push rewrites under
- * the same name, a pack record is not healed in place. A pack the store could not serve, or
+ * repack. Images that used the damaged record are unusable (a restart falls back to the next
+ * source or generation) until {@link PackHeal} finds a sound copy of its blob, which the next push
+ * that holds those bytes writes. A pack the store could not serve, or
  * whose trailer cannot be read (its records are still read by offset), is left alone.
  */
 public final class PackQuarantine {
     static final String QUARANTINE = "ferry/v2/quarantine/";
 
     private PackQuarantine() {}
+
+    /** The pack a quarantine key ({@code <pack>-<millis>}) holds, or null for another key. */
+    static String packOf(String key) {
+        String name = key.substring(key.lastIndexOf('/') + 1);
+        int dash = name.indexOf('-');
+        String pack = dash < 0 ? name : name.substring(0, dash);
+        return key.startsWith(QUARANTINE) && io.ferry.model.Names.isSha256Hex(pack) ? pack : null;
+    }
 
     /** Quarantines every pack {@code report} found with a damaged record that is still damaged now. */
     public static List<ChunkQuarantine.Outcome> repair(Repository repo, VerifyReport report) {

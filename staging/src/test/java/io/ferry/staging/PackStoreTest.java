@@ -105,6 +105,36 @@ class PackStoreTest {
             List<String> broken = after.problems().stream().filter(x -> x.kind() == VerifyReport.Kind.DAMAGED_IMAGE)
                     .map(VerifyReport.Problem::key).distinct().sorted().toList();
             assertEquals(List.of("job/1/0", "job/2/0"), broken, after.problems().toString());
+
+            // The heal pass finds generation 3's sound copy of the damaged blob and maps the damaged record to it:
+            // the older images come back whole, as they do when a quarantined chunk object is written again.
+            PackHeal.Healed healed = PackHeal.run(p.repository());
+            assertEquals(1, healed.healed(), healed.toString());
+            assertEquals(0, healed.missing(), healed.toString());
+            VerifyReport whole = p.verify(Progress.NONE);
+            assertTrue(whole.ok(), whole.problems().toString());
+            for (long g : new long[]{1, 2}) {
+                p.pull(new ImageRef("job", g, 0), tmp.resolve("healed" + g), Progress.NONE);
+                Fixture.assertSameTree(a, tmp.resolve("healed" + g));
+            }
+            assertEquals(0, PackHeal.run(p.repository()).healed(), "a healed record is not healed twice");
+        }
+    }
+
+    @Test
+    void aDamagedRecordWithoutACopyStaysForALaterHeal() throws Exception {
+        try (Store store = Stores.open(tmp.resolve("store").toUri(), Map.of()); StagingPipeline p = pipeline(store)) {
+            p.push(image("a", 9), new ImageRef("job", 1, 0), Progress.NONE);
+            p.repository().commitSnapshot("job", 1, 1);
+            String pack = store.list(PackKeys.PACKS).get(0);
+            byte[] bytes = store.get(pack);
+            bytes[bytes.length / 3] ^= 0x10;
+            store.put(pack, ByteBuffer.wrap(bytes));
+            PackQuarantine.repair(p.repository(), p.verify(Progress.NONE));
+            PackHeal.Healed none = PackHeal.run(p.repository());
+            assertEquals(0, none.healed(), none.toString());
+            assertEquals(1, none.missing(), "no push wrote the blob again: " + none);
+            assertThrows(java.io.IOException.class, () -> p.pull(new ImageRef("job", 1, 0), tmp.resolve("out"), Progress.NONE));
         }
     }
 

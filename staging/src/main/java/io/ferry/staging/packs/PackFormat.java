@@ -64,7 +64,14 @@ public final class PackFormat {
         if (len < HEADER + FOOTER) {
             throw new IllegalArgumentException("a pack of " + len + " bytes is shorter than its header and footer");
         }
-        ByteBuffer h = ByteBuffer.wrap(pack, 0, HEADER);
+        checkHeader(pack);
+        long trailer = trailerOffset(pack, len - FOOTER, len);
+        return records(pack, (int) trailer, len, trailer);
+    }
+
+    /** Checks a pack's first {@link #HEADER} bytes. */
+    public static void checkHeader(byte[] header) {
+        ByteBuffer h = ByteBuffer.wrap(header, 0, HEADER);
         if (h.getInt() != MAGIC) {
             throw new IllegalArgumentException("bad magic: not a Ferry pack");
         }
@@ -72,24 +79,47 @@ public final class PackFormat {
         if (version != VERSION || h.get() != 0 || h.getShort() != 0) {
             throw new IllegalArgumentException("unsupported pack version " + version + " or reserved bytes set");
         }
-        ByteBuffer f = ByteBuffer.wrap(pack, len - FOOTER, FOOTER);
+    }
+
+    /**
+     * Where the trailer of a pack of {@code packLength} bytes begins, from its footer at
+     * {@code footer[at, at + FOOTER)}: read a pack's last {@link #FOOTER} bytes, then the trailer
+     * it points at, and {@link #records(byte[], int, long, long)} gives the records without
+     * reading the record area.
+     */
+    public static long trailerOffset(byte[] footer, int at, long packLength) {
+        ByteBuffer f = ByteBuffer.wrap(footer, at, FOOTER);
         long count = f.getInt() & 0xffffffffL;
         long trailer = f.getLong();
-        int crc = f.getInt();
+        f.getInt(); // the CRC32C, checked with the entries
         if (f.getInt() != TRAILER_MAGIC || f.getInt() != 0) {
             throw new IllegalArgumentException("bad trailer magic: the pack is truncated or is not one");
         }
-        if (trailer < HEADER || trailer + count * ENTRY != len - FOOTER) {
+        if (trailer < HEADER || trailer + count * ENTRY != packLength - FOOTER) {
             throw new IllegalArgumentException("trailer at " + trailer + " with " + count + " entries does not end where the footer begins");
         }
+        return trailer;
+    }
+
+    /**
+     * The records of a pack of {@code packLength} bytes from its trailer and footer, which lie at
+     * {@code tail[at, ...)} and begin at {@code trailer} in the pack; checked as {@link #records(byte[], int)}
+     * checks them (the header is checked apart, by {@link #checkHeader}).
+     */
+    public static List<Record> records(byte[] tail, int at, long packLength, long trailer) {
+        long count = (packLength - FOOTER - trailer) / ENTRY;
+        if (trailerOffset(tail, (int) (at + count * ENTRY), packLength) != trailer) {
+            throw new IllegalArgumentException("the footer names another trailer");
+        }
+        int crc = ByteBuffer.wrap(tail, (int) (at + count * ENTRY + 12), 4).getInt();
         CRC32C c = new CRC32C();
-        c.update(pack, (int) trailer, (int) (count * ENTRY));
+        c.update(tail, at, (int) (count * ENTRY));
         if ((int) c.getValue() != crc) {
             throw new IllegalArgumentException(String.format("trailer CRC32C mismatch: footer 0x%08x, computed 0x%08x",
                     crc, (int) c.getValue()));
         }
         List<Record> out = new ArrayList<>((int) count);
-        ByteBuffer t = ByteBuffer.wrap(pack, (int) trailer, (int) (count * ENTRY));
+        ByteBuffer t = ByteBuffer.wrap(tail, at, (int) (count * ENTRY));
         long end = HEADER;
         byte[] sha = new byte[ChunkId.LENGTH];
         for (int i = 0; i < count; i++) {
