@@ -72,7 +72,8 @@ public final class StagingPipeline implements Closeable {
     /** A push in the pack layout (staging.layout=packs; docs/formats/pack.md). */
     private PushResult pushPacks(Path dir, ImageRef ref, Progress progress) throws IOException {
         BufferPool pool = new BufferPool(config.segments(), config.segmentSize());
-        io.ferry.staging.packs.PackWriter packs = new io.ferry.staging.packs.PackWriter(repo.store(), config.effectivePackSize());
+        io.ferry.staging.packs.PackWriter packs = new io.ferry.staging.packs.PackWriter(repo.store(), config.effectivePackSize(),
+                config.packsInFlight());
         try {
             return new io.ferry.staging.internal.PackPush(repo, format, pool, config.segmentSize(), workers, objectBuffers,
                     new io.ferry.staging.chunking.FastCdc(config.blobSize()), packs, dedup, config.dedupGenerations(),

@@ -63,7 +63,18 @@ final class PackReads {
         this.resolver = new PackResolver(store);
     }
 
-    private record Target(FileChannel ch, long pos, String path) {}
+    /** A file being restored: its blob writes still to come; the worker that makes the last one finishes the file. */
+    private record Restored(Entry.RegularFile file, FileChannel ch, Path out, java.util.concurrent.atomic.AtomicInteger pending) {}
+
+    private record Target(Restored file, long pos) {
+        FileChannel ch() {
+            return file.ch();
+        }
+
+        String path() {
+            return file.file().path();
+        }
+    }
 
     private record RecordKey(int pack, long offset) {}
 
@@ -101,12 +112,15 @@ final class PackReads {
         List<FileChannel> open = new ArrayList<>(files.size());
         try {
             Map<RecordKey, Need> needs = new LinkedHashMap<>();
+            List<Restored> restored = new ArrayList<>(files.size());
             for (Entry.RegularFile f : files) {
                 Path out = tmp.resolve(f.path());
                 Files.createDirectories(out.getParent());
                 FileChannel ch = FileChannel.open(out, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
                         StandardOpenOption.READ);
                 open.add(ch);
+                Restored file = new Restored(f, ch, out, new java.util.concurrent.atomic.AtomicInteger());
+                restored.add(file);
                 long[] at = f.offsets(m.chunkSize());
                 for (int i = 0; i < f.chunks().size(); i++) {
                     BlobPlace p = f.places().get(i);
@@ -125,10 +139,16 @@ final class PackReads {
                         throw new ImageCorruptException("image " + ref + " file '" + f.path() + "' blob " + i
                                 + ": its pack record is also named as a different blob", null);
                     }
-                    n.targets.add(new Target(ch, at[i], f.path()));
+                    n.targets.add(new Target(file, at[i]));
+                    file.pending().incrementAndGet();
                 }
             }
             List<CompletableFuture<Void>> tasks = new ArrayList<>();
+            for (Restored r : restored) {
+                if (r.pending().get() == 0) { // all zeros, or empty: nothing to wait for
+                    tasks.add(CompletableFuture.runAsync(() -> finishFile(ref, r), workers));
+                }
+            }
             for (Span s : spans(needs.values())) {
                 tasks.add(CompletableFuture.runAsync(() -> read(ref, m, s, progress), workers));
             }
@@ -137,9 +157,6 @@ final class PackReads {
             } catch (ExecutionException e) {
                 tasks.forEach(t -> t.exceptionally(x -> null).join());
                 throw Failures.asIOException(e);
-            }
-            for (int i = 0; i < files.size(); i++) {
-                finishFile(ref, files.get(i), open.get(i), tmp.resolve(files.get(i).path()));
             }
         } finally {
             for (FileChannel ch : open) {
@@ -201,6 +218,11 @@ final class PackReads {
                         t.ch().write(b, t.pos() + b.position()); // positional: safe from several threads
                     }
                     progress.advance(len);
+                    if (t.file().pending().decrementAndGet() == 0) {
+                        // Its last blob: fsync it now, on this worker, while the others go on with later files, so
+                        // the flushes overlap the decoding and each other instead of queueing at the end.
+                        finishFile(ref, t.file());
+                    }
                 }
                 records.incrementAndGet();
                 recordBytes.addAndGet(n.at.recordLength());
@@ -213,6 +235,15 @@ final class PackReads {
             throw new CompletionException(new ImageCorruptException(where + ": " + e.getMessage(), e));
         } catch (IOException e) {
             throw new CompletionException(new IOException(where + ": " + e.getMessage(), e));
+        }
+    }
+
+    /** {@link #finishFile(ImageRef, Entry.RegularFile, FileChannel, Path)} on a worker. */
+    private static void finishFile(ImageRef ref, Restored r) {
+        try {
+            finishFile(ref, r.file(), r.ch(), r.out());
+        } catch (IOException e) {
+            throw new CompletionException(e);
         }
     }
 

@@ -17,9 +17,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * Appends the blob records of one push to packs and writes each full pack with one durable
  * put: one fsync (POSIX), one hsync (HDFS) or one PUT (S3) per pack of {@code packSize}
  * stored bytes, not per blob. Workers append concurrently; the one whose record fills a pack
- * writes it, while the others go on filling the next. At most {@link #PACKS_ALIVE} packs exist
- * at once (the one being filled and one being written): an append waits when the store is
- * slower than the workers, which bounds memory at {@code PACKS_ALIVE x packSize}.
+ * writes it, while the others go on filling the next. At most {@code alive} packs exist at once,
+ * filling or being written (each by the worker that filled it): several
+ * durable puts in flight keep a queued disk or a remote store busy, where one fsync at a time
+ * waits out each flush alone. An append waits when the store is slower than the workers, which
+ * bounds memory at {@code alive x packSize}.
  *
  * <p>A pack is named by 256 random bits, fixed when it is opened, so a blob's place is known
  * at once; its contents are checked by each record's CRC32C and blob SHA-256 and by the
@@ -30,18 +32,25 @@ public final class PackWriter {
     private final Store store;
     private final int packSize;
     private final Semaphore alive;
-    /** Packs in memory at once: one filling, one being written. */
-    public static final int PACKS_ALIVE = 2;
-    /** Buffers of packs written, filled again by the next packs: a writer allocates at most {@link #PACKS_ALIVE} of them. */
+    /** Buffers of packs written, filled again by the next packs: a writer allocates at most {@code alive} of them. */
     private final java.util.concurrent.ConcurrentLinkedQueue<byte[]> spare = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private final AtomicInteger written = new AtomicInteger();
     private final AtomicLong writtenBytes = new AtomicLong();
     private PackBuilder open; // guarded by this
 
+    /** A writer that holds at most two packs: one filling, one being written (gc and quarantine copies). */
     public PackWriter(Store store, int packSize) {
+        this(store, packSize, 2);
+    }
+
+    /** @param alive packs held at once, at least 2: one filling, the others being written */
+    public PackWriter(Store store, int packSize, int alive) {
+        if (alive < 2) {
+            throw new IllegalArgumentException("a pack writer holds at least 2 packs, got " + alive);
+        }
         this.store = store;
         this.packSize = packSize;
-        this.alive = new Semaphore(PACKS_ALIVE);
+        this.alive = new Semaphore(alive);
     }
 
     /** Where a record went: its pack's name and offset. */
