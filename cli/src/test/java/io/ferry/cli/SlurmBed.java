@@ -99,6 +99,11 @@ final class SlurmBed implements AutoCloseable {
         slurm("scancel", job);
     }
 
+    /** SIGTERM to the batch script only, as {@code #SBATCH --signal=B:TERM@N} sends it before the time limit. */
+    void terminateBatch(String job) throws IOException, InterruptedException {
+        slurm("scancel", "--signal=TERM", "--batch", job);
+    }
+
     /** {@code scontrol show job}'s fields of one job (JobState, ExitCode, NodeList...). */
     Map<String, String> job(String id) throws IOException, InterruptedException {
         Map<String, String> f = new LinkedHashMap<>();

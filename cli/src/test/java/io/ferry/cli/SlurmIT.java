@@ -29,8 +29,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * rank in signal mode. (a) A job runs to its end, checkpointing every 2 s: Slurm says COMPLETED and
  * every rank's result is an uninterrupted run's. (b) A second job is cancelled ({@code scancel}) once
  * a generation is established; the same script submitted again resumes it from the newest
- * established generation, every rank restored, and it ends with an uninterrupted run's results.
- * Three slurmd nodes in network namespaces; on the loopback bed (no namespaces) one node.
+ * established generation, every rank restored; (c) then Slurm's SIGTERM before the time limit
+ * ({@code scancel --signal=TERM --batch}, what {@code #SBATCH --signal=B:TERM@180} sends) halts it with a final
+ * checkpoint and it ends COMPLETED; a third submission resumes from that checkpoint and ends with an
+ * uninterrupted run's results. Three slurmd nodes in network namespaces; on the loopback bed (no namespaces) one node.
  */
 class SlurmIT {
     private static final int RANKS = 6;
@@ -70,6 +72,7 @@ class SlurmIT {
                     "FERRY_STORE", tmp.resolve("store").toString(),
                     "FERRY_CACHE", tmp.resolve("cache").toString(),
                     "FERRY_INTERVAL", "2s",
+                    "FERRY_HALT_GRACE", "10s",
                     "FERRY_JAVA_OPTS", "-Xmx256m",
                     "FERRY_RUNTIME_DIR", Files.createDirectories(tmp.resolve("run")).toString()));
             if (mpi) {
@@ -121,14 +124,33 @@ class SlurmIT {
             String resume = outB2.await("the resume", l -> l.contains("(resumed by a new ferry run)"));
             long g = Lines.generationOf(resume);
             assertTrue(g >= established, "resumed from " + g + ", older than " + established + ": " + resume);
-            Map<String, String> endB2 = slurm.awaitEnd(b2, 150);
-            assertEquals("COMPLETED", endB2.get("JobState"), endB2 + "\n" + String.join("\n", outB2.lines));
-            outB2.await("the job's end", l -> l.contains("job finished: the launcher exited 0"));
             Map<Integer, String> sources = restored(outB2, g);
             assertEquals(RANKS, sources.size(), "every rank restored from generation " + g + ": " + sources);
+
+            // (c) The time limit comes: Slurm's SIGTERM to the batch script (#SBATCH --signal=B:TERM@180) halts the
+            // job with a final checkpoint, and the job ends COMPLETED; the next submission resumes from that checkpoint.
+            outB2.await("a checkpoint after the resume", l -> l.matches(".*generation \\d+ established.*")
+                    && Lines.generationOf(l) > g);
+            slurm.terminateBatch(b2);
+            outB2.await("the script passing SIGTERM on", l -> l.contains("ferry-job.sbatch: SIGTERM"));
+            long halted = Lines.generationOf(outB2.await("the halt", l -> l.contains("halted: generation")));
+            Map<String, String> endB2 = slurm.awaitEnd(b2, 120);
+            assertEquals("COMPLETED", endB2.get("JobState"), endB2 + "\n" + String.join("\n", outB2.lines));
+            assertEquals("0:0", endB2.get("ExitCode"), endB2.toString());
+            try (Stream<Path> done = Files.list(results2)) {
+                assertTrue(done.noneMatch(p -> p.getFileName().toString().startsWith("rank-")), "finished before the halt");
+            }
+            String b3 = slurm.sbatch(withOutput(options, "b3"), script, args, env);
+            Lines outB3 = tail("b3");
+            String again = outB3.await("the resume after the halt", l -> l.contains("(resumed by a new ferry run)"));
+            assertEquals(halted, Lines.generationOf(again), "resumed from the halt's checkpoint: " + again);
+            Map<String, String> endB3 = slurm.awaitEnd(b3, 150);
+            assertEquals("COMPLETED", endB3.get("JobState"), endB3 + "\n" + String.join("\n", outB3.lines));
+            outB3.await("the job's end", l -> l.contains("job finished: the launcher exited 0"));
             assertResults(results2, mpi);
-            System.out.printf("SlurmIT: (b) Slurm job %s resumed from generation %d (sources by rank %s) and COMPLETED;"
-                    + " (b) took %.0f s%n", b2, g, sources, secondsSince(tb));
+            System.out.printf("SlurmIT: (b) Slurm job %s resumed from generation %d (sources by rank %s); (c) SIGTERM"
+                    + " halted it at generation %d, COMPLETED; job %s resumed from there and COMPLETED; (b, c) took %.0f s%n",
+                    b2, g, sources, halted, b3, secondsSince(tb));
         } finally {
             for (Process p : started) {
                 p.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
