@@ -127,7 +127,7 @@ class FaultHarnessIT {
                 : java.util.Arrays.stream(System.getProperty("ferry.faults.only").split(",")).map(String::trim).map(Fault::valueOf).toList();
         String kafka = "127.0.0.1:" + TestBed.freePort();
         Daemon coordinator = new Daemon("coordinator", "coordinator", "--home", tmp.resolve("coord").toString(),
-                "--listen", kafka, "--http", "off", "--heartbeat-timeout", "5s", "--takeover-after", "6s");
+                "--listen", kafka, "--http", "off", "--heartbeat-timeout", "10s", "--takeover-after", "6s");
         List<Daemon> agents = List.of(agent("n0", kafka), agent("n1", kafka));
         Map<Fault, Tally> tallies = new EnumMap<>(Fault.class);
         List<String> problems = new ArrayList<>();
