@@ -109,8 +109,9 @@ public final class NodeAgent implements Closeable {
             Map<String, String> env = pb.environment();
             env.remove("FERRY_RESTART_DIR");
             env.remove("FERRY_RESTART_GENERATION");
-            // Store credentials the agent took from its environment (FERRY_S3_SECRET_ACCESS_KEY...) are not the ranks'.
-            env.keySet().removeIf(k -> k.startsWith("FERRY_") && io.ferry.model.LaunchSpec.isSecret(k.replace('_', '-')));
+            // Credentials the agent took from its environment (FERRY_S3_SECRET_ACCESS_KEY, FERRY_KAFKA_SASL_JAAS_CONFIG...)
+            // are not the ranks'.
+            io.ferry.model.LaunchSpec.removeSecrets(env);
             env.putAll(rankEnvironment(r, ckpt, restartGeneration, restartDir));
             watch(new RankProcess(r, pb.start(), ckpt, config.quiesce().signal()).withHelloGrace(config.quiesce().helloGrace()),
                     epoch);

@@ -42,7 +42,7 @@ final class AgentCommand implements Callable<Integer> {
         }
         io.ferry.model.OwnerOnly.createDirectories(h.dir());
         CountDownLatch stop = new CountDownLatch(1);
-        KafkaLog log = new KafkaLog(kafka);
+        KafkaLog log = new KafkaLog(kafka, KafkaAccess.configured(kafka).client()); // kafka.*: this host's TLS/SASL login
         // Credentials: the configuration file and FERRY_* variables of this host (never the log); the SDKs' own
         // environment as well. Ranks a launcher starts on this host find this agent by its host name.
         AgentService agent = new AgentService(log, name, h.dir(), every, Configuration.secrets(System.getenv()), true,

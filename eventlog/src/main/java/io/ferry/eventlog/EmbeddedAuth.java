@@ -102,7 +102,7 @@ public record EmbeddedAuth(Map<String, String> users, Map<String, String> ssl) {
     }
 
     /** The client listener's security protocol. */
-    String protocol() {
+    public String protocol() {
         return !required() ? "PLAINTEXT" : ssl.isEmpty() ? "SASL_PLAINTEXT" : "SASL_SSL";
     }
 

@@ -1,0 +1,100 @@
+package io.ferry.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code ferry coordinator} listening beyond loopback requires SASL: refused without a users
+ * file; with one, an agent and {@code ferry run --kafka} log in with the {@code kafka.*}
+ * settings of their configuration, an agent with a wrong password is refused, and the ranks see
+ * none of the log's credentials.
+ */
+class KafkaAuthIT {
+    @TempDir
+    Path tmp;
+    private final List<Process> started = new ArrayList<>();
+
+    @Test
+    void aCoordinatorBeyondLoopbackWithoutUsersRefusesToStartNamingTheKey() throws Exception {
+        Path empty = Files.writeString(tmp.resolve("empty.conf"), "# nothing\n");
+        ProcessBuilder pb = FerryProcess.builder(List.of("-Xmx256m"), "coordinator", "--home", tmp.resolve("c").toString(),
+                "--listen", "0.0.0.0:" + TestBed.freePort(), "--http", "off");
+        pb.environment().put(Configuration.FILE_VARIABLE, empty.toString());
+        Process p = pb.redirectErrorStream(true).start();
+        started.add(p);
+        String out = new String(p.getInputStream().readAllBytes());
+        assertTrue(p.waitFor(2, TimeUnit.MINUTES), out);
+        assertNotEquals(0, p.exitValue(), out);
+        assertTrue(out.contains("is beyond loopback") && out.contains("set kafka.embedded.users-file=PATH"), out);
+        assertFalse(Files.exists(tmp.resolve("c").resolve("kafka").resolve("meta.properties")), "no broker started");
+    }
+
+    @Test
+    void agentsAndRunLogInWithTheirConfigurationAndRanksSeeNoCredential() throws Exception {
+        KafkaLogin login = KafkaLogin.create(tmp.resolve("site"));
+        String listen = "0.0.0.0:" + TestBed.freePort();
+        try {
+            Lines coordinator = start(login.applyTo(FerryProcess.builder(List.of("-Xmx512m"), "coordinator", "--home",
+                    tmp.resolve("coord").toString(), "--listen", listen, "--http", "off")));
+            String ready = coordinator.await("the coordinator", l -> l.startsWith("ferry coordinator: serving jobs"));
+            assertTrue(ready.contains("SASL/PLAIN, SASL_PLAINTEXT"), ready);
+            String kafka = ready.replaceAll(".*--kafka (\\S+) .*", "$1");
+
+            // A wrong password: refused at once, with the broker's reason.
+            Path wrong = Files.writeString(tmp.resolve("wrong.conf"), "kafka.security.protocol = SASL_PLAINTEXT\n"
+                    + "kafka.sasl.mechanism = PLAIN\nkafka.sasl.jaas.config = " + KafkaLogin.jaas("agent", "not-it") + "\n");
+            ProcessBuilder bad = FerryProcess.builder(List.of("-Xmx256m"), "agent", "--kafka", kafka, "--node", "bad",
+                    "--home", tmp.resolve("bad").toString());
+            bad.environment().put(Configuration.FILE_VARIABLE, wrong.toString());
+            Process b = bad.redirectErrorStream(true).start();
+            started.add(b);
+            String badOut = new String(b.getInputStream().readAllBytes());
+            assertTrue(b.waitFor(2, TimeUnit.MINUTES), badOut);
+            assertNotEquals(0, b.exitValue(), badOut);
+            assertTrue(badOut.contains("refused Ferry") && badOut.contains("Authentication failed"), badOut);
+            assertFalse(badOut.contains("not-it"), "the password is not printed: " + badOut);
+
+            // The agent's login comes from its environment this time: FERRY_KAFKA_SASL_JAAS_CONFIG over the file's.
+            ProcessBuilder agent = login.applyTo(FerryProcess.builder(List.of("-Xmx256m"), "agent", "--kafka", kafka,
+                    "--node", "n0", "--home", tmp.resolve("n0").toString(), "--heartbeat", "1s"));
+            agent.environment().put("FERRY_KAFKA_SASL_JAAS_CONFIG", KafkaLogin.jaas(login.user(), login.password()));
+            start(agent).await("agent n0", l -> l.startsWith("ferry agent n0"));
+
+            Path seen = tmp.resolve("rank-env");
+            Process run = login.applyTo(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "auth",
+                    "--ranks", "1", "--nodes", "n0", "--interval", "0", "--http", "off", "--store", tmp.resolve("store").toString(),
+                    "--", "bash", "-c", "env > " + seen)).redirectErrorStream(true).start();
+            started.add(run);
+            String runOut = new String(run.getInputStream().readAllBytes());
+            assertTrue(run.waitFor(3, TimeUnit.MINUTES), runOut);
+            assertEquals(0, run.exitValue(), runOut);
+            assertTrue(runOut.contains("job finished: every rank exited 0"), runOut);
+            String env = Files.readString(seen);
+            assertTrue(env.contains("FERRY_RANK=0"), env);
+            assertFalse(env.contains("FERRY_KAFKA_"), "the log's login reached a rank: " + env);
+            assertFalse(env.contains(login.password()), "the log's password reached a rank: " + env);
+        } finally {
+            for (Process p : started) {
+                p.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
+                p.destroyForcibly();
+            }
+        }
+    }
+
+    private Lines start(ProcessBuilder pb) throws java.io.IOException {
+        Process p = pb.redirectErrorStream(true).start();
+        started.add(p);
+        return new Lines(p, "p" + started.size());
+    }
+}
