@@ -43,11 +43,24 @@ final class Configuration {
     static Map<String, String> merged(Map<String, String> flags, String storeText) throws IOException {
         Map<String, String> out = new LinkedHashMap<>();
         effective(flags, System.getenv(), scheme(storeText)).forEach((k, v) -> {
-            if (!k.startsWith(KafkaAccess.PREFIX)) {
+            if (!processKey(k)) {
                 out.put(k, v.value());
             }
         });
         return out;
+    }
+
+    /**
+     * Whether {@code key} configures a Ferry process rather than a job: the event log's login
+     * ({@code kafka.*}) and the agents' peer secret. Never a job's setting, never in the log.
+     */
+    static boolean processKey(String key) {
+        return key.startsWith(KafkaAccess.PREFIX) || key.equals(io.ferry.agent.peer.PeerAuth.KEY);
+    }
+
+    /** The value of the process key {@code key} from the file and the environment, if set. */
+    static Optional<String> processSetting(String key, Map<String, String> env) throws IOException {
+        return Optional.ofNullable(effective(Map.of(), env, null).get(key)).map(Value::value);
     }
 
     /** The {@code kafka.*} settings: {@code flags} over the environment's over the file's. */
@@ -68,7 +81,7 @@ final class Configuration {
     static Map<String, String> secrets(Map<String, String> env) throws IOException {
         Map<String, String> out = new LinkedHashMap<>();
         effective(Map.of(), env, null).forEach((k, v) -> {
-            if (io.ferry.model.LaunchSpec.isSecret(k) && !k.startsWith(KafkaAccess.PREFIX)) {
+            if (io.ferry.model.LaunchSpec.isSecret(k) && !processKey(k)) {
                 out.put(k, v.value());
             }
         });
@@ -170,7 +183,7 @@ final class Configuration {
 
     private static boolean known(String key) {
         return StagingConfig.TABLE.knows(key) || StoreSettings.TABLE.knows(key) || !Stores.schemesAccepting(key).isEmpty()
-                || KafkaAccess.knows(key);
+                || KafkaAccess.knows(key) || key.equals(io.ferry.agent.peer.PeerAuth.KEY);
     }
 
     private static void put(Map<String, Value> out, String key, String value, String where, String scheme) {
@@ -180,6 +193,11 @@ final class Configuration {
                 table.get().parse(value);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(where + ": " + key + "=" + value + ": " + e.getMessage());
+            }
+            out.put(key, new Value(key, value, where));
+        } else if (key.equals(io.ferry.agent.peer.PeerAuth.KEY)) {
+            if (value.isBlank()) {
+                throw new IllegalArgumentException(where + ": " + key + " must name a file");
             }
             out.put(key, new Value(key, value, where));
         } else if (KafkaAccess.knows(key)) {

@@ -41,6 +41,21 @@ class KafkaAuthIT {
     }
 
     @Test
+    void anAgentServingPeersBeyondLoopbackWithoutTheSecretRefusesToStartNamingTheKey() throws Exception {
+        Path empty = Files.writeString(tmp.resolve("empty.conf"), "# nothing\n");
+        // a documentation address (RFC 5737): refused before anything binds or connects
+        ProcessBuilder pb = FerryProcess.builder(List.of("-Xmx256m"), "agent", "--kafka", "127.0.0.1:9", "--node", "n9",
+                "--home", tmp.resolve("n9").toString(), "--peer-listen", "192.0.2.77:0");
+        pb.environment().put(Configuration.FILE_VARIABLE, empty.toString());
+        Process p = pb.redirectErrorStream(true).start();
+        started.add(p);
+        String out = new String(p.getInputStream().readAllBytes());
+        assertTrue(p.waitFor(2, TimeUnit.MINUTES), out);
+        assertNotEquals(0, p.exitValue(), out);
+        assertTrue(out.contains("is beyond loopback") && out.contains("set peer.secret-file=PATH"), out);
+    }
+
+    @Test
     void agentsAndRunLogInWithTheirConfigurationAndRanksSeeNoCredential() throws Exception {
         KafkaLogin login = KafkaLogin.create(tmp.resolve("site"));
         String listen = "0.0.0.0:" + TestBed.freePort();

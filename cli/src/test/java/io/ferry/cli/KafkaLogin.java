@@ -6,9 +6,10 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 
 /**
- * A test's SASL/PLAIN setup for an embedded broker beyond loopback: an owner-only users file
- * and a configuration file ({@code FERRY_CONFIG}) naming it with the client login of one user.
- * Every ferry process given {@link #config()} serves or reaches that broker.
+ * A test cluster's secrets for hosts beyond loopback: an owner-only users file for the embedded
+ * broker's SASL/PLAIN, the agents' peer secret, and a configuration file ({@code FERRY_CONFIG})
+ * naming both with the client login of one user. Every ferry process given {@link #config()}
+ * serves or reaches that broker, and its agents serve and reach each other.
  */
 record KafkaLogin(Path config, Path users, String user, String password) {
     static KafkaLogin create(Path dir) throws IOException {
@@ -17,8 +18,13 @@ record KafkaLogin(Path config, Path users, String user, String password) {
         Path users = dir.resolve("kafka-users");
         Files.writeString(users, "# NAME:PASSWORD\nagent:" + password + "\n");
         Files.setPosixFilePermissions(users, PosixFilePermissions.fromString("rw-------"));
+        Path peerSecret = dir.resolve("peer-secret");
+        Files.writeString(peerSecret, Long.toHexString(new java.security.SecureRandom().nextLong())
+                + Long.toHexString(new java.security.SecureRandom().nextLong()) + "\n");
+        Files.setPosixFilePermissions(peerSecret, PosixFilePermissions.fromString("rw-------"));
         Path config = dir.resolve("ferry.conf");
-        Files.writeString(config, "kafka.embedded.users-file = " + users + "\n"
+        Files.writeString(config, "peer.secret-file = " + peerSecret + "\n"
+                + "kafka.embedded.users-file = " + users + "\n"
                 + "kafka.security.protocol = SASL_PLAINTEXT\nkafka.sasl.mechanism = PLAIN\n"
                 + "kafka.sasl.jaas.config = " + jaas("agent", password) + "\n");
         Files.setPosixFilePermissions(config, PosixFilePermissions.fromString("rw-------"));

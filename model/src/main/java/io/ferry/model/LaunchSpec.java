@@ -37,7 +37,8 @@ public record LaunchSpec(List<String> program, String capture, long captureTimeo
     public static Map<String, String> withoutSecrets(Map<String, String> settings) {
         Map<String, String> out = new java.util.TreeMap<>();
         settings.forEach((k, v) -> {
-            if (!isSecret(k) && !k.startsWith("kafka.")) { // the event log's own client settings are no job's
+            // the event log's login and the agents' peer secret configure processes, not jobs
+            if (!isSecret(k) && !k.startsWith("kafka.") && !k.startsWith("peer.")) {
                 out.put(k, v);
             }
         });
