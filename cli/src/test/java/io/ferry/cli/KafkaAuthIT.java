@@ -17,12 +17,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * {@code ferry coordinator} listening beyond loopback requires SASL: refused without a users
  * file; with one, an agent and {@code ferry run --kafka} log in with the {@code kafka.*}
- * settings of their configuration, an agent with a wrong password is refused, and the ranks see
- * none of the log's credentials.
+ * settings of their configuration, an agent with a wrong password is refused, the agents make
+ * partner copies proving the peer secret, and the ranks see none of the log's credentials.
  */
 class KafkaAuthIT {
     @TempDir
     Path tmp;
+    private static final int STEPS = 250;
     private final List<Process> started = new ArrayList<>();
 
     @Test
@@ -80,25 +81,35 @@ class KafkaAuthIT {
             assertTrue(badOut.contains("refused Ferry") && badOut.contains("Authentication failed"), badOut);
             assertFalse(badOut.contains("not-it"), "the password is not printed: " + badOut);
 
-            // The agent's login comes from its environment this time: FERRY_KAFKA_SASL_JAAS_CONFIG over the file's.
-            ProcessBuilder agent = login.applyTo(FerryProcess.builder(List.of("-Xmx256m"), "agent", "--kafka", kafka,
-                    "--node", "n0", "--home", tmp.resolve("n0").toString(), "--heartbeat", "1s"));
-            agent.environment().put("FERRY_KAFKA_SASL_JAAS_CONFIG", KafkaLogin.jaas(login.user(), login.password()));
-            start(agent).await("agent n0", l -> l.startsWith("ferry agent n0"));
+            // Two agents, their login from the environment this time (FERRY_KAFKA_SASL_JAAS_CONFIG over the file's);
+            // their peer servers require the file's peer.secret-file, which their partner copies prove.
+            for (String n : List.of("n0", "n1")) {
+                ProcessBuilder agent = login.applyTo(FerryProcess.builder(List.of("-Xmx256m"), "agent", "--kafka", kafka,
+                        "--node", n, "--home", tmp.resolve(n).toString(), "--heartbeat", "1s"));
+                agent.environment().put("FERRY_KAFKA_SASL_JAAS_CONFIG", KafkaLogin.jaas(login.user(), login.password()));
+                start(agent).await("agent " + n, l -> l.startsWith("ferry agent " + n));
+            }
 
-            Path seen = tmp.resolve("rank-env");
+            Path results = Files.createDirectories(tmp.resolve("results"));
+            Path script = LcgRank.script(tmp, STEPS);
             Process run = login.applyTo(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "auth",
-                    "--ranks", "1", "--nodes", "n0", "--interval", "0", "--http", "off", "--store", tmp.resolve("store").toString(),
-                    "--", "bash", "-c", "env > " + seen)).redirectErrorStream(true).start();
+                    "--ranks", "2", "--nodes", "n0,n1", "--interval", "1s", "--partner", "--http", "off",
+                    "--store", tmp.resolve("store").toString(), "--", "bash", "-c",
+                    "env > \"$0/env-$FERRY_RANK\"; exec " + script + " \"$0\"", results.toString())).redirectErrorStream(true).start();
             started.add(run);
             String runOut = new String(run.getInputStream().readAllBytes());
             assertTrue(run.waitFor(3, TimeUnit.MINUTES), runOut);
             assertEquals(0, run.exitValue(), runOut);
             assertTrue(runOut.contains("job finished: every rank exited 0"), runOut);
-            String env = Files.readString(seen);
-            assertTrue(env.contains("FERRY_RANK=0"), env);
-            assertFalse(env.contains("FERRY_KAFKA_"), "the log's login reached a rank: " + env);
-            assertFalse(env.contains(login.password()), "the log's password reached a rank: " + env);
+            assertTrue(runOut.matches("(?s).*generation \\d+: n\\d's images of ranks \\S+ copied into n\\d's cache.*"),
+                    "partner copies between agents proving the peer secret: " + runOut);
+            for (int r = 0; r < 2; r++) {
+                assertEquals(Long.toString(LcgRank.uninterrupted(r, STEPS)), Files.readString(results.resolve("rank-" + r)).trim());
+                String env = Files.readString(results.resolve("env-" + r));
+                assertTrue(env.contains("FERRY_RANK=" + r), env);
+                assertFalse(env.contains("FERRY_KAFKA_"), "the log's login reached a rank: " + env);
+                assertFalse(env.contains(login.password()), "the log's password reached a rank: " + env);
+            }
         } finally {
             for (Process p : started) {
                 p.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
