@@ -44,6 +44,7 @@ public final class AgentService implements Closeable {
     private final RankSpool spool;
     /** This node's cache served to the other agents (partner copies, restarts elsewhere), or null. */
     private final io.ferry.agent.peer.PeerServer peers;
+    private final io.ferry.agent.peer.PeerAuth peerAuth;
 
     public AgentService(KafkaLog log, String node, Path home) {
         this(log, node, home, NodeAgent.HEARTBEAT_INTERVAL, Map.of());
@@ -67,12 +68,16 @@ public final class AgentService implements Closeable {
     }
 
     /**
-     * @param peerListen where to serve this node's cache to the other agents (partner copies,
-     *                   restarts of its ranks elsewhere); null: not served (one node alone)
+     * @param peer where to serve this node's cache to the other agents (partner copies, restarts
+     *             of its ranks elsewhere; null: not served, one node alone) and the secret its
+     *             server requires and its own peer connections prove
      */
     public AgentService(KafkaLog log, String node, Path home, Duration heartbeat, Map<String, String> secrets,
-                        boolean launcherRanks, java.net.InetSocketAddress peerListen) {
+                        boolean launcherRanks, io.ferry.agent.peer.PeerEndpoint peer) {
+        java.net.InetSocketAddress peerListen = peer == null ? null : peer.listen();
+        io.ferry.agent.peer.PeerAuth peerAuth = peer == null ? io.ferry.agent.peer.PeerAuth.NONE : peer.auth();
         this.log = log;
+        this.peerAuth = peerAuth;
         this.secrets = Map.copyOf(secrets);
         this.heartbeat = heartbeat;
         this.node = Placement.requireNode(node);
@@ -84,7 +89,8 @@ public final class AgentService implements Closeable {
         }
         try {
             this.peers = peerListen == null ? null
-                    : new io.ferry.agent.peer.PeerServer(peerListen, io.ferry.staging.Staging.localCache(home.resolve("cache")));
+                    : new io.ferry.agent.peer.PeerServer(peerListen, io.ferry.staging.Staging.localCache(home.resolve("cache")),
+                    peerAuth);
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException("cannot serve the cache to peers on " + peerListen + ": " + e.getMessage(), e);
         }
@@ -182,7 +188,7 @@ public final class AgentService implements Closeable {
         try {
             if (c instanceof Command.Launch l) {
                 JobOnNode j = jobs.computeIfAbsent(l.job(), job -> new JobOnNode(log, node, home, heartbeat, secrets, spool,
-                        peerAddress().orElse(null), () -> !running));
+                        new Peering(peerAddress().orElse(null), peerAuth), () -> !running));
                 j.launch(l);
                 if (l.rankSet().isEmpty()) {
                     jobs.remove(l.job(), j);
@@ -239,7 +245,8 @@ public final class AgentService implements Closeable {
                             + " has no commit marker on " + p.store()));
             for (int r : io.ferry.model.RankSet.parse(p.ranks()).toList()) {
                 sources.put(r, RestartSource.tier(store.pipeline(), cache, new io.ferry.model.ImageRef(p.job(), p.generation(), r),
-                        io.ferry.model.PeerAddresses.parse(p.peers().getOrDefault(r, "")), committed.manifestSha256(r)));
+                        io.ferry.model.PeerAddresses.parse(p.peers().getOrDefault(r, "")), committed.manifestSha256(r),
+                        peerAuth));
             }
         } catch (java.io.IOException | RuntimeException e) {
             problem = String.valueOf(e.getMessage());

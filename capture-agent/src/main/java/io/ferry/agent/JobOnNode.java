@@ -31,14 +31,14 @@ final class JobOnNode {
     private final Map<String, String> secrets;
     private final RankSpool spool;
     /** Where this node's cache is served to peers ({@code HOST:PORT}), or null where it is not. */
-    private final String peerAddress;
+    private final Peering peering;
     private Command.Launch current;
     private NodeAgent agent;
     private OpenedStore store;
 
     /**
      * @param spool       where ranks started by the site's launcher wait, or null where none are taken
-     * @param peerAddress where this node serves its cache to the other agents, or null
+     * @param peering     where this node serves its cache to the other agents (or null), and its secret
      */
     /** The agent is closing: a report still waiting for the event log gives up. */
     private final java.util.function.BooleanSupplier stopping;
@@ -46,10 +46,10 @@ final class JobOnNode {
     private java.util.concurrent.atomic.AtomicBoolean agentClosed = new java.util.concurrent.atomic.AtomicBoolean();
 
     JobOnNode(KafkaLog log, String node, Path home, Duration heartbeat, Map<String, String> secrets, RankSpool spool,
-              String peerAddress, java.util.function.BooleanSupplier stopping) {
+              Peering peering, java.util.function.BooleanSupplier stopping) {
         this.log = log;
         this.stopping = stopping;
-        this.peerAddress = peerAddress;
+        this.peering = peering;
         this.spool = spool;
         this.secrets = secrets;
         this.heartbeat = heartbeat;
@@ -145,8 +145,8 @@ final class JobOnNode {
             agent = new NodeAgent(new AgentConfig(l.job(), l.rankSet(), l.nranks(), node, s.program(),
                     new Quiesce(s.capture(), Duration.ofMillis(s.captureTimeoutMillis()), s.signal()),
                     Path.of(System.getProperty("java.io.tmpdir"))), cache, store.pipeline(), patient(), heartbeat);
-            if (peerAddress != null) {
-                agent.announcePeer(peerAddress);
+            if (peering.address() != null) {
+                agent.announcePeer(peering.address());
             }
         }
     }
@@ -261,7 +261,7 @@ final class JobOnNode {
             Path dir = cache.root().resolve(l.job()).resolve(".restart").resolve(Integer.toString(r));
             sources.put(r, RestartSource.materialise(store.pipeline(), cache, new ImageRef(l.job(), l.generation(), r), dir,
                     io.ferry.model.PeerAddresses.parse(l.peers().getOrDefault(r, "")), unreachable,
-                    committed.manifestSha256(r)));
+                    committed.manifestSha256(r), peering.auth()));
             dirs.put(r, dir);
         }
     }
@@ -269,7 +269,7 @@ final class JobOnNode {
     /** @param partner the node that keeps a copy of this node's images ({@code NODE=HOST:PORT}), or empty */
     void capture(long generation, String partner) {
         if (agent != null) {
-            agent.checkpoint(generation, partner);
+            agent.checkpoint(generation, partner, peering.auth());
         }
     }
 

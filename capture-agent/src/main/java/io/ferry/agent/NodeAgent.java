@@ -109,8 +109,9 @@ public final class NodeAgent implements Closeable {
             Map<String, String> env = pb.environment();
             env.remove("FERRY_RESTART_DIR");
             env.remove("FERRY_RESTART_GENERATION");
-            // Store credentials the agent took from its environment (FERRY_S3_SECRET_ACCESS_KEY...) are not the ranks'.
-            env.keySet().removeIf(k -> k.startsWith("FERRY_") && io.ferry.model.LaunchSpec.isSecret(k.replace('_', '-')));
+            // Credentials the agent took from its environment (FERRY_S3_SECRET_ACCESS_KEY, FERRY_KAFKA_SASL_JAAS_CONFIG...)
+            // are not the ranks'.
+            io.ferry.model.LaunchSpec.removeSecrets(env);
             env.putAll(rankEnvironment(r, ckpt, restartGeneration, restartDir));
             watch(new RankProcess(r, pb.start(), ckpt, config.quiesce().signal()).withHelloGrace(config.quiesce().helloGrace()),
                     epoch);
@@ -249,15 +250,16 @@ public final class NodeAgent implements Closeable {
 
     /** Quiesces all ranks for {@code generation}; completes once captured (or failed), before staging. */
     public CompletableFuture<CaptureResult> checkpoint(long generation) {
-        return checkpoint(generation, "");
+        return checkpoint(generation, "", io.ferry.agent.peer.PeerAuth.NONE);
     }
 
     /**
      * {@link #checkpoint(long)}, and then, with a {@code partner} ({@code NODE=HOST:PORT}), a
-     * copy of the images into that node's cache, before they are staged to the store.
+     * copy of the images into that node's cache, before they are staged to the store, proving
+     * {@code auth}'s secret to the partner.
      */
-    public CompletableFuture<CaptureResult> checkpoint(long generation, String partner) {
-        return CompletableFuture.supplyAsync(() -> capture(generation, partner), capturer);
+    public CompletableFuture<CaptureResult> checkpoint(long generation, String partner, io.ferry.agent.peer.PeerAuth auth) {
+        return CompletableFuture.supplyAsync(() -> capture(generation, partner, auth), capturer);
     }
 
     /** Tells the coordinator where this node's cache is served to the job's other nodes. */
@@ -265,7 +267,7 @@ public final class NodeAgent implements Closeable {
         events.accept(new Event.PeerAddress(config.job(), config.node(), address));
     }
 
-    private CaptureResult capture(long g, String partner) {
+    private CaptureResult capture(long g, String partner, io.ferry.agent.peer.PeerAuth auth) {
         boolean reported = false;
         try {
             Map<Integer, Double> stall = transparent.isPresent()
@@ -282,7 +284,7 @@ public final class NodeAgent implements Closeable {
                         stall.getOrDefault(r.rank(), 0.0)));
             }
             List<Integer> captured = List.copyOf(new java.util.TreeSet<>(bytes.keySet()));
-            staging.captured(g, captured, partner);
+            staging.captured(g, captured, partner, auth);
             return new CaptureResult(g, bytes, stall);
         } catch (Exception e) {
             Throwable t = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null ? e.getCause() : e;

@@ -56,10 +56,10 @@ final class NodeStaging {
      * can be restarted from, has had its partner copy made), then staging. {@code partner}:
      * {@code NODE=HOST:PORT}, or empty.
      */
-    void captured(long g, List<Integer> captured, String partner) {
+    void captured(long g, List<Integer> captured, String partner, io.ferry.agent.peer.PeerAuth auth) {
         stager.execute(() -> {
             if (!partner.isEmpty()) {
-                copyToPartner(g, captured, io.ferry.model.PeerAddresses.parse(partner).get(0));
+                copyToPartner(g, captured, io.ferry.model.PeerAddresses.parse(partner).get(0), auth);
             }
             stage(g, captured, 0);
         });
@@ -145,14 +145,15 @@ final class NodeStaging {
      * partner acknowledged them all (fsynced there). Best effort, as SCR's partner level: a copy
      * that fails is said on stderr, and the restart falls through to the store for those ranks.
      */
-    private void copyToPartner(long g, List<Integer> captured, io.ferry.model.PeerAddresses.Peer partner) {
+    private void copyToPartner(long g, List<Integer> captured, io.ferry.model.PeerAddresses.Peer partner,
+                               io.ferry.agent.peer.PeerAuth auth) {
         long t0 = System.nanoTime();
         long bytes = 0;
         List<Integer> copied = new java.util.ArrayList<>();
         for (int r : captured) {
             ImageRef ref = new ImageRef(config.job(), g, r);
             try {
-                bytes += io.ferry.agent.peer.PeerClient.put(partner, ref, cache.imageDir(ref));
+                bytes += io.ferry.agent.peer.PeerClient.put(partner, ref, cache.imageDir(ref), auth);
                 copied.add(r);
             } catch (IOException | RuntimeException e) {
                 if (!Files.isDirectory(cache.imageDir(ref))) {

@@ -1,5 +1,6 @@
 package io.ferry.agent;
 
+import io.ferry.agent.peer.PeerAuth;
 import io.ferry.agent.peer.PeerClient;
 import io.ferry.compression.Digests;
 import io.ferry.model.Entry;
@@ -76,6 +77,13 @@ public final class RestartSource {
     public static String materialise(StagingPipeline pipeline, LocalCache cache, ImageRef ref, Path target,
                                      List<PeerAddresses.Peer> peers, Set<String> unreachable,
                                      String committedManifestSha256) throws IOException {
+        return materialise(pipeline, cache, ref, target, peers, unreachable, committedManifestSha256, PeerAuth.NONE);
+    }
+
+    /** As above, proving {@code auth}'s secret to each peer asked. */
+    public static String materialise(StagingPipeline pipeline, LocalCache cache, ImageRef ref, Path target,
+                                     List<PeerAddresses.Peer> peers, Set<String> unreachable,
+                                     String committedManifestSha256, PeerAuth auth) throws IOException {
         io.ferry.staging.Repository.StoredManifest sm = committedManifest(pipeline, ref, committedManifestSha256);
         Manifest m = sm.manifest();
         Path local = cache.imageDir(ref);
@@ -90,7 +98,7 @@ public final class RestartSource {
             FileTrees.delete(target);
             Files.createDirectories(target.getParent());
             try {
-                if (PeerClient.get(peer, ref, target) && copyVerified(target, m, null, null)) {
+                if (PeerClient.get(peer, ref, target, auth) && copyVerified(target, m, null, null)) {
                     return "partner";
                 }
                 System.err.println("ferry agent: rank " + ref.rank() + " of " + ref.job() + " generation "
@@ -140,6 +148,12 @@ public final class RestartSource {
     /** {@link #plan(StagingPipeline, LocalCache, ImageRef, List)} against the manifest digest the commit marker gives. */
     public static String plan(StagingPipeline pipeline, LocalCache cache, ImageRef ref, List<PeerAddresses.Peer> peers,
                               String committedManifestSha256) throws IOException {
+        return plan(pipeline, cache, ref, peers, committedManifestSha256, PeerAuth.NONE);
+    }
+
+    /** As above, proving {@code auth}'s secret to each peer asked. */
+    public static String plan(StagingPipeline pipeline, LocalCache cache, ImageRef ref, List<PeerAddresses.Peer> peers,
+                              String committedManifestSha256, PeerAuth auth) throws IOException {
         io.ferry.staging.Repository.StoredManifest sm = committedManifest(pipeline, ref, committedManifestSha256);
         Manifest m = sm.manifest();
         Path local = cache.imageDir(ref);
@@ -149,7 +163,7 @@ public final class RestartSource {
         }
         for (PeerAddresses.Peer peer : peers) {
             try {
-                if (PeerClient.has(peer, ref).isPresent()) {
+                if (PeerClient.has(peer, ref, auth).isPresent()) {
                     return "partner (in " + peer.node() + "'s cache)";
                 }
             } catch (IOException e) {
@@ -164,13 +178,19 @@ public final class RestartSource {
     /** The tier alone ({@code local}, {@code partner} or {@code remote}) of {@link #plan}. */
     public static String tier(StagingPipeline pipeline, LocalCache cache, ImageRef ref, List<PeerAddresses.Peer> peers)
             throws IOException {
-        return tier(pipeline, cache, ref, peers, committedDigest(pipeline, ref));
+        return tier(pipeline, cache, ref, peers, committedDigest(pipeline, ref), PeerAuth.NONE);
     }
 
     /** {@link #tier(StagingPipeline, LocalCache, ImageRef, List)} against the manifest digest the commit marker gives. */
     public static String tier(StagingPipeline pipeline, LocalCache cache, ImageRef ref, List<PeerAddresses.Peer> peers,
                               String committedManifestSha256) throws IOException {
-        String p = plan(pipeline, cache, ref, peers, committedManifestSha256);
+        return tier(pipeline, cache, ref, peers, committedManifestSha256, PeerAuth.NONE);
+    }
+
+    /** As above, proving {@code auth}'s secret to each peer asked. */
+    public static String tier(StagingPipeline pipeline, LocalCache cache, ImageRef ref, List<PeerAddresses.Peer> peers,
+                              String committedManifestSha256, PeerAuth auth) throws IOException {
+        String p = plan(pipeline, cache, ref, peers, committedManifestSha256, auth);
         return p.substring(0, p.indexOf(' '));
     }
 

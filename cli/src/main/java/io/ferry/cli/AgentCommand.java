@@ -42,11 +42,13 @@ final class AgentCommand implements Callable<Integer> {
         }
         io.ferry.model.OwnerOnly.createDirectories(h.dir());
         CountDownLatch stop = new CountDownLatch(1);
-        KafkaLog log = new KafkaLog(kafka);
+        java.net.InetSocketAddress bind = peerBind();
+        io.ferry.agent.peer.PeerEndpoint peer = bind == null ? null : new io.ferry.agent.peer.PeerEndpoint(bind, peerAuth(bind));
+        KafkaLog log = new KafkaLog(kafka, KafkaAccess.configured(kafka).client()); // kafka.*: this host's TLS/SASL login
         // Credentials: the configuration file and FERRY_* variables of this host (never the log); the SDKs' own
         // environment as well. Ranks a launcher starts on this host find this agent by its host name.
         AgentService agent = new AgentService(log, name, h.dir(), every, Configuration.secrets(System.getenv()), true,
-                peerBind()).start();
+                peer).start();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             agent.close();
             log.close();
@@ -58,6 +60,25 @@ final class AgentCommand implements Callable<Integer> {
         System.out.flush();
         stop.await();
         return 0;
+    }
+
+    /**
+     * The agents' shared secret ({@code peer.secret-file}): required where the peer port is beyond
+     * loopback, since whoever reaches it could otherwise read every cached image (process memory)
+     * and plant partner copies.
+     */
+    private static io.ferry.agent.peer.PeerAuth peerAuth(java.net.InetSocketAddress bind) throws java.io.IOException {
+        java.util.Optional<String> file = Configuration.processSetting(io.ferry.agent.peer.PeerAuth.KEY, System.getenv());
+        if (file.isPresent()) {
+            return io.ferry.agent.peer.PeerAuth.fromFile(Path.of(file.get()));
+        }
+        if (bind.getAddress() != null && !bind.getAddress().isLoopbackAddress()) {
+            throw new IllegalArgumentException("the peer port " + bind.getAddress().getHostAddress() + " is beyond loopback,"
+                    + " where it requires the agents' shared secret: set " + io.ferry.agent.peer.PeerAuth.KEY
+                    + "=PATH (an owner-only file, the same on every node) in $FERRY_CONFIG or as FERRY_PEER_SECRET_FILE,"
+                    + " or give --peer-listen off");
+        }
+        return io.ferry.agent.peer.PeerAuth.NONE;
     }
 
     /** The peer server's address: given, or the one this host reaches the first Kafka bootstrap server from. */

@@ -48,7 +48,7 @@ final class ConfigCommand {
         /** Secrets are never printed. */
         private static String shown(Configuration.Value v) {
             String k = v.key().toLowerCase(Locale.ROOT);
-            boolean secret = k.contains("secret") || k.contains("password") || k.contains("token") || k.contains("access-key");
+            boolean secret = io.ferry.model.LaunchSpec.isSecret(k) || KafkaAccess.isSecret(v.key());
             return secret && !v.value().isEmpty() ? "(set, not shown)" : v.value();
         }
     }

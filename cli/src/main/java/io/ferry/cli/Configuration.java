@@ -25,8 +25,10 @@ import java.util.Optional;
  * {@code FERRY_S3_SECRET_ACCESS_KEY}, which keeps the secret off every command line). Keys are
  * the configuration table's (staging, cache, store, recovery) and the stores' options; a store
  * option from the file or the environment applies only to a store of its kind (a site file may
- * name S3 and HDFS settings both). Unknown keys and bad values fail at start-up naming the key
- * and where it came from. Read by the commands that start a job or open a store.
+ * name S3 and HDFS settings both). {@code kafka.*} keys are the event log's client settings
+ * ({@link KafkaAccess}), read by every command that talks to the log and kept apart from the
+ * job's settings. Unknown keys and bad values fail at start-up naming the key and where it came
+ * from. Read by the commands that start a job or open a store.
  */
 final class Configuration {
     static final String FILE_VARIABLE = "FERRY_CONFIG";
@@ -40,7 +42,35 @@ final class Configuration {
     /** The settings a command uses: {@code flags} over the environment's over the file's, for a store of {@code storeText}. */
     static Map<String, String> merged(Map<String, String> flags, String storeText) throws IOException {
         Map<String, String> out = new LinkedHashMap<>();
-        effective(flags, System.getenv(), scheme(storeText)).forEach((k, v) -> out.put(k, v.value()));
+        effective(flags, System.getenv(), scheme(storeText)).forEach((k, v) -> {
+            if (!processKey(k)) {
+                out.put(k, v.value());
+            }
+        });
+        return out;
+    }
+
+    /**
+     * Whether {@code key} configures a Ferry process rather than a job: the event log's login
+     * ({@code kafka.*}) and the agents' peer secret. Never a job's setting, never in the log.
+     */
+    static boolean processKey(String key) {
+        return key.startsWith(KafkaAccess.PREFIX) || key.equals(io.ferry.agent.peer.PeerAuth.KEY);
+    }
+
+    /** The value of the process key {@code key} from the file and the environment, if set. */
+    static Optional<String> processSetting(String key, Map<String, String> env) throws IOException {
+        return Optional.ofNullable(effective(Map.of(), env, null).get(key)).map(Value::value);
+    }
+
+    /** The {@code kafka.*} settings: {@code flags} over the environment's over the file's. */
+    static Map<String, String> kafka(Map<String, String> flags, Map<String, String> env) throws IOException {
+        Map<String, String> out = new LinkedHashMap<>();
+        effective(flags, env, null).forEach((k, v) -> {
+            if (k.startsWith(KafkaAccess.PREFIX)) {
+                out.put(k, v.value());
+            }
+        });
         return out;
     }
 
@@ -51,7 +81,7 @@ final class Configuration {
     static Map<String, String> secrets(Map<String, String> env) throws IOException {
         Map<String, String> out = new LinkedHashMap<>();
         effective(Map.of(), env, null).forEach((k, v) -> {
-            if (io.ferry.model.LaunchSpec.isSecret(k)) {
+            if (io.ferry.model.LaunchSpec.isSecret(k) && !processKey(k)) {
                 out.put(k, v.value());
             }
         });
@@ -152,7 +182,8 @@ final class Configuration {
     }
 
     private static boolean known(String key) {
-        return StagingConfig.TABLE.knows(key) || StoreSettings.TABLE.knows(key) || !Stores.schemesAccepting(key).isEmpty();
+        return StagingConfig.TABLE.knows(key) || StoreSettings.TABLE.knows(key) || !Stores.schemesAccepting(key).isEmpty()
+                || KafkaAccess.knows(key) || key.equals(io.ferry.agent.peer.PeerAuth.KEY);
     }
 
     private static void put(Map<String, Value> out, String key, String value, String where, String scheme) {
@@ -162,6 +193,18 @@ final class Configuration {
                 table.get().parse(value);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException(where + ": " + key + "=" + value + ": " + e.getMessage());
+            }
+            out.put(key, new Value(key, value, where));
+        } else if (key.equals(io.ferry.agent.peer.PeerAuth.KEY)) {
+            if (value.isBlank()) {
+                throw new IllegalArgumentException(where + ": " + key + " must name a file");
+            }
+            out.put(key, new Value(key, value, where));
+        } else if (KafkaAccess.knows(key)) {
+            try {
+                KafkaAccess.check(key, value);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(where + ": " + e.getMessage()); // never the value: it may be a secret
             }
             out.put(key, new Value(key, value, where));
         } else if (!Stores.schemesAccepting(key).isEmpty()) {

@@ -18,7 +18,8 @@ final class CoordinatorCommand implements Callable<Integer> {
     Path home;
     @Option(names = "--listen", defaultValue = "127.0.0.1:9092", paramLabel = "HOST:PORT",
             description = {"Where the embedded broker listens for agents and commands (0.0.0.0: every interface).",
-                    "No authentication yet: keep it on a trusted network. Default ${DEFAULT-VALUE}."})
+                    "Beyond loopback, clients must log in with SASL: set kafka.embedded.users-file (see README).",
+                    "Default ${DEFAULT-VALUE}."})
     String listen;
     @Option(names = "--kafka", paramLabel = "HOST:PORT", description = "A site Kafka cluster instead of the embedded broker.")
     String kafka;
@@ -46,15 +47,22 @@ final class CoordinatorCommand implements Callable<Integer> {
         if (timeout.isZero()) {
             throw new IllegalArgumentException("--heartbeat-timeout must be positive");
         }
+        KafkaAccess access = KafkaAccess.configured(kafka); // a bad kafka.* key or users file fails here
+        if (kafka == null && !access.embedded().required() && !io.ferry.eventlog.HostPort.parse(listen, "--listen").loopbackOnly()) {
+            throw new IllegalArgumentException("--listen " + listen + " is beyond loopback, where the embedded broker requires SASL:"
+                    + " set " + io.ferry.eventlog.EmbeddedAuth.USERS_FILE_KEY + "=PATH (an owner-only file of NAME:PASSWORD lines)"
+                    + " in $FERRY_CONFIG or as FERRY_KAFKA_EMBEDDED_USERS_FILE");
+        }
         CountDownLatch stop = new CountDownLatch(1);
-        CoordinatorService s = CoordinatorService.start(FerryHome.resolve(home), kafka, listen, http, timeout,
+        CoordinatorService s = CoordinatorService.start(FerryHome.resolve(home), access, listen, http, timeout,
                 java.util.Map.of(), "coordinator", System.out, group, Durations.parse(takeoverAfter));
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             s.close();
             stop.countDown();
         }, "ferry-coordinator-stop"));
         System.out.println("ferry coordinator: serving jobs; agents and ferry run connect with --kafka "
-                + s.log().bootstrapServers());
+                + s.bootstrapServers() + (access.embedded().required() ? " and a login of " + access.embedded().users().size()
+                + " user(s) of " + io.ferry.eventlog.EmbeddedAuth.USERS_FILE_KEY + " (SASL/PLAIN, " + access.embedded().protocol() + ")" : ""));
         System.out.flush();
         stop.await();
         return 0;

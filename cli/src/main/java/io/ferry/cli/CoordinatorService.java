@@ -37,34 +37,35 @@ final class CoordinatorService implements Closeable {
      * Starts the services; {@code owner} names what runs them in the home's run file (a job,
      * or "coordinator"), so another command of this home finds the broker.
      */
-    static CoordinatorService start(FerryHome home, String kafkaBootstrap, String listen, HttpOptions http,
+    static CoordinatorService start(FerryHome home, KafkaAccess kafka, String listen, HttpOptions http,
                                     Duration heartbeatTimeout, java.util.Map<String, String> secrets, String owner,
                                     PrintStream out)
             throws IOException, InterruptedException {
-        return start(home, kafkaBootstrap, listen, http, heartbeatTimeout, secrets, owner, out,
+        return start(home, kafka, listen, http, heartbeatTimeout, secrets, owner, out,
                 Coordinator.DEFAULT_GROUP, Coordinator.DEFAULT_TAKEOVER);
     }
 
     /** As above, the coordinator a member of {@code group}, taking over a silent member's jobs after {@code takeoverAfter}. */
-    static CoordinatorService start(FerryHome home, String kafkaBootstrap, String listen, HttpOptions http,
+    static CoordinatorService start(FerryHome home, KafkaAccess access, String listen, HttpOptions http,
                                     Duration heartbeatTimeout, java.util.Map<String, String> secrets, String owner,
                                     PrintStream out, String group, Duration takeoverAfter)
             throws IOException, InterruptedException {
         CoordinatorService s = new CoordinatorService(home);
         try {
-            if (kafkaBootstrap == null) {
+            if (!access.external()) {
                 Optional<java.util.Properties> other = home.activeRun();
                 if (other.isPresent()) {
                     throw new IllegalStateException("ferry (" + other.get().getProperty("job") + ", pid "
                             + other.get().getProperty("pid") + ") already serves " + home.dir()
                             + "; use another --home, or --kafka " + other.get().getProperty("bootstrap"));
                 }
-                s.kafka = EmbeddedKafka.start(home.kafka(), listen, Duration.ofSeconds(60)); // a status command may hold it
-                s.log = new KafkaLog(s.kafka.bootstrapServers(), LogSettings.EMBEDDED);
+                // a status command may hold it
+                s.kafka = EmbeddedKafka.start(home.kafka(), listen, access.embedded(), Duration.ofSeconds(60));
+                s.log = new KafkaLog(s.kafka.localBootstrapServers(), s.kafka.localClient(), LogSettings.EMBEDDED);
             } else {
-                s.log = new KafkaLog(kafkaBootstrap);
+                s.log = new KafkaLog(access.bootstrap(), access.client());
             }
-            home.writeRun(owner, s.log.bootstrapServers());
+            home.writeRun(owner, s.bootstrapServers(), s.kafka != null && access.embedded().required());
             s.ownsRunFile = true;
             s.coordinator = new Coordinator(s.log, Clock.systemUTC(), heartbeatTimeout, secrets)
                     .inGroup(group, takeoverAfter).start();
@@ -82,6 +83,11 @@ final class CoordinatorService implements Closeable {
 
     KafkaLog log() {
         return log;
+    }
+
+    /** Where agents and commands connect: the embedded broker's client listener, or the cluster given. */
+    String bootstrapServers() {
+        return kafka != null ? kafka.bootstrapServers() : log.bootstrapServers();
     }
 
     Coordinator coordinator() {

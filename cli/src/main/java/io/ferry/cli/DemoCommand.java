@@ -55,7 +55,7 @@ final class DemoCommand implements Callable<Integer> {
         Files.createDirectories(results);
         FerryHome home = new FerryHome(work.resolve("home"));
         JobRunner.Spec spec = new JobRunner.Spec("demo", RANKS, io.ferry.model.Durations.parse(interval), true,
-                home.store().toString(), home, null, HttpOptions.at(HttpOptions.DEFAULT), null, null,
+                home.store().toString(), home, KafkaAccess.EMBEDDED, HttpOptions.at(HttpOptions.DEFAULT), null, null,
                 new JobRunner.Program(List.of(script.toString(), results.toString()),
                         io.ferry.agent.Quiesce.app(Duration.ofSeconds(30), "USR2"), Map.of()));
         boolean ok;

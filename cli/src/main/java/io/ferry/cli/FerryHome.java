@@ -41,10 +41,11 @@ record FerryHome(Path dir) {
         return dir.resolve("run.properties");
     }
 
-    void writeRun(String job, String bootstrap) throws IOException {
+    /** Says that {@code job} serves this home's log at {@code bootstrap}, whose clients log in when {@code secured}. */
+    void writeRun(String job, String bootstrap, boolean secured) throws IOException {
         io.ferry.model.OwnerOnly.createDirectories(dir);
         Path tmp = dir.resolve(".run.properties.tmp");
-        Files.writeString(tmp, "job=" + job + "\nbootstrap=" + bootstrap + "\npid=" + ProcessHandle.current().pid() + "\n",
+        Files.writeString(tmp, "job=" + job + "\nbootstrap=" + bootstrap + "\nsecured=" + secured + "\npid=" + ProcessHandle.current().pid() + "\n",
                 StandardCharsets.UTF_8);
         io.ferry.model.OwnerOnly.restrict(tmp);
         Files.move(tmp, runFile(), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);

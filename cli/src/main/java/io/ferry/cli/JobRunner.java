@@ -37,7 +37,7 @@ final class JobRunner implements Closeable {
      *                  ranks, or null: Ferry's agents start them
      */
     record Spec(String job, int ranks, Duration interval, boolean autoRecover, String store, FerryHome home,
-                String kafka, HttpOptions http, Placement placement, String launcher, Program program) {}
+                KafkaAccess kafka, HttpOptions http, Placement placement, String launcher, Program program) {}
 
     /** What every rank runs, how it is captured, and the configuration ({@code --set}). */
     record Program(List<String> command, Quiesce quiesce, Map<String, String> settings) {}
@@ -85,7 +85,7 @@ final class JobRunner implements Closeable {
         String store = Stores.parse(spec.store()).toString();
         // In-process services unless the job is submitted to agents already running: a placement
         // on named nodes, or a launcher with --kafka (its ranks join the agents of their nodes).
-        if (spec.placement() == null && (spec.launcher() == null || spec.kafka() == null)) {
+        if (spec.placement() == null && (spec.launcher() == null || !spec.kafka().external())) {
             // The one-node cluster: the store is opened here first, so bad settings fail before anything starts.
             try (io.ferry.staging.OpenedStore check = StoreOptions.open(spec.store(), program.settings())) {
                 store = check.store().uri().toString();
@@ -102,7 +102,7 @@ final class JobRunner implements Closeable {
                 placement = Placement.single(spec.ranks(), node);
             }
         } else {
-            ownLog = new KafkaLog(spec.kafka());
+            ownLog = new KafkaLog(spec.kafka().bootstrap(), spec.kafka().client());
             log = ownLog;
         }
         if (spec.launcher() != null) {
@@ -138,7 +138,7 @@ final class JobRunner implements Closeable {
         while (watch.read(j -> j.launchAttempt() <= attemptsBefore && !j.finished()).orElse(true)) {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("no coordinator took job " + spec.job() + " within "
-                        + LAUNCH_PATIENCE.toSeconds() + " s: is `ferry coordinator` running on " + spec.kafka() + "?");
+                        + LAUNCH_PATIENCE.toSeconds() + " s: is `ferry coordinator` running on " + spec.kafka().bootstrap() + "?");
             }
             Thread.sleep(100);
         }
@@ -167,7 +167,7 @@ final class JobRunner implements Closeable {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("nodes " + missing + " did not start job " + spec.job() + " within "
                         + LAUNCH_PATIENCE.toSeconds() + " s: is `ferry coordinator` running, and `ferry agent --node NAME"
-                        + " --kafka " + spec.kafka() + "` on each of them?");
+                        + " --kafka " + spec.kafka().bootstrap() + "` on each of them?");
             }
             Thread.sleep(100);
         }

@@ -28,14 +28,17 @@ final class LogConnection implements Closeable {
 
     static LogConnection open(FerryHome home, String kafka) throws IOException {
         if (kafka != null) {
-            return new LogConnection(null, new KafkaLog(kafka));
+            return new LogConnection(null, new KafkaLog(kafka, KafkaAccess.configured(kafka).client()));
         }
         EmbeddedKafka k;
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (true) {
             Optional<java.util.Properties> run = home.activeRun();
             if (run.isPresent()) {
-                return new LogConnection(null, new KafkaLog(run.get().getProperty("bootstrap")));
+                // the login the configuration gives, where the serving process asks for one
+                String bootstrap = run.get().getProperty("bootstrap");
+                return new LogConnection(null, new KafkaLog(bootstrap, Boolean.parseBoolean(run.get().getProperty("secured"))
+                        ? KafkaAccess.configured(bootstrap).client() : io.ferry.eventlog.KafkaClientSettings.NONE));
             }
             try {
                 k = EmbeddedKafka.start(home.kafka());
@@ -49,7 +52,8 @@ final class LogConnection implements Closeable {
             }
         }
         try {
-            return new LogConnection(k, new KafkaLog(k.bootstrapServers(), io.ferry.eventlog.LogSettings.EMBEDDED));
+            return new LogConnection(k, new KafkaLog(k.localBootstrapServers(), k.localClient(),
+                    io.ferry.eventlog.LogSettings.EMBEDDED));
         } catch (IOException | RuntimeException e) {
             k.close();
             throw e;

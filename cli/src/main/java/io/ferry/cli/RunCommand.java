@@ -155,10 +155,12 @@ final class RunCommand implements Callable<Integer> {
         if (launch != null) {
             checkLauncher(where);
         }
+        // kafka.*: the event log's TLS/SASL login, from the file, FERRY_KAFKA_* and --set; never a job setting
+        KafkaAccess access = KafkaAccess.of(kafka, Configuration.kafka(settings, System.getenv()));
         settings = Configuration.merged(settings, store); // the file's and FERRY_* values under --set
         partnerSettings();
         JobRunner.Spec spec = new JobRunner.Spec(job, ranks, every, autoRecover,
-                store != null ? store : h.store().toString(), h, kafka, http, where, launch,
+                store != null ? store : h.store().toString(), h, access, http, where, launch,
                 new JobRunner.Program(command, new Quiesce(capture, Durations.parse(captureTimeout), signal), settings));
         try (JobRunner runner = new JobRunner(spec)) {
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {

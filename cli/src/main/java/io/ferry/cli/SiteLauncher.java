@@ -114,7 +114,10 @@ final class SiteLauncher implements Closeable {
         List<String> cmd = command(r.generation());
         out.println("ferry: job " + job + ": launcher attempt " + r.attempt() + (r.generation() >= 0
                 ? ", ranks restart from generation " + r.generation() : ", ranks start from the beginning") + ": " + launcher);
-        Process p = new ProcessBuilder(cmd).inheritIO().start();
+        ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
+        // srun hands its whole environment to the ranks: Ferry's credentials stay with Ferry
+        io.ferry.model.LaunchSpec.removeSecrets(pb.environment());
+        Process p = pb.start();
         synchronized (this) {
             running = p;
             runningAttempt = r.attempt();

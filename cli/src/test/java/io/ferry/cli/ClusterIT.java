@@ -31,6 +31,7 @@ class ClusterIT {
     @TempDir
     Path tmp;
     private final List<Process> started = new ArrayList<>();
+    private KafkaLogin login;
 
     @Test
     void aJobAcrossThreeNodesSurvivesARankKillAndALostNode() throws Exception {
@@ -38,6 +39,7 @@ class ClusterIT {
             System.out.println("ClusterIT: " + (bed.namespaces() ? "3 test hosts in network namespaces"
                     : "agents as separate processes on loopback (" + bed.fallbackReason() + ")"));
             String kafka = bed.serviceAddress() + ":" + TestBed.freePort();
+            login = KafkaLogin.create(tmp.resolve("site")); // beyond loopback the broker requires SASL
             Lines coordinator = start(FerryProcess.builder(List.of("-Xmx512m"), "coordinator", "--home",
                     tmp.resolve("coord").toString(), "--listen", kafka, "--http", "off", "--heartbeat-timeout", "5s"));
             coordinator.await("the coordinator", l -> l.startsWith("ferry coordinator: serving jobs"));
@@ -93,8 +95,8 @@ class ClusterIT {
             // The restart plan across nodes: each node's agent checks its own cache. n1's ranks live on n2 now;
             // their images of the generation restored after the move are in no cache (n1's is gone): remote,
             // unless a newer one was captured on n2 since.
-            FerryProcess.Result plan = FerryProcess.run(List.of("-Xmx256m"), "restart", "wide", "--dry-run", "--json",
-                    "--kafka", kafka);
+            FerryProcess.Result plan = FerryProcess.run(login.applyTo(FerryProcess.builder(List.of("-Xmx256m"), "restart",
+                    "wide", "--dry-run", "--json", "--kafka", kafka)));
             assertEquals(0, plan.exit(), plan.err());
             Matcher p = Pattern.compile("\\{\"rank\":(\\d),\"node\":\"(n\\d)\",\"generation\":(\\d+),\"source\":\"(\\w+)\"}")
                     .matcher(plan.out());
@@ -120,7 +122,7 @@ class ClusterIT {
 
 
     private Lines start(ProcessBuilder pb) throws IOException {
-        Process p = pb.redirectErrorStream(true).start();
+        Process p = login.applyTo(pb).redirectErrorStream(true).start();
         started.add(p);
         return new Lines(p, "p" + started.size());
     }

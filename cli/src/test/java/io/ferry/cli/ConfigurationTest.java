@@ -99,4 +99,72 @@ class ConfigurationTest {
         assertTrue(out.matches("(?s).*staging\\.workers *= 2 *# --set.*"), out);
         assertTrue(out.contains("s3.secret-access-key") && !out.contains("hunter2"), out);
     }
+
+    @Test
+    void kafkaClientKeysComeFromEveryLayerAndStayApartFromTheJobsSettings() throws Exception {
+        Path f = file("kafka.security.protocol = SASL_SSL\nkafka.ssl.truststore.location = /etc/ferry/ca.p12\n"
+                + "staging.zstd-level = 3\n");
+        Map<String, String> env = Map.of("FERRY_CONFIG", f.toString(), "FERRY_KAFKA_SASL_JAAS_CONFIG", JAAS,
+                "FERRY_KAFKA_SASL_MECHANISM", "PLAIN", "FERRY_KAFKA_EMBEDDED_USERS_FILE", "/etc/ferry/users");
+        assertEquals(Optional.of("kafka.sasl.jaas.config"), Configuration.keyOf("FERRY_KAFKA_SASL_JAAS_CONFIG"));
+        assertEquals(Optional.of("kafka.embedded.users-file"), Configuration.keyOf("FERRY_KAFKA_EMBEDDED_USERS_FILE"));
+        Map<String, String> kafka = Configuration.kafka(Map.of("kafka.client.id", "ops"), env);
+        assertEquals(Map.of("kafka.security.protocol", "SASL_SSL", "kafka.ssl.truststore.location", "/etc/ferry/ca.p12",
+                "kafka.sasl.jaas.config", JAAS, "kafka.sasl.mechanism", "PLAIN", "kafka.embedded.users-file", "/etc/ferry/users",
+                "kafka.client.id", "ops"), kafka);
+        KafkaAccess a = KafkaAccess.of("h:9092", kafka);
+        assertEquals("SASL_SSL", a.client().settings().get("security.protocol"));
+        assertFalse(a.embedded().required(), "the users file is the embedded broker's, not a client's");
+        assertEquals(Map.of(), Configuration.secrets(env), "the log's login is no store credential");
+        assertEquals(Map.of("staging.zstd-level", "3"), io.ferry.model.LaunchSpec.withoutSecrets(
+                Map.of("staging.zstd-level", "3", "kafka.security.protocol", "SASL_SSL")), "never in a job's settings");
+    }
+
+    @Test
+    void unknownKafkaKeysAndBadValuesFailNamingTheKeyAndWhere() throws Exception {
+        Path typo = file("kafka.sasl.mechanisms = PLAIN\n");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Configuration.kafka(Map.of(), Map.of("FERRY_CONFIG", typo.toString())));
+        assertTrue(e.getMessage().contains(typo + ":1: unknown configuration key 'kafka.sasl.mechanisms'"), e.getMessage());
+        Path bad = file("kafka.security.protocol = SASL_TLS\n");
+        e = assertThrows(IllegalArgumentException.class, () -> Configuration.kafka(Map.of(), Map.of("FERRY_CONFIG", bad.toString())));
+        assertTrue(e.getMessage().contains(bad + ":1: ") && e.getMessage().contains("security.protocol"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> KafkaAccess.of("h:1", Map.of("kafka.bootstrap.servers", "x:1")));
+        assertTrue(e.getMessage().contains("give --kafka"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> KafkaAccess.of("h:1", Map.of("kafka.no.such", "x")));
+        assertTrue(e.getMessage().contains("'kafka.no.such'"), e.getMessage());
+    }
+
+    @Test
+    void anOpenUsersFileIsRefusedWhereTheEmbeddedBrokerStarts() throws Exception {
+        Path users = Files.writeString(tmp.resolve("users"), "agent:pw\n");
+        Files.setPosixFilePermissions(users, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r-----"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> KafkaAccess.of(null, Map.of("kafka.embedded.users-file", users.toString())));
+        assertTrue(e.getMessage().contains("chmod 600"), e.getMessage());
+        Files.setPosixFilePermissions(users, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        assertEquals(Map.of("agent", "pw"), KafkaAccess.of(null, Map.of("kafka.embedded.users-file", users.toString()))
+                .embedded().users());
+    }
+
+    @Test
+    void ferryConfigShowHidesTheLogsSecrets() throws Exception {
+        Path f = file("kafka.sasl.jaas.config = " + JAAS + "\nkafka.ssl.truststore.password = trust-me-7\n"
+                + "kafka.security.protocol = SASL_SSL\n");
+        ProcessBuilder pb = FerryProcess.builder(List.of(), "config", "show");
+        pb.environment().put("FERRY_CONFIG", f.toString());
+        pb.environment().put("FERRY_KAFKA_SSL_KEY_PASSWORD", "key-pass-9");
+        Process p = pb.redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes());
+        assertEquals(0, p.waitFor(), out);
+        assertTrue(out.matches("(?s).*kafka\\.security\\.protocol *= SASL_SSL .*"), out);
+        assertTrue(out.matches("(?s).*kafka\\.sasl\\.jaas\\.config *= \\(set, not shown\\).*"), out);
+        assertTrue(out.contains("kafka.ssl.key.password") && out.contains("kafka.ssl.truststore.password"), out);
+        for (String secret : new String[]{"s3cret-pw", "trust-me-7", "key-pass-9"}) {
+            assertFalse(out.contains(secret), secret + " shown: " + out);
+        }
+    }
+
+    private static final String JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required"
+            + " username=\"alice\" password=\"s3cret-pw\";";
 }

@@ -25,7 +25,12 @@ final class FerryProcess {
     }
 
     static Result run(List<String> jvmArgs, String... args) throws IOException, InterruptedException {
-        Process p = builder(jvmArgs, args).start();
+        return run(builder(jvmArgs, args));
+    }
+
+    /** Runs {@code pb} (made by {@link #builder}, its environment set) to its end. */
+    static Result run(ProcessBuilder pb) throws IOException, InterruptedException {
+        Process p = pb.start();
         // Drain stderr on another thread so a chatty child cannot block on a full pipe.
         var err = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
             try {
@@ -37,7 +42,7 @@ final class FerryProcess {
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (!p.waitFor(5, TimeUnit.MINUTES)) {
             p.destroyForcibly();
-            throw new AssertionError("ferry " + String.join(" ", args) + " did not finish");
+            throw new AssertionError(String.join(" ", pb.command()) + " did not finish");
         }
         return new Result(p.exitValue(), out, err.join());
     }

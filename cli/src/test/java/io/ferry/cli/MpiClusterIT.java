@@ -34,6 +34,7 @@ class MpiClusterIT {
     @TempDir
     Path tmp;
     private final List<Process> started = new ArrayList<>();
+    private KafkaLogin login;
 
     @Test
     void anMpiJobAcrossThreeHostsSurvivesARankKillAndResumesAfterALostNode() throws Exception {
@@ -42,6 +43,7 @@ class MpiClusterIT {
             System.out.println("MpiClusterIT: " + (bed.namespaces() ? "3 test hosts in network namespaces"
                     : "every rank on this host (" + bed.fallbackReason() + ")"));
             String kafka = bed.serviceAddress() + ":" + TestBed.freePort();
+            login = KafkaLogin.create(tmp.resolve("site")); // beyond loopback the broker requires SASL
             Lines coordinator = start(FerryProcess.builder(List.of("-Xmx512m"), "coordinator", "--home",
                     tmp.resolve("coord").toString(), "--listen", kafka, "--http", "off", "--heartbeat-timeout", "5s"));
             coordinator.await("the coordinator", l -> l.startsWith("ferry coordinator: serving jobs"));
@@ -134,7 +136,7 @@ class MpiClusterIT {
         List<String> all = new ArrayList<>(List.of("chaos"));
         all.addAll(List.of(args));
         all.addAll(List.of("--kafka", kafka));
-        FerryProcess.Result r = FerryProcess.run(List.of("-Xmx256m"), all.toArray(String[]::new));
+        FerryProcess.Result r = FerryProcess.run(login.applyTo(FerryProcess.builder(List.of("-Xmx256m"), all.toArray(String[]::new))));
         assertEquals(0, r.exit(), r.out() + r.err());
     }
 
@@ -174,7 +176,7 @@ class MpiClusterIT {
 
 
     private Lines start(ProcessBuilder pb) throws IOException {
-        Process p = pb.redirectErrorStream(true).start();
+        Process p = login.applyTo(pb).redirectErrorStream(true).start();
         started.add(p);
         return new Lines(p, "p" + started.size());
     }

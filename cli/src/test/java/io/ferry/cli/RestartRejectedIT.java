@@ -38,7 +38,7 @@ class RestartRejectedIT {
                 RejectingRank.class.getName(), Long.toString(TARGET), "50", dir.toString());
         FerryHome home = new FerryHome(tmp.resolve("home"));
         JobRunner.Spec spec = new JobRunner.Spec("reject", 2, Duration.ofMillis(1500), true, home.store().toString(), home,
-                null, HttpOptions.at("off"), null, null, new JobRunner.Program(program, io.ferry.agent.Quiesce.app(Duration.ofSeconds(30),
+                KafkaAccess.EMBEDDED, HttpOptions.at("off"), null, null, new JobRunner.Program(program, io.ferry.agent.Quiesce.app(Duration.ofSeconds(30),
                 "USR2"), Map.of()));
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         try (JobRunner runner = new JobRunner(spec);

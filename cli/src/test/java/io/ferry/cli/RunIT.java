@@ -133,12 +133,17 @@ class RunIT {
                 "--http", "off", "--home", tmp.resolve("home").toString(), "--", "bash", "-c", "env > " + seen);
         pb.environment().put("FERRY_S3_SECRET_ACCESS_KEY", "top-secret-42");
         pb.environment().put("FERRY_STAGING_ZSTD_LEVEL", "2");
+        // the event log's login (issue 13): a JAAS setting holds a password whatever its key's name
+        pb.environment().put("FERRY_KAFKA_SASL_JAAS_CONFIG",
+                "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\" password=\"log-secret-7\";");
+        pb.environment().put("FERRY_KAFKA_CLIENT_ID", "ferry-run");
         Process p = pb.redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes());
         assertEquals(0, p.waitFor(), out);
         String env = java.nio.file.Files.readString(seen);
         assertTrue(env.contains("FERRY_RANK=0"), env);
         assertFalse(env.contains("top-secret-42"), "a store credential reached a rank: " + env);
+        assertFalse(env.contains("log-secret-7") || env.contains("FERRY_KAFKA_"), "the event log's login reached a rank: " + env);
         assertTrue(env.contains("FERRY_STAGING_ZSTD_LEVEL=2"), "other variables are left as they are");
     }
 

@@ -41,6 +41,7 @@ class SlurmIT {
     @TempDir
     Path tmp;
     private final List<Process> started = new ArrayList<>();
+    private KafkaLogin login;
 
     @Test
     void theBatchScriptRunsAJobUnderSlurmAndASecondSubmissionResumesACancelledOne() throws Exception {
@@ -61,6 +62,7 @@ class SlurmIT {
                     .start().waitFor());
 
             String kafka = bed.serviceAddress() + ":" + TestBed.freePort();
+            login = KafkaLogin.create(tmp.resolve("site")); // beyond loopback the broker requires SASL
             Lines coordinator = start(FerryProcess.builder(List.of("-Xmx512m"), "coordinator", "--home",
                     tmp.resolve("coord").toString(), "--listen", kafka, "--http", "off"));
             coordinator.await("the coordinator", l -> l.startsWith("ferry coordinator: serving jobs"));
@@ -75,6 +77,7 @@ class SlurmIT {
                     "FERRY_HALT_GRACE", "10s",
                     "FERRY_JAVA_OPTS", "-Xmx256m",
                     "FERRY_RUNTIME_DIR", Files.createDirectories(tmp.resolve("run")).toString()));
+            env.put(Configuration.FILE_VARIABLE, login.config().toString()); // srun hands it to the agents and ferry run
             if (mpi) {
                 env.putAll(Map.of("FERRY_SRUN_ARGS", "--mpi=pmix", "OMPI_MCA_btl", "tcp,self",
                         "OMPI_MCA_btl_tcp_if_include", net, "OMPI_MCA_oob_tcp_if_include", net,
@@ -236,7 +239,7 @@ class SlurmIT {
     }
 
     private Lines start(ProcessBuilder pb) throws IOException {
-        Process p = pb.redirectErrorStream(true).start();
+        Process p = login.applyTo(pb).redirectErrorStream(true).start();
         started.add(p);
         return new Lines(p, "p" + started.size());
     }

@@ -23,6 +23,13 @@ import java.util.Map;
  * restarts: a coordinator started again finds every event it wrote. Its client listener is on
  * loopback unless {@link #start(Path, String)} names another address (agents on other hosts
  * connect there); the controller listener is always on loopback.
+ *
+ * <p>A client listener beyond loopback requires SASL ({@link EmbeddedAuth}): anyone who can
+ * write the log can command every agent to run a job's program. With authentication on, the
+ * broker's own clients (this JVM's coordinator and agent, and the broker to itself) use a
+ * second listener on loopback that accepts only an internal user whose random password lives
+ * in this JVM's memory: they never need a site's users or its TLS trust. The controller listener
+ * stays unauthenticated on loopback: the service host's own users are trusted with it.
  */
 public final class EmbeddedKafka implements Closeable {
     /** Another process holds the broker of this data directory (it is starting or running it). */
@@ -32,13 +39,19 @@ public final class EmbeddedKafka implements Closeable {
         }
     }
 
+    private static final String INTERNAL_USER = "ferry-broker";
+
     private final KafkaRaftServer server;
     private final String bootstrap;
+    private final String localBootstrap;
+    private final KafkaClientSettings localClient;
     private java.nio.channels.FileChannel lockChannel;
 
-    private EmbeddedKafka(KafkaRaftServer server, String bootstrap) {
+    private EmbeddedKafka(KafkaRaftServer server, String bootstrap, String localBootstrap, KafkaClientSettings localClient) {
         this.server = server;
         this.bootstrap = bootstrap;
+        this.localBootstrap = localBootstrap;
+        this.localClient = localClient;
     }
 
     /**
@@ -56,7 +69,19 @@ public final class EmbeddedKafka implements Closeable {
      * machine's host name.
      */
     public static EmbeddedKafka start(Path dataDir, String listen) throws IOException {
+        return start(dataDir, listen, EmbeddedAuth.NONE);
+    }
+
+    /**
+     * {@link #start(Path, String)}, the client listener requiring {@code auth}. Refused (before
+     * anything starts) when the listener is beyond loopback and {@code auth} requires nothing.
+     */
+    public static EmbeddedKafka start(Path dataDir, String listen, EmbeddedAuth auth) throws IOException {
         HostPort hp = HostPort.parse(listen, "--listen");
+        if (!auth.required() && !hp.loopbackOnly()) {
+            throw new IllegalArgumentException("--listen " + listen + " is beyond loopback, where the embedded broker requires"
+                    + " SASL: set " + EmbeddedAuth.USERS_FILE_KEY + "=PATH (an owner-only file of NAME:PASSWORD lines)");
+        }
         io.ferry.model.OwnerOnly.createDirectories(dataDir);
         Path lockFile = dataDir.resolveSibling(dataDir.getFileName() + ".lock");
         java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(lockFile,
@@ -65,7 +90,7 @@ public final class EmbeddedKafka implements Closeable {
             if (ch.tryLock() == null) {
                 throw new BusyException(dataDir);
             }
-            EmbeddedKafka k = startLocked(dataDir, hp);
+            EmbeddedKafka k = startLocked(dataDir, hp, auth);
             k.lockChannel = ch;
             return k;
         } catch (java.nio.channels.OverlappingFileLockException e) { // held by this very JVM
@@ -85,10 +110,16 @@ public final class EmbeddedKafka implements Closeable {
     /** {@link #start(Path, String)}, waiting up to {@code patience} for another process to let go. */
     public static EmbeddedKafka start(Path dataDir, String listen, java.time.Duration patience)
             throws IOException, InterruptedException {
+        return start(dataDir, listen, EmbeddedAuth.NONE, patience);
+    }
+
+    /** {@link #start(Path, String, EmbeddedAuth)}, waiting up to {@code patience} for another process to let go. */
+    public static EmbeddedKafka start(Path dataDir, String listen, EmbeddedAuth auth, java.time.Duration patience)
+            throws IOException, InterruptedException {
         long deadline = System.nanoTime() + patience.toNanos();
         while (true) {
             try {
-                return start(dataDir, listen);
+                return start(dataDir, listen, auth);
             } catch (BusyException busy) {
                 if (System.nanoTime() > deadline) {
                     throw busy;
@@ -98,20 +129,43 @@ public final class EmbeddedKafka implements Closeable {
         }
     }
 
-    private static EmbeddedKafka startLocked(Path dataDir, HostPort listen) throws IOException {
+    private static EmbeddedKafka startLocked(Path dataDir, HostPort listen, EmbeddedAuth auth) throws IOException {
         int brokerPort = listen.port() == 0 ? freePort() : listen.port();
         int controllerPort = freePort();
         String advertised = listen.wildcard() ? java.net.InetAddress.getLocalHost().getHostName() : listen.host();
+        String clientAddress = HostPort.bracket(advertised) + ":" + brokerPort;
         Map<String, Object> props = new HashMap<>();
         props.put("process.roles", "broker,controller");
         props.put("node.id", "1");
         props.put("controller.quorum.voters", "1@127.0.0.1:" + controllerPort);
-        props.put("listeners", "PLAINTEXT://" + listen.bracketedHost() + ":" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
-        props.put("advertised.listeners", "PLAINTEXT://" + HostPort.bracket(advertised) + ":" + brokerPort);
+        String localBootstrap = clientAddress;
+        KafkaClientSettings localClient = KafkaClientSettings.NONE;
+        if (!auth.required()) {
+            props.put("listeners", "PLAINTEXT://" + listen.bracketedHost() + ":" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
+            props.put("advertised.listeners", "PLAINTEXT://" + clientAddress);
+            props.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+            props.put("inter.broker.listener.name", "PLAINTEXT");
+        } else {
+            int internalPort = freePort();
+            localBootstrap = "127.0.0.1:" + internalPort;
+            String internalPassword = randomPassword();
+            localClient = new KafkaClientSettings(EmbeddedAuth.plainClient("SASL_PLAINTEXT", INTERNAL_USER, internalPassword));
+            props.put("listeners", "CLIENT://" + listen.bracketedHost() + ":" + brokerPort + ",INTERNAL://" + localBootstrap
+                    + ",CONTROLLER://127.0.0.1:" + controllerPort);
+            props.put("advertised.listeners", "CLIENT://" + clientAddress + ",INTERNAL://" + localBootstrap);
+            props.put("listener.security.protocol.map", "CLIENT:" + auth.protocol() + ",INTERNAL:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT");
+            props.put("inter.broker.listener.name", "INTERNAL");
+            props.put("sasl.enabled.mechanisms", "PLAIN");
+            props.put("sasl.mechanism.inter.broker.protocol", "PLAIN");
+            // the site's users on the client listener only; the internal user on the loopback one only
+            props.put("listener.name.client.plain.sasl.jaas.config",
+                    new org.apache.kafka.common.config.types.Password(EmbeddedAuth.plainServerJaas(auth.users(), null)));
+            props.put("listener.name.internal.plain.sasl.jaas.config", new org.apache.kafka.common.config.types.Password(
+                    EmbeddedAuth.plainServerJaas(Map.of(INTERNAL_USER, internalPassword), Map.entry(INTERNAL_USER, internalPassword))));
+            auth.ssl().forEach((k, v) -> props.put("listener.name.client." + k, v));
+        }
         props.put("message.max.bytes", Integer.toString(KafkaLog.MAX_RECORD_BYTES));
         props.put("controller.listener.names", "CONTROLLER");
-        props.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
-        props.put("inter.broker.listener.name", "PLAINTEXT");
         props.put("log.dirs", dataDir.toString());
         props.put("offsets.topic.replication.factor", "1");
         props.put("offsets.topic.num.partitions", "1");
@@ -142,11 +196,31 @@ public final class EmbeddedKafka implements Closeable {
             server.shutdown();
             throw new IOException("the embedded Kafka broker cannot listen on " + listen + ": " + e.getMessage(), e);
         }
-        return new EmbeddedKafka(server, HostPort.bracket(advertised) + ":" + brokerPort);
+        return new EmbeddedKafka(server, clientAddress, localBootstrap, localClient);
     }
 
+    /** Where clients connect: the client listener's advertised address. */
     public String bootstrapServers() {
         return bootstrap;
+    }
+
+    /**
+     * Where this JVM's own clients connect: {@link #bootstrapServers()}, or with authentication
+     * on, the internal listener on loopback (use {@link #localClient()} with it).
+     */
+    public String localBootstrapServers() {
+        return localBootstrap;
+    }
+
+    /** The client settings of {@link #localBootstrapServers()}: none, or the internal user's login. */
+    public KafkaClientSettings localClient() {
+        return localClient;
+    }
+
+    private static String randomPassword() {
+        byte[] b = new byte[24];
+        new java.security.SecureRandom().nextBytes(b);
+        return java.util.HexFormat.of().formatHex(b);
     }
 
     private static int freePort() throws IOException {

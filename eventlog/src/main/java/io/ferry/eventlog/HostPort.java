@@ -38,6 +38,26 @@ public record HostPort(String host, int port) {
         return host.equals("0.0.0.0") || host.equals("::");
     }
 
+    /**
+     * Whether only this machine can connect: the host is a loopback address or a name of one
+     * ({@code localhost}). A wildcard, any other address and a name that does not resolve are not.
+     */
+    public boolean loopbackOnly() {
+        if (wildcard()) {
+            return false;
+        }
+        try {
+            for (java.net.InetAddress a : java.net.InetAddress.getAllByName(host)) {
+                if (!a.isLoopbackAddress()) {
+                    return false;
+                }
+            }
+            return true;
+        } catch (java.net.UnknownHostException e) {
+            return false;
+        }
+    }
+
     String bracketedHost() {
         return bracket(host);
     }

@@ -46,6 +46,7 @@ public final class KafkaLog implements Closeable {
     public static final int MAX_RECORD_BYTES = io.ferry.model.EventCodec.MAX_BYTES;
 
     private final String bootstrap;
+    private final KafkaClientSettings client;
     private final KafkaProducer<byte[], byte[]> producer;
     private final Map<String, Integer> partitions = new HashMap<>();
 
@@ -55,12 +56,28 @@ public final class KafkaLog implements Closeable {
     }
 
     public KafkaLog(String bootstrap, LogSettings settings) throws IOException {
+        this(bootstrap, KafkaClientSettings.NONE, settings);
+    }
+
+    /** Connects to an external cluster with {@link LogSettings#EXTERNAL}, every client made with {@code client}. */
+    public KafkaLog(String bootstrap, KafkaClientSettings client) throws IOException {
+        this(bootstrap, client, LogSettings.EXTERNAL);
+    }
+
+    /**
+     * Connects every producer, consumer and admin client with {@code client}'s settings (TLS,
+     * SASL) added to Ferry's own. A broker that refuses them fails this constructor: at once
+     * with the broker's reason for bad credentials, after the admin client's timeout (30 s,
+     * {@code default.api.timeout.ms} when shorter) for a protocol the broker does not speak.
+     */
+    public KafkaLog(String bootstrap, KafkaClientSettings client, LogSettings settings) throws IOException {
         this.bootstrap = bootstrap;
+        this.client = client;
         ensureTopics(settings);
-        this.producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+        this.producer = new KafkaProducer<>(client.producer(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true",
                 ProducerConfig.LINGER_MS_CONFIG, "0", ProducerConfig.MAX_BLOCK_MS_CONFIG, "30000",
-                ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Integer.toString(MAX_RECORD_BYTES)),
+                ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Integer.toString(MAX_RECORD_BYTES))),
                 new ByteArraySerializer(), new ByteArraySerializer());
         for (String t : List.of(EVENTS, COMMANDS, STATE, DEAD_LETTER)) {
             partitions.put(t, producer.partitionsFor(t).size());
@@ -72,7 +89,7 @@ public final class KafkaLog implements Closeable {
     }
 
     private void ensureTopics(LogSettings settings) throws IOException {
-        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+        try (Admin admin = admin()) {
             java.util.Set<String> existing = admin.listTopics().names().get(30, TimeUnit.SECONDS);
             if (existing.containsAll(List.of(EVENTS, COMMANDS, STATE, DEAD_LETTER))) {
                 return; // the usual case: whoever came first created them
@@ -101,10 +118,35 @@ public final class KafkaLog implements Closeable {
                 }
             }
         } catch (ExecutionException e) {
-            throw new IOException("Kafka at " + bootstrap + " did not answer: " + e.getCause().getMessage(), e);
+            if (e.getCause() instanceof org.apache.kafka.common.errors.AuthenticationException
+                    || e.getCause() instanceof org.apache.kafka.common.errors.AuthorizationException) {
+                throw new IOException("Kafka at " + bootstrap + " refused Ferry: " + e.getCause().getMessage()
+                        + " (see kafka.sasl.jaas.config)", e);
+            }
+            throw new IOException("Kafka at " + bootstrap + " did not answer: " + e.getCause().getMessage() + hint(), e);
         } catch (InterruptedException | TimeoutException e) {
-            throw new IOException("Kafka at " + bootstrap + " did not answer: " + e, e);
+            throw new IOException("Kafka at " + bootstrap + " did not answer: " + e + hint(), e);
         }
+    }
+
+    /**
+     * An admin client. Kafka checks some settings only against each other, when a client is made
+     * ({@code default.api.timeout.ms} below {@code request.timeout.ms}): that failure is the
+     * caller's configuration, said as such.
+     */
+    private Admin admin() {
+        try {
+            return Admin.create(client.admin(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap)));
+        } catch (org.apache.kafka.common.KafkaException e) {
+            Throwable why = e.getCause() != null ? e.getCause() : e;
+            throw new IllegalArgumentException("cannot make a Kafka client with the kafka.* settings " + client.settings().keySet()
+                    + ": " + why.getMessage(), e);
+        }
+    }
+
+    /** Why a broker may not answer: it drops clients that do not speak its listener's protocol, without a word. */
+    private String hint() {
+        return client.secured() ? "" : " (a broker that requires SASL or TLS drops clients without them: see kafka.security.protocol)";
     }
 
     /** Appends an event durably (acks=all) and returns once it is in the log. */
@@ -291,11 +333,11 @@ public final class KafkaLog implements Closeable {
     }
 
     private Map<String, Object> consumerConfig() {
-        return Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+        return client.consumer(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false", ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
                 ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(MAX_RECORD_BYTES),
                 // larger batches per poll: each poll of the coordinator is followed by a tick
-                ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000");
+                ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000"));
     }
 
     private static void position(KafkaConsumer<byte[], byte[]> c, List<TopicPartition> tps, boolean fromBeginning) {

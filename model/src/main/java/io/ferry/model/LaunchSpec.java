@@ -37,15 +37,29 @@ public record LaunchSpec(List<String> program, String capture, long captureTimeo
     public static Map<String, String> withoutSecrets(Map<String, String> settings) {
         Map<String, String> out = new java.util.TreeMap<>();
         settings.forEach((k, v) -> {
-            if (!isSecret(k)) {
+            // the event log's login and the agents' peer secret configure processes, not jobs
+            if (!isSecret(k) && !k.startsWith("kafka.") && !k.startsWith("peer.")) {
                 out.put(k, v);
             }
         });
         return out;
     }
 
+    /** Whether a key or {@code FERRY_} variable name holds a credential, by its name. */
     public static boolean isSecret(String key) {
         String k = key.toLowerCase(java.util.Locale.ROOT);
-        return k.contains("secret") || k.contains("access-key") || k.contains("password") || k.contains("token");
+        return k.contains("secret") || k.contains("access-key") || k.contains("password") || k.contains("token")
+                || k.contains("jaas") || k.contains("passphrase");
+    }
+
+    /**
+     * Removes from a child process's environment what it must not inherit from Ferry: the
+     * {@code FERRY_*} variables that hold credentials ({@code FERRY_S3_SECRET_ACCESS_KEY}) and every
+     * {@code FERRY_KAFKA_*} variable (the event log's TLS and SASL settings: a rank has no business
+     * with the log, and a JAAS setting holds a password whatever its name).
+     */
+    public static void removeSecrets(Map<String, String> environment) {
+        environment.keySet().removeIf(k -> k.startsWith("FERRY_KAFKA_")
+                || k.startsWith("FERRY_") && isSecret(k.replace('_', '-')));
     }
 }

@@ -60,4 +60,21 @@ public final class OwnerOnly {
         Files.setPosixFilePermissions(file, Files.isDirectory(file) ? DIR : FILE);
         return file;
     }
+
+    /**
+     * Refuses a file that holds secrets (a token, passwords) when it is missing, not a regular
+     * file, or readable or writable by group or others, as ssh refuses an open private key: a
+     * secret others can read is no secret. {@code what} names the setting in the message.
+     */
+    public static Path requirePrivate(Path file, String what) throws IOException {
+        if (!Files.isRegularFile(file)) {
+            throw new IllegalArgumentException(what + " " + file + ": no such file");
+        }
+        Set<PosixFilePermission> mode = Files.getPosixFilePermissions(file);
+        if (mode.stream().anyMatch(p -> p.name().startsWith("GROUP_") || p.name().startsWith("OTHERS_"))) {
+            throw new IllegalArgumentException(what + " " + file + " is open to others ("
+                    + java.nio.file.attribute.PosixFilePermissions.toString(mode) + "): chmod 600 " + file);
+        }
+        return file;
+    }
 }

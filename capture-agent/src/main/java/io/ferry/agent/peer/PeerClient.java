@@ -29,15 +29,26 @@ public final class PeerClient {
         }
     }
 
-    /** Copies the image in {@code dir} into {@code peer}'s cache as {@code ref}; returns the bytes it acknowledged. */
+    /** {@link #put(PeerAddresses.Peer, ImageRef, Path, PeerAuth)} without a secret. */
     public static long put(PeerAddresses.Peer peer, ImageRef ref, Path dir) throws IOException {
+        return put(peer, ref, dir, PeerAuth.NONE);
+    }
+
+    /**
+     * Copies the image in {@code dir} into {@code peer}'s cache as {@code ref}, proving {@code auth}'s
+     * secret first (and that the peer knows it: images go only to a peer that does); returns the
+     * bytes it acknowledged.
+     */
+    public static long put(PeerAddresses.Peer peer, ImageRef ref, Path dir, PeerAuth auth) throws IOException {
         try (Socket s = connect(peer); InputStream in = new BufferedInputStream(s.getInputStream());
              OutputStream out = new BufferedOutputStream(s.getOutputStream(), 1 << 16)) {
+            handshake(s, in, out, peer, auth);
             PeerWire.writeLine(out, new PeerWire.Request("PUT", ref).toString());
             ImageStream.write(dir, out);
             String answer = PeerWire.readLine(in);
             if (!answer.startsWith("OK ")) {
-                throw new IOException(peer.node() + " refused the partner copy of rank " + ref.rank() + ": " + answer);
+                throw answer.startsWith(PeerAuth.MAGIC) ? unexpected(peer, answer)
+                        : new IOException(peer.node() + " refused the partner copy of rank " + ref.rank() + ": " + answer);
             }
             return Long.parseLong(answer.substring(3).trim());
         }
@@ -48,8 +59,14 @@ public final class PeerClient {
      * false when the peer does not hold it. The copy is not verified here.
      */
     public static boolean get(PeerAddresses.Peer peer, ImageRef ref, Path target) throws IOException {
+        return get(peer, ref, target, PeerAuth.NONE);
+    }
+
+    /** {@link #get(PeerAddresses.Peer, ImageRef, Path)}, proving {@code auth}'s secret first. */
+    public static boolean get(PeerAddresses.Peer peer, ImageRef ref, Path target, PeerAuth auth) throws IOException {
         try (Socket s = connect(peer); InputStream in = new BufferedInputStream(s.getInputStream(), 1 << 16);
              OutputStream out = new BufferedOutputStream(s.getOutputStream())) {
+            handshake(s, in, out, peer, auth);
             PeerWire.writeLine(out, new PeerWire.Request("GET", ref).toString());
             s.setSoTimeout(ANSWER_TIMEOUT_MILLIS);
             String answer = PeerWire.readLine(in);
@@ -58,7 +75,7 @@ public final class PeerClient {
                 return false;
             }
             if (!answer.equals("OK")) {
-                throw new IOException(peer.node() + ": " + answer);
+                throw unexpected(peer, answer);
             }
             ImageStream.read(in, target, false); // a restart's scratch copy: verified next, not kept
             return true;
@@ -67,8 +84,14 @@ public final class PeerClient {
 
     /** The bytes of {@code ref} in {@code peer}'s cache, or empty when it holds none. */
     public static OptionalLong has(PeerAddresses.Peer peer, ImageRef ref) throws IOException {
+        return has(peer, ref, PeerAuth.NONE);
+    }
+
+    /** {@link #has(PeerAddresses.Peer, ImageRef)}, proving {@code auth}'s secret first. */
+    public static OptionalLong has(PeerAddresses.Peer peer, ImageRef ref, PeerAuth auth) throws IOException {
         try (Socket s = connect(peer); InputStream in = new BufferedInputStream(s.getInputStream());
              OutputStream out = s.getOutputStream()) {
+            handshake(s, in, out, peer, auth);
             PeerWire.writeLine(out, new PeerWire.Request("HAS", ref).toString());
             s.setSoTimeout(ANSWER_TIMEOUT_MILLIS);
             String answer = PeerWire.readLine(in);
@@ -78,8 +101,25 @@ public final class PeerClient {
             if (answer.equals("NO")) {
                 return OptionalLong.empty();
             }
-            throw new IOException(peer.node() + ": " + answer);
+            throw unexpected(peer, answer);
         }
+    }
+
+    /** Proves the secret within the answer timeout, where there is one to prove. */
+    private static void handshake(Socket s, InputStream in, OutputStream out, PeerAddresses.Peer peer, PeerAuth auth)
+            throws IOException {
+        if (auth.required()) {
+            s.setSoTimeout(ANSWER_TIMEOUT_MILLIS);
+            auth.prove(in, out, peer.node());
+            s.setSoTimeout(READ_TIMEOUT_MILLIS);
+        }
+    }
+
+    /** An answer that is a challenge: the peer wants a secret this agent was not given. */
+    private static IOException unexpected(PeerAddresses.Peer peer, String answer) {
+        return new IOException(answer.startsWith(PeerAuth.MAGIC)
+                ? peer.node() + " requires peer authentication: give this agent " + PeerAuth.KEY
+                : peer.node() + ": " + answer);
     }
 
     private static Socket connect(PeerAddresses.Peer peer) throws IOException {

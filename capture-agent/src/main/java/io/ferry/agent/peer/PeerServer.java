@@ -26,13 +26,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * copies into it and get images out of it for restarts on their nodes. Everything received is
  * fsynced before it is acknowledged; nothing sent or received is trusted by the restart, which
  * verifies it against the committed manifest. A few connections are served at once (the
- * disk, not the CPU, is the limit); more wait. Not authenticated: bind it to the cluster's
- * internal network (see the README).
+ * disk, not the CPU, is the limit); more wait. With a {@link PeerAuth} secret every connection
+ * must prove it before anything is served; without one, anyone who reaches the port may read the
+ * cache, so bind it to loopback or the cluster's internal network (see the README).
  */
 public final class PeerServer implements Closeable {
     private static final int READ_TIMEOUT_MILLIS = 60_000;
     private final ServerSocket socket;
     private final LocalCache cache;
+    private final PeerAuth auth;
     private final ExecutorService workers = new ThreadPoolExecutor(4, 4, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
             r -> {
                 Thread t = new Thread(r, "ferry-peer");
@@ -45,7 +47,13 @@ public final class PeerServer implements Closeable {
     private volatile boolean open = true;
 
     public PeerServer(InetSocketAddress bind, LocalCache cache) throws IOException {
+        this(bind, cache, PeerAuth.NONE);
+    }
+
+    /** Serves {@code cache} on {@code bind} to peers that prove {@code auth}'s secret (none: to anyone). */
+    public PeerServer(InetSocketAddress bind, LocalCache cache, PeerAuth auth) throws IOException {
         this.cache = cache;
+        this.auth = auth;
         this.socket = new ServerSocket();
         socket.setReuseAddress(true);
         socket.bind(bind, 64);
@@ -88,6 +96,9 @@ public final class PeerServer implements Closeable {
         try (s; InputStream in = new BufferedInputStream(s.getInputStream(), 1 << 16);
              OutputStream out = new BufferedOutputStream(s.getOutputStream(), 1 << 16)) {
             s.setSoTimeout(READ_TIMEOUT_MILLIS);
+            if (auth.required()) {
+                auth.serve(in, out);
+            }
             PeerWire.Request req;
             try {
                 req = PeerWire.Request.parse(PeerWire.readLine(in));
