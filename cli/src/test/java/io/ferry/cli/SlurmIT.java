@@ -128,6 +128,10 @@ class SlurmIT {
             long g = Lines.generationOf(resume);
             assertTrue(g >= established, "resumed from " + g + ", older than " + established + ": " + resume);
             Map<Integer, String> sources = restored(outB2, g);
+            for (long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(90); sources.size() < RANKS
+                    && System.nanoTime() < until; sources = restored(outB2, g)) {
+                Thread.sleep(200); // each node says which ranks it restored once they run
+            }
             assertEquals(RANKS, sources.size(), "every rank restored from generation " + g + ": " + sources);
 
             // (c) The time limit comes: Slurm's SIGTERM to the batch script (#SBATCH --signal=B:TERM@180) halts the

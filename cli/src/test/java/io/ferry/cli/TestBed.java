@@ -32,6 +32,8 @@ public final class TestBed implements AutoCloseable {
     private static final String NET_PREFIX = "10.250.";
     private static final String LOOPBACK = "127.0.0.1";
     /** A {@code sh -c} script: name this UTS namespace "$0", then exec the command "$@". */
+    /** Per-namespace files {@code ip netns exec} mounts over /etc (iproute2's convention). */
+    private static final Path NETNS_ETC = Path.of("/etc/netns");
     private static final String SET_HOSTNAME = "echo \"$0\" > /proc/sys/kernel/hostname && exec \"$@\"";
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -213,6 +215,27 @@ public final class TestBed implements AutoCloseable {
                 ip("-n", h, "link", "set", "lo", "up");
                 ip("-n", h, "route", "add", "default", "via", serviceAddress());
             }
+            writeHostsFiles();
+        }
+    }
+
+    /**
+     * Name service for the hosts, as a site's DNS gives it: {@code ip netns exec} mounts
+     * {@code /etc/netns/<ns>/hosts} and {@code resolv.conf} over {@code /etc}. Each host resolves the
+     * service address and every host, both ways, from its hosts file, and has no name server: the
+     * machine's own is out of reach from a namespace and each lookup would wait for it (a SASL
+     * client looks its broker's address up, 10 s a time without this).
+     */
+    private void writeHostsFiles() throws IOException {
+        StringBuilder hostsFile = new StringBuilder("127.0.0.1 localhost\n::1 localhost\n")
+                .append(serviceAddress()).append(' ').append(namespace("service")).append('\n');
+        for (int i = 0; i < hosts; i++) {
+            hostsFile.append(hostAddress(i)).append(' ').append(hostName(i)).append('\n');
+        }
+        for (int i = 0; i < hosts; i++) {
+            Path etc = Files.createDirectories(NETNS_ETC.resolve(namespace("h" + i)));
+            Files.writeString(etc.resolve("hosts"), hostsFile);
+            Files.writeString(etc.resolve("resolv.conf"), "# TestBed: no name server in the test hosts\noptions timeout:1 attempts:1\n");
         }
     }
 
@@ -264,6 +287,18 @@ public final class TestBed implements AutoCloseable {
                 String name = line.split(" ")[0];
                 if (name.startsWith("fe-" + t + "-")) {
                     run(List.of(ip, "netns", "del", name), "cleanup");
+                }
+            }
+            if (Files.isDirectory(NETNS_ETC)) {
+                try (Stream<Path> etc = Files.list(NETNS_ETC)) {
+                    for (Path d : etc.filter(d -> d.getFileName().toString().startsWith("fe-" + t + "-")).toList()) {
+                        try (Stream<Path> files = Files.list(d)) {
+                            for (Path f : files.toList()) {
+                                Files.deleteIfExists(f);
+                            }
+                        }
+                        Files.deleteIfExists(d);
+                    }
                 }
             }
         } catch (IOException e) {
