@@ -1,5 +1,6 @@
 package io.ferry.cli;
 
+import io.ferry.cli.log.Logs;
 import io.ferry.model.ConfigKey;
 import io.ferry.staging.StagingConfig;
 import io.ferry.staging.StoreSettings;
@@ -26,7 +27,8 @@ import java.util.Optional;
  * the configuration table's (staging, cache, store, recovery) and the stores' options; a store
  * option from the file or the environment applies only to a store of its kind (a site file may
  * name S3 and HDFS settings both). Unknown keys and bad values fail at start-up naming the key
- * and where it came from. Read by the commands that start a job or open a store.
+ * and where it came from. Read by the commands that start a job or open a store; the
+ * {@code log.level.*} keys ({@code FERRY_LOG_LEVEL_*} variables) by every command at start-up.
  */
 final class Configuration {
     static final String FILE_VARIABLE = "FERRY_CONFIG";
@@ -41,7 +43,45 @@ final class Configuration {
     static Map<String, String> merged(Map<String, String> flags, String storeText) throws IOException {
         Map<String, String> out = new LinkedHashMap<>();
         effective(flags, System.getenv(), scheme(storeText)).forEach((k, v) -> out.put(k, v.value()));
+        out.keySet().removeIf(Logs::isKey); // the process's own logging, set at start-up: never a store's, never a job's
         return out;
+    }
+
+    /**
+     * The {@code log.level.*} keys of the file, the environment and {@code flags}, in that
+     * precedence, validated (a bad one fails naming the key and where it came from). Read by
+     * every command at start-up; the file's other keys are checked by the commands that use them.
+     */
+    static Map<String, String> logLevels(Map<String, String> flags, Map<String, String> env) throws IOException {
+        Map<String, String> out = new LinkedHashMap<>();
+        Optional<Path> file = file(env);
+        if (file.isPresent()) {
+            List<String> lines = Files.readAllLines(file.get(), StandardCharsets.UTF_8);
+            for (int i = 0; i < lines.size(); i++) {
+                String line = lines.get(i).strip();
+                int eq = line.indexOf('=');
+                if (eq > 0 && Logs.isKey(line.substring(0, eq).strip())) {
+                    logKey(out, line.substring(0, eq).strip(), line.substring(eq + 1).strip(), "file " + file.get() + ":" + (i + 1));
+                }
+            }
+        }
+        for (Map.Entry<String, String> e : new java.util.TreeMap<>(env).entrySet()) {
+            Optional<String> key = Logs.keyOfVariable(e.getKey());
+            if (key.isPresent()) {
+                logKey(out, key.get(), e.getValue(), "env " + e.getKey());
+            }
+        }
+        flags.forEach((k, v) -> logKey(out, k, v, "--set"));
+        return out;
+    }
+
+    private static void logKey(Map<String, String> out, String key, String value, String where) {
+        try {
+            Logs.level(key, value);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(where + ": " + e.getMessage());
+        }
+        out.put(key, value);
     }
 
     /**
@@ -128,6 +168,10 @@ final class Configuration {
         if (!variable.startsWith("FERRY_") || variable.length() == 6) {
             return Optional.empty();
         }
+        Optional<String> logKey = Logs.keyOfVariable(variable);
+        if (logKey.isPresent()) {
+            return logKey;
+        }
         String rest = variable.substring(6).toLowerCase(java.util.Locale.ROOT);
         int gaps = (int) rest.chars().filter(c -> c == '_').count();
         if (gaps > 12) {
@@ -157,7 +201,10 @@ final class Configuration {
 
     private static void put(Map<String, Value> out, String key, String value, String where, String scheme) {
         Optional<ConfigKey<?>> table = tableKeys().stream().filter(k -> k.name().equals(key)).findFirst();
-        if (table.isPresent()) {
+        if (Logs.isKey(key)) {
+            logKey(new LinkedHashMap<>(), key, value, where);
+            out.put(key, new Value(key, value, where));
+        } else if (table.isPresent()) {
             try {
                 table.get().parse(value);
             } catch (IllegalArgumentException e) {
