@@ -83,7 +83,7 @@ public final class Main {
             command = p.commandSpec().name();
             OptionSpec set = p.matchedOption("--set");
             if (set != null) {
-                for (String kv : set.stringValues()) {
+                for (String kv : set.originalStringValues()) {
                     int eq = kv.indexOf('=');
                     if (eq > 0 && Logs.isKey(kv.substring(0, eq))) {
                         flags.put(kv.substring(0, eq), kv.substring(eq + 1));
@@ -92,7 +92,7 @@ public final class Main {
             }
             OptionSpec level = p.matchedOption("--log-level");
             if (level != null) {
-                for (String v : level.stringValues()) {
+                for (String v : level.originalStringValues()) {
                     try {
                         Map.Entry<String, String> e = Logs.fromFlag(v);
                         flags.put(e.getKey(), e.getValue());
