@@ -218,11 +218,16 @@ final class JobOnNode {
 
     /** Runs {@code append} with this node in the MDC: the node of the event's log line ({@code EventLines}). */
     private void onThisNode(Runnable append) {
+        String before = MDC.get("node");
         MDC.put("node", node);
         try {
             append.run();
         } finally {
-            MDC.remove("node");
+            if (before == null) {
+                MDC.remove("node");
+            } else {
+                MDC.put("node", before);
+            }
         }
     }
 

@@ -32,19 +32,24 @@ public final class EventLines {
         if (!LOG.isEnabledForLevel(l.level())) {
             return;
         }
-        String before = MDC.get("node");
+        String[] before = {MDC.get("job"), MDC.get("generation"), MDC.get("rank"), MDC.get("node")};
         try {
             MDC.put("job", e.job());
             putOrRemove("generation", l.generation() >= 0 ? Long.toString(l.generation()) : null);
             putOrRemove("rank", l.rank() >= 0 ? Integer.toString(l.rank()) : null);
-            putOrRemove("node", l.node() != null ? l.node() : before);
-            LOG.atLevel(l.level()).log(l.text());
+            putOrRemove("node", l.node() != null ? l.node() : before[3]);
+            LOG.atLevel(l.level()).log(oneLine(l.text()));
         } finally {
-            MDC.remove("job");
-            MDC.remove("generation");
-            MDC.remove("rank");
-            putOrRemove("node", before);
+            putOrRemove("job", before[0]);
+            putOrRemove("generation", before[1]);
+            putOrRemove("rank", before[2]);
+            putOrRemove("node", before[3]);
         }
+    }
+
+    /** {@code text} on one line: a reason taken from an exception may hold line breaks (Jackson's do). */
+    public static String oneLine(String text) {
+        return text == null ? "" : text.replaceAll("\\s*\\R\\s*", " ");
     }
 
     private static void putOrRemove(String key, String value) {

@@ -41,12 +41,12 @@ class EventLinesTest {
         logger.setLevel(ch.qos.logback.classic.Level.INFO);
         try {
             MDC.put("node", "n7");
-            EventLines.log(new Event.StagingFailed("sim", 3, 2, "store s3://b is down"));
+            EventLines.log(new Event.StagingFailed("sim", 3, 2, "store s3://b is down\n at [Source: x]"));
             EventLines.log(new Event.ImageCaptured("sim", 4, 0, "n1", 1 << 20, 0.25));
             EventLines.log(new Event.CheckpointRequested("sim", 5, "interval")); // DEBUG: off
             assertEquals(2, seen.list.size(), seen.list.toString());
             ILoggingEvent failed = seen.list.get(0);
-            assertEquals("staging failed: store s3://b is down", failed.getFormattedMessage());
+            assertEquals("staging failed: store s3://b is down at [Source: x]", failed.getFormattedMessage(), "one line");
             assertEquals(Map.of("job", "sim", "generation", "3", "rank", "2", "node", "n7"), failed.getMDCPropertyMap());
             assertNull(failed.getThrowableProxy(), "an expected failure carries no stack trace");
             ILoggingEvent captured = seen.list.get(1);
