@@ -7,6 +7,9 @@ import io.ferry.model.Placement;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 import java.io.Closeable;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -27,6 +30,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * Thread-safe.
  */
 public final class AgentService implements Closeable {
+    private static final Logger LOG = LoggerFactory.getLogger(AgentService.class);
     private final KafkaLog log;
     private final String node;
     private final Path home;
@@ -130,6 +134,7 @@ public final class AgentService implements Closeable {
     }
 
     private void run() {
+        MDC.put("node", node); // on every log line of this thread
         try {
             while (running) {
                 for (ConsumerRecord<byte[], byte[]> r : commands.poll(Duration.ofMillis(100))) {
@@ -159,7 +164,7 @@ public final class AgentService implements Closeable {
             joined.forEach((k, ranks) -> log.append(new io.ferry.model.Event.RanksJoined(k.job(), k.generation(), node,
                     io.ferry.model.RankSet.of(ranks.stream().mapToInt(Integer::intValue)).toString())));
         } catch (java.io.IOException | RuntimeException e) {
-            System.err.println("ferry agent " + node + ": reading registered ranks failed, retrying: " + e.getMessage());
+            LOG.warn("reading registered ranks failed, retrying: {}", e.getMessage());
         }
     }
 
@@ -169,8 +174,7 @@ public final class AgentService implements Closeable {
             c = EventCodec.decodeCommand(r.value());
         } catch (IllegalArgumentException bad) {
             failedCommands.incrementAndGet();
-            System.err.println("ferry agent " + node + ": ignoring malformed command at offset " + r.offset() + ": "
-                    + bad.getMessage());
+            LOG.warn("ignoring malformed command at offset {}: {}", r.offset(), io.ferry.eventlog.EventLines.oneLine(bad.getMessage()));
             return;
         }
         if (c instanceof Command.KillNode) {
@@ -181,7 +185,15 @@ public final class AgentService implements Closeable {
             Thread t = new Thread(runnable, "ferry-agent-job-" + j);
             t.setDaemon(true);
             return t;
-        })).execute(() -> handle(c));
+        })).execute(() -> {
+            MDC.put("node", node); // the lane's log lines name their node and job
+            MDC.put("job", c.job());
+            try {
+                handle(c);
+            } finally {
+                MDC.clear();
+            }
+        });
     }
 
     private void handle(Command c) {

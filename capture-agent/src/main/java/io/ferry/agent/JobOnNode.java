@@ -8,6 +8,7 @@ import io.ferry.model.LaunchSpec;
 import io.ferry.staging.LocalCache;
 import io.ferry.staging.OpenedStore;
 import io.ferry.staging.Staging;
+import org.slf4j.MDC;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -201,18 +202,33 @@ final class JobOnNode {
     private java.util.function.Consumer<Event> patient() {
         java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
         agentClosed = closed;
-        return e -> {
+        return e -> onThisNode(() -> {
             if (e instanceof Event.Heartbeat) {
                 log.offer(e); // stale once late; never holds up the agent's poller (signal-mode DONE files)
             } else {
                 log.appendPatiently(e, () -> closed.get() || stopping.getAsBoolean());
             }
-        };
+        });
     }
 
     /** A report of this node's restores, waiting out an event log outage as the agent's reports do. */
     private void report(Event e) {
-        log.appendPatiently(e, stopping);
+        onThisNode(() -> log.appendPatiently(e, stopping));
+    }
+
+    /** Runs {@code append} with this node in the MDC: the node of the event's log line ({@code EventLines}). */
+    private void onThisNode(Runnable append) {
+        String before = MDC.get("node");
+        MDC.put("node", node);
+        try {
+            append.run();
+        } finally {
+            if (before == null) {
+                MDC.remove("node");
+            } else {
+                MDC.put("node", before);
+            }
+        }
     }
 
     /** Tries of a restore the store's unavailability fails (2, 4, 8, 16 s between them, after the store's own retries). */

@@ -11,6 +11,8 @@ import io.ferry.staging.StagingPipeline;
 import io.ferry.staging.internal.FileTrees;
 import io.ferry.stores.StoreHealth;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -37,6 +39,7 @@ import java.util.function.Consumer;
  * another, so a checkpoint requested while the previous one still stages waits for neither.
  */
 public final class NodeAgent implements Closeable {
+    private static final Logger LOG = LoggerFactory.getLogger(NodeAgent.class);
     private final AgentConfig config;
     private final LocalCache cache;
     private final StagingPipeline pipeline;
@@ -216,7 +219,7 @@ public final class NodeAgent implements Closeable {
                 lastHealth = h;
             }
         } catch (RuntimeException e) {
-            System.err.println("ferry agent: heartbeat not delivered: " + e.getMessage()); // next one retries
+            LOG.warn("heartbeat of {} not delivered: {}", config.job(), e.getMessage()); // the next one retries
         }
     }
 

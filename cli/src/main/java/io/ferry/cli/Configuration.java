@@ -1,5 +1,6 @@
 package io.ferry.cli;
 
+import io.ferry.cli.log.Logs;
 import io.ferry.model.ConfigKey;
 import io.ferry.staging.StagingConfig;
 import io.ferry.staging.StoreSettings;
@@ -28,7 +29,8 @@ import java.util.Optional;
  * name S3 and HDFS settings both). {@code kafka.*} keys are the event log's client settings
  * ({@link KafkaAccess}), read by every command that talks to the log and kept apart from the
  * job's settings. Unknown keys and bad values fail at start-up naming the key and where it came
- * from. Read by the commands that start a job or open a store.
+ * from. Read by the commands that start a job or open a store; the {@code log.level.*} keys
+ * ({@code FERRY_LOG_LEVEL_*} variables) by every command at start-up.
  */
 final class Configuration {
     static final String FILE_VARIABLE = "FERRY_CONFIG";
@@ -55,7 +57,7 @@ final class Configuration {
      * ({@code kafka.*}) and the agents' peer secret. Never a job's setting, never in the log.
      */
     static boolean processKey(String key) {
-        return key.startsWith(KafkaAccess.PREFIX) || key.equals(io.ferry.agent.peer.PeerAuth.KEY);
+        return key.startsWith(KafkaAccess.PREFIX) || key.equals(io.ferry.agent.peer.PeerAuth.KEY) || Logs.isKey(key);
     }
 
     /** The value of the process key {@code key} from the file and the environment, if set. */
@@ -72,6 +74,43 @@ final class Configuration {
             }
         });
         return out;
+    }
+
+    /**
+     * The {@code log.level.*} keys of the file, the environment and {@code flags}, in that
+     * precedence, validated (a bad one fails naming the key and where it came from). Read by
+     * every command at start-up; the file's other keys are checked by the commands that use them.
+     */
+    static Map<String, String> logLevels(Map<String, String> flags, Map<String, String> env) throws IOException {
+        Map<String, String> out = new LinkedHashMap<>();
+        Optional<Path> file = file(env);
+        if (file.isPresent()) {
+            List<String> lines = Files.readAllLines(file.get(), StandardCharsets.UTF_8);
+            for (int i = 0; i < lines.size(); i++) {
+                String line = lines.get(i).strip();
+                int eq = line.indexOf('=');
+                if (eq > 0 && Logs.isKey(line.substring(0, eq).strip())) {
+                    logKey(out, line.substring(0, eq).strip(), line.substring(eq + 1).strip(), "file " + file.get() + ":" + (i + 1));
+                }
+            }
+        }
+        for (Map.Entry<String, String> e : new java.util.TreeMap<>(env).entrySet()) {
+            Optional<String> key = Logs.keyOfVariable(e.getKey());
+            if (key.isPresent()) {
+                logKey(out, key.get(), e.getValue(), "env " + e.getKey());
+            }
+        }
+        flags.forEach((k, v) -> logKey(out, k, v, "--set"));
+        return out;
+    }
+
+    private static void logKey(Map<String, String> out, String key, String value, String where) {
+        try {
+            Logs.level(key, value);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(where + ": " + e.getMessage());
+        }
+        out.put(key, value);
     }
 
     /**
@@ -158,6 +197,10 @@ final class Configuration {
         if (!variable.startsWith("FERRY_") || variable.length() == 6) {
             return Optional.empty();
         }
+        Optional<String> logKey = Logs.keyOfVariable(variable);
+        if (logKey.isPresent()) {
+            return logKey;
+        }
         String rest = variable.substring(6).toLowerCase(java.util.Locale.ROOT);
         int gaps = (int) rest.chars().filter(c -> c == '_').count();
         if (gaps > 12) {
@@ -188,7 +231,10 @@ final class Configuration {
 
     private static void put(Map<String, Value> out, String key, String value, String where, String scheme) {
         Optional<ConfigKey<?>> table = tableKeys().stream().filter(k -> k.name().equals(key)).findFirst();
-        if (table.isPresent()) {
+        if (Logs.isKey(key)) {
+            logKey(new LinkedHashMap<>(), key, value, where);
+            out.put(key, new Value(key, value, where));
+        } else if (table.isPresent()) {
             try {
                 table.get().parse(value);
             } catch (IllegalArgumentException e) {

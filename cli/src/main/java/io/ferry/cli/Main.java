@@ -1,9 +1,19 @@
 package io.ferry.cli;
 
+import io.ferry.cli.log.Logs;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.OptionSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParseResult;
+import picocli.CommandLine.ScopeType;
 
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * The {@code ferry} command. Exit codes: 0 success, 1 failure (one line saying why on
@@ -15,6 +25,14 @@ import java.io.PrintWriter;
                 ListCommand.class, PlanCommand.class, ImageCommand.class, SnapshotCommand.class, StoreCommand.class, DemoCommand.class,
                 CommandLine.HelpCommand.class})
 public final class Main {
+    /** Commands that print their own progress: Ferry's log lines below WARN, Kafka's below ERROR, only when asked. */
+    private static final Set<String> OWN_PROGRESS = Set.of("run", "demo");
+
+    @Option(names = "--log-level", paramLabel = "[LOGGER=]LEVEL", scope = ScopeType.INHERIT,
+            description = "Log level (trace, debug, info, warn, error, off) of Ferry's packages, or of LOGGER"
+                    + " (a package or class, e.g. org.apache.kafka=info); repeatable. Same as --set log.level.LOGGER=LEVEL.")
+    List<String> logLevels;
+
     public static void main(String[] args) {
         System.exit(run(args));
     }
@@ -39,7 +57,61 @@ public final class Main {
             err.flush();
             return 2;
         });
+        cl.setExecutionStrategy(parsed -> {
+            try {
+                setUpLogging(parsed);
+            } catch (IllegalArgumentException | IOException e) {
+                cl.getErr().println("ferry: " + describe(e));
+                cl.getErr().flush();
+                return 1;
+            }
+            return new CommandLine.RunLast().execute(parsed);
+        });
         return cl.execute(args);
+    }
+
+    /**
+     * Logging before the command runs: the site's Logback file if {@code FERRY_LOGBACK} names one,
+     * then the {@code log.level.*} keys of the configuration file, the environment, {@code --set}
+     * and {@code --log-level}, in rising precedence; a bad one fails naming the key.
+     */
+    private static void setUpLogging(ParseResult parsed) throws IOException {
+        Logs.useSiteFile(System.getenv());
+        Map<String, String> flags = new LinkedHashMap<>();
+        String command = "ferry";
+        for (ParseResult p = parsed; p != null; p = p.subcommand()) {
+            command = p.commandSpec().name();
+            OptionSpec set = p.matchedOption("--set");
+            if (set != null) {
+                for (String kv : set.originalStringValues()) {
+                    int eq = kv.indexOf('=');
+                    if (eq > 0 && Logs.isKey(kv.substring(0, eq))) {
+                        flags.put(kv.substring(0, eq), kv.substring(eq + 1));
+                    }
+                }
+            }
+            OptionSpec level = p.matchedOption("--log-level");
+            if (level != null) {
+                for (String v : level.originalStringValues()) {
+                    try {
+                        Map.Entry<String, String> e = Logs.fromFlag(v);
+                        flags.put(e.getKey(), e.getValue());
+                    } catch (IllegalArgumentException e) {
+                        throw new IllegalArgumentException("--log-level " + v + ": " + e.getMessage(), e);
+                    }
+                }
+            }
+        }
+        Map<String, String> keys = new LinkedHashMap<>();
+        if (OWN_PROGRESS.contains(command) && Logs.builtIn()) {
+            // The command's own lines as before: Ferry's warnings, and of the broker it runs in-process
+            // for a one-node job (whose WARN lines are routine: controller activation, topic creation) errors only.
+            keys.put(Logs.KEY_PREFIX + "io.ferry", "warn");
+            keys.put(Logs.KEY_PREFIX + "org.apache.kafka", "error");
+            keys.put(Logs.KEY_PREFIX + "kafka", "error");
+        }
+        keys.putAll(Configuration.logLevels(flags, System.getenv()));
+        Logs.apply(keys);
     }
 
     static String describe(Throwable e) {

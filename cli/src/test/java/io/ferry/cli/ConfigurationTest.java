@@ -42,6 +42,29 @@ class ConfigurationTest {
     }
 
     @Test
+    void logLevelsComeFromTheFileTheEnvironmentAndFlagsAndABadOneFailsNamingTheKeyAndWhere() throws Exception {
+        Path f = file("staging.zstd-level = 3\nlog.level.io.ferry = debug\nlog.level.org.apache.kafka = info\n");
+        Map<String, String> env = Map.of("FERRY_CONFIG", f.toString(), "FERRY_LOG_LEVEL_ORG_APACHE_KAFKA", "error",
+                "FERRY_LOG_LEVEL_ORG_APACHE_HADOOP", "info");
+        assertEquals(Map.of("log.level.io.ferry", "trace", "log.level.org.apache.kafka", "error",
+                        "log.level.org.apache.hadoop", "info"),
+                Configuration.logLevels(Map.of("log.level.io.ferry", "trace"), env));
+        Path bad = Files.writeString(tmp.resolve("bad.conf"), "# a site file\nlog.level.io.ferry = loud\n");
+        IllegalArgumentException inFile = assertThrows(IllegalArgumentException.class,
+                () -> Configuration.logLevels(Map.of(), Map.of("FERRY_CONFIG", bad.toString())));
+        assertTrue(inFile.getMessage().startsWith("file " + bad + ":2: configuration key 'log.level.io.ferry': invalid value 'loud'"),
+                inFile.getMessage());
+        IllegalArgumentException inFlag = assertThrows(IllegalArgumentException.class,
+                () -> Configuration.logLevels(Map.of("log.level.io.ferry", "loud"), Map.of()));
+        assertTrue(inFlag.getMessage().startsWith("--set: configuration key 'log.level.io.ferry'"), inFlag.getMessage());
+        // The keys are the process's own: a store or a job never sees them, and config show lists them with their source.
+        Map<String, Configuration.Value> v = Configuration.effective(Map.of(), env, "file");
+        assertEquals(new Configuration.Value("log.level.org.apache.kafka", "error", "env FERRY_LOG_LEVEL_ORG_APACHE_KAFKA"),
+                v.get("log.level.org.apache.kafka"));
+        assertEquals(Optional.of("log.level.io.ferry"), Configuration.keyOf("FERRY_LOG_LEVEL_IO_FERRY"));
+    }
+
+    @Test
     void anAgentTakesTheCredentialsOfEveryKindOfStoreAndNothingElse() throws Exception {
         Path f = file("s3.access-key-id = AKIA\nstaging.zstd-level = 3\n");
         Map<String, String> secrets = Configuration.secrets(Map.of("FERRY_CONFIG", f.toString(),

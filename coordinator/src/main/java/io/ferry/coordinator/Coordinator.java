@@ -8,6 +8,8 @@ import io.ferry.model.EventCodec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import java.io.Closeable;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -33,6 +35,7 @@ import java.util.function.Function;
  * run under its lock.
  */
 public final class Coordinator implements Closeable {
+    private static final Logger LOG = LoggerFactory.getLogger(Coordinator.class);
     private final KafkaLog log;
     private final Commits commits;
     private final Clock clock;
@@ -182,7 +185,7 @@ public final class Coordinator implements Closeable {
                         throw e;
                     }
                     failures.incrementAndGet(); // the broker is away: poll again, the log keeps our place
-                    System.err.println("ferry coordinator: reading the log failed, retrying: " + e.getMessage());
+                    LOG.warn("reading the log failed, retrying: {}", e.getMessage()); // expected: no stack trace
                     sleepQuietly(1000);
                 }
             }
@@ -218,7 +221,11 @@ public final class Coordinator implements Closeable {
             throw e;
         } catch (RuntimeException e) {
             failures.incrementAndGet();
-            System.err.println("ferry coordinator: handling " + what.get() + " failed (carrying on): " + e);
+            if (e instanceof java.io.UncheckedIOException || e instanceof org.apache.kafka.common.KafkaException) {
+                LOG.warn("handling {} failed (carrying on): {}", what.get(), e.toString()); // a store or the log: expected
+            } else {
+                LOG.error("handling {} failed (carrying on)", what.get(), e); // a programming error: its stack trace
+            }
         }
     }
 
@@ -238,7 +245,7 @@ public final class Coordinator implements Closeable {
             malformed.incrementAndGet();
             boolean isLive = ownership.live(r, "");
             if (isLive) { // a replay finds it again: it was parked when it first arrived
-                System.err.println("ferry coordinator: parked malformed event at offset " + r.offset() + ": " + bad.getMessage());
+                LOG.warn("parked malformed event at offset {}: {}", r.offset(), io.ferry.eventlog.EventLines.oneLine(bad.getMessage()));
                 log.sendRaw(KafkaLog.DEAD_LETTER, r.partition() + "-" + r.offset(), r.value());
             }
             return;

@@ -149,9 +149,10 @@ public final class KafkaLog implements Closeable {
         return client.secured() ? "" : " (a broker that requires SASL or TLS drops clients without them: see kafka.security.protocol)";
     }
 
-    /** Appends an event durably (acks=all) and returns once it is in the log. */
+    /** Appends an event durably (acks=all) and returns once it is in the log; logs its line ({@link EventLines}). */
     public void append(Event e) {
         send(EVENTS, e.job(), EventCodec.encode(e));
+        EventLines.log(e);
     }
 
     /**
@@ -175,6 +176,7 @@ public final class KafkaLog implements Closeable {
                         System.err.println("ferry: the event log at " + bootstrap + " is back; " + e.getClass().getSimpleName()
                                 + " of " + e.job() + " is in it");
                     }
+                    EventLines.log(e);
                     return;
                 } catch (TimeoutException stillWaiting) {
                     // the producer still holds it: keep waiting
@@ -211,6 +213,7 @@ public final class KafkaLog implements Closeable {
      */
     public void offer(Event e) {
         producer.send(new ProducerRecord<>(EVENTS, e.job().getBytes(StandardCharsets.UTF_8), EventCodec.encode(e)));
+        EventLines.log(e);
     }
 
     /** Sends a command to {@code node} (or {@link #COORDINATOR}) and returns once it is in the log. */

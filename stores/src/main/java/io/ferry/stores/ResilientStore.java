@@ -10,6 +10,8 @@ import io.github.resilience4j.core.IntervalFunction;
 import io.github.resilience4j.core.functions.CheckedSupplier;
 import io.github.resilience4j.retry.Retry;
 import io.github.resilience4j.retry.RetryConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.net.URI;
 import java.nio.ByteBuffer;
@@ -35,6 +37,7 @@ import java.util.concurrent.atomic.LongAdder;
  * other permanent outcomes are neither retried nor counted against the store.
  */
 public final class ResilientStore implements Store {
+    private static final Logger LOG = LoggerFactory.getLogger(ResilientStore.class);
     private static final int BYTE_PERMIT = 1024; // bytes per semaphore permit, so GiB budgets fit an int
 
     private final Store inner;
@@ -75,8 +78,17 @@ public final class ResilientStore implements Store {
                 .build());
         this.bytePermits = (int) Math.max(1, Math.min(Integer.MAX_VALUE, settings.maxBytes() / BYTE_PERMIT));
         this.bytes = new Semaphore(bytePermits, true);
-        retry.getEventPublisher().onRetry(e -> retries.increment());
+        retry.getEventPublisher().onRetry(e -> {
+            retries.increment();
+            // An expected failure (the store is slow or down): its reason, no stack trace. The
+            // caller's MDC (job, generation, rank, node) is on the line where the caller set one.
+            LOG.warn("store {}: try {} of {} failed, retrying in {} ms: {}", name, e.getNumberOfRetryAttempts(),
+                    settings.attempts(), e.getWaitInterval().toMillis(), reason(e.getLastThrowable()));
+        });
         breaker.getEventPublisher().onCallNotPermitted(e -> rejected.increment());
+        breaker.getEventPublisher().onStateTransition(e ->
+                LOG.warn("store {}: circuit {} ({})", name, e.getStateTransition(), breaker.getMetrics().getFailureRate()
+                        + "% of recent calls failed"));
     }
 
     public Store inner() {
@@ -194,5 +206,9 @@ public final class ResilientStore implements Store {
         } finally {
             bytes.release(permits);
         }
+    }
+
+    private static String reason(Throwable t) {
+        return t == null ? "unknown" : t.getMessage() != null ? t.getMessage() : t.getClass().getSimpleName();
     }
 }
