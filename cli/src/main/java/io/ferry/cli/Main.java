@@ -103,12 +103,14 @@ public final class Main {
             }
         }
         Map<String, String> keys = new LinkedHashMap<>();
-        if (OWN_PROGRESS.contains(command) && Logs.builtIn()) {
-            // The command's own lines as before: Ferry's warnings, and of the broker it runs in-process
-            // for a one-node job (whose WARN lines are routine: controller activation, topic creation) errors only.
-            keys.put(Logs.KEY_PREFIX + "io.ferry", "warn");
+        if (Logs.builtIn()) {
+            // Every command without --kafka runs the one-node job's broker in-process (status, list, restart...),
+            // whose WARN lines are routine (controller activation, topic creation): its errors only, unless asked.
             keys.put(Logs.KEY_PREFIX + "org.apache.kafka", "error");
             keys.put(Logs.KEY_PREFIX + "kafka", "error");
+            if (OWN_PROGRESS.contains(command)) {
+                keys.put(Logs.KEY_PREFIX + "io.ferry", "warn"); // the command prints its own progress lines
+            }
         }
         keys.putAll(Configuration.logLevels(flags, System.getenv()));
         Logs.apply(keys);
