@@ -63,7 +63,7 @@ public final class RestartSource {
      */
     public static String materialise(StagingPipeline pipeline, LocalCache cache, ImageRef ref, Path target,
                                      List<PeerAddresses.Peer> peers, Set<String> unreachable) throws IOException {
-        return materialise(pipeline, cache, ref, target, peers, unreachable, committedDigest(pipeline, ref));
+        return materialise(pipeline, cache, ref, target, peers, unreachable, committedDigest(pipeline, ref), PeerAuth.NONE);
     }
 
     /**
@@ -72,15 +72,8 @@ public final class RestartSource {
      * ({@code committedManifestSha256}): every tier is checked against it. The manifest the store
      * holds must have those bytes (else the image is refused as swapped after the commit); the
      * node's own copy is checked against that manifest, by the CRC32C its staging recorded for
-     * exactly that manifest, or by SHA-256.
+     * exactly that manifest, or by SHA-256. Each peer asked is shown {@code auth}'s secret.
      */
-    public static String materialise(StagingPipeline pipeline, LocalCache cache, ImageRef ref, Path target,
-                                     List<PeerAddresses.Peer> peers, Set<String> unreachable,
-                                     String committedManifestSha256) throws IOException {
-        return materialise(pipeline, cache, ref, target, peers, unreachable, committedManifestSha256, PeerAuth.NONE);
-    }
-
-    /** As above, proving {@code auth}'s secret to each peer asked. */
     public static String materialise(StagingPipeline pipeline, LocalCache cache, ImageRef ref, Path target,
                                      List<PeerAddresses.Peer> peers, Set<String> unreachable,
                                      String committedManifestSha256, PeerAuth auth) throws IOException {
@@ -130,11 +123,6 @@ public final class RestartSource {
         return sm;
     }
 
-    /** {@link #plan(StagingPipeline, LocalCache, ImageRef, List)} with no peers. */
-    public static String plan(StagingPipeline pipeline, LocalCache cache, ImageRef ref) throws IOException {
-        return plan(pipeline, cache, ref, List.of());
-    }
-
     /**
      * The tier a restart of {@code ref} would use, without copying: "local (...)", "partner (...)"
      * or "remote (...)". A peer's copy is planned when the peer says it holds one; it is
@@ -142,16 +130,13 @@ public final class RestartSource {
      */
     public static String plan(StagingPipeline pipeline, LocalCache cache, ImageRef ref, List<PeerAddresses.Peer> peers)
             throws IOException {
-        return plan(pipeline, cache, ref, peers, committedDigest(pipeline, ref));
+        return plan(pipeline, cache, ref, peers, committedDigest(pipeline, ref), PeerAuth.NONE);
     }
 
-    /** {@link #plan(StagingPipeline, LocalCache, ImageRef, List)} against the manifest digest the commit marker gives. */
-    public static String plan(StagingPipeline pipeline, LocalCache cache, ImageRef ref, List<PeerAddresses.Peer> peers,
-                              String committedManifestSha256) throws IOException {
-        return plan(pipeline, cache, ref, peers, committedManifestSha256, PeerAuth.NONE);
-    }
-
-    /** As above, proving {@code auth}'s secret to each peer asked. */
+    /**
+     * {@link #plan(StagingPipeline, LocalCache, ImageRef, List)} against the manifest digest the commit
+     * marker gives, showing each peer asked {@code auth}'s secret.
+     */
     public static String plan(StagingPipeline pipeline, LocalCache cache, ImageRef ref, List<PeerAddresses.Peer> peers,
                               String committedManifestSha256, PeerAuth auth) throws IOException {
         io.ferry.staging.Repository.StoredManifest sm = committedManifest(pipeline, ref, committedManifestSha256);
@@ -181,13 +166,7 @@ public final class RestartSource {
         return tier(pipeline, cache, ref, peers, committedDigest(pipeline, ref), PeerAuth.NONE);
     }
 
-    /** {@link #tier(StagingPipeline, LocalCache, ImageRef, List)} against the manifest digest the commit marker gives. */
-    public static String tier(StagingPipeline pipeline, LocalCache cache, ImageRef ref, List<PeerAddresses.Peer> peers,
-                              String committedManifestSha256) throws IOException {
-        return tier(pipeline, cache, ref, peers, committedManifestSha256, PeerAuth.NONE);
-    }
-
-    /** As above, proving {@code auth}'s secret to each peer asked. */
+    /** {@link #tier(StagingPipeline, LocalCache, ImageRef, List)} against the commit marker's digest, showing peers {@code auth}. */
     public static String tier(StagingPipeline pipeline, LocalCache cache, ImageRef ref, List<PeerAddresses.Peer> peers,
                               String committedManifestSha256, PeerAuth auth) throws IOException {
         String p = plan(pipeline, cache, ref, peers, committedManifestSha256, auth);

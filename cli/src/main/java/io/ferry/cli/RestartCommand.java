@@ -137,7 +137,7 @@ final class RestartCommand implements Callable<Integer> {
                 .orElseThrow(() -> new IllegalStateException("generation " + g + " of " + job + " is not established"));
         for (int r = 0; r < ranks; r++) {
             plan.add(new PlannedRank(r, node, g, RestartSource.tier(o.pipeline(), cache, new ImageRef(job, g, r),
-                    java.util.List.of(), committed.manifestSha256(r))));
+                    java.util.List.of(), committed.manifestSha256(r), io.ferry.agent.peer.PeerAuth.NONE)));
         }
         return plan;
     }
