@@ -27,34 +27,49 @@ final class Accuracy {
         List<Row> rows = refit ? ForecastErrors.refit(v) : ForecastErrors.rows(v);
         List<Double> err = rows.stream().map(Row::error).toList();
         List<Double> ideal = rows.stream().map(Row::idealError).toList();
+        List<Double> rest = rows.stream().map(Row::errorAfterCapture).filter(d -> !Double.isNaN(d)).toList();
         if (json) {
             ObjectMapper m = new ObjectMapper();
             ObjectNode n = m.createObjectNode().put("job", job).put("refit", refit).put("forecasts", rows.size())
                     .put("medianAbsError", ForecastErrors.quantileAbs(err, 0.5)).put("p90AbsError", ForecastErrors.quantileAbs(err, 0.9))
-                    .put("idealMedianAbsError", ForecastErrors.quantileAbs(ideal, 0.5));
+                    .put("idealMedianAbsError", ForecastErrors.quantileAbs(ideal, 0.5))
+                    .put("afterCaptureMedianAbsError", ForecastErrors.quantileAbs(rest, 0.5))
+                    .put("afterCaptureP90AbsError", ForecastErrors.quantileAbs(rest, 0.9));
             ArrayNode a = n.putArray("rows");
             for (Row r : rows) {
                 a.addObject().put("generation", r.generation()).put("rawBytes", r.rawBytes()).put("ranks", r.ranks())
                         .put("predictedSeconds", r.predicted()).put("idealSeconds", r.ideal())
                         .put("actualSeconds", r.actual()).put("error", r.error()).put("idealError", r.idealError())
-                        .put("expectedWrittenBytes", r.expectedWritten()).put("writtenBytes", r.written());
+                        .put("expectedWrittenBytes", r.expectedWritten()).put("writtenBytes", r.written())
+                        .put("capturedSeconds", r.captured()).put("errorAfterCapture", r.errorAfterCapture());
             }
             out.println(m.writerWithDefaultPrettyPrinter().writeValueAsString(n));
             return 0;
         }
         out.printf(Locale.ROOT, refit
                 ? "Forecasts of time to established for %s made again by this version's model from the same history%n"
-                : "Forecasts of time to established for %s (from the request; forecast made once captured)%n", job);
-        out.println("| generation | raw | ranks | written: expected | written | forecast s | actual s | error | fill-time law s | law error |");
-        out.println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+                : "Forecasts of time to established for %s (from the request; forecast made once captured:"
+                + " the capture's seconds are measured, the rest forecast)%n", job);
+        out.println("| generation | raw | ranks | written: expected | written | captured s | forecast s | actual s | error"
+                + " | error after capture | fill-time law s | law error |");
+        out.println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (Row r : rows) {
-            out.printf(Locale.ROOT, "| %d | %s | %d | %s | %s | %.2f | %.2f | %+.1f%% | %.2f | %+.1f%% |%n", r.generation(),
-                    Sizes.format(r.rawBytes()), r.ranks(), r.expectedWritten() < 0 ? "-" : Sizes.format(r.expectedWritten()),
-                    Sizes.format(r.written()), r.predicted(), r.actual(), 100 * r.error(), r.ideal(), 100 * r.idealError());
+            out.printf(Locale.ROOT, "| %d | %s | %d | %s | %s | %s | %.2f | %.2f | %+.1f%% | %s | %.2f | %+.1f%% |%n",
+                    r.generation(), Sizes.format(r.rawBytes()), r.ranks(),
+                    r.expectedWritten() < 0 ? "-" : Sizes.format(r.expectedWritten()), Sizes.format(r.written()),
+                    Double.isNaN(r.captured()) ? "-" : String.format(Locale.ROOT, "%.2f", r.captured()), r.predicted(),
+                    r.actual(), 100 * r.error(), Double.isNaN(r.errorAfterCapture()) ? "-"
+                            : String.format(Locale.ROOT, "%+.1f%%", 100 * r.errorAfterCapture()),
+                    r.ideal(), 100 * r.idealError());
         }
         out.printf(Locale.ROOT, "%d forecasts: median absolute error %.1f%% (90th percentile %.1f%%);"
                         + " the fill-time law alone: median %.1f%%%n", rows.size(), 100 * ForecastErrors.quantileAbs(err, 0.5),
                 100 * ForecastErrors.quantileAbs(err, 0.9), 100 * ForecastErrors.quantileAbs(ideal, 0.5));
+        if (!rest.isEmpty()) {
+            out.printf(Locale.ROOT, "the part forecast (capture to established) alone: median absolute error %.1f%%"
+                    + " (90th percentile %.1f%%)%n", 100 * ForecastErrors.quantileAbs(rest, 0.5),
+                    100 * ForecastErrors.quantileAbs(rest, 0.9));
+        }
         return 0;
     }
 }

@@ -340,7 +340,8 @@ public final class Coordinator implements Closeable {
             // Once the generation's size is known: forecast it, to be set beside what happens.
             GenerationView g = j.generations.get(c.generation());
             if (g != null && g.state == GenerationView.State.CAPTURED && g.prediction == null) {
-                Predictor.predict(j, g.generation, g.rawBytes, g.capturedRanks()).ifPresent(p -> {
+                // Its capture has happened: that part is measured, the rest forecast.
+                Predictor.predict(j, g.generation, g.rawBytes, g.capturedRanks(), g.secondsToCaptured(), Long.MAX_VALUE).ifPresent(p -> {
                     g.prediction = p; // until the event comes back round
                     log.append(p);
                 });

@@ -35,6 +35,8 @@ public final class GenerationView {
     /** Why a node could not restore this generation (it is then never chosen again), or empty. */
     String restoreFailure = "";
     long requestedAtMillis;
+    /** When its last rank was captured (log time, ms since the epoch); 0 until then or if unknown. */
+    long capturedAtMillis;
     Event.PredictionMade prediction;
     /** Which node ran which rank when it was requested: where its images were captured. */
     io.ferry.model.Placement placement;
@@ -298,6 +300,20 @@ public final class GenerationView {
 
     public double secondsToEstablished() {
         return secondsToEstablished;
+    }
+
+    /**
+     * Seconds from the request until every rank was captured (log times), or NaN where either is
+     * unknown: the part of its time to established that is known once a forecast is made.
+     */
+    public double secondsToCaptured() {
+        return requestedAtMillis > 0 && capturedAtMillis >= requestedAtMillis
+                ? (capturedAtMillis - requestedAtMillis) / 1000.0 : Double.NaN;
+    }
+
+    /** When its last rank was captured (log time, ms since the epoch); 0 if not yet or unknown. */
+    public long capturedAtMillis() {
+        return capturedAtMillis;
     }
 
     /** Why it failed, or why staging is waiting (a store that is down), or empty. */

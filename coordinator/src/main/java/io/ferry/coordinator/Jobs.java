@@ -63,6 +63,7 @@ public final class Jobs {
             g.maxStallSeconds = Math.max(g.maxStallSeconds, c.seconds());
             if (g.state == GenerationView.State.OPEN && g.capturedRanks() >= j.ranks()) {
                 g.state = GenerationView.State.CAPTURED;
+                g.capturedAtMillis = timestampMillis;
             }
         } else if (e instanceof Event.CaptureFailed f) {
             GenerationView g = gen(j, f.generation());

@@ -13,11 +13,21 @@ public final class ForecastErrors {
     /**
      * @param expectedWritten bytes the forecast expected the snapshot to write (-1: not said)
      * @param written         bytes it wrote, as its ranks reported them staged
+     * @param captured        seconds from the request until every rank was captured, when the
+     *                        forecast was made (measured, not forecast; NaN: not known)
      */
     public record Row(long generation, long rawBytes, int ranks, double predicted, double ideal, double actual,
-                      long expectedWritten, long written) {
+                      long expectedWritten, long written, double captured) {
         public double error() {
             return (predicted - actual) / actual;
+        }
+
+        /**
+         * The error on the part that was forecast, after the capture: (forecast - actual) over the
+         * actual time from capture to established; NaN where the capture time is not known.
+         */
+        public double errorAfterCapture() {
+            return captured >= 0 && actual > captured ? (predicted - actual) / (actual - captured) : Double.NaN;
         }
 
         public double idealError() {
@@ -35,7 +45,7 @@ public final class ForecastErrors {
                     && g.secondsToEstablished() > 0) {
                 Event.PredictionMade p = g.prediction().get();
                 rows.add(new Row(g.generation(), p.rawBytes(), p.ranks(), p.predictedSecondsToEstablished(),
-                        p.idealSeconds(), g.secondsToEstablished(), p.writtenBytes(), g.storedBytes()));
+                        p.idealSeconds(), g.secondsToEstablished(), p.writtenBytes(), g.storedBytes(), g.secondsToCaptured()));
             }
         }
         return rows;
@@ -43,9 +53,9 @@ public final class ForecastErrors {
 
     /**
      * The forecasts today's model makes from the same history, in generation order: each
-     * established generation forecast from the snapshots established before it was requested
-     * (the live forecast, made once it was captured, may have seen one more). For judging a
-     * change to the model on a recorded job.
+     * established generation forecast as the live one is, once it was captured, from the
+     * snapshots established by then (where the log does not say when it was captured: by its
+     * request). For judging a change to the model on a recorded job.
      */
     public static List<Row> refit(JobView v) {
         List<Row> rows = new ArrayList<>();
@@ -53,9 +63,10 @@ public final class ForecastErrors {
             if (g.state() != GenerationView.State.ESTABLISHED || !(g.secondsToEstablished() > 0) || g.requestedAtMillis() <= 0) {
                 continue;
             }
-            Predictor.predict(v, g.generation(), g.rawBytes(), g.capturedRanks(), g.requestedAtMillis()).ifPresent(p ->
+            long asOf = g.capturedAtMillis() > 0 ? g.capturedAtMillis() : g.requestedAtMillis();
+            Predictor.predict(v, g.generation(), g.rawBytes(), g.capturedRanks(), g.secondsToCaptured(), asOf).ifPresent(p ->
                     rows.add(new Row(g.generation(), p.rawBytes(), p.ranks(), p.predictedSecondsToEstablished(),
-                            p.idealSeconds(), g.secondsToEstablished(), p.writtenBytes(), g.storedBytes())));
+                            p.idealSeconds(), g.secondsToEstablished(), p.writtenBytes(), g.storedBytes(), g.secondsToCaptured())));
         }
         return rows;
     }

@@ -46,16 +46,18 @@ public final class Predictor {
 
     /** A forecast for a generation of {@code rawBytes} over {@code ranks}, or empty during warm-up. */
     public static Optional<Event.PredictionMade> predict(JobView job, long generation, long rawBytes, int ranks) {
-        return predict(job, generation, rawBytes, ranks, Long.MAX_VALUE);
+        return predict(job, generation, rawBytes, ranks, Double.NaN, Long.MAX_VALUE);
     }
 
     /**
-     * As {@link #predict(JobView, long, long, int)} from only the snapshots established by
-     * {@code asOfMillis} (log time): what the model would have forecast then, for replaying a
-     * recorded job ({@code ferry plan --accuracy J --refit}).
+     * As {@link #predict(JobView, long, long, int)} for a generation whose ranks were all captured
+     * {@code capturedSeconds} after its request (NaN: not yet, so that part is forecast too), from
+     * only the snapshots established by {@code asOfMillis} (log time): what the model forecasts
+     * then. With {@code asOfMillis} in the past, it replays a recorded job ({@code ferry plan
+     * --accuracy J --refit}).
      */
     public static Optional<Event.PredictionMade> predict(JobView job, long generation, long rawBytes, int ranks,
-                                                         long asOfMillis) {
+                                                         double capturedSeconds, long asOfMillis) {
         List<GenerationView> history = new ArrayList<>();
         for (GenerationView g : job.generations()) {
             if (g.generation() < generation && g.state() == GenerationView.State.ESTABLISHED && g.rawBytes() > 0
@@ -72,17 +74,23 @@ public final class Predictor {
         List<GenerationView> fit = history.subList(Math.max(from, history.size() - WINDOW), history.size());
         double[][] xs = new double[fit.size()][];
         double[] ts = new double[fit.size()];
+        double[] rest = new double[fit.size()];
+        double[] caught = new double[fit.size()];
         double[][] sx = new double[fit.size()][];
         double[] ss = new double[fit.size()];
         double[] weight = new double[fit.size()];
         double bestRate = 0;
         boolean byWritten = fit.stream().anyMatch(g -> g.storedBytes() > 0);
+        // Split at the capture where every snapshot of the window says when it was captured.
+        boolean split = fit.stream().allMatch(g -> g.secondsToCaptured() <= g.secondsToEstablished());
         GenerationView newest = history.get(history.size() - 1);
         double writtenShare = byWritten ? (double) newest.storedBytes() / newest.rawBytes() : 1;
         for (int i = 0; i < fit.size(); i++) {
             GenerationView g = fit.get(i);
             xs[i] = new double[]{byWritten ? g.storedBytes() : g.rawBytes(), g.capturedRanks()};
             ts[i] = g.secondsToEstablished();
+            caught[i] = split ? g.secondsToCaptured() : 0;
+            rest[i] = ts[i] - caught[i];
             sx[i] = new double[]{(double) g.rawBytes() / g.capturedRanks()};
             ss[i] = g.maxStallSeconds();
             weight[i] = Math.pow(0.5, (fit.size() - 1 - i) / HALF_LIFE);
@@ -90,11 +98,16 @@ public final class Predictor {
                 bestRate = Math.max(bestRate, g.rawBytes() / g.maxStallSeconds());
             }
         }
-        double toEstablished = LeastSquares.fit(xs, ts, relative(weight, ts)).applyAsDouble(new double[]{rawBytes * writtenShare, ranks});
+        // Each part is judged against the whole time, as the forecast is: relative to ts.
+        double[] w = relative(weight, ts);
+        double afterCapture = LeastSquares.fit(xs, rest, w).applyAsDouble(new double[]{rawBytes * writtenShare, ranks});
+        double toCapture = !split ? 0 : capturedSeconds >= 0 ? capturedSeconds
+                : Math.max(0, LeastSquares.fit(sx, caught, w).applyAsDouble(new double[]{(double) rawBytes / ranks}));
+        double toEstablished = toCapture + Math.max(0, afterCapture);
         double stall = LeastSquares.fit(sx, ss, relative(weight, ss)).applyAsDouble(new double[]{(double) rawBytes / ranks});
         double ideal = bestRate > 0 ? rawBytes / bestRate : Double.NaN;
         return Optional.of(new Event.PredictionMade(job.job(), generation, rawBytes, ranks, Math.max(0, stall),
-                Math.max(0, toEstablished), ideal, fit.size(), byWritten ? Math.round(rawBytes * writtenShare) : -1));
+                toEstablished, ideal, fit.size(), byWritten ? Math.round(rawBytes * writtenShare) : -1));
     }
 
     /**

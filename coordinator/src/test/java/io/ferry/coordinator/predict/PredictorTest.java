@@ -118,6 +118,42 @@ class PredictorTest {
         assertEquals(30, rows.get(1).actual(), 1e-9);
     }
 
+    /**
+     * Generation g of 200 MB (all written): its ranks are captured {@code capture[g]} seconds after
+     * the request (noisy: another program shares the disk), staged and committed 3 s later.
+     */
+    private JobView noisyCapture(double... capture) {
+        JobView j = jobs.apply(new Event.JobStarted("j", 2, 0, false, "file:/s", "n"), 1);
+        for (int g = 0; g < capture.length; g++) {
+            long at = 1_000 + g * 20_000L;
+            long caught = at + (long) (capture[g] * 1000);
+            jobs.apply(new Event.CheckpointRequested("j", g, "request"), at);
+            jobs.apply(new Event.ImageCaptured("j", g, 0, "n", 100_000_000, capture[g]), caught - 100);
+            jobs.apply(new Event.ImageCaptured("j", g, 1, "n", 100_000_000, capture[g]), caught);
+            jobs.apply(new Event.ImageStaged("j", g, 0, "remote", 100_000_000, 100_000_000, 1), caught + 1_000);
+            jobs.apply(new Event.ImageStaged("j", g, 1, "remote", 100_000_000, 100_000_000, 1), caught + 2_000);
+            jobs.apply(new Event.SnapshotEstablished("j", g, "remote", capture[g] + 3), caught + 3_000);
+        }
+        return j;
+    }
+
+    @Test
+    void aForecastMadeOnceCapturedMeasuresTheCaptureAndForecastsOnlyTheRest() {
+        JobView j = noisyCapture(1, 5, 2, 6, 1.5, 4.5, 2, 5);
+        assertEquals(5.0, j.latest().orElseThrow().secondsToCaptured(), 1e-9, "log times: request to the last rank captured");
+        // Generation 8 was captured 2.5 s after its request: the forecast is those 2.5 s and the steady 3 s after.
+        Event.PredictionMade p = Predictor.predict(j, 8, 200_000_000, 2, 2.5, Long.MAX_VALUE).orElseThrow();
+        assertEquals(5.5, p.predictedSecondsToEstablished(), 1e-6);
+        // Before the request (the dashboard's next snapshot), the capture is forecast as well: between the extremes.
+        double next = Predictor.predict(j, 8, 200_000_000, 2).orElseThrow().predictedSecondsToEstablished();
+        assertTrue(next > 3 + 1 && next < 3 + 6, "capture forecast from the history, then 3 s: " + next);
+        // Replayed, each forecast is exact: only the capture varied, and it was measured.
+        for (ForecastErrors.Row r : ForecastErrors.refit(j)) {
+            assertEquals(0, r.error(), 1e-6, r.toString());
+            assertEquals(3, r.actual() - r.captured(), 1e-6);
+        }
+    }
+
     @Test
     void youngAndDaly() {
         assertEquals(Math.sqrt(2 * 10 * 86400), Predictor.youngSeconds(10, 86400), 1e-9);
