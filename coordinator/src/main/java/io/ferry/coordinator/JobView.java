@@ -18,6 +18,8 @@ public final class JobView {
     /** Which node runs which rank: from the start event, or the latest {@link Event.JobPlaced}. */
     io.ferry.model.Placement placement;
     final Map<Integer, Integer> exits = new HashMap<>();
+    /** The newest rollbacks and resuming launches, and where each rank's image came from. */
+    final RestartHistory restarts = new RestartHistory();
     int recoveries;
     /**
      * Rollbacks in a row without progress: since the job's newest established generation last
@@ -136,6 +138,11 @@ public final class JobView {
             return 0;
         }
         return ((success != null && finishedAtMillis > 0 ? finishedAtMillis : nowMillis) - startedAtMillis) / 1000.0;
+    }
+
+    /** The job's newest restarts, oldest first: which tier each rank's image came from. */
+    public java.util.List<RestartHistory.Restart> restarts() {
+        return restarts.all();
     }
 
     public int recoveries() {

@@ -110,6 +110,7 @@ public final class Jobs {
         } else if (e instanceof Event.RankExited x) {
             j.exits.put(x.rank(), x.exitCode());
         } else if (e instanceof Event.ImagesRestored r) {
+            j.restarts.restored(r.generation(), r.node(), r.sources(), timestampMillis);
             if (j.placement != null) {
                 j.placement.ranksOn(r.node()).stream().forEach(j.exits::remove); // their new lives begin
             }
@@ -137,6 +138,9 @@ public final class Jobs {
             j.launchAttempt = Math.max(j.launchAttempt, l.attempt());
             j.launchGeneration = l.generation();
             j.launchCause = l.cause();
+            if (l.generation() >= 0) { // a launch that resumes from a snapshot: a restart too
+                j.restarts.launched(l.generation(), l.cause(), timestampMillis);
+            }
             j.restoredRanks.clear();
             if (j.started != null) {
                 placed(j, io.ferry.model.Placement.launcher(j.ranks()), timestampMillis); // learned anew as ranks join
@@ -146,6 +150,7 @@ public final class Jobs {
         } else if (e instanceof Event.LauncherExited) {
             // the coordinator's to act on (it finishes or rolls back the job): nothing to fold
         } else if (e instanceof Event.RestoreFailed f) {
+            j.restarts.failed(f.generation(), f.node(), f.reason());
             if (f.generation() < 0) {
                 j.launchFailure = "node " + f.node() + ": " + f.reason();
             } else if (!f.storeUnreachable()) { // the store being away says nothing against the generation
@@ -154,6 +159,7 @@ public final class Jobs {
             }
         } else if (e instanceof Event.RecoveryStarted r) {
             j.recoveries++;
+            j.restarts.started(r.generation(), r.cause(), timestampMillis);
             long newest = j.newestEstablished().map(GenerationView::generation).orElse(-1L);
             j.rollbacksWithoutProgress = newest > j.progressMark ? 1 : j.rollbacksWithoutProgress + 1;
             j.progressMark = Math.max(j.progressMark, newest);

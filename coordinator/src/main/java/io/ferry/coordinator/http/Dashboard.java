@@ -12,18 +12,23 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
+import static io.ferry.coordinator.http.Svg.esc;
+
 /**
  * The dashboard page: per job, a chart of each snapshot's time to established beside the
  * forecast made for it and the fill-time law's ideal, a chart of the stall, a gauge per node
- * cache with its fill forecast, and the newest snapshots per tier. Plain HTML with inline SVG,
- * no scripts; it reloads itself every 5 s.
+ * cache with its fill forecast (a map of squares, one per node, beyond {@link #GAUGES_UP_TO}
+ * nodes), each node's staging bandwidth over time ({@link NodePanel}), the restart history
+ * ({@link RestartPanel}) and the newest snapshots. Plain HTML with inline SVG, no scripts; it
+ * reloads itself every 5 s.
  */
 final class Dashboard {
     /** Generations shown per chart. */
     static final int SHOWN = 40;
-    private static final int W = 720;
-    private static final int H = 180;
-    private static final int PAD = 40;
+    /** Above this many nodes, the node caches are drawn as a map of squares rather than a gauge each. */
+    static final int GAUGES_UP_TO = 4;
+    private static final int W = Svg.W;
+    private static final int PAD = Svg.PAD;
 
     private Dashboard() {}
 
@@ -51,8 +56,11 @@ final class Dashboard {
                 .append(v.newestEstablished().map(g -> Long.toString(g.generation())).orElse("none"))
                 .append(v.recoveries() > 0 ? ", " + v.recoveries() + " recoveries" : "").append("</p><ul>");
         JobForecast f = JobForecast.of(v, Double.NaN, now);
+        boolean manyNodes = f.caches().size() > GAUGES_UP_TO;
         for (String line : f.lines()) {
-            b.append("<li>").append(esc(line)).append("</li>");
+            if (!(manyNodes && line.startsWith("cache on "))) { // many nodes: the node map below says it
+                b.append("<li>").append(esc(line)).append("</li>");
+            }
         }
         b.append("</ul>");
         stragglers(b, v);
@@ -70,9 +78,17 @@ final class Dashboard {
         timeChart(b, gens);
         b.append("<b>Stall</b> <span class=\"muted\">longest rank stall per generation</span>");
         stallChart(b, gens);
-        for (CacheForecast c : f.caches()) {
-            cacheGauge(b, c);
+        NodePanel.bandwidth(b, gens);
+        if (manyNodes) {
+            NodePanel.cacheMap(b, v);
+            f.caches().stream().filter(c -> !c.neverFull() && c.bytesPerGeneration() > 0).limit(5)
+                    .forEach(c -> b.append("<p class=\"bad\">").append(esc(c.node() + ": " + c.line())).append("</p>"));
+        } else {
+            for (CacheForecast c : f.caches()) {
+                cacheGauge(b, c);
+            }
         }
+        RestartPanel.render(b, v);
         table(b, gens);
     }
 
@@ -102,46 +118,46 @@ final class Dashboard {
     private static void timeChart(StringBuilder b, List<GenerationView> gens) {
         double max = 0;
         for (GenerationView g : gens) {
-            max = Math.max(max, finite(g.secondsToEstablished()));
+            max = Math.max(max, Svg.finite(g.secondsToEstablished()));
             if (g.prediction().isPresent()) {
-                max = Math.max(max, finite(g.prediction().get().predictedSecondsToEstablished()));
-                max = Math.max(max, finite(g.prediction().get().idealSeconds()));
+                max = Math.max(max, Svg.finite(g.prediction().get().predictedSecondsToEstablished()));
+                max = Math.max(max, Svg.finite(g.prediction().get().idealSeconds()));
             }
         }
         double top = max;
-        svgStart(b, top, "s");
+        Svg.start(b, top, "s");
         double slot = (double) (W - PAD) / Math.max(1, gens.size());
         for (int i = 0; i < gens.size(); i++) {
             GenerationView g = gens.get(i);
             double x = PAD + i * slot;
-            double actual = finite(g.secondsToEstablished());
+            double actual = Svg.finite(g.secondsToEstablished());
             String color = switch (g.state()) {
                 case ESTABLISHED -> "#4a4";
                 case FAILED -> "#c33";
                 default -> "#bbb";
             };
             double shown = g.state() == GenerationView.State.FAILED ? max * 0.05 : actual;
-            bar(b, x, slot, shown, max, color, "generation " + g.generation() + ": " + g.state()
+            Svg.bar(b, x, slot, shown, max, color, "generation " + g.generation() + ": " + g.state()
                     + (actual > 0 ? String.format(Locale.ROOT, ", %.2f s", actual) : ""));
             g.prediction().ifPresent(p -> {
-                tick(b, x, slot, p.predictedSecondsToEstablished(), top, "#000", "");
-                tick(b, x, slot, p.idealSeconds(), top, "#36c", " stroke-dasharray=\"3,2\"");
+                Svg.tick(b, x, slot, p.predictedSecondsToEstablished(), top, "#000", "");
+                Svg.tick(b, x, slot, p.idealSeconds(), top, "#36c", " stroke-dasharray=\"3,2\"");
             });
-            label(b, x, slot, g.generation(), gens.size());
+            Svg.label(b, x, slot, g.generation(), gens.size());
         }
         b.append("</svg>");
     }
 
     private static void stallChart(StringBuilder b, List<GenerationView> gens) {
-        double max = gens.stream().mapToDouble(g -> finite(g.maxStallSeconds())).max().orElse(0);
-        svgStart(b, max, "s");
+        double max = gens.stream().mapToDouble(g -> Svg.finite(g.maxStallSeconds())).max().orElse(0);
+        Svg.start(b, max, "s");
         double slot = (double) (W - PAD) / Math.max(1, gens.size());
         for (int i = 0; i < gens.size(); i++) {
             GenerationView g = gens.get(i);
             double x = PAD + i * slot;
-            bar(b, x, slot, g.maxStallSeconds(), max, "#e90", String.format(Locale.ROOT, "generation %d: stall %.3f s, %s",
+            Svg.bar(b, x, slot, g.maxStallSeconds(), max, "#e90", String.format(Locale.ROOT, "generation %d: stall %.3f s, %s",
                     g.generation(), g.maxStallSeconds(), Sizes.format(g.rawBytes())));
-            label(b, x, slot, g.generation(), gens.size());
+            Svg.label(b, x, slot, g.generation(), gens.size());
         }
         b.append("</svg>");
     }
@@ -184,42 +200,5 @@ final class Dashboard {
                     esc(g.problem())));
         }
         b.append("</table>");
-    }
-
-    private static void svgStart(StringBuilder b, double max, String unit) {
-        b.append(String.format(Locale.ROOT, "<svg width=\"%d\" height=\"%d\" role=\"img\">", W, H + 16))
-                .append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>", PAD, H, W, H))
-                .append(String.format(Locale.ROOT, "<text x=\"0\" y=\"12\" font-size=\"11\">%.3g %s</text>", max, unit))
-                .append(String.format(Locale.ROOT, "<text x=\"0\" y=\"%d\" font-size=\"11\">0</text>", H));
-    }
-
-    private static void bar(StringBuilder b, double x, double slot, double value, double max, String color, String title) {
-        double h = max > 0 ? finite(value) / max * (H - 10) : 0;
-        b.append(String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>%s</title></rect>",
-                x + slot * 0.15, H - h, slot * 0.7, h, color, esc(title)));
-    }
-
-    private static void tick(StringBuilder b, double x, double slot, double value, double max, String color, String extra) {
-        if (!(max > 0) || !Double.isFinite(value)) {
-            return;
-        }
-        double y = H - value / max * (H - 10);
-        b.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s/>",
-                x, y, x + slot, y, color, extra));
-    }
-
-    private static void label(StringBuilder b, double x, double slot, long generation, int count) {
-        int every = Math.max(1, count / 10);
-        if (generation % every == 0) {
-            b.append(String.format(Locale.ROOT, "<text x=\"%.1f\" y=\"%d\" font-size=\"10\">%d</text>", x + slot * 0.2, H + 13, generation));
-        }
-    }
-
-    private static double finite(double v) {
-        return Double.isFinite(v) ? v : 0;
-    }
-
-    static String esc(String s) {
-        return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;");
     }
 }
