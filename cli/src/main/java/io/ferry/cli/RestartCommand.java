@@ -18,7 +18,8 @@ import java.util.concurrent.Callable;
 
 /** {@code ferry restart J [--generation G] [--dry-run]}: roll a running job back, or show the plan. */
 @CommandLine.Command(name = "restart", mixinStandardHelpOptions = true,
-        description = "Roll every rank of a running job back to a generation (default: newest established); --dry-run prints the plan.")
+        description = {"Roll every rank of a running job back to a generation (default: newest established) and follow it",
+                "until every rank runs again (a progress bar on a terminal); --dry-run prints the plan."})
 final class RestartCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "JOB")
     String job;
@@ -27,8 +28,14 @@ final class RestartCommand implements Callable<Integer> {
     @Option(names = "--dry-run", description = {"Print the plan (generation, node and source tier per rank) and change",
             "nothing: each node's agent checks its own cache against the committed manifests."})
     boolean dryRun;
-    @Option(names = "--json", description = "With --dry-run: the plan as JSON, [{\"rank\":..,\"node\":..,\"generation\":..,\"source\":..}].")
+    @Option(names = "--json", description = {"With --dry-run: the plan as JSON, [{\"rank\":..,\"node\":..,\"generation\":..,\"source\":..}].",
+            "Else: the outcome as one JSON object (ranks restored, by source, seconds, failed nodes)."})
     boolean json;
+    @Option(names = "--no-wait", description = "Return once the restart is requested, without following it.")
+    boolean noWait;
+    @Option(names = "--timeout", paramLabel = "DURATION", defaultValue = "10m",
+            description = "How long to follow the rollback before giving up waiting (default 10m; the rollback goes on).")
+    String timeout;
     /** How long a dry run waits for every node's answer. */
     static final java.time.Duration PLAN_PATIENCE = java.time.Duration.ofSeconds(15);
     @picocli.CommandLine.Mixin
@@ -62,7 +69,9 @@ final class RestartCommand implements Callable<Integer> {
                 java.util.List<PlannedRank> plan = running && where.isPresent()
                         ? askNodes(c, v, where.get(), g, store)
                         : planHere(o, h, v.ranks(), g);
-                print(plan, g);
+                if (dryRun || !json) {
+                    print(plan, g);
+                }
             }
             if (dryRun) {
                 return 0;
@@ -70,10 +79,19 @@ final class RestartCommand implements Callable<Integer> {
             if (logOptions.kafka == null && h.activeRun().isEmpty()) {
                 throw new IllegalStateException("job " + job + " is not running from " + h.dir());
             }
-            c.log.send(io.ferry.eventlog.KafkaLog.COORDINATOR, new Command.Restart(job, g, "requested by ferry restart"));
-            System.out.println("restart of " + job + " from generation " + g + " requested");
+            java.time.Duration patience = io.ferry.model.Durations.parse(timeout);
+            Runnable send = () -> c.log.send(io.ferry.eventlog.KafkaLog.COORDINATOR,
+                    new Command.Restart(job, g, "requested by ferry restart"));
+            if (noWait) {
+                send.run();
+                System.out.println("restart of " + job + " from generation " + g + " requested");
+                return 0;
+            }
+            RestartWatch.Outcome o = RestartWatch.follow(c.log, job, g, v.ranks(), patience,
+                    json ? io.ferry.staging.Progress.NONE : TerminalProgress.forStderr(), System.err, send);
+            System.out.println(json ? o.json() : o.line());
+            return o.complete() ? 0 : 1;
         }
-        return 0;
     }
 
     /** One rank of the plan: where it would restart from. */
