@@ -22,6 +22,8 @@ final class CaptureCommand implements Callable<Integer> {
     String method;
     @Option(names = "--out", required = true, paramLabel = "DIR", description = "New directory for the image.")
     Path out;
+    @picocli.CommandLine.Mixin
+    Report report;
 
     @Override
     public Integer call() throws Exception {
@@ -36,15 +38,17 @@ final class CaptureCommand implements Callable<Integer> {
             throw new IllegalStateException(method + " capture is not available here: " + why);
         });
         String program = program(pid);
-        Capturer.Captured r = c.capture(pid, null, out, TerminalProgress.forStderr());
-        System.out.println(r.summary());
-        System.out.println("image: " + out.toAbsolutePath());
-        if ("proc".equals(method)) {
-            System.out.println("open it with: gdb " + program + " " + out.toAbsolutePath().resolve("core." + pid));
+        Capturer.Captured r = c.capture(pid, null, out, report.json ? io.ferry.staging.Progress.NONE : TerminalProgress.forStderr());
+        String gdb = "proc".equals(method) ? "gdb " + program + " " + out.toAbsolutePath().resolve("core." + pid) : null;
+        String restart = c.restartCommand(out.toAbsolutePath()).map(cmd -> String.join(" ", cmd)).orElse(null);
+        StringBuilder text = new StringBuilder(r.summary()).append("\nimage: ").append(out.toAbsolutePath());
+        if (gdb != null) {
+            text.append("\nopen it with: ").append(gdb);
         }
-        c.restartCommand(out.toAbsolutePath()).ifPresentOrElse(
-                cmd -> System.out.println("restart with: " + String.join(" ", cmd)),
-                () -> System.out.println("restore: a proc image needs an external restorer; Ferry cannot restart it"));
+        text.append(restart != null ? "\nrestart with: " + restart
+                : "\nrestore: a proc image needs an external restorer; Ferry cannot restart it");
+        report.print(System.out, text.toString(), "pid", pid, "method", method, "image", out.toAbsolutePath().toString(),
+                "bytes", r.imageBytes(), "stallSeconds", r.stall().toNanos() / 1e9, "gdb", gdb, "restartCommand", restart);
         return 0;
     }
 

@@ -33,6 +33,8 @@ final class ChaosCommand implements Callable<Integer> {
         int rank;
         @Mixin
         LogOptions logOptions;
+        @Mixin
+        Report report;
 
         @Override
         public Integer call() throws Exception {
@@ -43,8 +45,8 @@ final class ChaosCommand implements Callable<Integer> {
             try (LogConnection c = logOptions.open()) {
                 c.log.send(KafkaLog.COORDINATOR, new Command.KillRank(job, rank));
             }
-            System.out.println("ferry chaos: asked the coordinator to have rank " + rank + " of " + job
-                    + " SIGKILLed on the node that runs it");
+            report.print(System.out, "ferry chaos: asked the coordinator to have rank " + rank + " of " + job
+                    + " SIGKILLed on the node that runs it", "job", job, "rank", rank, "requested", "kill-rank");
             return 0;
         }
     }
@@ -58,6 +60,8 @@ final class ChaosCommand implements Callable<Integer> {
         String node;
         @Mixin
         LogOptions logOptions;
+        @Mixin
+        Report report;
 
         @Override
         public Integer call() throws Exception {
@@ -65,7 +69,8 @@ final class ChaosCommand implements Callable<Integer> {
             try (LogConnection c = logOptions.open()) {
                 c.log.send(node, new Command.KillNode(node));
             }
-            System.out.println("ferry chaos: asked node " + node + " to die (agent, ranks, cache)");
+            report.print(System.out, "ferry chaos: asked node " + node + " to die (agent, ranks, cache)",
+                    "node", node, "requested", "kill-node");
             return 0;
         }
     }

@@ -16,6 +16,8 @@ final class CheckpointCommand implements Callable<Integer> {
     String job;
     @picocli.CommandLine.Mixin
     LogOptions logOptions;
+    @picocli.CommandLine.Mixin
+    Report report;
 
     @Override
     public Integer call() throws Exception {
@@ -27,7 +29,7 @@ final class CheckpointCommand implements Callable<Integer> {
         try (LogConnection c = LogConnection.open(h, logOptions.kafka)) {
             c.log.send(KafkaLog.COORDINATOR, new Command.RequestCheckpoint(job));
         }
-        System.out.println("checkpoint of " + job + " requested");
+        report.print(System.out, "checkpoint of " + job + " requested", "job", job, "requested", true);
         return 0;
     }
 }

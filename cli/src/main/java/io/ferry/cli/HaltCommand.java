@@ -28,6 +28,8 @@ final class HaltCommand implements Callable<Integer> {
     String before;
     @picocli.CommandLine.Mixin
     LogOptions logOptions;
+    @picocli.CommandLine.Mixin
+    Report report;
 
     @Override
     public Integer call() throws Exception {
@@ -40,8 +42,8 @@ final class HaltCommand implements Callable<Integer> {
         try (LogConnection c = LogConnection.open(h, logOptions.kafka)) {
             c.log.send(KafkaLog.COORDINATOR, new Command.Halt(job, deadline.toEpochMilli(), "ferry halt"));
         }
-        System.out.println("halt of " + job + " requested: a final checkpoint established before " + deadline
-                + ", then the job stops");
+        report.print(System.out, "halt of " + job + " requested: a final checkpoint established before " + deadline
+                + ", then the job stops", "job", job, "deadline", deadline.toString(), "deadlineMillis", deadline.toEpochMilli());
         return 0;
     }
 

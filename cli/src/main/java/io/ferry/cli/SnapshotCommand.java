@@ -22,14 +22,17 @@ final class SnapshotCommand {
         int ranks;
         @Mixin
         StoreOptions store;
+        @Mixin
+        Report report;
 
         @Override
         public Integer call() throws Exception {
             io.ferry.model.Names.requireJob(job);
             try (io.ferry.staging.OpenedStore o = store.open()) {
                 SnapshotMarker m = o.pipeline().repository().commitSnapshot(job, generation, ranks);
-                System.out.println("established " + m.job() + "/" + m.generation() + " (" + m.ranks() + " ranks) on "
-                        + o.store().uri());
+                report.print(System.out, "established " + m.job() + "/" + m.generation() + " (" + m.ranks() + " ranks) on "
+                        + o.store().uri(), "job", m.job(), "generation", m.generation(), "ranks", m.ranks(),
+                        "store", o.store().uri().toString());
             }
             return 0;
         }

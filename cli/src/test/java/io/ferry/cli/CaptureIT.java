@@ -30,6 +30,14 @@ class CaptureIT {
             assertTrue(r.out().contains("open it with: gdb /usr/bin/sleep " + out.resolve("core." + sleeper.pid())), r.out());
             assertTrue(r.out().contains("needs an external restorer"), r.out());
             assertTrue(sleeper.isAlive());
+            FerryProcess.Result json = FerryProcess.run("capture", "--pid", Long.toString(sleeper.pid()), "--out",
+                    tmp.resolve("again").toString(), "--json");
+            assertEquals(0, json.exit(), json.err());
+            var report = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.out());
+            assertEquals(sleeper.pid(), report.get("pid").asLong());
+            assertTrue(report.get("bytes").asLong() > 0 && report.get("stallSeconds").asDouble() > 0, json.out());
+            assertTrue(report.get("gdb").asText().startsWith("gdb /usr/bin/sleep "), json.out());
+            assertTrue(report.get("restartCommand").isNull(), "a proc image has no restart command: " + json.out());
             assertTrue(Files.readString(Path.of("/proc", Long.toString(sleeper.pid()), "stat")).matches("^\\d+ \\(sleep\\) S .*\\s*"),
                     "thawed: sleeping again, not stopped");
             Process gdb = new ProcessBuilder("gdb", "-nx", "-batch", "-ex", "info threads", "/usr/bin/sleep",

@@ -36,9 +36,11 @@ class JsonOutputTest {
         assertEquals(3_000_000, push.get("rawBytes").asLong());
         assertTrue(push.get("storedBytes").asLong() > 2_900_000, push.toString());
         assertEquals(64, push.get("manifestSha256").asText().length());
-        FerryProcess.Result commit = FerryProcess.run("snapshot", "commit", "--store", store, "--job", "j", "--generation", "1",
-                "--ranks", "1");
-        assertEquals(0, commit.exit(), commit.err());
+        JsonNode commit = run("snapshot", "commit", "--store", store, "--job", "j", "--generation", "1", "--ranks", "1", "--json");
+        assertEquals("j", commit.get("job").asText());
+        assertEquals(1, commit.get("generation").asLong());
+        assertEquals(1, commit.get("ranks").asInt());
+        assertTrue(commit.get("store").asText().startsWith("file:"), commit.toString());
 
         JsonNode pull = run("image", "pull", tmp.resolve("back").toString(), "--store", store, "--job", "j",
                 "--generation", "1", "--rank", "0", "--json");
