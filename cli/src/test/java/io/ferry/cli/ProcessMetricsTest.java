@@ -33,7 +33,8 @@ class ProcessMetricsTest {
         String text = scrape();
         for (String family : new String[]{"jvm_memory_used_bytes", "jvm_gc_live_data_size_bytes", "jvm_threads_live_threads",
                 "jvm_classes_loaded_classes", "jvm_info", "process_cpu_usage", "process_cpu_seconds_total", "system_cpus",
-                "process_uptime_seconds", "process_files_open_files", "ferry_stall_seconds", "ferry_agent_capture_seconds"}) {
+                "process_uptime_seconds", "process_files_open_files", "process_files_max_files", "system_load_average_1m",
+                "ferry_stall_seconds", "ferry_agent_capture_seconds"}) {
             assertTrue(text.contains("# TYPE " + family + " "), family + " missing: " + text);
         }
         Set<String> seen = new HashSet<>();
