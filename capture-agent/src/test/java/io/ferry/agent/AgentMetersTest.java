@@ -57,6 +57,24 @@ class AgentMetersTest {
     }
 
     @Test
+    void aStoreBehindTheResilienceLayerAlsoShowsItsRetriesAndCircuit() throws Exception {
+        // What Stores.open makes of an S3 or HDFS URI, over a real POSIX store here.
+        io.ferry.stores.Store remote = new io.ferry.stores.CountingStore(new io.ferry.stores.ResilientStore(
+                io.ferry.stores.posix.PosixStore.open(tmp.resolve("remote"), Map.of()), io.ferry.stores.Resilience.DEFAULTS));
+        try (OpenedStore store = new OpenedStore(remote, io.ferry.staging.Staging.pipeline(remote,
+                io.ferry.staging.StagingConfig.from(Map.of()), java.time.Clock.systemUTC()))) {
+            meters.opened("j", store);
+            store.store().put("jobs/j/0/x", ByteBuffer.wrap(new byte[10]));
+            String text = registry.scrape();
+            String labels = "{job=\"j\",store=\"" + store.store().uri() + "\"}";
+            assertTrue(text.contains("ferry_agent_store_circuit" + labels + " 0.0"), text);
+            assertTrue(text.contains("ferry_agent_store_retries_total" + labels + " 0.0"), text);
+            assertTrue(text.contains("ferry_agent_store_rejected_calls_total" + labels + " 0.0"), text);
+            assertTrue(text.contains("ferry_agent_store_objects_written_total" + labels + " 1.0"), text);
+        }
+    }
+
+    @Test
     void circuitStatesAreNumberedClosedHalfOpenOpen() {
         assertEquals(0, AgentMeters.circuit("CLOSED"));
         assertEquals(1, AgentMeters.circuit("HALF_OPEN"));
