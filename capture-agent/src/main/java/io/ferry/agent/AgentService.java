@@ -49,6 +49,8 @@ public final class AgentService implements Closeable {
     /** This node's cache served to the other agents (partner copies, restarts elsewhere), or null. */
     private final io.ferry.agent.peer.PeerServer peers;
     private final io.ferry.agent.peer.PeerAuth peerAuth;
+    /** This node's meters, or null where the process keeps none. */
+    private volatile AgentMeters meters;
 
     public AgentService(KafkaLog log, String node, Path home) {
         this(log, node, home, NodeAgent.HEARTBEAT_INTERVAL, Map.of());
@@ -102,6 +104,12 @@ public final class AgentService implements Closeable {
         this.commands = log.commandsFor(node);
         this.thread = new Thread(this::run, "ferry-agent-" + node);
         this.thread.setDaemon(true);
+    }
+
+    /** Feeds {@code m} with every job's reports and store on this node (before {@link #start()}). */
+    public AgentService metered(AgentMeters m) {
+        this.meters = m;
+        return this;
     }
 
     public AgentService start() {
@@ -200,7 +208,7 @@ public final class AgentService implements Closeable {
         try {
             if (c instanceof Command.Launch l) {
                 JobOnNode j = jobs.computeIfAbsent(l.job(), job -> new JobOnNode(log, node, home, heartbeat, secrets, spool,
-                        new Peering(peerAddress().orElse(null), peerAuth), () -> !running));
+                        new Peering(peerAddress().orElse(null), peerAuth), () -> !running, meters));
                 j.launch(l);
                 if (l.rankSet().isEmpty()) {
                     jobs.remove(l.job(), j);

@@ -46,9 +46,13 @@ final class JobOnNode {
     /** Set when the current {@link NodeAgent} closes: its reports still waiting for the log give up. */
     private java.util.concurrent.atomic.AtomicBoolean agentClosed = new java.util.concurrent.atomic.AtomicBoolean();
 
+    /** This node's meters (fed with the agent's reports, reading the job's store), or null where none are kept. */
+    private final AgentMeters meters;
+
     JobOnNode(KafkaLog log, String node, Path home, Duration heartbeat, Map<String, String> secrets, RankSpool spool,
-              Peering peering, java.util.function.BooleanSupplier stopping) {
+              Peering peering, java.util.function.BooleanSupplier stopping, AgentMeters meters) {
         this.log = log;
+        this.meters = meters;
         this.stopping = stopping;
         this.peering = peering;
         this.spool = spool;
@@ -135,6 +139,9 @@ final class JobOnNode {
                 }
             });
             store = OpenedStore.open(l.store(), settings);
+            if (meters != null) {
+                meters.opened(l.job(), store);
+            }
         } else if (sameRanks && agent != null && !current.ranks().equals(l.ranks())) {
             agentClosed.set(true);
             agent.close();
@@ -203,6 +210,9 @@ final class JobOnNode {
         java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
         agentClosed = closed;
         return e -> onThisNode(() -> {
+            if (meters != null) {
+                meters.observe(e); // when it happened, not once the log took it
+            }
             if (e instanceof Event.Heartbeat) {
                 log.offer(e); // stale once late; never holds up the agent's poller (signal-mode DONE files)
             } else {
@@ -309,6 +319,9 @@ final class JobOnNode {
                 agent.close();
             }
             if (store != null) {
+                if (meters != null && current != null) {
+                    meters.closed(current.job());
+                }
                 store.close();
             }
         } catch (IOException e) {

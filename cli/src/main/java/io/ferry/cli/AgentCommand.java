@@ -40,6 +40,7 @@ final class AgentCommand implements Callable<Integer> {
         if (every.isZero()) {
             throw new IllegalArgumentException("--heartbeat must be positive");
         }
+        var metricsAt = AgentMetrics.configured(System.getenv()); // a bad agent.metrics fails before anything starts
         io.ferry.model.OwnerOnly.createDirectories(h.dir());
         CountDownLatch stop = new CountDownLatch(1);
         java.net.InetSocketAddress bind = peerBind();
@@ -48,9 +49,14 @@ final class AgentCommand implements Callable<Integer> {
         // Credentials: the configuration file and FERRY_* variables of this host (never the log); the SDKs' own
         // environment as well. Ranks a launcher starts on this host find this agent by its host name.
         AgentService agent = new AgentService(log, name, h.dir(), every, Configuration.secrets(System.getenv()), true,
-                peer).start();
+                peer);
+        io.ferry.agent.MetricsEndpoint metrics = AgentMetrics.start(agent, metricsAt, System.out);
+        agent.start();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             agent.close();
+            if (metrics != null) {
+                metrics.close();
+            }
             log.close();
             stop.countDown();
         }, "ferry-agent-stop"));

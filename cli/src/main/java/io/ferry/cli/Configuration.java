@@ -54,10 +54,12 @@ final class Configuration {
 
     /**
      * Whether {@code key} configures a Ferry process rather than a job: the event log's login
-     * ({@code kafka.*}) and the agents' peer secret. Never a job's setting, never in the log.
+     * ({@code kafka.*}), the agents' peer secret and where an agent serves its metrics
+     * ({@code agent.metrics}). Never a job's setting, never in the log.
      */
     static boolean processKey(String key) {
-        return key.startsWith(KafkaAccess.PREFIX) || key.equals(io.ferry.agent.peer.PeerAuth.KEY) || Logs.isKey(key);
+        return key.startsWith(KafkaAccess.PREFIX) || key.equals(io.ferry.agent.peer.PeerAuth.KEY) || Logs.isKey(key)
+                || key.equals(io.ferry.agent.MetricsEndpoint.KEY);
     }
 
     /** The value of the process key {@code key} from the file and the environment, if set. */
@@ -226,7 +228,8 @@ final class Configuration {
 
     private static boolean known(String key) {
         return StagingConfig.TABLE.knows(key) || StoreSettings.TABLE.knows(key) || !Stores.schemesAccepting(key).isEmpty()
-                || KafkaAccess.knows(key) || key.equals(io.ferry.agent.peer.PeerAuth.KEY);
+                || KafkaAccess.knows(key) || key.equals(io.ferry.agent.peer.PeerAuth.KEY)
+                || key.equals(io.ferry.agent.MetricsEndpoint.KEY);
     }
 
     private static void put(Map<String, Value> out, String key, String value, String where, String scheme) {
@@ -244,6 +247,13 @@ final class Configuration {
         } else if (key.equals(io.ferry.agent.peer.PeerAuth.KEY)) {
             if (value.isBlank()) {
                 throw new IllegalArgumentException(where + ": " + key + " must name a file");
+            }
+            out.put(key, new Value(key, value, where));
+        } else if (key.equals(io.ferry.agent.MetricsEndpoint.KEY)) {
+            try {
+                AgentMetrics.address(value);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(where + ": " + e.getMessage());
             }
             out.put(key, new Value(key, value, where));
         } else if (KafkaAccess.knows(key)) {

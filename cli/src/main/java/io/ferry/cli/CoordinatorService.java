@@ -1,6 +1,7 @@
 package io.ferry.cli;
 
 import io.ferry.coordinator.Coordinator;
+import io.ferry.coordinator.CoordinatorMeters;
 import io.ferry.coordinator.http.HttpApi;
 import io.ferry.eventlog.EmbeddedKafka;
 import io.ferry.eventlog.KafkaLog;
@@ -68,7 +69,7 @@ final class CoordinatorService implements Closeable {
             home.writeRun(owner, s.bootstrapServers(), s.kafka != null && access.embedded().required());
             s.ownsRunFile = true;
             s.coordinator = new Coordinator(s.log, Clock.systemUTC(), heartbeatTimeout, secrets)
-                    .inGroup(group, takeoverAfter).start();
+                    .inGroup(group, takeoverAfter).metered(new CoordinatorMeters(ProcessMetrics.registry())).start();
             if (!s.coordinator.awaitLive(Duration.ofSeconds(60))) {
                 throw new IOException("the coordinator did not catch up with the log at " + s.log.bootstrapServers()
                         + " within 60 s");
@@ -106,9 +107,10 @@ final class CoordinatorService implements Closeable {
         }
         HttpApi api;
         try {
-            api = HttpApi.start(coordinator, a.get(), token);
+            api = HttpApi.start(coordinator, a.get(), token, ProcessMetrics.registry()::scrape);
         } catch (java.net.BindException e) {
-            api = HttpApi.start(coordinator, new InetSocketAddress(a.get().getAddress(), 0), token);
+            api = HttpApi.start(coordinator, new InetSocketAddress(a.get().getAddress(), 0), token,
+                    ProcessMetrics.registry()::scrape);
             out.println("ferry: port " + a.get().getPort() + " is taken; the dashboard listens on another port");
         }
         out.println("ferry: dashboard " + api.uri() + " (JSON under " + api.uri() + "api/jobs, Prometheus " + api.uri() + "metrics"

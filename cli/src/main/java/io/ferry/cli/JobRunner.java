@@ -49,6 +49,8 @@ final class JobRunner implements Closeable {
     private final String node;
     private CoordinatorService services;
     private AgentService agents;
+    /** The in-process agent's Prometheus endpoint ({@code agent.metrics}), or null. */
+    private io.ferry.agent.MetricsEndpoint agentMetrics;
     private KafkaLog ownLog;
     /** The log the job runs on, once started. */
     private volatile KafkaLog log;
@@ -87,6 +89,7 @@ final class JobRunner implements Closeable {
         // on named nodes, or a launcher with --kafka (its ranks join the agents of their nodes).
         if (spec.placement() == null && (spec.launcher() == null || !spec.kafka().external())) {
             // The one-node cluster: the store is opened here first, so bad settings fail before anything starts.
+            Optional<java.net.InetSocketAddress> metricsAt = AgentMetrics.configured(System.getenv());
             try (io.ferry.staging.OpenedStore check = StoreOptions.open(spec.store(), program.settings())) {
                 store = check.store().uri().toString();
             }
@@ -97,7 +100,9 @@ final class JobRunner implements Closeable {
                     io.ferry.coordinator.Coordinator.DEFAULT_HEARTBEAT_TIMEOUT, secrets, spec.job(), out);
             log = services.log();
             agents = new AgentService(log, node, spec.home().dir(), NodeAgent.HEARTBEAT_INTERVAL, secrets,
-                    spec.launcher() != null).start();
+                    spec.launcher() != null);
+            agentMetrics = AgentMetrics.start(agents, metricsAt, out);
+            agents.start();
             if (placement == null) {
                 placement = Placement.single(spec.ranks(), node);
             }
@@ -211,6 +216,9 @@ final class JobRunner implements Closeable {
         stopLauncher();
         if (agents != null) {
             agents.close();
+        }
+        if (agentMetrics != null) {
+            agentMetrics.close();
         }
         if (services != null) {
             services.close();

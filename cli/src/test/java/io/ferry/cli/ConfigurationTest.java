@@ -42,6 +42,19 @@ class ConfigurationTest {
     }
 
     @Test
+    void agentMetricsIsAProcessKeyFromTheFileOrTheEnvironmentAndABadOneFailsNamingIt() throws Exception {
+        Path f = file("agent.metrics = 0.0.0.0:9461\n");
+        assertEquals(Optional.of("0.0.0.0:9461"), Configuration.processSetting("agent.metrics", Map.of("FERRY_CONFIG", f.toString())));
+        assertEquals(9462, AgentMetrics.configured(Map.of("FERRY_CONFIG", f.toString(), "FERRY_AGENT_METRICS", "127.0.0.1:9462"))
+                .orElseThrow().getPort(), "the environment over the file");
+        assertEquals(Optional.empty(), AgentMetrics.configured(Map.of("FERRY_AGENT_METRICS", "off")));
+        assertTrue(Configuration.processKey("agent.metrics"), "never a job's setting, never in the log");
+        IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
+                () -> AgentMetrics.configured(Map.of("FERRY_AGENT_METRICS", "everywhere")));
+        assertTrue(bad.getMessage().startsWith("env FERRY_AGENT_METRICS: agent.metrics must be HOST:PORT"), bad.getMessage());
+    }
+
+    @Test
     void logLevelsComeFromTheFileTheEnvironmentAndFlagsAndABadOneFailsNamingTheKeyAndWhere() throws Exception {
         Path f = file("staging.zstd-level = 3\nlog.level.io.ferry = debug\nlog.level.org.apache.kafka = info\n");
         Map<String, String> env = Map.of("FERRY_CONFIG", f.toString(), "FERRY_LOG_LEVEL_ORG_APACHE_KAFKA", "error",

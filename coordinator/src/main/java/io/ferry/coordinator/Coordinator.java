@@ -54,6 +54,8 @@ public final class Coordinator implements Closeable {
     private final Thread thread;
     private volatile boolean running = true;
     private volatile java.util.function.Consumer<Event> listener = e -> { };
+    /** The meters fed with live events, or null where this process keeps none. */
+    private volatile CoordinatorMeters meters;
     /** The coordinators sharing this log's jobs; see {@link #inGroup}. */
     public static final String DEFAULT_GROUP = "ferry-coordinators";
     /** How long a coordinator may be silent before the others of its group take its jobs over. */
@@ -99,6 +101,12 @@ public final class Coordinator implements Closeable {
     /** Called on the coordinator thread for every live event, after it is applied (for progress output). */
     public Coordinator onEvent(java.util.function.Consumer<Event> l) {
         this.listener = l;
+        return this;
+    }
+
+    /** Feeds {@code m} with every live event once it is folded (before {@link #start()}). */
+    public Coordinator metered(CoordinatorMeters m) {
+        this.meters = m;
         return this;
     }
 
@@ -261,6 +269,10 @@ public final class Coordinator implements Closeable {
         }
         if (isLive) {
             listener.accept(e);
+            CoordinatorMeters m = meters;
+            if (m != null) {
+                m.observe(e, j);
+            }
             react(e, j, resumedAfterFailure);
             changed.add(e.job());
         }

@@ -1,6 +1,8 @@
 package io.ferry.staging;
 
+import io.ferry.stores.CountingStore;
 import io.ferry.stores.Store;
+import io.ferry.stores.StoreStats;
 import io.ferry.stores.Stores;
 
 import java.io.Closeable;
@@ -13,7 +15,8 @@ import java.util.Map;
 /**
  * A store and the staging pipeline over it, opened from a URI and {@code --set} settings and
  * closed together: what the CLI, every agent and the coordinator open a job's store with, so
- * the settings mean the same everywhere.
+ * the settings mean the same everywhere. The store comes wrapped in a {@link CountingStore}:
+ * {@link #stats()} says what went through it (a node agent's meters read it).
  */
 public record OpenedStore(Store store, StagingPipeline pipeline) implements Closeable {
     /**
@@ -29,8 +32,13 @@ public record OpenedStore(Store store, StagingPipeline pipeline) implements Clos
                 : StoreSettings.TABLE.knows(k) ? resilience : storeOpts).put(k, v));
         StagingConfig config = StagingConfig.from(staging);
         URI uri = Stores.parse(storeText);
-        Store s = Stores.open(uri, storeOpts, StoreSettings.resilience(resilience));
+        Store s = new CountingStore(Stores.open(uri, storeOpts, StoreSettings.resilience(resilience)));
         return new OpenedStore(s, Staging.pipeline(s, config, Clock.systemUTC()));
+    }
+
+    /** Objects and bytes written and read through this store since it was opened. */
+    public StoreStats stats() {
+        return store instanceof CountingStore c ? c.stats() : StoreStats.NONE;
     }
 
     @Override

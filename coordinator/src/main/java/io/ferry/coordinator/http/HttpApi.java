@@ -36,14 +36,18 @@ public final class HttpApi implements Closeable {
     private final HttpServer server;
     /** SHA-256 of the bearer token, or null when requests need none. */
     private final byte[] tokenDigest;
+    /** This process's Micrometer meters in the text format, appended to the job-state families of /metrics. */
+    private final java.util.function.Supplier<String> processMetrics;
     private final ExecutorService threads = Executors.newFixedThreadPool(2, r -> {
         Thread t = new Thread(r, "ferry-http");
         t.setDaemon(true);
         return t;
     });
 
-    private HttpApi(Coordinator coordinator, HttpServer server, byte[] tokenDigest) {
+    private HttpApi(Coordinator coordinator, HttpServer server, byte[] tokenDigest,
+                    java.util.function.Supplier<String> processMetrics) {
         this.coordinator = coordinator;
+        this.processMetrics = processMetrics;
         this.server = server;
         this.tokenDigest = tokenDigest;
     }
@@ -56,13 +60,23 @@ public final class HttpApi implements Closeable {
     /** As {@link #start(Coordinator, InetSocketAddress)}, requiring {@code token} as a bearer token when given. */
     public static HttpApi start(Coordinator coordinator, InetSocketAddress address, Optional<String> token)
             throws IOException {
+        return start(coordinator, address, token, () -> "");
+    }
+
+    /**
+     * As {@link #start(Coordinator, InetSocketAddress, Optional)}, {@code GET /metrics} serving
+     * {@code processMetrics} (this process's registry, e.g. Micrometer's Prometheus scrape: JVM,
+     * histograms) after the job-state families; their names must differ from those.
+     */
+    public static HttpApi start(Coordinator coordinator, InetSocketAddress address, Optional<String> token,
+                                java.util.function.Supplier<String> processMetrics) throws IOException {
         byte[] digest = token.map(t -> {
             if (t.isBlank()) {
                 throw new IllegalArgumentException("the HTTP bearer token is empty");
             }
             return sha256(t);
         }).orElse(null);
-        HttpApi api = new HttpApi(coordinator, HttpServer.create(address, 16), digest);
+        HttpApi api = new HttpApi(coordinator, HttpServer.create(address, 16), digest, processMetrics);
         api.server.createContext("/", api::handle);
         api.server.setExecutor(api.threads);
         api.server.start();
@@ -101,7 +115,8 @@ public final class HttpApi implements Closeable {
                 send(x, 200, "text/html; charset=utf-8", coordinator.query(j -> Dashboard.render(j, now)));
             } else if (path.equals("/metrics")) {
                 long malformed = coordinator.malformedEvents();
-                send(x, 200, "text/plain; version=0.0.4; charset=utf-8", coordinator.query(j -> Metrics.render(j, malformed, now)));
+                send(x, 200, "text/plain; version=0.0.4; charset=utf-8", 
+                        coordinator.query(j -> Metrics.render(j, malformed, now)) + processMetrics.get());
             } else if (path.equals("/api/jobs") || path.equals("/api/jobs/")) {
                 ArrayNode a = coordinator.query(j -> {
                     ArrayNode arr = JSON.createArrayNode();
