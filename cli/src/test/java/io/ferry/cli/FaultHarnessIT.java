@@ -51,12 +51,17 @@ class FaultHarnessIT {
     private static final int STEPS = 200;
     private static final Pattern ESTABLISHED = Pattern.compile("generation (\\d+) established on");
     private static final Pattern RESTORED = Pattern.compile("node (\\S+) restored generation (\\d+)");
+    private static final Pattern SOURCES = Pattern.compile("restored generation (\\d+), sources by rank \\{([^}]*)}");
 
     /** What a run does to the cluster; the crash points are those of {@link io.ferry.model.CrashPoint}. */
     enum Fault {
         RANK_KILLED(null), AGENT_KILLED(null), COORDINATOR_KILLED(null), ONE_NODE_RUN_KILLED(null),
         AGENT_AT_CAPTURE("agent.captured"), AGENT_AT_PACK("agent.pack-written"), AGENT_AT_MANIFEST("agent.manifest-written"),
-        COORDINATOR_BEFORE_MARKER("coordinator.before-marker"), COORDINATOR_AT_MARKER("coordinator.marker-written");
+        COORDINATOR_BEFORE_MARKER("coordinator.before-marker"), COORDINATOR_AT_MARKER("coordinator.marker-written"),
+        /** A bit flipped (or the file cut short) in a rank's cached images from the newest established generation on, then the rank killed. */
+        CACHE_ROT(null),
+        /** A bit flipped (or the object cut short) in a pack on the store, then a rank killed. */
+        STORE_ROT(null);
 
         final String crashPoint;
 
@@ -114,6 +119,9 @@ class FaultHarnessIT {
         int lost;
         int wrong;
         int hangs;
+        /** Damage injected into a cached or stored object, and how often it was caught. */
+        int rotted;
+        int rotCaught;
     }
 
     @TempDir
@@ -197,14 +205,26 @@ class FaultHarnessIT {
 
         boolean injected = false;
         long fireAt = Long.MAX_VALUE;
+        boolean rot = fault == Fault.CACHE_ROT || fault == Fault.STORE_ROT;
+        int rotRank = rnd.nextInt(RANKS);
+        long rotGeneration = -1;
+        String rotWhat = null;
+        int linesAtRot = 0;
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(4);
         while (run.isAlive() && System.nanoTime() < deadline) {
-            if (fault.crashPoint == null && !injected && fireAt == Long.MAX_VALUE && ranksStarted(results)) {
+            if (fault.crashPoint == null && !injected && fireAt == Long.MAX_VALUE && ranksStarted(results)
+                    && (!rot || !generations(out.lines, ESTABLISHED, 1).isEmpty())) { // rot: once something is established
                 fireAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300 + rnd.nextInt(3000));
             }
             if (!injected && System.nanoTime() >= fireAt) {
                 injected = true;
-                if (fault == Fault.RANK_KILLED) {
+                if (rot) {
+                    rotGeneration = generations(out.lines, ESTABLISHED, 1).stream().max(Long::compare).orElseThrow();
+                    linesAtRot = out.lines.size();
+                    rotWhat = fault == Fault.CACHE_ROT ? rotCache(job, rotGeneration, rotRank, rnd) : rotStore(store, rnd);
+                    long pid = Long.parseLong(Files.readString(results.resolve("pid-" + rotRank)).trim());
+                    ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+                } else if (fault == Fault.RANK_KILLED) {
                     long pid = Long.parseLong(Files.readString(results.resolve("pid-" + rnd.nextInt(RANKS))).trim());
                     ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
                 } else if (fault == Fault.ONE_NODE_RUN_KILLED) {
@@ -273,10 +293,32 @@ class FaultHarnessIT {
                 lost.add("generation " + g + " was restored but never established");
             }
         }
+        if (fault == Fault.CACHE_ROT && rotWhat != null) {
+            // The rollback that follows the kill: the damaged rank must come from another source than its own cache.
+            t.rotted++;
+            String caught = cacheRotCaught(printed.subList(Math.min(linesAtRot, printed.size()), printed.size()), rotGeneration, rotRank);
+            System.out.println("FaultHarnessIT run " + i + ": " + rotWhat + " (rank " + rotRank + ", generation " + rotGeneration + "): " + caught);
+            if (caught.startsWith("caught") || caught.startsWith("not exercised")) {
+                t.rotCaught += caught.startsWith("caught") ? 1 : 0;
+            } else {
+                lost.add("damage not caught: " + rotWhat + ": " + caught);
+            }
+        }
         try (Store s = Stores.open(store.toUri(), Map.of());
              StagingPipeline p = Staging.pipeline(s, StagingConfig.defaults(), Clock.systemUTC())) {
             VerifyReport v = p.verify(Progress.NONE);
-            if (!v.ok()) {
+            if (fault == Fault.STORE_ROT && rotWhat != null) {
+                // Restores came from the caches; the store's own check must find the damaged pack, and only it.
+                t.rotted++;
+                String pack = rotWhat.substring(rotWhat.lastIndexOf(' ') + 1);
+                boolean named = v.problems().stream().anyMatch(x -> (x.key() + " " + x.detail()).contains(pack));
+                System.out.println("FaultHarnessIT run " + i + ": " + rotWhat + ": verify found " + v.problems());
+                if (named) {
+                    t.rotCaught++;
+                } else {
+                    lost.add("store verify did not find the damaged pack " + pack + ": " + v.problems());
+                }
+            } else if (!v.ok()) {
                 lost.add("the store does not verify: " + v.problems());
             }
         }
@@ -285,6 +327,99 @@ class FaultHarnessIT {
             return String.join("; ", lost) + ":\n" + String.join("\n", printed);
         }
         return "ok";
+    }
+
+    /**
+     * Damages a seeded file of rank {@code r}'s image in its node's cache, in generation {@code g}
+     * and every newer one cached (one may be established by the time the rollback picks): what
+     * it did, or null.
+     */
+    private String rotCache(String job, long g, int r, Random rnd) throws IOException {
+        List<String> done = new ArrayList<>();
+        for (String node : List.of("n0", "n1")) {
+            Path jobDir = tmp.resolve(node).resolve("cache").resolve(job);
+            if (!Files.isDirectory(jobDir)) {
+                continue;
+            }
+            List<Path> generations;
+            try (var list = Files.list(jobDir)) {
+                generations = list.filter(d -> d.getFileName().toString().matches("\\d+")
+                        && Long.parseLong(d.getFileName().toString()) >= g).sorted().toList();
+            }
+            for (Path gen : generations) {
+                Path dir = gen.resolve(Integer.toString(r));
+                if (!Files.isDirectory(dir)) {
+                    continue;
+                }
+                List<Path> files;
+                try (var walk = Files.walk(dir)) {
+                    files = walk.filter(Files::isRegularFile).sorted().toList();
+                }
+                for (Path f : files) {
+                    if (Files.size(f) > 0) {
+                        done.add(damage(f, rnd) + " of generation " + gen.getFileName() + " in " + node + "'s cache");
+                        break;
+                    }
+                }
+            }
+        }
+        return done.isEmpty() ? null : String.join("; ", done);
+    }
+
+    /** Damages a seeded pack object on the store; what it did, ending with the pack's name, or null. */
+    private static String rotStore(Path store, Random rnd) throws IOException {
+        Path packs = store.resolve("ferry/v2/packs");
+        if (!Files.isDirectory(packs)) {
+            return null;
+        }
+        List<Path> all;
+        try (var walk = Files.walk(packs)) {
+            all = walk.filter(Files::isRegularFile).sorted().toList();
+        }
+        if (all.isEmpty()) {
+            return null;
+        }
+        Path pack = all.get(rnd.nextInt(all.size()));
+        return damage(pack, rnd) + " of the store's pack " + pack.getFileName();
+    }
+
+    /** Flips one seeded bit of {@code f}, or (one time in four) cuts it to half its size. */
+    private static String damage(Path f, Random rnd) throws IOException {
+        long size = Files.size(f);
+        try (java.nio.channels.FileChannel c = java.nio.channels.FileChannel.open(f, java.nio.file.StandardOpenOption.READ,
+                java.nio.file.StandardOpenOption.WRITE)) {
+            if (size > 1 && rnd.nextInt(4) == 0) {
+                c.truncate(size / 2);
+                return "cut " + f.getFileName() + " from " + size + " to " + size / 2 + " bytes";
+            }
+            long at = (long) (rnd.nextDouble() * size);
+            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(1);
+            c.read(b, at);
+            int bit = rnd.nextInt(8);
+            b.put(0, (byte) (b.get(0) ^ (1 << bit)));
+            b.rewind();
+            c.write(b, at);
+            return "flipped bit " + bit + " of byte " + at + " of " + f.getFileName();
+        }
+    }
+
+    /**
+     * Whether the rollback after the damage took rank {@code r} of {@code g} from elsewhere than
+     * its node's cache: "caught (SOURCE)", "not exercised (...)" when the rollback went to
+     * another generation, or what went wrong.
+     */
+    private static String cacheRotCaught(List<String> after, long g, int r) {
+        for (String l : after) {
+            Matcher m = SOURCES.matcher(l);
+            if (m.find() && m.group(2).matches("(.*, )?" + r + "=.*")) {
+                if (Long.parseLong(m.group(1)) < g) {
+                    return "not exercised (the rollback went to generation " + m.group(1) + ", before the damage)";
+                }
+                String source = m.group(2).replaceAll("(?:.*, )?" + r + "=(\\w+).*", "$1");
+                return source.equals("local") ? "restored from the damaged local copy" : "caught (" + source + ")";
+            }
+        }
+        return "not exercised (no rollback restored rank " + r + ")";
     }
 
     /** The coordinator's address, as the cluster was given it. */
@@ -314,7 +449,7 @@ class FaultHarnessIT {
 
     private static String table(Map<Fault, Tally> tallies) {
         StringBuilder b = new StringBuilder("\n| fault | runs | injected | recoveries | snapshots established"
-                + " | snapshots lost | wrong results | hangs |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
+                + " | snapshots lost | wrong results | hangs | damage caught |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         Tally all = new Tally();
         for (var e : tallies.entrySet()) {
             Tally t = e.getValue();
@@ -326,12 +461,14 @@ class FaultHarnessIT {
             all.lost += t.lost;
             all.wrong += t.wrong;
             all.hangs += t.hangs;
+            all.rotted += t.rotted;
+            all.rotCaught += t.rotCaught;
         }
         return b.append(row("**all**", all)).toString();
     }
 
     private static String row(String name, Tally t) {
-        return String.format(Locale.ROOT, "| %s | %d | %d | %d | %d | %d | %d | %d |%n", name, t.runs, t.injected,
-                t.recoveries, t.established, t.lost, t.wrong, t.hangs);
+        return String.format(Locale.ROOT, "| %s | %d | %d | %d | %d | %d | %d | %d | %s |%n", name, t.runs, t.injected,
+                t.recoveries, t.established, t.lost, t.wrong, t.hangs, t.rotted == 0 ? "" : t.rotCaught + " of " + t.rotted);
     }
 }
