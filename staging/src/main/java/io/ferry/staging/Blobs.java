@@ -52,6 +52,40 @@ public final class Blobs {
         return sealer == null ? ChunkId.of(Digests.sha256(raw, off, len)) : sealer.name(raw, off, len);
     }
 
+    /** A blob's name computed as its bytes come, in order: a copy is checked as it is read. Not thread-safe. */
+    public interface Namer {
+        void update(java.nio.ByteBuffer bytes);
+
+        /** The name of the bytes fed so far. */
+        ChunkId name();
+    }
+
+    /** A new {@link Namer}: SHA-256, or HMAC-SHA256 under the naming key. */
+    public Namer namer() {
+        if (sealer != null) {
+            javax.crypto.Mac mac = sealer.newMac();
+            return new Namer() {
+                public void update(java.nio.ByteBuffer bytes) {
+                    mac.update(bytes);
+                }
+
+                public ChunkId name() {
+                    return ChunkId.of(mac.doFinal());
+                }
+            };
+        }
+        MessageDigest sha = Digests.newSha256();
+        return new Namer() {
+            public void update(java.nio.ByteBuffer bytes) {
+                sha.update(bytes);
+            }
+
+            public ChunkId name() {
+                return ChunkId.of(sha.digest());
+            }
+        };
+    }
+
     /** Size of a buffer that holds the record of any blob of {@code rawLength} bytes. */
     public int maxRecordLength(ChunkFormat format, int rawLength) {
         return format.maxObjectLength(rawLength) + (sealer == null ? 0 : BlobSealer.OVERHEAD);

@@ -55,6 +55,19 @@ public final class BlobSealer {
         return keys;
     }
 
+    /** A new HMAC-SHA256 under the naming key, for a caller that names a blob piece by piece. */
+    public Mac newMac() {
+        try {
+            return (Mac) macs.get().clone();
+        } catch (CloneNotSupportedException e) {
+            return instance(() -> {
+                Mac m = Mac.getInstance("HmacSHA256");
+                m.init(keys.namingKey());
+                return m;
+            });
+        }
+    }
+
     /** The name of the blob {@code raw[off, off + len)}: HMAC-SHA256 under the naming key. */
     public ChunkId name(byte[] raw, int off, int len) {
         Mac mac = macs.get();
