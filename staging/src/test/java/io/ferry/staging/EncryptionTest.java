@@ -224,11 +224,15 @@ class EncryptionTest {
     }
 
     @Test
-    void theChunkLayoutRefusesEncryption() throws Exception {
+    void theChunkLayoutAndPlaintextFileDigestsRefuseEncryption() throws Exception {
         try (Store store = store("store")) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Staging.pipeline(store,
                     StagingConfig.from(Map.of("staging.layout", "chunks")), Clock.systemUTC(), Optional.of(A)));
             assertTrue(e.getMessage().contains("staging.layout=packs"), e.getMessage());
+            IllegalArgumentException digest = assertThrows(IllegalArgumentException.class, () -> Staging.pipeline(store,
+                    StagingConfig.from(Map.of("staging.file-sha256", "true")), Clock.systemUTC(), Optional.of(A)));
+            assertTrue(digest.getMessage().startsWith("staging.file-sha256=true would write each file's plaintext SHA-256"),
+                    digest.getMessage());
         }
     }
 
