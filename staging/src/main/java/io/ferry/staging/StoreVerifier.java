@@ -177,7 +177,8 @@ final class StoreVerifier {
         } catch (io.ferry.staging.crypt.EncryptionKeyException e) {
             // Not damage: a record this configuration cannot open is neither sound nor corrupt. Reporting it
             // as damage would have --repair quarantine sound packs; the whole scrub stops instead, in one line.
-            throw new java.util.concurrent.CompletionException(e);
+            throw new java.util.concurrent.CompletionException(new io.ferry.staging.crypt.EncryptionKeyException(
+                    key + " " + e.getMessage()));
         }
     }
 

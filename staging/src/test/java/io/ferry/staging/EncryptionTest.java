@@ -168,7 +168,9 @@ class EncryptionTest {
                         + B.id(), e.getMessage());
                 EncryptionKeyException v = assertThrows(EncryptionKeyException.class, () -> wrong.verify(Progress.NONE));
                 assertFalse(v.getMessage().contains("\n"), v.getMessage());
-                assertTrue(v.getMessage().startsWith("cannot verify the store: record at "), v.getMessage());
+                assertTrue(v.getMessage().matches("cannot verify the store: ferry/v2/packs/[0-9a-f]{2}/[0-9a-f]{64} record at \\d+"
+                        + " \\(blob [0-9a-f]{64}\\) is encrypted with key id " + A.id() + "; the configured key has id " + B.id()),
+                        v.getMessage());
                 // Even handed a report that blames the pack, a repair with the wrong key leaves it alone.
                 String pack = store.list(PackKeys.PACKS).get(0);
                 VerifyReport blamed = new VerifyReport(1, 1, 1, 1,
