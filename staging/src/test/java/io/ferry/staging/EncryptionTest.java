@@ -226,6 +226,31 @@ class EncryptionTest {
     }
 
     @Test
+    void gcRepacksSealedRecordsByteForByteAndTheImagesStillOpen() throws Exception {
+        try (Store store = store("store"); StagingPipeline p = pipeline(store, Optional.of(A))) {
+            Repository repo = p.repository();
+            byte[] kept = Fixture.randomBytes(512 << 10, 1);
+            Path g0 = Files.createDirectories(tmp.resolve("g0"));
+            Fixture.write(g0.resolve("a.bin"), kept);
+            Fixture.write(g0.resolve("b.bin"), Fixture.randomBytes(3 << 20, 2));
+            p.push(g0, new ImageRef("job", 0, 0), Progress.NONE);
+            repo.commitSnapshot("job", 0, 1);
+            Path g1 = Files.createDirectories(tmp.resolve("g1"));
+            Fixture.write(g1.resolve("a.bin"), kept);
+            Fixture.write(g1.resolve("b.bin"), Fixture.randomBytes(3 << 20, 3));
+            p.push(g1, new ImageRef("job", 1, 0), Progress.NONE);
+            repo.commitSnapshot("job", 1, 1);
+            StoreRetention.prune(repo, "job", 1, 0, false); // generation 0's b.bin is dead, its a.bin lives on in 1
+            java.time.Instant t0 = java.time.Instant.parse("2026-11-24T10:00:00Z");
+            StoreGc.Collected first = StoreGc.run(repo, java.time.Duration.ofHours(1), Clock.fixed(t0, java.time.ZoneOffset.UTC), false);
+            assertTrue(first.repacked() >= 1, first.toString());
+            assertTrue(p.verify(Progress.NONE).ok());
+            p.pull(new ImageRef("job", 1, 0), tmp.resolve("out"), Progress.NONE);
+            Fixture.assertSameTree(g1, tmp.resolve("out"));
+        }
+    }
+
+    @Test
     void theChunkLayoutAndPlaintextFileDigestsRefuseEncryption() throws Exception {
         try (Store store = store("store")) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Staging.pipeline(store,
