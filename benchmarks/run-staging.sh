@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Builds Ferry and runs the staging benchmark: benchmarks/run-staging.sh [IMAGE_SIZE] [WORK_DIR]
+# Builds Ferry (reactor, nothing installed into ~/.m2) and runs the staging benchmark:
+# benchmarks/run-staging.sh [IMAGE_SIZE] [WORK_DIR] [ferry]
+# With a third argument 'ferry', only Ferry's own rows and the encryption table run: no peer tools,
+# and not bin/ferry, which builds and installs the distribution on first use.
+# Environment: MVN_FLAGS (e.g. -o).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
-mvn ${MVN_FLAGS:-} -q -B -DskipTests -DskipITs install -pl benchmarks -am
-mvn ${MVN_FLAGS:-} -q -B -pl benchmarks dependency:build-classpath -Dmdep.outputFile=target/classpath.txt
-exec java -Xmx2g -Djna.tmpdir="$here/benchmarks/target/jna" \
-  -cp "benchmarks/target/classes:$(cat benchmarks/target/classpath.txt)" \
-  io.ferry.benchmarks.StagingBenchmark "${1:-2GiB}" "${2:-$here/bench-work}"
+. benchmarks/classpath.sh
+echo "uptime: $(uptime)"
+exec java -Xmx2g -Djna.tmpdir="$here/benchmarks/target/jna" -cp "$cp" \
+  io.ferry.benchmarks.StagingBenchmark "${1:-2GiB}" "${2:-$here/bench-work}" ${3:+"$3"}

@@ -9,6 +9,7 @@ import io.ferry.staging.PushResult;
 import io.ferry.staging.Staging;
 import io.ferry.staging.StagingConfig;
 import io.ferry.staging.StagingPipeline;
+import io.ferry.staging.crypt.Keys;
 import io.ferry.staging.internal.FileTrees;
 import io.ferry.stores.Store;
 import io.ferry.stores.Stores;
@@ -21,16 +22,31 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
  * Push and pull of one realistic image: Ferry against the tools a user has today, same image,
  * same disk, same run. Every tool's write ends durable (Ferry fsyncs each object; the peers
  * are followed by {@code sync}), and every tool reads its input from the page cache, so they
- * are compared on equal terms. Prints a Markdown table with ratios to Ferry.
+ * are compared on equal terms. Prints a Markdown table with ratios to Ferry, then the cost of
+ * encryption at rest: Ferry's default pipeline with and without a key, alternated five times in
+ * the same run (medians), as a ratio. A third argument {@code ferry} runs only the Ferry rows: no
+ * peer tools, no {@code bin/ferry} (which builds and installs the distribution on first use).
  */
 public final class StagingBenchmark {
-    private record Row(String tool, double pushSeconds, long storedBytes, double pullSeconds) {}
+    /** One tool's figures; {@code pushCpu}, {@code pullCpu}: this JVM's CPU seconds (Ferry rows only, else NaN). */
+    private record Row(String tool, double pushSeconds, long storedBytes, double pullSeconds, double pushCpu, double pullCpu) {
+        Row(String tool, double pushSeconds, long storedBytes, double pullSeconds) {
+            this(tool, pushSeconds, storedBytes, pullSeconds, Double.NaN, Double.NaN);
+        }
+    }
+
+    /** CPU seconds this JVM has used: on a machine shared with other work, steadier than wall time. */
+    private static double cpuSeconds() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime() / 1e9;
+    }
 
     private StagingBenchmark() {}
 
@@ -43,12 +59,81 @@ public final class StagingBenchmark {
         SyntheticImage.write(image, size, 42, 0);
         sh("sync");
 
+        boolean ferryOnly = args.length > 2 && args[2].equals("ferry");
         List<Row> rows = new ArrayList<>();
         warmUp(work);
-        rows.add(ferry(work, image, size, Map.of(), "**Ferry** (default: packs, 64 KiB blobs, zstd -1)"));
+        rows.add(ferry(work, image, size, Map.of(), "**Ferry** (default: packs, 64 KiB blobs, zstd -1)", Optional.empty()));
+        List<Row> encryption = encryption(work, image, size);
+        if (!ferryOnly) {
+            peers(work, image, size, rows);
+        }
+
+        Row f = rows.get(0);
+        System.out.printf(Locale.ROOT, "%nImage: %s (%d bytes, seed 42: 15%% code, 40%% heap pages with zeros,"
+                + " 30%% float fields, 15%% random), %d cores%n%n", Sizes.format(size), size,
+                Runtime.getRuntime().availableProcessors());
+        table(rows, f, size);
+        System.out.printf(Locale.ROOT, "%nEncryption at rest (AES-256-GCM per record, HMAC-SHA256 names): medians of %d"
+                + " alternated runs of the default pipeline%n%n", ROUNDS);
+        System.out.println("| pipeline | push s | push CPU s | pull s | pull CPU s | stored | push time / CPU vs clear"
+                + " | pull time / CPU vs clear |");
+        System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|");
+        Row c = encryption.get(0);
+        for (Row r : encryption) {
+            System.out.printf(Locale.ROOT, "| %s | %.2f | %.2f | %.2f | %.2f | %.1f MiB | %.2fx / %.2fx | %.2fx / %.2fx |%n",
+                    r.tool(), r.pushSeconds(), r.pushCpu(), r.pullSeconds(), r.pullCpu(), r.storedBytes() / 1048576.0,
+                    r.pushSeconds() / c.pushSeconds(), r.pushCpu() / c.pushCpu(), r.pullSeconds() / c.pullSeconds(),
+                    r.pullCpu() / c.pullCpu());
+        }
+    }
+
+    /** Runs of the clear and the encrypted pipeline, alternated, whose medians the encryption table gives. */
+    private static final int ROUNDS = 5;
+
+    private static void table(List<Row> rows, Row f, long size) {
+        System.out.println("| tool | push MB/s | stored | ratio | pull MB/s | Ferry push speed-up | Ferry pull speed-up |");
+        System.out.println("|---|---:|---:|---:|---:|---:|---:|");
+        for (Row r : rows) {
+            System.out.printf(Locale.ROOT, "| %s | %.0f | %.1f MiB | %.3fx | %.0f | %.2fx | %.2fx |%n", r.tool(),
+                    size / 1e6 / r.pushSeconds(), r.storedBytes() / 1048576.0, (double) size / r.storedBytes(),
+                    size / 1e6 / r.pullSeconds(), r.pushSeconds() / f.pushSeconds(), r.pullSeconds() / f.pullSeconds());
+        }
+    }
+
+    /**
+     * The default pipeline in the clear and with a fresh random key, alternated three times so that a
+     * machine loaded by something else weighs on both alike; the median push and pull of each.
+     */
+    private static List<Row> encryption(Path work, Path image, long size) throws IOException {
+        Optional<Keys> key = Optional.of(randomKey());
+        List<Row> clear = new ArrayList<>();
+        List<Row> sealed = new ArrayList<>();
+        for (int i = 0; i < ROUNDS; i++) {
+            clear.add(ferry(work, image, size, Map.of(), "Ferry, clear", Optional.empty()));
+            sealed.add(ferry(work, image, size, Map.of(), "Ferry, encrypted", key));
+        }
+        return List.of(median("Ferry default, in the clear", clear), median("Ferry default, encrypted (`encryption.key-file`)", sealed));
+    }
+
+    private static Keys randomKey() {
+        byte[] master = new byte[32];
+        new java.security.SecureRandom().nextBytes(master);
+        return Keys.parse(java.util.HexFormat.of().formatHex(master), "a random benchmark key");
+    }
+
+    private static Row median(String label, List<Row> runs) {
+        double[] push = runs.stream().mapToDouble(Row::pushSeconds).sorted().toArray();
+        double[] pull = runs.stream().mapToDouble(Row::pullSeconds).sorted().toArray();
+        double[] pushCpu = runs.stream().mapToDouble(Row::pushCpu).sorted().toArray();
+        double[] pullCpu = runs.stream().mapToDouble(Row::pullCpu).sorted().toArray();
+        return new Row(label, push[push.length / 2], runs.get(0).storedBytes(), pull[pull.length / 2],
+                pushCpu[pushCpu.length / 2], pullCpu[pullCpu.length / 2]);
+    }
+
+    private static void peers(Path work, Path image, long size, List<Row> rows) throws Exception {
         // The same pipeline writing one pack at a time, as before staging.packs-in-flight: one fsync in flight.
         rows.add(ferry(work, image, size, Map.of("staging.packs-in-flight", "2"),
-                "Ferry, one pack written at a time (`staging.packs-in-flight=2`)"));
+                "Ferry, one pack written at a time (`staging.packs-in-flight=2`)", Optional.empty()));
         // The whole command a user types, its JVM start included (the row above is the pipeline in this JVM);
         // bin/ferry builds the distribution on first use, which is not what this row measures.
         sh("bin/ferry help > /dev/null 2>&1 || true");
@@ -66,35 +151,25 @@ public final class StagingBenchmark {
         rows.add(peer(work, "tar + gzip -1", "tar -cf - -C IMG . | gzip -1 > OUT/img.tar.gz && sync OUT/img.tar.gz",
                 "gzip -d -c OUT/img.tar.gz | tar -xf - -C DEST && sync -f DEST", image));
         rows.add(peer(work, "cp + sync", "cp -r IMG/. OUT/ && sync -f OUT", "cp -r OUT/. DEST/ && sync -f DEST", image));
-
-        Row f = rows.get(0);
-        System.out.printf(Locale.ROOT, "%nImage: %s (%d bytes, seed 42: 15%% code, 40%% heap pages with zeros,"
-                + " 30%% float fields, 15%% random), %d cores%n%n", Sizes.format(size), size,
-                Runtime.getRuntime().availableProcessors());
-        System.out.println("| tool | push MB/s | stored | ratio | pull MB/s | Ferry push speed-up | Ferry pull speed-up |");
-        System.out.println("|---|---:|---:|---:|---:|---:|---:|");
-        for (Row r : rows) {
-            System.out.printf(Locale.ROOT, "| %s | %.0f | %.1f MiB | %.3fx | %.0f | %.2fx | %.2fx |%n", r.tool(),
-                    size / 1e6 / r.pushSeconds(), r.storedBytes() / 1048576.0, (double) size / r.storedBytes(),
-                    size / 1e6 / r.pullSeconds(), r.pushSeconds() / f.pushSeconds(), r.pullSeconds() / f.pullSeconds());
-        }
     }
 
-    private static Row ferry(Path work, Path image, long size, Map<String, String> settings, String label)
+    private static Row ferry(Path work, Path image, long size, Map<String, String> settings, String label, Optional<Keys> keys)
             throws IOException {
         Path storeDir = work.resolve("ferry-store");
         FileTrees.delete(storeDir);
         try (Store store = Stores.open(storeDir.toUri(), Map.of());
-             StagingPipeline p = Staging.pipeline(store, StagingConfig.from(settings), Clock.systemUTC())) {
+             StagingPipeline p = Staging.pipeline(store, StagingConfig.from(settings), Clock.systemUTC(), keys)) {
             ImageRef ref = new ImageRef("bench", 0, 0);
             sh("sync");
+            double cpu0 = cpuSeconds();
             PushResult push = p.push(image, ref, Progress.NONE);
-            System.err.printf(Locale.ROOT, "ferry push: %.2f s, %d chunks (%d zero, %d known, %d new)%n",
-                    push.elapsed().toNanos() / 1e9, push.chunks(), push.zeroChunks(), push.knownChunks(), push.newChunks());
+            double pushCpu = cpuSeconds() - cpu0;
+            System.err.printf(Locale.ROOT, "ferry push%s: %.2f s (%.2f CPU s), %d chunks (%d zero, %d known, %d new)%n",
+                    keys.isPresent() ? " (encrypted)" : "", push.elapsed().toNanos() / 1e9, pushCpu, push.chunks(), push.zeroChunks(), push.knownChunks(), push.newChunks());
             p.repository().commitSnapshot("bench", 0, 1);
             long stored = du(storeDir);
 
-            if (settings.isEmpty()) {
+            if (settings.isEmpty() && keys.isEmpty() && label.startsWith("**")) {
                 // The next generation of a long run: only the simulation's fields changed.
                 Path next = work.resolve("image-next");
                 SyntheticImage.write(next, size, 42, 1);
@@ -106,26 +181,29 @@ public final class StagingBenchmark {
             }
 
             sh("sync");
+            double cpu1 = cpuSeconds();
             PullResult pull = p.pull(ref, work.resolve("ferry-out"), Progress.NONE);
-            System.err.printf(Locale.ROOT, "ferry pull: %.2f s%n", pull.elapsed().toNanos() / 1e9);
+            double pullCpu = cpuSeconds() - cpu1;
+            System.err.printf(Locale.ROOT, "ferry pull%s: %.2f s (%.2f CPU s)%n", keys.isPresent() ? " (encrypted)" : "",
+                    pull.elapsed().toNanos() / 1e9, pullCpu);
             FileTrees.delete(work.resolve("ferry-out"));
-            return new Row(label, push.elapsed().toNanos() / 1e9, stored,
-                    pull.elapsed().toNanos() / 1e9);
+            return new Row(label, push.elapsed().toNanos() / 1e9, stored, pull.elapsed().toNanos() / 1e9, pushCpu, pullCpu);
         }
     }
 
     /**
      * Compiles the pipeline's hot code before anything is timed: a 256 MiB image pushed and pulled
-     * twice in this JVM. Without it the first Ferry row pays the JIT's warm-up (seen: 10.1 s where
+     * twice in this JVM, in the clear and encrypted (AES-GCM's intrinsics, too, wait for the JIT). Without it the first Ferry row pays the JIT's warm-up (seen: 10.1 s where
      * the same push took 4.3 s in the next row), and the two Ferry rows could not be compared.
      */
     private static void warmUp(Path work) throws IOException {
         Path warm = work.resolve("warm-up");
         SyntheticImage.write(warm.resolve("image"), 256L << 20, 7, 0);
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < 4; i++) {
             FileTrees.delete(warm.resolve("store"));
             try (Store store = Stores.open(warm.resolve("store").toUri(), Map.of());
-                 StagingPipeline p = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC())) {
+                 StagingPipeline p = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC(),
+                         i % 2 == 0 ? Optional.empty() : Optional.of(randomKey()))) {
                 p.push(warm.resolve("image"), new ImageRef("warm", 0, 0), Progress.NONE);
                 FileTrees.delete(warm.resolve("out"));
                 p.pull(new ImageRef("warm", 0, 0), warm.resolve("out"), Progress.NONE);

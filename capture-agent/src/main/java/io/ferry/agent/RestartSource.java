@@ -2,7 +2,6 @@ package io.ferry.agent;
 
 import io.ferry.agent.peer.PeerAuth;
 import io.ferry.agent.peer.PeerClient;
-import io.ferry.compression.Digests;
 import io.ferry.model.Entry;
 import io.ferry.model.ImageRef;
 import io.ferry.model.Manifest;
@@ -81,7 +80,7 @@ public final class RestartSource {
         Manifest m = sm.manifest();
         Path local = cache.imageDir(ref);
         FileTrees.delete(target);
-        if (Files.isDirectory(local) && copyVerified(local, m, target, localCheck(cache, ref, sm))) {
+        if (Files.isDirectory(local) && copyVerified(local, m, target, localCheck(cache, ref, sm), pipeline.repository().blobs())) {
             return cache.isPartnerCopy(ref) ? "partner" : "local";
         }
         for (PeerAddresses.Peer peer : peers) {
@@ -91,7 +90,7 @@ public final class RestartSource {
             FileTrees.delete(target);
             Files.createDirectories(target.getParent());
             try {
-                if (PeerClient.get(peer, ref, target, auth) && copyVerified(target, m, null, null)) {
+                if (PeerClient.get(peer, ref, target, auth) && copyVerified(target, m, null, null, pipeline.repository().blobs())) {
                     return "partner";
                 }
                 System.err.println("ferry agent: rank " + ref.rank() + " of " + ref.job() + " generation "
@@ -142,7 +141,7 @@ public final class RestartSource {
         io.ferry.staging.Repository.StoredManifest sm = committedManifest(pipeline, ref, committedManifestSha256);
         Manifest m = sm.manifest();
         Path local = cache.imageDir(ref);
-        if (Files.isDirectory(local) && copyVerified(local, m, null, localCheck(cache, ref, sm))) {
+        if (Files.isDirectory(local) && copyVerified(local, m, null, localCheck(cache, ref, sm), pipeline.repository().blobs())) {
             return cache.isPartnerCopy(ref) ? "partner (a partner copy in this node's cache, verified against the manifest)"
                     : "local (cache copy verified against the manifest)";
         }
@@ -205,7 +204,8 @@ public final class RestartSource {
      * Copies a cached image into {@code target} and verifies it in the same pass: the layout
      * first (every entry of the manifest there with its type, size or link target, nothing
      * else), then every chunk of every file, read once, checked against the manifest's chunk id
-     * (the SHA-256 of its raw bytes; an all-zero chunk must be zeros) and written, chunks spread
+     * (the SHA-256 of its raw bytes, or their HMAC-SHA256 under {@code blobs}' naming key when the image is
+     * encrypted; an all-zero chunk must be zeros) and written, chunks spread
      * over the cores. Every byte of every file is covered by exactly one chunk, so this verifies
      * what the whole-file digests would, reading the image once instead of twice. Returns false
      * (leaving a partial {@code target} for the caller to delete) when anything differs. With a
@@ -213,7 +213,7 @@ public final class RestartSource {
      * {@code crc32c} (every chunk's, in manifest order: {@link #localCheck}) each chunk is checked
      * against its CRC32C instead of its SHA-256.
      */
-    static boolean copyVerified(Path dir, Manifest m, Path target, int[] crc32c) throws IOException {
+    static boolean copyVerified(Path dir, Manifest m, Path target, int[] crc32c, io.ferry.staging.Blobs blobs) throws IOException {
         if (!layoutMatches(dir, m)) {
             return false;
         }
@@ -281,7 +281,7 @@ public final class RestartSource {
                                     long at = offsets[i];
                                     int len = (int) (offsets[i + 1] - at);
                                     ChunkCheck check = crc32c != null ? new ChunkCheck.Crc(crc32c[first + i])
-                                            : ChunkCheck.of(f.chunks().get(i));
+                                            : ChunkCheck.of(f.chunks().get(i), blobs);
                                     // in pieces that stay in the CPU's cache: read, checked, written
                                     for (int done = 0; done < len; ) {
                                         int piece = Math.min(PIECE, len - done);
@@ -366,8 +366,8 @@ public final class RestartSource {
 
         boolean matches();
 
-        static ChunkCheck of(io.ferry.model.ChunkId id) {
-            return id.isZero() ? new Zeros() : new Sha256(id);
+        static ChunkCheck of(io.ferry.model.ChunkId id, io.ferry.staging.Blobs blobs) {
+            return id.isZero() ? new Zeros() : new Named(id, blobs.namer());
         }
 
         /** Against the CRC32C recorded when this node pushed the chunk. */
@@ -388,21 +388,14 @@ public final class RestartSource {
             }
         }
 
-        /** Against the chunk id: the SHA-256 of its raw bytes. */
-        final class Sha256 implements ChunkCheck {
-            private final java.security.MessageDigest sha = Digests.newSha256();
-            private final io.ferry.model.ChunkId id;
-
-            Sha256(io.ferry.model.ChunkId id) {
-                this.id = id;
-            }
-
+        /** Against the chunk id: the SHA-256 of its raw bytes, or their keyed hash when the store is encrypted. */
+        record Named(io.ferry.model.ChunkId id, io.ferry.staging.Blobs.Namer namer) implements ChunkCheck {
             public void update(java.nio.ByteBuffer bytes) {
-                sha.update(bytes);
+                namer.update(bytes);
             }
 
             public boolean matches() {
-                return id.matches(sha.digest());
+                return id.equals(namer.name());
             }
         }
 

@@ -85,6 +85,44 @@ class RestartSourceTest {
     }
 
     @Test
+    void anEncryptedImageRestoresFromTheCacheCheckedByItsKeyedNamesAndAnotherKeyFailsInOneLine() throws Exception {
+        LocalCache cache = Staging.localCache(tmp.resolve("cache"));
+        ImageRef ref = new ImageRef("job", 1, 0);
+        Path image = cache.imageDir(ref);
+        byte[] big = new byte[3 << 20];
+        new Random(11).nextBytes(big);
+        Files.createDirectories(image);
+        Files.write(image.resolve("state.bin"), big);
+        var key = io.ferry.staging.crypt.Keys.parse("42".repeat(32), "test key");
+        var other = io.ferry.staging.crypt.Keys.parse("43".repeat(32), "other test key");
+        try (Store store = Stores.open(tmp.resolve("store").toUri(), Map.of());
+             StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC(),
+                     java.util.Optional.of(key))) {
+            pipeline.push(image, ref, Progress.NONE);
+            pipeline.repository().commitSnapshot("job", 1, 1);
+            cache.markStaged(ref); // no CRC32C recorded: each blob is checked against its name, an HMAC-SHA256
+            Path target = tmp.resolve("restart");
+            assertEquals("local", RestartSource.materialise(pipeline, cache, ref, target));
+            assertArrayEquals(big, Files.readAllBytes(target.resolve("state.bin")));
+            try (StagingPipeline wrong = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC(),
+                    java.util.Optional.of(other))) {
+                var e = org.junit.jupiter.api.Assertions.assertThrows(io.ferry.staging.crypt.EncryptionKeyException.class,
+                        () -> RestartSource.materialise(wrong, cache, ref, target));
+                assertEquals("generation 1 of job job is encrypted with key id " + key.id() + "; the configured key has id "
+                        + other.id(), e.getMessage());
+            }
+            try (RandomAccessFile f = new RandomAccessFile(image.resolve("state.bin").toFile(), "rw")) {
+                f.seek(100_000);
+                int b = f.read();
+                f.seek(100_000);
+                f.write(b ^ 1);
+            }
+            assertEquals("remote", RestartSource.materialise(pipeline, cache, ref, target));
+            assertArrayEquals(big, Files.readAllBytes(target.resolve("state.bin")));
+        }
+    }
+
+    @Test
     void aCheckRecordedForAnotherManifestOrCutShortIsNotUsedAndTheCopyIsCheckedBySha256() throws Exception {
         LocalCache cache = Staging.localCache(tmp.resolve("cache"));
         ImageRef ref = new ImageRef("job", 2, 0);

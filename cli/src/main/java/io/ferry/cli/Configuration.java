@@ -167,12 +167,18 @@ final class Configuration {
             out.add(v != null ? v : new Value(k.name(), k.defaultValue(), "default"));
         }
         out.addAll(set.values());
+        if (!env.getOrDefault(io.ferry.staging.crypt.Keys.VARIABLE, "").isEmpty()) {
+            // the key itself is no configuration key (it must never be typed on a command line); shown hidden
+            out.add(new Value("encryption.key", env.get(io.ferry.staging.crypt.Keys.VARIABLE),
+                    "env " + io.ferry.staging.crypt.Keys.VARIABLE));
+        }
         return out;
     }
 
     static List<ConfigKey<?>> tableKeys() {
         List<ConfigKey<?>> keys = new ArrayList<>(StagingConfig.TABLE.keys());
         keys.addAll(StoreSettings.TABLE.keys());
+        keys.addAll(io.ferry.staging.crypt.Keys.TABLE.keys());
         return keys;
     }
 
@@ -227,7 +233,8 @@ final class Configuration {
     }
 
     private static boolean known(String key) {
-        return StagingConfig.TABLE.knows(key) || StoreSettings.TABLE.knows(key) || !Stores.schemesAccepting(key).isEmpty()
+        return StagingConfig.TABLE.knows(key) || StoreSettings.TABLE.knows(key) || io.ferry.staging.crypt.Keys.TABLE.knows(key)
+                || !Stores.schemesAccepting(key).isEmpty()
                 || KafkaAccess.knows(key) || key.equals(io.ferry.agent.peer.PeerAuth.KEY)
                 || key.equals(io.ferry.agent.MetricsEndpoint.KEY);
     }

@@ -111,6 +111,37 @@ class RepositoryOnEveryStoreIT {
 
     @ParameterizedTest
     @ValueSource(strings = {"file", "hdfs", "s3"})
+    void anEncryptedImageRoundTripsAndNoStoredObjectHoldsItsPlaintext(String kind) throws Exception {
+        Path img = image("img-" + kind + N.incrementAndGet(), 4);
+        byte[] marker = "FERRY-MARKER-ON-EVERY-STORE".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        byte[] text = new byte[400_000];
+        for (int i = 0; i + marker.length <= text.length; i += marker.length + 1) {
+            System.arraycopy(marker, 0, text, i, marker.length);
+        }
+        Files.write(img.resolve("text.log"), text);
+        var key = java.util.Optional.of(io.ferry.staging.crypt.Keys.parse("5a".repeat(32), "test key"));
+        try (Store s = open(kind); StagingPipeline p = Staging.pipeline(s, StagingConfig.defaults(), Clock.systemUTC(), key)) {
+            ImageRef ref = new ImageRef("job", 1, 0);
+            p.push(img, ref, Progress.NONE);
+            p.repository().commitSnapshot("job", 1, 1);
+            Path out = tmp.resolve("enc-" + kind + N.incrementAndGet());
+            p.pull(ref, out, Progress.NONE);
+            for (String f : List.of("state.bin", "zeros.bin", "text.log")) {
+                assertArrayEquals(Files.readAllBytes(img.resolve(f)), Files.readAllBytes(out.resolve(f)), f);
+            }
+            assertTrue(p.verify(Progress.NONE).ok());
+            List<String> keys = new ArrayList<>(s.list(io.ferry.staging.packs.PackKeys.PACKS));
+            assertFalse(keys.isEmpty());
+            keys.add(Repository.manifestKey(ref));
+            for (String k : keys) {
+                String bytes = new String(s.get(k), java.nio.charset.StandardCharsets.ISO_8859_1);
+                assertFalse(bytes.contains(new String(marker, java.nio.charset.StandardCharsets.ISO_8859_1)), k);
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"file", "hdfs", "s3"})
     void corruptedAndMissingChunksAreCaughtAndNamed(String kind) throws Exception {
         Path img = image("img-" + kind + N.incrementAndGet(), 2);
         try (Store s = open(kind); StagingPipeline p = pipeline(s)) {

@@ -83,6 +83,22 @@ public final class ChunkFormat {
      */
     public static int decode(byte[] object, int off, int len, byte[] expectedSha256, byte[] rawOut, String name)
             throws CorruptChunkException {
+        int n = decodeUnnamed(object, off, len, rawOut, name);
+        byte[] actual = Digests.sha256(rawOut, 0, n);
+        if (!MessageDigest.isEqual(actual, expectedSha256)) {
+            throw new CorruptChunkException(name, "SHA-256 mismatch: expected " + Digests.hex(expectedSha256)
+                    + ", computed " + Digests.hex(actual));
+        }
+        return n;
+    }
+
+    /**
+     * Every check of {@link #decode(byte[], int, int, byte[], byte[], String)} but the last: the raw
+     * bytes are not compared with a name. For a caller that names blobs otherwise (a keyed hash, when
+     * records are encrypted) and checks the name itself.
+     */
+    public static int decodeUnnamed(byte[] object, int off, int len, byte[] rawOut, String name)
+            throws CorruptChunkException {
         ChunkHeader h = header(object, off, len, name);
         if (ChunkHeader.LENGTH + (long) h.storedLength() != len) {
             throw new CorruptChunkException(name, "header says " + h.storedLength() + " stored bytes, object holds "
@@ -101,11 +117,6 @@ public final class ChunkFormat {
             Codecs.forId(h.codec()).decompress(object, off + ChunkHeader.LENGTH, h.storedLength(), rawOut, 0, h.rawLength());
         } catch (IllegalArgumentException e) {
             throw new CorruptChunkException(name, e.getMessage());
-        }
-        byte[] actual = Digests.sha256(rawOut, 0, h.rawLength());
-        if (!MessageDigest.isEqual(actual, expectedSha256)) {
-            throw new CorruptChunkException(name, "SHA-256 mismatch: expected " + Digests.hex(expectedSha256)
-                    + ", computed " + Digests.hex(actual));
         }
         return h.rawLength();
     }

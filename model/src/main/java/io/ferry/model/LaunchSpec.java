@@ -49,7 +49,9 @@ public record LaunchSpec(List<String> program, String capture, long captureTimeo
     public static boolean isSecret(String key) {
         String k = key.toLowerCase(java.util.Locale.ROOT);
         return k.contains("secret") || k.contains("access-key") || k.contains("password") || k.contains("token")
-                || k.contains("jaas") || k.contains("passphrase");
+                || k.contains("jaas") || k.contains("passphrase")
+                // the key of encryption at rest (FERRY_ENCRYPTION_KEY); encryption.key-file is a path and travels
+                || k.equals("encryption.key") || k.endsWith("encryption-key");
     }
 
     /**

@@ -12,8 +12,11 @@ import java.util.Set;
  * <p>In the pack layout (manifest version 3, {@code docs/formats/pack.md}) {@code packs} names
  * the pack objects its files' blobs lie in, {@code chunkSize} is the largest blob, and every
  * non-empty file lists a place per blob. In the chunk layout {@code packs} is empty.
+ *
+ * <p>{@code keyId} is empty for an image stored in the clear; for one whose blobs are encrypted
+ * (manifest version 4) it is the 16 hex digits of the key's id, and the image is in packs.
  */
-public record Manifest(ImageRef image, int chunkSize, List<Entry> entries, List<String> packs) {
+public record Manifest(ImageRef image, int chunkSize, List<Entry> entries, List<String> packs, String keyId) {
     public static final int MIN_CHUNK_SIZE = 4096;
     public static final int MAX_CHUNK_SIZE = 64 << 20;
 
@@ -34,6 +37,13 @@ public record Manifest(ImageRef image, int chunkSize, List<Entry> entries, List<
             }
         }
         boolean inPacks = !packs.isEmpty() || entries.stream().anyMatch(e -> e instanceof Entry.RegularFile f && f.inPacks());
+        if (keyId == null || !keyId.isEmpty() && !keyId.matches("[0-9a-f]{16}")) {
+            throw new IllegalArgumentException("manifest " + image + ": key id must be empty or 16 lower-case hex digits, got "
+                    + Names.quote(String.valueOf(keyId)));
+        }
+        if (!keyId.isEmpty() && !inPacks && entries.stream().anyMatch(e -> e instanceof Entry.RegularFile f && f.size() > 0)) {
+            throw new IllegalArgumentException("manifest " + image + ": an encrypted image must be in packs");
+        }
         Set<String> paths = new HashSet<>();
         Set<String> leaves = new HashSet<>();
         for (Entry e : entries) {
@@ -66,6 +76,16 @@ public record Manifest(ImageRef image, int chunkSize, List<Entry> entries, List<
     /** A manifest of the chunk layout (no packs). */
     public Manifest(ImageRef image, int chunkSize, List<Entry> entries) {
         this(image, chunkSize, entries, List.of());
+    }
+
+    /** A manifest of an image stored in the clear. */
+    public Manifest(ImageRef image, int chunkSize, List<Entry> entries, List<String> packs) {
+        this(image, chunkSize, entries, packs, "");
+    }
+
+    /** Whether the image's blobs are encrypted (a key id is recorded). */
+    public boolean encrypted() {
+        return !keyId.isEmpty();
     }
 
     /** Whether the image's blobs lie in packs (manifest version 3). */

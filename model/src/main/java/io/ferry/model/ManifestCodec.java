@@ -28,6 +28,8 @@ public final class ManifestCodec {
     public static final int MANIFEST_V2 = 2;
     /** Manifest version 3: the pack layout; files list blobs with their places, the manifest names its packs. */
     public static final int MANIFEST_V3 = 3;
+    /** Manifest version 4: version 3 whose blobs are encrypted; {@code keyId} names the key. */
+    public static final int MANIFEST_V4 = 4;
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private ManifestCodec() {}
@@ -36,10 +38,16 @@ public final class ManifestCodec {
         ObjectNode root = JSON.createObjectNode();
         boolean v1 = m.entries().stream().noneMatch(e -> e instanceof Entry.RegularFile f
                 && f.sha256().equals(Entry.RegularFile.NOT_RECORDED));
-        boolean v3 = m.inPacks();
-        root.put("format", MANIFEST_FORMAT).put("version", v3 ? MANIFEST_V3 : v1 ? VERSION : MANIFEST_V2);
+        boolean v3 = m.inPacks() || m.encrypted();
+        // An encrypted image is version 4, so that a Ferry without encryption refuses it ("unsupported
+        // version 4") instead of reading sealed records as damaged ones; every other manifest is
+        // byte for byte what it was before encryption existed.
+        root.put("format", MANIFEST_FORMAT).put("version", m.encrypted() ? MANIFEST_V4 : v3 ? MANIFEST_V3 : v1 ? VERSION : MANIFEST_V2);
         root.put("job", m.image().job()).put("generation", m.image().generation()).put("rank", m.image().rank());
         root.put("chunkSize", m.chunkSize());
+        if (m.encrypted()) {
+            root.put("keyId", m.keyId());
+        }
         if (v3) {
             ArrayNode packs = root.putArray("packs");
             m.packs().forEach(packs::add);
@@ -78,10 +86,14 @@ public final class ManifestCodec {
 
     public static Manifest decodeManifest(byte[] json, String source) throws MalformedManifestException {
         try {
-            JsonNode root = parse(json, MANIFEST_FORMAT, VERSION, MANIFEST_V3);
+            JsonNode root = parse(json, MANIFEST_FORMAT, VERSION, MANIFEST_V4);
             long version = root.get("version").asLong();
             boolean digestOptional = version >= MANIFEST_V2;
-            boolean v3 = version == MANIFEST_V3;
+            boolean v3 = version >= MANIFEST_V3;
+            String keyId = version == MANIFEST_V4 ? text(root, "keyId") : "";
+            if (version == MANIFEST_V4 && keyId.isEmpty()) {
+                throw new IllegalArgumentException("field 'keyId' must name the key of an encrypted image");
+            }
             ImageRef ref = new ImageRef(text(root, "job"), longField(root, "generation"),
                     Math.toIntExact(longField(root, "rank")));
             int chunkSize = Math.toIntExact(longField(root, "chunkSize"));
@@ -106,7 +118,7 @@ public final class ManifestCodec {
             for (int i = 0; i < entries.size(); i++) {
                 out.add(entry(entries.get(i), i, digestOptional, v3));
             }
-            return new Manifest(ref, chunkSize, out, packs);
+            return new Manifest(ref, chunkSize, out, packs, keyId);
         } catch (IllegalArgumentException | ArithmeticException e) {
             throw new MalformedManifestException("malformed manifest " + source + ": " + e.getMessage(), e);
         }

@@ -105,7 +105,30 @@ class ManifestCodecTest {
     void wrongFormatOrVersionIsMalformed() {
         String json = new String(ManifestCodec.encode(sample()), StandardCharsets.UTF_8);
         assertMalformed(json.replace("ferry-image-manifest", "something-else"), "format");
-        assertMalformed(json.replace("\"version\" : 1", "\"version\" : 4"), "unsupported version 4 (this Ferry reads 1 to 3)");
+        assertMalformed(json.replace("\"version\" : 1", "\"version\" : 5"), "unsupported version 5 (this Ferry reads 1 to 4)");
+        assertMalformed(json.replace("\"version\" : 1", "\"version\" : 4"), "field 'keyId' must be a string");
+    }
+
+    @Test
+    void anEncryptedImageIsVersionFourWithItsKeyIdAndAClearOneIsUnchanged() throws Exception {
+        ImageRef ref = new ImageRef("sim", 5, 0);
+        String pack = "ab".repeat(32);
+        Entry.RegularFile f = new Entry.RegularFile("state.bin", 0644, 5000, Entry.RegularFile.NOT_RECORDED,
+                List.of(ChunkId.parse("cd".repeat(32))), List.of(new BlobPlace(5000, 0, 8, 300)));
+        Manifest clear = new Manifest(ref, 262144, List.of(f), List.of(pack));
+        String clearJson = new String(ManifestCodec.encode(clear), StandardCharsets.UTF_8);
+        assertTrue(clearJson.contains("\"version\" : 3") && !clearJson.contains("keyId"), clearJson);
+        Manifest sealed = new Manifest(ref, 262144, List.of(f), List.of(pack), "1a2b3c4d5e6f7081");
+        byte[] bytes = ManifestCodec.encode(sealed);
+        String json = new String(bytes, StandardCharsets.UTF_8);
+        assertTrue(json.contains("\"version\" : 4") && json.contains("\"keyId\" : \"1a2b3c4d5e6f7081\""), json);
+        assertEquals(sealed, ManifestCodec.decodeManifest(bytes, "src"));
+        assertEquals(clearJson, json.replace("\"version\" : 4", "\"version\" : 3")
+                .replaceAll(",\\s*\"keyId\" : \"1a2b3c4d5e6f7081\"", ""), "version 4 is version 3 and its key id");
+        assertMalformed(json.replace("1a2b3c4d5e6f7081", "1A2B"), "key id must be empty or 16 lower-case hex digits");
+        assertThrows(IllegalArgumentException.class, () -> new Manifest(ref, 262144, List.of(
+                new Entry.RegularFile("a", 0644, 10, Entry.RegularFile.NOT_RECORDED, List.of(ChunkId.parse("cd".repeat(32))))),
+                List.of(), "1a2b3c4d5e6f7081"), "an encrypted image is in packs");
     }
 
     @Test

@@ -25,15 +25,32 @@ public record OpenedStore(Store store, StagingPipeline pipeline) implements Clos
      * store (e.g. {@code s3.endpoint}). Unknown keys and bad values fail, naming the key.
      */
     public static OpenedStore open(String storeText, Map<String, String> settings) throws IOException {
+        return open(storeText, settings, System.getenv());
+    }
+
+    /**
+     * {@link #open(String, Map)} with the process environment {@code env}, where
+     * {@code FERRY_ENCRYPTION_KEY} may hold the key of encryption at rest ({@code encryption.key-file}
+     * names a file holding it instead): each process takes the key from its own environment or file,
+     * so it never travels in the event log nor on a command line.
+     */
+    public static OpenedStore open(String storeText, Map<String, String> settings, Map<String, String> env) throws IOException {
         Map<String, String> staging = new LinkedHashMap<>();
         Map<String, String> resilience = new LinkedHashMap<>();
+        Map<String, String> encryption = new LinkedHashMap<>();
         Map<String, String> storeOpts = new LinkedHashMap<>();
-        settings.forEach((k, v) -> (StagingConfig.TABLE.knows(k) ? staging
-                : StoreSettings.TABLE.knows(k) ? resilience : storeOpts).put(k, v));
+        settings.forEach((k, v) -> (StagingConfig.TABLE.knows(k) ? staging : StoreSettings.TABLE.knows(k) ? resilience
+                : io.ferry.staging.crypt.Keys.TABLE.knows(k) ? encryption : storeOpts).put(k, v));
         StagingConfig config = StagingConfig.from(staging);
+        var keys = io.ferry.staging.crypt.Keys.resolve(encryption, env);
         URI uri = Stores.parse(storeText);
         Store s = new CountingStore(Stores.open(uri, storeOpts, StoreSettings.resilience(resilience)));
-        return new OpenedStore(s, Staging.pipeline(s, config, Clock.systemUTC()));
+        try {
+            return new OpenedStore(s, Staging.pipeline(s, config, Clock.systemUTC(), keys));
+        } catch (RuntimeException e) {
+            s.close();
+            throw e;
+        }
     }
 
     /** Objects and bytes written and read through this store since it was opened. */

@@ -1,6 +1,5 @@
 package io.ferry.staging;
 
-import io.ferry.compression.ChunkFormat;
 import io.ferry.compression.CorruptChunkException;
 import io.ferry.model.BlobPlace;
 import io.ferry.model.ChunkId;
@@ -76,7 +75,7 @@ public final class PackHeal {
         if (wanted.isEmpty()) {
             return new Healed(0, 0, List.of());
         }
-        Map<ChunkId, PackMoves.Moved> copies = findCopies(store, wanted);
+        Map<ChunkId, PackMoves.Moved> copies = findCopies(store, repo.blobs(), wanted);
         List<String> details = new ArrayList<>();
         int healed = 0;
         int missing = 0;
@@ -104,7 +103,7 @@ public final class PackHeal {
     private record Wanted(String pack, long offset) {}
 
     /** A sound record of each wanted blob in the packs on the store, read from their trailers and checked. */
-    private static Map<ChunkId, PackMoves.Moved> findCopies(Store store, Map<ChunkId, List<Wanted>> wanted)
+    private static Map<ChunkId, PackMoves.Moved> findCopies(Store store, Blobs blobs, Map<ChunkId, List<Wanted>> wanted)
             throws StoreException {
         Map<ChunkId, PackMoves.Moved> out = new HashMap<>();
         byte[] raw = new byte[BlobPlace.MAX_LENGTH];
@@ -126,10 +125,10 @@ public final class PackHeal {
                 byte[] record = new byte[r.length()];
                 store.readRange(key, r.offset(), record, 0, r.length());
                 try {
-                    ChunkFormat.decode(record, 0, r.length(), r.id().bytes(), raw, "copy of blob " + r.id() + " in " + key);
+                    blobs.decode(record, 0, r.length(), r.id(), raw, "copy of blob " + r.id() + " in " + key);
                     out.put(r.id(), new PackMoves.Moved(name.get(), r.offset(), r.length()));
-                } catch (CorruptChunkException damaged) {
-                    // not a sound copy: look further
+                } catch (CorruptChunkException | io.ferry.staging.crypt.EncryptionKeyException notProvenSound) {
+                    // damaged, or sealed with a key this configuration lacks: not a proven copy; look further
                 }
             }
         }

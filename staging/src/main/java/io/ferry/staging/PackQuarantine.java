@@ -1,9 +1,6 @@
 package io.ferry.staging;
 
-import io.ferry.compression.ChunkFormat;
-import io.ferry.compression.ChunkHeader;
 import io.ferry.compression.CorruptChunkException;
-import io.ferry.model.BlobPlace;
 import io.ferry.staging.packs.PackFormat;
 import io.ferry.staging.packs.PackKeys;
 import io.ferry.staging.packs.PackMoves;
@@ -77,21 +74,16 @@ public final class PackQuarantine {
         }
         List<PackFormat.Record> sound = new ArrayList<>();
         List<String> damaged = new ArrayList<>();
-        byte[] raw = new byte[0];
         for (PackFormat.Record r : records) {
             String what = "record at " + r.offset() + " (blob " + r.id() + ")";
             try {
-                ChunkHeader h = ChunkFormat.header(bytes, r.offset(), r.length(), what);
-                if (h.rawLength() < 0 || h.rawLength() > BlobPlace.MAX_LENGTH) {
-                    throw new CorruptChunkException(what, "raw length " + h.rawLength() + " is too large");
-                }
-                if (raw.length < h.rawLength()) {
-                    raw = new byte[h.rawLength()];
-                }
-                ChunkFormat.decode(bytes, r.offset(), r.length(), r.id().bytes(), raw, what);
+                repo.blobs().check(bytes, r.offset(), r.length(), r.id(), what);
                 sound.add(r);
             } catch (CorruptChunkException e) {
                 damaged.add(e.getMessage());
+            } catch (io.ferry.staging.crypt.EncryptionKeyException e) {
+                // a record this configuration cannot open is not known to be damaged: leave the whole pack alone
+                return new ChunkQuarantine.Outcome(key, false, "left alone: " + e.getMessage());
             }
         }
         if (damaged.isEmpty()) {

@@ -47,23 +47,39 @@ public final class Repository {
     private final Store store;
     private final Clock clock;
     private final int markerShardRanks;
+    private final Blobs blobs;
 
     public Repository(Store store, Clock clock) {
         this(store, clock, MARKER_SHARD_RANKS);
     }
 
+    /** A repository whose pushes name and write blobs as {@code blobs} says (encrypted, or in the clear). */
+    public Repository(Store store, Clock clock, Blobs blobs) {
+        this(store, clock, MARKER_SHARD_RANKS, blobs);
+    }
+
     /** With {@code markerShardRanks} ranks per marker shard (tests shard small snapshots). */
     public Repository(Store store, Clock clock, int markerShardRanks) {
+        this(store, clock, markerShardRanks, Blobs.CLEAR);
+    }
+
+    private Repository(Store store, Clock clock, int markerShardRanks, Blobs blobs) {
         if (markerShardRanks < 1) {
             throw new IllegalArgumentException("markerShardRanks must be >= 1, got " + markerShardRanks);
         }
         this.store = store;
         this.clock = clock;
         this.markerShardRanks = markerShardRanks;
+        this.blobs = blobs;
     }
 
     public Store store() {
         return store;
+    }
+
+    /** How blobs are named and their records written and read: in the clear or encrypted. */
+    public Blobs blobs() {
+        return blobs;
     }
 
     public static String chunkKey(ChunkId id) {

@@ -70,8 +70,16 @@ final class StoreVerifier {
                 progress.advance(1);
             }, workers));
         }
-        CompletableFuture.allOf(tasks.toArray(CompletableFuture[]::new)).join();
-        progress.finish();
+        try {
+            CompletableFuture.allOf(tasks.toArray(CompletableFuture[]::new)).join();
+        } catch (java.util.concurrent.CompletionException e) {
+            if (e.getCause() instanceof io.ferry.staging.crypt.EncryptionKeyException k) {
+                throw new io.ferry.staging.crypt.EncryptionKeyException("cannot verify the store: " + k.getMessage());
+            }
+            throw e;
+        } finally {
+            progress.finish();
+        }
         for (String key : repo.store().list(io.ferry.staging.packs.PackMoves.MOVED)) {
             if (io.ferry.staging.packs.PackMoves.packOf(key).isEmpty()) {
                 problem(VerifyReport.Kind.STRAY_OBJECT, key, "not a pack moves object name");
@@ -154,20 +162,11 @@ final class StoreVerifier {
                 problem(VerifyReport.Kind.CORRUPT_CHUNK, key, "pack unreadable: " + e.getMessage());
                 return;
             }
-            byte[] out = raw.get();
             for (io.ferry.staging.packs.PackFormat.Record r : recs) {
                 records.incrementAndGet();
                 String what = "record at " + r.offset() + " (blob " + r.id() + ")";
                 try {
-                    ChunkHeader h = ChunkFormat.header(pack, r.offset(), r.length(), what);
-                    if (h.rawLength() > io.ferry.model.BlobPlace.MAX_LENGTH) {
-                        throw new CorruptChunkException(what, "raw length " + h.rawLength() + " is too large");
-                    }
-                    if (out.length < h.rawLength()) {
-                        out = new byte[h.rawLength()];
-                        raw.set(out);
-                    }
-                    ChunkFormat.decode(pack, r.offset(), r.length(), r.id().bytes(), out, what);
+                    repo.blobs().check(pack, r.offset(), r.length(), r.id(), what);
                     soundRecords.put(name.get() + "@" + r.offset(), new PackRecord(r.id(), r.length()));
                 } catch (CorruptChunkException e) {
                     problem(VerifyReport.Kind.CORRUPT_CHUNK, key, e.getMessage());
@@ -175,6 +174,11 @@ final class StoreVerifier {
             }
         } catch (StoreException e) {
             problem(VerifyReport.Kind.CORRUPT_CHUNK, key, "unreadable: " + e.getMessage());
+        } catch (io.ferry.staging.crypt.EncryptionKeyException e) {
+            // Not damage: a record this configuration cannot open is neither sound nor corrupt. Reporting it
+            // as damage would have --repair quarantine sound packs; the whole scrub stops instead, in one line.
+            throw new java.util.concurrent.CompletionException(new io.ferry.staging.crypt.EncryptionKeyException(
+                    key + " " + e.getMessage()));
         }
     }
 

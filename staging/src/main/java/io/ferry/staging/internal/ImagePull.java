@@ -88,6 +88,7 @@ public final class ImagePull {
                     + " differs from the one its snapshot committed (" + committed.get() + ")", null);
         }
         Manifest m = sm.manifest();
+        repo.blobs().requireKeyOf(m, "generation " + ref.generation() + " of job " + ref.job());
         Path target = dest.toAbsolutePath().normalize();
         if (Files.exists(target) && !(Files.isDirectory(target) && isEmpty(target))) {
             throw new IllegalArgumentException("destination " + target + " exists and is not an empty directory");
@@ -100,7 +101,7 @@ public final class ImagePull {
         zeros = new byte[m.chunkSize()];
         progress.start("pull " + ref, m.rawBytes(), Progress.Unit.BYTES);
         int files = 0;
-        PackReads packs = m.inPacks() ? new PackReads(store, workers) : null;
+        PackReads packs = m.inPacks() ? new PackReads(store, workers, repo.blobs()) : null;
         try {
             for (Entry e : m.entries()) {
                 if (packs != null) {

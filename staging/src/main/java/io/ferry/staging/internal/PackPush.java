@@ -1,7 +1,6 @@
 package io.ferry.staging.internal;
 
 import io.ferry.compression.ChunkFormat;
-import io.ferry.compression.Digests;
 import io.ferry.model.BlobPlace;
 import io.ferry.model.ChunkId;
 import io.ferry.model.Entry;
@@ -36,7 +35,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * calling thread only reads: each file in segments into pooled buffers ({@link FileFeed}). Each segment goes
  * whole to a worker, which cuts it into blobs by content (FastCDC; a segment's end is also a
  * blob's end, so segments are independent and every stage runs on every core), and for each
- * blob computes its CRC32C, tests for zeros, names it by SHA-256, looks it up among the blobs
+ * blob computes its CRC32C, tests for zeros, names it ({@link io.ferry.staging.Blobs}: SHA-256, or a keyed
+ * hash when encrypted), looks it up among the blobs
  * of this push, of the rank's latest generations and of the job's other ranks this node pushed
  * ({@link DedupCache}), and otherwise
  * compresses it and appends it to a pack ({@link PackWriter}: one durable put per pack). The
@@ -134,7 +134,7 @@ public final class PackPush {
             }
             entries.add(new Entry.RegularFile(r.found().path(), r.found().mode(), r.found().size(), r.sha256(), ids, places));
         }
-        Manifest m = new Manifest(ref, cdc.max(), entries, List.copyOf(packNumbers.keySet()));
+        Manifest m = new Manifest(ref, cdc.max(), entries, List.copyOf(packNumbers.keySet()), repo.blobs().keyId());
         String manifestSha = repo.putManifest(m);
         cache.put(Repository.manifestKey(ref), m);
         return new PushResult(ref, total, files, crcs.size(), zeroBlobs.get(), knownBlobs.get(), newBlobs.get(),
@@ -186,7 +186,7 @@ public final class PackPush {
         }
         try {
             Manifest m = repo.readManifest(ref).manifest();
-            if (m.inPacks()) {
+            if (m.inPacks() && m.keyId().equals(repo.blobs().keyId())) { // other keys name blobs otherwise
                 out.putAll(cache.put(key, m));
             }
             return true;
@@ -230,7 +230,7 @@ public final class PackPush {
             zeroBlobs.incrementAndGet();
             return new Blob(ChunkId.ZERO, n, null, crc32c);
         }
-        ChunkId id = ChunkId.of(Digests.sha256(buf, at, n));
+        ChunkId id = repo.blobs().name(buf, at, n); // SHA-256, or HMAC-SHA256 under the naming key when encrypted
         BlobLocation known = written.get(id);
         if (known == null) {
             BlobLocation earlier = base.get(id);
@@ -243,11 +243,11 @@ public final class PackPush {
             return new Blob(id, n, known, crc32c);
         }
         byte[] obj = objectBuffers.get();
-        if (obj.length < format.maxObjectLength(n)) {
-            obj = new byte[format.maxObjectLength(cdc.max())];
+        if (obj.length < repo.blobs().maxRecordLength(format, n)) {
+            obj = new byte[repo.blobs().maxRecordLength(format, cdc.max())];
             objectBuffers.set(obj);
         }
-        int stored = format.encode(buf, at, n, obj);
+        int stored = repo.blobs().encode(format, id, buf, at, n, obj);
         PackWriter.Placed p = packs.append(id, obj, 0, stored);
         BlobLocation loc = new BlobLocation(p.pack(), p.offset(), stored, n);
         BlobLocation raced = written.putIfAbsent(id, loc);

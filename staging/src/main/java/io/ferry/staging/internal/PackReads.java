@@ -1,6 +1,5 @@
 package io.ferry.staging.internal;
 
-import io.ferry.compression.ChunkFormat;
 import io.ferry.compression.CorruptChunkException;
 import io.ferry.compression.Digests;
 import io.ferry.model.BlobPlace;
@@ -57,7 +56,10 @@ final class PackReads {
     final AtomicLong records = new AtomicLong();
     final AtomicLong recordBytes = new AtomicLong();
 
-    PackReads(Store store, ExecutorService workers) {
+    private final io.ferry.staging.Blobs blobs;
+
+    PackReads(Store store, ExecutorService workers, io.ferry.staging.Blobs blobs) {
+        this.blobs = blobs;
         this.store = store;
         this.workers = workers;
         this.resolver = new PackResolver(store);
@@ -207,8 +209,7 @@ final class PackReads {
             store.readRange(PackKeys.packKey(pack), s.start(), buf, 0, s.length());
             for (Need n : s.needs()) {
                 String name = "blob " + n.id + " of file '" + n.targets.get(0).path() + "'";
-                int len = ChunkFormat.decode(buf, (int) (n.at.offset() - s.start()), n.at.recordLength(),
-                        n.id.bytes(), raw, name);
+                int len = blobs.decode(buf, (int) (n.at.offset() - s.start()), n.at.recordLength(), n.id, raw, name);
                 if (len != n.place.length()) {
                     throw new CorruptChunkException(name, "holds " + len + " bytes where the file needs " + n.place.length());
                 }
@@ -232,6 +233,9 @@ final class PackReads {
         } catch (io.ferry.stores.PermanentStoreException e) {
             throw new CompletionException(new ImageCorruptException(where + ": " + e.getMessage(), e));
         } catch (CorruptChunkException e) {
+            throw new CompletionException(new ImageCorruptException(where + ": " + e.getMessage(), e));
+        } catch (io.ferry.staging.crypt.EncryptionKeyException e) {
+            // the manifest's key opened the manifest's check, so a record sealed with another key is not the image's
             throw new CompletionException(new ImageCorruptException(where + ": " + e.getMessage(), e));
         } catch (IOException e) {
             throw new CompletionException(new IOException(where + ": " + e.getMessage(), e));

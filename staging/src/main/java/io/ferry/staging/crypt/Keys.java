@@ -1,0 +1,145 @@
+package io.ferry.staging.crypt;
+
+import io.ferry.model.ConfigKey;
+import io.ferry.model.ConfigTable;
+
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The keys of encryption at rest, derived from one 32-byte master key: a data key (AES-256-GCM,
+ * seals each blob record), a naming key (HMAC-SHA256, names each blob so that equal plaintexts
+ * show as equal names only to holders of the key) and a key id (8 bytes, recorded in manifests and
+ * sealed records so that a wrong key is told apart from damage). Each is HMAC-SHA256(master, label),
+ * the one-block PRF of a KDF in counter mode (NIST SP 800-108): distinct labels give independent
+ * keys, and the id reveals nothing of the others.
+ *
+ * <p>The master key is written as 64 hex digits (either case; surrounding white space, such as a
+ * file's last newline, is ignored), in a file named by {@code encryption.key-file} or in the
+ * environment variable {@code FERRY_ENCRYPTION_KEY}. Nothing here prints a key: messages name the
+ * source and the length. Immutable and thread-safe.
+ */
+public final class Keys {
+    /** The environment variable that may hold the master key itself. */
+    public static final String VARIABLE = "FERRY_ENCRYPTION_KEY";
+    public static final ConfigKey<String> KEY_FILE = new ConfigKey<>("encryption.key-file",
+            "File holding the 32-byte key of encryption at rest as 64 hex digits (e.g. 'openssl rand -hex 32');"
+                    + " FERRY_ENCRYPTION_KEY may hold the same text instead. Set, every blob is encrypted"
+                    + " (AES-256-GCM) and named by a keyed hash before it leaves the node. Empty: no encryption.",
+            "", v -> v);
+    public static final ConfigTable TABLE = new ConfigTable(List.of(KEY_FILE));
+    static final int MASTER = 32;
+    public static final int ID_LENGTH = 8;
+
+    private final SecretKeySpec dataKey;
+    private final SecretKeySpec namingKey;
+    private final byte[] id;
+    private final String idHex;
+
+    private Keys(byte[] master) {
+        this.dataKey = new SecretKeySpec(derive(master, "ferry/v1 data key"), "AES");
+        this.namingKey = new SecretKeySpec(derive(master, "ferry/v1 naming key"), "HmacSHA256");
+        this.id = Arrays.copyOf(derive(master, "ferry/v1 key id"), ID_LENGTH);
+        this.idHex = HexFormat.of().formatHex(id);
+    }
+
+    /**
+     * The keys the settings and the environment configure: {@code encryption.key-file} and
+     * {@code FERRY_ENCRYPTION_KEY}; empty if neither is set. Both set must hold the same key.
+     * Throws {@link IllegalArgumentException} in one line naming the source of a bad key.
+     */
+    public static Optional<Keys> resolve(Map<String, String> settings, Map<String, String> env) {
+        String file = settings.getOrDefault(KEY_FILE.name(), "").trim();
+        String text = env.getOrDefault(VARIABLE, "");
+        Optional<Keys> fromEnv = text.isEmpty() ? Optional.empty() : Optional.of(parse(text, "environment variable " + VARIABLE));
+        if (file.isEmpty()) {
+            return fromEnv;
+        }
+        Keys fromFile = readFile(Path.of(file));
+        if (fromEnv.isPresent() && !fromEnv.get().id().equals(fromFile.id())) {
+            throw new IllegalArgumentException(KEY_FILE.name() + " (" + file + ") and " + VARIABLE
+                    + " hold different keys (ids " + fromFile.id() + " and " + fromEnv.get().id() + "): set one of them");
+        }
+        return Optional.of(fromFile);
+    }
+
+    /** The keys of the key file {@code path}. */
+    public static Keys readFile(Path path) {
+        String text;
+        try {
+            text = Files.readString(path, StandardCharsets.US_ASCII);
+        } catch (java.nio.charset.CharacterCodingException e) { // not ASCII, so not hex digits
+            throw new IllegalArgumentException(KEY_FILE.name() + "=" + path + ": expected the 32-byte key as 64 hex digits,"
+                    + " found other characters");
+        } catch (IOException e) {
+            throw new IllegalArgumentException(KEY_FILE.name() + "=" + path + ": cannot read the key file ("
+                    + e.getClass().getSimpleName() + ")");
+        }
+        return parse(text, KEY_FILE.name() + "=" + path);
+    }
+
+    /** Parses 64 hex digits; {@code source} names where they came from in an error (the text is never shown). */
+    public static Keys parse(String text, String source) {
+        String t = text.strip();
+        if (t.length() != 2 * MASTER || !t.chars().allMatch(c -> Character.digit(c, 16) >= 0)) {
+            throw new IllegalArgumentException(source + ": expected the 32-byte key as 64 hex digits, found "
+                    + t.length() + " characters" + (t.length() == 2 * MASTER ? " that are not all hex digits" : ""));
+        }
+        byte[] master = HexFormat.of().parseHex(t.toLowerCase(java.util.Locale.ROOT));
+        try {
+            return new Keys(master);
+        } finally {
+            Arrays.fill(master, (byte) 0);
+        }
+    }
+
+    private static byte[] derive(byte[] master, String label) {
+        try {
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(master, "HmacSHA256"));
+            return mac.doFinal(label.getBytes(StandardCharsets.US_ASCII));
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 is part of every Java 17 runtime", e);
+        }
+    }
+
+    /** The key id: 16 lower-case hex digits, what manifests record. */
+    public String id() {
+        return idHex;
+    }
+
+    /** The key id's 8 bytes, what sealed records carry. */
+    byte[] idBytes() {
+        return id.clone();
+    }
+
+    /** Whether {@code other} (8 bytes at {@code off}) is this key's id. */
+    boolean isId(byte[] other, int off) {
+        return MessageDigest.isEqual(id, Arrays.copyOfRange(other, off, off + ID_LENGTH));
+    }
+
+    SecretKeySpec dataKey() {
+        return dataKey;
+    }
+
+    SecretKeySpec namingKey() {
+        return namingKey;
+    }
+
+    /** The key id only: a key never shows in a log or a message. */
+    @Override
+    public String toString() {
+        return "Keys[id " + idHex + "]";
+    }
+}
