@@ -36,8 +36,8 @@ final class PackUse {
     private final Store store;
     private final Set<String> present;
     private final PackResolver resolver;
-    /** Live records of each pack: offset to record length. */
-    private final Map<String, TreeMap<Long, Integer>> live = new HashMap<>();
+    /** Live records of each pack (8 to 16 bytes each: gc's memory grows with the live records, see README). */
+    private final Map<String, LiveRecords> live = new HashMap<>();
     /** Packs some manifest names (whether there now or moved). */
     private final Set<String> named = new HashSet<>();
 
@@ -58,7 +58,7 @@ final class PackUse {
                 for (BlobPlace p : f.places()) {
                     if (!p.isZero()) {
                         PackResolver.Place at = resolver.resolve(m.packs().get(p.pack()), p.offset(), p.recordLength());
-                        live.computeIfAbsent(at.pack(), k -> new TreeMap<>()).put(at.offset(), at.recordLength());
+                        live.computeIfAbsent(at.pack(), k -> new LiveRecords()).add(at.offset(), at.recordLength());
                     }
                 }
             }
@@ -86,12 +86,12 @@ final class PackUse {
         PackWriter writer = new PackWriter(store, REPACK_SIZE);
         Map<String, PackMoves> moved = new HashMap<>();
         long copied = 0;
-        for (Map.Entry<String, TreeMap<Long, Integer>> en : live.entrySet()) {
+        for (Map.Entry<String, LiveRecords> en : live.entrySet()) {
             String pack = en.getKey();
             if (!present.contains(pack)) {
                 continue;
             }
-            long liveBytes = en.getValue().values().stream().mapToLong(Integer::longValue).sum();
+            long liveBytes = en.getValue().bytes();
             long size;
             try {
                 size = store.size(PackKeys.packKey(pack));
@@ -108,8 +108,7 @@ final class PackUse {
             byte[] bytes = store.getAtMost(PackKeys.packKey(pack), ReadLimits.PACK);
             Map<Long, PackMoves.Moved> moves = new TreeMap<>();
             for (PackFormat.Record r : PackFormat.records(bytes, bytes.length)) {
-                Integer len = en.getValue().get((long) r.offset());
-                if (len != null && len == r.length()) {
+                if (en.getValue().lengthAt(r.offset()) == r.length()) {
                     PackWriter.Placed placed = writer.append(r.id(), bytes, r.offset(), r.length());
                     moves.put((long) r.offset(), new PackMoves.Moved(placed.pack(), placed.offset(), r.length()));
                     copied += r.length();
