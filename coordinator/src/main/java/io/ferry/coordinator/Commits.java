@@ -92,8 +92,11 @@ final class Commits implements Closeable {
 
     private void commit(JobView j, GenerationView g, long now) {
         synchronized (lock) {
-            if (g.state != GenerationView.State.CAPTURED) {
+            if (g.state != GenerationView.State.CAPTURED || g.committed) {
                 return; // committed by the call before this one (the tick saw it a moment late), or failed since
+            }
+            if (j.recovering && g.generation > j.recoveryGeneration) {
+                return; // a rollback to an older generation has begun: this one's timeline is gone (the fold fails it)
             }
         }
         try {
@@ -104,8 +107,7 @@ final class Commits implements Closeable {
             double seconds = (now - g.requestedAtMillis) / 1000.0;
             log.append(new Event.SnapshotEstablished(j.job, g.generation, "remote", seconds));
             synchronized (lock) { // until the event comes back round: the next tick must not commit it again
-                g.state = GenerationView.State.ESTABLISHED;
-                g.secondsToEstablished = seconds;
+                g.committed = true; // not its state: that is the fold's, from the log alone, so a replay agrees
             }
             pruneStore(j);
         } catch (java.io.IOException | RuntimeException e) {

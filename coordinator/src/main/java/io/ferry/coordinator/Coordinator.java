@@ -379,7 +379,7 @@ public final class Coordinator implements Closeable {
             }
             // Also after the job finished: its last snapshots are still being staged.
             for (GenerationView g : j.generations.values()) {
-                if (g.state == GenerationView.State.CAPTURED && g.stagedRanks() >= j.ranks()) {
+                if (g.state == GenerationView.State.CAPTURED && !g.committed && g.stagedRanks() >= j.ranks()) {
                     commits.establish(j, g, now);
                 }
             }

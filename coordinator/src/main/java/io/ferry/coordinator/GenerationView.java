@@ -35,6 +35,11 @@ public final class GenerationView {
     /** Why a node could not restore this generation (it is then never chosen again), or empty. */
     String restoreFailure = "";
     long requestedAtMillis;
+    /**
+     * The coordinator's own, not folded: it wrote this generation's marker and logged it
+     * established; the state follows when the event comes back round.
+     */
+    boolean committed;
     /** When its last rank was captured (log time, ms since the epoch); 0 until then or if unknown. */
     long capturedAtMillis;
     Event.PredictionMade prediction;
@@ -82,45 +87,59 @@ public final class GenerationView {
         return bytesByNode != null;
     }
 
-    /** Folds a rank's capture (a repeated one replaces the rank's detail; totals add up, as before). */
-    void captured(Event.ImageCaptured c) {
+    /**
+     * Folds a rank's capture; a repeated one (a producer's retry, a replay) replaces the rank's
+     * detail. Returns what it adds to the generation's raw bytes: 0 for a repeat of the same size.
+     */
+    long captured(Event.ImageCaptured c) {
         int r = c.rank();
         int node = names.index(c.node());
-        if (compacted()) { // late: only totals
-            if (captured != null && !captured.get(r)) {
-                captured.set(r);
-                capturedCount++;
+        if (compacted()) { // late: only totals, and a rank already counted is not counted again
+            if (captured == null || captured.get(r)) {
+                return 0;
             }
+            captured.set(r);
+            capturedCount++;
             bytesByNode = addAt(bytesByNode, node, c.bytes());
             nodesCaptured.set(node);
-            return;
+            return c.bytes();
         }
         grow(r + 1);
+        long before = 0;
         if (!captured.get(r)) {
             captured.set(r);
             capturedCount++;
+        } else {
+            before = bytes[r];
         }
         nodeOf[r] = node;
         bytes[r] = c.bytes();
         stall[r] = c.seconds();
+        return c.bytes() - before;
     }
 
-    /** Folds a rank's staging. */
-    void staged(Event.ImageStaged s) {
+    /**
+     * Folds a rank's staging; whether it is the rank's first (a repeat, or a restaging after an
+     * agent's crash, wrote nothing the first did not: its bytes are not counted again).
+     */
+    boolean staged(Event.ImageStaged s) {
         int r = s.rank();
         if (compacted()) {
             if (staged != null && !staged.get(r)) {
                 staged.set(r);
                 stagedCount++;
+                return true;
             }
-            return;
+            return false;
         }
         grow(r + 1);
-        if (!staged.get(r)) {
+        boolean first = !staged.get(r);
+        if (first) {
             staged.set(r);
             stagedCount++;
         }
         staging[r] = s.seconds();
+        return first;
     }
 
     /** Drops the per-rank detail, keeping the per-node totals and the stalls' spread. Idempotent. */
@@ -309,6 +328,11 @@ public final class GenerationView {
     public double secondsToCaptured() {
         return requestedAtMillis > 0 && capturedAtMillis >= requestedAtMillis
                 ? (capturedAtMillis - requestedAtMillis) / 1000.0 : Double.NaN;
+    }
+
+    /** Whether a rollback or a new run of the job left it in flight ({@link JobView#abandonAfter}). */
+    boolean abandoned() {
+        return state == State.FAILED && failure.startsWith("abandoned");
     }
 
     /** When its last rank was captured (log time, ms since the epoch); 0 if not yet or unknown. */

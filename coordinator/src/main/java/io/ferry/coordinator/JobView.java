@@ -140,6 +140,21 @@ public final class JobView {
         return ((success != null && finishedAtMillis > 0 ? finishedAtMillis : nowMillis) - startedAtMillis) / 1000.0;
     }
 
+    /**
+     * Fails the generations after {@code generation} still in flight (OPEN or CAPTURED): a
+     * rollback to it, or a new run of the job, left their timeline, so none is ever established
+     * nor restarted from. Idempotent.
+     */
+    void abandonAfter(long generation, String why) {
+        for (GenerationView g : generations.tailMap(generation, false).values()) {
+            if (g.state == GenerationView.State.OPEN || g.state == GenerationView.State.CAPTURED) {
+                g.state = GenerationView.State.FAILED;
+                g.failure = why;
+                g.compact();
+            }
+        }
+    }
+
     /** The job's newest restarts, oldest first: which tier each rank's image came from. */
     public java.util.List<RestartHistory.Restart> restarts() {
         return restarts.all();

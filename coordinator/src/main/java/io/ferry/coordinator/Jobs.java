@@ -38,6 +38,9 @@ public final class Jobs {
                 j.startedAtMillis = timestampMillis;
             }
             placed(j, s.where(), timestampMillis);
+            // A new run resumes from what was established before it: what the last run left in flight
+            // (perhaps of more ranks) is another timeline, never committed as this run's.
+            j.abandonAfter(Long.MIN_VALUE, "abandoned: the job was run again");
             j.success = null;
             j.recovering = false;
             j.rollbacksWithoutProgress = 0; // a new `ferry run` gets the whole recovery budget again
@@ -58,8 +61,7 @@ public final class Jobs {
             j.lastRequestMillis = timestampMillis;
         } else if (e instanceof Event.ImageCaptured c) {
             GenerationView g = gen(j, c.generation());
-            g.captured(c);
-            g.rawBytes += c.bytes();
+            g.rawBytes += g.captured(c);
             g.maxStallSeconds = Math.max(g.maxStallSeconds, c.seconds());
             if (g.state == GenerationView.State.OPEN && g.capturedRanks() >= j.ranks()) {
                 g.state = GenerationView.State.CAPTURED;
@@ -67,20 +69,25 @@ public final class Jobs {
             }
         } else if (e instanceof Event.CaptureFailed f) {
             GenerationView g = gen(j, f.generation());
-            if (g.state != GenerationView.State.FAILED) { // the first reason stands (each node may report one)
+            // The first reason stands (each node may report one); a late failure does not undo an established snapshot.
+            if (g.state != GenerationView.State.FAILED && g.state != GenerationView.State.ESTABLISHED) {
                 g.state = GenerationView.State.FAILED;
                 g.failure = f.reason();
             }
             g.compact();
         } else if (e instanceof Event.ImageStaged s) {
             GenerationView g = gen(j, s.generation());
-            g.staged(s);
-            g.storedBytes += s.storedBytes();
+            if (g.staged(s)) {
+                g.storedBytes += s.storedBytes();
+            }
             g.stagingProblem = "";
         } else if (e instanceof Event.StagingFailed s) {
             gen(j, s.generation()).stagingProblem = "staging rank " + s.rank() + " waits: " + s.reason();
         } else if (e instanceof Event.SnapshotEstablished s) {
             GenerationView g = gen(j, s.generation());
+            if (g.abandoned()) {
+                return j; // committed while a rollback or a new run left its timeline: never a restart point
+            }
             g.state = GenerationView.State.ESTABLISHED;
             g.secondsToEstablished = s.secondsSinceRequest();
             g.compact(); // per-rank detail is no longer needed: keep what status and forecasts read
@@ -167,16 +174,9 @@ public final class Jobs {
             j.recovering = true;
             j.recoveryGeneration = r.generation();
             j.restoredNodes.clear();
-            // Generations after the one rolled back to will never complete: their ranks are gone.
-            j.generations.tailMap(r.generation(), false).values().stream()
-                    .filter(g -> g.state == GenerationView.State.OPEN || g.state == GenerationView.State.CAPTURED)
-                    .forEach(g -> {
-                        if (g.state == GenerationView.State.OPEN) {
-                            g.state = GenerationView.State.FAILED;
-                            g.failure = "abandoned by the rollback to generation " + r.generation();
-                            g.compact();
-                        }
-                    });
+            // Generations after the one rolled back to never complete: the ranks run on from it. One
+            // captured before the failure and still staging belongs to a timeline that is gone.
+            j.abandonAfter(r.generation(), "abandoned by the rollback to generation " + r.generation());
         } else if (e instanceof Event.HaltRequested h) {
             if (j.haltDeadlineMillis == 0 || h.deadlineMillis() < j.haltDeadlineMillis) { // the earliest deadline holds
                 j.haltDeadlineMillis = h.deadlineMillis();
