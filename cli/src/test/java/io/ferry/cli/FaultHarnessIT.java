@@ -30,7 +30,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The crash and fault harness (issue 13). One cluster on loopback, as on a site: a
- * {@code ferry coordinator} with its embedded broker, and two {@code ferry agent}s (n0, n1).
+ * {@code ferry coordinator} with its embedded broker, and two {@code ferry agent}s (n0, n1);
+ * for the separate broker's fault, a second one whose coordinator and agents (m0, m1) share a
+ * broker alone in its JVM ({@link BrokerProcess}).
  * Then {@code -Dferry.faults.runs} (default 30) jobs one after another, each a 2-rank
  * {@code ferry run --auto-recover} across both nodes, each with one fault chosen from the run's
  * seed ({@code -Dferry.faults.seed}, default 1; {@code -Dferry.faults.only=RANK_KILLED,...} picks the
@@ -61,7 +63,9 @@ class FaultHarnessIT {
         /** A bit flipped (or the file cut short) in a rank's cached images from the newest established generation on, then the rank killed. */
         CACHE_ROT(null),
         /** A bit flipped (or the object cut short) in a pack on the store, then a rank killed. */
-        STORE_ROT(null);
+        STORE_ROT(null),
+        /** The site's separate Kafka broker SIGKILLed and started again (a second cluster whose coordinator uses it). */
+        BROKER_KILLED(null);
 
         final String crashPoint;
 
@@ -82,11 +86,16 @@ class FaultHarnessIT {
     private final class Daemon {
         final String name;
         final List<String> args;
+        /** The class whose main it runs: Ferry's command line, or {@link BrokerProcess}. */
+        Class<?> main = Main.class;
+        /** The line it prints once it serves. */
+        String ready;
         Process process;
         Lines lines;
 
-        Daemon(String name, String... args) {
+        Daemon(String name, String ready, String... args) {
             this.name = name;
+            this.ready = ready;
             this.args = List.of(args);
         }
 
@@ -96,10 +105,14 @@ class FaultHarnessIT {
         }
 
         /** Starts it, not armed, and waits until it serves. */
-        void start(String ready) throws IOException, InterruptedException {
+        void start() throws IOException, InterruptedException {
             Files.deleteIfExists(crashFile());
             List<String> jvm = List.of("-Xmx384m", "-Dferry.crash-file=" + crashFile());
-            process = FerryProcess.builder(jvm, args.toArray(String[]::new)).redirectErrorStream(true).start();
+            ProcessBuilder pb = FerryProcess.builder(jvm, args.toArray(String[]::new));
+            if (main != Main.class) {
+                pb.command().set(pb.command().indexOf(Main.class.getName()), main.getName());
+            }
+            process = pb.redirectErrorStream(true).start();
             lines = new Lines(process, name);
             lines.await(name + " serving", l -> l.startsWith(ready));
         }
@@ -134,17 +147,18 @@ class FaultHarnessIT {
         List<Fault> only = System.getProperty("ferry.faults.only", "").isBlank() ? List.of()
                 : java.util.Arrays.stream(System.getProperty("ferry.faults.only").split(",")).map(String::trim).map(Fault::valueOf).toList();
         String kafka = "127.0.0.1:" + TestBed.freePort();
-        Daemon coordinator = new Daemon("coordinator", "coordinator", "--home", tmp.resolve("coord").toString(),
-                "--listen", kafka, "--http", "off", "--heartbeat-timeout", "10s", "--takeover-after", "6s");
-        List<Daemon> agents = List.of(agent("n0", kafka), agent("n1", kafka));
+        Cluster embedded = new Cluster(null, coordinator("coordinator", "--listen", kafka),
+                List.of(agent("n0", kafka), agent("n1", kafka)), kafka);
+        // The site's own Kafka, apart from the coordinator: a broker alone in its JVM, started on first use.
+        String siteKafka = "127.0.0.1:" + TestBed.freePort();
+        Daemon broker = new Daemon("broker", "broker serving", tmp.resolve("site-kafka").toString(), siteKafka);
+        broker.main = BrokerProcess.class;
+        Cluster separate = new Cluster(broker, coordinator("coordinator-site", "--kafka", siteKafka),
+                List.of(agent("m0", siteKafka), agent("m1", siteKafka)), siteKafka);
         Map<Fault, Tally> tallies = new EnumMap<>(Fault.class);
         List<String> problems = new ArrayList<>();
         Path script = LcgRank.script(tmp, STEPS);
         try {
-            coordinator.start("ferry coordinator: serving jobs");
-            for (Daemon a : agents) {
-                a.start("ferry agent " + a.name);
-            }
             for (int i = 0; i < runs; i++) {
                 Random rnd = new Random(seed * 1_000_003 + i);
                 Fault fault = only.isEmpty() ? Fault.values()[(int) ((seed + i) % Fault.values().length)]
@@ -152,13 +166,38 @@ class FaultHarnessIT {
                 Tally t = tallies.computeIfAbsent(fault, f -> new Tally());
                 t.runs++;
                 long t0 = System.nanoTime();
-                String outcome = run(i, fault, rnd, coordinator, agents, script, t);
+                Cluster cluster = fault == Fault.BROKER_KILLED ? separate : embedded;
+                cluster.startOnce();
+                String outcome = run(i, fault, rnd, cluster, script, t);
                 System.out.printf(Locale.ROOT, "FaultHarnessIT run %d (%s, %.0f s): %s%n", i, fault, (System.nanoTime() - t0) / 1e9, outcome);
                 if (!outcome.equals("ok")) {
                     problems.add("run " + i + " (" + fault + ", seed " + seed + "): " + outcome);
                 }
             }
         } finally {
+            embedded.stop();
+            separate.stop();
+        }
+        System.out.println(table(tallies));
+        assertTrue(problems.isEmpty(), String.join("\n", problems));
+    }
+
+    /** A broker (null: the coordinator's own), a coordinator, two agents, and the Kafka address they share. */
+    private record Cluster(Daemon broker, Daemon coordinator, List<Daemon> agents, String kafka) {
+        void startOnce() throws IOException, InterruptedException {
+            if (coordinator.process != null) {
+                return;
+            }
+            if (broker != null) {
+                broker.start();
+            }
+            coordinator.start();
+            for (Daemon a : agents) {
+                a.start();
+            }
+        }
+
+        void stop() throws InterruptedException {
             for (Daemon d : agents) {
                 if (d.process != null) {
                     d.kill();
@@ -167,20 +206,33 @@ class FaultHarnessIT {
             if (coordinator.process != null) {
                 coordinator.kill();
             }
+            if (broker != null && broker.process != null) {
+                broker.kill();
+            }
         }
-        System.out.println(table(tallies));
-        assertTrue(problems.isEmpty(), String.join("\n", problems));
+
+        String nodes() {
+            return String.join(",", agents.stream().map(a -> a.name).toList());
+        }
+    }
+
+    /** A coordinator with its embedded broker ({@code --listen}) or of a separate one ({@code --kafka}). */
+    private Daemon coordinator(String name, String kafkaFlag, String kafka) {
+        return new Daemon(name, "ferry coordinator: serving jobs", "coordinator", "--home", tmp.resolve(name).toString(),
+                kafkaFlag, kafka, "--http", "off", "--heartbeat-timeout", "10s", "--takeover-after", "6s");
     }
 
     private Daemon agent(String node, String kafka) {
-        return new Daemon(node, "agent", "--kafka", kafka, "--node", node, "--home", tmp.resolve(node).toString(),
-                "--heartbeat", "1s", "--peer-listen", "off");
+        return new Daemon(node, "ferry agent " + node, "agent", "--kafka", kafka, "--node", node, "--home",
+                tmp.resolve(node).toString(), "--heartbeat", "1s", "--peer-listen", "off");
     }
 
     /** One job with one fault; "ok" or what went wrong. */
-    private String run(int i, Fault fault, Random rnd, Daemon coordinator, List<Daemon> agents, Path script, Tally t)
-            throws Exception {
-        Daemon target = fault.onCoordinator() ? coordinator : fault.onAgent() ? agents.get(rnd.nextInt(agents.size())) : null;
+    private String run(int i, Fault fault, Random rnd, Cluster cluster, Path script, Tally t) throws Exception {
+        Daemon coordinator = cluster.coordinator();
+        List<Daemon> agents = cluster.agents();
+        Daemon target = fault == Fault.BROKER_KILLED ? cluster.broker() : fault.onCoordinator() ? coordinator
+                : fault.onAgent() ? agents.get(rnd.nextInt(agents.size())) : null;
         if (fault.crashPoint != null) { // armed: it halts the first time it reaches the point
             Files.writeString(target.crashFile(), fault.crashPoint + "@1");
         }
@@ -191,7 +243,7 @@ class FaultHarnessIT {
         // workstation or a single node: it is killed whole, with its ranks, and the same command is typed again.
         List<String> where = fault == Fault.ONE_NODE_RUN_KILLED
                 ? List.of("--home", tmp.resolve("home-" + i).toString(), "--http", "off")
-                : List.of("--kafka", coordinatorAddress(coordinator), "--nodes", "n0,n1");
+                : List.of("--kafka", cluster.kafka(), "--nodes", cluster.nodes());
         List<String> args = new ArrayList<>(List.of("run", "--job", job, "--ranks", Integer.toString(RANKS)));
         args.addAll(where);
         args.addAll(List.of("--interval", "1s", "--auto-recover", "--store", store.toString(), "--", script.toString(),
@@ -242,7 +294,7 @@ class FaultHarnessIT {
             if (target != null && !target.process.isAlive()) {
                 injected = true;
                 Thread.sleep(rnd.nextInt(2000)); // a service manager's restart delay
-                target.start(target == coordinator ? "ferry coordinator: serving jobs" : "ferry agent " + target.name);
+                target.start();
             }
             Thread.sleep(50);
         }
@@ -420,11 +472,6 @@ class FaultHarnessIT {
             }
         }
         return "not exercised (no rollback restored rank " + r + ")";
-    }
-
-    /** The coordinator's address, as the cluster was given it. */
-    private static String coordinatorAddress(Daemon coordinator) {
-        return coordinator.args.get(coordinator.args.indexOf("--listen") + 1);
     }
 
     private static boolean ranksStarted(Path results) {
