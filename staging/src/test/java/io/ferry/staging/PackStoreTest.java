@@ -96,7 +96,8 @@ class PackStoreTest {
             // The next push writes the blobs of the quarantined pack again, and pulls whole.
             PushResult g3 = p.push(a, new ImageRef("job", 3, 0), Progress.NONE);
             p.repository().commitSnapshot("job", 3, 1);
-            assertEquals(0, g3.knownChunks(), "nothing is reused from a quarantined pack");
+            // Its sound records are reused where the quarantine copied them; the damaged one is written again.
+            assertTrue(g3.newChunks() >= 1 && g3.knownChunks() > 0 && g3.knownChunks() < g3.chunks(), g3.toString());
             p.pull(new ImageRef("job", 3, 0), tmp.resolve("out3"), Progress.NONE);
             Fixture.assertSameTree(a, tmp.resolve("out3"));
             // The older images: their sound records resolve through the moves; the damaged one is gone.
@@ -220,6 +221,13 @@ class PackStoreTest {
             p.pull(new ImageRef("job", 1, 0), tmp.resolve("out1"), Progress.NONE);
             Fixture.assertSameTree(g1, tmp.resolve("out1"));
 
+            // A push after the repack finds generation 1's a.bin where the repack moved it: nothing of it is written again.
+            PushResult again = p.push(g1, new ImageRef("job", 2, 0), Progress.NONE);
+            assertEquals(0, again.newChunks(), "every blob is on the store, some of them moved: " + again);
+            repo.commitSnapshot("job", 2, 1);
+            p.pull(new ImageRef("job", 2, 0), tmp.resolve("out9"), Progress.NONE);
+            Fixture.assertSameTree(g1, tmp.resolve("out9"));
+
             StoreGc.Collected second = StoreGc.run(repo, GRACE, Clock.fixed(t0.plus(GRACE), ZoneOffset.UTC), false);
             assertEquals(first.fossilized(), second.deleted(), "the repacked packs are gone for good: " + second);
             assertEquals(0, second.restored());
@@ -227,17 +235,17 @@ class PackStoreTest {
             p.pull(new ImageRef("job", 1, 0), tmp.resolve("out2"), Progress.NONE);
             Fixture.assertSameTree(g1, tmp.resolve("out2"));
 
-            // Generation 2 rewrites a.bin too: once 1 is pruned, nothing names generation 0's packs, and their moves go.
+            // Generation 3 rewrites a.bin too: once 1 and 2 are pruned, nothing names generation 0's packs, and their moves go.
             Path g2 = twoFiles("g2", 4, 3);
-            p.push(g2, new ImageRef("job", 2, 0), Progress.NONE);
-            repo.commitSnapshot("job", 2, 1);
+            p.push(g2, new ImageRef("job", 3, 0), Progress.NONE);
+            repo.commitSnapshot("job", 3, 1);
             StoreRetention.prune(repo, "job", 1, 0, false);
             StoreGc.run(repo, GRACE, Clock.fixed(t0.plus(GRACE.multipliedBy(2)), ZoneOffset.UTC), false);
             StoreGc.run(repo, GRACE, Clock.fixed(t0.plus(GRACE.multipliedBy(3)), ZoneOffset.UTC), false);
             StoreGc.run(repo, GRACE, Clock.fixed(t0.plus(GRACE.multipliedBy(4)), ZoneOffset.UTC), false);
             assertEquals(List.of(), store.list(io.ferry.staging.packs.PackMoves.MOVED));
             assertTrue(p.verify(Progress.NONE).ok());
-            p.pull(new ImageRef("job", 2, 0), tmp.resolve("out3"), Progress.NONE);
+            p.pull(new ImageRef("job", 3, 0), tmp.resolve("out3"), Progress.NONE);
             Fixture.assertSameTree(g2, tmp.resolve("out3"));
         }
     }

@@ -12,6 +12,7 @@ import io.ferry.staging.Repository;
 import io.ferry.staging.chunking.FastCdc;
 import io.ferry.staging.packs.BlobLocation;
 import io.ferry.staging.packs.DedupCache;
+import io.ferry.stores.StoreException;
 import io.ferry.staging.packs.PackResolver;
 import io.ferry.staging.packs.PackWriter;
 import io.ferry.stores.ObjectNotFoundException;
@@ -59,8 +60,9 @@ public final class PackPush {
     private final byte[] zeros;
     private final ConcurrentHashMap<ChunkId, BlobLocation> written = new ConcurrentHashMap<>();
     /**
-     * Whether an earlier generation's pack is still on the store, asked once per pack and push:
-     * a pack gc moved aside is not counted on (its blobs are written again), as v1 chunks are not.
+     * Whether an earlier generation's pack is still on the store, and where gc's repack moved
+     * its records, asked once per pack and push: a pack gc moved aside whole is not counted on
+     * (its blobs are written again), as v1 chunks are not.
      */
     private final PackResolver packsOnStore;
     private Map<ChunkId, BlobLocation> base = Map.of();
@@ -92,6 +94,21 @@ public final class PackPush {
         this.baseGenerations = baseGenerations;
         this.fileSha256 = fileSha256;
         this.zeros = new byte[cdc.max()];
+    }
+
+    /**
+     * Where an earlier generation's blob lies now, or null: in its pack while the pack is on the
+     * store, else where gc's repack moved it (the record copied into a pack that is there), else
+     * nowhere (gc moved the pack aside: the blob is written again).
+     */
+    private BlobLocation onStore(BlobLocation earlier) throws StoreException {
+        if (packsOnStore.isPresent(earlier.pack())) {
+            return earlier;
+        }
+        PackResolver.Place now = packsOnStore.resolve(earlier.pack(), earlier.offset(), earlier.recordLength());
+        return !now.pack().equals(earlier.pack()) && now.recordLength() == earlier.recordLength()
+                && packsOnStore.isPresent(now.pack())
+                ? new BlobLocation(now.pack(), now.offset(), now.recordLength(), earlier.length()) : null;
     }
 
     /** One blob as a worker left it: {@code at} null for an all-zero blob. */
@@ -234,8 +251,8 @@ public final class PackPush {
         BlobLocation known = written.get(id);
         if (known == null) {
             BlobLocation earlier = base.get(id);
-            if (earlier != null && earlier.length() == n && packsOnStore.isPresent(earlier.pack())) {
-                known = earlier;
+            if (earlier != null && earlier.length() == n) {
+                known = onStore(earlier);
             }
         }
         if (known != null) {
