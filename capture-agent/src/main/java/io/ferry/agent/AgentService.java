@@ -228,7 +228,7 @@ public final class AgentService implements Closeable {
             } else if (c instanceof Command.KillRank k) {
                 JobOnNode j = jobs.get(k.job());
                 boolean killed = j != null && j.kill(k.rank());
-                System.err.println("ferry agent " + node + ": chaos: rank " + k.rank() + " of " + k.job()
+                LOG.info("ferry agent " + node + ": chaos: rank " + k.rank() + " of " + k.job()
                         + (killed ? " killed (SIGKILL)" : " does not run here"));
             } else if (c instanceof Command.Restart || c instanceof Command.RequestCheckpoint || c instanceof Command.Halt) {
                 // the coordinator's commands, on a partition this node shares
@@ -247,7 +247,7 @@ public final class AgentService implements Closeable {
                     // the log is away too; the coordinator's heartbeat check will notice
                 }
             }
-            System.err.println("ferry agent " + node + ": " + c.getClass().getSimpleName() + " of job " + c.job()
+            LOG.warn("ferry agent " + node + ": " + c.getClass().getSimpleName() + " of job " + c.job()
                     + " failed: " + e.getMessage());
         }
     }
@@ -280,7 +280,7 @@ public final class AgentService implements Closeable {
      * (exit 137, no shutdown hooks, no last words to the log).
      */
     private void killNode() {
-        System.err.println("ferry agent " + node + ": chaos: killing this node (its ranks, its cache, this agent)");
+        LOG.info("ferry agent " + node + ": chaos: killing this node (its ranks, its cache, this agent)");
         for (JobOnNode j : jobs.values()) {
             j.agent().ifPresent(a -> {
                 try {
@@ -296,7 +296,7 @@ public final class AgentService implements Closeable {
                 break;
             } catch (java.io.IOException e) {
                 if (attempt == 5) {
-                    System.err.println("ferry agent " + node + ": chaos: removing the cache failed: " + e.getMessage());
+                    LOG.warn("ferry agent " + node + ": chaos: removing the cache failed: " + e.getMessage());
                     break;
                 }
                 try {
@@ -332,14 +332,14 @@ public final class AgentService implements Closeable {
             try {
                 peers.close();
             } catch (java.io.IOException e) {
-                System.err.println("ferry agent " + node + ": closing the peer server: " + e.getMessage());
+                LOG.warn("ferry agent " + node + ": closing the peer server: " + e.getMessage());
             }
         }
         if (spool != null) {
             try {
                 spool.close();
             } catch (java.io.IOException e) {
-                System.err.println("ferry agent " + node + ": closing the rank spool: " + e.getMessage());
+                LOG.warn("ferry agent " + node + ": closing the rank spool: " + e.getMessage());
             }
         }
     }

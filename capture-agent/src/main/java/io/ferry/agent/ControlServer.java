@@ -22,6 +22,7 @@ import java.util.function.IntFunction;
  * never crashes the agent.
  */
 final class ControlServer implements Closeable {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ControlServer.class);
     private final Path path;
     private final ServerSocketChannel server;
     private final IntFunction<RankProcess> ranks;
@@ -59,7 +60,7 @@ final class ControlServer implements Closeable {
                 t.start();
             } catch (IOException e) {
                 if (server.isOpen()) {
-                    System.err.println("ferry agent: accept failed: " + e);
+                    LOG.warn("ferry agent: accept failed: " + e);
                 }
             }
         }
@@ -90,7 +91,7 @@ final class ControlServer implements Closeable {
                 }
             }
         } catch (IOException | IllegalArgumentException e) {
-            System.err.println("ferry agent: dropping a rank connection: " + e.getMessage());
+            LOG.warn("ferry agent: dropping a rank connection: " + e.getMessage());
         }
     }
 

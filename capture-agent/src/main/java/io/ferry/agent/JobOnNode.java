@@ -25,6 +25,7 @@ import java.util.concurrent.TimeUnit;
  * {@link AgentService} runs one job's commands on one thread.
  */
 final class JobOnNode {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(JobOnNode.class);
     private final KafkaLog log;
     private final String node;
     private final LocalCache cache;
@@ -177,7 +178,7 @@ final class JobOnNode {
                         return false;
                     }
                     long wait = Math.min(30_000, 2_000L << (attempt - 1));
-                    System.err.println("ferry agent " + node + ": restoring generation " + l.generation() + " of " + l.job()
+                    LOG.warn("ferry agent " + node + ": restoring generation " + l.generation() + " of " + l.job()
                             + ": the store is unreachable (" + e.getMessage() + "); trying again in " + wait / 1000
                             + " s (attempt " + attempt + " of " + RESTORE_ATTEMPTS + ")");
                     try {
@@ -305,7 +306,7 @@ final class JobOnNode {
             try {
                 agent.stagingIdle().get(60, TimeUnit.SECONDS);
             } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-                System.err.println("ferry agent " + node + ": staging of " + current.job()
+                LOG.warn("ferry agent " + node + ": staging of " + current.job()
                         + " did not finish within 60 s; its images stay in the cache");
             }
         }
@@ -325,7 +326,7 @@ final class JobOnNode {
                 store.close();
             }
         } catch (IOException e) {
-            System.err.println("ferry agent " + node + ": closing a job: " + e.getMessage());
+            LOG.warn("ferry agent " + node + ": closing a job: " + e.getMessage());
         }
         agent = null;
         store = null;

@@ -21,6 +21,7 @@ import java.util.function.Supplier;
  * Prometheus scrapes from. One daemon thread. Thread-safe.
  */
 public final class MetricsEndpoint implements Closeable {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(MetricsEndpoint.class);
     /** The configuration key of where it listens: {@code HOST:PORT} or {@code off}. */
     public static final String KEY = "agent.metrics";
     /** Beside the coordinator's 7460; loopback, so nothing is exposed that a site did not ask for. */
@@ -69,7 +70,7 @@ public final class MetricsEndpoint implements Closeable {
                 try {
                     body = text.get();
                 } catch (RuntimeException e) { // a meter that throws must not take the endpoint down
-                    System.err.println("ferry agent: metrics scrape failed: " + e);
+                    LOG.warn("ferry agent: metrics scrape failed: " + e);
                     send(x, 500, "internal error (the agent's stderr says which)\n");
                     return;
                 }

@@ -235,7 +235,7 @@ public final class NodeAgent implements Closeable {
             try {
                 r.onExit().get(10, TimeUnit.SECONDS);
             } catch (java.util.concurrent.ExecutionException | TimeoutException e) {
-                System.err.println("ferry agent: rank " + r.rank() + " of " + config.job() + " (pid " + r.process().pid()
+                LOG.warn("ferry agent: rank " + r.rank() + " of " + config.job() + " (pid " + r.process().pid()
                         + ") did not end within 10 s of SIGKILL");
             }
         }
@@ -297,7 +297,7 @@ public final class NodeAgent implements Closeable {
                 try {
                     cache.drop(config.job(), g);
                 } catch (IOException | RuntimeException dropFailed) {
-                    System.err.println("ferry agent: cannot drop failed generation " + g + " from the cache: "
+                    LOG.warn("ferry agent: cannot drop failed generation " + g + " from the cache: "
                             + dropFailed.getMessage());
                 }
             }

@@ -25,6 +25,7 @@ import java.util.function.Consumer;
  * agent of the job on this node captured and did not stage.
  */
 final class NodeStaging {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(NodeStaging.class);
     private final AgentConfig config;
     private final LocalCache cache;
     private final StagingPipeline pipeline;
@@ -91,13 +92,13 @@ final class NodeStaging {
             for (long g : cache.generations(config.job())) { // oldest first
                 List<Integer> left = cache.unstagedRanks(config.job(), g);
                 if (!left.isEmpty() && !closing) {
-                    System.err.println("ferry agent: staging generation " + g + " of " + config.job() + " (ranks " + left
+                    LOG.info("ferry agent: staging generation " + g + " of " + config.job() + " (ranks " + left
                             + "), captured on this node before this agent started");
                     stage(g, left, 0);
                 }
             }
         } catch (IOException | RuntimeException e) {
-            System.err.println("ferry agent: cannot look for unstaged images of " + config.job() + ": " + e.getMessage());
+            LOG.warn("ferry agent: cannot look for unstaged images of " + config.job() + ": " + e.getMessage());
         }
     }
 
@@ -135,7 +136,7 @@ final class NodeStaging {
         try {
             cache.applyRetention(config.job(), pipeline.config().keepGenerations(), this::established);
         } catch (IOException | RuntimeException e) {
-            System.err.println("ferry agent: cache retention for " + config.job() + " failed: " + e.getMessage());
+            LOG.warn("ferry agent: cache retention for " + config.job() + " failed: " + e.getMessage());
         }
         reportCache();
     }
@@ -159,7 +160,7 @@ final class NodeStaging {
                 if (!Files.isDirectory(cache.imageDir(ref))) {
                     return; // dropped from the cache (the generation failed or was rolled back)
                 }
-                System.err.println("ferry agent " + config.node() + ": partner copy of rank " + r + " of " + config.job()
+                LOG.warn("ferry agent " + config.node() + ": partner copy of rank " + r + " of " + config.job()
                         + " generation " + g + " to " + partner.node() + " failed: " + e.getMessage());
             }
         }
@@ -177,7 +178,7 @@ final class NodeStaging {
             events.accept(new Event.CacheReported(config.job(), config.node(), u.capacityBytes(), u.freeBytes(),
                     u.jobBytes(), u.generations(), pipeline.config().keepGenerations()));
         } catch (IOException | RuntimeException e) {
-            System.err.println("ferry agent: cache usage for " + config.job() + " not reported: " + e.getMessage());
+            LOG.warn("ferry agent: cache usage for " + config.job() + " not reported: " + e.getMessage());
         }
     }
 

@@ -33,6 +33,7 @@ import java.util.regex.Pattern;
  * Thread-safe.
  */
 public final class RankSpool implements Closeable {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RankSpool.class);
     private static final Pattern HELLO = Pattern.compile("(.+)\\.(\\d{1,8})\\.hello");
     private static final Pattern BODY = Pattern.compile("(-1|\\d{1,18}) (\\d{1,10})\\s*");
 
@@ -100,7 +101,7 @@ public final class RankSpool implements Closeable {
                 Files.deleteIfExists(f);
                 Matcher b = BODY.matcher(body);
                 if (!m.matches() || !b.matches()) {
-                    System.err.println("ferry agent: ignoring a bad registration " + name + ": '" + body.trim() + "'");
+                    LOG.warn("ferry agent: ignoring a bad registration " + name + ": '" + body.trim() + "'");
                     if (m.matches()) {
                         refuse(m.group(1), Integer.parseInt(m.group(2)), "bad registration '" + body.trim()
                                 + "' (expected: GENERATION PID)");
@@ -139,7 +140,7 @@ public final class RankSpool implements Closeable {
         try {
             write(job, rank, ".fail", reason.replace('\n', ' ') + "\n");
         } catch (IOException e) {
-            System.err.println("ferry agent: cannot tell rank " + rank + " of " + job + " why it is refused: " + e);
+            LOG.warn("ferry agent: cannot tell rank " + rank + " of " + job + " why it is refused: " + e);
         }
     }
 

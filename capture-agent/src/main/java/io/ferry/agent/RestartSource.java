@@ -32,6 +32,7 @@ import java.util.stream.Stream;
  * does not verify is skipped for the next source.
  */
 public final class RestartSource {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RestartSource.class);
     private static final int CORES = Runtime.getRuntime().availableProcessors();
     /** The restart copy's unit of I/O: small enough to stay in the CPU's cache between read, check and write. */
     private static final int PIECE = 256 << 10;
@@ -93,14 +94,14 @@ public final class RestartSource {
                 if (PeerClient.get(peer, ref, target, auth) && copyVerified(target, m, null, null, pipeline.repository().blobs())) {
                     return "partner";
                 }
-                System.err.println("ferry agent: rank " + ref.rank() + " of " + ref.job() + " generation "
+                LOG.warn("ferry agent: rank " + ref.rank() + " of " + ref.job() + " generation "
                         + ref.generation() + ": " + peer.node() + "'s copy " + (Files.isDirectory(target)
                         ? "does not verify against the manifest" : "is not there") + "; trying the next source");
             } catch (IOException e) {
                 if (e instanceof PeerClient.Unreachable) {
                     unreachable.add(peer.node());
                 }
-                System.err.println("ferry agent: rank " + ref.rank() + " of " + ref.job() + ": fetching from "
+                LOG.warn("ferry agent: rank " + ref.rank() + " of " + ref.job() + ": fetching from "
                         + peer.node() + " failed (" + e.getMessage() + "); trying the next source");
             }
         }

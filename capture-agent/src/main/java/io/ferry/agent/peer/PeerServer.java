@@ -31,6 +31,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * cache, so bind it to loopback or the cluster's internal network (see the README).
  */
 public final class PeerServer implements Closeable {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(PeerServer.class);
     private static final int READ_TIMEOUT_MILLIS = 60_000;
     private final ServerSocket socket;
     private final LocalCache cache;
@@ -84,7 +85,7 @@ public final class PeerServer implements Closeable {
                 workers.execute(() -> serve(s));
             } catch (IOException e) {
                 if (open) {
-                    System.err.println("ferry agent: peer server: " + e.getMessage());
+                    LOG.warn("ferry agent: peer server: " + e.getMessage());
                 }
             } catch (java.util.concurrent.RejectedExecutionException e) {
                 return; // closing
@@ -112,7 +113,7 @@ public final class PeerServer implements Closeable {
                 default -> has(req.ref(), out);
             }
         } catch (IOException e) {
-            System.err.println("ferry agent: peer " + s.getRemoteSocketAddress() + ": " + e.getMessage());
+            LOG.warn("ferry agent: peer " + s.getRemoteSocketAddress() + ": " + e.getMessage());
         }
     }
 
