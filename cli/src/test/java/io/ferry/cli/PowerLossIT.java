@@ -113,6 +113,53 @@ class PowerLossIT {
         assertTrue(rounds.stream().anyMatch(r -> r.phase().equals("push")), "no round was cut in the middle of a push");
     }
 
+    /**
+     * A push killed between creating its generation's directory and fsyncing that into its parent
+     * leaves a directory that is there but not durable. The next push finds it, writes its manifest
+     * into it and is acknowledged; a power cut then must not take the directory, and the image, away.
+     */
+    @Test
+    void aDirectoryAKilledPushLeftUnsyncedIsMadeDurableByTheNextPush() throws Exception {
+        Path images = tmp.resolve("images");
+        for (int r = 0; r < 2; r++) {
+            writeImage(images.resolve("1/" + r), 1, r);
+            writeImage(images.resolve("2/" + r), 2, r);
+        }
+        Path dir = Files.createDirectories(tmp.resolve("unsynced-dir"));
+        Path mnt = Files.createDirectories(dir.resolve("mnt"));
+        Process fs = mount(dir.resolve("backing"), mnt, dir.resolve("durablefs.log"));
+        Path store = mnt.resolve("store");
+        String where = "unsynced directory";
+        for (int r = 0; r < 2; r++) {
+            ferry(0, where, "image", "push", images.resolve("1/" + r).toString(), "--store", store.toString(), "--job", "pl",
+                    "--generation", "1", "--rank", Integer.toString(r), "--json");
+        }
+        ferry(0, where, "snapshot", "commit", "--store", store.toString(), "--job", "pl", "--generation", "1", "--ranks", "2",
+                "--json");
+        // What the killed push of generation 2 left: its directory, live but never fsynced into jobs/pl.
+        Files.createDirectory(store.resolve("ferry/v1/jobs/pl/2"));
+        for (int r = 0; r < 2; r++) {
+            ferry(0, where, "image", "push", images.resolve("2/" + r).toString(), "--store", store.toString(), "--job", "pl",
+                    "--generation", "2", "--rank", Integer.toString(r), "--json");
+        }
+        ferry(0, where, "snapshot", "commit", "--store", store.toString(), "--job", "pl", "--generation", "2", "--ranks", "2",
+                "--json");
+        new ProcessBuilder("kill", "-USR1", Long.toString(fs.pid())).start().waitFor();
+        assertTrue(fs.waitFor(2, TimeUnit.MINUTES), "durablefs did not finish its cut");
+        Path survived = dir.resolve("backing/store");
+        JsonNode ls = ferry(0, where, "store", "ls", survived.toString(), "--json");
+        List<String> states = new ArrayList<>();
+        ls.get("generations").forEach(g -> states.add(g.get("generation").asLong() + " " + g.get("state").asText()));
+        assertEquals(List.of("1 established", "2 established"), states, "both acknowledged commits survive the cut");
+        for (int r = 0; r < 2; r++) {
+            Path back = dir.resolve("pulled/2/" + r);
+            Files.createDirectories(back.getParent());
+            ferry(0, where, "image", "pull", back.toString(), "--store", survived.toString(), "--job", "pl", "--generation", "2",
+                    "--rank", Integer.toString(r), "--json");
+            assertSameTree(images.resolve("2/" + r), back, "generation 2 rank " + r);
+        }
+    }
+
     private Round round(int i, String layout, long cutMs, Path images) throws Exception {
         Path dir = Files.createDirectories(tmp.resolve("round-" + i));
         Path backing = dir.resolve("backing");
