@@ -285,6 +285,22 @@ def serve(fs, mountpoint, options):
         os.kill(os.getpid(), signal.SIGTERM)
 
 
+def not_durable(root):
+    """Files of the live tree (count, bytes) that the cut loses in part or whole: unsynced data or name."""
+    durable = set()
+
+    def walk(d, entries):
+        for n in entries(d).values():
+            if isinstance(n, Dir):
+                yield from walk(n, entries)
+            elif isinstance(n, File):
+                yield n
+    for f in walk(root, lambda d: d.durable):
+        durable.add(id(f))
+    lost = [f for f in walk(root, lambda d: d.live) if id(f) not in durable or f.durable != f.live]
+    return len(lost), sum(len(f.live) for f in lost)
+
+
 def main():
     backing, mountpoint = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
     fs = DurableFs(backing)
@@ -297,10 +313,13 @@ def main():
     threading.Thread(target=serve, args=(fs, mountpoint, options), daemon=True).start()
     sig = signal.sigwait(cut)
     fs.mutex.acquire()  # held until exit: nothing changes after the cut
+    lost, lost_bytes = not_durable(fs.root)
     files, size, empty = dump(fs.root, backing)
-    print(f"durablefs: cut by {signal.Signals(sig).name}: {files} files ({size} bytes) durable, "
-          f"{empty} of them never synced and empty, in {backing}", file=sys.stderr, flush=True)
-    subprocess.run(["fusermount", "-u", "-z", mountpoint], check=False)
+    print(f"durablefs: cut ({signal.Signals(sig).name}): {files} files ({size} bytes) durable, {empty} of them "
+          f"never synced and empty; {lost} live files ({lost_bytes} bytes) not durable, lost; backing {backing}",
+          file=sys.stderr, flush=True)
+    unmount = ["umount", "-l"] if os.getuid() == 0 else ["fusermount", "-u", "-z"]
+    subprocess.run(unmount + [mountpoint], check=False)
     os._exit(0)
 
 
