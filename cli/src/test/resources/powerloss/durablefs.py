@@ -11,7 +11,8 @@ It models the strict POSIX durability contract, nothing kinder:
   FileChannel.open(dir).force(true) does) copies its live entries to its durable entries. The
   entries point at inodes, so a file renamed after its fsync but before its directory's keeps
   its synced data under its old name.
-- The cut (SIGUSR1, SIGTERM or SIGINT; there is no clean unmount): every operation stops,
+- The cut (SIGUSR1, SIGTERM or SIGINT, or after the N-th change; there is no clean
+  unmount): every operation stops,
   the durable state is written to the backing directory (walking from the root's durable
   entries; a reachable file never synced is written empty), the mount is lazily unmounted
   and the process exits. Real file systems may also show stale or zero-filled data for an
@@ -25,7 +26,10 @@ journal's habit of committing a new file's directory entry with its fsync (not p
 POSIX, so not given here). Writes reach this process before write(2) returns (libfuse 2 has
 no writeback cache), so direct_io is not needed and mmap keeps working.
 
-Usage: durablefs.py BACKING MOUNTPOINT   (as root: allow_other, so any uid can use it)
+Usage: durablefs.py BACKING MOUNTPOINT [N]   (as root: allow_other, so any uid can use it)
+N > 0: the cut comes by itself right after the N-th operation that changes the live state
+(write, fsync, rename, ...), so a test can land it inside a write path rather than between
+commands.
 """
 import errno
 import os
@@ -67,11 +71,17 @@ class Link(Inode):
         self.target = target
 
 
+# The operations that change the live state; the cut can come after any one of them.
+MUTATING = {"create", "mkdir", "symlink", "unlink", "rmdir", "rename", "chmod", "utimens", "write", "truncate",
+            "fsync", "fsyncdir"}
+
+
 class DurableFs(Operations):
     use_ns = False
 
-    def __init__(self, backing):
-        self.backing = backing
+    def __init__(self, backing, mountpoint, cut_after):
+        self.backing, self.mountpoint, self.cut_after = backing, mountpoint, cut_after
+        self.ops = 0
         self.mutex = threading.Lock()
         self.handles = {}
         self.next_fh = 1
@@ -79,7 +89,12 @@ class DurableFs(Operations):
 
     def __call__(self, op, *args):
         with self.mutex:  # one operation at a time: the cut sees a state between two of them
-            return super().__call__(op, *args)
+            ret = super().__call__(op, *args)
+            if op in MUTATING:
+                self.ops += 1
+                if self.ops == self.cut_after:
+                    cut(self, f"after operation {self.ops}, {op}")  # does not return
+            return ret
 
     # ---- lookups (always in the live tree, as the kernel sees it) ----
     def node(self, path):
@@ -301,26 +316,32 @@ def not_durable(root):
     return len(lost), sum(len(f.live) for f in lost)
 
 
+def cut(fs, why):
+    """The power goes: called with fs.mutex held, so nothing changes after it; never returns."""
+    lost, lost_bytes = not_durable(fs.root)
+    files, size, empty = dump(fs.root, fs.backing)
+    print(f"durablefs: cut ({why}): {files} files ({size} bytes) durable, {empty} of them never synced and empty;"
+          f" {lost} live files ({lost_bytes} bytes) not durable, lost; backing {fs.backing}", file=sys.stderr, flush=True)
+    # Not waited for: a fuse thread may be the caller. Exiting closes /dev/fuse, which fails every
+    # request still in flight; the lazy unmount takes the dead mount away.
+    subprocess.Popen((["umount", "-l"] if os.getuid() == 0 else ["fusermount", "-u", "-z"]) + [fs.mountpoint])
+    os._exit(0)
+
+
 def main():
     backing, mountpoint = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    fs = DurableFs(backing)
+    cut_after = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+    fs = DurableFs(backing, mountpoint, cut_after)
     # The cut signals wait for the main thread alone (sigwait): fuse's threads inherit the block.
-    cut = {signal.SIGUSR1, signal.SIGTERM, signal.SIGINT}
-    signal.pthread_sigmask(signal.SIG_BLOCK, cut)
+    signals = {signal.SIGUSR1, signal.SIGTERM, signal.SIGINT}
+    signal.pthread_sigmask(signal.SIG_BLOCK, signals)
     options = dict(foreground=True, fsname="durablefs", subtype="durablefs", hard_remove=True, big_writes=True)
     if os.getuid() == 0:
         options["allow_other"] = True
     threading.Thread(target=serve, args=(fs, mountpoint, options), daemon=True).start()
-    sig = signal.sigwait(cut)
-    fs.mutex.acquire()  # held until exit: nothing changes after the cut
-    lost, lost_bytes = not_durable(fs.root)
-    files, size, empty = dump(fs.root, backing)
-    print(f"durablefs: cut ({signal.Signals(sig).name}): {files} files ({size} bytes) durable, {empty} of them "
-          f"never synced and empty; {lost} live files ({lost_bytes} bytes) not durable, lost; backing {backing}",
-          file=sys.stderr, flush=True)
-    unmount = ["umount", "-l"] if os.getuid() == 0 else ["fusermount", "-u", "-z"]
-    subprocess.run(unmount + [mountpoint], check=False)
-    os._exit(0)
+    sig = signal.sigwait(signals)
+    fs.mutex.acquire()
+    cut(fs, f"{signal.Signals(sig).name} after operation {fs.ops}")
 
 
 if __name__ == "__main__":
