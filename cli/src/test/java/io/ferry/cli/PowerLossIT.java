@@ -46,7 +46,7 @@ class PowerLossIT {
     private static final String PYTHON = "/usr/bin/python3";
     private static final int ROUNDS = Integer.getInteger("ferry.powerloss.rounds", 8);
     private static final long SEED = Long.getLong("ferry.powerloss.seed", 13);
-    /** The cut comes after a seeded number of changes to the file system, 1 to this (about three generations of the pack layout, one of the chunk layout). */
+    /** The cut comes after a seeded number of file-system changes, 1 to this (~3 pack-layout generations). */
     private static final int OPS = Integer.getInteger("ferry.powerloss.ops", 250);
     private static final int GENERATIONS = 40; // more than a driver reaches before its cut
     private static final int MIB = 1 << 20;
