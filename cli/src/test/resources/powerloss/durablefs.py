@@ -11,16 +11,16 @@ It models the strict POSIX durability contract, nothing kinder:
   FileChannel.open(dir).force(true) does) copies its live entries to its durable entries. The
   entries point at inodes, so a file renamed after its fsync but before its directory's keeps
   its synced data under its old name.
-- The cut (SIGUSR1, SIGTERM or SIGINT, or after the N-th change; there is no clean
-  unmount): every operation stops,
-  the durable state is written to the backing directory (walking from the root's durable
-  entries; a reachable file never synced is written empty), the mount is lazily unmounted
-  and the process exits. Real file systems may also show stale or zero-filled data for an
-  unsynced file, or keep more than was synced; this model keeps exactly the contract.
+- The cut (SIGUSR1, SIGTERM or SIGINT, or right after the N-th change; there is no clean
+  unmount): every operation stops, the durable state is written to the backing directory
+  (walking from the root's durable entries; a reachable file never synced is written empty),
+  the mount is lazily unmounted and the process exits. Real file systems may also show stale
+  or zero-filled data for an unsynced file, or keep more than was synced; this model keeps
+  exactly the contract.
 - Mounting from a backing directory starts with live = durable = its contents.
 
-What it does not model: reordering or tearing within a file beyond "unsynced = lost" (a
-synced file is whole, an unsynced one empty); metadata (mode, owner and times are kept with
+What it does not model: reordering or tearing within a file beyond "unsynced = lost" (a file
+comes back as of its last fsync, or empty if it never had one); metadata (mode, owner and times are kept with
 the inode, as if always durable); hard links, xattrs and special files (refused); the
 journal's habit of committing a new file's directory entry with its fsync (not promised by
 POSIX, so not given here). Writes reach this process before write(2) returns (libfuse 2 has
