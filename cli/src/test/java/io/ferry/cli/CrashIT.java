@@ -26,8 +26,15 @@ class CrashIT {
         if (!Files.isDirectory(chunks)) {
             return 0;
         }
-        try (Stream<Path> s = Files.walk(chunks)) {
-            return s.filter(p -> Files.isRegularFile(p) && !p.getFileName().toString().startsWith(".")).count();
+        while (true) {
+            try (Stream<Path> s = Files.walk(chunks)) {
+                return s.filter(p -> Files.isRegularFile(p) && !p.getFileName().toString().startsWith(".")).count();
+            } catch (java.io.UncheckedIOException e) {
+                if (!(e.getCause() instanceof java.nio.file.NoSuchFileException)) {
+                    throw e;
+                }
+                // The push renamed a temporary file between the walk's listing and its look at it: count again.
+            }
         }
     }
 
