@@ -38,7 +38,8 @@ final class Lines {
     String awaitAfter(int from, String what, Predicate<String> match) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         while (System.nanoTime() < deadline) {
-            for (String l : lines.subList(Math.min(from, lines.size()), lines.size())) {
+            List<String> now = List.copyOf(lines); // a sublist of the live list fails once a line is added meanwhile
+            for (String l : now.subList(Math.min(from, now.size()), now.size())) {
                 if (match.test(l)) {
                     return l;
                 }
