@@ -37,23 +37,23 @@ final class RestartWatch {
             return head + (b.length() > 0 ? " (" + b + ")" : "") + (ended.isEmpty() ? "" : "; " + ended);
         }
 
+        /** The same as one JSON object (as the other commands' {@code --json}, through Jackson). */
         String json() {
-            StringBuilder b = new StringBuilder("{\"job\":\"").append(job).append("\",\"generation\":").append(generation)
-                    .append(",\"ranks\":").append(ranks).append(",\"restoredRanks\":").append(restored)
-                    .append(",\"complete\":").append(complete())
-                    .append(String.format(Locale.ROOT, ",\"seconds\":%.3f", seconds)).append(",\"sources\":{");
-            String sep = "";
-            for (var e : sources.entrySet()) {
-                b.append(sep).append('"').append(e.getKey()).append("\":").append(e.getValue());
-                sep = ",";
+            java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
+            m.put("job", job);
+            m.put("generation", generation);
+            m.put("ranks", ranks);
+            m.put("restoredRanks", restored);
+            m.put("complete", complete());
+            m.put("seconds", seconds);
+            m.put("sources", sources);
+            m.put("failedNodes", failedNodes);
+            m.put("ended", ended);
+            try {
+                return new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(m);
+            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                throw new IllegalStateException("cannot write the restart's outcome as JSON", e);
             }
-            b.append("},\"failedNodes\":{");
-            sep = "";
-            for (var e : failedNodes.entrySet()) {
-                b.append(sep).append('"').append(e.getKey()).append("\":\"").append(jsonText(e.getValue())).append('"');
-                sep = ",";
-            }
-            return b.append("},\"ended\":\"").append(jsonText(ended)).append("\"}").toString();
         }
     }
 
@@ -112,19 +112,5 @@ final class RestartWatch {
             return new Outcome(job, generation, ranks, restored.cardinality(), sources, failed,
                     (System.nanoTime() - start) / 1e9, ended);
         }
-    }
-
-    private static String jsonText(String s) {
-        StringBuilder b = new StringBuilder();
-        for (char c : s.toCharArray()) {
-            if (c == '"' || c == '\\') {
-                b.append('\\').append(c);
-            } else if (c < 0x20) {
-                b.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
-            } else {
-                b.append(c);
-            }
-        }
-        return b.toString();
     }
 }
