@@ -260,6 +260,7 @@ class FaultHarnessIT {
         int rotRank = rnd.nextInt(RANKS);
         long rotGeneration = -1;
         String rotWhat = null;
+        Rot.Damage cacheRot = null;
         int linesAtRot = 0;
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(4);
         while (run.isAlive() && System.nanoTime() < deadline) {
@@ -272,7 +273,12 @@ class FaultHarnessIT {
                 if (rot) {
                     rotGeneration = generations(out.lines, ESTABLISHED, 1).stream().max(Long::compare).orElseThrow();
                     linesAtRot = out.lines.size();
-                    rotWhat = fault == Fault.CACHE_ROT ? Rot.inCache(tmp, job, rotGeneration, rotRank, rnd) : Rot.inStore(store, rnd);
+                    if (fault == Fault.CACHE_ROT) {
+                        cacheRot = Rot.inCache(tmp, store, job, rotGeneration, rotRank, rnd);
+                        rotWhat = cacheRot == null ? null : cacheRot.what();
+                    } else {
+                        rotWhat = Rot.inStore(store, rnd);
+                    }
                     long pid = Long.parseLong(Files.readString(results.resolve("pid-" + rotRank)).trim());
                     ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
                 } else if (fault == Fault.RANK_KILLED) {
@@ -345,11 +351,11 @@ class FaultHarnessIT {
                 lost.add("generation " + g + " was restored but has no commit marker");
             }
         }
-        if (fault == Fault.CACHE_ROT && rotWhat != null) {
+        if (cacheRot != null) {
             // The rollback that follows the kill: the damaged rank must come from another source than its own cache.
             t.rotted++;
             List<String> all = List.copyOf(printed);
-            String caught = Rot.caught(all.subList(Math.min(linesAtRot, all.size()), all.size()), rotGeneration, rotRank);
+            String caught = Rot.caught(all.subList(Math.min(linesAtRot, all.size()), all.size()), cacheRot, rotRank);
             System.out.println("FaultHarnessIT run " + i + ": " + rotWhat + " (rank " + rotRank + ", generation " + rotGeneration + "): " + caught);
             if (caught.startsWith("caught") || caught.startsWith("not exercised")) {
                 t.rotCaught += caught.startsWith("caught") ? 1 : 0;

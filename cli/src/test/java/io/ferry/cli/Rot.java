@@ -21,11 +21,14 @@ final class Rot {
 
     /**
      * Damages a seeded file of rank {@code r}'s image in its node's cache, in generation {@code g}
-     * and every newer one cached (one may be established by the time the rollback picks): what
-     * it did, or null.
+     * and every newer one already staged (one may be established by the time the rollback
+     * picks): what it did and which generations it damaged, or null. Only a staged image counts:
+     * its manifest on the store fixes its content, where a copy still on its way from the rank
+     * to the store is, damaged, what the rank wrote as far as anyone can tell.
      */
-    static String inCache(Path tmp, String job, long g, int r, Random rnd) throws IOException {
+    static Damage inCache(Path tmp, Path store, String job, long g, int r, Random rnd) throws IOException {
         List<String> done = new ArrayList<>();
+        java.util.Set<Long> damaged = new java.util.TreeSet<>();
         for (String node : List.of("n0", "n1")) {
             Path jobDir = tmp.resolve(node).resolve("cache").resolve(job);
             if (!Files.isDirectory(jobDir)) {
@@ -38,7 +41,8 @@ final class Rot {
             }
             for (Path gen : generations) {
                 Path dir = gen.resolve(Integer.toString(r));
-                if (!Files.isDirectory(dir)) {
+                Path manifest = store.resolve("ferry/v1/jobs/" + job + "/" + gen.getFileName() + "/" + r + ".manifest");
+                if (!Files.isDirectory(dir) || !Files.isRegularFile(manifest)) {
                     continue;
                 }
                 List<Path> files;
@@ -48,13 +52,17 @@ final class Rot {
                 for (Path f : files) {
                     if (Files.size(f) > 0) {
                         done.add(damage(f, rnd) + " of generation " + gen.getFileName() + " in " + node + "'s cache");
+                        damaged.add(Long.parseLong(gen.getFileName().toString()));
                         break;
                     }
                 }
             }
         }
-        return done.isEmpty() ? null : String.join("; ", done);
+        return done.isEmpty() ? null : new Damage(String.join("; ", done), java.util.Set.copyOf(damaged));
     }
+
+    /** What {@link #inCache} did, and the generations of the rank whose cached copy it damaged. */
+    record Damage(String what, java.util.Set<Long> generations) {}
 
     /** Damages a seeded pack object on the store; what it did, ending with the pack's name, or null. */
     static String inStore(Path store, Random rnd) throws IOException {
@@ -94,16 +102,17 @@ final class Rot {
     }
 
     /**
-     * Whether the rollback after the damage took rank {@code r} of {@code g} from elsewhere than
-     * its node's cache: "caught (SOURCE)", "not exercised (...)" when the rollback went to
-     * another generation, or what went wrong.
+     * Whether the rollback after the damage took rank {@code r} from elsewhere than its node's
+     * cache when it restored one of the damaged generations: "caught (SOURCE)", "not exercised
+     * (...)" when the rollback went to a generation whose copy was not damaged (an older one, or
+     * a newer one not yet in the cache when the damage was done), or what went wrong.
      */
-    static String caught(List<String> after, long g, int r) {
+    static String caught(List<String> after, Damage d, int r) {
         for (String l : after) {
             Matcher m = SOURCES.matcher(l);
             if (m.find() && m.group(2).matches("(.*, )?" + r + "=.*")) {
-                if (Long.parseLong(m.group(1)) < g) {
-                    return "not exercised (the rollback went to generation " + m.group(1) + ", before the damage)";
+                if (!d.generations().contains(Long.parseLong(m.group(1)))) {
+                    return "not exercised (the rollback went to generation " + m.group(1) + ", whose copy was not damaged)";
                 }
                 String source = m.group(2).replaceAll("(?:.*, )?" + r + "=(\\w+).*", "$1");
                 return source.equals("local") ? "restored from the damaged local copy" : "caught (" + source + ")";
