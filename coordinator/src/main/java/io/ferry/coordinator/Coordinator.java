@@ -407,11 +407,14 @@ public final class Coordinator implements Closeable {
     }
 
 
-    /** Requests the next generation of {@code job} unless it cannot take one now; returns whether it did. */
+    /**
+     * Requests the next generation of {@code job} unless it cannot take one now; returns whether it
+     * did. Not once a rank has finished: that rank cannot be captured, so each request would fail.
+     */
     private boolean requestCheckpoint(String job, String why) {
         JobView j = jobs.get(job).orElse(null);
         if (j == null || j.started == null || j.finished() || j.capturing() || j.recovering || j.pendingRollback != null
-                || !j.allRanksRunning() || ownership.replaying(job)) {
+                || !j.allRanksRunning() || j.aRankFinished() || ownership.replaying(job)) {
             return false;
         }
         long g = j.nextGeneration();

@@ -189,6 +189,14 @@ public final class JobView {
         return recovering;
     }
 
+    /**
+     * Whether a rank of this life of the job finished (exited 0): the job is winding down, and no
+     * snapshot can be consistent any more, since that rank cannot be asked for its image.
+     */
+    public boolean aRankFinished() {
+        return exits.containsValue(0);
+    }
+
     /** Whether every rank runs: always for ranks Ferry launches; a launcher's once every rank was adopted. */
     public boolean allRanksRunning() {
         return placement != null && (!placement.byLauncher() || restoredRanks.cardinality() >= ranks());

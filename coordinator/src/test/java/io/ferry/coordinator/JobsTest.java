@@ -141,6 +141,19 @@ class JobsTest {
     }
 
     @Test
+    void aRankThatFinishedStopsCheckpointsUntilItsNextLife() {
+        JobView j = apply(new Event.JobStarted("j", 2, 1000, true, "s", "login", "block:a,b", io.ferry.model.LaunchSpec.of(
+                java.util.List.of("x"))));
+        assertFalse(j.aRankFinished());
+        apply(new Event.RankExited("j", 1, 0));
+        assertTrue(j.aRankFinished(), "rank 1 cannot be asked for an image any more");
+        apply(new Event.ImagesRestored("j", 0, "b", Map.of(1, "local")));
+        assertFalse(j.aRankFinished(), "a rollback restarted rank 1");
+        apply(new Event.RankExited("j", 0, 137));
+        assertFalse(j.aRankFinished(), "a failed rank rolls the job back; it did not finish");
+    }
+
+    @Test
     void aLaunchersRanksJoinTheirNodesAndRunOnceEveryOneIsAdopted() {
         JobView j = apply(new Event.JobStarted("j", 4, 1000, true, "s", "login", "launcher:",
                         io.ferry.model.LaunchSpec.of(java.util.List.of("x"))),
