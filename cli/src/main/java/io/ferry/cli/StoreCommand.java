@@ -174,13 +174,21 @@ final class StoreCommand {
         String grace;
         @Option(names = "--dry-run", description = "Say what the first step would move aside; change nothing.")
         boolean dryRun;
+        @Option(names = "--passes", defaultValue = "0", paramLabel = "N",
+                description = {"Work through the pack folders in N passes (1-256), reading the manifests once per pass,",
+                        "so memory holds one pass's live records. Default: enough for a quarter of the heap."})
+        int passes;
 
         @Override
         public Integer call() throws Exception {
+            if (passes < 0 || passes > 256) {
+                throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+                        "--passes must be 1 to 256 (or 0 for as many as the heap needs), got " + passes);
+            }
             java.time.Duration g = io.ferry.model.Durations.parse(grace);
             try (io.ferry.staging.OpenedStore o = StoreOptions.open(uri, settings)) {
                 io.ferry.staging.StoreGc.Collected c = io.ferry.staging.StoreGc.run(o.pipeline().repository(), g,
-                        java.time.Clock.systemUTC(), dryRun);
+                        java.time.Clock.systemUTC(), dryRun, passes);
                 if (json) {
                     print(JSON.createObjectNode().put("dryRun", dryRun).put("referenced", c.referenced())
                             .put("deleted", c.deleted()).put("deletedBytes", c.deletedBytes()).put("restored", c.restored())

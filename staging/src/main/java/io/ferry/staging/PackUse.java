@@ -26,7 +26,9 @@ import java.util.TreeMap;
  * names, followed to where gc moved it, per pack. From it, gc keeps the packs in use, repacks
  * those that are mostly dead (copies their live records into new packs, writes a
  * {@link PackMoves} object, then lets the old pack go as garbage), and drops moves objects no
- * manifest needs any more. Single use, not thread-safe.
+ * manifest needs any more. It covers the packs of a range of pack folders (a gc pass's): the
+ * records that lie elsewhere are not counted, so its memory is that range's live records.
+ * Single use, not thread-safe.
  */
 final class PackUse {
     /** A pack whose live records take less than this share of its bytes is repacked. */
@@ -34,30 +36,54 @@ final class PackUse {
     /** Size of the packs a repack writes: {@code staging.pack-size}'s default (gc runs without a job's settings). */
     static final int REPACK_SIZE = 32 << 20;
     private final Store store;
-    private final Set<String> present;
+    private final PackNames present;
+    /** The pack folders (first byte of the name) this covers: {@code [from, to)}. */
+    private final int from;
+    private final int to;
     private final PackResolver resolver;
     /** Live records of each pack (8 to 16 bytes each: gc's memory grows with the live records, see README). */
     private final Map<String, LiveRecords> live = new HashMap<>();
-    /** Packs some manifest names (whether there now or moved). */
+    /** Packs in this range some manifest names, or that a record in use moved out of (whether there now or moved). */
     private final Set<String> named = new HashSet<>();
 
+    /** Every pack on the store. */
     PackUse(Store store) throws IOException {
+        this(store, PackNames.list(store), 0, 256);
+    }
+
+    /** The packs whose folder is in {@code [from, to)}, of those {@code present} on the store. */
+    PackUse(Store store, PackNames present, int from, int to) {
         this.store = store;
-        this.present = new HashSet<>();
-        for (String k : store.list(PackKeys.PACKS)) {
-            PackKeys.nameOf(k).ifPresent(present::add);
-        }
+        this.present = present;
+        this.from = from;
+        this.to = to;
         this.resolver = new PackResolver(store, present::contains);
+    }
+
+    /** A pack whose moves a record in use was followed through: its moves object is needed. */
+    private void followed(String pack) {
+        if (covers(pack)) {
+            named.add(pack);
+        }
+    }
+
+    private boolean covers(String pack) {
+        int folder = PackNames.folderOf(pack);
+        return folder >= from && folder < to;
     }
 
     /** Counts the records a pack-layout manifest names. */
     void add(Manifest m) throws IOException {
-        named.addAll(m.packs());
+        m.packs().stream().filter(this::covers).forEach(named::add);
         for (Entry e : m.entries()) {
             if (e instanceof Entry.RegularFile f && f.inPacks()) {
                 for (BlobPlace p : f.places()) {
                     if (!p.isZero()) {
-                        PackResolver.Place at = resolver.resolve(m.packs().get(p.pack()), p.offset(), p.recordLength());
+                        PackResolver.Place at = resolver.resolve(m.packs().get(p.pack()), p.offset(), p.recordLength(),
+                                this::followed);
+                        if (!covers(at.pack())) {
+                            continue; // another pass counts it
+                        }
                         live.computeIfAbsent(at.pack(), k -> new LiveRecords()).add(at.offset(), at.recordLength());
                     }
                 }
@@ -76,7 +102,8 @@ final class PackUse {
     record Repacked(List<String> oldPackKeys, int packsWritten, long bytesCopied) {}
 
     /**
-     * Repacks every pack on the store whose live records are less than half its bytes: the
+     * Repacks every pack in this range whose live records are less than half its bytes, and that
+     * holds at least one dead record (a small pack is mostly header and trailer): the
      * live records go into new packs (durable first), then the moves object (durable), and only
      * then is the old pack returned as garbage for the caller to move aside. Killed at any point,
      * every manifest still resolves: the old pack stays until its moves object is written.
@@ -101,18 +128,21 @@ final class PackUse {
             if (liveBytes >= REPACK_BELOW * size) {
                 continue;
             }
+            byte[] bytes = store.getAtMost(PackKeys.packKey(pack), ReadLimits.PACK);
+            List<PackFormat.Record> records = PackFormat.records(bytes, bytes.length);
+            List<PackFormat.Record> kept = records.stream().filter(r -> en.getValue().lengthAt(r.offset()) == r.length()).toList();
+            if (kept.size() == records.size()) {
+                continue; // no dead record: a small pack is mostly header and trailer, and a repack would write the same again
+            }
             old.add(PackKeys.packKey(pack));
             if (dryRun) {
                 continue;
             }
-            byte[] bytes = store.getAtMost(PackKeys.packKey(pack), ReadLimits.PACK);
             Map<Long, PackMoves.Moved> moves = new TreeMap<>();
-            for (PackFormat.Record r : PackFormat.records(bytes, bytes.length)) {
-                if (en.getValue().lengthAt(r.offset()) == r.length()) {
-                    PackWriter.Placed placed = writer.append(r.id(), bytes, r.offset(), r.length());
-                    moves.put((long) r.offset(), new PackMoves.Moved(placed.pack(), placed.offset(), r.length()));
-                    copied += r.length();
-                }
+            for (PackFormat.Record r : kept) {
+                PackWriter.Placed placed = writer.append(r.id(), bytes, r.offset(), r.length());
+                moves.put((long) r.offset(), new PackMoves.Moved(placed.pack(), placed.offset(), r.length()));
+                copied += r.length();
             }
             moved.put(pack, new PackMoves(pack, moves));
         }
@@ -124,13 +154,13 @@ final class PackUse {
     }
 
     /**
-     * Moves objects no manifest needs: of packs no manifest names, that are neither on the store
-     * nor fossils. Returns their keys.
+     * Moves objects no manifest needs: of packs in this range that no manifest names, and that
+     * are neither on the store nor fossils. Returns their keys.
      */
     List<String> unneededMoves(Set<String> fossilPacks) throws IOException {
         List<String> out = new ArrayList<>();
         for (String key : store.list(PackMoves.MOVED)) {
-            PackMoves.packOf(key).filter(p -> !named.contains(p) && !present.contains(p) && !fossilPacks.contains(p))
+            PackMoves.packOf(key).filter(p -> covers(p) && !named.contains(p) && !present.contains(p) && !fossilPacks.contains(p))
                     .ifPresent(p -> out.add(key));
         }
         return out;

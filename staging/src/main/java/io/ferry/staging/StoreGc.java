@@ -59,88 +59,162 @@ public final class StoreGc {
         }
     }
 
+    /** A run in as many passes as {@link #passesFor} gives for this store and this JVM's heap. */
     public static Collected run(Repository repo, Duration grace, Clock clock, boolean dryRun) throws IOException {
+        return run(repo, grace, clock, dryRun, 0);
+    }
+
+    /**
+     * A run in {@code passes} passes (0: as many as {@link #passesFor} gives), each over a range
+     * of the 256 pack folders: a pass reads every manifest again and counts only the records
+     * that lie in its range, so gc's memory is one range's live records, not the store's.
+     */
+    public static Collected run(Repository repo, Duration grace, Clock clock, boolean dryRun, int passes) throws IOException {
         Store store = repo.store();
         // Interrupted puts' temporary objects: a put takes less than the grace period, as for fossils.
         int abandoned = store.deleteAbandoned(grace, dryRun);
-        PackUse packs = new PackUse(store);
-        Set<String> referenced = referencedChunkKeys(repo, packs);
-        referenced.addAll(packs.referencedPackKeys());
-        int deleted = 0;
-        int restored = 0;
-        long deletedBytes = 0;
+        PackNames present = PackNames.list(store);
+        int n = passes > 0 ? Math.min(passes, 256) : passesFor(present.size(), Runtime.getRuntime().maxMemory());
         Instant since = fossilizedAt(store);
         if (since == null && !store.list(FOSSILS).isEmpty() && !dryRun) {
             since = clock.instant(); // fossils without a record (tampered with): their grace starts now
-            store.put(RECORD, ByteBuffer.wrap(("fossilized-at " + since.toEpochMilli() + "\n").getBytes(StandardCharsets.UTF_8)));
+            store.put(RECORD, record(since.toEpochMilli()));
         }
-        if (since != null) {
-            Instant due = since.plus(grace);
-            if (clock.instant().isBefore(due)) {
-                return new Collected(referenced.size(), 0, 0, 0, 0, 0, due, abandoned);
+        if (since != null && clock.instant().isBefore(since.plus(grace))) {
+            Set<String> referenced = referencedChunkKeys(repo, null);
+            return new Collected(referenced.size(), 0, 0, 0, 0, 0, since.plus(grace), abandoned);
+        }
+        boolean due = since != null;
+        Tally t = new Tally();
+        for (int pass = 0; pass < n; pass++) {
+            pass(repo, present, 256 * pass / n, 256 * (pass + 1) / n, pass == 0, due, clock, dryRun, t);
+        }
+        if (due && !t.recordWritten && !dryRun) {
+            store.delete(RECORD); // every old fossil is dealt with, and this run moved none aside
+        }
+        return new Collected(t.referenced, t.deleted, t.deletedBytes, t.restored, t.fossilized, t.fossilizedBytes,
+                t.fossilized > 0 ? clock.instant().plus(grace) : null, abandoned, t.repacked, t.repackedBytes);
+    }
+
+    /**
+     * How many passes gc makes over a store of {@code packs} packs with {@code heapBytes} of heap:
+     * enough that one pass's live records (at most a pack's worth of 64 KiB blobs per pack, 16
+     * bytes each, {@link LiveRecords}) fit in a quarter of the heap. One for any store of under
+     * about 8,000 packs per 256 MiB of heap (256 GiB of 32 MiB packs).
+     */
+    static int passesFor(long packs, long heapBytes) {
+        long perPack = (PackUse.REPACK_SIZE / (64 << 10)) * 16L;
+        long budget = Math.max(heapBytes / 4, 1);
+        return (int) Math.max(1, Math.min(256, (packs * perPack + budget - 1) / budget));
+    }
+
+    /** What the passes of one run did, summed. */
+    private static final class Tally {
+        int referenced;
+        int deleted;
+        long deletedBytes;
+        int restored;
+        int fossilized;
+        long fossilizedBytes;
+        int repacked;
+        long repackedBytes;
+        boolean recordWritten;
+    }
+
+    /**
+     * One pass over the pack folders {@code [from, to)} (and, when {@code chunks}, over the chunks
+     * of the chunk layout): the old fossils there deleted or put back when {@code due}, moves
+     * objects no manifest needs dropped, mostly dead packs repacked, and what no manifest
+     * references moved aside, after the record of when (written once a run, before its first move).
+     */
+    private static void pass(Repository repo, PackNames present, int from, int to, boolean chunks, boolean due, Clock clock,
+                             boolean dryRun, Tally t) throws IOException {
+        Store store = repo.store();
+        PackUse packs = new PackUse(store, present, from, to);
+        Set<String> referenced = referencedChunkKeys(repo, packs);
+        if (!chunks) {
+            referenced.clear(); // the first pass deals with the chunk layout's chunks
+        }
+        referenced.addAll(packs.referencedPackKeys());
+        t.referenced += referenced.size();
+        List<String> fossils = new java.util.ArrayList<>();
+        if (chunks) {
+            store.list(FOSSILS).stream().filter(k -> !k.startsWith(FOSSILS + "packs/")).forEach(fossils::add);
+        }
+        Set<String> fossilPacks = new HashSet<>();
+        for (int folder = from; folder < to; folder++) {
+            for (String k : store.list(FOSSILS + "packs/" + String.format("%02x/", folder))) {
+                fossils.add(k);
+                fossilPacks.add(k.substring(k.lastIndexOf('/') + 1));
             }
-            for (String fossil : store.list(FOSSILS)) {
-                String chunk = liveKey(fossil);
-                if (dryRun) {
-                    continue;
-                }
+        }
+        if (due && !dryRun) {
+            for (String fossil : fossils) {
+                String live = liveKey(fossil);
                 byte[] bytes = store.getAtMost(fossil, Math.max(ReadLimits.CHUNK, ReadLimits.PACK));
-                if (referenced.contains(chunk)) {
-                    if (!store.exists(chunk)) {
-                        store.put(chunk, ByteBuffer.wrap(bytes)); // a manifest written since needs it back
+                if (referenced.contains(live)) {
+                    if (!store.exists(live)) {
+                        store.put(live, ByteBuffer.wrap(bytes)); // a manifest written since needs it back
                     }
-                    restored++;
+                    t.restored++;
                 } else {
-                    deleted++;
-                    deletedBytes += bytes.length;
+                    t.deleted++;
+                    t.deletedBytes += bytes.length;
                 }
                 store.delete(fossil);
-            }
-            if (!dryRun) {
-                store.delete(RECORD);
+                if (fossil.startsWith(FOSSILS + "packs/")) {
+                    fossilPacks.remove(fossil.substring(fossil.lastIndexOf('/') + 1));
+                }
             }
         }
         if (!dryRun) {
-            Set<String> fossilPacks = new HashSet<>();
-            store.list(FOSSILS + "packs/").forEach(k -> fossilPacks.add(k.substring(k.lastIndexOf('/') + 1)));
             for (String key : packs.unneededMoves(fossilPacks)) {
                 store.delete(key); // no manifest names the pack, which is gone: nothing follows these moves
             }
         }
-        int fossilized = 0;
-        long fossilizedBytes = 0;
-        List<String> garbage = new java.util.ArrayList<>(repo.listChunkKeys().stream()
-                .filter(k -> Repository.chunkIdOf(k).isPresent() && !referenced.contains(k)).toList());
+        List<String> garbage = new java.util.ArrayList<>();
+        if (chunks) {
+            repo.listChunkKeys().stream().filter(k -> Repository.chunkIdOf(k).isPresent() && !referenced.contains(k))
+                    .forEach(garbage::add);
+        }
         // A pack goes when no manifest references any blob in it; one that is mostly dead is repacked below.
-        store.list(PackKeys.PACKS).stream().filter(k -> PackKeys.nameOf(k).isPresent() && !referenced.contains(k))
-                .forEach(garbage::add);
+        present.inFolders(from, to).stream().map(PackKeys::packKey).filter(k -> !referenced.contains(k)).forEach(garbage::add);
         // Mostly dead packs: their live records go into new packs, then the old ones go as garbage below.
         // (after the listing above: the packs a repack writes are in use)
         PackUse.Repacked repacked = packs.repack(dryRun);
         garbage.addAll(repacked.oldPackKeys());
-        if (!garbage.isEmpty() && !dryRun) {
-            store.put(RECORD, ByteBuffer.wrap(("fossilized-at " + clock.millis() + "\n").getBytes(StandardCharsets.UTF_8)));
-            for (String chunk : garbage) {
-                byte[] bytes;
-                try {
-                    bytes = store.getAtMost(chunk, Math.max(ReadLimits.CHUNK, ReadLimits.PACK));
-                } catch (ObjectNotFoundException gone) {
-                    continue;
-                }
-                store.put(fossilKey(chunk), ByteBuffer.wrap(bytes));
-                store.delete(chunk);
-                fossilized++;
-                fossilizedBytes += bytes.length;
-            }
-        } else {
-            fossilized = garbage.size();
+        t.repacked += repacked.oldPackKeys().size();
+        t.repackedBytes += repacked.bytesCopied();
+        if (dryRun) {
+            t.fossilized += garbage.size();
+            return;
         }
-        return new Collected(referenced.size(), deleted, deletedBytes, restored, fossilized, fossilizedBytes,
-                fossilized > 0 ? clock.instant().plus(grace) : null, abandoned, repacked.oldPackKeys().size(),
-                repacked.bytesCopied());
+        for (String key : garbage) {
+            byte[] bytes;
+            try {
+                bytes = store.getAtMost(key, Math.max(ReadLimits.CHUNK, ReadLimits.PACK));
+            } catch (ObjectNotFoundException gone) {
+                continue;
+            }
+            if (!t.recordWritten) {
+                store.put(RECORD, record(clock.millis()));
+                t.recordWritten = true;
+            }
+            store.put(fossilKey(key), ByteBuffer.wrap(bytes));
+            store.delete(key);
+            t.fossilized++;
+            t.fossilizedBytes += bytes.length;
+        }
     }
 
-    /** Every chunk key a manifest on the store references, committed or not (a push in flight writes its own). */
+    private static ByteBuffer record(long epochMillis) {
+        return ByteBuffer.wrap(("fossilized-at " + epochMillis + "\n").getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * Every chunk key a manifest on the store references, committed or not (a push in flight
+     * writes its own); and, given {@code packs}, what each manifest uses of the packs.
+     */
     static Set<String> referencedChunkKeys(Repository repo, PackUse packs) throws IOException {
         Set<String> keys = new HashSet<>();
         for (Repository.GenerationListing g : repo.listGenerations()) {
@@ -155,7 +229,9 @@ public final class StoreGc {
                     throw new IOException("gc stops: manifest " + Repository.manifestKey(ref) + " cannot be read, so what it"
                             + " references is unknown (" + e.getMessage() + "); repair or remove it first", e);
                 }
-                packs.add(m.manifest());
+                if (packs != null) {
+                    packs.add(m.manifest());
+                }
                 for (Entry e : m.manifest().entries()) {
                     if (e instanceof Entry.RegularFile f && !f.inPacks()) {
                         for (ChunkId id : f.chunks()) {

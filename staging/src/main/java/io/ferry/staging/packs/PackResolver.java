@@ -36,8 +36,19 @@ public final class PackResolver {
 
     /** Where the record at {@code offset} of {@code pack} lies now; itself when nothing moved it. */
     public Place resolve(String pack, long offset, int recordLength) throws StoreException {
+        return resolve(pack, offset, recordLength, moved -> { });
+    }
+
+    /**
+     * {@link #resolve(String, long, int)}, telling {@code movedFrom} each pack it followed a
+     * moves object of: gc keeps those moves objects while the record is in use, even those of a
+     * pack no manifest names (a repacked pack repacked again).
+     */
+    public Place resolve(String pack, long offset, int recordLength, java.util.function.Consumer<String> movedFrom)
+            throws StoreException {
         Place at = new Place(pack, offset, recordLength);
         for (int hop = 0; hop < MAX_HOPS && !isPresent(at.pack()); hop++) {
+            movedFrom.accept(at.pack());
             long offsetThere = at.offset();
             Optional<PackMoves.Moved> m = moves(at.pack()).flatMap(x -> x.resolve(offsetThere));
             if (m.isEmpty()) {

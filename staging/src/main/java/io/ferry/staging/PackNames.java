@@ -1,0 +1,112 @@
+package io.ferry.staging;
+
+import io.ferry.staging.packs.PackKeys;
+import io.ferry.stores.Store;
+
+import java.io.IOException;
+import java.util.Arrays;
+import java.util.HexFormat;
+
+/**
+ * The names of the packs on a store, for gc: each 64-hex name kept as its 32 bytes (four
+ * {@code long}s in one sorted array), about 32 bytes a pack where a set of strings costs some
+ * 180. Listed one pack folder ({@code ferry/v2/packs/<2 hex>/}) at a time, so the listing never
+ * holds every key as a string either. Immutable once listed.
+ */
+final class PackNames {
+    private final long[] words;
+    private final int size;
+
+    private PackNames(long[] words, int size) {
+        this.words = words;
+        this.size = size;
+    }
+
+    /** The packs on {@code store}, folder by folder. */
+    static PackNames list(Store store) throws IOException {
+        long[] w = new long[64];
+        int n = 0;
+        for (int folder = 0; folder < 256; folder++) {
+            for (String key : store.list(PackKeys.PACKS + String.format("%02x/", folder))) {
+                if (PackKeys.nameOf(key).isEmpty()) {
+                    continue;
+                }
+                if (4 * (n + 1) > w.length) {
+                    w = Arrays.copyOf(w, w.length * 2);
+                }
+                encode(PackKeys.nameOf(key).get(), w, 4 * n++);
+            }
+        }
+        // Each folder's listing is sorted, and the folders come in order: so is the whole.
+        return new PackNames(w, n);
+    }
+
+    int size() {
+        return size;
+    }
+
+    /** Whether a pack of this name is on the store (a name that is not 64 hex digits is not). */
+    boolean contains(String name) {
+        if (!io.ferry.model.Names.isSha256Hex(name)) {
+            return false;
+        }
+        long[] key = new long[4];
+        encode(name, key, 0);
+        int lo = 0;
+        int hi = size - 1;
+        while (lo <= hi) {
+            int mid = (lo + hi) >>> 1;
+            int c = compare(mid, key);
+            if (c < 0) {
+                lo = mid + 1;
+            } else if (c > 0) {
+                hi = mid - 1;
+            } else {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The names whose first byte is in {@code [from, to)} (a pass's range of pack folders). */
+    java.util.List<String> inFolders(int from, int to) {
+        java.util.List<String> out = new java.util.ArrayList<>();
+        for (int i = 0; i < size; i++) {
+            int folder = (int) (words[4 * i] >>> 56);
+            if (folder >= from && folder < to) {
+                out.add(name(i));
+            }
+        }
+        return out;
+    }
+
+    private String name(int i) {
+        StringBuilder b = new StringBuilder(64);
+        HexFormat hex = HexFormat.of();
+        for (int k = 0; k < 4; k++) {
+            b.append(hex.toHexDigits(words[4 * i + k]));
+        }
+        return b.toString();
+    }
+
+    private int compare(int i, long[] key) {
+        for (int k = 0; k < 4; k++) {
+            int c = Long.compareUnsigned(words[4 * i + k], key[k]);
+            if (c != 0) {
+                return c;
+            }
+        }
+        return 0;
+    }
+
+    private static void encode(String name, long[] into, int at) {
+        for (int k = 0; k < 4; k++) {
+            into[at + k] = Long.parseUnsignedLong(name, 16 * k, 16 * k + 16, 16);
+        }
+    }
+
+    /** The folder (first byte, 0-255) of a pack name. */
+    static int folderOf(String name) {
+        return Integer.parseInt(name, 0, 2, 16);
+    }
+}
