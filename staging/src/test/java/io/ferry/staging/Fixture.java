@@ -37,6 +37,13 @@ final class Fixture implements AutoCloseable {
         return b;
     }
 
+    /** An image of two seeded random files, {@code a.bin} and {@code b.bin}, in {@code dir}. */
+    static Path twoFiles(Path dir, long seedA, int sizeA, long seedB, int sizeB) throws IOException {
+        write(dir.resolve("a.bin"), randomBytes(sizeA, seedA));
+        write(dir.resolve("b.bin"), randomBytes(sizeB, seedB));
+        return dir;
+    }
+
     static void write(Path file, byte[] data) throws IOException {
         Files.createDirectories(file.getParent());
         Files.write(file, data);

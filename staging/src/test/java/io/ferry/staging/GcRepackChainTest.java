@@ -8,7 +8,6 @@ import io.ferry.stores.Stores;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -16,7 +15,6 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -38,14 +36,7 @@ class GcRepackChainTest {
     }
 
     private Path image(String name, long seedA, int sizeA, long seedB) throws Exception {
-        Path dir = Files.createDirectories(tmp.resolve(name));
-        byte[] a = new byte[sizeA];
-        new Random(seedA).nextBytes(a);
-        byte[] b = new byte[3 << 20];
-        new Random(seedB).nextBytes(b);
-        Files.write(dir.resolve("a.bin"), a);
-        Files.write(dir.resolve("b.bin"), b);
-        return dir;
+        return Fixture.twoFiles(tmp.resolve(name), seedA, sizeA, seedB, 3 << 20);
     }
 
     private static StoreGc.Collected gc(Repository repo, int step, int passes) throws Exception {

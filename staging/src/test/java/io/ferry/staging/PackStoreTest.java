@@ -190,14 +190,7 @@ class PackStoreTest {
     }
 
     private Path twoFiles(String name, long seedA, long seedB) throws Exception {
-        Path dir = Files.createDirectories(tmp.resolve(name));
-        byte[] a = new byte[512 << 10];
-        new Random(seedA).nextBytes(a);
-        byte[] b = new byte[3 << 20];
-        new Random(seedB).nextBytes(b);
-        Files.write(dir.resolve("a.bin"), a);
-        Files.write(dir.resolve("b.bin"), b);
-        return dir;
+        return Fixture.twoFiles(tmp.resolve(name), seedA, 512 << 10, seedB, 3 << 20);
     }
 
     @Test
