@@ -22,10 +22,12 @@ import java.util.Set;
  * runs at least {@code grace} apart, as fossil collection (Duplicacy) does it, so that it is
  * safe while pushes run on other nodes:
  * <ol>
- * <li>A run finds the chunks no manifest on the store references, records the time
- *     ({@code ferry/v1/gc/FOSSILS}, written first), then moves each to
+ * <li>A run finds the chunks no manifest on the store references and moves each to
  *     {@code ferry/v1/fossils/}: from then on a push does not find it and uploads it again,
- *     instead of counting on a chunk about to go.</li>
+ *     instead of counting on a chunk about to go. The record {@code ferry/v1/gc/FOSSILS} says
+ *     {@code fossilizing-since T} before the first move and {@code fossilized-at T} with the
+ *     time after the last, so the grace counts from the last move. A run that finds the first
+ *     (a run killed while moving) lets the grace start again then.</li>
  * <li>A run at least {@code grace} later deletes each fossil no manifest references then, and
  *     puts back any that one does: a push that found the chunk before it was moved has written
  *     its manifest by then, as long as pushes take less than {@code grace}.</li>
@@ -43,6 +45,8 @@ import java.util.Set;
 public final class StoreGc {
     static final String FOSSILS = "ferry/v1/fossils/";
     static final String RECORD = "ferry/v1/gc/FOSSILS";
+    private static final String FOSSILIZED_AT = "fossilized-at ";
+    private static final String FOSSILIZING_SINCE = "fossilizing-since ";
 
     private StoreGc() {}
 
@@ -76,9 +80,13 @@ public final class StoreGc {
         PackNames present = PackNames.list(store);
         int n = passes > 0 ? Math.min(passes, 256) : passesFor(present.size(), Runtime.getRuntime().maxMemory());
         Instant since = fossilizedAt(store);
-        if (since == null && !store.list(FOSSILS).isEmpty() && !dryRun) {
-            since = clock.instant(); // fossils without a record (tampered with): their grace starts now
-            store.put(RECORD, record(since.toEpochMilli()));
+        if ((since == null && !store.list(FOSSILS).isEmpty()) || Instant.MAX.equals(since)) {
+            // Fossils without a record (tampered with), or moved by a run killed before it said when it
+            // was done: the grace starts now, after every move there was.
+            since = clock.instant();
+            if (!dryRun) {
+                store.put(RECORD, record(FOSSILIZED_AT, since.toEpochMilli()));
+            }
         }
         if (since != null && clock.instant().isBefore(since.plus(grace))) {
             Set<String> referenced = referencedChunkKeys(repo, null);
@@ -89,7 +97,9 @@ public final class StoreGc {
         for (int pass = 0; pass < n; pass++) {
             pass(repo, present, 256 * pass / n, 256 * (pass + 1) / n, pass == 0, due, clock, dryRun, t);
         }
-        if (due && !t.recordWritten && !dryRun) {
+        if (t.recordWritten) {
+            store.put(RECORD, record(FOSSILIZED_AT, clock.millis())); // after the last move: the grace counts from here
+        } else if (due && !dryRun) {
             store.delete(RECORD); // every old fossil is dealt with, and this run moved none aside
         }
         return new Collected(t.referenced, t.deleted, t.deletedBytes, t.restored, t.fossilized, t.fossilizedBytes,
@@ -197,7 +207,7 @@ public final class StoreGc {
                 continue;
             }
             if (!t.recordWritten) {
-                store.put(RECORD, record(clock.millis()));
+                store.put(RECORD, record(FOSSILIZING_SINCE, clock.millis()));
                 t.recordWritten = true;
             }
             store.put(fossilKey(key), ByteBuffer.wrap(bytes));
@@ -207,8 +217,8 @@ public final class StoreGc {
         }
     }
 
-    private static ByteBuffer record(long epochMillis) {
-        return ByteBuffer.wrap(("fossilized-at " + epochMillis + "\n").getBytes(StandardCharsets.UTF_8));
+    private static ByteBuffer record(String what, long epochMillis) {
+        return ByteBuffer.wrap((what + epochMillis + "\n").getBytes(StandardCharsets.UTF_8));
     }
 
     /**
@@ -258,7 +268,10 @@ public final class StoreGc {
         return rest.startsWith("packs/") ? PackKeys.PACKS + rest.substring("packs/".length()) : Repository.CHUNKS + rest;
     }
 
-    /** When the fossils were moved aside (the record is written before the first move), or null. */
+    /**
+     * When the last fossil was moved aside, or null when there is no record, or
+     * {@link Instant#MAX} when the run that moved them was killed before it said when it was done.
+     */
     private static Instant fossilizedAt(Store store) throws IOException {
         byte[] b;
         try {
@@ -268,8 +281,12 @@ public final class StoreGc {
         }
         String s = new String(b, StandardCharsets.UTF_8).trim();
         try {
-            if (s.startsWith("fossilized-at ")) {
-                return Instant.ofEpochMilli(Long.parseLong(s.substring("fossilized-at ".length())));
+            if (s.startsWith(FOSSILIZED_AT)) {
+                return Instant.ofEpochMilli(Long.parseLong(s.substring(FOSSILIZED_AT.length())));
+            }
+            if (s.startsWith(FOSSILIZING_SINCE)) {
+                Long.parseLong(s.substring(FOSSILIZING_SINCE.length()));
+                return Instant.MAX;
             }
         } catch (NumberFormatException bad) {
             // said below

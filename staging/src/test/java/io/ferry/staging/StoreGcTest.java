@@ -125,4 +125,39 @@ class StoreGcTest {
             assertNotNull(repo.readManifest(new ImageRef("job", 0, 0)));
         }
     }
+
+    /**
+     * The grace counts from the last move, not the first: a run killed while it moved things
+     * aside leaves {@code fossilizing-since} (the state is made here by rewriting the record, as
+     * a SIGKILL between the first and the last move leaves it; StoreGcIT kills a real gc), and
+     * the next run lets the grace start again rather than delete what a push may still name.
+     */
+    @Test
+    void aRunKilledWhileMovingThingsAsideMakesTheNextRunWaitAWholeGraceAgain() throws Exception {
+        try (Store store = Stores.open(tmp.resolve("store").toUri(), Map.of());
+             StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.from(Map.of("staging.layout", "chunks", "staging.chunk-size", "64KiB")),
+                     Clock.systemUTC())) {
+            Repository repo = pipeline.repository();
+            for (long g = 0; g <= 1; g++) {
+                pipeline.push(image("k" + g, 300 + g), new ImageRef("job", g, 0), Progress.NONE);
+                repo.commitSnapshot("job", g, 1);
+            }
+            StoreRetention.prune(repo, "job", 1, 0, false);
+            Instant t0 = Instant.parse("2026-11-24T10:00:00Z");
+            StoreGc.Collected first = StoreGc.run(repo, GRACE, at(t0), false);
+            assertEquals(1, first.fossilized(), first.toString());
+            assertEquals("fossilized-at " + t0.toEpochMilli(), new String(store.get(StoreGc.RECORD)).trim());
+
+            store.put(StoreGc.RECORD, ByteBuffer.wrap(("fossilizing-since " + t0.toEpochMilli() + "\n").getBytes()));
+            Instant later = t0.plus(GRACE.multipliedBy(2));
+            StoreGc.Collected waits = StoreGc.run(repo, GRACE, at(later), false);
+            assertEquals(0, waits.deleted(), "the moves of a killed run may be newer than its record: " + waits);
+            assertEquals(later.plus(GRACE), waits.waitUntil());
+            assertEquals(1, store.list(StoreGc.FOSSILS).size());
+            StoreGc.Collected deletes = StoreGc.run(repo, GRACE, at(later.plus(GRACE)), false);
+            assertEquals(1, deletes.deleted(), deletes.toString());
+            assertTrue(store.list(StoreGc.FOSSILS).isEmpty());
+            assertTrue(pipeline.verify(Progress.NONE).ok());
+        }
+    }
 }
