@@ -215,7 +215,7 @@ public final class RestartSource {
      * against its CRC32C instead of its SHA-256.
      */
     static boolean copyVerified(Path dir, Manifest m, Path target, int[] crc32c, io.ferry.staging.Blobs blobs) throws IOException {
-        if (!layoutMatches(dir, m)) {
+        if ((crc32c == null && !blobs.opens(m.keyId())) || !layoutMatches(dir, m)) {
             return false;
         }
         boolean copy = target != null;
@@ -282,7 +282,7 @@ public final class RestartSource {
                                     long at = offsets[i];
                                     int len = (int) (offsets[i + 1] - at);
                                     ChunkCheck check = crc32c != null ? new ChunkCheck.Crc(crc32c[first + i])
-                                            : ChunkCheck.of(f.chunks().get(i), blobs);
+                                            : ChunkCheck.of(f.chunks().get(i), blobs, m.keyId());
                                     // in pieces that stay in the CPU's cache: read, checked, written
                                     for (int done = 0; done < len; ) {
                                         int piece = Math.min(PIECE, len - done);
@@ -367,8 +367,9 @@ public final class RestartSource {
 
         boolean matches();
 
-        static ChunkCheck of(io.ferry.model.ChunkId id, io.ferry.staging.Blobs blobs) {
-            return id.isZero() ? new Zeros() : new Named(id, blobs.namer());
+        /** The check of chunk {@code id} of a manifest that records {@code keyId} (the current key, a previous one, or none). */
+        static ChunkCheck of(io.ferry.model.ChunkId id, io.ferry.staging.Blobs blobs, String keyId) {
+            return id.isZero() ? new Zeros() : new Named(id, blobs.namer(keyId));
         }
 
         /** Against the CRC32C recorded when this node pushed the chunk. */

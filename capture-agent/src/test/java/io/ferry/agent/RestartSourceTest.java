@@ -109,7 +109,15 @@ class RestartSourceTest {
                 var e = org.junit.jupiter.api.Assertions.assertThrows(io.ferry.staging.crypt.EncryptionKeyException.class,
                         () -> RestartSource.materialise(wrong, cache, ref, target));
                 assertEquals("generation 1 of job job is encrypted with key id " + key.id() + "; the configured key has id "
-                        + other.id(), e.getMessage());
+                        + other.id() + " (a key of before a rotation goes in encryption.previous-key-files)", e.getMessage());
+            }
+            // After a rotation to the other key, with the old one kept as a previous key, the cached copy of the
+            // generation sealed before still restores locally, checked by the names of its own key.
+            try (StagingPipeline rotated = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC(),
+                    java.util.Optional.of(other.withPrevious(java.util.List.of(key))))) {
+                Path again = tmp.resolve("restart-rotated");
+                assertEquals("local", RestartSource.materialise(rotated, cache, ref, again));
+                assertArrayEquals(big, Files.readAllBytes(again.resolve("state.bin")));
             }
             try (RandomAccessFile f = new RandomAccessFile(image.resolve("state.bin").toFile(), "rw")) {
                 f.seek(100_000);

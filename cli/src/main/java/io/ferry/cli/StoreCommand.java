@@ -42,14 +42,18 @@ final class StoreCommand {
                 com.fasterxml.jackson.databind.node.ObjectNode out = JSON.createObjectNode();
                 com.fasterxml.jackson.databind.node.ArrayNode rows = out.putArray("generations");
                 if (!json) {
-                    System.out.printf(Locale.ROOT, "%-24s %10s %6s %-12s %12s%n", "JOB", "GENERATION", "RANKS", "STATE", "RAW");
+                    System.out.printf(Locale.ROOT, "%-24s %10s %6s %-12s %12s  %s%n", "JOB", "GENERATION", "RANKS", "STATE", "RAW",
+                            "KEY");
                 }
                 for (Repository.GenerationListing g : gens) {
                     long raw = 0;
+                    java.util.Set<String> keyIds = new java.util.TreeSet<>(); // "" in the clear
                     for (int r : g.ranks()) {
                         try {
-                            raw += repo.readManifest(new io.ferry.model.ImageRef(g.job(), g.generation(), r))
-                                    .manifest().rawBytes();
+                            io.ferry.model.Manifest m = repo.readManifest(new io.ferry.model.ImageRef(g.job(), g.generation(), r))
+                                    .manifest();
+                            raw += m.rawBytes();
+                            keyIds.add(m.keyId());
                         } catch (java.io.IOException e) {
                             raw = -1;
                             break;
@@ -57,11 +61,14 @@ final class StoreCommand {
                     }
                     if (json) {
                         rows.addObject().put("job", g.job()).put("generation", g.generation()).put("ranks", g.ranks().size())
-                                .put("state", g.committed() ? "established" : "open").put("rawBytes", raw);
+                                .put("state", g.committed() ? "established" : "open").put("rawBytes", raw)
+                                .put("keyId", String.join(",", keyIds));
                     } else {
-                        System.out.printf(Locale.ROOT, "%-24s %10d %6d %-12s %12s%n", g.job(), g.generation(),
+                        // The key id its images are sealed with ("clear" when not): what a key rotation waits on.
+                        System.out.printf(Locale.ROOT, "%-24s %10d %6d %-12s %12s  %s%n", g.job(), g.generation(),
                                 g.ranks().size(), g.committed() ? "established" : "open",
-                                raw < 0 ? "unreadable" : Sizes.format(raw));
+                                raw < 0 ? "unreadable" : Sizes.format(raw),
+                                keyIds.stream().map(k -> k.isEmpty() ? "clear" : k).collect(java.util.stream.Collectors.joining(",")));
                     }
                 }
                 List<String> chunks = repo.listChunkKeys();

@@ -51,7 +51,15 @@ class EncryptionCommandTest {
                 "--set", "encryption.key-file=" + otherFile}, where));
         assertNotEquals(0, wrong.exit());
         assertTrue(wrong.err().matches("ferry: generation 1 of job j is encrypted with key id [0-9a-f]{16}; the configured"
-                + " key has id [0-9a-f]{16}\n"), wrong.err());
+                + " key has id [0-9a-f]{16} \\(a key of before a rotation goes in encryption.previous-key-files\\)\n"), wrong.err());
+        // A rotation: the other key current, the first kept as a previous key; the generation it sealed pulls,
+        // and `store ls` shows which key each generation is sealed with.
+        FerryProcess.Result rotated = ferry(Map.of(), concat(new String[]{"image", "pull", tmp.resolve("rotated").toString(),
+                "--set", "encryption.key-file=" + otherFile, "--set", "encryption.previous-key-files=" + keyFile}, where));
+        assertEquals(0, rotated.exit(), rotated.err());
+        assertEquals(-1, Files.mismatch(image.resolve("state"), tmp.resolve("rotated/state")));
+        FerryProcess.Result ls = ferry(Map.of(), "store", "ls", store);
+        assertTrue(ls.out().matches("(?s).*j\\s+1\\s+1 established\\s+\\S+ \\S+\\s+[0-9a-f]{16}\n.*"), ls.out());
         assertFalse(Files.exists(tmp.resolve("none")) || Files.exists(tmp.resolve("wrong")));
 
         FerryProcess.Result right = ferry(Map.of(), concat(new String[]{"image", "pull", tmp.resolve("back").toString(),

@@ -12,6 +12,7 @@ import io.ferry.staging.crypt.EncryptionKeyException;
 import io.ferry.staging.crypt.Keys;
 
 import java.security.MessageDigest;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -25,11 +26,19 @@ public final class Blobs {
     /** No key: blobs named by SHA-256, records in the clear. */
     public static final Blobs CLEAR = new Blobs(null);
     private final BlobSealer sealer;
+    /** The current key's sealer and those of the previous keys, by key id: what opens a sealed record. */
+    private final Map<String, BlobSealer> openers;
     private final ThreadLocal<byte[]> opened = ThreadLocal.withInitial(() -> new byte[0]);
     private final ThreadLocal<byte[]> raws = ThreadLocal.withInitial(() -> new byte[0]);
 
     private Blobs(BlobSealer sealer) {
         this.sealer = sealer;
+        Map<String, BlobSealer> o = new java.util.HashMap<>();
+        if (sealer != null) {
+            o.put(sealer.keys().id(), sealer);
+            sealer.keys().previous().forEach(k -> o.put(k.id(), new BlobSealer(k)));
+        }
+        this.openers = Map.copyOf(o);
     }
 
     /** Encrypted with {@code keys} if present, else {@link #CLEAR}. */
@@ -62,8 +71,20 @@ public final class Blobs {
 
     /** A new {@link Namer}: SHA-256, or HMAC-SHA256 under the naming key. */
     public Namer namer() {
-        if (sealer != null) {
-            javax.crypto.Mac mac = sealer.newMac();
+        return namer(keyId());
+    }
+
+    /**
+     * A new {@link Namer} of the blobs of a manifest that records {@code keyId} (empty: in the
+     * clear): the current key's or a previous one's. Fails in one line when no configured key has that id.
+     */
+    public Namer namer(String keyId) throws IllegalArgumentException {
+        if (!keyId.isEmpty()) {
+            BlobSealer s = openers.get(keyId);
+            if (s == null) {
+                throw new IllegalArgumentException(EncryptionKeyException.of("an image", keyId, keys().orElse(null)).getMessage());
+            }
+            javax.crypto.Mac mac = s.newMac();
             return new Namer() {
                 public void update(java.nio.ByteBuffer bytes) {
                     mac.update(bytes);
@@ -110,28 +131,33 @@ public final class Blobs {
         if (!BlobSealer.isSealed(rec, off, len)) {
             return ChunkFormat.decode(rec, off, len, id.bytes(), rawOut, what);
         }
-        if (sealer == null) {
-            throw EncryptionKeyException.of(what, BlobSealer.keyIdOf(rec, off), null);
-        }
+        BlobSealer s = opener(rec, off, what);
         byte[] plain = buffer(opened, len);
-        int n = sealer.open(id, rec, off, len, plain, what);
-        return decodeOpened(plain, n, id, rawOut, what);
+        int n = s.open(id, rec, off, len, plain, what);
+        return decodeOpened(s, plain, n, id, rawOut, what);
+    }
+
+    /** The sealer of the key a sealed record names: the current key or a previous one. */
+    private BlobSealer opener(byte[] rec, int off, String what) throws EncryptionKeyException {
+        BlobSealer s = openers.get(BlobSealer.keyIdOf(rec, off));
+        if (s == null) {
+            throw EncryptionKeyException.of(what, BlobSealer.keyIdOf(rec, off), keys().orElse(null));
+        }
+        return s;
     }
 
     /** {@link #decode} for a caller that wants only the verdict (a scrub): the raw bytes go to a buffer of this thread. */
     public void check(byte[] rec, int off, int len, ChunkId id, String what)
             throws CorruptChunkException, EncryptionKeyException {
         boolean sealed = BlobSealer.isSealed(rec, off, len);
-        if (sealed && sealer == null) {
-            throw EncryptionKeyException.of(what, BlobSealer.keyIdOf(rec, off), null);
-        }
+        BlobSealer s = sealed ? opener(rec, off, what) : null;
         byte[] object = rec;
         int at = off;
         int n = len;
         if (sealed) {
             object = buffer(opened, len);
             at = 0;
-            n = sealer.open(id, rec, off, len, object, what);
+            n = s.open(id, rec, off, len, object, what);
         }
         ChunkHeader h = ChunkFormat.header(object, at, n, what);
         if (h.rawLength() > BlobPlace.MAX_LENGTH) {
@@ -139,24 +165,30 @@ public final class Blobs {
         }
         byte[] raw = buffer(raws, h.rawLength());
         if (sealed) {
-            decodeOpened(object, n, id, raw, what);
+            decodeOpened(s, object, n, id, raw, what);
         } else {
             ChunkFormat.decode(rec, off, len, id.bytes(), raw, what);
         }
     }
 
-    private int decodeOpened(byte[] plain, int n, ChunkId id, byte[] rawOut, String what) throws CorruptChunkException {
+    private static int decodeOpened(BlobSealer s, byte[] plain, int n, ChunkId id, byte[] rawOut, String what)
+            throws CorruptChunkException {
         int raw = ChunkFormat.decodeUnnamed(plain, 0, n, rawOut, what);
-        ChunkId actual = sealer.name(rawOut, 0, raw);
+        ChunkId actual = s.name(rawOut, 0, raw);
         if (!MessageDigest.isEqual(actual.bytes(), id.bytes())) {
             throw new CorruptChunkException(what, "HMAC-SHA256 mismatch: expected " + id + ", computed " + actual);
         }
         return raw;
     }
 
-    /** Fails in one line unless this configuration can open the blobs of {@code m}. */
+    /** Whether this configuration opens blobs of a manifest that records {@code keyId} (empty: in the clear). */
+    public boolean opens(String keyId) {
+        return keyId.isEmpty() || openers.containsKey(keyId);
+    }
+
+    /** Fails in one line unless this configuration (its current key or a previous one) can open the blobs of {@code m}. */
     public void requireKeyOf(Manifest m, String what) throws EncryptionKeyException {
-        if (m.encrypted() && !m.keyId().equals(keyId())) {
+        if (m.encrypted() && !opens(m.keyId())) {
             throw EncryptionKeyException.of(what, m.keyId(), keys().orElse(null));
         }
     }

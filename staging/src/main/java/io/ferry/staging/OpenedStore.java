@@ -42,7 +42,7 @@ public record OpenedStore(Store store, StagingPipeline pipeline) implements Clos
         settings.forEach((k, v) -> (StagingConfig.TABLE.knows(k) ? staging : StoreSettings.TABLE.knows(k) ? resilience
                 : io.ferry.staging.crypt.Keys.TABLE.knows(k) ? encryption : storeOpts).put(k, v));
         StagingConfig config = StagingConfig.from(staging);
-        var keys = io.ferry.staging.crypt.Keys.resolve(encryption, env);
+        var keys = io.ferry.staging.crypt.Keys.resolveWithPrevious(encryption, env);
         URI uri = Stores.parse(storeText);
         Store s = new CountingStore(Stores.open(uri, storeOpts, StoreSettings.resilience(resilience)));
         try {

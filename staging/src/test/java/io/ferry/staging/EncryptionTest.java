@@ -165,11 +165,12 @@ class EncryptionTest {
                 EncryptionKeyException e = assertThrows(EncryptionKeyException.class,
                         () -> wrong.pull(ref, tmp.resolve("out-b"), Progress.NONE));
                 assertEquals("generation 3 of job job is encrypted with key id " + A.id() + "; the configured key has id "
-                        + B.id(), e.getMessage());
+                        + B.id() + " (a key of before a rotation goes in encryption.previous-key-files)", e.getMessage());
                 EncryptionKeyException v = assertThrows(EncryptionKeyException.class, () -> wrong.verify(Progress.NONE));
                 assertFalse(v.getMessage().contains("\n"), v.getMessage());
                 assertTrue(v.getMessage().matches("cannot verify the store: ferry/v2/packs/[0-9a-f]{2}/[0-9a-f]{64} record at \\d+"
-                        + " \\(blob [0-9a-f]{64}\\) is encrypted with key id " + A.id() + "; the configured key has id " + B.id()),
+                        + " \\(blob [0-9a-f]{64}\\) is encrypted with key id " + A.id() + "; the configured key has id " + B.id()
+                        + " \\(a key of before a rotation goes in encryption.previous-key-files\\)"),
                         v.getMessage());
                 // Even handed a report that blames the pack, a repair with the wrong key leaves it alone.
                 String pack = store.list(PackKeys.PACKS).get(0);
@@ -278,5 +279,49 @@ class EncryptionTest {
         try (OpenedStore o = OpenedStore.open(uri, Map.of(), Map.of())) {
             assertEquals("", o.pipeline().repository().blobs().keyId());
         }
+    }
+
+    /**
+     * A key rotation: the new key current, the old one in encryption.previous-key-files (read
+     * from real key files, as a site configures them). Pushes seal with the new key; what the old
+     * one sealed still pulls and verifies; without the old key, verify names it and says where it goes.
+     */
+    @Test
+    void aRotatedKeyOpensWhatThePreviousKeySealedAndSealsOnlyWithTheNewOne() throws Exception {
+        Path img = image("img");
+        Path keyA = Files.writeString(tmp.resolve("a.key"), "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n");
+        Path keyB = Files.writeString(tmp.resolve("b.key"), "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100\n");
+        Keys ring = Keys.resolveWithPrevious(Map.of("encryption.key-file", keyB.toString(),
+                "encryption.previous-key-files", keyA + ", " + keyB), Map.of()).orElseThrow();
+        assertEquals(B.id(), ring.id());
+        assertEquals(List.of(A.id()), ring.previous().stream().map(Keys::id).toList(), "the current key is not its own previous");
+        try (Store store = store("store")) {
+            try (StagingPipeline p = pipeline(store, Optional.of(A))) {
+                p.push(img, new ImageRef("job", 1, 0), Progress.NONE);
+                p.repository().commitSnapshot("job", 1, 1);
+            }
+            try (StagingPipeline p = pipeline(store, Optional.of(ring))) {
+                PushResult after = p.push(img, new ImageRef("job", 2, 0), Progress.NONE);
+                assertEquals(0, after.knownChunks(), "blobs under the new key have new names: nothing is shared with the old");
+                p.repository().commitSnapshot("job", 2, 1);
+                assertEquals(B.id(), p.repository().readManifest(new ImageRef("job", 2, 0)).manifest().keyId());
+                for (long g = 1; g <= 2; g++) {
+                    p.pull(new ImageRef("job", g, 0), tmp.resolve("out-" + g), Progress.NONE);
+                    Fixture.assertSameTree(img, tmp.resolve("out-" + g));
+                }
+                VerifyReport v = p.verify(Progress.NONE);
+                assertTrue(v.ok(), v.problems().toString());
+            }
+            try (StagingPipeline newOnly = pipeline(store, Optional.of(B))) {
+                EncryptionKeyException e = assertThrows(EncryptionKeyException.class, () -> newOnly.verify(Progress.NONE));
+                assertTrue(e.getMessage().contains("key id " + A.id()) && e.getMessage().contains("encryption.previous-key-files"),
+                        e.getMessage());
+                newOnly.pull(new ImageRef("job", 2, 0), tmp.resolve("out-new"), Progress.NONE);
+                Fixture.assertSameTree(img, tmp.resolve("out-new"));
+            }
+        }
+        IllegalArgumentException noCurrent = assertThrows(IllegalArgumentException.class, () -> Keys.resolveWithPrevious(
+                Map.of("encryption.previous-key-files", keyA.toString()), Map.of()));
+        assertTrue(noCurrent.getMessage().startsWith("encryption.previous-key-files needs a current key"), noCurrent.getMessage());
     }
 }

@@ -17,6 +17,8 @@ public final class EncryptionKeyException extends IOException {
     public static EncryptionKeyException of(String what, String sealedWith, Keys configured) {
         return new EncryptionKeyException(what + " is encrypted with key id " + sealedWith + "; "
                 + (configured == null ? "no key is configured: set " + Keys.KEY_FILE.name() + " or " + Keys.VARIABLE
-                : "the configured key has id " + configured.id()));
+                : "the configured key has id " + configured.id() + (configured.previous().isEmpty()
+                        ? " (a key of before a rotation goes in " + Keys.PREVIOUS_KEY_FILES.name() + ")"
+                        : ", the previous ones " + configured.previous().stream().map(Keys::id).toList())));
     }
 }

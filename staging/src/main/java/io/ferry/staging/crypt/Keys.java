@@ -38,7 +38,13 @@ public final class Keys {
                     + " FERRY_ENCRYPTION_KEY may hold the same text instead. Set, every blob is encrypted"
                     + " (AES-256-GCM) and named by a keyed hash before it leaves the node. Empty: no encryption.",
             "", v -> v);
-    public static final ConfigTable TABLE = new ConfigTable(List.of(KEY_FILE));
+    public static final ConfigKey<String> PREVIOUS_KEY_FILES = new ConfigKey<>("encryption.previous-key-files",
+            "Key files of keys this store was encrypted with before encryption.key-file's, comma-separated:"
+                    + " pulls, restarts, verify and repair open what they sealed; pushes seal with the current key only."
+                    + " Rotating: make the new key current and list the old one here until no kept generation uses it"
+                    + " ('ferry store ls' shows each generation's key id).",
+            "", v -> v);
+    public static final ConfigTable TABLE = new ConfigTable(List.of(KEY_FILE, PREVIOUS_KEY_FILES));
     static final int MASTER = 32;
     public static final int ID_LENGTH = 8;
 
@@ -46,8 +52,19 @@ public final class Keys {
     private final SecretKeySpec namingKey;
     private final byte[] id;
     private final String idHex;
+    /** Keys of earlier rotations: they open what they sealed; never used to seal. */
+    private final List<Keys> previous;
+
+    private Keys(Keys current, List<Keys> previous) {
+        this.dataKey = current.dataKey;
+        this.namingKey = current.namingKey;
+        this.id = current.id;
+        this.idHex = current.idHex;
+        this.previous = List.copyOf(previous);
+    }
 
     private Keys(byte[] master) {
+        this.previous = List.of();
         this.dataKey = new SecretKeySpec(derive(master, "ferry/v1 data key"), "AES");
         this.namingKey = new SecretKeySpec(derive(master, "ferry/v1 naming key"), "HmacSHA256");
         this.id = Arrays.copyOf(derive(master, "ferry/v1 key id"), ID_LENGTH);
@@ -72,6 +89,46 @@ public final class Keys {
                     + " hold different keys (ids " + fromFile.id() + " and " + fromEnv.get().id() + "): set one of them");
         }
         return Optional.of(fromFile);
+    }
+
+    /**
+     * {@link #resolve(Map, Map)}, with the keys of {@code encryption.previous-key-files} attached to the
+     * current key for opening what they sealed. Previous keys without a current one are refused: a
+     * store is read with its old keys while it is written with a new one.
+     */
+    public static Optional<Keys> resolveWithPrevious(Map<String, String> settings, Map<String, String> env) {
+        Optional<Keys> current = resolve(settings, env);
+        String files = settings.getOrDefault(PREVIOUS_KEY_FILES.name(), "").trim();
+        if (files.isEmpty()) {
+            return current;
+        }
+        if (current.isEmpty()) {
+            throw new IllegalArgumentException(PREVIOUS_KEY_FILES.name() + " needs a current key (" + KEY_FILE.name()
+                    + " or " + VARIABLE + "): previous keys only open what they sealed, and pushes seal with the current one");
+        }
+        List<Keys> previous = new java.util.ArrayList<>();
+        for (String f : files.split(",")) {
+            if (!f.isBlank()) {
+                previous.add(readFile(Path.of(f.trim())));
+            }
+        }
+        return Optional.of(current.get().withPrevious(previous));
+    }
+
+    /** This key, with {@code previous} (keys of earlier rotations) to open what they sealed. */
+    public Keys withPrevious(List<Keys> previous) {
+        List<Keys> distinct = new java.util.ArrayList<>();
+        for (Keys k : previous) {
+            if (!k.id().equals(id()) && distinct.stream().noneMatch(d -> d.id().equals(k.id()))) {
+                distinct.add(new Keys(k, List.of()));
+            }
+        }
+        return new Keys(this, distinct);
+    }
+
+    /** Keys of earlier rotations, which open what they sealed (empty: only this key). */
+    public List<Keys> previous() {
+        return previous;
     }
 
     /** The keys of the key file {@code path}. */
