@@ -162,6 +162,40 @@ class PowerLossIT {
         }
     }
 
+    /**
+     * The node cache's directories, the same way: a process killed between its mkdir and the
+     * fsync of the parent leaves the cache's job directory live but not durable. The next agent
+     * finds it ({@code OwnerOnly.createDirectories}, what the cache and the agent's run
+     * directory use), writes an image file below it and fsyncs it and its directory; a power cut then must not
+     * take the directory, and the file, away.
+     */
+    @Test
+    void aCacheDirectoryAKilledAgentLeftUnsyncedIsMadeDurableWhenFoundAgain() throws Exception {
+        Path dir = Files.createDirectories(tmp.resolve("unsynced-cache"));
+        Path mnt = Files.createDirectories(dir.resolve("mnt"));
+        Process fs = mount(dir.resolve("backing"), mnt, dir.resolve("durablefs.log"), 0);
+        Path job = mnt.resolve("cache/job");
+        Files.createDirectories(job); // what the killed process left: mkdirs, never fsynced into their parents
+        io.ferry.model.OwnerOnly.createDirectories(job);
+        Path image = io.ferry.model.OwnerOnly.createDirectories(job.resolve("7/0")).resolve("state");
+        try (java.nio.channels.FileChannel c = java.nio.channels.FileChannel.open(image, java.nio.file.StandardOpenOption.CREATE_NEW,
+                java.nio.file.StandardOpenOption.WRITE)) {
+            c.write(java.nio.ByteBuffer.wrap("acknowledged".getBytes(java.nio.charset.StandardCharsets.US_ASCII)));
+            c.force(true);
+        }
+        // The file's name, fsynced into its directory, as the cache does with what it writes (LocalCache).
+        try (java.nio.channels.FileChannel d = java.nio.channels.FileChannel.open(image.getParent(),
+                java.nio.file.StandardOpenOption.READ)) {
+            d.force(true);
+        }
+        new ProcessBuilder("kill", "-USR1", Long.toString(fs.pid())).start().waitFor();
+        assertTrue(fs.waitFor(2, TimeUnit.MINUTES), "durablefs did not finish its cut");
+        Path survived = dir.resolve("backing/cache/job/7/0/state");
+        assertTrue(Files.isRegularFile(survived), "the fsynced file and the directories above it survive the cut: "
+                + Files.readString(dir.resolve("durablefs.log")));
+        assertEquals("acknowledged", Files.readString(survived));
+    }
+
     private Round round(int i, String layout, int cutAfter, Path images) throws Exception {
         Path dir = Files.createDirectories(tmp.resolve("round-" + i));
         Path backing = dir.resolve("backing");

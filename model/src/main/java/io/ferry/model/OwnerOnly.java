@@ -27,11 +27,26 @@ public final class OwnerOnly {
     /**
      * {@link Files#createDirectories}, each directory it creates 0700 and made durable in its
      * parent (the parent fsynced), so a crash after files were written and synced below it cannot
-     * lose the directory that holds them. Returns {@code dir}.
+     * lose the directory that holds them. A directory found there already is made durable in its
+     * parent too, once per process (it may be what a process killed between its mkdir and that
+     * fsync left, live but not durable); for one Ferry did not create (a site's {@code /scratch})
+     * that fsync is harmless, and a file system that refuses it is let be. Returns {@code dir}.
      */
     public static Path createDirectories(Path dir) throws IOException {
-        Path abs = dir.toAbsolutePath();
+        Path abs = dir.toAbsolutePath().normalize();
         if (Files.isDirectory(abs)) {
+            if (!DURABLE.contains(abs)) {
+                Path parent = abs.getParent();
+                if (parent != null) {
+                    createDirectories(parent);
+                    try {
+                        fsync(parent);
+                    } catch (IOException refused) {
+                        // a file system that cannot fsync a directory: nothing more can be done from here
+                    }
+                }
+                remember(abs);
+            }
             return dir;
         }
         Path parent = abs.getParent();
@@ -42,17 +57,33 @@ public final class OwnerOnly {
             Files.createDirectory(abs);
             Files.setPosixFilePermissions(abs, DIR);
             if (parent != null) {
-                try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(parent,
-                        java.nio.file.StandardOpenOption.READ)) {
-                    ch.force(true);
-                }
+                fsync(parent);
             }
+            remember(abs);
         } catch (FileAlreadyExistsException raced) {
             if (!Files.isDirectory(abs)) {
                 throw raced;
             }
+            return createDirectories(dir); // another thread's: made durable as one found
         }
         return dir;
+    }
+
+    /** Directories this process made durable in their parents (bounded: forgotten, and fsynced again, past a limit). */
+    private static final Set<Path> DURABLE = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private static final int DURABLE_LIMIT = 65_536;
+
+    private static void remember(Path dir) {
+        if (DURABLE.size() >= DURABLE_LIMIT) {
+            DURABLE.clear();
+        }
+        DURABLE.add(dir);
+    }
+
+    private static void fsync(Path dir) throws IOException {
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(dir, java.nio.file.StandardOpenOption.READ)) {
+            ch.force(true);
+        }
     }
 
     /** Makes a file Ferry wrote readable and writable by its owner only. Returns {@code file}. */
