@@ -42,6 +42,12 @@ class StoreGcTest {
         return dir;
     }
 
+    /** The chunk layout, 64 KiB chunks: each file of {@link #image} is one chunk. */
+    private static StagingPipeline chunkPipeline(Store store) {
+        return Staging.pipeline(store, StagingConfig.from(Map.of("staging.layout", "chunks", "staging.chunk-size", "64KiB")),
+                Clock.systemUTC());
+    }
+
     private static Clock at(Instant t) {
         return Clock.fixed(t, ZoneOffset.UTC);
     }
@@ -49,8 +55,7 @@ class StoreGcTest {
     @Test
     void pruneKeepsTheNewestAndEveryKthAndGcCollectsOnlyWhatNoManifestNeedsEvenWithPushesInBetween() throws Exception {
         try (Store store = Stores.open(tmp.resolve("store").toUri(), Map.of());
-             StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.from(Map.of("staging.layout", "chunks", "staging.chunk-size", "64KiB")),
-                     Clock.systemUTC())) {
+             StagingPipeline pipeline = chunkPipeline(store)) {
             Repository repo = pipeline.repository();
             for (long g = 0; g <= 5; g++) {
                 pipeline.push(image("g" + g, 100 + g), new ImageRef("job", g, 0), Progress.NONE);
@@ -109,8 +114,7 @@ class StoreGcTest {
     @Test
     void aDamagedGcRecordStopsGcWithWhatToDoAndAnUnreadableManifestStopsItBeforeAnyMove() throws Exception {
         try (Store store = Stores.open(tmp.resolve("store").toUri(), Map.of());
-             StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.from(Map.of("staging.layout", "chunks", "staging.chunk-size", "64KiB")),
-                     Clock.systemUTC())) {
+             StagingPipeline pipeline = chunkPipeline(store)) {
             Repository repo = pipeline.repository();
             pipeline.push(image("g0", 100), new ImageRef("job", 0, 0), Progress.NONE);
             store.put(StoreGc.RECORD, ByteBuffer.wrap("junk".getBytes()));
@@ -135,8 +139,7 @@ class StoreGcTest {
     @Test
     void aRunKilledWhileMovingThingsAsideMakesTheNextRunWaitAWholeGraceAgain() throws Exception {
         try (Store store = Stores.open(tmp.resolve("store").toUri(), Map.of());
-             StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.from(Map.of("staging.layout", "chunks", "staging.chunk-size", "64KiB")),
-                     Clock.systemUTC())) {
+             StagingPipeline pipeline = chunkPipeline(store)) {
             Repository repo = pipeline.repository();
             for (long g = 0; g <= 1; g++) {
                 pipeline.push(image("k" + g, 300 + g), new ImageRef("job", g, 0), Progress.NONE);
