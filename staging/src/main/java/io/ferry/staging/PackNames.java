@@ -27,14 +27,15 @@ final class PackNames {
         long[] w = new long[64];
         int n = 0;
         for (int folder = 0; folder < 256; folder++) {
-            for (String key : store.list(PackKeys.PACKS + String.format("%02x/", folder))) {
-                if (PackKeys.nameOf(key).isEmpty()) {
+            for (String key : store.list(PackKeys.PACKS + folder(folder))) {
+                java.util.Optional<String> name = PackKeys.nameOf(key);
+                if (name.isEmpty()) {
                     continue;
                 }
                 if (4 * (n + 1) > w.length) {
                     w = Arrays.copyOf(w, w.length * 2);
                 }
-                encode(PackKeys.nameOf(key).get(), w, 4 * n++);
+                encode(name.get(), w, 4 * n++);
             }
         }
         // Each folder's listing is sorted, and the folders come in order: so is the whole.
@@ -71,13 +72,30 @@ final class PackNames {
     /** The names whose first byte is in {@code [from, to)} (a pass's range of pack folders). */
     java.util.List<String> inFolders(int from, int to) {
         java.util.List<String> out = new java.util.ArrayList<>();
-        for (int i = 0; i < size; i++) {
-            int folder = (int) (words[4 * i] >>> 56);
-            if (folder >= from && folder < to) {
-                out.add(name(i));
-            }
+        for (int i = firstInFolder(from); i < size && (int) (words[4 * i] >>> 56) < to; i++) {
+            out.add(name(i));
         }
         return out;
+    }
+
+    /** The index of the first name whose folder is {@code folder} or later (the names are sorted). */
+    private int firstInFolder(int folder) {
+        int lo = 0;
+        int hi = size;
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if ((int) (words[4 * mid] >>> 56) < folder) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
+    /** The sub-folder of pack folder {@code folder} (0-255) under a packs or fossil packs prefix: {@code "<2 hex>/"}. */
+    static String folder(int folder) {
+        return String.format("%02x/", folder);
     }
 
     private String name(int i) {

@@ -45,11 +45,8 @@ final class PackUse {
     private final Map<String, LiveRecords> live = new HashMap<>();
     /** Packs in this range some manifest names, or that a record in use moved out of (whether there now or moved). */
     private final Set<String> named = new HashSet<>();
-
-    /** Every pack on the store. */
-    PackUse(Store store) throws IOException {
-        this(store, PackNames.list(store), 0, 256);
-    }
+    /** Whether each pack the manifest being counted leads to is on the store (cleared per manifest: bounded). */
+    private final Map<String, Boolean> presentInManifest = new HashMap<>();
 
     /** The packs whose folder is in {@code [from, to)}, of those {@code present} on the store. */
     PackUse(Store store, PackNames present, int from, int to) {
@@ -57,7 +54,8 @@ final class PackUse {
         this.present = present;
         this.from = from;
         this.to = to;
-        this.resolver = new PackResolver(store, present::contains);
+        // Each record of a manifest asks whether its pack is there: asked once per pack per manifest.
+        this.resolver = new PackResolver(store, name -> presentInManifest.computeIfAbsent(name, present::contains));
     }
 
     /** A pack whose moves a record in use was followed through: its moves object is needed. */
@@ -74,6 +72,7 @@ final class PackUse {
 
     /** Counts the records a pack-layout manifest names. */
     void add(Manifest m) throws IOException {
+        presentInManifest.clear();
         m.packs().stream().filter(this::covers).forEach(named::add);
         for (Entry e : m.entries()) {
             if (e instanceof Entry.RegularFile f && f.inPacks()) {

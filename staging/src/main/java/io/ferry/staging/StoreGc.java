@@ -89,7 +89,7 @@ public final class StoreGc {
             }
         }
         if (since != null && clock.instant().isBefore(since.plus(grace))) {
-            Set<String> referenced = referencedChunkKeys(repo, null);
+            Set<String> referenced = referencedChunkKeys(repo, null, true);
             return new Collected(referenced.size(), 0, 0, 0, 0, 0, since.plus(grace), abandoned);
         }
         boolean due = since != null;
@@ -141,10 +141,7 @@ public final class StoreGc {
                              boolean dryRun, Tally t) throws IOException {
         Store store = repo.store();
         PackUse packs = new PackUse(store, present, from, to);
-        Set<String> referenced = referencedChunkKeys(repo, packs);
-        if (!chunks) {
-            referenced.clear(); // the first pass deals with the chunk layout's chunks
-        }
+        Set<String> referenced = referencedChunkKeys(repo, packs, chunks); // the first pass deals with the chunk layout's
         referenced.addAll(packs.referencedPackKeys());
         t.referenced += referenced.size();
         List<String> fossils = new java.util.ArrayList<>();
@@ -153,7 +150,7 @@ public final class StoreGc {
         }
         Set<String> fossilPacks = new HashSet<>();
         for (int folder = from; folder < to; folder++) {
-            for (String k : store.list(FOSSILS + "packs/" + String.format("%02x/", folder))) {
+            for (String k : store.list(FOSSILS + "packs/" + PackNames.folder(folder))) {
                 fossils.add(k);
                 fossilPacks.add(k.substring(k.lastIndexOf('/') + 1));
             }
@@ -223,9 +220,9 @@ public final class StoreGc {
 
     /**
      * Every chunk key a manifest on the store references, committed or not (a push in flight
-     * writes its own); and, given {@code packs}, what each manifest uses of the packs.
+     * writes its own), unless not {@code chunks}; and, given {@code packs}, what each manifest uses of the packs.
      */
-    static Set<String> referencedChunkKeys(Repository repo, PackUse packs) throws IOException {
+    static Set<String> referencedChunkKeys(Repository repo, PackUse packs, boolean chunks) throws IOException {
         Set<String> keys = new HashSet<>();
         for (Repository.GenerationListing g : repo.listGenerations()) {
             for (int r : g.ranks()) {
@@ -243,7 +240,7 @@ public final class StoreGc {
                     packs.add(m.manifest());
                 }
                 for (Entry e : m.manifest().entries()) {
-                    if (e instanceof Entry.RegularFile f && !f.inPacks()) {
+                    if (chunks && e instanceof Entry.RegularFile f && !f.inPacks()) {
                         for (ChunkId id : f.chunks()) {
                             if (!id.isZero()) {
                                 keys.add(Repository.chunkKey(id));

@@ -323,5 +323,10 @@ class EncryptionTest {
         IllegalArgumentException noCurrent = assertThrows(IllegalArgumentException.class, () -> Keys.resolveWithPrevious(
                 Map.of("encryption.previous-key-files", keyA.toString()), Map.of()));
         assertTrue(noCurrent.getMessage().startsWith("encryption.previous-key-files needs a current key"), noCurrent.getMessage());
+        IllegalArgumentException missing = assertThrows(IllegalArgumentException.class, () -> Keys.resolveWithPrevious(
+                Map.of("encryption.key-file", keyB.toString(), "encryption.previous-key-files", tmp.resolve("gone.key").toString()),
+                Map.of()));
+        assertEquals("encryption.previous-key-files=" + tmp.resolve("gone.key") + ": cannot read the key file"
+                + " (NoSuchFileException)", missing.getMessage());
     }
 }

@@ -109,7 +109,7 @@ public final class Keys {
         List<Keys> previous = new java.util.ArrayList<>();
         for (String f : files.split(",")) {
             if (!f.isBlank()) {
-                previous.add(readFile(Path.of(f.trim())));
+                previous.add(readFile(Path.of(f.trim()), PREVIOUS_KEY_FILES.name()));
             }
         }
         return Optional.of(current.get().withPrevious(previous));
@@ -131,19 +131,24 @@ public final class Keys {
         return previous;
     }
 
-    /** The keys of the key file {@code path}. */
+    /** The keys of the key file {@code path}, named by {@code encryption.key-file} in an error. */
     public static Keys readFile(Path path) {
+        return readFile(path, KEY_FILE.name());
+    }
+
+    /** The keys of the key file {@code path}; an error names it as the value of {@code setting}. */
+    static Keys readFile(Path path, String setting) {
         String text;
         try {
             text = Files.readString(path, StandardCharsets.US_ASCII);
         } catch (java.nio.charset.CharacterCodingException e) { // not ASCII, so not hex digits
-            throw new IllegalArgumentException(KEY_FILE.name() + "=" + path + ": expected the 32-byte key as 64 hex digits,"
+            throw new IllegalArgumentException(setting + "=" + path + ": expected the 32-byte key as 64 hex digits,"
                     + " found other characters");
         } catch (IOException e) {
-            throw new IllegalArgumentException(KEY_FILE.name() + "=" + path + ": cannot read the key file ("
+            throw new IllegalArgumentException(setting + "=" + path + ": cannot read the key file ("
                     + e.getClass().getSimpleName() + ")");
         }
-        return parse(text, KEY_FILE.name() + "=" + path);
+        return parse(text, setting + "=" + path);
     }
 
     /** Parses 64 hex digits; {@code source} names where they came from in an error (the text is never shown). */
