@@ -53,6 +53,8 @@ final class PackReads {
     private final ExecutorService workers;
     private final PackResolver resolver;
     private final ThreadLocal<byte[]> raws = ThreadLocal.withInitial(() -> new byte[0]);
+    /** Each worker's span buffer, reused: a fresh 4 MiB array per span cost the pull its zeroing and page faults. */
+    private final ThreadLocal<byte[]> spanBuffers = ThreadLocal.withInitial(() -> new byte[0]);
     final AtomicLong records = new AtomicLong();
     final AtomicLong recordBytes = new AtomicLong();
 
@@ -200,7 +202,11 @@ final class PackReads {
         String pack = s.pack();
         String where = "image " + ref + " pack " + pack;
         try {
-            byte[] buf = new byte[s.length()];
+            byte[] buf = spanBuffers.get();
+            if (buf.length < s.length()) {
+                buf = new byte[Math.max(s.length(), SPAN)];
+                spanBuffers.set(buf);
+            }
             byte[] raw = raws.get();
             if (raw.length < m.chunkSize()) {
                 raw = new byte[m.chunkSize()];

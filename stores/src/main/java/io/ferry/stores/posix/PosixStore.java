@@ -45,10 +45,16 @@ public final class PosixStore implements Store {
     public static final String STRIPE_COUNT = "posix.lustre.stripe-count";
     /** Option: Lustre stripe size, e.g. {@code 4M} ({@code lfs setstripe -S}); unset = leave as is. */
     public static final String STRIPE_SIZE = "posix.lustre.stripe-size";
+    /**
+     * Option: {@code on} (default) writes objects of 1 MiB and more (packs, v1 chunks) with
+     * O_DIRECT where the file system takes it, {@code off} through the page cache ({@link ObjectWriter}).
+     */
+    public static final String DIRECT_IO = "posix.direct-io";
 
     private final Path root;
     private final URI uri;
     private final Set<Path> knownDirs = ConcurrentHashMap.newKeySet();
+    private final ObjectWriter writer;
 
     /** Objects are 0600 and the directories the store creates 0700 (pre-existing ones are left alone). */
     static final java.util.Set<java.nio.file.attribute.PosixFilePermission> OWNER_FILE =
@@ -56,9 +62,20 @@ public final class PosixStore implements Store {
     static final java.util.Set<java.nio.file.attribute.PosixFilePermission> OWNER_DIR =
             java.nio.file.attribute.PosixFilePermissions.fromString("rwx------");
 
-    private PosixStore(Path root) {
+    private PosixStore(Path root, boolean directIo) {
         this.root = root;
         this.uri = root.toUri();
+        this.writer = new ObjectWriter(directIo);
+    }
+
+    /** Objects are 0600 whatever the umask: images hold process memory. */
+    static void ownerOnly(Path file) throws IOException {
+        Files.setPosixFilePermissions(file, OWNER_FILE);
+    }
+
+    /** Whether large objects are still written with O_DIRECT (see {@link ObjectWriter}). */
+    public boolean directIo() {
+        return writer.direct();
     }
 
     public static StoreProvider provider() {
@@ -70,7 +87,7 @@ public final class PosixStore implements Store {
 
             @Override
             public Set<String> optionKeys() {
-                return Set.of(STRIPE_COUNT, STRIPE_SIZE);
+                return Set.of(STRIPE_COUNT, STRIPE_SIZE, DIRECT_IO);
             }
 
             @Override
@@ -82,7 +99,11 @@ public final class PosixStore implements Store {
 
     public static PosixStore open(Path root, Map<String, String> options) throws StoreException {
         Path abs = root.toAbsolutePath().normalize();
-        PosixStore s = new PosixStore(abs);
+        String direct = options.getOrDefault(DIRECT_IO, "on");
+        if (!direct.equals("on") && !direct.equals("off")) {
+            throw new IllegalArgumentException(DIRECT_IO + " must be on or off, got '" + direct + "'");
+        }
+        PosixStore s = new PosixStore(abs, direct.equals("on"));
         try {
             s.ensureDir(abs);
         } catch (IOException e) {
@@ -104,15 +125,7 @@ public final class PosixStore implements Store {
         Path tmp = dir.resolve("." + target.getFileName() + ".tmp-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
         try {
             ensureDir(dir);
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                Files.setPosixFilePermissions(tmp, OWNER_FILE); // whatever the umask: images hold process memory
-                ByteBuffer b = data.duplicate();
-                while (b.hasRemaining()) {
-                    ch.write(b);
-                }
-                // fdatasync: data and the size needed to read it back; names are made durable below.
-                ch.force(false);
-            }
+            writer.write(tmp, data);
             Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             fsyncDir(dir);
         } catch (IOException e) {
@@ -141,9 +154,11 @@ public final class PosixStore implements Store {
         try (FileChannel ch = FileChannel.open(path(key), StandardOpenOption.READ)) {
             long size = ch.size(); // of the file we opened, not of whatever the name points to later
             ByteBuffer b = ByteBuffer.wrap(dst);
-            while (b.hasRemaining() && ch.read(b) >= 0) {
-                // fill dst or reach the end
-            }
+            int read;
+            do {
+                b.limit(Math.min(dst.length, b.position() + ObjectWriter.SLICE)); // as in readRange
+                read = ch.read(b);
+            } while (read >= 0 && b.position() < dst.length);
             int n = b.position();
             return n < dst.length ? n : (int) Math.min(Integer.MAX_VALUE, Math.max(size, n));
         } catch (NoSuchFileException e) {
@@ -157,7 +172,9 @@ public final class PosixStore implements Store {
     public void readRange(String key, long offset, byte[] dst, int dstOff, int len) throws StoreException {
         try (FileChannel ch = FileChannel.open(path(key), StandardOpenOption.READ)) {
             ByteBuffer b = ByteBuffer.wrap(dst, dstOff, len);
-            while (b.hasRemaining()) {
+            while (b.position() < dstOff + len) {
+                // in slices of at most 1 MiB, so the JDK's temporary direct buffer stays one size and is reused
+                b.limit(Math.min(dstOff + len, b.position() + ObjectWriter.SLICE));
                 if (ch.read(b, offset + b.position() - dstOff) < 0) {
                     throw new PermanentStoreException(key + " in " + uri + " ends at " + ch.size()
                             + " bytes, before " + (offset + len), null);

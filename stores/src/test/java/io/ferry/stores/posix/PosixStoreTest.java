@@ -78,6 +78,97 @@ class PosixStoreTest extends StoreContractTest {
         assertTrue(e.getMessage().contains("cannot write a/b"), e.getMessage());
     }
 
+    /** Whether this directory's file system takes O_DIRECT, asked the way the JDK asks. */
+    private static boolean takesDirectIo(Path dir) {
+        Path probe = dir.resolve("direct-probe");
+        try (var ch = java.nio.channels.FileChannel.open(probe, java.nio.file.StandardOpenOption.CREATE_NEW,
+                java.nio.file.StandardOpenOption.WRITE, com.sun.nio.file.ExtendedOpenOption.DIRECT)) {
+            return true;
+        } catch (Exception refused) {
+            return false;
+        } finally {
+            try {
+                Files.deleteIfExists(probe);
+            } catch (java.io.IOException ignored) {
+                // the probe is in a temporary directory
+            }
+        }
+    }
+
+    @Test
+    void largeObjectsAreWrittenWithODirectWholeAtEveryLengthAndOwnerOnly() throws Exception {
+        java.util.Random r = new java.util.Random(7);
+        int mib = 1 << 20;
+        // exactly one slice; one byte over; several slices ending mid-block; several ending on a block
+        int[] lengths = {mib, mib + 1, 3 * mib + 4095, 2 * mib + 4096, mib - 1};
+        for (int len : lengths) {
+            byte[] data = new byte[len];
+            r.nextBytes(data);
+            ByteBuffer b = ByteBuffer.wrap(data);
+            store.put("packs/p" + len, b);
+            assertEquals(0, b.position(), "the caller's buffer is left as it was");
+            Path f = dir.resolve("packs/p" + len);
+            assertEquals(len, Files.size(f), "no padding left at the end");
+            assertTrue(java.util.Arrays.equals(data, Files.readAllBytes(f)), "bytes of a " + len + "-byte object");
+            assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(f)));
+            // reads go in 1 MiB slices: a range and a whole read across several of them come back whole
+            byte[] range = new byte[len - 3];
+            store.readRange("packs/p" + len, 3, range, 0, len - 3);
+            assertTrue(java.util.Arrays.equals(data, 3, len, range, 0, len - 3), "range of a " + len + "-byte object");
+            byte[] whole = new byte[len];
+            assertEquals(len, store.read("packs/p" + len, whole));
+            assertTrue(java.util.Arrays.equals(data, whole), "read of a " + len + "-byte object");
+        }
+        assertEquals(takesDirectIo(dir), ((PosixStore) store).directIo(),
+                "O_DIRECT stays on exactly where the file system takes it");
+        try (Stream<Path> s = Files.walk(dir)) {
+            assertEquals(lengths.length, s.filter(Files::isRegularFile).count(), "no temporary file left");
+        }
+    }
+
+    /**
+     * ramfs, a real file system, refuses O_DIRECT (EINVAL) after Linux has created the file: the put
+     * still lands whole, leaves no temporary file, and the store writes through the page cache from then on.
+     */
+    @Test
+    void aFileSystemThatRefusesODirectGetsTheObjectThroughThePageCache() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue("root".equals(System.getProperty("user.name")), "mounting ramfs needs root");
+        Path mnt = Files.createDirectories(dir.resolve("ramfs"));
+        Process mount = new ProcessBuilder("mount", "-t", "ramfs", "ramfs", mnt.toString()).inheritIO().start();
+        org.junit.jupiter.api.Assumptions.assumeTrue(mount.waitFor() == 0, "cannot mount ramfs here");
+        try (Store onRamfs = Stores.open(mnt.toUri(), Map.of())) {
+            assertTrue(!takesDirectIo(mnt), "ramfs took O_DIRECT: this test no longer tests a refusal");
+            byte[] data = new byte[2 * (1 << 20) + 17];
+            new java.util.Random(5).nextBytes(data);
+            onRamfs.put("packs/a", ByteBuffer.wrap(data));
+            onRamfs.put("packs/b", ByteBuffer.wrap(data));
+            assertTrue(java.util.Arrays.equals(data, onRamfs.get("packs/a")));
+            assertTrue(java.util.Arrays.equals(data, onRamfs.get("packs/b")));
+            assertTrue(!((PosixStore) onRamfs).directIo(), "O_DIRECT is off once refused");
+            try (Stream<Path> s = Files.walk(mnt)) {
+                assertEquals(List.of(mnt.resolve("packs/a"), mnt.resolve("packs/b")),
+                        s.filter(Files::isRegularFile).sorted().toList(), "the refused open's file is gone");
+            }
+        } finally {
+            new ProcessBuilder("umount", mnt.toString()).inheritIO().start().waitFor();
+        }
+    }
+
+    @Test
+    void directIoOffWritesLargeObjectsThroughThePageCacheAndABadValueIsRefused() throws Exception {
+        Path other = dir.resolve("buffered");
+        try (Store buffered = Stores.open(other.toUri(), Map.of(PosixStore.DIRECT_IO, "off"))) {
+            byte[] data = new byte[3 * (1 << 20) + 5];
+            new java.util.Random(3).nextBytes(data);
+            buffered.put("k", ByteBuffer.wrap(data));
+            assertTrue(java.util.Arrays.equals(data, buffered.get("k")));
+            assertTrue(!((PosixStore) buffered).directIo());
+        }
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Stores.open(other.toUri(), Map.of(PosixStore.DIRECT_IO, "yes")));
+        assertEquals("posix.direct-io must be on or off, got 'yes'", e.getMessage());
+    }
+
     @Test
     void unknownOptionIsRefusedNamingIt() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
