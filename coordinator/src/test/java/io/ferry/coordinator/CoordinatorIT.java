@@ -321,6 +321,44 @@ class CoordinatorIT {
         }
     }
 
+    /**
+     * The harness's finding: a rank that exited 0 while the other ran on cannot be captured, and the
+     * coordinator used to ask for a checkpoint at every interval anyway, each failing. Here it asks
+     * at the interval while every rank runs (its agent's captures fail, which frees the next
+     * request), and never again once a rank has finished.
+     */
+    @Test
+    void aJobWithAFinishedRankIsAskedForNoMoreCheckpoints() throws Exception {
+        try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));
+             KafkaLog log = new KafkaLog(kafka.bootstrapServers());
+             Store store = Stores.open(tmp.resolve("store").toUri(), Map.of())) {
+            Coordinator c = new Coordinator(log, Clock.systemUTC()).start();
+            assertTrue(c.awaitLive(Duration.ofSeconds(30)));
+            log.append(new Event.JobStarted("winding", 2, 300, true, store.uri().toString(), "n1"));
+            java.util.function.LongSupplier next = () -> c.query(j -> j.get("winding").map(JobView::nextGeneration).orElse(0L));
+            for (long g = 0; g < 2; g++) {
+                long gen = g;
+                await("generation " + gen + " requested at the interval", () -> next.getAsLong() > gen);
+                log.append(new Event.Heartbeat("winding", "n1"));
+                if (gen == 1) {
+                    // before generation 1 fails, so that no interval falls between the two (one job's events keep their order)
+                    log.append(new Event.RankExited("winding", 1, 0));
+                }
+                log.append(new Event.CaptureFailed("winding", gen, "rank 1 did not answer"));
+            }
+            await("rank 1's exit and generation 1's failure folded", () -> c.query(j -> j.get("winding")
+                    .map(v -> v.aRankFinished() && v.latest().orElseThrow().generation() == 1
+                            && v.latest().orElseThrow().state() == GenerationView.State.FAILED).orElse(false)));
+            for (int i = 0; i < 10; i++) { // ten intervals
+                log.append(new Event.Heartbeat("winding", "n1"));
+                Thread.sleep(300);
+            }
+            assertEquals(2, next.getAsLong(), "no generation requested after rank 1 finished");
+            assertFalse((boolean) c.query(j -> j.get("winding").orElseThrow().finished()), "rank 0 runs on");
+            c.close();
+        }
+    }
+
     /** Asks for generation {@code g} of a one-rank job and acts as its agent: captured, pushed, staged; waits for the commit. */
     private static void checkpointAsTheAgent(Coordinator c, KafkaLog log, StagingPipeline pipeline, Path image, String job,
                                              long g, String node) throws Exception {
