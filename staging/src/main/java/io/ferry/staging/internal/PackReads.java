@@ -53,7 +53,7 @@ final class PackReads {
     private final ExecutorService workers;
     private final PackResolver resolver;
     private final ThreadLocal<byte[]> raws = ThreadLocal.withInitial(() -> new byte[0]);
-    /** Each worker's span buffer, reused: a fresh 4 MiB array per span cost the pull its zeroing and page faults. */
+    /** Each worker's span buffer, reused: a fresh array of up to 2 MiB per span cost the pull its zeroing and page faults. */
     private final ThreadLocal<byte[]> spanBuffers = ThreadLocal.withInitial(() -> new byte[0]);
     final AtomicLong records = new AtomicLong();
     final AtomicLong recordBytes = new AtomicLong();

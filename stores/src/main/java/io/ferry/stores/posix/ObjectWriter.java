@@ -18,10 +18,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@code O_DIRECT} where the file system takes it: checkpoint data does not pass through the
  * page cache, so it does not push the application's own cached files out of memory, and the
  * kernel does not copy every byte into cache pages only for the flush that follows to write
- * them out (on this project's test VM that copy cost a push more CPU than its SHA-256). The
+ * them out (on this project's test VM that copy took a tenth of a push's CPU). The
  * bytes go through a pooled, aligned buffer of {@link #SLICE} bytes; the last block is padded
  * with zeros and the file truncated back to the object's length before the flush. A file
- * system that refuses {@code O_DIRECT} (tmpfs on older kernels, many FUSE file systems) is
+ * system that refuses {@code O_DIRECT} (ramfs; tmpfs before Linux 6.6; some FUSE file systems) is
  * remembered and written through the page cache from then on; so is everything with
  * {@code posix.direct-io=off}. Buffered writes go in slices of at most {@link #SLICE} bytes, so
  * the JDK's temporary direct buffer for a heap buffer stays one size and is reused instead of
