@@ -44,7 +44,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * Single use, not thread-safe.
  */
 final class PackReads {
-    /** Largest read; a span's buffer lives for its task only, so a node's 48 workers do not keep 48 of them. */
+    /** Largest read: a node's workers hold at most one span buffer each, for this pull only. */
     static final int SPAN = 2 << 20;
     static final int GAP = 64 << 10;
     /** Files open at once: the files of an image are restored in batches of this many. */
@@ -53,8 +53,11 @@ final class PackReads {
     private final ExecutorService workers;
     private final PackResolver resolver;
     private final ThreadLocal<byte[]> raws = ThreadLocal.withInitial(() -> new byte[0]);
-    /** Each worker's span buffer, reused: a fresh array of up to 2 MiB per span cost the pull its zeroing and page faults. */
-    private final ThreadLocal<byte[]> spanBuffers = ThreadLocal.withInitial(() -> new byte[0]);
+    /**
+     * Span buffers of {@link #SPAN} bytes, reused from span to span (a fresh array per span cost the
+     * pull its zeroing and page faults) and gone with this pull.
+     */
+    private final java.util.concurrent.ConcurrentLinkedQueue<byte[]> spanBuffers = new java.util.concurrent.ConcurrentLinkedQueue<>();
     final AtomicLong records = new AtomicLong();
     final AtomicLong recordBytes = new AtomicLong();
 
@@ -201,12 +204,10 @@ final class PackReads {
     private void read(ImageRef ref, Manifest m, Span s, Progress progress) {
         String pack = s.pack();
         String where = "image " + ref + " pack " + pack;
+        byte[] buf = null;
         try {
-            byte[] buf = spanBuffers.get();
-            if (buf.length < s.length()) {
-                buf = new byte[Math.max(s.length(), SPAN)];
-                spanBuffers.set(buf);
-            }
+            byte[] pooled = spanBuffers.poll();
+            buf = pooled != null && pooled.length >= s.length() ? pooled : new byte[Math.max(s.length(), SPAN)];
             byte[] raw = raws.get();
             if (raw.length < m.chunkSize()) {
                 raw = new byte[m.chunkSize()];
@@ -245,6 +246,10 @@ final class PackReads {
             throw new CompletionException(new ImageCorruptException(where + ": " + e.getMessage(), e));
         } catch (IOException e) {
             throw new CompletionException(new IOException(where + ": " + e.getMessage(), e));
+        } finally {
+            if (buf != null) {
+                spanBuffers.offer(buf);
+            }
         }
     }
 
