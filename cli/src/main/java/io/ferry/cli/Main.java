@@ -20,11 +20,42 @@ import java.util.Set;
  * stderr), 2 bad usage, 3 {@code store verify} found damage.
  */
 @Command(name = "ferry", mixinStandardHelpOptions = true, version = "ferry 0.1.0",
-        description = "Checkpoint pipeline: stage job images to stable storage and back, verified.",
-        subcommands = {RunCommand.class, ConfigCommand.class, CoordinatorCommand.class, AgentCommand.class, ChaosCommand.class, CheckpointCommand.class, HaltCommand.class, CaptureCommand.class, RestartCommand.class, StatusCommand.class,
-                ListCommand.class, PlanCommand.class, ImageCommand.class, SnapshotCommand.class, StoreCommand.class, DemoCommand.class,
-                CommandLine.HelpCommand.class})
+        description = "Checkpoint pipeline: stage job images to stable storage and back, verified.")
 public final class Main {
+    /**
+     * The subcommands, in the order {@code ferry help} lists them. Added by {@link #commandLine}, not
+     * by the annotation: picocli builds the whole model of every command it is given (reflection and
+     * annotation proxies, a third of a second on a 2-core node), which a {@code ferry image push}
+     * need not pay for fifteen commands it does not run.
+     */
+    static final List<Class<?>> SUBCOMMANDS = List.of(RunCommand.class, ConfigCommand.class, CoordinatorCommand.class,
+            AgentCommand.class, ChaosCommand.class, CheckpointCommand.class, HaltCommand.class, CaptureCommand.class,
+            RestartCommand.class, StatusCommand.class, ListCommand.class, PlanCommand.class, ImageCommand.class,
+            SnapshotCommand.class, StoreCommand.class, DemoCommand.class, CommandLine.HelpCommand.class);
+
+    /**
+     * The {@code ferry} command line for {@code args}: with only the subcommand its first argument
+     * names, or with every one (for {@code ferry help}, {@code --help}, a misspelt command that
+     * picocli should suggest a fix for, or no command at all).
+     */
+    static CommandLine commandLine(String... args) {
+        CommandLine cl = new CommandLine(new Main());
+        Class<?> named = null;
+        for (String a : args) {
+            if (!a.startsWith("-")) {
+                for (Class<?> c : SUBCOMMANDS) {
+                    if (c != CommandLine.HelpCommand.class && c.getAnnotation(Command.class).name().equals(a)) {
+                        named = c;
+                    }
+                }
+                break; // the first word that is not an option is the command, or not one of ours
+            }
+        }
+        for (Class<?> c : named != null ? List.of(named) : SUBCOMMANDS) {
+            cl.addSubcommand(c);
+        }
+        return cl;
+    }
     /** Commands that print their own progress: Ferry's log lines below WARN, Kafka's below ERROR, only when asked. */
     private static final Set<String> OWN_PROGRESS = Set.of("run", "demo");
 
@@ -38,7 +69,7 @@ public final class Main {
     }
 
     public static int run(String... args) {
-        CommandLine cl = new CommandLine(new Main());
+        CommandLine cl = commandLine(args);
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
             PrintWriter err = cmd.getErr();
             err.println("ferry: " + describe(e));
@@ -51,9 +82,10 @@ public final class Main {
         // Bad usage: one line saying what is wrong, exit 2; the full usage is one --help away.
         cl.setParameterExceptionHandler((e, a) -> {
             PrintWriter err = e.getCommandLine().getErr();
-            err.println("ferry " + e.getCommandLine().getCommandName() + ": " + e.getMessage()
-                    + " (see ferry " + e.getCommandLine().getCommandSpec().qualifiedName(" ").replaceFirst("^ferry ?", "")
-                    + " --help)");
+            String command = e.getCommandLine().getCommandSpec().qualifiedName(" "); // "ferry", "ferry image push"
+            String meant = e instanceof CommandLine.UnmatchedArgumentException u && !u.getSuggestions().isEmpty()
+                    ? "; did you mean " + String.join(" or ", u.getSuggestions()) + "?" : "";
+            err.println(command + ": " + e.getMessage() + meant + " (see " + command + " --help)");
             err.flush();
             return 2;
         });

@@ -42,8 +42,14 @@ public record KafkaClientSettings(Map<String, String> settings) {
         static final String BOOTSTRAP = "bootstrap.servers";
     }
 
-    private static final List<ConfigDef> DEFS = List.of(ProducerConfig.configDef(), ConsumerConfig.configDef(),
-            AdminClientConfig.configDef());
+    /**
+     * Kafka's client definitions, built on first use only: building them loads and initialises much of
+     * Kafka's client library, which a command that never meets a {@code kafka.*} key (a push) need not pay.
+     */
+    private static final class Defs {
+        static final List<ConfigDef> ALL = List.of(ProducerConfig.configDef(), ConsumerConfig.configDef(),
+                AdminClientConfig.configDef());
+    }
 
     public KafkaClientSettings {
         settings = Map.copyOf(new TreeMap<>(settings));
@@ -64,7 +70,7 @@ public record KafkaClientSettings(Map<String, String> settings) {
     }
 
     private static Optional<ConfigDef.ConfigKey> definition(String key) {
-        for (ConfigDef d : DEFS) {
+        for (ConfigDef d : Defs.ALL) {
             ConfigDef.ConfigKey k = d.configKeys().get(key);
             if (k != null) {
                 return Optional.of(k);
