@@ -34,6 +34,7 @@ final class ObjectWriter {
     static final int SLICE = 1 << 20;
 
     private final AtomicBoolean direct;
+    private final java.util.concurrent.atomic.AtomicLong directWrites = new java.util.concurrent.atomic.AtomicLong();
     private final ConcurrentLinkedQueue<ByteBuffer> aligned = new ConcurrentLinkedQueue<>();
     /**
      * The block size O_DIRECT needs (the file system's fragment size, as the JDK checks it), found
@@ -59,6 +60,11 @@ final class ObjectWriter {
     /** Whether objects are still written with O_DIRECT (false once the file system refused it). */
     boolean direct() {
         return direct.get();
+    }
+
+    /** How many objects were written with O_DIRECT. */
+    long directWrites() {
+        return directWrites.get();
     }
 
     /** Writes {@code data} into {@code tmp}, which must not exist, and makes it durable. */
@@ -97,6 +103,7 @@ final class ObjectWriter {
             PosixStore.ownerOnly(tmp);
             writeDirect(ch, data.duplicate());
             ch.force(false);
+            directWrites.incrementAndGet();
             return true;
         } catch (java.nio.file.FileAlreadyExistsException taken) {
             throw taken;

@@ -78,6 +78,11 @@ public final class PosixStore implements Store {
         return writer.direct();
     }
 
+    /** How many objects this store wrote with O_DIRECT (tests). */
+    long directWrites() {
+        return writer.directWrites();
+    }
+
     public static StoreProvider provider() {
         return new StoreProvider() {
             @Override

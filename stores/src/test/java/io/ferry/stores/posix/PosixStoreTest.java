@@ -121,6 +121,8 @@ class PosixStoreTest extends StoreContractTest {
         }
         assertEquals(takesDirectIo(dir), ((PosixStore) store).directIo(),
                 "O_DIRECT stays on exactly where the file system takes it");
+        assertEquals(takesDirectIo(dir) ? lengths.length - 1 : 0, ((PosixStore) store).directWrites(),
+                "every object of 1 MiB and more went through O_DIRECT, the smaller one not");
         try (Stream<Path> s = Files.walk(dir)) {
             assertEquals(lengths.length, s.filter(Files::isRegularFile).count(), "no temporary file left");
         }
@@ -145,6 +147,7 @@ class PosixStoreTest extends StoreContractTest {
             assertTrue(java.util.Arrays.equals(data, onRamfs.get("packs/a")));
             assertTrue(java.util.Arrays.equals(data, onRamfs.get("packs/b")));
             assertTrue(!((PosixStore) onRamfs).directIo(), "O_DIRECT is off once refused");
+            assertEquals(0, ((PosixStore) onRamfs).directWrites());
             try (Stream<Path> s = Files.walk(mnt)) {
                 assertEquals(List.of(mnt.resolve("packs/a"), mnt.resolve("packs/b")),
                         s.filter(Files::isRegularFile).sorted().toList(), "the refused open's file is gone");
@@ -152,6 +155,31 @@ class PosixStoreTest extends StoreContractTest {
         } finally {
             new ProcessBuilder("umount", mnt.toString()).inheritIO().start().waitFor();
         }
+    }
+
+    /** The page-cache pages {@code file} holds, as util-linux's {@code fincore} counts them. */
+    private static long residentPages(Path file) throws Exception {
+        Process p = new ProcessBuilder("fincore", "--noheadings", "--output", "PAGES", file.toString()).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).trim();
+        assertEquals(0, p.waitFor(), "fincore " + file + ": " + out);
+        return Long.parseLong(out);
+    }
+
+    /** What O_DIRECT is for: a pack written by the store does not sit in the node's page cache; one written through it does. */
+    @Test
+    void aPackWrittenWithODirectLeavesNothingInThePageCache() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(takesDirectIo(dir), "this file system refuses O_DIRECT");
+        org.junit.jupiter.api.Assumptions.assumeTrue(new ProcessBuilder("fincore", "--version").start().waitFor() == 0,
+                "no fincore (util-linux)");
+        byte[] data = new byte[4 * (1 << 20) + 100];
+        new java.util.Random(11).nextBytes(data);
+        store.put("packs/direct", ByteBuffer.wrap(data));
+        try (Store buffered = Stores.open(dir.resolve("buffered").toUri(), Map.of(PosixStore.DIRECT_IO, "off"))) {
+            buffered.put("packs/cached", ByteBuffer.wrap(data));
+        }
+        long pages = (data.length + 4095) / 4096;
+        assertTrue(residentPages(dir.resolve("packs/direct")) <= 1, "O_DIRECT left the pack's pages out of the cache");
+        assertTrue(residentPages(dir.resolve("buffered/packs/cached")) > pages / 2, "a buffered write leaves them in");
     }
 
     @Test
@@ -163,6 +191,7 @@ class PosixStoreTest extends StoreContractTest {
             buffered.put("k", ByteBuffer.wrap(data));
             assertTrue(java.util.Arrays.equals(data, buffered.get("k")));
             assertTrue(!((PosixStore) buffered).directIo());
+            assertEquals(0, ((PosixStore) buffered).directWrites());
         }
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> Stores.open(other.toUri(), Map.of(PosixStore.DIRECT_IO, "yes")));
