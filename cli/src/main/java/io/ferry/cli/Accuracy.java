@@ -28,13 +28,16 @@ final class Accuracy {
         List<Double> err = rows.stream().map(Row::error).toList();
         List<Double> ideal = rows.stream().map(Row::idealError).toList();
         List<Double> rest = rows.stream().map(Row::errorAfterCapture).filter(d -> !Double.isNaN(d)).toList();
+        List<Double> hindsight = ForecastErrors.hindsight(rows).stream().map(Row::error).toList();
         if (json) {
             ObjectMapper m = new ObjectMapper();
             ObjectNode n = m.createObjectNode().put("job", job).put("refit", refit).put("forecasts", rows.size())
                     .put("medianAbsError", ForecastErrors.quantileAbs(err, 0.5)).put("p90AbsError", ForecastErrors.quantileAbs(err, 0.9))
                     .put("idealMedianAbsError", ForecastErrors.quantileAbs(ideal, 0.5))
                     .put("afterCaptureMedianAbsError", ForecastErrors.quantileAbs(rest, 0.5))
-                    .put("afterCaptureP90AbsError", ForecastErrors.quantileAbs(rest, 0.9));
+                    .put("afterCaptureP90AbsError", ForecastErrors.quantileAbs(rest, 0.9))
+                    .put("hindsightMedianAbsError", ForecastErrors.quantileAbs(hindsight, 0.5))
+                    .put("hindsightP90AbsError", ForecastErrors.quantileAbs(hindsight, 0.9));
             ArrayNode a = n.putArray("rows");
             for (Row r : rows) {
                 a.addObject().put("generation", r.generation()).put("rawBytes", r.rawBytes()).put("ranks", r.ranks())
@@ -69,6 +72,11 @@ final class Accuracy {
             out.printf(Locale.ROOT, "the part forecast (capture to established) alone: median absolute error %.1f%%"
                     + " (90th percentile %.1f%%)%n", 100 * ForecastErrors.quantileAbs(rest, 0.5),
                     100 * ForecastErrors.quantileAbs(rest, 0.9));
+        }
+        if (!hindsight.isEmpty()) {
+            out.printf(Locale.ROOT, "the same model fitted in hindsight to all %d snapshots at once: median absolute error %.1f%%"
+                            + " (90th percentile %.1f%%), the scatter their sizes do not explain%n", hindsight.size(),
+                    100 * ForecastErrors.quantileAbs(hindsight, 0.5), 100 * ForecastErrors.quantileAbs(hindsight, 0.9));
         }
         return 0;
     }

@@ -71,6 +71,45 @@ public final class ForecastErrors {
         return rows;
     }
 
+    /**
+     * The same rows forecast again by the model's form fitted in hindsight: one least-squares fit
+     * of the time after the capture (against bytes written and rank count, weighted for relative
+     * error, as {@link Predictor} fits) to every row's snapshot at once, its own included. What is
+     * left of the error is how far these snapshots' times scatter beyond what their sizes explain
+     * (a shared disk, a busy node): a reference that forecasts made before the fact, from fewer
+     * snapshots and none of the later ones, can hardly be expected to beat. Empty for fewer than
+     * {@link Predictor#WARM_UP} rows.
+     */
+    public static List<Row> hindsight(List<Row> rows) {
+        if (rows.size() < Predictor.WARM_UP) {
+            return List.of();
+        }
+        boolean byWritten = rows.stream().allMatch(r -> r.written() > 0);
+        double[][] xs = new double[rows.size()][];
+        double[] rest = new double[rows.size()];
+        double[] weight = new double[rows.size()];
+        for (int i = 0; i < rows.size(); i++) {
+            Row r = rows.get(i);
+            xs[i] = new double[]{byWritten ? r.written() : r.rawBytes(), r.ranks()};
+            rest[i] = r.actual() - captured(r);
+            weight[i] = 1 / Math.max(1e-6, r.actual() * r.actual());
+        }
+        var fit = LeastSquares.fit(xs, rest, weight);
+        List<Row> out = new ArrayList<>(rows.size());
+        for (int i = 0; i < rows.size(); i++) {
+            Row r = rows.get(i);
+            double predicted = captured(r) + Math.max(0, fit.applyAsDouble(xs[i]));
+            out.add(new Row(r.generation(), r.rawBytes(), r.ranks(), predicted, r.ideal(), r.actual(), r.expectedWritten(),
+                    r.written(), r.captured()));
+        }
+        return out;
+    }
+
+    /** Seconds to the capture where the log says them (and they fall within the whole), else 0: all of it is fitted. */
+    private static double captured(Row r) {
+        return r.captured() >= 0 && r.captured() <= r.actual() ? r.captured() : 0;
+    }
+
     /** The q-quantile (0..1) of absolute values, nearest rank (the median averages the middle two); NaN for none. */
     public static double quantileAbs(List<Double> xs, double q) {
         if (xs.isEmpty()) {

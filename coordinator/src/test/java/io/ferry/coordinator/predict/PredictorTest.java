@@ -155,6 +155,36 @@ class PredictorTest {
     }
 
     @Test
+    void theHindsightFitLeavesOnlyTheScatterThatSizesDoNotExplain() {
+        // Captured in 1 s, then 0.4 s plus 5 ns per written byte: a fit that knows every snapshot has no error left.
+        long[] written = {250_000_000, 90_000_000, 170_000_000, 60_000_000, 230_000_000, 130_000_000, 210_000_000,
+                80_000_000, 150_000_000, 110_000_000};
+        List<ForecastErrors.Row> rows = new java.util.ArrayList<>();
+        for (int i = 0; i < written.length; i++) {
+            double actual = 1 + 0.4 + written[i] * 5e-9;
+            rows.add(new ForecastErrors.Row(3 + i, written[i], 2, 99, 0, actual, -1, written[i], 1.0));
+        }
+        for (ForecastErrors.Row r : ForecastErrors.hindsight(rows)) {
+            assertEquals(0, r.error(), 1e-6, r.toString());
+        }
+        // One snapshot took twice as long after its capture as its size says: only it keeps a large error.
+        ForecastErrors.Row slow = rows.get(3);
+        double slowActual = 1 + 2 * (slow.actual() - 1);
+        rows.set(3, new ForecastErrors.Row(slow.generation(), slow.rawBytes(), 2, 99, 0, slowActual, -1, slow.written(), 1.0));
+        List<Double> err = ForecastErrors.hindsight(rows).stream().map(ForecastErrors.Row::error).toList();
+        assertTrue(Math.abs(err.get(3)) > 0.15, "the slow snapshot: " + err);
+        assertEquals(Math.abs(err.get(3)), ForecastErrors.quantileAbs(err, 1), 1e-12, "the largest error is the slow one's: " + err);
+        assertTrue(ForecastErrors.quantileAbs(err, 0.5) < 0.1, "the others: " + err);
+        assertTrue(ForecastErrors.quantileAbs(err, 0.5) > 0, "a scatter it cannot explain leaves an error: " + err);
+        // Where the log does not say when the ranks were captured, the whole time is fitted.
+        List<ForecastErrors.Row> unknown = rows.stream().map(r -> new ForecastErrors.Row(r.generation(), r.rawBytes(), 2, 99,
+                0, r.actual(), -1, r.written(), Double.NaN)).toList();
+        assertEquals(rows.size(), ForecastErrors.hindsight(unknown).size());
+        assertTrue(ForecastErrors.hindsight(unknown).stream().allMatch(r -> r.predicted() > 1), "fitted from 0, not from the capture");
+        assertEquals(List.of(), ForecastErrors.hindsight(rows.subList(0, 2)), "too few snapshots to fit");
+    }
+
+    @Test
     void youngAndDaly() {
         assertEquals(Math.sqrt(2 * 10 * 86400), Predictor.youngSeconds(10, 86400), 1e-9);
         double daly = Predictor.dalySeconds(10, 86400);
