@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds Ferry and pushes RANKS seeded images (one seed per rank: the same machine code, different
-# data) through one pipeline, as one node's agent pushes its ranks: with cross-rank lookups, without,
-# and zstd on each file; prints the bytes stored: benchmarks/run-crossrank.sh [SIZE_PER_RANK] [RANKS] [WORK_DIR]
+# data) through one pipeline, as one node's agent pushes its ranks: together (shared packs), one after another,
+# together without lookups, and zstd on each file; prints seconds, bytes stored and pack objects: benchmarks/run-crossrank.sh [SIZE_PER_RANK] [RANKS] [WORK_DIR]
 # (default 256MiB 4). Environment: MVN_FLAGS (e.g. -o), JAVA_OPTS.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -4,7 +4,9 @@ import io.ferry.cli.SyntheticImage;
 import io.ferry.model.ImageRef;
 import io.ferry.model.Sizes;
 import io.ferry.staging.Progress;
+import io.ferry.staging.PushImage;
 import io.ferry.staging.PushResult;
+import io.ferry.staging.packs.PackKeys;
 import io.ferry.staging.Staging;
 import io.ferry.staging.StagingConfig;
 import io.ferry.staging.StagingPipeline;
@@ -16,6 +18,8 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -25,9 +29,12 @@ import java.util.stream.Stream;
  * cross-rank deduplication): RANKS seeded realistic images ({@link SyntheticImage}, one seed per
  * rank, so heap, fields and random bytes differ and the machine code copied from the system's
  * libraries is the same), pushed one after another through one pipeline, as one node's agent
- * pushes its ranks of a generation: with the default lookups (the rank's own history and the
- * ranks its node pushed), with `staging.dedup-generations=0` (no lookups), and against
- * {@code zstd -1 -T0} on each file. Same images, same disk, one run.
+ * pushes its ranks of a generation: together in one push ({@code pushAll}: shared packs, as the
+ * agent pushes them), one after another (as the agent did before), one after another without
+ * lookups ({@code staging.dedup-generations=0}: no cross-rank dedup at all), and against
+ * {@code zstd -1 -T0} on each file followed by {@code sync}. Every push is durable. Same images,
+ * same disk, one run; throwaway pushes first warm the JIT up, and the Ferry rows are taken in
+ * turns, three rounds, the median shown.
  *
  * <p>Usage: {@code CrossRankBenchmark [SIZE_PER_RANK] [RANKS] [WORK_DIR]} (default 256MiB, 4).
  */
@@ -44,46 +51,88 @@ public final class CrossRankBenchmark {
         }
         System.out.printf(Locale.ROOT, "%d ranks of %s each, %d cores%n%n", ranks, Sizes.format(size),
                 Runtime.getRuntime().availableProcessors());
-        System.out.println("| push | stored, all ranks | stored per rank (first, then the mean of the others) | of raw |");
-        System.out.println("|---|---:|---:|---:|");
-        for (String lookups : new String[]{"2", "0"}) {
-            Path storeDir = work.resolve("store-" + lookups);
-            long first = 0;
-            long total = 0;
-            try (Store store = Stores.open(storeDir.toUri(), Map.of());
-                 StagingPipeline p = Staging.pipeline(store, StagingConfig.from(Map.of("staging.dedup-generations", lookups)),
-                         Clock.systemUTC())) {
-                for (int r = 0; r < ranks; r++) {
-                    PushResult pushed = p.push(work.resolve("rank-" + r), new ImageRef("bench", 0, r), Progress.NONE);
-                    if (r == 0) {
-                        first = pushed.storedBytes();
-                    }
-                    total += pushed.storedBytes();
-                }
+        sh("sync"); // the images just written are on the disk before anything is timed
+        warmUp(work, ranks, size);
+        System.out.println("| push | seconds, all ranks (median of " + ROUNDS + ") | MB/s | stored, all ranks | of raw | pack objects |");
+        System.out.println("|---|---:|---:|---:|---:|---:|");
+        String[] names = {"**Ferry** (default: the node's ranks pushed together, with lookups)",
+                "Ferry, ranks pushed one after another, with lookups (before 2026-11-24)",
+                "Ferry, one after another, no lookups (`staging.dedup-generations=0`): no cross-rank dedup"};
+        String[] lookups = {"2", "2", "0"};
+        boolean[] together = {true, false, false};
+        Row[][] rounds = new Row[names.length][ROUNDS];
+        for (int round = 0; round < ROUNDS; round++) { // in turns, so that a slow minute of the machine hits every row
+            for (int i = 0; i < names.length; i++) {
+                rounds[i][round] = ferry(work, ranks, lookups[i], together[i]);
             }
-            row(lookups.equals("0") ? "Ferry, no lookups (`staging.dedup-generations=0`)"
-                    : "**Ferry** (default: the rank's history and its node's other ranks)", total, first, ranks, size);
-            FileTrees.delete(storeDir);
+        }
+        for (int i = 0; i < names.length; i++) {
+            Row[] r = rounds[i].clone();
+            java.util.Arrays.sort(r, java.util.Comparator.comparingDouble(Row::seconds));
+            Row median = r[ROUNDS / 2];
+            row(names[i], median.seconds(), median.stored(), ranks, size, median.packs());
         }
         Path zout = Files.createDirectories(work.resolve("zstd"));
-        long first = 0;
-        long total = 0;
+        sh("sync"); // so that zstd's closing sync flushes only what zstd wrote
+        long t0 = System.nanoTime();
         for (int r = 0; r < ranks; r++) {
             Path out = Files.createDirectories(zout.resolve("rank-" + r));
             sh("cd " + work.resolve("rank-" + r) + " && for f in *; do zstd -1 -T0 -q \"$f\" -o \"" + out + "/$f.zst\"; done");
-            long n = du(out);
-            if (r == 0) {
-                first = n;
-            }
-            total += n;
         }
-        row("`zstd -1 -T0` on each file", total, first, ranks, size);
+        sh("sync");
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        row("`zstd -1 -T0` on each file, then `sync`", seconds, du(zout), ranks, size, -1);
         FileTrees.delete(work);
     }
 
-    private static void row(String name, long total, long first, int ranks, long size) {
-        System.out.printf(Locale.ROOT, "| %s | %s | %s, then %s | %.1f%% |%n", name, Sizes.format(total), Sizes.format(first),
-                ranks > 1 ? Sizes.format((total - first) / (ranks - 1)) : "-", 100.0 * total / (size * ranks));
+    /** Rounds of each Ferry row, taken in turns; the median's time is shown. */
+    private static final int ROUNDS = 3;
+
+    private record Row(double seconds, long stored, int packs) {}
+
+    /** Throwaway pushes of at least 256 MiB first, so that no timed row pays for the JIT compiling the hot loops. */
+    private static void warmUp(Path work, int ranks, long size) throws IOException {
+        Path storeDir = work.resolve("store-warm-up");
+        try (Store store = Stores.open(storeDir.toUri(), Map.of());
+             StagingPipeline p = Staging.pipeline(store, StagingConfig.from(Map.of()), Clock.systemUTC())) {
+            for (long pushed = 0, g = 0; pushed < 256L << 20; g++) {
+                for (int r = 0; r < ranks; r++, pushed += size) {
+                    p.push(work.resolve("rank-" + r), new ImageRef("warm-up-" + g, 0, r), Progress.NONE);
+                }
+            }
+        }
+        FileTrees.delete(storeDir);
+    }
+
+    /** Pushes every rank as generation 0 of a fresh store, together ({@code pushAll}) or one by one. */
+    private static Row ferry(Path work, int ranks, String lookups, boolean together) throws IOException {
+        Path storeDir = work.resolve("store-" + lookups + together);
+        try (Store store = Stores.open(storeDir.toUri(), Map.of());
+             StagingPipeline p = Staging.pipeline(store, StagingConfig.from(Map.of("staging.dedup-generations", lookups)),
+                     Clock.systemUTC())) {
+            List<PushImage> images = new ArrayList<>();
+            for (int r = 0; r < ranks; r++) {
+                images.add(new PushImage(work.resolve("rank-" + r), new ImageRef("bench", 0, r)));
+            }
+            List<PushResult> results = new ArrayList<>();
+            long t0 = System.nanoTime();
+            if (together) {
+                p.pushAll(images, Progress.NONE, (image, pushed) -> results.add(pushed));
+            } else {
+                for (PushImage i : images) {
+                    results.add(p.push(i.dir(), i.ref(), Progress.NONE));
+                }
+            }
+            double seconds = (System.nanoTime() - t0) / 1e9;
+            return new Row(seconds, results.stream().mapToLong(PushResult::storedBytes).sum(), store.list(PackKeys.PACKS).size());
+        } finally {
+            FileTrees.delete(storeDir);
+        }
+    }
+
+    private static void row(String name, double seconds, long stored, int ranks, long size, int packs) {
+        System.out.printf(Locale.ROOT, "| %s | %.2f | %.0f | %s | %.1f%% | %s |%n", name, seconds, size * ranks / 1e6 / seconds,
+                Sizes.format(stored), 100.0 * stored / (size * ranks), packs < 0 ? "-" : String.valueOf(packs));
     }
 
     private static void sh(String cmd) throws IOException, InterruptedException {

@@ -5,7 +5,7 @@ import io.ferry.model.Event;
 import io.ferry.model.ImageRef;
 import io.ferry.staging.LocalCache;
 import io.ferry.staging.Progress;
-import io.ferry.staging.PushResult;
+import io.ferry.staging.PushImage;
 import io.ferry.staging.StagingPipeline;
 
 import java.io.IOException;
@@ -102,36 +102,44 @@ final class NodeStaging {
         }
     }
 
-    /** Pushes every rank of {@code g}; on failure reports it and retries with backoff (images stay in cache). */
+    /**
+     * Pushes every rank of {@code g} not staged yet, together ({@link StagingPipeline#pushAll}:
+     * shared packs, one flush per pack for all of them); each rank is marked staged and reported
+     * once its manifest is written. On failure reports it and retries with backoff (images stay
+     * in cache).
+     */
     private void stage(long g, List<Integer> captured, int attempt) {
+        List<PushImage> todo = new java.util.ArrayList<>();
         for (int r : captured) {
             ImageRef ref = new ImageRef(config.job(), g, r);
-            if (cache.isStaged(ref)) {
-                continue;
+            if (!cache.isStaged(ref)) {
+                todo.add(new PushImage(cache.imageDir(ref), ref));
             }
-            try {
-                PushResult p = pipeline.push(cache.imageDir(ref), ref, Progress.NONE);
+        }
+        try {
+            pipeline.pushAll(todo, Progress.NONE, (image, p) -> {
                 CrashPoint.reach("agent.manifest-written");
-                cache.markStaged(ref, p);
-                events.accept(new Event.ImageStaged(config.job(), g, r, "remote", p.rawBytes(), p.storedBytes(),
-                        p.elapsed().toNanos() / 1e9, p.manifestSha256()));
-            } catch (IOException | RuntimeException e) {
-                if (!Files.isDirectory(cache.imageDir(ref))) {
-                    return; // dropped from the cache (the generation failed or was rolled back)
-                }
-                if (closing || Thread.currentThread().isInterrupted() || e instanceof java.io.InterruptedIOException
-                        || e instanceof java.nio.channels.ClosedByInterruptException) {
-                    return; // the agent is closing: not a staging failure; the images stay in the cache, unstaged
-                }
-                events.accept(new Event.StagingFailed(config.job(), g, r, String.valueOf(e.getMessage())));
-                long delay = Math.min(30_000, 500L << Math.min(6, attempt));
-                try {
-                    poller.schedule(() -> stager.execute(() -> stage(g, captured, attempt + 1)), delay, TimeUnit.MILLISECONDS);
-                } catch (java.util.concurrent.RejectedExecutionException closed) {
-                    // closed meanwhile: nothing more is staged by this agent
-                }
-                return;
+                cache.markStaged(image.ref(), p);
+                events.accept(new Event.ImageStaged(config.job(), g, image.ref().rank(), "remote", p.rawBytes(),
+                        p.storedBytes(), p.elapsed().toNanos() / 1e9, p.manifestSha256()));
+            });
+        } catch (IOException | RuntimeException e) {
+            if (todo.stream().anyMatch(i -> !Files.isDirectory(i.dir()))) {
+                return; // dropped from the cache (the generation failed or was rolled back)
             }
+            if (closing || Thread.currentThread().isInterrupted() || e instanceof java.io.InterruptedIOException
+                    || e instanceof java.nio.channels.ClosedByInterruptException) {
+                return; // the agent is closing: not a staging failure; the images stay in the cache, unstaged
+            }
+            int rank = todo.stream().filter(i -> !cache.isStaged(i.ref())).findFirst().orElse(todo.get(0)).ref().rank();
+            events.accept(new Event.StagingFailed(config.job(), g, rank, String.valueOf(e.getMessage())));
+            long delay = Math.min(30_000, 500L << Math.min(6, attempt));
+            try {
+                poller.schedule(() -> stager.execute(() -> stage(g, captured, attempt + 1)), delay, TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.RejectedExecutionException closed) {
+                // closed meanwhile: nothing more is staged by this agent
+            }
+            return;
         }
         try {
             cache.applyRetention(config.job(), pipeline.config().keepGenerations(), this::established);

@@ -95,6 +95,11 @@ class NodeAgentIT {
         agent.drainStaging();
         List<Event.ImageStaged> staged = of(Event.ImageStaged.class);
         assertEquals(List.of(0L, 0L, 1L, 1L), staged.stream().map(Event.ImageStaged::generation).toList(), "in order");
+        // The node's ranks of a generation are pushed together: their small images share one pack.
+        var m0 = pipeline.repository().readManifest(new ImageRef("job", 0, 0)).manifest();
+        var m1 = pipeline.repository().readManifest(new ImageRef("job", 0, 1)).manifest();
+        assertEquals(1, m0.packs().size(), m0.packs().toString());
+        assertEquals(m0.packs(), m1.packs(), "one pack for both ranks, not a part-filled pack each");
         pipeline.repository().commitSnapshot("job", 1, 2);
 
         String local = RestartSource.materialise(pipeline, cache, new ImageRef("job", 1, 0), tmp.resolve("r0"));

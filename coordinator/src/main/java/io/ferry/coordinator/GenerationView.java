@@ -260,7 +260,7 @@ public final class GenerationView {
         return java.util.Collections.unmodifiableSet(out);
     }
 
-    /** Seconds {@code node}'s agent spent staging this generation (it stages ranks one after another). */
+    /** Seconds {@code node}'s agent spent staging this generation: its ranks' shares, which add up to its pushes' time. */
     public double stagingSecondsOn(String node) {
         int i = names.find(node);
         if (i < 0) {

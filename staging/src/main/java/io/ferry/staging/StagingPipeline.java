@@ -10,6 +10,8 @@ import io.ferry.staging.internal.ImagePush;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
@@ -69,18 +71,81 @@ public final class StagingPipeline implements Closeable {
         }
     }
 
+    /** Told of each image a {@link #pushAll} pushed, as soon as its group's manifests are written. */
+    @FunctionalInterface
+    public interface Pushed {
+        void pushed(PushImage image, PushResult result) throws IOException;
+    }
+
+    /**
+     * Raw bytes of images pushed together at most (one image larger than this goes alone): what
+     * a group's blob list, held until its manifests are written, stays proportional to.
+     */
+    public static final long GROUP_BYTES = 2L << 30;
+
+    /**
+     * Pushes several images (a node's ranks of one generation), telling {@code pushed} of each.
+     * In the pack layout they go in groups of up to {@link #GROUP_BYTES} raw bytes, each group
+     * one push: the same workers and packs for all its images (one durable put per pack, not a
+     * part-filled pack per rank; the next image's blobs are cut and compressed while the last
+     * one's pack is flushed; a blob two ranks share is written once), then a manifest per image.
+     * A failure stops at the group it happened in: the groups before were pushed and told.
+     */
+    public void pushAll(List<PushImage> images, Progress progress, Pushed pushed) throws IOException {
+        pushAll(images, progress, pushed, GROUP_BYTES);
+    }
+
+    /** {@link #pushAll(List, Progress, Pushed)} with groups of {@code groupBytes} (tests make several groups so). */
+    void pushAll(List<PushImage> images, Progress progress, Pushed pushed, long groupBytes) throws IOException {
+        if (!config.packs()) {
+            for (PushImage i : images) {
+                pushed.pushed(i, push(i.dir(), i.ref(), progress));
+            }
+            return;
+        }
+        List<PushImage> group = new ArrayList<>();
+        long bytes = 0;
+        for (PushImage i : images) {
+            long size = io.ferry.staging.internal.ImageScanner.scan(i.dir()).stream()
+                    .mapToLong(io.ferry.staging.internal.ImageScanner.Found::size).sum();
+            if (!group.isEmpty() && bytes + size > groupBytes) {
+                pushGroup(group, progress, pushed);
+                group.clear();
+                bytes = 0;
+            }
+            group.add(i);
+            bytes += size;
+        }
+        if (!group.isEmpty()) {
+            pushGroup(group, progress, pushed);
+        }
+    }
+
+    private void pushGroup(List<PushImage> group, Progress progress, Pushed pushed) throws IOException {
+        List<PushResult> results = pushPacks(group, progress);
+        for (int i = 0; i < group.size(); i++) {
+            pushed.pushed(group.get(i), results.get(i));
+        }
+    }
+
     /** A push in the pack layout (staging.layout=packs; docs/formats/pack.md). */
     private PushResult pushPacks(Path dir, ImageRef ref, Progress progress) throws IOException {
+        return pushPacks(List.of(new PushImage(dir, ref)), progress).get(0);
+    }
+
+    /** One push of several images in the pack layout: shared workers and packs, a manifest each. */
+    private List<PushResult> pushPacks(List<PushImage> images, Progress progress) throws IOException {
         BufferPool pool = new BufferPool(config.segments(), config.segmentSize());
         io.ferry.staging.packs.PackWriter packs = new io.ferry.staging.packs.PackWriter(repo.store(), config.effectivePackSize(),
                 config.packsInFlight());
         try {
             return new io.ferry.staging.internal.PackPush(repo, format, pool, config.segmentSize(), workers, objectBuffers,
                     new io.ferry.staging.chunking.FastCdc(config.blobSize()), packs, dedup, config.dedupGenerations(),
-                    config.fileSha256()).run(dir, ref, progress);
+                    config.fileSha256()).run(images, progress);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("push of " + ref + " interrupted");
+            throw new java.io.InterruptedIOException("push of " + images.get(0).ref()
+                    + (images.size() > 1 ? " and " + (images.size() - 1) + " more" : "") + " interrupted");
         }
     }
 

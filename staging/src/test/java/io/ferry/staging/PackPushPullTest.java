@@ -76,6 +76,79 @@ class PackPushPullTest {
         assertTrue(stranger.storedBytes() > rank0.storedBytes() / 2, "another job writes its own: " + stranger.storedBytes());
     }
 
+    /** Rank {@code r}'s image: the program's 1.5 MB every rank holds, and 300 KB of its own. */
+    private Path rankImage(int r, byte[] shared) throws IOException {
+        Path dir = Files.createDirectories(tmp.resolve("node/rank" + r));
+        Fixture.write(dir.resolve("text.bin"), shared);
+        Fixture.write(dir.resolve("own.bin"), Fixture.randomBytes(300_000, 100 + r));
+        return dir;
+    }
+
+    @Test
+    void aNodesRanksArePushedTogetherIntoSharedPacksWithAManifestEach() throws Exception {
+        byte[] shared = Fixture.randomBytes(1_500_000, 77);
+        List<PushImage> ranks = new java.util.ArrayList<>();
+        for (int r = 0; r < 4; r++) {
+            ranks.add(new PushImage(rankImage(r, shared), new ImageRef("job", 0, r)));
+        }
+        List<PushResult> told = new java.util.ArrayList<>();
+        fx.pipeline.pushAll(ranks, Progress.NONE, (image, result) -> {
+            assertEquals(image.ref(), result.image());
+            assertTrue(fx.pipeline.repository().readManifest(image.ref()).manifest().inPacks(), "its manifest is written first");
+            told.add(result);
+        });
+        assertEquals(ranks.stream().map(PushImage::ref).toList(), told.stream().map(PushResult::image).toList());
+        // The shared 1.5 MB is written once; the four ranks' own 1.2 MB, and nothing else, beside it.
+        long packBytes = 0;
+        for (String key : fx.store.list(PackKeys.PACKS)) {
+            packBytes += fx.store.size(key);
+        }
+        assertTrue(packBytes < 2_800_000 + 100_000, "one copy of what the ranks share: " + packBytes);
+        assertEquals(3, fx.store.list(PackKeys.PACKS).size(), "2.7 MB in packs of 1 MiB, not a part-filled pack per rank");
+        assertEquals(packBytes, told.stream().mapToLong(PushResult::storedBytes).sum(), 4,
+                "the ranks' stored bytes add up to the packs'");
+        // Whichever rank's worker met a shared blob first wrote it; the others found it written.
+        assertTrue(told.stream().mapToLong(PushResult::knownChunks).sum() > 3 * 60,
+                "three of four ranks found each shared blob: " + told);
+        for (PushResult r : told) {
+            assertTrue(r.storedBytes() < r.rawBytes(), "no rank wrote the whole of its image: " + r);
+            assertEquals(1_800_000, r.rawBytes());
+        }
+        double seconds = told.stream().mapToDouble(r -> r.elapsed().toNanos() / 1e9).sum();
+        assertTrue(told.stream().allMatch(r -> r.elapsed().toNanos() > 0) && seconds < 60, "the group's time shared: " + seconds);
+        for (PushImage i : ranks) {
+            Path out = tmp.resolve("out-" + i.ref().rank());
+            fx.pipeline.pull(i.ref(), out, Progress.NONE);
+            Fixture.assertSameTree(i.dir(), out);
+        }
+        assertTrue(fx.pipeline.verify(Progress.NONE).ok());
+    }
+
+    @Test
+    void aFailedGroupLeavesTheGroupsBeforeItPushedAndToldAndNothingOfItsOwn() throws Exception {
+        byte[] shared = Fixture.randomBytes(1_500_000, 77);
+        List<PushImage> ranks = new java.util.ArrayList<>();
+        for (int r = 0; r < 4; r++) {
+            ranks.add(new PushImage(rankImage(r, shared), new ImageRef("job", 0, r)));
+        }
+        // Rank 3's image holds a named pipe: a push refuses what it cannot read as a file.
+        Path fifo = ranks.get(3).dir().resolve("pipe");
+        assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor());
+        List<ImageRef> told = new java.util.ArrayList<>();
+        Exception e = assertThrows(Exception.class, () -> fx.pipeline.pushAll(ranks, Progress.NONE,
+                (image, result) -> told.add(image.ref()), 3_700_000));
+        assertTrue(e.getMessage().contains("pipe"), e.getMessage());
+        assertEquals(List.of(new ImageRef("job", 0, 0), new ImageRef("job", 0, 1)), told, "groups of two ranks: the first was pushed");
+        assertTrue(fx.pipeline.repository().readManifest(new ImageRef("job", 0, 1)).manifest().inPacks());
+        assertThrows(io.ferry.stores.ObjectNotFoundException.class,
+                () -> fx.pipeline.repository().readManifest(new ImageRef("job", 0, 2)), "the failed group wrote no manifest");
+        Files.delete(fifo);
+        told.clear();
+        fx.pipeline.pushAll(ranks.subList(2, 4), Progress.NONE, (image, result) -> told.add(image.ref()), 3_700_000);
+        assertEquals(List.of(new ImageRef("job", 0, 2), new ImageRef("job", 0, 3)), told);
+        assertTrue(fx.pipeline.verify(Progress.NONE).ok());
+    }
+
     @Test
     void mixedImageRoundTripsThroughPacksAndNoChunkObjectIsWritten() throws Exception {
         Fixture.write(image.resolve("empty"), new byte[0]);

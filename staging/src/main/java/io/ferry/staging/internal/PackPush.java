@@ -7,6 +7,7 @@ import io.ferry.model.Entry;
 import io.ferry.model.ImageRef;
 import io.ferry.model.Manifest;
 import io.ferry.staging.Progress;
+import io.ferry.staging.PushImage;
 import io.ferry.staging.PushResult;
 import io.ferry.staging.Repository;
 import io.ferry.staging.chunking.FastCdc;
@@ -28,7 +29,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -67,9 +67,6 @@ public final class PackPush {
     private final PackResolver packsOnStore;
     private Map<ChunkId, BlobLocation> base = Map.of();
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
-    private final AtomicLong zeroBlobs = new AtomicLong();
-    private final AtomicLong knownBlobs = new AtomicLong();
-    private final AtomicLong newBlobs = new AtomicLong();
 
     /**
      * @param pool            buffers of {@code segment} bytes each: a segment is read into one
@@ -111,16 +108,42 @@ public final class PackPush {
                 ? new BlobLocation(now.pack(), now.offset(), now.recordLength(), earlier.length()) : null;
     }
 
-    /** One blob as a worker left it: {@code at} null for an all-zero blob. */
-    private record Blob(ChunkId id, int length, BlobLocation at, int crc32c) {}
+    /**
+     * One blob as a worker left it: {@code at} null for an all-zero blob; {@code fresh} when this
+     * call appended it to a pack (else it was known: on the store, or met earlier in this push).
+     */
+    private record Blob(ChunkId id, int length, BlobLocation at, int crc32c, boolean fresh) {}
 
-    @SuppressWarnings("unchecked")
+    /** Pushes one image directory as {@code ref}. */
     public PushResult run(java.nio.file.Path dir, ImageRef ref, Progress progress) throws IOException, InterruptedException {
+        return run(List.of(new PushImage(dir, ref)), progress).get(0);
+    }
+
+    /**
+     * Pushes several images as one: their blobs go through the same workers into the same packs
+     * (one durable put per pack for all of them, and a blob two images share is written once),
+     * then each image gets its own manifest, in order. A node's ranks of one generation are
+     * pushed so. Each result's stored bytes and seconds are the group's, shared out: the bytes by
+     * what the image's own new blobs took, the seconds by its raw bytes.
+     */
+    @SuppressWarnings("unchecked")
+    public List<PushResult> run(List<PushImage> images, Progress progress) throws IOException, InterruptedException {
         long t0 = System.nanoTime();
-        base = baseLocations(ref);
-        List<ImageScanner.Found> found = ImageScanner.scan(dir);
-        long total = found.stream().mapToLong(ImageScanner.Found::size).sum();
-        progress.start("push " + ref, total, Progress.Unit.BYTES);
+        base = baseLocations(images);
+        List<ImageScanner.Found> found = new ArrayList<>();
+        int[] counts = new int[images.size()];
+        long[] raw = new long[images.size()];
+        for (int i = 0; i < images.size(); i++) {
+            List<ImageScanner.Found> f = ImageScanner.scan(images.get(i).dir());
+            counts[i] = f.size();
+            raw[i] = f.stream().mapToLong(ImageScanner.Found::size).sum();
+            found.addAll(f);
+        }
+        long total = java.util.Arrays.stream(raw).sum();
+        ImageRef first = images.get(0).ref();
+        progress.start(images.size() == 1 ? "push " + first
+                : "push " + first.job() + " generation " + first.generation() + ", " + images.size() + " images", total,
+                Progress.Unit.BYTES);
         List<Object> read;
         try {
             read = new FileFeed<List<Blob>>(pool, segment, workers, fileSha256, failure,
@@ -129,10 +152,39 @@ public final class PackPush {
         } finally {
             progress.finish();
         }
+        List<Written> written = new ArrayList<>(images.size());
+        int at = 0;
+        for (int i = 0; i < images.size(); i++) {
+            written.add(manifest(images.get(i).ref(), read.subList(at, at + counts[i])));
+            at += counts[i];
+        }
+        long fresh = written.stream().mapToLong(Written::freshBytes).sum();
+        double seconds = (System.nanoTime() - t0) / 1e9;
+        List<PushResult> out = new ArrayList<>(images.size());
+        for (int i = 0; i < images.size(); i++) {
+            Written w = written.get(i);
+            long stored = fresh == 0 ? 0 : Math.round((double) packs.bytes() * w.freshBytes() / fresh);
+            double share = total == 0 ? 1.0 / images.size() : (double) raw[i] / total;
+            out.add(new PushResult(images.get(i).ref(), raw[i], w.files(), w.crcs().length, w.zero(), w.known(), w.fresh(),
+                    stored, w.manifestSha256(), Duration.ofNanos(Math.round(seconds * share * 1e9)), w.crcs()));
+        }
+        return out;
+    }
+
+    /** What writing one image's manifest found in its blobs. */
+    private record Written(String manifestSha256, int files, int[] crcs, long zero, long known, long fresh, long freshBytes) {}
+
+    /** Writes {@code ref}'s manifest (version 3) from its scanned entries and read files. */
+    @SuppressWarnings("unchecked")
+    private Written manifest(ImageRef ref, List<Object> read) throws IOException {
         Map<String, Integer> packNumbers = new LinkedHashMap<>();
         List<Entry> entries = new ArrayList<>(read.size());
         List<Integer> crcs = new ArrayList<>();
         int files = 0;
+        long zero = 0;
+        long known = 0;
+        long fresh = 0;
+        long freshBytes = 0;
         for (Object o : read) {
             if (!(o instanceof FileFeed.Read<?> r)) {
                 entries.add((Entry) o);
@@ -145,6 +197,14 @@ public final class PackPush {
                 for (Blob b : ((CompletableFuture<List<Blob>>) seg).join()) {
                     ids.add(b.id());
                     crcs.add(b.crc32c());
+                    if (b.at() == null) {
+                        zero++;
+                    } else if (b.fresh()) {
+                        fresh++;
+                        freshBytes += b.at().recordLength();
+                    } else {
+                        known++;
+                    }
                     places.add(b.at() == null ? BlobPlace.zero(b.length()) : new BlobPlace(b.length(),
                             packNumbers.computeIfAbsent(b.at().pack(), k -> packNumbers.size()), b.at().offset(), b.at().recordLength()));
                 }
@@ -154,36 +214,52 @@ public final class PackPush {
         Manifest m = new Manifest(ref, cdc.max(), entries, List.copyOf(packNumbers.keySet()), repo.blobs().keyId());
         String manifestSha = repo.putManifest(m);
         cache.put(Repository.manifestKey(ref), m);
-        return new PushResult(ref, total, files, crcs.size(), zeroBlobs.get(), knownBlobs.get(), newBlobs.get(),
-                packs.bytes(), manifestSha, Duration.ofNanos(System.nanoTime() - t0),
-                crcs.stream().mapToInt(Integer::intValue).toArray());
+        return new Written(manifestSha, files, crcs.stream().mapToInt(Integer::intValue).toArray(), zero, known, fresh,
+                freshBytes);
     }
 
     /**
-     * The stored blobs of the rank's latest {@code baseGenerations} earlier manifests (committed or
-     * not: a manifest is written only after its packs are durable), from the cache or the store,
-     * and of {@code ref}'s own manifest if there is one: a push repeated after a failure then
-     * writes the same manifest, byte for byte, as the chunk layout does (a coordinator may have
-     * read the first one's digest already). A manifest that cannot be read is no base: its blobs
-     * are written again.
+     * The stored blobs the images can be deduplicated against: for each, its own manifest if
+     * there is one (a push repeated after a failure then writes the same manifest, byte for byte,
+     * as the chunk layout does: a coordinator may have read the first one's digest already) and
+     * the rank's latest {@code baseGenerations} earlier manifests (committed or not: a manifest
+     * is written only after its packs are durable), from the cache or the store; then the job's
+     * other ranks this node pushed. The first place met for a blob wins, so an image's own
+     * newest manifests come before older ones and before other ranks'. A manifest that cannot be
+     * read is no base: its blobs are written again. Each manifest is merged once, however many
+     * images name it.
      */
-    private Map<ChunkId, BlobLocation> baseLocations(ImageRef ref) {
+    private Map<ChunkId, BlobLocation> baseLocations(List<PushImage> images) {
         Map<ChunkId, BlobLocation> out = new HashMap<>();
-        addBase(out, ref);
-        int used = 0;
-        for (long g = ref.generation() - 1; g >= Math.max(0, ref.generation() - LOOKBACK) && used < baseGenerations; g--) {
-            if (addBase(out, new ImageRef(ref.job(), g, ref.rank()))) {
-                used++;
+        java.util.Set<Map<ChunkId, BlobLocation>> merged = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        for (PushImage i : images) {
+            ImageRef ref = i.ref();
+            addBase(out, merged, ref);
+            int used = 0;
+            for (long g = ref.generation() - 1; g >= Math.max(0, ref.generation() - LOOKBACK) && used < baseGenerations; g--) {
+                if (addBase(out, merged, new ImageRef(ref.job(), g, ref.rank()))) {
+                    used++;
+                }
             }
         }
         if (baseGenerations > 0) {
-            // The job's other ranks this node pushed, of this generation and the one before: ranks of one
-            // program share its code and often their read-only data. From the node's cache only, no store read;
-            // the rank's own places win where both know a blob.
-            for (long g = ref.generation(); g >= Math.max(0, ref.generation() - 1); g--) {
-                String key = Repository.manifestKey(new ImageRef(ref.job(), g, ref.rank()));
-                for (Map<ChunkId, BlobLocation> sibling : cache.siblings(key.substring(0, key.lastIndexOf('/') + 1), key, SIBLINGS)) {
-                    sibling.forEach(out::putIfAbsent);
+            // The job's other ranks this node pushed, of these generations and the ones before: ranks of one
+            // program share its code and often their read-only data. From the node's cache only, no store read.
+            // The images' own manifests were merged above and do not count among the siblings.
+            java.util.Set<String> prefixes = new java.util.LinkedHashSet<>();
+            java.util.Set<String> own = new java.util.HashSet<>();
+            for (PushImage i : images) {
+                for (long g = i.ref().generation(); g >= Math.max(0, i.ref().generation() - 1); g--) {
+                    String key = Repository.manifestKey(new ImageRef(i.ref().job(), g, i.ref().rank()));
+                    prefixes.add(key.substring(0, key.lastIndexOf('/') + 1));
+                    own.add(key);
+                }
+            }
+            for (String prefix : prefixes) {
+                for (Map<ChunkId, BlobLocation> sibling : cache.siblings(prefix, own, SIBLINGS)) {
+                    if (merged.add(sibling)) {
+                        sibling.forEach(out::putIfAbsent);
+                    }
                 }
             }
         }
@@ -193,18 +269,22 @@ public final class PackPush {
     /** Other ranks' manifests a push deduplicates against, per generation (bounds the lookup map it builds). */
     static final int SIBLINGS = 8;
 
-    /** Adds the blobs of {@code ref}'s manifest; false if there is none (a damaged one counts as one). */
-    private boolean addBase(Map<ChunkId, BlobLocation> out, ImageRef ref) {
+    /** Adds the blobs of {@code ref}'s manifest not already placed; false if there is none (a damaged one counts as one). */
+    private boolean addBase(Map<ChunkId, BlobLocation> out, java.util.Set<Map<ChunkId, BlobLocation>> merged, ImageRef ref) {
         String key = Repository.manifestKey(ref);
         var held = cache.get(key);
         if (held.isPresent()) {
-            out.putAll(held.get());
+            if (merged.add(held.get())) {
+                held.get().forEach(out::putIfAbsent);
+            }
             return true;
         }
         try {
             Manifest m = repo.readManifest(ref).manifest();
             if (m.inPacks() && m.keyId().equals(repo.blobs().keyId())) { // other keys name blobs otherwise
-                out.putAll(cache.put(key, m));
+                Map<ChunkId, BlobLocation> blobs = cache.put(key, m);
+                merged.add(blobs);
+                blobs.forEach(out::putIfAbsent);
             }
             return true;
         } catch (ObjectNotFoundException none) {
@@ -244,8 +324,7 @@ public final class PackPush {
         crc.update(buf, at, n);
         int crc32c = (int) crc.getValue();
         if (java.util.Arrays.mismatch(buf, at, at + n, zeros, 0, n) == -1) {
-            zeroBlobs.incrementAndGet();
-            return new Blob(ChunkId.ZERO, n, null, crc32c);
+            return new Blob(ChunkId.ZERO, n, null, crc32c, false);
         }
         ChunkId id = repo.blobs().name(buf, at, n); // SHA-256, or HMAC-SHA256 under the naming key when encrypted
         BlobLocation known = written.get(id);
@@ -256,8 +335,7 @@ public final class PackPush {
             }
         }
         if (known != null) {
-            knownBlobs.incrementAndGet();
-            return new Blob(id, n, known, crc32c);
+            return new Blob(id, n, known, crc32c, false);
         }
         byte[] obj = objectBuffers.get();
         if (obj.length < repo.blobs().maxRecordLength(format, n)) {
@@ -268,7 +346,6 @@ public final class PackPush {
         PackWriter.Placed p = packs.append(id, obj, 0, stored);
         BlobLocation loc = new BlobLocation(p.pack(), p.offset(), stored, n);
         BlobLocation raced = written.putIfAbsent(id, loc);
-        newBlobs.incrementAndGet();
-        return new Blob(id, n, raced != null ? raced : loc, crc32c);
+        return new Blob(id, n, raced != null ? raced : loc, crc32c, true);
     }
 }

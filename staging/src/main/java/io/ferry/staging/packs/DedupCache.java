@@ -40,15 +40,15 @@ public final class DedupCache {
 
     /**
      * The blobs of at most {@code max} cached manifests whose keys start with {@code prefix}
-     * (one generation's directory), other than {@code exceptKey}, most recently used first:
+     * (one generation's directory), other than those in {@code except}, most recently used first:
      * what this node pushed for the job's other ranks. Does not mark them used.
      */
-    public synchronized List<Map<ChunkId, BlobLocation>> siblings(String prefix, String exceptKey, int max) {
+    public synchronized List<Map<ChunkId, BlobLocation>> siblings(String prefix, java.util.Set<String> except, int max) {
         List<Map<ChunkId, BlobLocation>> out = new ArrayList<>();
         List<Map.Entry<String, Map<ChunkId, BlobLocation>>> entries = new ArrayList<>(byManifest.entrySet());
         for (int i = entries.size() - 1; i >= 0 && out.size() < max; i--) {
             String key = entries.get(i).getKey();
-            if (key.startsWith(prefix) && !key.equals(exceptKey)) {
+            if (key.startsWith(prefix) && !except.contains(key)) {
                 out.add(entries.get(i).getValue());
             }
         }
