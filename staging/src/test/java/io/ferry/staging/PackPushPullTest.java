@@ -76,21 +76,22 @@ class PackPushPullTest {
         assertTrue(stranger.storedBytes() > rank0.storedBytes() / 2, "another job writes its own: " + stranger.storedBytes());
     }
 
-    /** Rank {@code r}'s image: the program's 1.5 MB every rank holds, and 300 KB of its own. */
-    private Path rankImage(int r, byte[] shared) throws IOException {
-        Path dir = Files.createDirectories(tmp.resolve("node/rank" + r));
-        Fixture.write(dir.resolve("text.bin"), shared);
-        Fixture.write(dir.resolve("own.bin"), Fixture.randomBytes(300_000, 100 + r));
-        return dir;
+    /** Four ranks' images of generation 0: the program's 1.5 MB every rank holds, and 300 KB of each rank's own. */
+    private List<PushImage> fourRanks() throws IOException {
+        byte[] shared = Fixture.randomBytes(1_500_000, 77);
+        List<PushImage> ranks = new java.util.ArrayList<>();
+        for (int r = 0; r < 4; r++) {
+            Path dir = Files.createDirectories(tmp.resolve("node/rank" + r));
+            Fixture.write(dir.resolve("text.bin"), shared);
+            Fixture.write(dir.resolve("own.bin"), Fixture.randomBytes(300_000, 100 + r));
+            ranks.add(new PushImage(dir, new ImageRef("job", 0, r)));
+        }
+        return ranks;
     }
 
     @Test
     void aNodesRanksArePushedTogetherIntoSharedPacksWithAManifestEach() throws Exception {
-        byte[] shared = Fixture.randomBytes(1_500_000, 77);
-        List<PushImage> ranks = new java.util.ArrayList<>();
-        for (int r = 0; r < 4; r++) {
-            ranks.add(new PushImage(rankImage(r, shared), new ImageRef("job", 0, r)));
-        }
+        List<PushImage> ranks = fourRanks();
         List<PushResult> told = new java.util.ArrayList<>();
         fx.pipeline.pushAll(ranks, Progress.NONE, (image, result) -> {
             assertEquals(image.ref(), result.image());
@@ -126,11 +127,7 @@ class PackPushPullTest {
 
     @Test
     void aFailedGroupLeavesTheGroupsBeforeItPushedAndToldAndNothingOfItsOwn() throws Exception {
-        byte[] shared = Fixture.randomBytes(1_500_000, 77);
-        List<PushImage> ranks = new java.util.ArrayList<>();
-        for (int r = 0; r < 4; r++) {
-            ranks.add(new PushImage(rankImage(r, shared), new ImageRef("job", 0, r)));
-        }
+        List<PushImage> ranks = fourRanks();
         // Rank 3's image holds a named pipe: a push refuses what it cannot read as a file.
         Path fifo = ranks.get(3).dir().resolve("pipe");
         assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor());
