@@ -4,6 +4,7 @@ import io.ferry.cli.SyntheticImage;
 import io.ferry.model.ImageRef;
 import io.ferry.model.Sizes;
 import io.ferry.staging.Progress;
+import io.ferry.staging.PullResult;
 import io.ferry.staging.PushImage;
 import io.ferry.staging.PushResult;
 import io.ferry.staging.packs.PackKeys;
@@ -53,8 +54,9 @@ public final class CrossRankBenchmark {
                 Runtime.getRuntime().availableProcessors());
         sh("sync"); // the images just written are on the disk before anything is timed
         warmUp(work, ranks, size);
-        System.out.println("| push | seconds, all ranks (median of " + ROUNDS + ") | MB/s | stored, all ranks | of raw | pack objects |");
-        System.out.println("|---|---:|---:|---:|---:|---:|");
+        System.out.println("| push | seconds, all ranks (median of " + ROUNDS + ") | MB/s | stored, all ranks | of raw | pack objects"
+                + " | each rank's pull reads, of its records |");
+        System.out.println("|---|---:|---:|---:|---:|---:|---:|");
         String[] names = {"**Ferry** (default: the node's ranks pushed together, with lookups)",
                 "Ferry, ranks pushed one after another, with lookups (before 2026-11-24)",
                 "Ferry, one after another, no lookups (`staging.dedup-generations=0`): no cross-rank dedup"};
@@ -63,14 +65,14 @@ public final class CrossRankBenchmark {
         Row[][] rounds = new Row[names.length][ROUNDS];
         for (int round = 0; round < ROUNDS; round++) { // in turns, so that a slow minute of the machine hits every row
             for (int i = 0; i < names.length; i++) {
-                rounds[i][round] = ferry(work, ranks, lookups[i], together[i]);
+                rounds[i][round] = ferry(work, ranks, lookups[i], together[i], round == ROUNDS - 1);
             }
         }
         for (int i = 0; i < names.length; i++) {
             Row[] r = rounds[i].clone();
             java.util.Arrays.sort(r, java.util.Comparator.comparingDouble(Row::seconds));
             Row median = r[ROUNDS / 2];
-            row(names[i], median.seconds(), median.stored(), ranks, size, median.packs());
+            row(names[i], median.seconds(), median.stored(), ranks, size, median.packs(), rounds[i][ROUNDS - 1].readShare());
         }
         Path zout = Files.createDirectories(work.resolve("zstd"));
         sh("sync"); // so that zstd's closing sync flushes only what zstd wrote
@@ -81,14 +83,15 @@ public final class CrossRankBenchmark {
         }
         sh("sync");
         double seconds = (System.nanoTime() - t0) / 1e9;
-        row("`zstd -1 -T0` on each file, then `sync`", seconds, du(zout), ranks, size, -1);
+        row("`zstd -1 -T0` on each file, then `sync`", seconds, du(zout), ranks, size, -1, Double.NaN);
         FileTrees.delete(work);
     }
 
     /** Rounds of each Ferry row, taken in turns; the median's time is shown. */
     private static final int ROUNDS = 3;
 
-    private record Row(double seconds, long stored, int packs) {}
+    /** @param readShare bytes every rank's pull read from the store over the bytes of the records it needed (NaN: not pulled) */
+    private record Row(double seconds, long stored, int packs, double readShare) {}
 
     /** Throwaway pushes of at least 256 MiB first, so that no timed row pays for the JIT compiling the hot loops. */
     private static void warmUp(Path work, int ranks, long size) throws IOException {
@@ -104,8 +107,11 @@ public final class CrossRankBenchmark {
         FileTrees.delete(storeDir);
     }
 
-    /** Pushes every rank as generation 0 of a fresh store, together ({@code pushAll}) or one by one. */
-    private static Row ferry(Path work, int ranks, String lookups, boolean together) throws IOException {
+    /**
+     * Pushes every rank as generation 0 of a fresh store, together ({@code pushAll}) or one by
+     * one; with {@code pull}, then pulls each rank back (untimed) to see what its pull reads.
+     */
+    private static Row ferry(Path work, int ranks, String lookups, boolean together, boolean pull) throws IOException {
         Path storeDir = work.resolve("store-" + lookups + together);
         try (Store store = Stores.open(storeDir.toUri(), Map.of());
              StagingPipeline p = Staging.pipeline(store, StagingConfig.from(Map.of("staging.dedup-generations", lookups)),
@@ -124,15 +130,30 @@ public final class CrossRankBenchmark {
                 }
             }
             double seconds = (System.nanoTime() - t0) / 1e9;
-            return new Row(seconds, results.stream().mapToLong(PushResult::storedBytes).sum(), store.list(PackKeys.PACKS).size());
+            double readShare = Double.NaN;
+            if (pull) {
+                long read = 0;
+                long needed = 0;
+                for (PushImage i : images) {
+                    Path out = work.resolve("pulled");
+                    PullResult r = p.pull(i.ref(), out, Progress.NONE);
+                    read += r.readBytes();
+                    needed += r.fetchedBytes();
+                    FileTrees.delete(out);
+                }
+                readShare = (double) read / needed;
+            }
+            return new Row(seconds, results.stream().mapToLong(PushResult::storedBytes).sum(), store.list(PackKeys.PACKS).size(),
+                    readShare);
         } finally {
             FileTrees.delete(storeDir);
         }
     }
 
-    private static void row(String name, double seconds, long stored, int ranks, long size, int packs) {
-        System.out.printf(Locale.ROOT, "| %s | %.2f | %.0f | %s | %.1f%% | %s |%n", name, seconds, size * ranks / 1e6 / seconds,
-                Sizes.format(stored), 100.0 * stored / (size * ranks), packs < 0 ? "-" : String.valueOf(packs));
+    private static void row(String name, double seconds, long stored, int ranks, long size, int packs, double readShare) {
+        System.out.printf(Locale.ROOT, "| %s | %.2f | %.0f | %s | %.1f%% | %s | %s |%n", name, seconds, size * ranks / 1e6 / seconds,
+                Sizes.format(stored), 100.0 * stored / (size * ranks), packs < 0 ? "-" : String.valueOf(packs),
+                Double.isNaN(readShare) ? "-" : String.format(Locale.ROOT, "%.2fx", readShare));
     }
 
     private static void sh(String cmd) throws IOException, InterruptedException {

@@ -68,7 +68,7 @@ final class ImageCommand {
                     System.out.println(json(JSON.createObjectNode().put("image", r.image().toString())
                             .put("directory", r.directory().toString()).put("rawBytes", r.rawBytes()).put("files", r.files())
                             .put("fetchedChunks", r.fetchedChunks()).put("fetchedBytes", r.fetchedBytes())
-                            .put("committed", r.committed()).put("seconds", r.elapsed().toNanos() / 1e9)));
+                            .put("readBytes", r.readBytes()).put("committed", r.committed()).put("seconds", r.elapsed().toNanos() / 1e9)));
                     return 0;
                 }
                 System.out.println(String.format(Locale.ROOT,

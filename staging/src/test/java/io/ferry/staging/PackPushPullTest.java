@@ -119,8 +119,12 @@ class PackPushPullTest {
         assertTrue(told.stream().allMatch(r -> r.elapsed().toNanos() > 0) && seconds < 60, "the group's time shared: " + seconds);
         for (PushImage i : ranks) {
             Path out = tmp.resolve("out-" + i.ref().rank());
-            fx.pipeline.pull(i.ref(), out, Progress.NONE);
+            PullResult pulled = fx.pipeline.pull(i.ref(), out, Progress.NONE);
             Fixture.assertSameTree(i.dir(), out);
+            // Its records lie among the other ranks' in the shared packs: a span read takes some of theirs too.
+            assertTrue(pulled.readBytes() >= pulled.fetchedBytes() && pulled.fetchedBytes() > 1_000_000,
+                    "read " + pulled.readBytes() + " for records of " + pulled.fetchedBytes());
+            assertTrue(pulled.readBytes() <= packBytes, "never more than the packs hold: " + pulled.readBytes());
         }
         assertTrue(fx.pipeline.verify(Progress.NONE).ok());
     }

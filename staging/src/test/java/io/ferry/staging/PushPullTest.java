@@ -66,6 +66,7 @@ class PushPullTest {
         assertEquals(5, pushed.zeroChunks()); // 4 of zeros.bin, 1 of mixed.bin
         PullResult pulled = fx.pipeline.pull(ref, tmp.resolve("out"), Progress.NONE);
         assertFalse(pulled.committed());
+        assertEquals(pulled.fetchedBytes(), pulled.readBytes(), "chunk objects are read whole, nothing between them");
         Fixture.assertSameTree(image, tmp.resolve("out"));
     }
 

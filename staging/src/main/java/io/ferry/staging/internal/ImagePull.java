@@ -138,6 +138,7 @@ public final class ImagePull {
             progress.finish();
         }
         return new PullResult(ref, target, m.rawBytes(), files, fetchedChunks.get(), fetchedBytes.get(),
+                packs == null ? fetchedBytes.get() : fetchedBytes.get() - packs.recordBytes.get() + packs.spanBytes.get(),
                 committed.isPresent(), Duration.ofNanos(System.nanoTime() - t0));
     }
 

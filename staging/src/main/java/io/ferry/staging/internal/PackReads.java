@@ -60,6 +60,8 @@ final class PackReads {
     private final java.util.concurrent.ConcurrentLinkedQueue<byte[]> spanBuffers = new java.util.concurrent.ConcurrentLinkedQueue<>();
     final AtomicLong records = new AtomicLong();
     final AtomicLong recordBytes = new AtomicLong();
+    /** Bytes of the spans read: the records needed and what lies between them. */
+    final AtomicLong spanBytes = new AtomicLong();
 
     private final io.ferry.staging.Blobs blobs;
 
@@ -214,6 +216,7 @@ final class PackReads {
                 raws.set(raw);
             }
             store.readRange(PackKeys.packKey(pack), s.start(), buf, 0, s.length());
+            spanBytes.addAndGet(s.length());
             for (Need n : s.needs()) {
                 String name = "blob " + n.id + " of file '" + n.targets.get(0).path() + "'";
                 int len = blobs.decode(buf, (int) (n.at.offset() - s.start()), n.at.recordLength(), n.id, raw, name);
