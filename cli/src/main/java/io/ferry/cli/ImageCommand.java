@@ -1,45 +1,116 @@
 package io.ferry.cli;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.ferry.model.ImageRef;
+import io.ferry.model.RankSet;
 import io.ferry.model.Sizes;
 import io.ferry.staging.PullResult;
+import io.ferry.staging.PushImage;
 import io.ferry.staging.PushResult;
+import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 
-/** {@code ferry image push|pull}: one rank's image between a directory and a store. */
+/** {@code ferry image push|pull}: one rank's image (or, pushed, a node's ranks) between directories and a store. */
 @Command(name = "image", mixinStandardHelpOptions = true, description = "Push or pull one rank's image.",
         subcommands = {ImageCommand.Push.class, ImageCommand.Pull.class})
 final class ImageCommand {
     @Command(name = "push", mixinStandardHelpOptions = true,
-            description = "Chunk, compress and write an image directory to a store; the manifest is written last.")
+            description = {"Chunk, compress and write an image directory to a store; the manifest is written last.",
+                    "With --ranks, DIR holds one directory per rank, named by its number (DIR/0, DIR/1, ...): they are"
+                            + " pushed together, as a node's agent pushes its ranks (shared packs, one manifest each),"
+                            + " by one command."})
     static final class Push implements Callable<Integer> {
-        @Parameters(index = "0", paramLabel = "DIR", description = "Image directory.")
+        @Parameters(index = "0", paramLabel = "DIR", description = "Image directory (with --ranks: their parent).")
         Path dir;
         @Mixin
         ImageOptions image;
+        @ArgGroup(exclusive = true, multiplicity = "1")
+        Ranks ranks;
         @Mixin
         StoreOptions store;
         @picocli.CommandLine.Option(names = "--json", description = "Print one JSON object instead of text.")
         boolean json;
 
+        /** One rank, or a set of them. */
+        static final class Ranks {
+            @Option(names = "--rank", required = true, paramLabel = "R", description = "Rank (>= 0): DIR is its image.")
+            Integer rank;
+            @Option(names = "--ranks", required = true, paramLabel = "SET",
+                    description = "Ranks, e.g. 0-15 or 0,2,4: DIR/<rank> is each one's image.")
+            String set;
+        }
+
         @Override
         public Integer call() throws Exception {
-            ImageRef ref = image.ref();
+            List<PushImage> images = images();
             try (io.ferry.staging.OpenedStore o = store.open()) {
-                PushResult r = o.pipeline().push(dir, ref, TerminalProgress.forStderr());
-                System.out.println(json ? json(JSON.createObjectNode().put("image", r.image().toString())
-                        .put("rawBytes", r.rawBytes()).put("files", r.files()).put("chunks", r.chunks())
-                        .put("zeroChunks", r.zeroChunks()).put("knownChunks", r.knownChunks()).put("newChunks", r.newChunks())
-                        .put("storedBytes", r.storedBytes()).put("manifestSha256", r.manifestSha256())
-                        .put("seconds", r.elapsed().toNanos() / 1e9)) : summary(r));
+                if (ranks.rank != null) {
+                    PushResult r = o.pipeline().push(dir, images.get(0).ref(), TerminalProgress.forStderr());
+                    System.out.println(json ? json(pushJson(JSON.createObjectNode(), r)) : summary(r));
+                    return 0;
+                }
+                List<PushResult> pushed = new ArrayList<>();
+                long t0 = System.nanoTime();
+                o.pipeline().pushAll(images, TerminalProgress.forStderr(), (i, r) -> {
+                    pushed.add(r);
+                    if (!json) {
+                        System.out.println(summary(r));
+                    }
+                });
+                double seconds = (System.nanoTime() - t0) / 1e9;
+                long raw = pushed.stream().mapToLong(PushResult::rawBytes).sum();
+                long stored = pushed.stream().mapToLong(PushResult::storedBytes).sum();
+                if (json) {
+                    ObjectNode n = JSON.createObjectNode().put("rawBytes", raw).put("storedBytes", stored).put("seconds", seconds);
+                    ArrayNode a = n.putArray("images");
+                    pushed.forEach(r -> pushJson(a.addObject(), r));
+                    System.out.println(json(n));
+                } else {
+                    System.out.println(String.format(Locale.ROOT, "pushed %d ranks of %s generation %d together: %s raw,"
+                                    + " %s written, %.2f s, %.0f MB/s", pushed.size(), image.job, image.generation,
+                            Sizes.format(raw), Sizes.format(stored), seconds, raw / 1e6 / Math.max(1e-9, seconds)));
+                }
             }
             return 0;
+        }
+
+        /** The images to push, each checked to be a directory before anything is opened. */
+        private List<PushImage> images() {
+            if (ranks.rank != null) {
+                return List.of(new PushImage(dir, image.ref(ranks.rank)));
+            }
+            List<Integer> set = RankSet.parse(ranks.set).toList();
+            if (set.isEmpty()) {
+                throw new IllegalArgumentException("--ranks names no rank");
+            }
+            List<PushImage> out = new ArrayList<>();
+            for (int r : set) {
+                ImageRef ref = image.ref(r);
+                Path d = dir.resolve(Integer.toString(r));
+                if (!Files.isDirectory(d, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                    throw new IllegalArgumentException("rank " + r + " has no image directory " + d);
+                }
+                out.add(new PushImage(d, ref));
+            }
+            return out;
+        }
+
+        private static ObjectNode pushJson(ObjectNode n, PushResult r) {
+            return n.put("image", r.image().toString()).put("rawBytes", r.rawBytes()).put("files", r.files())
+                    .put("chunks", r.chunks()).put("zeroChunks", r.zeroChunks()).put("knownChunks", r.knownChunks())
+                    .put("newChunks", r.newChunks()).put("storedBytes", r.storedBytes())
+                    .put("manifestSha256", r.manifestSha256()).put("seconds", r.elapsed().toNanos() / 1e9);
         }
     }
 
@@ -48,6 +119,8 @@ final class ImageCommand {
     static final class Pull implements Callable<Integer> {
         @Mixin
         ImageOptions image;
+        @Option(names = "--rank", required = true, paramLabel = "R", description = "Rank (>= 0).")
+        int rank;
         @Mixin
         StoreOptions store;
         @Parameters(index = "0", paramLabel = "DIR", description = "Destination directory.")
@@ -57,7 +130,7 @@ final class ImageCommand {
 
         @Override
         public Integer call() throws Exception {
-            ImageRef ref = image.ref();
+            ImageRef ref = image.ref(rank);
             try (io.ferry.staging.OpenedStore o = store.open()) {
                 PullResult r = o.pipeline().pull(ref, dir, TerminalProgress.forStderr());
                 if (!r.committed()) {
@@ -87,10 +160,11 @@ final class ImageCommand {
     }
 
     static String summary(PushResult r) {
-        double ratio = r.storedBytes() == 0 ? Double.POSITIVE_INFINITY : (double) r.rawBytes() / r.storedBytes();
+        String ratio = r.storedBytes() == 0 ? "nothing new"
+                : String.format(Locale.ROOT, "%.2fx", (double) r.rawBytes() / r.storedBytes());
         return String.format(Locale.ROOT,
                 "pushed %s: %s raw in %d files, %d chunks (%d zero, %d already stored, %d new), %s written"
-                        + " (%.2fx), %.2f s, %.0f MB/s",
+                        + " (%s), %.2f s, %.0f MB/s",
                 r.image(), Sizes.format(r.rawBytes()), r.files(), r.chunks(), r.zeroChunks(), r.knownChunks(),
                 r.newChunks(), Sizes.format(r.storedBytes()), ratio, r.elapsed().toNanos() / 1e9, r.rawMBps());
     }

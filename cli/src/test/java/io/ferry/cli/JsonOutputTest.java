@@ -24,6 +24,44 @@ class JsonOutputTest {
     }
 
     @Test
+    void aNodesRanksArePushedTogetherByOneCommand() throws Exception {
+        Path node = tmp.resolve("ckpt/12");
+        byte[] shared = new byte[2_000_000];
+        new java.util.Random(7).nextBytes(shared);
+        for (int r = 0; r < 3; r++) {
+            Files.createDirectories(node.resolve(Integer.toString(r)));
+            Files.write(node.resolve(r + "/code"), shared);
+            Files.writeString(node.resolve(r + "/own"), "rank " + r);
+        }
+        String store = tmp.resolve("store").toString();
+        JsonNode push = run("image", "push", node.toString(), "--ranks", "0-2", "--store", store, "--job", "j",
+                "--generation", "12", "--json");
+        assertEquals(3, push.get("images").size(), push.toString());
+        assertEquals("j/12/2", push.get("images").get(2).get("image").asText());
+        long stored = push.get("storedBytes").asLong();
+        assertTrue(stored > 1_900_000 && stored < 2_500_000, "the code the ranks share is stored once: " + push);
+        run("snapshot", "commit", "--store", store, "--job", "j", "--generation", "12", "--ranks", "3", "--json");
+        JsonNode ls = run("store", "ls", store, "--json");
+        assertEquals(1, ls.get("packObjects").asLong(), "one pack for the three ranks: " + ls);
+        for (int r = 0; r < 3; r++) {
+            Path back = tmp.resolve("back" + r);
+            run("image", "pull", back.toString(), "--store", store, "--job", "j", "--generation", "12", "--rank",
+                    Integer.toString(r), "--json");
+            assertEquals("rank " + r, Files.readString(back.resolve("own")));
+        }
+        // A rank without its directory is refused before anything is written; so is --rank beside --ranks.
+        FerryProcess.Result missing = FerryProcess.run("image", "push", node.toString(), "--ranks", "0-3", "--store", store,
+                "--job", "j", "--generation", "13");
+        assertEquals(1, missing.exit(), missing.err());
+        assertTrue(missing.err().contains("rank 3 has no image directory " + node.resolve("3")), missing.err());
+        assertEquals(0, run("store", "ls", store, "--json").get("generations").size() - 1, "generation 13 wrote nothing");
+        FerryProcess.Result both = FerryProcess.run("image", "push", node.toString(), "--ranks", "0-2", "--rank", "0",
+                "--store", store, "--job", "j", "--generation", "13");
+        assertEquals(2, both.exit(), both.err());
+        assertTrue(both.err().contains("mutually exclusive"), both.err());
+    }
+
+    @Test
     void imageAndStoreCommandsReportInJson() throws Exception {
         Path image = Files.createDirectories(tmp.resolve("image"));
         byte[] bytes = new byte[3_000_000];
