@@ -78,36 +78,19 @@ class S3StoreTest extends StoreContractTest {
         opts.put("s3.multipart-threshold-mib", "5");
         opts.put("s3.part-size-mib", "5");
         URI uri = URI.create("s3://ferry/abort" + PREFIXES.incrementAndGet());
-        Path bucket = dir.resolve("blobs/ferry");
-        long filesBefore = countFiles(bucket);
-        S3Store raw = S3Store.open(uri, S3Settings.from(opts, Map.of()));
-        try (raw) {
-            // A real failure mid-upload: the server goes away once the first part has landed.
-            Thread stopper = new Thread(() -> {
-                try {
-                    while (countFiles(bucket) == filesBefore) {
-                        Thread.sleep(1);
-                    }
-                    server.stop();
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-            });
-            stopper.start();
-            assertThrows(io.ferry.stores.StoreException.class, () -> raw.put("half", ByteBuffer.allocate(64 << 20)));
-            stopper.join();
-            server.start();
+        // A real failure mid-upload: the network goes away for good once 7 MiB went up, past the
+        // first 5 MiB part (a relay in front of the server, so that the cut cannot race the upload).
+        try (CuttingTcpProxy relay = new CuttingTcpProxy(server.endpoint(), 7L << 20)) {
+            opts.put("s3.endpoint", relay.endpoint().toString());
+            try (S3Store cutOff = S3Store.open(uri, S3Settings.from(opts, Map.of()))) {
+                assertThrows(io.ferry.stores.StoreException.class, () -> cutOff.put("half", ByteBuffer.allocate(64 << 20)));
+            }
+            assertTrue(relay.isCut(), "the upload failed because the network went away");
+        }
+        try (S3Store raw = S3Store.open(uri, S3Settings.from(server.options(), Map.of()))) {
             assertFalse(raw.exists("half"), "nothing under the key");
             assertThrows(ObjectNotFoundException.class, () -> raw.get("half"));
             assertEquals(List.of(), raw.list(""), "no part is listed as an object");
-        } finally {
-            server.start();
-        }
-    }
-
-    private static long countFiles(Path dir) throws java.io.IOException {
-        try (Stream<Path> s = Files.walk(dir)) {
-            return s.filter(Files::isRegularFile).count();
         }
     }
 
