@@ -117,12 +117,16 @@ class StoreGcIT {
         Files.write(img1.resolve("kept"), kept);
         Files.writeString(img1.resolve("big"), "rewritten");
         Map<String, String> packs = Map.of("staging.layout", "packs", "staging.pack-size", "8MiB");
+        int named;
         try (Store s = Stores.open(root.toUri(), Map.of());
              StagingPipeline p = Staging.pipeline(s, StagingConfig.from(packs), Clock.systemUTC())) {
             p.push(img0, new ImageRef("sim", 0, 0), Progress.NONE);
             p.repository().commitSnapshot("sim", 0, 1);
             p.push(img1, new ImageRef("sim", 1, 0), Progress.NONE);
             p.repository().commitSnapshot("sim", 1, 1);
+            // The packs generation 1 needs: its own, and those of generation 0 that hold the kept file's blobs
+            // (the workers interleave them with the big file's, so one to three packs, as the run goes).
+            named = p.repository().readManifest(new ImageRef("sim", 1, 0)).manifest().packs().size();
         }
         Path packDir = root.resolve("ferry/v2/packs");
         Path fossils = root.resolve("ferry/v1/fossils");
@@ -161,7 +165,9 @@ class StoreGcIT {
         try (var left = Files.walk(fossils)) {
             assertEquals(0, count(fossils), runs + "left aside: " + left.toList());
         }
-        assertTrue(count(packDir) <= 3, "generation 1's pack and the repacked kept file: " + count(packDir));
+        // Each mostly-garbage pack went; its live records were repacked into at most one new pack each.
+        assertTrue(count(packDir) <= named, "generation 1's pack and the repacked kept file: " + count(packDir)
+                + " packs where generation 1 named " + named);
         verify = FerryProcess.run("store", "verify", root.toString());
         assertEquals(0, verify.exit(), verify.out() + verify.err());
         Path out2 = tmp.resolve("pulled2");
