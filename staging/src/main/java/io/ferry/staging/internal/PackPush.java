@@ -121,8 +121,9 @@ public final class PackPush {
 
     /**
      * Pushes several images as one: their blobs go through the same workers into the same packs
-     * (one durable put per pack for all of them, and a blob two images share is written once, unless two workers meet it at the same moment),
-     * then each image gets its own manifest, in order. A node's ranks of one generation are
+     * (one durable put per pack for all of them, and a blob two images share is written once,
+     * unless two workers meet it at the same moment), then each image gets its own manifest, in
+     * order. A node's ranks of one generation are
      * pushed so. Each result's stored bytes and seconds are the group's, shared out: the bytes by
      * what the image's own new blobs took, the seconds by its raw bytes.
      */
