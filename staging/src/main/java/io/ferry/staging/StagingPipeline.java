@@ -6,6 +6,7 @@ import io.ferry.model.ImageRef;
 import io.ferry.staging.internal.BufferPool;
 import io.ferry.staging.internal.ImagePull;
 import io.ferry.staging.internal.ImagePush;
+import io.ferry.staging.internal.ImageScanner;
 
 import java.io.Closeable;
 import java.io.IOException;
@@ -104,26 +105,31 @@ public final class StagingPipeline implements Closeable {
             }
             return;
         }
+        // Each image is listed once: its size decides its group, and the push reads what the listing says.
         List<PushImage> group = new ArrayList<>();
+        List<List<ImageScanner.Found>> listed = new ArrayList<>();
         long bytes = 0;
         for (PushImage i : images) {
-            long size = io.ferry.staging.internal.ImageScanner.scan(i.dir()).stream()
-                    .mapToLong(io.ferry.staging.internal.ImageScanner.Found::size).sum();
+            List<ImageScanner.Found> found = ImageScanner.scan(i.dir());
+            long size = found.stream().mapToLong(ImageScanner.Found::size).sum();
             if (!group.isEmpty() && bytes + size > groupBytes) {
-                pushGroup(group, progress, pushed);
-                group.clear();
+                pushGroup(group, listed, progress, pushed);
+                group = new ArrayList<>();
+                listed = new ArrayList<>();
                 bytes = 0;
             }
             group.add(i);
+            listed.add(found);
             bytes += size;
         }
         if (!group.isEmpty()) {
-            pushGroup(group, progress, pushed);
+            pushGroup(group, listed, progress, pushed);
         }
     }
 
-    private void pushGroup(List<PushImage> group, Progress progress, Pushed pushed) throws IOException {
-        List<PushResult> results = pushPacks(group, progress);
+    private void pushGroup(List<PushImage> group, List<List<ImageScanner.Found>> listed, Progress progress, Pushed pushed)
+            throws IOException {
+        List<PushResult> results = pushPacks(group, listed, progress);
         for (int i = 0; i < group.size(); i++) {
             pushed.pushed(group.get(i), results.get(i));
         }
@@ -131,18 +137,19 @@ public final class StagingPipeline implements Closeable {
 
     /** A push in the pack layout (staging.layout=packs; docs/formats/pack.md). */
     private PushResult pushPacks(Path dir, ImageRef ref, Progress progress) throws IOException {
-        return pushPacks(List.of(new PushImage(dir, ref)), progress).get(0);
+        return pushPacks(List.of(new PushImage(dir, ref)), List.of(ImageScanner.scan(dir)), progress).get(0);
     }
 
-    /** One push of several images in the pack layout: shared workers and packs, a manifest each. */
-    private List<PushResult> pushPacks(List<PushImage> images, Progress progress) throws IOException {
+    /** One push of several listed images in the pack layout: shared workers and packs, a manifest each. */
+    private List<PushResult> pushPacks(List<PushImage> images, List<List<ImageScanner.Found>> listed, Progress progress)
+            throws IOException {
         BufferPool pool = new BufferPool(config.segments(), config.segmentSize());
         io.ferry.staging.packs.PackWriter packs = new io.ferry.staging.packs.PackWriter(repo.store(), config.effectivePackSize(),
                 config.packsInFlight());
         try {
             return new io.ferry.staging.internal.PackPush(repo, format, pool, config.segmentSize(), workers, objectBuffers,
                     new io.ferry.staging.chunking.FastCdc(config.blobSize()), packs, dedup, config.dedupGenerations(),
-                    config.fileSha256()).run(images, progress);
+                    config.fileSha256()).run(images, listed, progress);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new java.io.InterruptedIOException("push of " + images.get(0).ref()

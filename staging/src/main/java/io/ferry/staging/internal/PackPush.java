@@ -114,28 +114,23 @@ public final class PackPush {
      */
     private record Blob(ChunkId id, int length, BlobLocation at, int crc32c, boolean fresh) {}
 
-    /** Pushes one image directory as {@code ref}. */
-    public PushResult run(java.nio.file.Path dir, ImageRef ref, Progress progress) throws IOException, InterruptedException {
-        return run(List.of(new PushImage(dir, ref)), progress).get(0);
-    }
-
     /**
      * Pushes several images as one: their blobs go through the same workers into the same packs
      * (one durable put per pack for all of them, and a blob two images share is written once,
      * unless two workers meet it at the same moment), then each image gets its own manifest, in
-     * order. A node's ranks of one generation are
-     * pushed so. Each result's stored bytes and seconds are the group's, shared out: the bytes by
-     * what the image's own new blobs took, the seconds by its raw bytes.
+     * order. A node's ranks of one generation are pushed so. Each result's stored bytes and
+     * seconds are the group's, shared out: the bytes by what the image's own new blobs took, the
+     * seconds by its raw bytes. {@code scanned.get(i)} is image i's listing ({@link ImageScanner#scan}).
      */
-    @SuppressWarnings("unchecked")
-    public List<PushResult> run(List<PushImage> images, Progress progress) throws IOException, InterruptedException {
+    public List<PushResult> run(List<PushImage> images, List<List<ImageScanner.Found>> scanned, Progress progress)
+            throws IOException, InterruptedException {
         long t0 = System.nanoTime();
         base = baseLocations(images);
         List<ImageScanner.Found> found = new ArrayList<>();
         int[] counts = new int[images.size()];
         long[] raw = new long[images.size()];
         for (int i = 0; i < images.size(); i++) {
-            List<ImageScanner.Found> f = ImageScanner.scan(images.get(i).dir());
+            List<ImageScanner.Found> f = scanned.get(i);
             counts[i] = f.size();
             raw[i] = f.stream().mapToLong(ImageScanner.Found::size).sum();
             found.addAll(f);
