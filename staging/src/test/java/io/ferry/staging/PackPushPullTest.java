@@ -271,6 +271,39 @@ class PackPushPullTest {
     }
 
     @Test
+    void filesPastTheWritebackStepPullBackIdenticalAndNoFlusherOutlivesAPull() throws Exception {
+        // Two files of 40 MB, each past the 16 MiB after which a pull starts a file's writeback from its flusher.
+        Fixture.write(image.resolve("a.bin"), Fixture.randomBytes(40_000_000, 11));
+        byte[] b = Fixture.randomBytes(40_000_000, 12);
+        java.util.Arrays.fill(b, 10_000_000, 30_000_000, (byte) 0); // a hole between the flushes
+        Fixture.write(image.resolve("b.bin"), b);
+        fx.pipeline.push(image, gen(1), Progress.NONE);
+
+        Path out = tmp.resolve("out");
+        fx.pipeline.pull(gen(1), out, Progress.NONE);
+        Fixture.assertSameTree(image, out);
+        assertNoFlusherLeft();
+
+        List<String> packs = fx.store.list(PackKeys.PACKS);
+        String last = packs.get(packs.size() - 1);
+        byte[] bytes = fx.store.get(last);
+        bytes[100] ^= 0x40; // a record late in the image: the files have been flushed on the way
+        fx.store.put(last, ByteBuffer.wrap(bytes));
+        assertThrows(ImageCorruptException.class, () -> fx.pipeline.pull(gen(1), tmp.resolve("out2"), Progress.NONE));
+        assertFalse(Files.exists(tmp.resolve("out2")));
+        assertNoFlusherLeft();
+    }
+
+    private static void assertNoFlusherLeft() throws InterruptedException {
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().equals("ferry-pull-flusher")) {
+                t.join(10_000); // shut down by the pull: ends with its last flush
+                assertFalse(t.isAlive(), "a pull's flusher thread outlived the pull");
+            }
+        }
+    }
+
+    @Test
     void aPackTrailerListsEveryRecordAndRefusesDamage() throws Exception {
         Fixture.write(image.resolve("state.bin"), Fixture.randomBytes(3 << 20, 6));
         PushResult pushed = fx.pipeline.push(image, gen(1), Progress.NONE);

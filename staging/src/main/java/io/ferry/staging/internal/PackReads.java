@@ -30,7 +30,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Restores the files of a pack-layout image (manifest version 3). The records a batch of files
@@ -49,6 +53,12 @@ final class PackReads {
     static final int GAP = 64 << 10;
     /** Files open at once: the files of an image are restored in batches of this many. */
     static final int FILES_AT_ONCE = 256;
+    /**
+     * Bytes written to a file after which its writeback is started, by {@code fdatasync} on this pull's
+     * flusher thread, off the workers: the disk then writes while the workers decode, where it used
+     * to receive a whole file's bytes at its final fsync while the workers waited for it.
+     */
+    static final long FLUSH_EVERY = 16L << 20;
     private final Store store;
     private final ExecutorService workers;
     private final PackResolver resolver;
@@ -64,6 +74,12 @@ final class PackReads {
     final AtomicLong spanBytes = new AtomicLong();
 
     private final io.ferry.staging.Blobs blobs;
+    /** One thread that starts files' writeback ({@link #FLUSH_EVERY}); ends with {@link #pull}. */
+    private final ExecutorService flusher = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "ferry-pull-flusher");
+        t.setDaemon(true);
+        return t;
+    });
 
     PackReads(Store store, ExecutorService workers, io.ferry.staging.Blobs blobs) {
         this.blobs = blobs;
@@ -73,7 +89,9 @@ final class PackReads {
     }
 
     /** A file being restored: its blob writes still to come; the worker that makes the last one finishes the file. */
-    private record Restored(Entry.RegularFile file, FileChannel ch, Path out, java.util.concurrent.atomic.AtomicInteger pending) {}
+    private record Restored(Entry.RegularFile file, FileChannel ch, Path out, AtomicInteger pending,
+                            AtomicLong unflushed, AtomicBoolean flushing,
+                            AtomicReference<IOException> flushFailed) {}
 
     private record Target(Restored file, long pos) {
         FileChannel ch() {
@@ -110,8 +128,12 @@ final class PackReads {
                 files.add(f);
             }
         }
-        for (int from = 0; from < files.size(); from += FILES_AT_ONCE) {
-            batch(ref, m, files.subList(from, Math.min(files.size(), from + FILES_AT_ONCE)), tmp, progress);
+        try {
+            for (int from = 0; from < files.size(); from += FILES_AT_ONCE) {
+                batch(ref, m, files.subList(from, Math.min(files.size(), from + FILES_AT_ONCE)), tmp, progress);
+            }
+        } finally {
+            flusher.shutdown();
         }
         return files.size();
     }
@@ -128,7 +150,8 @@ final class PackReads {
                 FileChannel ch = FileChannel.open(out, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
                         StandardOpenOption.READ);
                 open.add(ch);
-                Restored file = new Restored(f, ch, out, new java.util.concurrent.atomic.AtomicInteger());
+                Restored file = new Restored(f, ch, out, new AtomicInteger(), new AtomicLong(),
+                        new AtomicBoolean(), new AtomicReference<>());
                 restored.add(file);
                 long[] at = f.offsets(m.chunkSize());
                 for (int i = 0; i < f.chunks().size(); i++) {
@@ -167,9 +190,22 @@ final class PackReads {
                 tasks.forEach(t -> t.exceptionally(x -> null).join());
                 throw Failures.asIOException(e);
             }
+            drainFlusher();
+            for (Restored r : restored) {
+                // Linux reports a failed writeback once per open file: to the early flush that met it, not the fsync after.
+                IOException failed = r.flushFailed().get();
+                if (failed != null) {
+                    throw new IOException("image " + ref + " file '" + r.file().path() + "': writing it failed: "
+                            + failed.getMessage(), failed);
+                }
+            }
         } finally {
-            for (FileChannel ch : open) {
-                ch.close();
+            try {
+                drainFlusher();
+            } finally {
+                for (FileChannel ch : open) {
+                    ch.close();
+                }
             }
         }
     }
@@ -229,6 +265,7 @@ final class PackReads {
                         t.ch().write(b, t.pos() + b.position()); // positional: safe from several threads
                     }
                     progress.advance(len);
+                    startWriteback(t.file(), len);
                     if (t.file().pending().decrementAndGet() == 0) {
                         // Its last blob: fsync it now, on this worker, while the others go on with later files, so
                         // the flushes overlap the decoding and each other instead of queueing at the end.
@@ -253,6 +290,34 @@ final class PackReads {
             if (buf != null) {
                 spanBuffers.offer(buf);
             }
+        }
+    }
+
+    /** Hands {@code r} to the flusher once {@link #FLUSH_EVERY} bytes were written to it since its last flush. */
+    private void startWriteback(Restored r, long written) {
+        long now = r.unflushed().addAndGet(written);
+        if (now >= FLUSH_EVERY && r.flushing().compareAndSet(false, true)) {
+            r.unflushed().addAndGet(-now);
+            flusher.execute(() -> {
+                try {
+                    if (r.pending().get() > 0) { // else its own fsync has come
+                        r.ch().force(false);
+                    }
+                } catch (IOException e) {
+                    r.flushFailed().compareAndSet(null, e); // the batch fails on it once its writes are done
+                } finally {
+                    r.flushing().set(false);
+                }
+            });
+        }
+    }
+
+    /** Waits for the flushes asked for so far (the flusher runs them in order), so no channel closes under one. */
+    private void drainFlusher() throws InterruptedException {
+        try {
+            flusher.submit(() -> { }).get();
+        } catch (ExecutionException e) {
+            throw new AssertionError(e); // an empty task
         }
     }
 
