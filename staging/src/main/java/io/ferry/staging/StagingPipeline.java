@@ -12,7 +12,10 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
@@ -182,6 +185,53 @@ public final class StagingPipeline implements Closeable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new java.io.InterruptedIOException("pull of " + ref + " interrupted");
+        }
+    }
+
+    /**
+     * Pulls several pack-layout images together, e.g. a node's ranks of one generation: a record
+     * two of them hold (code and data every rank has) is read, checked and decoded once, and the
+     * images share the workers from the first record to the last. Each commit marker is read once;
+     * an image whose snapshot has none is pulled as {@link #pull(ImageRef, Path, Progress)} would
+     * (its result says so). Each image lands complete; a failure before the first lands leaves
+     * none of them behind. See {@code ImagePull.runAll} for what each result counts, and for
+     * images of the chunk layout.
+     */
+    public List<PullResult> pullAll(List<PullImage> images, Progress progress) throws IOException {
+        Map<String, Optional<CommittedDigests>> markers = new HashMap<>();
+        List<Optional<String>> committed = new ArrayList<>();
+        for (PullImage image : images) {
+            ImageRef ref = image.ref();
+            Optional<CommittedDigests> marker = markers.get(ref.job() + "/" + ref.generation());
+            if (marker == null) {
+                marker = repo.committed(ref.job(), ref.generation());
+                markers.put(ref.job() + "/" + ref.generation(), marker);
+            }
+            committed.add(marker.isEmpty() ? Optional.empty() : Optional.of(marker.get().manifestSha256(ref.rank())));
+        }
+        return pullAll(images, committed, progress);
+    }
+
+    /**
+     * {@link #pullAll(List, Progress)} of committed images whose manifest digests the caller read from
+     * the marker already ({@link Repository#committed}), in the order of {@code images}: a restart
+     * restores its node's ranks that no cache holds this way.
+     */
+    public List<PullResult> pullAllCommitted(List<PullImage> images, List<String> committedManifestSha256, Progress progress)
+            throws IOException {
+        if (images.size() != committedManifestSha256.size()) {
+            throw new IllegalArgumentException(images.size() + " images but " + committedManifestSha256.size() + " digests");
+        }
+        return pullAll(images, committedManifestSha256.stream().map(Optional::of).toList(), progress);
+    }
+
+    private List<PullResult> pullAll(List<PullImage> images, List<Optional<String>> committed, Progress progress)
+            throws IOException {
+        try {
+            return new ImagePull(repo, workers, objectBuffers).runAll(images, committed, config.buffers(), progress);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("pull of " + images.size() + " images interrupted");
         }
     }
 

@@ -138,6 +138,52 @@ class PackPushPullTest {
     }
 
     @Test
+    void aNodesRanksArePulledTogetherAndWhatTheyShareIsReadOnce() throws Exception {
+        List<PushImage> ranks = fourRanks();
+        fx.pipeline.pushAll(ranks, Progress.NONE, (image, result) -> { });
+        long packBytes = 0;
+        for (String key : fx.store.list(PackKeys.PACKS)) {
+            packBytes += fx.store.size(key);
+        }
+        long alone = 0;
+        for (PushImage i : ranks) {
+            alone += fx.pipeline.pull(i.ref(), tmp.resolve("alone-" + i.ref().rank()), Progress.NONE).readBytes();
+        }
+        List<PullImage> images = ranks.stream().map(i -> new PullImage(i.ref(), tmp.resolve("node-out/" + i.ref().rank()))).toList();
+        List<PullResult> together = fx.pipeline.pullAll(images, Progress.NONE);
+        for (int r = 0; r < 4; r++) {
+            assertEquals(ranks.get(r).ref(), together.get(r).image());
+            Fixture.assertSameTree(ranks.get(r).dir(), images.get(r).dest());
+            assertFalse(together.get(r).committed(), "no snapshot was committed");
+        }
+        long read = together.stream().mapToLong(PullResult::readBytes).sum();
+        long records = together.stream().mapToLong(PullResult::fetchedBytes).sum();
+        // Each of the 2.7 MB of records is read once, where four pulls one after another read the shared 1.5 MB four times.
+        assertTrue(read <= packBytes && records <= packBytes, "read " + read + " and records " + records + " of packs of " + packBytes);
+        assertTrue(alone > 2 * read, "rank by rank " + alone + ", together " + read);
+        assertTrue(together.get(0).fetchedBytes() > 1_500_000, "the first rank is counted the shared records: " + together.get(0));
+
+        // The marker is read and checked for a committed snapshot; a damaged one fails the pull of them all.
+        fx.pipeline.repository().commitSnapshot("job", 0, 4);
+        List<PullImage> again = ranks.stream().map(i -> new PullImage(i.ref(), tmp.resolve("again/" + i.ref().rank()))).toList();
+        assertTrue(fx.pipeline.pullAll(again, Progress.NONE).stream().allMatch(PullResult::committed));
+        String pack = fx.store.list(PackKeys.PACKS).get(0);
+        byte[] bytes = fx.store.get(pack);
+        bytes[100] ^= 0x40; // a record of rank 0's shared text, which every rank needs
+        fx.store.put(pack, ByteBuffer.wrap(bytes));
+        List<PullImage> broken = ranks.stream().map(i -> new PullImage(i.ref(), tmp.resolve("broken/" + i.ref().rank()))).toList();
+        assertThrows(ImageCorruptException.class, () -> fx.pipeline.pullAll(broken, Progress.NONE));
+        try (Stream<Path> left = Files.list(tmp.resolve("broken"))) {
+            assertEquals(List.of(), left.toList(), "no rank's image, and no partial directory, is left");
+        }
+        // Two images bound for one directory are refused before anything is written.
+        List<PullImage> clash = List.of(new PullImage(ranks.get(0).ref(), tmp.resolve("clash")),
+                new PullImage(ranks.get(1).ref(), tmp.resolve("clash")));
+        assertThrows(IllegalArgumentException.class, () -> fx.pipeline.pullAll(clash, Progress.NONE));
+        assertFalse(Files.exists(tmp.resolve("clash")));
+    }
+
+    @Test
     void aFailedGroupLeavesTheGroupsBeforeItPushedAndToldAndNothingOfItsOwn() throws Exception {
         List<PushImage> ranks = fourRanks();
         // Rank 3's image holds a named pipe: a push refuses what it cannot read as a file.

@@ -9,6 +9,7 @@ import io.ferry.model.ImageRef;
 import io.ferry.model.Manifest;
 import io.ferry.staging.ImageCorruptException;
 import io.ferry.staging.Progress;
+import io.ferry.staging.PullImage;
 import io.ferry.staging.PullResult;
 import io.ferry.staging.CommittedDigests;
 import io.ferry.staging.Repository;
@@ -77,6 +78,133 @@ public final class ImagePull {
     public PullResult run(ImageRef ref, Path dest, int buffers, Progress progress, Optional<String> committed)
             throws IOException, InterruptedException {
         long t0 = System.nanoTime();
+        Manifest m = manifest(ref, committed);
+        if (m.inPacks()) {
+            return pullPacks(List.of(new PullImage(ref, dest)), List.of(m), List.of(committed), progress).get(0);
+        }
+        Path target = target(dest);
+        Path tmp = partial(target);
+        pool = new BufferPool(buffers, m.chunkSize());
+        zeros = new byte[m.chunkSize()];
+        progress.start("pull " + ref, m.rawBytes(), Progress.Unit.BYTES);
+        int files = 0;
+        try {
+            for (Entry e : m.entries()) {
+                if (e instanceof Entry.Directory d) {
+                    Files.createDirectories(tmp.resolve(d.path()));
+                } else if (e instanceof Entry.RegularFile f) {
+                    Files.createDirectories(tmp.resolve(f.path()).getParent());
+                    pullFile(ref, m.chunkSize(), f, tmp.resolve(f.path()), progress);
+                    files++;
+                } else if (!(e instanceof Entry.Symlink)) {
+                    throw new AssertionError(e);
+                }
+            }
+            land(m, tmp, target);
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            FileTrees.deleteQuietly(tmp, e);
+            throw e;
+        } finally {
+            progress.finish();
+        }
+        return new PullResult(ref, target, m.rawBytes(), files, fetchedChunks.get(), fetchedBytes.get(), fetchedBytes.get(),
+                committed.isPresent(), Duration.ofNanos(System.nanoTime() - t0));
+    }
+
+    /**
+     * Pulls several pack-layout images together (a node's ranks of one generation): one pass over
+     * the records they need, so a record two of them hold is read, checked and decoded once, and
+     * the reads of one image's last files overlap another's. {@code committed.get(i)} is what
+     * {@link #run(ImageRef, Path, int, Progress, Optional)} takes for image {@code i}. Every image
+     * is checked before anything is written; each lands complete, or, on a failure before the
+     * first lands, none does. Each result counts the records its image was the first to need (the
+     * group's reads add up over them) and the whole pull's time. Images of the chunk layout (stores
+     * written before packs) are pulled one after another, after the others, each with
+     * {@code buffers} chunk buffers.
+     */
+    public List<PullResult> runAll(List<PullImage> images, List<Optional<String>> committed, int buffers, Progress progress)
+            throws IOException, InterruptedException {
+        List<Integer> packed = new ArrayList<>();
+        List<Manifest> manifests = new ArrayList<>();
+        for (int i = 0; i < images.size(); i++) {
+            Manifest m = manifest(images.get(i).ref(), committed.get(i));
+            if (m.inPacks()) {
+                packed.add(i);
+                manifests.add(m);
+            }
+        }
+        PullResult[] out = new PullResult[images.size()];
+        List<PullResult> together = pullPacks(packed.stream().map(images::get).toList(), manifests,
+                packed.stream().map(committed::get).toList(), progress);
+        for (int k = 0; k < packed.size(); k++) {
+            out[packed.get(k)] = together.get(k);
+        }
+        for (int i = 0; i < images.size(); i++) {
+            if (out[i] == null) {
+                out[i] = new ImagePull(repo, workers, objectBuffers).run(images.get(i).ref(), images.get(i).dest(), buffers,
+                        progress, committed.get(i));
+            }
+        }
+        return List.of(out);
+    }
+
+    private List<PullResult> pullPacks(List<PullImage> images, List<Manifest> manifests, List<Optional<String>> committed,
+                                       Progress progress) throws IOException, InterruptedException {
+        long t0 = System.nanoTime();
+        if (images.isEmpty()) {
+            return List.of();
+        }
+        List<Path> targets = new ArrayList<>();
+        for (PullImage image : images) {
+            Path target = target(image.dest());
+            if (targets.contains(target)) {
+                throw new IllegalArgumentException("two images of one pull go to " + target);
+            }
+            targets.add(target);
+        }
+        List<PackReads.Into> into = new ArrayList<>();
+        long raw = 0;
+        try {
+            for (int i = 0; i < images.size(); i++) {
+                Manifest m = manifests.get(i);
+                Path tmp = partial(targets.get(i));
+                into.add(new PackReads.Into(images.get(i).ref(), m, tmp));
+                for (Entry e : m.entries()) {
+                    if (e instanceof Entry.Directory d) {
+                        Files.createDirectories(tmp.resolve(d.path()));
+                    }
+                }
+                raw += m.rawBytes();
+            }
+            progress.start(images.size() == 1 ? "pull " + images.get(0).ref() : "pull " + images.size() + " images",
+                    raw, Progress.Unit.BYTES);
+            PackReads packs = new PackReads(store, workers, repo.blobs());
+            try {
+                packs.pull(into, progress);
+            } finally {
+                progress.finish();
+            }
+            List<PullResult> out = new ArrayList<>();
+            for (int i = 0; i < into.size(); i++) {
+                PackReads.Into in = into.get(i);
+                land(in.manifest(), in.tmp(), targets.get(i));
+                PackReads.Counts c = packs.counts(i);
+                int files = (int) in.manifest().entries().stream().filter(e -> e instanceof Entry.RegularFile).count();
+                out.add(new PullResult(in.ref(), targets.get(i), in.manifest().rawBytes(), files, c.records.get(),
+                        c.recordBytes.get(), c.spanBytes.get(), committed.get(i).isPresent(),
+                        Duration.ofNanos(System.nanoTime() - t0)));
+            }
+            return out;
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            for (PackReads.Into in : into) {
+                FileTrees.deleteQuietly(in.tmp(), e); // gone already where the image landed
+            }
+            throw e;
+        }
+    }
+
+    /** The manifest of {@code ref}, refused unless its bytes are the ones committed (where given) and its key is here. */
+    private Manifest manifest(ImageRef ref, Optional<String> committed) throws IOException {
         Repository.StoredManifest sm;
         try {
             sm = repo.readManifest(ref);
@@ -89,57 +217,34 @@ public final class ImagePull {
         }
         Manifest m = sm.manifest();
         repo.blobs().requireKeyOf(m, "generation " + ref.generation() + " of job " + ref.job());
+        return m;
+    }
+
+    private static Path target(Path dest) throws IOException {
         Path target = dest.toAbsolutePath().normalize();
         if (Files.exists(target) && !(Files.isDirectory(target) && isEmpty(target))) {
             throw new IllegalArgumentException("destination " + target + " exists and is not an empty directory");
         }
+        return target;
+    }
+
+    /** A new hidden sibling of {@code target} that the image is restored into before it is renamed. */
+    private static Path partial(Path target) throws IOException {
         Files.createDirectories(target.getParent());
         Path tmp = target.resolveSibling("." + target.getFileName() + ".ferry-partial-"
                 + Long.toHexString(ThreadLocalRandom.current().nextLong()));
         Files.createDirectory(tmp);
-        pool = new BufferPool(buffers, m.chunkSize());
-        zeros = new byte[m.chunkSize()];
-        progress.start("pull " + ref, m.rawBytes(), Progress.Unit.BYTES);
-        int files = 0;
-        PackReads packs = m.inPacks() ? new PackReads(store, workers, repo.blobs()) : null;
-        try {
-            for (Entry e : m.entries()) {
-                if (packs != null) {
-                    if (e instanceof Entry.Directory d) {
-                        Files.createDirectories(tmp.resolve(d.path()));
-                    }
-                    continue; // the files come from their packs, below
-                }
-                if (e instanceof Entry.Directory d) {
-                    Files.createDirectories(tmp.resolve(d.path()));
-                } else if (e instanceof Entry.RegularFile f) {
-                    Files.createDirectories(tmp.resolve(f.path()).getParent());
-                    pullFile(ref, m.chunkSize(), f, tmp.resolve(f.path()), progress);
-                    files++;
-                } else if (!(e instanceof Entry.Symlink)) {
-                    throw new AssertionError(e);
-                }
-            }
-            if (packs != null) {
-                files = packs.pull(ref, m, tmp, progress);
-                fetchedChunks.addAndGet(packs.records.get());
-                fetchedBytes.addAndGet(packs.recordBytes.get());
-            }
-            finish(m, tmp);
-            if (Files.exists(target)) {
-                Files.delete(target);
-            }
-            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
-            fsync(target.getParent());
-        } catch (IOException | InterruptedException | RuntimeException e) {
-            FileTrees.deleteQuietly(tmp, e);
-            throw e;
-        } finally {
-            progress.finish();
+        return tmp;
+    }
+
+    /** Symlinks, modes and fsyncs of the restored image, then its rename into place. */
+    private static void land(Manifest m, Path tmp, Path target) throws IOException {
+        finish(m, tmp);
+        if (Files.exists(target)) {
+            Files.delete(target);
         }
-        return new PullResult(ref, target, m.rawBytes(), files, fetchedChunks.get(), fetchedBytes.get(),
-                packs == null ? fetchedBytes.get() : fetchedBytes.get() - packs.recordBytes.get() + packs.spanBytes.get(),
-                committed.isPresent(), Duration.ofNanos(System.nanoTime() - t0));
+        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
+        fsync(target.getParent());
     }
 
     private void pullFile(ImageRef ref, int chunkSize, Entry.RegularFile f, Path out, Progress progress)

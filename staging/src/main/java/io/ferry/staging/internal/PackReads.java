@@ -68,10 +68,8 @@ final class PackReads {
      * pull its zeroing and page faults) and gone with this pull.
      */
     private final java.util.concurrent.ConcurrentLinkedQueue<byte[]> spanBuffers = new java.util.concurrent.ConcurrentLinkedQueue<>();
-    final AtomicLong records = new AtomicLong();
-    final AtomicLong recordBytes = new AtomicLong();
-    /** Bytes of the spans read: the records needed and what lies between them. */
-    final AtomicLong spanBytes = new AtomicLong();
+    /** What each image of the pull read, in the order given to {@link #pull(List, Progress)}. */
+    private Counts[] counts = new Counts[0];
 
     private final io.ferry.staging.Blobs blobs;
     /** One thread that starts files' writeback ({@link #FLUSH_EVERY}); ends with {@link #pull}. */
@@ -88,8 +86,22 @@ final class PackReads {
         this.resolver = new PackResolver(store);
     }
 
+    /** One image of a pull: its manifest and the hidden directory its files go into (its directories made). */
+    record Into(ImageRef ref, Manifest manifest, Path tmp) {}
+
+    /**
+     * What one image of a pull read: the records it was the first to need, their stored bytes, and the
+     * spans (records needed and what lies between them) whose first record it needed first. Summed
+     * over the images of a pull, they are what the pull read; a record two images share counts once.
+     */
+    static final class Counts {
+        final AtomicLong records = new AtomicLong();
+        final AtomicLong recordBytes = new AtomicLong();
+        final AtomicLong spanBytes = new AtomicLong();
+    }
+
     /** A file being restored: its blob writes still to come; the worker that makes the last one finishes the file. */
-    private record Restored(Entry.RegularFile file, FileChannel ch, Path out, AtomicInteger pending,
+    private record Restored(ImageRef ref, Entry.RegularFile file, FileChannel ch, Path out, AtomicInteger pending,
                             AtomicLong unflushed, AtomicBoolean flushing,
                             AtomicReference<IOException> flushFailed) {}
 
@@ -103,54 +115,71 @@ final class PackReads {
         }
     }
 
-    private record RecordKey(int pack, long offset) {}
+    private record RecordKey(String pack, long offset) {}
 
     private static final class Need {
         final ChunkId id;
         final BlobPlace place;
         final PackResolver.Place at; // where the record lies now (gc may have moved it)
+        final int owner; // the image that needed it first, which its reads are counted to
         final List<Target> targets = new ArrayList<>(1);
 
-        Need(ChunkId id, BlobPlace place, PackResolver.Place at) {
+        Need(ChunkId id, BlobPlace place, PackResolver.Place at, int owner) {
             this.id = id;
             this.place = place;
             this.at = at;
+            this.owner = owner;
         }
     }
 
+    private record FileOf(int image, Entry.RegularFile file) {}
+
     private record Span(String pack, long start, int length, List<Need> needs) {}
 
-    /** Creates and fills every regular file of {@code m} under {@code tmp} (directories exist); returns how many. */
-    int pull(ImageRef ref, Manifest m, Path tmp, Progress progress) throws IOException, InterruptedException {
-        List<Entry.RegularFile> files = new ArrayList<>();
-        for (Entry e : m.entries()) {
-            if (e instanceof Entry.RegularFile f) {
-                files.add(f);
+    /**
+     * Creates and fills every regular file of each image under its {@code tmp} (directories exist). A
+     * record several images (or files) hold is read and checked once and written to each of them.
+     */
+    void pull(List<Into> images, Progress progress) throws IOException, InterruptedException {
+        counts = new Counts[images.size()];
+        List<FileOf> files = new ArrayList<>();
+        for (int i = 0; i < images.size(); i++) {
+            counts[i] = new Counts();
+            for (Entry e : images.get(i).manifest().entries()) {
+                if (e instanceof Entry.RegularFile f) {
+                    files.add(new FileOf(i, f));
+                }
             }
         }
         try {
             for (int from = 0; from < files.size(); from += FILES_AT_ONCE) {
-                batch(ref, m, files.subList(from, Math.min(files.size(), from + FILES_AT_ONCE)), tmp, progress);
+                batch(images, files.subList(from, Math.min(files.size(), from + FILES_AT_ONCE)), progress);
             }
         } finally {
             flusher.shutdown();
         }
-        return files.size();
     }
 
-    private void batch(ImageRef ref, Manifest m, List<Entry.RegularFile> files, Path tmp, Progress progress)
-            throws IOException, InterruptedException {
+    /** What image {@code i} of the last {@link #pull} read. */
+    Counts counts(int i) {
+        return counts[i];
+    }
+
+    private void batch(List<Into> images, List<FileOf> files, Progress progress) throws IOException, InterruptedException {
         List<FileChannel> open = new ArrayList<>(files.size());
         try {
             Map<RecordKey, Need> needs = new LinkedHashMap<>();
             List<Restored> restored = new ArrayList<>(files.size());
-            for (Entry.RegularFile f : files) {
-                Path out = tmp.resolve(f.path());
+            for (FileOf of : files) {
+                Entry.RegularFile f = of.file();
+                Manifest m = images.get(of.image()).manifest();
+                ImageRef ref = images.get(of.image()).ref();
+                Path out = images.get(of.image()).tmp().resolve(f.path());
                 Files.createDirectories(out.getParent());
                 FileChannel ch = FileChannel.open(out, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
                         StandardOpenOption.READ);
                 open.add(ch);
-                Restored file = new Restored(f, ch, out, new AtomicInteger(), new AtomicLong(),
+                Restored file = new Restored(ref, f, ch, out, new AtomicInteger(), new AtomicLong(),
                         new AtomicBoolean(), new AtomicReference<>());
                 restored.add(file);
                 long[] at = f.offsets(m.chunkSize());
@@ -160,11 +189,11 @@ final class PackReads {
                         progress.advance(p.length());
                         continue;
                     }
-                    int blob = i;
-                    RecordKey key = new RecordKey(p.pack(), p.offset());
+                    String pack = m.packs().get(p.pack());
+                    RecordKey key = new RecordKey(pack, p.offset());
                     Need n = needs.get(key);
                     if (n == null) {
-                        n = new Need(f.chunks().get(blob), p, resolver.resolve(m.packs().get(p.pack()), p.offset(), p.recordLength()));
+                        n = new Need(f.chunks().get(i), p, resolver.resolve(pack, p.offset(), p.recordLength()), of.image());
                         needs.put(key, n);
                     }
                     if (!n.id.equals(f.chunks().get(i)) || n.place.recordLength() != p.recordLength()) {
@@ -178,11 +207,12 @@ final class PackReads {
             List<CompletableFuture<Void>> tasks = new ArrayList<>();
             for (Restored r : restored) {
                 if (r.pending().get() == 0) { // all zeros, or empty: nothing to wait for
-                    tasks.add(CompletableFuture.runAsync(() -> finishFile(ref, r), workers));
+                    tasks.add(CompletableFuture.runAsync(() -> finishFile(r), workers));
                 }
             }
+            int rawSize = images.stream().mapToInt(i -> i.manifest().chunkSize()).max().orElse(0);
             for (Span s : spans(needs.values())) {
-                tasks.add(CompletableFuture.runAsync(() -> read(ref, m, s, progress), workers));
+                tasks.add(CompletableFuture.runAsync(() -> read(images, rawSize, s, progress), workers));
             }
             try {
                 CompletableFuture.allOf(tasks.toArray(CompletableFuture[]::new)).get();
@@ -195,7 +225,7 @@ final class PackReads {
                 // Linux reports a failed writeback once per open file: to the early flush that met it, not the fsync after.
                 IOException failed = r.flushFailed().get();
                 if (failed != null) {
-                    throw new IOException("image " + ref + " file '" + r.file().path() + "': writing it failed: "
+                    throw new IOException("image " + r.ref() + " file '" + r.file().path() + "': writing it failed: "
                             + failed.getMessage(), failed);
                 }
             }
@@ -239,20 +269,20 @@ final class PackReads {
         return out;
     }
 
-    private void read(ImageRef ref, Manifest m, Span s, Progress progress) {
+    private void read(List<Into> images, int rawSize, Span s, Progress progress) {
         String pack = s.pack();
-        String where = "image " + ref + " pack " + pack;
+        String where = "image " + images.get(s.needs().get(0).owner).ref() + " pack " + pack;
         byte[] buf = null;
         try {
             byte[] pooled = spanBuffers.poll();
             buf = pooled != null && pooled.length >= s.length() ? pooled : new byte[Math.max(s.length(), SPAN)];
             byte[] raw = raws.get();
-            if (raw.length < m.chunkSize()) {
-                raw = new byte[m.chunkSize()];
+            if (raw.length < rawSize) {
+                raw = new byte[rawSize];
                 raws.set(raw);
             }
             store.readRange(PackKeys.packKey(pack), s.start(), buf, 0, s.length());
-            spanBytes.addAndGet(s.length());
+            counts[s.needs().get(0).owner].spanBytes.addAndGet(s.length());
             for (Need n : s.needs()) {
                 String name = "blob " + n.id + " of file '" + n.targets.get(0).path() + "'";
                 int len = blobs.decode(buf, (int) (n.at.offset() - s.start()), n.at.recordLength(), n.id, raw, name);
@@ -269,11 +299,11 @@ final class PackReads {
                     if (t.file().pending().decrementAndGet() == 0) {
                         // Its last blob: fsync it now, on this worker, while the others go on with later files, so
                         // the flushes overlap the decoding and each other instead of queueing at the end.
-                        finishFile(ref, t.file());
+                        finishFile(t.file());
                     }
                 }
-                records.incrementAndGet();
-                recordBytes.addAndGet(n.at.recordLength());
+                counts[n.owner].records.incrementAndGet();
+                counts[n.owner].recordBytes.addAndGet(n.at.recordLength());
             }
         } catch (ObjectNotFoundException e) {
             throw new CompletionException(new ImageCorruptException(where + ": missing pack", e));
@@ -322,9 +352,9 @@ final class PackReads {
     }
 
     /** {@link #finishFile(ImageRef, Entry.RegularFile, FileChannel, Path)} on a worker. */
-    private static void finishFile(ImageRef ref, Restored r) {
+    private static void finishFile(Restored r) {
         try {
-            finishFile(ref, r.file(), r.ch(), r.out());
+            finishFile(r.ref(), r.file(), r.ch(), r.out());
         } catch (IOException e) {
             throw new CompletionException(e);
         }
