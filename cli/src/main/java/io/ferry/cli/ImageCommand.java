@@ -21,10 +21,31 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 
-/** {@code ferry image push|pull}: one rank's image (or, pushed, a node's ranks) between directories and a store. */
-@Command(name = "image", mixinStandardHelpOptions = true, description = "Push or pull one rank's image.",
+/** {@code ferry image push|pull}: one rank's image, or a node's ranks together, between directories and a store. */
+@Command(name = "image", mixinStandardHelpOptions = true, description = "Push or pull one rank's image, or a node's ranks.",
         subcommands = {ImageCommand.Push.class, ImageCommand.Pull.class})
 final class ImageCommand {
+    /** One rank, or a set of them. */
+    static final class Ranks {
+        @Option(names = "--rank", required = true, paramLabel = "R", description = "Rank (>= 0): DIR is its image.")
+        Integer rank;
+        @Option(names = "--ranks", required = true, paramLabel = "SET",
+                description = "Ranks, e.g. 0-15 or 0,2,4: DIR/<rank> is each one's image.")
+        String set;
+
+        /** The ranks named, in order; at least one. */
+        List<Integer> list() {
+            if (rank != null) {
+                return List.of(rank);
+            }
+            List<Integer> out = RankSet.parse(set).toList();
+            if (out.isEmpty()) {
+                throw new IllegalArgumentException("--ranks names no rank");
+            }
+            return out;
+        }
+    }
+
     @Command(name = "push", mixinStandardHelpOptions = true,
             description = {"Chunk, compress and write an image directory to a store; the manifest is written last.",
                     "With --ranks, DIR holds one directory per rank, named by its number (DIR/0, DIR/1, ...): they are"
@@ -41,15 +62,6 @@ final class ImageCommand {
         StoreOptions store;
         @picocli.CommandLine.Option(names = "--json", description = "Print one JSON object instead of text.")
         boolean json;
-
-        /** One rank, or a set of them. */
-        static final class Ranks {
-            @Option(names = "--rank", required = true, paramLabel = "R", description = "Rank (>= 0): DIR is its image.")
-            Integer rank;
-            @Option(names = "--ranks", required = true, paramLabel = "SET",
-                    description = "Ranks, e.g. 0-15 or 0,2,4: DIR/<rank> is each one's image.")
-            String set;
-        }
 
         @Override
         public Integer call() throws Exception {
@@ -90,12 +102,8 @@ final class ImageCommand {
             if (ranks.rank != null) {
                 return List.of(new PushImage(dir, image.ref(ranks.rank)));
             }
-            List<Integer> set = RankSet.parse(ranks.set).toList();
-            if (set.isEmpty()) {
-                throw new IllegalArgumentException("--ranks names no rank");
-            }
             List<PushImage> out = new ArrayList<>();
-            for (int r : set) {
+            for (int r : ranks.list()) {
                 ImageRef ref = image.ref(r);
                 Path d = dir.resolve(Integer.toString(r));
                 if (!Files.isDirectory(d, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
@@ -115,41 +123,67 @@ final class ImageCommand {
     }
 
     @Command(name = "pull", mixinStandardHelpOptions = true,
-            description = "Fetch, verify and restore an image into DIR (absent or empty); DIR appears only complete.")
+            description = {"Fetch, verify and restore an image into DIR (absent or empty); DIR appears only complete.",
+                    "With --ranks, each rank goes to DIR/<rank>: they are pulled together, as a node restores its"
+                            + " ranks (what they share is read once), by one command; each appears only complete, and"
+                            + " a failure before the first leaves none. Images of the pack layout only."})
     static final class Pull implements Callable<Integer> {
         @Mixin
         ImageOptions image;
-        @Option(names = "--rank", required = true, paramLabel = "R", description = "Rank (>= 0).")
-        int rank;
+        @ArgGroup(exclusive = true, multiplicity = "1")
+        Ranks ranks;
         @Mixin
         StoreOptions store;
-        @Parameters(index = "0", paramLabel = "DIR", description = "Destination directory.")
+        @Parameters(index = "0", paramLabel = "DIR", description = "Destination directory (with --ranks: their parent).")
         Path dir;
         @picocli.CommandLine.Option(names = "--json", description = "Print one JSON object instead of text.")
         boolean json;
 
         @Override
         public Integer call() throws Exception {
-            ImageRef ref = image.ref(rank);
+            List<Integer> set = ranks.list();
             try (io.ferry.staging.OpenedStore o = store.open()) {
-                PullResult r = o.pipeline().pull(ref, dir, TerminalProgress.forStderr());
-                if (!r.committed()) {
-                    System.err.println("ferry: warning: snapshot " + ref.job() + "/" + ref.generation()
-                            + " has no commit marker; do not restart from this image");
+                long t0 = System.nanoTime();
+                List<PullResult> pulled = ranks.rank != null
+                        ? List.of(o.pipeline().pull(image.ref(ranks.rank), dir, TerminalProgress.forStderr()))
+                        : o.pipeline().pullAll(set.stream().map(r -> new io.ferry.staging.PullImage(image.ref(r),
+                                dir.resolve(Integer.toString(r)))).toList(), TerminalProgress.forStderr());
+                double seconds = (System.nanoTime() - t0) / 1e9;
+                if (pulled.stream().anyMatch(r -> !r.committed())) {
+                    System.err.println("ferry: warning: snapshot " + image.job + "/" + image.generation
+                            + " has no commit marker; do not restart from " + (pulled.size() == 1 ? "this image" : "these images"));
                 }
-                if (json) {
-                    System.out.println(json(JSON.createObjectNode().put("image", r.image().toString())
-                            .put("directory", r.directory().toString()).put("rawBytes", r.rawBytes()).put("files", r.files())
-                            .put("fetchedChunks", r.fetchedChunks()).put("fetchedBytes", r.fetchedBytes())
-                            .put("readBytes", r.readBytes()).put("committed", r.committed()).put("seconds", r.elapsed().toNanos() / 1e9)));
-                    return 0;
+                if (json && ranks.rank != null) {
+                    System.out.println(json(pullJson(JSON.createObjectNode(), pulled.get(0))));
+                } else if (json) {
+                    ObjectNode n = JSON.createObjectNode().put("rawBytes", pulled.stream().mapToLong(PullResult::rawBytes).sum())
+                            .put("readBytes", pulled.stream().mapToLong(PullResult::readBytes).sum()).put("seconds", seconds);
+                    ArrayNode a = n.putArray("images");
+                    pulled.forEach(r -> pullJson(a.addObject(), r));
+                    System.out.println(json(n));
+                } else {
+                    for (PullResult r : pulled) {
+                        System.out.println(String.format(Locale.ROOT,
+                                "pulled %s into %s: %s raw in %d files, %d chunks fetched (%s), verified, %.2f s, %.0f MB/s",
+                                r.image(), r.directory(), Sizes.format(r.rawBytes()), r.files(), r.fetchedChunks(),
+                                Sizes.format(r.fetchedBytes()), r.elapsed().toNanos() / 1e9, r.rawMBps()));
+                    }
+                    if (ranks.rank == null) {
+                        long raw = pulled.stream().mapToLong(PullResult::rawBytes).sum();
+                        System.out.println(String.format(Locale.ROOT, "pulled %d ranks of %s generation %d together: %s raw,"
+                                        + " %s read, %.2f s, %.0f MB/s", pulled.size(), image.job, image.generation,
+                                Sizes.format(raw), Sizes.format(pulled.stream().mapToLong(PullResult::readBytes).sum()),
+                                seconds, raw / 1e6 / Math.max(1e-9, seconds)));
+                    }
                 }
-                System.out.println(String.format(Locale.ROOT,
-                        "pulled %s into %s: %s raw in %d files, %d chunks fetched (%s), verified, %.2f s, %.0f MB/s",
-                        ref, r.directory(), Sizes.format(r.rawBytes()), r.files(), r.fetchedChunks(),
-                        Sizes.format(r.fetchedBytes()), r.elapsed().toNanos() / 1e9, r.rawMBps()));
             }
             return 0;
+        }
+
+        private static ObjectNode pullJson(ObjectNode n, PullResult r) {
+            return n.put("image", r.image().toString()).put("directory", r.directory().toString()).put("rawBytes", r.rawBytes())
+                    .put("files", r.files()).put("fetchedChunks", r.fetchedChunks()).put("fetchedBytes", r.fetchedBytes())
+                    .put("readBytes", r.readBytes()).put("committed", r.committed()).put("seconds", r.elapsed().toNanos() / 1e9);
         }
     }
 

@@ -50,6 +50,16 @@ class JsonOutputTest {
                     Integer.toString(r), "--json");
             assertEquals("rank " + r, Files.readString(back.resolve("own")));
         }
+        // And back together, into one directory per rank, reading the shared code once.
+        Path restored = tmp.resolve("restored");
+        JsonNode pull = run("image", "pull", restored.toString(), "--ranks", "0-2", "--store", store, "--job", "j",
+                "--generation", "12", "--json");
+        assertEquals(3, pull.get("images").size(), pull.toString());
+        for (int r = 0; r < 3; r++) {
+            assertEquals("rank " + r, Files.readString(restored.resolve(r + "/own")));
+            assertTrue(pull.get("images").get(r).get("committed").asBoolean(), pull.toString());
+        }
+        assertTrue(pull.get("readBytes").asLong() < 2 * 2_000_000, "the shared 2 MB read once, not three times: " + pull);
         // A rank without its directory is refused before anything is written; so is --rank beside --ranks.
         FerryProcess.Result missing = FerryProcess.run("image", "push", node.toString(), "--ranks", "0-3", "--store", store,
                 "--job", "j", "--generation", "13");
