@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -284,13 +285,25 @@ final class JobOnNode {
                 .orElseThrow(() -> new IOException("generation " + l.generation() + " of " + l.job()
                         + " has no commit marker on " + l.store()));
         java.util.Set<String> unreachable = new java.util.HashSet<>();
+        List<io.ferry.staging.PullImage> remote = new java.util.ArrayList<>();
+        List<String> digests = new java.util.ArrayList<>();
         for (int r : l.rankSet().toList()) {
             Path dir = cache.root().resolve(l.job()).resolve(".restart").resolve(Integer.toString(r));
-            sources.put(r, RestartSource.materialise(store.pipeline(), cache, new ImageRef(l.job(), l.generation(), r), dir,
+            ImageRef ref = new ImageRef(l.job(), l.generation(), r);
+            Optional<String> near = RestartSource.nearby(store.pipeline(), cache, ref, dir,
                     io.ferry.model.PeerAddresses.parse(l.peers().getOrDefault(r, "")), unreachable,
-                    committed.manifestSha256(r), peering.auth()));
+                    committed.manifestSha256(r), peering.auth());
+            if (near.isPresent()) {
+                sources.put(r, near.get());
+            } else {
+                remote.add(new io.ferry.staging.PullImage(ref, dir));
+                digests.add(committed.manifestSha256(r));
+            }
             dirs.put(r, dir);
         }
+        // The ranks no cache holds, from the store together: what they share (code, read-only data) is read once.
+        store.pipeline().pullAllCommitted(remote, digests, io.ferry.staging.Progress.NONE);
+        remote.forEach(i -> sources.put(i.ref().rank(), "remote"));
     }
 
     /** @param partner the node that keeps a copy of this node's images ({@code NODE=HOST:PORT}), or empty */

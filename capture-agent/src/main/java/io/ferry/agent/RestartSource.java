@@ -77,12 +77,29 @@ public final class RestartSource {
     public static String materialise(StagingPipeline pipeline, LocalCache cache, ImageRef ref, Path target,
                                      List<PeerAddresses.Peer> peers, Set<String> unreachable,
                                      String committedManifestSha256, PeerAuth auth) throws IOException {
+        java.util.Optional<String> near = nearby(pipeline, cache, ref, target, peers, unreachable, committedManifestSha256, auth);
+        if (near.isPresent()) {
+            return near.get();
+        }
+        pipeline.pull(ref, target, Progress.NONE, committedManifestSha256);
+        return "remote";
+    }
+
+    /**
+     * The tiers of {@link #materialise(StagingPipeline, LocalCache, ImageRef, Path, List, Set, String, PeerAuth)}
+     * short of the remote store: "local" or "partner" when a copy here or on a peer verified into
+     * {@code target}, else empty, with {@code target} absent, for the caller to pull it from the
+     * store (a node pulls its ranks that no cache holds together: {@link StagingPipeline#pullAllCommitted}).
+     */
+    public static java.util.Optional<String> nearby(StagingPipeline pipeline, LocalCache cache, ImageRef ref, Path target,
+                                                    List<PeerAddresses.Peer> peers, Set<String> unreachable,
+                                                    String committedManifestSha256, PeerAuth auth) throws IOException {
         io.ferry.staging.Repository.StoredManifest sm = committedManifest(pipeline, ref, committedManifestSha256);
         Manifest m = sm.manifest();
         Path local = cache.imageDir(ref);
         FileTrees.delete(target);
         if (Files.isDirectory(local) && copyVerified(local, m, target, localCheck(cache, ref, sm), pipeline.repository().blobs())) {
-            return cache.isPartnerCopy(ref) ? "partner" : "local";
+            return java.util.Optional.of(cache.isPartnerCopy(ref) ? "partner" : "local");
         }
         for (PeerAddresses.Peer peer : peers) {
             if (unreachable.contains(peer.node())) {
@@ -92,7 +109,7 @@ public final class RestartSource {
             Files.createDirectories(target.getParent());
             try {
                 if (PeerClient.get(peer, ref, target, auth) && copyVerified(target, m, null, null, pipeline.repository().blobs())) {
-                    return "partner";
+                    return java.util.Optional.of("partner");
                 }
                 LOG.warn("ferry agent: rank " + ref.rank() + " of " + ref.job() + " generation "
                         + ref.generation() + ": " + peer.node() + "'s copy " + (Files.isDirectory(target)
@@ -106,8 +123,7 @@ public final class RestartSource {
             }
         }
         FileTrees.delete(target);
-        pipeline.pull(ref, target, Progress.NONE, committedManifestSha256);
-        return "remote";
+        return java.util.Optional.empty();
     }
 
     /** The manifest of {@code ref} as the store holds it, refused unless its bytes are the ones committed. */
