@@ -92,14 +92,13 @@ public final class StoreGc {
             Set<String> referenced = referencedChunkKeys(repo, null, true);
             return new Collected(referenced.size(), 0, 0, 0, 0, 0, since.plus(grace), abandoned);
         }
-        boolean due = since != null;
-        Tally t = new Tally();
+        Passes t = new Passes(repo, present, since != null, clock, dryRun);
         for (int pass = 0; pass < n; pass++) {
-            pass(repo, present, 256 * pass / n, 256 * (pass + 1) / n, pass == 0, due, clock, dryRun, t);
+            t.pass(256 * pass / n, 256 * (pass + 1) / n, pass == 0);
         }
         if (t.recordWritten) {
             store.put(RECORD, record(FOSSILIZED_AT, clock.millis())); // after the last move: the grace counts from here
-        } else if (due && !dryRun) {
+        } else if (t.due && !dryRun) {
             store.delete(RECORD); // every old fossil is dealt with, and this run moved none aside
         }
         return new Collected(t.referenced, t.deleted, t.deletedBytes, t.restored, t.fossilized, t.fossilizedBytes,
@@ -118,8 +117,16 @@ public final class StoreGc {
         return (int) Math.max(1, Math.min(256, (packs * perPack + budget - 1) / budget));
     }
 
-    /** What the passes of one run did, summed. */
-    private static final class Tally {
+    /**
+     * The passes of one run: what they share (the store, the packs present when the run began,
+     * whether old fossils are due, the clock, whether this is a dry run), and what they did, summed.
+     */
+    private static final class Passes {
+        final Repository repo;
+        final PackNames present;
+        final boolean due;
+        final Clock clock;
+        final boolean dryRun;
         int referenced;
         int deleted;
         long deletedBytes;
@@ -129,88 +136,95 @@ public final class StoreGc {
         int repacked;
         long repackedBytes;
         boolean recordWritten;
-    }
 
-    /**
-     * One pass over the pack folders {@code [from, to)} (and, when {@code chunks}, over the chunks
-     * of the chunk layout): the old fossils there deleted or put back when {@code due}, moves
-     * objects no manifest needs dropped, mostly dead packs repacked, and what no manifest
-     * references moved aside, after the record of when (written once a run, before its first move).
-     */
-    private static void pass(Repository repo, PackNames present, int from, int to, boolean chunks, boolean due, Clock clock,
-                             boolean dryRun, Tally t) throws IOException {
-        Store store = repo.store();
-        PackUse packs = new PackUse(store, present, from, to);
-        Set<String> referenced = referencedChunkKeys(repo, packs, chunks); // the first pass deals with the chunk layout's
-        referenced.addAll(packs.referencedPackKeys());
-        t.referenced += referenced.size();
-        List<String> fossils = new java.util.ArrayList<>();
-        if (chunks) {
-            store.list(FOSSILS).stream().filter(k -> !k.startsWith(FOSSILS + "packs/")).forEach(fossils::add);
+        Passes(Repository repo, PackNames present, boolean due, Clock clock, boolean dryRun) {
+            this.repo = repo;
+            this.present = present;
+            this.due = due;
+            this.clock = clock;
+            this.dryRun = dryRun;
         }
-        Set<String> fossilPacks = new HashSet<>();
-        for (int folder = from; folder < to; folder++) {
-            for (String k : store.list(FOSSILS + "packs/" + PackNames.folder(folder))) {
-                fossils.add(k);
-                fossilPacks.add(k.substring(k.lastIndexOf('/') + 1));
+
+        /**
+         * One pass over the pack folders {@code [from, to)} (and, when {@code chunks}, over the chunks
+         * of the chunk layout): the old fossils there deleted or put back when {@code due}, moves
+         * objects no manifest needs dropped, mostly dead packs repacked, and what no manifest
+         * references moved aside, after the record of when (written once a run, before its first move).
+         */
+        void pass(int from, int to, boolean chunks) throws IOException {
+            Store store = repo.store();
+            PackUse packs = new PackUse(store, present, from, to);
+            Set<String> referenced = referencedChunkKeys(repo, packs, chunks); // the first pass deals with the chunk layout's
+            referenced.addAll(packs.referencedPackKeys());
+            this.referenced += referenced.size();
+            List<String> fossils = new java.util.ArrayList<>();
+            if (chunks) {
+                store.list(FOSSILS).stream().filter(k -> !k.startsWith(FOSSILS + "packs/")).forEach(fossils::add);
             }
-        }
-        if (due && !dryRun) {
-            for (String fossil : fossils) {
-                String live = liveKey(fossil);
-                byte[] bytes = store.getAtMost(fossil, Math.max(ReadLimits.CHUNK, ReadLimits.PACK));
-                if (referenced.contains(live)) {
-                    if (!store.exists(live)) {
-                        store.put(live, ByteBuffer.wrap(bytes)); // a manifest written since needs it back
+            Set<String> fossilPacks = new HashSet<>();
+            for (int folder = from; folder < to; folder++) {
+                for (String k : store.list(FOSSILS + "packs/" + PackNames.folder(folder))) {
+                    fossils.add(k);
+                    fossilPacks.add(k.substring(k.lastIndexOf('/') + 1));
+                }
+            }
+            if (due && !dryRun) {
+                for (String fossil : fossils) {
+                    String live = liveKey(fossil);
+                    byte[] bytes = store.getAtMost(fossil, Math.max(ReadLimits.CHUNK, ReadLimits.PACK));
+                    if (referenced.contains(live)) {
+                        if (!store.exists(live)) {
+                            store.put(live, ByteBuffer.wrap(bytes)); // a manifest written since needs it back
+                        }
+                        restored++;
+                    } else {
+                        deleted++;
+                        deletedBytes += bytes.length;
                     }
-                    t.restored++;
-                } else {
-                    t.deleted++;
-                    t.deletedBytes += bytes.length;
-                }
-                store.delete(fossil);
-                if (fossil.startsWith(FOSSILS + "packs/")) {
-                    fossilPacks.remove(fossil.substring(fossil.lastIndexOf('/') + 1));
+                    store.delete(fossil);
+                    if (fossil.startsWith(FOSSILS + "packs/")) {
+                        fossilPacks.remove(fossil.substring(fossil.lastIndexOf('/') + 1));
+                    }
                 }
             }
-        }
-        if (!dryRun) {
-            for (String key : packs.unneededMoves(fossilPacks)) {
-                store.delete(key); // no manifest names the pack, which is gone: nothing follows these moves
+            if (!dryRun) {
+                for (String key : packs.unneededMoves(fossilPacks)) {
+                    store.delete(key); // no manifest names the pack, which is gone: nothing follows these moves
+                }
             }
-        }
-        List<String> garbage = new java.util.ArrayList<>();
-        if (chunks) {
-            repo.listChunkKeys().stream().filter(k -> Repository.chunkIdOf(k).isPresent() && !referenced.contains(k))
-                    .forEach(garbage::add);
-        }
-        // A pack goes when no manifest references any blob in it; one that is mostly dead is repacked below.
-        present.inFolders(from, to).stream().map(PackKeys::packKey).filter(k -> !referenced.contains(k)).forEach(garbage::add);
-        // Mostly dead packs: their live records go into new packs, then the old ones go as garbage below.
-        // (after the listing above: the packs a repack writes are in use)
-        PackUse.Repacked repacked = packs.repack(dryRun);
-        garbage.addAll(repacked.oldPackKeys());
-        t.repacked += repacked.oldPackKeys().size();
-        t.repackedBytes += repacked.bytesCopied();
-        if (dryRun) {
-            t.fossilized += garbage.size();
-            return;
-        }
-        for (String key : garbage) {
-            byte[] bytes;
-            try {
-                bytes = store.getAtMost(key, Math.max(ReadLimits.CHUNK, ReadLimits.PACK));
-            } catch (ObjectNotFoundException gone) {
-                continue;
+            List<String> garbage = new java.util.ArrayList<>();
+            if (chunks) {
+                repo.listChunkKeys().stream().filter(k -> Repository.chunkIdOf(k).isPresent() && !referenced.contains(k))
+                        .forEach(garbage::add);
             }
-            if (!t.recordWritten) {
-                store.put(RECORD, record(FOSSILIZING_SINCE, clock.millis()));
-                t.recordWritten = true;
+            // A pack goes when no manifest references any blob in it; one that is mostly dead is repacked below.
+            present.inFolders(from, to).stream().map(PackKeys::packKey).filter(k -> !referenced.contains(k)).forEach(garbage::add);
+            // Mostly dead packs: their live records go into new packs, then the old ones go as garbage below.
+            // (after the listing above: the packs a repack writes are in use)
+            PackUse.Repacked done = packs.repack(dryRun);
+            garbage.addAll(done.oldPackKeys());
+            repacked += done.oldPackKeys().size();
+            repackedBytes += done.bytesCopied();
+            if (dryRun) {
+                fossilized += garbage.size();
+                return;
             }
-            store.put(fossilKey(key), ByteBuffer.wrap(bytes));
-            store.delete(key);
-            t.fossilized++;
-            t.fossilizedBytes += bytes.length;
+            for (String key : garbage) {
+                byte[] bytes;
+                try {
+                    bytes = store.getAtMost(key, Math.max(ReadLimits.CHUNK, ReadLimits.PACK));
+                } catch (ObjectNotFoundException gone) {
+                    continue;
+                }
+                if (!recordWritten) {
+                    store.put(RECORD, record(FOSSILIZING_SINCE, clock.millis()));
+                    recordWritten = true;
+                }
+                store.put(fossilKey(key), ByteBuffer.wrap(bytes));
+                store.delete(key);
+                fossilized++;
+                fossilizedBytes += bytes.length;
+            }
         }
     }
 
