@@ -207,8 +207,8 @@ public final class AgentService implements Closeable {
     private void handle(Command c) {
         try {
             if (c instanceof Command.Launch l) {
-                JobOnNode j = jobs.computeIfAbsent(l.job(), job -> new JobOnNode(log, node, home, heartbeat, secrets, spool,
-                        new Peering(peerAddress().orElse(null), peerAuth), () -> !running, meters));
+                JobOnNode j = jobs.computeIfAbsent(l.job(), job -> new JobOnNode(new NodeServices(log, node, home, heartbeat,
+                        secrets, spool, meters, () -> !running), new Peering(peerAddress().orElse(null), peerAuth)));
                 j.launch(l);
                 if (l.rankSet().isEmpty()) {
                     jobs.remove(l.job(), j);

@@ -39,10 +39,6 @@ final class JobOnNode {
     private NodeAgent agent;
     private OpenedStore store;
 
-    /**
-     * @param spool       where ranks started by the site's launcher wait, or null where none are taken
-     * @param peering     where this node serves its cache to the other agents (or null), and its secret
-     */
     /** The agent is closing: a report still waiting for the event log gives up. */
     private final java.util.function.BooleanSupplier stopping;
     /** Set when the current {@link NodeAgent} closes: its reports still waiting for the log give up. */
@@ -51,17 +47,17 @@ final class JobOnNode {
     /** This node's meters (fed with the agent's reports, reading the job's store), or null where none are kept. */
     private final AgentMeters meters;
 
-    JobOnNode(KafkaLog log, String node, Path home, Duration heartbeat, Map<String, String> secrets, RankSpool spool,
-              Peering peering, java.util.function.BooleanSupplier stopping, AgentMeters meters) {
-        this.log = log;
-        this.meters = meters;
-        this.stopping = stopping;
+    /** @param peering where this node serves its cache to the other agents (or null), and its secret */
+    JobOnNode(NodeServices services, Peering peering) {
+        this.log = services.log();
+        this.meters = services.meters();
+        this.stopping = services.stopping();
         this.peering = peering;
-        this.spool = spool;
-        this.secrets = secrets;
-        this.heartbeat = heartbeat;
-        this.node = node;
-        this.cache = Staging.localCache(home.resolve("cache"));
+        this.spool = services.spool();
+        this.secrets = services.secrets();
+        this.heartbeat = services.heartbeat();
+        this.node = services.node();
+        this.cache = Staging.localCache(services.home().resolve("cache"));
     }
 
     Optional<NodeAgent> agent() {
