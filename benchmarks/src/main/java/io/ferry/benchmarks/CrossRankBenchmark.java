@@ -35,7 +35,8 @@ import java.util.stream.Stream;
  * lookups ({@code staging.dedup-generations=0}: no cross-rank dedup at all), and against
  * {@code zstd -1 -T0} on each file followed by {@code sync}. Every push is durable. Same images,
  * same disk, one run; throwaway pushes first warm the JIT up, and the Ferry rows are taken in
- * turns, three rounds, the median shown.
+ * turns, three rounds, the median shown. Then the node's restart from the store: its ranks pulled
+ * together and one after another, beside {@code zstd -d}.
  *
  * <p>Usage: {@code CrossRankBenchmark [SIZE_PER_RANK] [RANKS] [WORK_DIR]} (default 256MiB, 4).
  */
@@ -84,7 +85,76 @@ public final class CrossRankBenchmark {
         sh("sync");
         double seconds = (System.nanoTime() - t0) / 1e9;
         row("`zstd -1 -T0` on each file, then `sync`", seconds, du(zout), ranks, size, -1, Double.NaN);
+        restore(work, ranks, size, zout);
         FileTrees.delete(work);
+    }
+
+    /**
+     * The node's restart from the store: every rank's image of a store its ranks were pushed to
+     * together, pulled one after another (as the agent did before 2026-11-24) and together
+     * ({@code pullAll}, as it does now), rounds in turns, the median shown; beside {@code zstd -d}
+     * of each file, then {@code sync}. Every pull ends durable.
+     */
+    private static void restore(Path work, int ranks, long size, Path zout) throws IOException, InterruptedException {
+        Path storeDir = work.resolve("store-restore");
+        try (Store store = Stores.open(storeDir.toUri(), Map.of());
+             StagingPipeline p = Staging.pipeline(store, StagingConfig.from(Map.of()), Clock.systemUTC())) {
+            List<PushImage> images = new ArrayList<>();
+            for (int r = 0; r < ranks; r++) {
+                images.add(new PushImage(work.resolve("rank-" + r), new ImageRef("bench", 0, r)));
+            }
+            p.pushAll(images, Progress.NONE, (image, pushed) -> { });
+            long packs = 0;
+            for (String key : store.list(PackKeys.PACKS)) {
+                packs += store.size(key);
+            }
+            p.pull(images.get(0).ref(), work.resolve("restore-warm-up"), Progress.NONE); // the pull's code compiled
+            FileTrees.delete(work.resolve("restore-warm-up"));
+            double[][] seconds = new double[2][ROUNDS];
+            long[] read = new long[2];
+            for (int round = 0; round < ROUNDS; round++) {
+                for (int way = 0; way < 2; way++) {
+                    Path out = work.resolve("restored");
+                    FileTrees.delete(out);
+                    sh("sync");
+                    long t0 = System.nanoTime();
+                    List<PullResult> pulled = new ArrayList<>();
+                    if (way == 0) {
+                        pulled.addAll(p.pullAll(images.stream().map(i -> new io.ferry.staging.PullImage(i.ref(),
+                                out.resolve(Integer.toString(i.ref().rank())))).toList(), Progress.NONE));
+                    } else {
+                        for (PushImage i : images) {
+                            pulled.add(p.pull(i.ref(), out.resolve(Integer.toString(i.ref().rank())), Progress.NONE));
+                        }
+                    }
+                    seconds[way][round] = (System.nanoTime() - t0) / 1e9;
+                    read[way] = pulled.stream().mapToLong(PullResult::readBytes).sum();
+                }
+            }
+            FileTrees.delete(work.resolve("restored"));
+            Path zin = Files.createDirectories(work.resolve("zstd-restored"));
+            sh("sync");
+            long t0 = System.nanoTime();
+            sh("cd " + zout + " && for r in *; do mkdir -p \"" + zin + "/$r\" && for f in \"$r\"/*.zst; do"
+                    + " zstd -d -q \"$f\" -o \"" + zin + "/${f%.zst}\"; done; done && sync");
+            double zstd = (System.nanoTime() - t0) / 1e9;
+            System.out.println();
+            System.out.println("| restore of the node's " + ranks + " ranks | seconds (median of " + ROUNDS + ") | MB/s"
+                    + " | read from the store | of the packs |");
+            System.out.println("|---|---:|---:|---:|---:|");
+            String[] names = {"**Ferry**, the node's ranks pulled together (`pullAll`, as a restart does)",
+                    "Ferry, ranks pulled one after another (a restart before 2026-11-24)"};
+            for (int way = 0; way < 2; way++) {
+                double[] sorted = seconds[way].clone();
+                java.util.Arrays.sort(sorted);
+                System.out.printf(Locale.ROOT, "| %s | %.2f | %.0f | %s | %.2fx |%n", names[way], sorted[ROUNDS / 2],
+                        size * ranks / 1e6 / sorted[ROUNDS / 2], Sizes.format(read[way]), (double) read[way] / packs);
+            }
+            System.out.printf(Locale.ROOT, "| `zstd -d` of each file, then `sync` | %.2f | %.0f | %s | - |%n", zstd,
+                    size * ranks / 1e6 / zstd, Sizes.format(du(zout)));
+        } finally {
+            FileTrees.delete(storeDir);
+        }
     }
 
     /** Rounds of each Ferry row, taken in turns; the median's time is shown. */
