@@ -71,6 +71,20 @@ class PushPullTest {
     }
 
     @Test
+    void chunkLayoutImagesOfAGroupPullAreRestoredOneByOne() throws Exception {
+        mixedImage();
+        fx.pipeline.push(image, ref, Progress.NONE);
+        ImageRef other = new ImageRef(ref.job(), ref.generation(), ref.rank() + 1);
+        fx.pipeline.push(image, other, Progress.NONE);
+        List<PullResult> pulled = fx.pipeline.pullAll(List.of(new PullImage(ref, tmp.resolve("node/a")),
+                new PullImage(other, tmp.resolve("node/b"))), Progress.NONE);
+        assertEquals(List.of(ref, other), pulled.stream().map(PullResult::image).toList());
+        Fixture.assertSameTree(image, tmp.resolve("node/a"));
+        Fixture.assertSameTree(image, tmp.resolve("node/b"));
+        assertEquals(pulled.get(0).fetchedBytes(), pulled.get(1).fetchedBytes(), "each read its own chunks");
+    }
+
+    @Test
     void zeroChunksCostNoIoAndComeBackAsHoles() throws Exception {
         Fixture.write(image.resolve("zeros.bin"), new byte[64 * CHUNK]);
         PushResult pushed = fx.pipeline.push(image, ref, Progress.NONE);
