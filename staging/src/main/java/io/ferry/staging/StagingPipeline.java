@@ -92,8 +92,8 @@ public final class StagingPipeline implements Closeable {
      * In the pack layout they go in groups of up to {@link #GROUP_BYTES} raw bytes, each group
      * one push: the same workers and packs for all its images (one durable put per pack, not a
      * part-filled pack per rank; the next image's blobs are cut and compressed while the last
-     * one's pack is flushed; a blob two ranks share is written once, unless two workers meet it at
-     * the same moment, as within one image), then a manifest per image.
+     * one's pack is flushed; a blob two ranks share is written once, as within one image), then a
+     * manifest per image.
      * A failure stops at the group it happened in: the groups before were pushed and told.
      */
     public void pushAll(List<PushImage> images, Progress progress, Pushed pushed) throws IOException {

@@ -91,8 +91,8 @@ class PackPushPullTest {
 
     @Test
     void aNodesRanksArePushedTogetherIntoSharedPacksWithAManifestEach() throws Exception {
-        // One worker, so that which rank writes a shared blob is decided: with several, two workers that meet the
-        // same blob at the same moment both write it (bytes stored twice, never a wrong image), as within one image.
+        // One worker, so that which rank writes a shared blob is decided (with several, whichever worker meets it
+        // first writes it, so the stored bytes could be shared out between the ranks otherwise).
         Map<String, String> one = new java.util.HashMap<>(PACKS);
         one.put("staging.workers", "1");
         fx.close();
@@ -181,6 +181,26 @@ class PackPushPullTest {
                 new PullImage(ranks.get(1).ref(), tmp.resolve("clash")));
         assertThrows(IllegalArgumentException.class, () -> fx.pipeline.pullAll(clash, Progress.NONE));
         assertFalse(Files.exists(tmp.resolve("clash")));
+    }
+
+    @Test
+    void aBlobThatSeveralWorkersMeetAtOnceIsWrittenOnce() throws Exception {
+        // Eight copies of one 1 MB file, cut and named by three workers at once: they meet the same blobs at the
+        // same moments, and the first to claim each writes it while the others wait for its place.
+        byte[] same = Fixture.randomBytes(1_000_000, 21);
+        for (int i = 0; i < 8; i++) {
+            Fixture.write(image.resolve("copy" + i), same);
+        }
+        PushResult pushed = fx.pipeline.push(image, gen(1), Progress.NONE);
+        long packBytes = 0;
+        for (String key : fx.store.list(PackKeys.PACKS)) {
+            packBytes += fx.store.size(key);
+        }
+        assertTrue(packBytes < 1_100_000, "one copy of the file in the packs: " + packBytes);
+        assertEquals(pushed.storedBytes(), packBytes, 4);
+        assertEquals(7 * (pushed.chunks() / 8), pushed.knownChunks(), "every blob of seven copies found written: " + pushed);
+        fx.pipeline.pull(gen(1), tmp.resolve("out"), Progress.NONE);
+        Fixture.assertSameTree(image, tmp.resolve("out"));
     }
 
     @Test

@@ -58,7 +58,13 @@ public final class PackPush {
     private final int baseGenerations;
     private final boolean fileSha256;
     private final byte[] zeros;
-    private final ConcurrentHashMap<ChunkId, BlobLocation> written = new ConcurrentHashMap<>();
+    /**
+     * The blobs this push writes, each claimed by the worker that met it first and completed with
+     * its place once appended: a worker that meets a claimed blob waits for that place instead of
+     * writing the blob a second time (it used to write it too when two met it at the same moment).
+     */
+    private final ConcurrentHashMap<ChunkId, java.util.concurrent.CompletableFuture<BlobLocation>> written =
+            new ConcurrentHashMap<>();
     /**
      * Whether an earlier generation's pack is still on the store, and where gc's repack moved
      * its records, asked once per pack and push: a pack gc moved aside whole is not counted on
@@ -117,7 +123,7 @@ public final class PackPush {
     /**
      * Pushes several images as one: their blobs go through the same workers into the same packs
      * (one durable put per pack for all of them, and a blob two images share is written once,
-     * unless two workers meet it at the same moment), then each image gets its own manifest, in
+     * by the worker that meets it first), then each image gets its own manifest, in
      * order. A node's ranks of one generation are pushed so. Each result's stored bytes and
      * seconds are the group's, shared out: the bytes by what the image's own new blobs took, the
      * seconds by its raw bytes. {@code scanned.get(i)} is image i's listing ({@link ImageScanner#scan}).
@@ -323,16 +329,40 @@ public final class PackPush {
             return new Blob(ChunkId.ZERO, n, null, crc32c, false);
         }
         ChunkId id = repo.blobs().name(buf, at, n); // SHA-256, or HMAC-SHA256 under the naming key when encrypted
-        BlobLocation known = written.get(id);
-        if (known == null) {
+        java.util.concurrent.CompletableFuture<BlobLocation> claim = written.get(id);
+        if (claim == null) {
             BlobLocation earlier = base.get(id);
-            if (earlier != null && earlier.length() == n) {
-                known = onStore(earlier);
+            BlobLocation known = earlier != null && earlier.length() == n ? onStore(earlier) : null;
+            if (known != null) {
+                return new Blob(id, n, known, crc32c, false);
+            }
+            java.util.concurrent.CompletableFuture<BlobLocation> mine = new java.util.concurrent.CompletableFuture<>();
+            claim = written.putIfAbsent(id, mine);
+            if (claim == null) {
+                try {
+                    BlobLocation loc = write(id, buf, at, n);
+                    mine.complete(loc);
+                    return new Blob(id, n, loc, crc32c, true);
+                } catch (IOException | RuntimeException e) {
+                    mine.completeExceptionally(e); // a worker waiting for it fails with the push
+                    throw e;
+                }
             }
         }
-        if (known != null) {
-            return new Blob(id, n, known, crc32c, false);
+        try {
+            // Written by another worker of this push, or about to be: wait for its place (a record's append,
+            // or, where that record filled a pack, the pack's durable put).
+            return new Blob(id, n, claim.get(), crc32c, false);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted waiting for blob " + id + " to be written");
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IOException("blob " + id + " was not written: " + e.getCause().getMessage(), e.getCause());
         }
+    }
+
+    /** Encodes the blob {@code buf[at, at + n)} into its record and appends it to a pack; returns its place. */
+    private BlobLocation write(ChunkId id, byte[] buf, int at, int n) throws IOException {
         byte[] obj = objectBuffers.get();
         if (obj.length < repo.blobs().maxRecordLength(format, n)) {
             obj = new byte[repo.blobs().maxRecordLength(format, cdc.max())];
@@ -340,8 +370,6 @@ public final class PackPush {
         }
         int stored = repo.blobs().encode(format, id, buf, at, n, obj);
         PackWriter.Placed p = packs.append(id, obj, 0, stored);
-        BlobLocation loc = new BlobLocation(p.pack(), p.offset(), stored, n);
-        BlobLocation raced = written.putIfAbsent(id, loc);
-        return new Blob(id, n, raced != null ? raced : loc, crc32c, true);
+        return new BlobLocation(p.pack(), p.offset(), stored, n);
     }
 }
