@@ -126,7 +126,8 @@ final class ImageCommand {
             description = {"Fetch, verify and restore an image into DIR (absent or empty); DIR appears only complete.",
                     "With --ranks, each rank goes to DIR/<rank>: they are pulled together, as a node restores its"
                             + " ranks (what they share is read once), by one command; each appears only complete, and"
-                            + " a failure before the first leaves none. Images of the pack layout only."})
+                            + " a failure before the first leaves none. Images of the chunk layout (older stores) are"
+                            + " pulled one after another."})
     static final class Pull implements Callable<Integer> {
         @Mixin
         ImageOptions image;
