@@ -286,14 +286,14 @@ final class JobOnNode {
         for (int r : l.rankSet().toList()) {
             Path dir = cache.root().resolve(l.job()).resolve(".restart").resolve(Integer.toString(r));
             ImageRef ref = new ImageRef(l.job(), l.generation(), r);
+            String digest = committed.manifestSha256(r);
             Optional<String> near = RestartSource.nearby(store.pipeline(), cache, ref, dir,
-                    io.ferry.model.PeerAddresses.parse(l.peers().getOrDefault(r, "")), unreachable,
-                    committed.manifestSha256(r), peering.auth());
+                    io.ferry.model.PeerAddresses.parse(l.peers().getOrDefault(r, "")), unreachable, digest, peering.auth());
             if (near.isPresent()) {
                 sources.put(r, near.get());
             } else {
                 remote.add(new io.ferry.staging.PullImage(ref, dir));
-                digests.add(committed.manifestSha256(r));
+                digests.add(digest);
             }
             dirs.put(r, dir);
         }

@@ -77,11 +77,17 @@ public final class ImagePull {
      */
     public PullResult run(ImageRef ref, Path dest, int buffers, Progress progress, Optional<String> committed)
             throws IOException, InterruptedException {
-        long t0 = System.nanoTime();
         Manifest m = manifest(ref, committed);
         if (m.inPacks()) {
             return pullPacks(List.of(new PullImage(ref, dest)), List.of(m), List.of(committed), progress).get(0);
         }
+        return pullChunks(ref, m, dest, buffers, progress, committed);
+    }
+
+    /** A chunk-layout image whose manifest {@code m} was read and checked already. */
+    private PullResult pullChunks(ImageRef ref, Manifest m, Path dest, int buffers, Progress progress, Optional<String> committed)
+            throws IOException, InterruptedException {
+        long t0 = System.nanoTime();
         Path target = target(dest);
         Path tmp = partial(target);
         pool = new BufferPool(buffers, m.chunkSize());
@@ -125,14 +131,15 @@ public final class ImagePull {
     public List<PullResult> runAll(List<PullImage> images, List<Optional<String>> committed, int buffers, Progress progress)
             throws IOException, InterruptedException {
         List<Integer> packed = new ArrayList<>();
-        List<Manifest> manifests = new ArrayList<>();
+        List<Manifest> all = new ArrayList<>();
         for (int i = 0; i < images.size(); i++) {
             Manifest m = manifest(images.get(i).ref(), committed.get(i));
+            all.add(m);
             if (m.inPacks()) {
                 packed.add(i);
-                manifests.add(m);
             }
         }
+        List<Manifest> manifests = packed.stream().map(all::get).toList();
         PullResult[] out = new PullResult[images.size()];
         List<PullResult> together = pullPacks(packed.stream().map(images::get).toList(), manifests,
                 packed.stream().map(committed::get).toList(), progress);
@@ -141,8 +148,8 @@ public final class ImagePull {
         }
         for (int i = 0; i < images.size(); i++) {
             if (out[i] == null) {
-                out[i] = new ImagePull(repo, workers, objectBuffers).run(images.get(i).ref(), images.get(i).dest(), buffers,
-                        progress, committed.get(i));
+                out[i] = new ImagePull(repo, workers, objectBuffers).pullChunks(images.get(i).ref(), all.get(i),
+                        images.get(i).dest(), buffers, progress, committed.get(i));
             }
         }
         return List.of(out);

@@ -102,8 +102,14 @@ final class PackReads {
 
     /** A file being restored: its blob writes still to come; the worker that makes the last one finishes the file. */
     private record Restored(ImageRef ref, Entry.RegularFile file, FileChannel ch, Path out, AtomicInteger pending,
-                            AtomicLong unflushed, AtomicBoolean flushing,
-                            AtomicReference<IOException> flushFailed) {}
+                            Writeback writeback) {}
+
+    /** A file's early writeback: bytes written since its last flush, whether one runs, the first that failed. */
+    private static final class Writeback {
+        final AtomicLong unflushed = new AtomicLong();
+        final AtomicBoolean flushing = new AtomicBoolean();
+        final AtomicReference<IOException> failed = new AtomicReference<>();
+    }
 
     private record Target(Restored file, long pos) {
         FileChannel ch() {
@@ -179,8 +185,7 @@ final class PackReads {
                 FileChannel ch = FileChannel.open(out, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
                         StandardOpenOption.READ);
                 open.add(ch);
-                Restored file = new Restored(ref, f, ch, out, new AtomicInteger(), new AtomicLong(),
-                        new AtomicBoolean(), new AtomicReference<>());
+                Restored file = new Restored(ref, f, ch, out, new AtomicInteger(), new Writeback());
                 restored.add(file);
                 long[] at = f.offsets(m.chunkSize());
                 for (int i = 0; i < f.chunks().size(); i++) {
@@ -223,7 +228,7 @@ final class PackReads {
             drainFlusher();
             for (Restored r : restored) {
                 // Linux reports a failed writeback once per open file: to the early flush that met it, not the fsync after.
-                IOException failed = r.flushFailed().get();
+                IOException failed = r.writeback().failed.get();
                 if (failed != null) {
                     throw new IOException("image " + r.ref() + " file '" + r.file().path() + "': writing it failed: "
                             + failed.getMessage(), failed);
@@ -325,18 +330,19 @@ final class PackReads {
 
     /** Hands {@code r} to the flusher once {@link #FLUSH_EVERY} bytes were written to it since its last flush. */
     private void startWriteback(Restored r, long written) {
-        long now = r.unflushed().addAndGet(written);
-        if (now >= FLUSH_EVERY && r.flushing().compareAndSet(false, true)) {
-            r.unflushed().addAndGet(-now);
+        Writeback w = r.writeback();
+        long now = w.unflushed.addAndGet(written);
+        if (now >= FLUSH_EVERY && w.flushing.compareAndSet(false, true)) {
+            w.unflushed.addAndGet(-now);
             flusher.execute(() -> {
                 try {
                     if (r.pending().get() > 0) { // else its own fsync has come
                         r.ch().force(false);
                     }
                 } catch (IOException e) {
-                    r.flushFailed().compareAndSet(null, e); // the batch fails on it once its writes are done
+                    w.failed.compareAndSet(null, e); // the batch fails on it once its writes are done
                 } finally {
-                    r.flushing().set(false);
+                    w.flushing.set(false);
                 }
             });
         }
