@@ -134,23 +134,58 @@ public final class StagingBenchmark {
         // The same pipeline writing its packs through the page cache, as before posix.direct-io.
         rows.add(ferry(work, image, size, Map.of("posix.direct-io", "off"),
                 "Ferry, packs written through the page cache (`posix.direct-io=off`)", Optional.empty()));
-        // The whole command a user types, its JVM start included (the row above is the pipeline in this JVM);
-        // bin/ferry builds the distribution on first use, which is not what this row measures.
+        // The whole command a user types, its JVM start included (the rows above are the pipeline in this JVM),
+        // in a JVM of its own and handed to `ferry daemon`, beside zstd on each file itself (as a user compresses a
+        // checkpoint directory without tar): alternated three times, medians, since these are the ratios.
+        // bin/ferry builds the distribution on first use, which is not what these rows measure.
         sh("bin/ferry help > /dev/null 2>&1 || true");
-        rows.add(peer(work, "`ferry image push` / `pull` (whole command)",
-                "bin/ferry image push IMG --store OUT --job bench --generation 0 --rank 0 > /dev/null",
-                "bin/ferry image pull --store OUT --job bench --generation 0 --rank 0 DEST > /dev/null", image));
-        // zstd on each file itself, as a user compresses a checkpoint directory without tar.
-        rows.add(peer(work, "zstd -1 -T0 on each file",
-                "cd IMG && find . -type f | while read -r f; do mkdir -p \"OUT/$(dirname \"$f\")\";"
-                        + " zstd -1 -T0 -q \"$f\" -o \"OUT/$f.zst\"; done && sync -f OUT",
-                "cd OUT && find . -type f -name '*.zst' | while read -r f; do mkdir -p \"DEST/$(dirname \"$f\")\";"
-                        + " zstd -d -q \"$f\" -o \"DEST/${f%.zst}\"; done && sync -f DEST", image));
+        Path socket = work.resolve("daemon/daemon.sock");
+        String image1 = " image push IMG --store OUT --job bench --generation 0 --rank 0 > /dev/null";
+        String image2 = " image pull --store OUT --job bench --generation 0 --rank 0 DEST > /dev/null";
+        String served = "FERRY_DAEMON_SOCKET='" + socket + "' bin/ferry";
+        List<List<Row>> runs = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+        Process daemon = startDaemon(work, socket);
+        try {
+            for (int i = 0; i < 3; i++) {
+                runs.get(0).add(peer(work, "`ferry image push` / `pull` (whole command, a JVM of its own)",
+                        "FERRY_DAEMON=off bin/ferry" + image1, "FERRY_DAEMON=off bin/ferry" + image2, image));
+                runs.get(1).add(peer(work, "`ferry image push` / `pull` (whole command, handed to `ferry daemon`)",
+                        served + image1, served + image2, image));
+                runs.get(2).add(peer(work, "zstd -1 -T0 on each file",
+                        "cd IMG && find . -type f | while read -r f; do mkdir -p \"OUT/$(dirname \"$f\")\";"
+                                + " zstd -1 -T0 -q \"$f\" -o \"OUT/$f.zst\"; done && sync -f OUT",
+                        "cd OUT && find . -type f -name '*.zst' | while read -r f; do mkdir -p \"DEST/$(dirname \"$f\")\";"
+                                + " zstd -d -q \"$f\" -o \"DEST/${f%.zst}\"; done && sync -f DEST", image));
+            }
+        } finally {
+            daemon.destroy();
+            daemon.waitFor();
+        }
+        for (List<Row> r : runs) {
+            rows.add(median(r.get(0).tool() + " (median of 3)", r));
+        }
         rows.add(peer(work, "tar + zstd -1 -T0", "tar -cf - -C IMG . | zstd -1 -T0 -q -o OUT/img.tar.zst && sync OUT/img.tar.zst",
                 "zstd -d -q -c OUT/img.tar.zst | tar -xf - -C DEST && sync -f DEST", image));
         rows.add(peer(work, "tar + gzip -1", "tar -cf - -C IMG . | gzip -1 > OUT/img.tar.gz && sync OUT/img.tar.gz",
                 "gzip -d -c OUT/img.tar.gz | tar -xf - -C DEST && sync -f DEST", image));
         rows.add(peer(work, "cp + sync", "cp -r IMG/. OUT/ && sync -f OUT", "cp -r OUT/. DEST/ && sync -f DEST", image));
+    }
+
+    /** {@code bin/ferry daemon} on {@code socket}, serving (its own warm-up done); its log in {@code work/daemon.log}. */
+    private static Process startDaemon(Path work, Path socket) throws IOException, InterruptedException {
+        Path log = work.resolve("daemon.log");
+        Process p = new ProcessBuilder("bin/ferry", "daemon", "--socket", socket.toString(), "--idle-exit", "10m")
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        long deadline = System.nanoTime() + 120_000_000_000L;
+        while (!Files.readString(log).contains("serving")) {
+            if (!p.isAlive() || System.nanoTime() > deadline) {
+                p.destroy();
+                throw new IOException("ferry daemon did not start: " + Files.readString(log));
+            }
+            Thread.sleep(100);
+        }
+        System.err.print(Files.readString(log));
+        return p;
     }
 
     private static Row ferry(Path work, Path image, long size, Map<String, String> settings, String label, Optional<Keys> keys)

@@ -41,12 +41,24 @@ final class Configuration {
 
     private Configuration() {}
 
+    /** Keys whose values are files (comma-separated): relative ones mean the caller's directory, also under a daemon. */
+    private static final java.util.Set<String> PATH_KEYS = java.util.Set.of("encryption.key-file", "encryption.previous-key-files");
+
+    private static String resolvePaths(String value) {
+        Invocation inv = Invocation.current();
+        if (!inv.served() || value.isBlank()) {
+            return value;
+        }
+        return java.util.Arrays.stream(value.split(",")).map(String::strip)
+                .map(f -> f.isEmpty() ? f : inv.resolve(f).toString()).collect(java.util.stream.Collectors.joining(","));
+    }
+
     /** The settings a command uses: {@code flags} over the environment's over the file's, for a store of {@code storeText}. */
     static Map<String, String> merged(Map<String, String> flags, String storeText) throws IOException {
         Map<String, String> out = new LinkedHashMap<>();
         effective(flags, System.getenv(), scheme(storeText)).forEach((k, v) -> {
             if (!processKey(k)) {
-                out.put(k, v.value());
+                out.put(k, PATH_KEYS.contains(k) ? resolvePaths(v.value()) : v.value());
             }
         });
         return out;
@@ -186,7 +198,7 @@ final class Configuration {
     static Optional<Path> file(Map<String, String> env) {
         String named = env.get(FILE_VARIABLE);
         if (named != null && !named.isEmpty()) {
-            Path p = Path.of(named);
+            Path p = Invocation.current().resolve(named); // a daemon's client means its own directory
             if (!Files.isRegularFile(p)) {
                 throw new IllegalArgumentException(FILE_VARIABLE + "=" + named + ": no such file");
             }

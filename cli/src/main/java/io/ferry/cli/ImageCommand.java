@@ -65,11 +65,12 @@ final class ImageCommand {
 
         @Override
         public Integer call() throws Exception {
+            java.io.PrintWriter out = Invocation.current().out(); // the callback below may run on a worker thread
             List<PushImage> images = images();
             try (io.ferry.staging.OpenedStore o = store.open()) {
                 if (ranks.rank != null) {
                     PushResult r = o.pipeline().push(dir, images.get(0).ref(), TerminalProgress.forStderr());
-                    System.out.println(json ? json(pushJson(JSON.createObjectNode(), r)) : summary(r));
+                    out.println(json ? json(pushJson(JSON.createObjectNode(), r)) : summary(r));
                     return 0;
                 }
                 List<PushResult> pushed = new ArrayList<>();
@@ -77,7 +78,7 @@ final class ImageCommand {
                 o.pipeline().pushAll(images, TerminalProgress.forStderr(), (i, r) -> {
                     pushed.add(r);
                     if (!json) {
-                        System.out.println(summary(r));
+                        out.println(summary(r));
                     }
                 });
                 double seconds = (System.nanoTime() - t0) / 1e9;
@@ -87,9 +88,9 @@ final class ImageCommand {
                     ObjectNode n = JSON.createObjectNode().put("rawBytes", raw).put("storedBytes", stored).put("seconds", seconds);
                     ArrayNode a = n.putArray("images");
                     pushed.forEach(r -> pushJson(a.addObject(), r));
-                    System.out.println(json(n));
+                    out.println(json(n));
                 } else {
-                    System.out.println(String.format(Locale.ROOT, "pushed %d ranks of %s generation %d together: %s raw,"
+                    out.println(String.format(Locale.ROOT, "pushed %d ranks of %s generation %d together: %s raw,"
                                     + " %s written, %.2f s, %.0f MB/s", pushed.size(), image.job, image.generation,
                             Sizes.format(raw), Sizes.format(stored), seconds, raw / 1e6 / Math.max(1e-9, seconds)));
                 }
@@ -142,6 +143,7 @@ final class ImageCommand {
 
         @Override
         public Integer call() throws Exception {
+            java.io.PrintWriter out = Invocation.current().out();
             List<Integer> set = ranks.list();
             try (io.ferry.staging.OpenedStore o = store.open()) {
                 long t0 = System.nanoTime();
@@ -151,27 +153,27 @@ final class ImageCommand {
                                 dir.resolve(Integer.toString(r)))).toList(), TerminalProgress.forStderr());
                 double seconds = (System.nanoTime() - t0) / 1e9;
                 if (pulled.stream().anyMatch(r -> !r.committed())) {
-                    System.err.println("ferry: warning: snapshot " + image.job + "/" + image.generation
+                    Invocation.current().err().println("ferry: warning: snapshot " + image.job + "/" + image.generation
                             + " has no commit marker; do not restart from " + (pulled.size() == 1 ? "this image" : "these images"));
                 }
                 if (json && ranks.rank != null) {
-                    System.out.println(json(pullJson(JSON.createObjectNode(), pulled.get(0))));
+                    out.println(json(pullJson(JSON.createObjectNode(), pulled.get(0))));
                 } else if (json) {
                     ObjectNode n = JSON.createObjectNode().put("rawBytes", pulled.stream().mapToLong(PullResult::rawBytes).sum())
                             .put("readBytes", pulled.stream().mapToLong(PullResult::readBytes).sum()).put("seconds", seconds);
                     ArrayNode a = n.putArray("images");
                     pulled.forEach(r -> pullJson(a.addObject(), r));
-                    System.out.println(json(n));
+                    out.println(json(n));
                 } else {
                     for (PullResult r : pulled) {
-                        System.out.println(String.format(Locale.ROOT,
+                        out.println(String.format(Locale.ROOT,
                                 "pulled %s into %s: %s raw in %d files, %d chunks fetched (%s), verified, %.2f s, %.0f MB/s",
                                 r.image(), r.directory(), Sizes.format(r.rawBytes()), r.files(), r.fetchedChunks(),
                                 Sizes.format(r.fetchedBytes()), r.elapsed().toNanos() / 1e9, r.rawMBps()));
                     }
                     if (ranks.rank == null) {
                         long raw = pulled.stream().mapToLong(PullResult::rawBytes).sum();
-                        System.out.println(String.format(Locale.ROOT, "pulled %d ranks of %s generation %d together: %s raw,"
+                        out.println(String.format(Locale.ROOT, "pulled %d ranks of %s generation %d together: %s raw,"
                                         + " %s read, %.2f s, %.0f MB/s", pulled.size(), image.job, image.generation,
                                 Sizes.format(raw), Sizes.format(pulled.stream().mapToLong(PullResult::readBytes).sum()),
                                 seconds, raw / 1e6 / Math.max(1e-9, seconds)));

@@ -31,7 +31,7 @@ public final class Main {
     static final List<Class<?>> SUBCOMMANDS = List.of(RunCommand.class, ConfigCommand.class, CoordinatorCommand.class,
             AgentCommand.class, ChaosCommand.class, CheckpointCommand.class, HaltCommand.class, CaptureCommand.class,
             RestartCommand.class, StatusCommand.class, ListCommand.class, PlanCommand.class, ImageCommand.class,
-            SnapshotCommand.class, StoreCommand.class, DemoCommand.class, CommandLine.HelpCommand.class);
+            DaemonCommand.class, SnapshotCommand.class, StoreCommand.class, DemoCommand.class, CommandLine.HelpCommand.class);
 
     /**
      * The {@code ferry} command line for {@code args}: with only the subcommand its first argument
@@ -69,7 +69,21 @@ public final class Main {
     }
 
     public static int run(String... args) {
+        return run(Invocation.process(), args);
+    }
+
+    /**
+     * Runs {@code args} for {@code inv}: its output to its writers and, for a client of
+     * {@code ferry daemon}, its relative paths against the client's directory and logging as the
+     * daemon set it up (a client that asks for log levels is not served; see {@link ThinClient}).
+     */
+    static int run(Invocation inv, String... args) {
         CommandLine cl = commandLine(args);
+        cl.setOut(inv.out());
+        cl.setErr(inv.err());
+        if (inv.served()) {
+            cl.registerConverter(java.nio.file.Path.class, inv::resolve);
+        }
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
             PrintWriter err = cmd.getErr();
             err.println("ferry: " + describe(e));
@@ -91,7 +105,9 @@ public final class Main {
         });
         cl.setExecutionStrategy(parsed -> {
             try {
-                setUpLogging(parsed);
+                if (!inv.served()) {
+                    setUpLogging(parsed);
+                }
             } catch (IllegalArgumentException | IOException e) {
                 cl.getErr().println("ferry: " + describe(e));
                 cl.getErr().flush();
@@ -99,7 +115,7 @@ public final class Main {
             }
             return new CommandLine.RunLast().execute(parsed);
         });
-        return cl.execute(args);
+        return inv.run(() -> cl.execute(args));
     }
 
     /**

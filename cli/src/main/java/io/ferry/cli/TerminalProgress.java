@@ -3,17 +3,17 @@ package io.ferry.cli;
 import io.ferry.model.Sizes;
 import io.ferry.staging.Progress;
 
-import java.io.PrintStream;
+import java.io.PrintWriter;
 import java.util.Locale;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A one-line progress bar redrawn at most five times a second on a terminal's stderr.
- * Silent when stderr is not a terminal (logs and pipes stay clean), unless
+ * Silent when the caller is not at a terminal (logs and pipes stay clean), unless
  * {@code FERRY_PROGRESS=1}. Thread-safe.
  */
 final class TerminalProgress implements Progress {
-    private final PrintStream out;
+    private final PrintWriter out;
     private final AtomicLong done = new AtomicLong();
     private volatile long total;
     private volatile String what = "";
@@ -21,13 +21,15 @@ final class TerminalProgress implements Progress {
     private volatile long started;
     private volatile long lastDraw;
 
-    private TerminalProgress(PrintStream out) {
+    private TerminalProgress(PrintWriter out) {
         this.out = out;
     }
 
+    /** A bar on the stderr of the current {@link Invocation}: this process's, or a daemon client's. */
     static Progress forStderr() {
-        boolean tty = System.console() != null || "1".equals(System.getenv("FERRY_PROGRESS"));
-        return tty ? new TerminalProgress(System.err) : Progress.NONE;
+        Invocation inv = Invocation.current();
+        boolean tty = inv.console() || "1".equals(System.getenv("FERRY_PROGRESS"));
+        return tty ? new TerminalProgress(inv.err()) : Progress.NONE;
     }
 
     @Override

@@ -1,0 +1,91 @@
+package io.ferry.cli;
+
+import io.ferry.model.Durations;
+import io.ferry.model.Sizes;
+import io.ferry.staging.OpenedStore;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.stream.Stream;
+
+/** {@code ferry daemon}: a JVM that stays up and runs this user's image pushes and pulls on this node, warm. */
+@Command(name = "daemon", mixinStandardHelpOptions = true,
+        description = {"Serve `ferry image push` and `ferry image pull` of this user on this node from a JVM that stays up,",
+                "so that each command starts in a fifth of a second with its hot loops compiled (as Gradle's daemon does",
+                "for builds). bin/ferry hands such a command to the daemon when one serves the socket, and runs it in a",
+                "JVM of its own when none does, or when the daemon's build or environment (FERRY_*, AWS_*, HADOOP_*,",
+                "PATH...) differs from the command's: the same result, output and exit code either way. Runs in the",
+                "foreground (start it with & or in a job script); exits when idle for --idle-exit, on SIGTERM, or when",
+                "the distribution is rebuilt. FERRY_DAEMON=off makes bin/ferry never use it."})
+final class DaemonCommand implements Callable<Integer> {
+    @Option(names = "--socket", paramLabel = "PATH",
+            description = "Socket to serve (default $FERRY_DAEMON_SOCKET, else $XDG_RUNTIME_DIR/ferry/daemon.sock, else"
+                    + " /tmp/ferry-UID/daemon.sock); its directory is created 0700 and must be yours.")
+    Path socket;
+    @Option(names = "--idle-exit", paramLabel = "DURATION", defaultValue = "30m",
+            description = "Exit after this long without a command (default ${DEFAULT-VALUE}; 0: never).")
+    String idleExit;
+    @Option(names = "--warm-up", paramLabel = "SIZE", defaultValue = "64MiB",
+            description = "Before serving, push and pull a made-up image of this size twice in a private temporary"
+                    + " directory, so that the first command finds the hot loops compiled (default ${DEFAULT-VALUE}; 0: none).")
+    String warmUp;
+
+    @Override
+    public Integer call() throws Exception {
+        Duration idle = idleExit.strip().equals("0") ? Duration.ZERO : Durations.parse(idleExit);
+        long warm = Sizes.parse(warmUp);
+        Map<String, String> env = System.getenv();
+        Path at = socket != null ? socket.toAbsolutePath() : ThinClient.socket(env);
+        try (DaemonServer server = new DaemonServer(at, idle, env)) {
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+                try {
+                    server.close();
+                } catch (IOException e) {
+                    // exiting anyway; a socket left behind is removed by the next daemon
+                }
+            }, "ferry-daemon-stop"));
+            if (warm > 0) {
+                warmUp(warm);
+            }
+            System.err.println("ferry daemon: serving image push and pull for uid " + ThinClient.uid() + " on " + at
+                    + (idle.isZero() ? "" : " (exits after " + idleExit + " idle)"));
+            server.serve();
+            System.err.println("ferry daemon: stopped after " + server.served() + " commands");
+        }
+        return 0;
+    }
+
+    /** Pushes and pulls a made-up image of {@code bytes} twice through the default pipeline, in a private temporary directory. */
+    private static void warmUp(long bytes) throws IOException {
+        long t0 = System.nanoTime();
+        Path tmp = Files.createTempDirectory("ferry-daemon-warm-up");
+        try {
+            io.ferry.model.OwnerOnly.restrict(tmp);
+            SyntheticImage.write(tmp.resolve("img"), bytes, 7, 0);
+            String store = tmp.resolve("store").toString();
+            try (OpenedStore o = StoreOptions.open(store, Map.of())) {
+                for (int round = 0; round < 2; round++) {
+                    io.ferry.model.ImageRef ref = new io.ferry.model.ImageRef("warm-up", round, 0);
+                    o.pipeline().push(tmp.resolve("img"), ref, io.ferry.staging.Progress.NONE);
+                    o.pipeline().pull(ref, tmp.resolve("pulled" + round), io.ferry.staging.Progress.NONE);
+                }
+            }
+        } finally {
+            try (Stream<Path> all = Files.walk(tmp)) {
+                for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(p);
+                }
+            }
+        }
+        System.err.println(String.format(Locale.ROOT, "ferry daemon: warmed up (%s pushed and pulled twice, %.1f s)",
+                Sizes.format(bytes), (System.nanoTime() - t0) / 1e9));
+    }
+}

@@ -1,0 +1,259 @@
+package io.ferry.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code ferry daemon} and its two clients ({@link ThinClient} in a JVM, {@code bin/ferry-daemon-client} on
+ * Python), real child processes over a real Unix socket:
+ * a served command resolves paths, prints and exits as the same command in its own JVM; a client
+ * it must not serve is declined with nothing done; a client killed mid-push has its push
+ * interrupted (no manifest, the store verifies) and the daemon serves on; a stale daemon exits.
+ */
+class DaemonIT {
+    @TempDir
+    Path tmp;
+    private Path socket;
+    private Path log;
+    private Process daemon;
+
+    @BeforeEach
+    void startDaemon() throws Exception {
+        socket = tmp.resolve("run/daemon.sock");
+        log = tmp.resolve("daemon.log");
+        ProcessBuilder pb = FerryProcess.builder(List.of(), "daemon", "--socket", socket.toString(), "--idle-exit", "0",
+                "--warm-up", "0");
+        pb.environment().put("FERRY_PROGRESS", "1"); // served commands draw progress: the clients' environment says so too
+        daemon = pb.redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!Files.exists(socket) || !Files.readString(log).contains("serving")) {
+            assertTrue(daemon.isAlive(), "daemon exited: " + Files.readString(log));
+            assertTrue(System.nanoTime() < deadline, "daemon did not start: " + Files.readString(log));
+            Thread.sleep(50);
+        }
+        assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(socket.getParent())));
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(socket)));
+    }
+
+    @AfterEach
+    void stopDaemon() throws Exception {
+        daemon.destroy();
+        assertTrue(daemon.waitFor(30, TimeUnit.SECONDS));
+        assertFalse(Files.exists(socket), "SIGTERM removes the socket");
+    }
+
+    /** The two clients: {@link ThinClient} in a JVM, and {@code bin/ferry-daemon-client} on Python (what bin/ferry prefers). */
+    enum Client { JAVA, PYTHON }
+
+    private Client kind = Client.JAVA;
+
+    private ProcessBuilder client(Path cwd, Map<String, String> env, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>();
+        if (kind == Client.JAVA) {
+            cmd.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "-cp", System.getProperty("java.class.path"), ThinClient.class.getName()));
+        } else {
+            Path script = Path.of("").toAbsolutePath();
+            while (!Files.exists(script.resolve("bin/ferry-daemon-client"))) {
+                script = script.getParent();
+            }
+            // Its first argument names the build as bin/ferry's jar does: here, the classes both JVMs load.
+            cmd.addAll(List.of(PYTHON.toString(), "-SE", script.resolve("bin/ferry-daemon-client").toString(),
+                    Path.of(ThinClient.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString()));
+        }
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd).directory(cwd.toFile());
+        pb.environment().put("FERRY_DAEMON_SOCKET", socket.toString());
+        pb.environment().put("FERRY_PROGRESS", "1");
+        pb.environment().putAll(env);
+        return pb;
+    }
+
+    private FerryProcess.Result served(Path cwd, String... args) throws Exception {
+        return FerryProcess.run(client(cwd, Map.of(), args));
+    }
+
+    /** The same command in a JVM of its own, in {@code cwd}. */
+    private FerryProcess.Result own(Path cwd, String... args) throws Exception {
+        ProcessBuilder pb = FerryProcess.builder(List.of(), args).directory(cwd.toFile());
+        pb.environment().put("FERRY_PROGRESS", "1");
+        return FerryProcess.run(pb);
+    }
+
+    private static void image(Path dir, long bytes, long seed) throws Exception {
+        Files.createDirectories(dir);
+        byte[] b = new byte[(int) Math.min(bytes, 8 << 20)];
+        SplittableRandom r = new SplittableRandom(seed);
+        try (var out = Files.newOutputStream(dir.resolve("state"))) {
+            for (long left = bytes; left > 0; left -= b.length) {
+                for (int i = 0; i < b.length; i += 8) {
+                    long v = r.nextInt(64); // compressible, but every blob its own
+                    for (int k = 0; k < 8; k++) {
+                        b[i + k] = (byte) (v >>> (k * 8) ^ r.nextInt(4));
+                    }
+                }
+                out.write(b, 0, (int) Math.min(left, b.length));
+            }
+        }
+        Files.writeString(dir.resolve("meta.txt"), "seed " + seed + "\n");
+    }
+
+    private static final Path PYTHON = Path.of("/usr/bin/python3");
+
+    private void use(Client c) {
+        org.junit.jupiter.api.Assumptions.assumeTrue(c == Client.JAVA || Files.isExecutable(PYTHON),
+                "no /usr/bin/python3 (apt-get install python3): bin/ferry uses the JVM client then");
+        kind = c;
+    }
+
+    @ParameterizedTest
+    @EnumSource(Client.class)
+    void aServedPushAndPullResolveTheClientsPathsAndAnswerAsTheCommandInItsOwnJvm(Client c) throws Exception {
+        use(c);
+        Path work = Files.createDirectories(tmp.resolve("work"));
+        image(work.resolve("img"), 3 << 20, 1);
+        FerryProcess.Result push = served(work, "image", "push", "img", "--store", "st", "--job", "j", "--generation", "0",
+                "--rank", "0", "--json");
+        assertEquals(0, push.exit(), push.err());
+        JsonNode pushed = new ObjectMapper().readTree(push.out());
+        assertEquals((3 << 20) + 7, pushed.get("rawBytes").asLong());
+        assertTrue(Files.isDirectory(work.resolve("st")), "the store is where the client meant, not in the daemon's directory");
+        assertTrue(push.err().contains("MB/s"), "the push's progress reached the client: " + push.err());
+
+        FerryProcess.Result pull = served(work, "image", "pull", "--store", "st", "--job", "j", "--generation", "0", "--rank", "0", "out");
+        assertEquals(0, pull.exit(), pull.err());
+        assertTrue(pull.out().startsWith("pulled j/0/0 into " + work.resolve("out")), pull.out());
+        assertArrayEquals(Files.readAllBytes(work.resolve("img/state")), Files.readAllBytes(work.resolve("out/state")));
+        assertTrue(pull.err().contains("has no commit marker"), "the warning went to the client's stderr: " + pull.err());
+
+        // Failures: the same exit code and the same line on stderr as in a JVM of its own.
+        for (String[] args : List.of(
+                new String[] {"image", "pull", "--store", "st", "--job", "j", "--generation", "0", "--rank", "0", "out"},
+                new String[] {"image", "push", "img", "--store", "st", "--job", "../x", "--generation", "1", "--rank", "0"},
+                new String[] {"image", "push", "--store", "st", "--job", "j", "--generation", "1", "--rank", "0"})) {
+            FerryProcess.Result s = served(work, args);
+            FerryProcess.Result o = own(work, args);
+            assertEquals(o.exit(), s.exit(), String.join(" ", args) + ": " + s.err());
+            assertTrue(s.exit() == 1 || s.exit() == 2, s.err());
+            assertEquals(o.err().lines().filter(l -> l.startsWith("ferry")).toList(),
+                    s.err().lines().filter(l -> l.startsWith("ferry")).toList());
+        }
+        assertTrue(Files.readString(log).contains("serving"), Files.readString(log));
+    }
+
+    @ParameterizedTest
+    @EnumSource(Client.class)
+    void aClientTheDaemonMustNotServeIsDeclinedWithNothingDone(Client c) throws Exception {
+        use(c);
+        Path work = Files.createDirectories(tmp.resolve("work"));
+        image(work.resolve("img"), 64 << 10, 2);
+        String[] push = {"image", "push", "img", "--store", "st", "--job", "j", "--generation", "0", "--rank", "0"};
+        // Another environment (a setting the daemon would not apply), a command it does not run, log levels of its own.
+        FerryProcess.Result env = FerryProcess.run(client(work, Map.of("FERRY_STAGING_WORKERS", "1"), push));
+        assertEquals(ThinClient.NOT_SERVED, env.exit(), env.err());
+        FerryProcess.Result verify = served(work, "store", "verify", "st");
+        assertEquals(ThinClient.NOT_SERVED, verify.exit());
+        FerryProcess.Result levels = served(work, "image", "push", "img", "--store", "st", "--job", "j", "--generation", "0",
+                "--rank", "0", "--log-level", "debug");
+        assertEquals(ThinClient.NOT_SERVED, levels.exit());
+        assertFalse(Files.exists(work.resolve("st")), "a declined command did nothing");
+        // A socket nobody serves: not served, nothing done.
+        FerryProcess.Result none = FerryProcess.run(client(work, Map.of("FERRY_DAEMON_SOCKET", tmp.resolve("none.sock").toString()), push));
+        assertEquals(ThinClient.NOT_SERVED, none.exit());
+        assertFalse(Files.exists(work.resolve("st")));
+        assertEquals(0, served(work, push).exit(), "the daemon serves on");
+
+        // A second daemon on a live socket is refused; the first serves on.
+        FerryProcess.Result second = FerryProcess.run(List.of(), "daemon", "--socket", socket.toString(), "--warm-up", "0");
+        assertEquals(1, second.exit());
+        assertTrue(second.err().contains("serves " + socket + " already"), second.err());
+        // A socket directory others may write in is refused.
+        Path open = Files.createDirectories(tmp.resolve("open"));
+        Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rwxrwxrwx"));
+        FerryProcess.Result loose = FerryProcess.run(List.of(), "daemon", "--socket", open.resolve("d.sock").toString(), "--warm-up", "0");
+        assertEquals(1, loose.exit());
+        assertTrue(loose.err().contains("writable by others"), loose.err());
+        assertEquals(0, served(work, "image", "push", "img", "--store", "st", "--job", "j", "--generation", "1", "--rank", "0").exit());
+    }
+
+    @Test
+    void aClientKilledMidPushHasItsPushInterruptedAndTheDaemonServesOn() throws Exception {
+        Path work = Files.createDirectories(tmp.resolve("work"));
+        image(work.resolve("big"), 512L << 20, 3);
+        Process p = client(work, Map.of(), "image", "push", "big", "--store", "st", "--job", "j", "--generation", "0", "--rank", "0")
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        // Its progress says the push is under way; then the client dies as a Ctrl-C or a kill would end it.
+        try (BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8))) {
+            StringBuilder seen = new StringBuilder();
+            int c;
+            while (!seen.toString().contains("MB/s") && (c = err.read()) >= 0) {
+                seen.append((char) c);
+            }
+            assertTrue(seen.toString().contains("MB/s"), "no progress before the end: " + seen);
+            p.destroyForcibly();
+        }
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!Files.readString(log).contains("went away; interrupting")) {
+            assertTrue(System.nanoTime() < deadline, Files.readString(log));
+            Thread.sleep(50);
+        }
+        // No manifest was written: the image cannot be pulled, and the store verifies.
+        Thread.sleep(500); // the push's workers wind down
+        FerryProcess.Result pull = own(work, "image", "pull", "--store", "st", "--job", "j", "--generation", "0", "--rank", "0", "out");
+        assertEquals(1, pull.exit(), pull.out());
+        assertFalse(Files.exists(work.resolve("out")));
+        FerryProcess.Result verify = own(work, "store", "verify", "st");
+        assertEquals(0, verify.exit(), verify.out() + verify.err());
+
+        image(work.resolve("small"), 1 << 20, 4);
+        FerryProcess.Result next = served(work, "image", "push", "small", "--store", "st", "--job", "j", "--generation", "1", "--rank", "0");
+        assertEquals(0, next.exit(), next.err());
+        assertTrue(daemon.isAlive());
+    }
+
+    @ParameterizedTest
+    @EnumSource(Client.class)
+    void aDaemonWhoseBuildWasReplacedDeclinesAndExits(Client c) throws Exception {
+        use(c);
+        Path work = Files.createDirectories(tmp.resolve("work"));
+        image(work.resolve("img"), 64 << 10, 5);
+        // What the client calls its build: where its classes are and when they changed. A rebuild changes that time.
+        Path classes = Path.of(ThinClient.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        FileTime before = Files.getLastModifiedTime(classes);
+        try {
+            Files.setLastModifiedTime(classes, FileTime.fromMillis(before.toMillis() + 60_000));
+            FerryProcess.Result r = served(work, "image", "push", "img", "--store", "st", "--job", "j", "--generation", "0", "--rank", "0");
+            assertEquals(ThinClient.NOT_SERVED, r.exit(), r.err());
+        } finally {
+            Files.setLastModifiedTime(classes, before);
+        }
+        assertTrue(daemon.waitFor(30, TimeUnit.SECONDS), "a stale daemon exits");
+        assertTrue(Files.readString(log).contains("the distribution was rebuilt"), Files.readString(log));
+        assertFalse(Files.exists(work.resolve("st")));
+    }
+}
