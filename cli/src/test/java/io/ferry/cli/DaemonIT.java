@@ -124,18 +124,20 @@ class DaemonIT {
 
     private static final Path PYTHON = Path.of("/usr/bin/python3");
 
-    private void use(Client c) {
+    /** Uses client {@code c}; a working directory {@code work} whose {@code img} holds {@code bytes} and a small file. */
+    private Path work(Client c, long bytes, long seed) throws Exception {
         org.junit.jupiter.api.Assumptions.assumeTrue(c == Client.JAVA || Files.isExecutable(PYTHON),
                 "no /usr/bin/python3 (apt-get install python3): bin/ferry uses the JVM client then");
         kind = c;
+        Path work = Files.createDirectories(tmp.resolve("work"));
+        image(work.resolve("img"), bytes, seed);
+        return work;
     }
 
     @ParameterizedTest
     @EnumSource(Client.class)
     void aServedPushAndPullResolveTheClientsPathsAndAnswerAsTheCommandInItsOwnJvm(Client c) throws Exception {
-        use(c);
-        Path work = Files.createDirectories(tmp.resolve("work"));
-        image(work.resolve("img"), 3 << 20, 1);
+        Path work = work(c, 3 << 20, 1);
         FerryProcess.Result push = served(work, "image", "push", "img", "--store", "st", "--job", "j", "--generation", "0",
                 "--rank", "0", "--json");
         assertEquals(0, push.exit(), push.err());
@@ -168,9 +170,7 @@ class DaemonIT {
     @ParameterizedTest
     @EnumSource(Client.class)
     void aClientTheDaemonMustNotServeIsDeclinedWithNothingDone(Client c) throws Exception {
-        use(c);
-        Path work = Files.createDirectories(tmp.resolve("work"));
-        image(work.resolve("img"), 64 << 10, 2);
+        Path work = work(c, 64 << 10, 2);
         String[] push = {"image", "push", "img", "--store", "st", "--job", "j", "--generation", "0", "--rank", "0"};
         // Another environment (a setting the daemon would not apply), a command it does not run, log levels of its own.
         FerryProcess.Result env = FerryProcess.run(client(work, Map.of("FERRY_STAGING_WORKERS", "1"), push));
@@ -198,6 +198,18 @@ class DaemonIT {
         assertEquals(1, loose.exit());
         assertTrue(loose.err().contains("writable by others"), loose.err());
         assertEquals(0, served(work, "image", "push", "img", "--store", "st", "--job", "j", "--generation", "1", "--rank", "0").exit());
+    }
+
+    @Test
+    void anIdleDaemonExitsByItselfAndTakesItsSocketAlong() throws Exception {
+        Path other = tmp.resolve("idle/d.sock");
+        Process p = FerryProcess.builder(List.of(), "daemon", "--socket", other.toString(), "--idle-exit", "2s", "--warm-up", "0")
+                .redirectErrorStream(true).start();
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "still up after a minute idle");
+        String said = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, p.exitValue(), said);
+        assertTrue(said.contains("stopped after 0 commands"), said);
+        assertFalse(Files.exists(other));
     }
 
     @Test
@@ -239,9 +251,7 @@ class DaemonIT {
     @ParameterizedTest
     @EnumSource(Client.class)
     void aDaemonWhoseBuildWasReplacedDeclinesAndExits(Client c) throws Exception {
-        use(c);
-        Path work = Files.createDirectories(tmp.resolve("work"));
-        image(work.resolve("img"), 64 << 10, 5);
+        Path work = work(c, 64 << 10, 5);
         // What the client calls its build: where its classes are and when they changed. A rebuild changes that time.
         Path classes = Path.of(ThinClient.class.getProtectionDomain().getCodeSource().getLocation().toURI());
         FileTime before = Files.getLastModifiedTime(classes);
