@@ -87,7 +87,10 @@ final class DaemonServer implements Closeable {
         return served.get();
     }
 
-    /** Serves until {@link #close()}, or until idle for {@code idleExit} (zero: never). */
+    /**
+     * Serves until {@link #close()}, or until idle for {@code idleExit} (zero: never); then returns
+     * once the commands under way have ended (a SIGTERM's shutdown does not wait for them).
+     */
     void serve() {
         if (!idleExit.isZero()) {
             Thread idle = new Thread(this::closeWhenIdle, "ferry-daemon-idle");
@@ -105,6 +108,15 @@ final class DaemonServer implements Closeable {
                 if (server.isOpen()) {
                     LOG.warn("ferry daemon: accept failed: " + e);
                 }
+            }
+        }
+        // Closed (idle, or a rebuilt distribution): the commands under way end first, as they would in their own JVMs.
+        while (active.get() > 0) {
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
             }
         }
     }

@@ -104,6 +104,26 @@ class DaemonIT {
         return FerryProcess.run(pb);
     }
 
+    /** Returns once {@code p}'s progress bar shows bytes moving; its stderr is drained from then on. */
+    private static void underWay(Process p) throws Exception {
+        BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
+        StringBuilder seen = new StringBuilder();
+        int c;
+        while (!seen.toString().contains("MB/s") && (c = err.read()) >= 0) {
+            seen.append((char) c);
+        }
+        assertTrue(seen.toString().contains("MB/s"), "no progress before the end: " + seen);
+        Thread drain = new Thread(() -> {
+            try (err) {
+                err.transferTo(java.io.Writer.nullWriter());
+            } catch (java.io.IOException e) {
+                // the process ended
+            }
+        });
+        drain.setDaemon(true);
+        drain.start();
+    }
+
     private static void image(Path dir, long bytes, long seed) throws Exception {
         Files.createDirectories(dir);
         byte[] b = new byte[(int) Math.min(bytes, 8 << 20)];
@@ -219,15 +239,8 @@ class DaemonIT {
         Process p = client(work, Map.of(), "image", "push", "big", "--store", "st", "--job", "j", "--generation", "0", "--rank", "0")
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         // Its progress says the push is under way; then the client dies as a Ctrl-C or a kill would end it.
-        try (BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8))) {
-            StringBuilder seen = new StringBuilder();
-            int c;
-            while (!seen.toString().contains("MB/s") && (c = err.read()) >= 0) {
-                seen.append((char) c);
-            }
-            assertTrue(seen.toString().contains("MB/s"), "no progress before the end: " + seen);
-            p.destroyForcibly();
-        }
+        underWay(p);
+        p.destroyForcibly();
         assertTrue(p.waitFor(30, TimeUnit.SECONDS));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (!Files.readString(log).contains("went away; interrupting")) {
@@ -252,6 +265,10 @@ class DaemonIT {
     @EnumSource(Client.class)
     void aDaemonWhoseBuildWasReplacedDeclinesAndExits(Client c) throws Exception {
         Path work = work(c, 64 << 10, 5);
+        image(work.resolve("big"), 256L << 20, 6);
+        Process inFlight = client(work, Map.of(), "image", "push", "big", "--store", "big-st", "--job", "j", "--generation", "0",
+                "--rank", "0").redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        underWay(inFlight);
         // What the client calls its build: where its classes are and when they changed. A rebuild changes that time.
         Path classes = Path.of(ThinClient.class.getProtectionDomain().getCodeSource().getLocation().toURI());
         FileTime before = Files.getLastModifiedTime(classes);
@@ -262,6 +279,11 @@ class DaemonIT {
         } finally {
             Files.setLastModifiedTime(classes, before);
         }
+        // The push under way when the daemon learnt it was stale ends as it would have: the daemon waits for it.
+        assertTrue(inFlight.waitFor(120, TimeUnit.SECONDS));
+        assertEquals(0, inFlight.exitValue());
+        assertEquals(0, own(work, "image", "pull", "--store", "big-st", "--job", "j", "--generation", "0", "--rank", "0", "back").exit());
+        assertEquals(-1, Files.mismatch(work.resolve("big/state"), work.resolve("back/state")));
         assertTrue(daemon.waitFor(30, TimeUnit.SECONDS), "a stale daemon exits");
         assertTrue(Files.readString(log).contains("the distribution was rebuilt"), Files.readString(log));
         assertFalse(Files.exists(work.resolve("st")));
