@@ -63,20 +63,29 @@ public final class ThinClient {
         if (unserved != null) {
             return notServed(debug, err, unserved);
         }
-        Path socket = socket(env);
-        try (SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+        Path socket;
+        byte[] request;
+        SocketChannel ch;
+        try {
+            socket = socket(env);
+            request = request(args, env);
+            ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+        } catch (IOException | RuntimeException e) { // nothing was asked: the command runs in a JVM of its own
+            return notServed(debug, err, "cannot ask a daemon: " + e);
+        }
+        try (ch) {
             try {
                 ch.connect(UnixDomainSocketAddress.of(socket));
-            } catch (IOException e) {
+                java.nio.file.attribute.UserPrincipal peer = ch.getOption(jdk.net.ExtendedSocketOptions.SO_PEERCRED).user();
+                if (!peer.equals(self())) {
+                    // It would learn our arguments and directory: never use another user's daemon.
+                    err.println("ferry: warning: " + socket + " is served by user " + peer.getName() + ", not by you; not used");
+                    return NOT_SERVED;
+                }
+                writeFully(ch, request);
+            } catch (IOException e) { // no daemon, or one that went before it had the whole request: nothing ran
                 return notServed(debug, err, "no daemon at " + socket + " (" + e.getMessage() + ")");
             }
-            java.nio.file.attribute.UserPrincipal peer = ch.getOption(jdk.net.ExtendedSocketOptions.SO_PEERCRED).user();
-            if (!peer.equals(self())) {
-                // It would learn our arguments and directory: never use another user's daemon.
-                err.println("ferry: warning: " + socket + " is served by user " + peer.getName() + ", not by you; not used");
-                return NOT_SERVED;
-            }
-            writeFully(ch, request(args, env));
             return relay(new DataInputStream(new java.io.BufferedInputStream(new ChannelInput(ch))), out, err, debug);
         } catch (IOException e) {
             err.println("ferry: lost the daemon at " + socket + " before the command ended: " + e.getMessage()

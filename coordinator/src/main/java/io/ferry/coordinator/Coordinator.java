@@ -165,7 +165,7 @@ public final class Coordinator implements Closeable {
             ownership.attach(events);
             while (running) {
                 try {
-                    long polling = lease.polling();
+                    long polling = lease.polling(live.getCount() == 0);
                     var batch = events.poll(Duration.ofMillis(50));
                     if (live.getCount() == 0) {
                         lease.polled(polling);
