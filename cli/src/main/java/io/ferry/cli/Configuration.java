@@ -42,7 +42,8 @@ final class Configuration {
     private Configuration() {}
 
     /** Keys whose values are files (comma-separated): relative ones mean the caller's directory, also under a daemon. */
-    private static final java.util.Set<String> PATH_KEYS = java.util.Set.of("encryption.key-file", "encryption.previous-key-files");
+    private static final java.util.Set<String> PATH_KEYS = java.util.Set.of(io.ferry.staging.crypt.Keys.KEY_FILE.name(),
+            io.ferry.staging.crypt.Keys.PREVIOUS_KEY_FILES.name());
 
     private static String resolvePaths(String value) {
         Invocation inv = Invocation.current();

@@ -10,11 +10,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.stream.Stream;
 
 /** {@code ferry daemon}: a JVM that stays up and runs this user's image pushes and pulls on this node, warm. */
 @Command(name = "daemon", mixinStandardHelpOptions = true,
@@ -79,11 +77,7 @@ final class DaemonCommand implements Callable<Integer> {
                 }
             }
         } finally {
-            try (Stream<Path> all = Files.walk(tmp)) {
-                for (Path p : all.sorted(Comparator.reverseOrder()).toList()) {
-                    Files.deleteIfExists(p);
-                }
-            }
+            io.ferry.staging.internal.FileTrees.delete(tmp);
         }
         System.err.println(String.format(Locale.ROOT, "ferry daemon: warmed up (%s pushed and pulled twice, %.1f s)",
                 Sizes.format(bytes), (System.nanoTime() - t0) / 1e9));

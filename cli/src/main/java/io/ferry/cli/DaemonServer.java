@@ -162,18 +162,31 @@ final class DaemonServer implements Closeable {
         }
     }
 
-    /** Why {@code r} is not served here, or null; a client of another build also stops this daemon, which is stale. */
+    /**
+     * Why {@code r} is not served here, or null. A client of this installation whose classes changed
+     * since the daemon started also stops it (it is stale); one of another installation (another
+     * checkout, sharing the default socket) is only declined.
+     */
     private String declined(Request r) {
         if (!r.build.equals(build)) {
-            LOG.warn("ferry daemon: exiting: a client of build " + r.build + " came, this daemon runs " + build
-                    + " (the distribution was rebuilt since it started)");
-            closeQuietly();
+            if (rebuilt(build, r.build)) {
+                LOG.warn("ferry daemon: exiting: a client of build " + r.build + " came, this daemon runs " + build
+                        + " (the distribution was rebuilt since it started)");
+                closeQuietly();
+            }
             return "this daemon runs another build (" + build + ")";
         }
         if (!Arrays.equals(r.environment, environment)) {
             return "the environment differs from the daemon's (FERRY_*, AWS_*, HADOOP_*, KRB5*, JAVA_*, PATH, HOME...)";
         }
         return ThinClient.unservable(r.args, Map.of());
+    }
+
+    /** Whether build {@code other} ({@code PATH@MILLIS}) is {@code mine} rebuilt: the same classes' path, changed since. */
+    static boolean rebuilt(String mine, String other) {
+        int a = mine.lastIndexOf('@');
+        int b = other.lastIndexOf('@');
+        return a > 0 && b > 0 && mine.substring(0, a).equals(other.substring(0, b)) && !mine.equals(other);
     }
 
     private void run(SocketChannel ch, DataInputStream in, Request r) throws IOException {

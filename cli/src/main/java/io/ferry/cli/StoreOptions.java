@@ -23,12 +23,8 @@ final class StoreOptions {
 
     /** Opens {@code storeText} with {@code settings} over the configuration file's and environment's ({@link Configuration}). */
     static OpenedStore open(String storeText, Map<String, String> settings) throws IOException {
-        String text = plainPath(storeText) ? Invocation.current().resolve(storeText).toString() : storeText;
+        String text = storeText != null && !storeText.isBlank() && io.ferry.stores.Stores.isPlainPath(storeText)
+                ? Invocation.current().resolve(storeText).toString() : storeText;
         return OpenedStore.open(text, Configuration.merged(settings, text));
-    }
-
-    /** Whether {@code text} is a plain path rather than a URI ({@link io.ferry.stores.Stores#parse}'s rule). */
-    private static boolean plainPath(String text) {
-        return text != null && !text.isBlank() && (text.startsWith("/") || !text.matches("[A-Za-z][A-Za-z0-9+.-]*:.*"));
     }
 }

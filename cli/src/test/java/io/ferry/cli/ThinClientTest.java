@@ -63,6 +63,15 @@ class ThinClientTest {
     }
 
     @Test
+    void onlyTheSameInstallationChangedSinceMakesADaemonStale() {
+        assertTrue(DaemonServer.rebuilt("/opt/ferry/cli.jar@1000", "/opt/ferry/cli.jar@2000"));
+        assertFalse(DaemonServer.rebuilt("/opt/ferry/cli.jar@1000", "/opt/ferry/cli.jar@1000"));
+        // Another checkout sharing the default socket is declined, but does not stop this daemon.
+        assertFalse(DaemonServer.rebuilt("/opt/ferry/cli.jar@1000", "/home/u/ferry/cli.jar@2000"));
+        assertFalse(DaemonServer.rebuilt("/opt/ferry/cli.jar@1000", "unknown"));
+    }
+
+    @Test
     void aMissingDaemonIsNotServedAndSaysWhyOnlyWhenDebugging() {
         var err = new java.io.ByteArrayOutputStream();
         var out = new java.io.ByteArrayOutputStream();

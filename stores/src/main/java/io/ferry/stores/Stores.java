@@ -75,6 +75,11 @@ public final class Stores {
         return p.remote() ? new ResilientStore(store, resilience) : store;
     }
 
+    /** Whether {@code text} (not blank) is a plain path, which {@link #parse} makes a {@code file:} store, rather than a URI. */
+    public static boolean isPlainPath(String text) {
+        return text.startsWith("/") || !text.matches("[A-Za-z][A-Za-z0-9+.-]*:.*");
+    }
+
     /**
      * Parses what a user typed: a URI with a scheme, or a plain path, which means a
      * {@code file:} store at that (absolute-made) path.
@@ -83,7 +88,7 @@ public final class Stores {
         if (text == null || text.isBlank()) {
             throw new IllegalArgumentException("empty store URI");
         }
-        if (text.matches("[A-Za-z][A-Za-z0-9+.-]*:.*") && !text.startsWith("/")) {
+        if (!isPlainPath(text)) {
             try {
                 URI uri = new URI(text);
                 if ("file".equals(uri.getScheme()) && uri.getPath() == null) {
