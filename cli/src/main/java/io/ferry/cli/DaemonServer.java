@@ -4,12 +4,10 @@ import java.io.BufferedInputStream;
 import java.io.Closeable;
 import java.io.DataInputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
-import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.Charset;
@@ -191,8 +189,9 @@ final class DaemonServer implements Closeable {
 
     private void run(SocketChannel ch, DataInputStream in, Request r) throws IOException {
         Charset cs = Charset.defaultCharset();
-        PrintWriter out = new PrintWriter(new OutputStreamWriter(new Frames(ch, ThinClient.OUT), cs), true);
-        PrintWriter err = new PrintWriter(new OutputStreamWriter(new Frames(ch, ThinClient.ERR), cs), true);
+        ClientLine line = new ClientLine(ch); // written by a thread of its own: see ClientLine
+        PrintWriter out = new PrintWriter(new OutputStreamWriter(line.stream(ThinClient.OUT), cs), true);
+        PrintWriter err = new PrintWriter(new OutputStreamWriter(line.stream(ThinClient.ERR), cs), true);
         AtomicBoolean done = new AtomicBoolean();
         Thread command = Thread.currentThread();
         Thread watch = new Thread(() -> {
@@ -210,16 +209,18 @@ final class DaemonServer implements Closeable {
         watch.start();
         int code;
         try {
-            code = Main.run(Invocation.client(r.cwd, r.console, out, err), r.args);
+            try {
+                code = Main.run(Invocation.client(r.cwd, r.console, out, err), r.args);
+            } finally {
+                done.set(true);
+                Thread.interrupted(); // an interrupt meant for this command must not outlive it
+            }
+            out.flush();
+            err.flush();
+            served.incrementAndGet();
+            line.exit(code);
         } finally {
-            done.set(true);
-            Thread.interrupted(); // an interrupt meant for this command must not outlive it
-        }
-        out.flush();
-        err.flush();
-        served.incrementAndGet();
-        synchronized (ch) {
-            ThinClient.writeFully(ch, ByteBuffer.allocate(5).put(ThinClient.EXIT).putInt(code).array());
+            line.close();
         }
     }
 
@@ -265,35 +266,6 @@ final class DaemonServer implements Closeable {
                 args[i] = in.readUTF();
             }
             return new Request(build, env, cwd, console, args);
-        }
-    }
-
-    /** Output as frames of one type: a type byte, a 4-byte length, the bytes. Whole frames, whichever thread writes. */
-    private static final class Frames extends OutputStream {
-        private final SocketChannel ch;
-        private final byte type;
-
-        Frames(SocketChannel ch, byte type) {
-            this.ch = ch;
-            this.type = type;
-        }
-
-        @Override
-        public void write(int b) throws IOException {
-            write(new byte[] {(byte) b}, 0, 1);
-        }
-
-        @Override
-        public void write(byte[] b, int off, int len) throws IOException {
-            while (len > 0) {
-                int n = Math.min(len, 64 * 1024);
-                ByteBuffer frame = ByteBuffer.allocate(5 + n).put(type).putInt(n).put(b, off, n);
-                synchronized (ch) {
-                    ThinClient.writeFully(ch, frame.array());
-                }
-                off += n;
-                len -= n;
-            }
         }
     }
 }
