@@ -53,6 +53,7 @@ final class DaemonCommand implements Callable<Integer> {
             if (warm > 0) {
                 warmUp(warm);
             }
+            io.ferry.cli.log.ServedLog.install(); // a served command's log lines reach its client too
             System.err.println("ferry daemon: serving image push and pull for uid " + ThinClient.uid() + " on " + at
                     + (idle.isZero() ? "" : " (exits after " + idleExit + " idle)"));
             server.serve();

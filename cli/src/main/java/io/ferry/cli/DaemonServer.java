@@ -209,7 +209,7 @@ final class DaemonServer implements Closeable {
         watch.start();
         int code;
         try {
-            try {
+            try (io.ferry.cli.log.ServedLog.Sink lines = io.ferry.cli.log.ServedLog.open(err)) {
                 code = Main.run(Invocation.client(r.cwd, r.console, out, err), r.args);
             } finally {
                 done.set(true);

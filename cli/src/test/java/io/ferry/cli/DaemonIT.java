@@ -2,6 +2,7 @@ package io.ferry.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.ferry.stores.s3.S3ProxyServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -259,6 +260,48 @@ class DaemonIT {
         FerryProcess.Result next = served(work, "image", "push", "small", "--store", "st", "--job", "j", "--generation", "1", "--rank", "0");
         assertEquals(0, next.exit(), next.err());
         assertTrue(daemon.isAlive());
+    }
+
+    @ParameterizedTest
+    @EnumSource(Client.class)
+    void aServedPushShowsItsStoresRetriesToItsClientAsInItsOwnJvm(Client c) throws Exception {
+        kind = c;
+        Path work = Files.createDirectories(tmp.resolve("work"));
+        image(work.resolve("img"), 256L << 20, 8);
+        try (S3ProxyServer s3 = new S3ProxyServer(tmp.resolve("s3")).bucket("ferry")) {
+            List<String> args = new ArrayList<>(List.of("image", "push", "img", "--store", "s3://ferry/site", "--job", "j",
+                    "--generation", "0", "--rank", "0"));
+            s3.options().forEach((k, v) -> args.addAll(List.of("--set", k + "=" + v)));
+            Process p = client(work, Map.of(), args.toArray(String[]::new)).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            StringBuffer err = new StringBuffer();
+            Thread reader = new Thread(() -> {
+                try (var in = new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8)) {
+                    for (int ch; (ch = in.read()) >= 0; ) {
+                        err.append((char) ch);
+                    }
+                } catch (java.io.IOException e) {
+                    // the client ended
+                }
+            });
+            reader.start();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (!err.toString().contains("MB/s")) { // under way: its packs go to s3proxy from now on
+                assertTrue(p.isAlive() && System.nanoTime() < deadline, err.toString());
+                Thread.sleep(10);
+            }
+            s3.stop(); // a real outage: connections refused for a second, within the store's retry budget
+            Thread.sleep(1000);
+            s3.start();
+            assertTrue(p.waitFor(120, TimeUnit.SECONDS));
+            reader.join();
+            String said = err.toString();
+            // Survived the outage, or failed as the same command in its own JVM fails once the store's circuit opens.
+            assertTrue(p.exitValue() == 0 || p.exitValue() == 1 && said.contains("ferry: store s3://ferry/site is considered down"),
+                    said.substring(Math.max(0, said.length() - 3000)) + "\nDAEMON LOG:\n" + Files.readString(log));
+            // The retries show on the client's stderr, as a command in its own JVM prints them, and in the daemon's log.
+            assertTrue(err.toString().contains("failed, retrying in"), err.toString());
+            assertTrue(Files.readString(log).contains("failed, retrying in"), Files.readString(log));
+        }
     }
 
     @ParameterizedTest
