@@ -224,11 +224,14 @@ class DaemonIT {
     @Test
     void anIdleDaemonExitsByItselfAndTakesItsSocketAlong() throws Exception {
         Path other = tmp.resolve("idle/d.sock");
-        Process p = FerryProcess.builder(List.of(), "daemon", "--socket", other.toString(), "--idle-exit", "2s", "--warm-up", "0")
+        Process p = FerryProcess.builder(List.of(), "daemon", "--socket", other.toString(), "--idle-exit", "2s", "--warm-up", "1MiB")
                 .redirectErrorStream(true).start();
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), "still up after a minute idle");
         String said = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(0, p.exitValue(), said);
+        // Its warm-up ran the commands as it serves them, every one of them to its end, and counts as none served.
+        assertTrue(said.contains("warmed up (1.0 MiB pushed and pulled twice"), said);
+        assertFalse(said.contains("warm-up stopped"), said);
         assertTrue(said.contains("stopped after 0 commands"), said);
         assertFalse(Files.exists(other));
     }
