@@ -210,16 +210,18 @@ public final class ProcCapturer implements Capturer {
      * /proc files (the JDK reports that errno only by its text), or the files gone.
      */
     private static boolean exiting(IOException e) {
-        return e instanceof ProcessGoneException || e instanceof NoSuchFileException
-                || "No such process".equals(e.getMessage());
+        return e instanceof ProcessGoneException || ProcFs.gone(e);
     }
 
     private static boolean capturable(int p) throws IOException {
         try {
             char state = ProcFs.stat(p).state();
             return state != 'Z' && state != 'X';
-        } catch (NoSuchFileException gone) {
-            return false;
+        } catch (IOException e) {
+            if (ProcFs.gone(e)) {
+                return false;
+            }
+            throw e;
         }
     }
 

@@ -4,7 +4,6 @@ import com.sun.jna.LastErrorException;
 import io.ferry.agent.capture.ProcessGoneException;
 
 import java.io.IOException;
-import java.nio.file.NoSuchFileException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -60,7 +59,10 @@ public final class Freezer implements AutoCloseable {
                 if (ProcFs.stat(m).halted()) {
                     f.stoppedBefore.add(m);
                 }
-            } catch (NoSuchFileException gone) {
+            } catch (IOException e) {
+                if (!ProcFs.gone(e)) {
+                    throw e;
+                }
                 // exits before we stop it: nothing to thaw
             }
         }
@@ -122,10 +124,8 @@ public final class Freezer implements AutoCloseable {
                 }
             }
             return true;
-        } catch (NoSuchFileException gone) {
-            return true; // a thread or the process exited: it runs no more
         } catch (IOException e) {
-            return false;
+            return ProcFs.gone(e); // a thread or the process exited: it runs no more
         }
     }
 

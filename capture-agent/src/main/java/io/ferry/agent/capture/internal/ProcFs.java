@@ -12,7 +12,8 @@ import java.util.List;
 /**
  * Reads what {@code proc} capture needs from {@code /proc}: memory maps, threads and their
  * states, process-group members, and the fields of {@code stat} and {@code status}. A
- * process that vanished while being read surfaces as {@link NoSuchFileException}.
+ * process that vanished while being read surfaces as {@link NoSuchFileException}, or as an
+ * {@code IOException} of ESRCH when it went between an open and a read: {@link #gone} tells both.
  * Stateless and thread-safe.
  */
 public final class ProcFs {
@@ -110,18 +111,29 @@ public final class ProcFs {
         return out;
     }
 
+    /**
+     * Whether reading a process's {@code /proc} file failed because the process exited: its directory was gone at the
+     * open ({@link NoSuchFileException}), or it went between the open and the read, which fails with ESRCH.
+     */
+    public static boolean gone(IOException e) {
+        return e instanceof NoSuchFileException || "No such process".equals(e.getMessage());
+    }
+
     /** Every live process whose process group is {@code pgid}, ascending. */
     public static List<Integer> groupMembers(int pgid) throws IOException {
         List<Integer> out = new ArrayList<>();
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(PROC, p -> p.getFileName().toString().matches("\\d+"))) {
             for (Path p : ds) {
+                int pid = Integer.parseInt(p.getFileName().toString());
                 try {
-                    Stat s = stat(Integer.parseInt(p.getFileName().toString()));
+                    Stat s = stat(pid);
                     if (s.pgrp() == pgid && s.state() != 'Z' && s.state() != 'X') {
                         out.add(s.pid());
                     }
-                } catch (NoSuchFileException gone) {
-                    // exited while we listed
+                } catch (IOException e) {
+                    if (!gone(e)) { // exited while we listed: any process of the node may, not only the group's
+                        throw e;
+                    }
                 }
             }
         }
