@@ -82,13 +82,13 @@ final class DaemonCommand implements Callable<Integer> {
             PrintWriter dropped = new PrintWriter(said);
             Invocation served = Invocation.client(tmp, false, new PrintWriter(Writer.nullWriter()), dropped);
             for (int round = 0; round < 2; round++) {
-                String[] ref = {"--store", "store", "--job", "warm-up", "--generation", Integer.toString(round), "--rank", "0"};
-                for (String[] args : List.of(concat(new String[] {"image", "push", "img"}, ref),
-                        concat(new String[] {"image", "pull"}, concat(ref, new String[] {"pulled" + round})))) {
-                    int code = Main.run(served, args);
+                String ref = "--store store --job warm-up --generation " + round + " --rank 0";
+                for (String command : List.of("image push img " + ref, "image pull " + ref + " pulled" + round)) {
+                    said.getBuffer().setLength(0); // what the last command said (a pull warns of its missing commit marker)
+                    int code = Main.run(served, command.split(" "));
                     if (code != 0) { // the clients' commands will likely fail alike: say it now, once
-                        System.err.println("ferry daemon: warm-up stopped: `ferry " + String.join(" ", args) + "` exited with "
-                                + code + ": " + said.toString().strip());
+                        System.err.println("ferry daemon: warm-up stopped: `ferry " + command + "` exited with " + code + ": "
+                                + said.toString().strip());
                         return;
                     }
                 }
@@ -98,11 +98,5 @@ final class DaemonCommand implements Callable<Integer> {
         }
         System.err.println(String.format(Locale.ROOT, "ferry daemon: warmed up (%s pushed and pulled twice, %.1f s)",
                 Sizes.format(bytes), (System.nanoTime() - t0) / 1e9));
-    }
-
-    private static String[] concat(String[] a, String[] b) {
-        String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
-        System.arraycopy(b, 0, out, a.length, b.length);
-        return out;
     }
 }
