@@ -72,5 +72,26 @@ class FastCdcTest {
         assertEquals(0, cdc.next(new byte[10], 10, 10));
         assertThrows(IllegalArgumentException.class, () -> new FastCdc(1000));
         assertThrows(IllegalArgumentException.class, () -> new FastCdc(128));
+        assertThrows(IllegalArgumentException.class, () -> new FastCdc(4096, 4097), "a minimum past the average");
+        assertThrows(IllegalArgumentException.class, () -> new FastCdc(4096, 32));
+    }
+
+    @Test
+    void theEnginesMinimumIsThreeQuartersOfTheAverageAndHashesLessThanAQuarterWouldForTheSameAverage() {
+        FastCdc engine = new FastCdc(64 << 10);
+        assertEquals(48 << 10, engine.min());
+        FastCdc quarter = new FastCdc(64 << 10, 16 << 10);
+        byte[] b = new byte[32 << 20];
+        new Random(3).nextBytes(b);
+        List<byte[]> three = chunks(engine, b);
+        List<byte[]> one = chunks(quarter, b);
+        // The minimum moved, the average hardly: cuts before the average were rare (the stricter mask).
+        double a3 = (double) b.length / three.size();
+        double a1 = (double) b.length / one.size();
+        assertTrue(Math.abs(a3 - a1) / a1 < 0.1, "means " + a3 + " and " + a1);
+        // What the gear hash runs over: each chunk past its minimum. About half the quarter's (measured 0.5).
+        long hashed3 = three.stream().mapToLong(c -> Math.max(0, c.length - engine.min())).sum();
+        long hashed1 = one.stream().mapToLong(c -> Math.max(0, c.length - quarter.min())).sum();
+        assertTrue(hashed3 < 0.6 * hashed1, hashed3 + " bytes hashed against " + hashed1);
     }
 }
