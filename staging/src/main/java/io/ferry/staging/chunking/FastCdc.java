@@ -37,10 +37,11 @@ public final class FastCdc {
      * <p>Why three quarters: the gear hash runs only past the minimum, so the minimum sets what
      * cutting costs. With FastCDC's usual quarter, a 64 KiB average hashed about 64 KiB of each
      * 80 KiB blob; with three quarters, about 32 KiB. Measured on the seeded 256 MiB image
-     * ({@code benchmarks/run-chunking.sh}, 2026-11-25): the cut runs 2.3 times as fast (3,065
-     * against 1,307 MB/s on one core), for 12.7% instead of 11.7% added by a generation with 5%
-     * scattered rewrites, and 0.2% either way after shifted bytes. Cuts before the average were
-     * rare anyway (the stricter mask there), so blobs keep their average size.
+     * ({@code benchmarks/run-chunking.sh}, 2026-11-25, two runs): the cut runs 1.9 to 2.3 times
+     * as fast (2,608 against 1,395 and 3,065 against 1,307 MB/s on one core), for 12.7% instead of
+     * 11.7% added by a generation with 5% scattered rewrites, and 0.2% either way after shifted
+     * bytes. Cuts before the average were rare anyway (the stricter mask there), so blobs stay
+     * near their average size (about 80 KiB on the seeded image).
      *
      * @param avg the average chunk size wanted, a power of two from 256 B; chunks are at least
      *            {@code avg * 3 / 4} and at most {@code avg * 4} bytes (the last one of a buffer may be shorter)
