@@ -41,7 +41,7 @@ public final class FastCdc {
      * as fast (2,608 against 1,395 and 3,065 against 1,307 MB/s on one core), for 12.7% instead of
      * 11.7% added by a generation with 5% scattered rewrites, and 0.2% either way after shifted
      * bytes. Cuts before the average were rare anyway (the stricter mask there), so blobs stay
-     * near their average size (about 80 KiB on the seeded image).
+     * near their average size (about 85 KiB on the seeded image).
      *
      * @param avg the average chunk size wanted, a power of two from 256 B; chunks are at least
      *            {@code avg * 3 / 4} and at most {@code avg * 4} bytes (the last one of a buffer may be shorter)
