@@ -2,6 +2,7 @@ package io.ferry.staging.internal;
 
 import io.ferry.compression.Digests;
 import io.ferry.model.Entry;
+import io.ferry.stores.FileIo;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -116,12 +117,10 @@ final class FileFeed<T> {
         return new Read<>(f, whole == null ? Entry.RegularFile.NOT_RECORDED : Digests.hex(whole.digest()), pieces);
     }
 
+    /** Through this thread's small direct buffer ({@link FileIo}), not the JDK's temporary one of the segment's size. */
     private static void readFully(FileChannel ch, byte[] buf, int len, ImageScanner.Found f) throws IOException {
-        ByteBuffer b = ByteBuffer.wrap(buf, 0, len);
-        while (b.hasRemaining()) {
-            if (ch.read(b) < 0) {
-                throw new IOException("file " + f.path() + " shrank while being pushed: quiesce the rank first");
-            }
+        if (FileIo.read(ch, buf, 0, len) < len) {
+            throw new IOException("file " + f.path() + " shrank while being pushed: quiesce the rank first");
         }
     }
 }

@@ -11,6 +11,7 @@ import io.ferry.staging.ImageCorruptException;
 import io.ferry.staging.Progress;
 import io.ferry.staging.packs.PackKeys;
 import io.ferry.staging.packs.PackResolver;
+import io.ferry.stores.FileIo;
 import io.ferry.stores.ObjectNotFoundException;
 import io.ferry.stores.Store;
 
@@ -295,10 +296,7 @@ final class PackReads {
                     throw new CorruptChunkException(name, "holds " + len + " bytes where the file needs " + n.place.length());
                 }
                 for (Target t : n.targets) {
-                    ByteBuffer b = ByteBuffer.wrap(raw, 0, len);
-                    while (b.hasRemaining()) {
-                        t.ch().write(b, t.pos() + b.position()); // positional: safe from several threads
-                    }
+                    FileIo.writeFully(t.ch(), t.pos(), raw, 0, len); // positional, through this thread's small direct buffer
                     progress.advance(len);
                     startWriteback(t.file(), len);
                     if (t.file().pending().decrementAndGet() == 0) {

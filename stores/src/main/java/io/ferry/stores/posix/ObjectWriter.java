@@ -1,6 +1,7 @@
 package io.ferry.stores.posix;
 
 import com.sun.nio.file.ExtendedOpenOption;
+import io.ferry.stores.FileIo;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -23,14 +24,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * with zeros and the file truncated back to the object's length before the flush. A file
  * system that refuses {@code O_DIRECT} (ramfs; tmpfs before Linux 6.6; some FUSE file systems) is
  * remembered and written through the page cache from then on; so is everything with
- * {@code posix.direct-io=off}. Buffered writes go in slices of at most {@link #SLICE} bytes, so
- * the JDK's temporary direct buffer for a heap buffer stays one size and is reused instead of
- * being allocated anew for every pack. Thread-safe.
+ * {@code posix.direct-io=off}. Buffered writes of a heap buffer go through {@link FileIo}'s small
+ * per-thread buffer, not a temporary direct buffer of the pack's size. Thread-safe.
  */
 final class ObjectWriter {
     /** Objects from this size up are written with O_DIRECT where possible. */
     static final int DIRECT_MIN = 1 << 20;
-    /** Bytes per write call, and the size of each pooled aligned buffer. */
+    /** Bytes per O_DIRECT write call, and the size of each pooled aligned buffer. */
     static final int SLICE = 1 << 20;
 
     private final AtomicBoolean direct;
@@ -75,11 +75,11 @@ final class ObjectWriter {
         try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
             PosixStore.ownerOnly(tmp);
             ByteBuffer b = data.duplicate();
-            int end = b.limit();
-            while (b.position() < end) {
-                b.limit(Math.min(end, b.position() + SLICE));
+            if (b.hasArray()) {
+                FileIo.write(ch, b.array(), b.arrayOffset() + b.position(), b.remaining());
+            } else {
                 while (b.hasRemaining()) {
-                    ch.write(b);
+                    ch.write(b); // direct already: no copy
                 }
             }
             // fdatasync: data and the size needed to read it back; the store makes the name durable.

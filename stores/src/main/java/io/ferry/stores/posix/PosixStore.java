@@ -1,5 +1,6 @@
 package io.ferry.stores.posix;
 
+import io.ferry.stores.FileIo;
 import io.ferry.stores.Keys;
 import io.ferry.stores.ObjectNotFoundException;
 import io.ferry.stores.PermanentStoreException;
@@ -158,13 +159,7 @@ public final class PosixStore implements Store {
     public int read(String key, byte[] dst) throws StoreException {
         try (FileChannel ch = FileChannel.open(path(key), StandardOpenOption.READ)) {
             long size = ch.size(); // of the file we opened, not of whatever the name points to later
-            ByteBuffer b = ByteBuffer.wrap(dst);
-            int read;
-            do {
-                b.limit(Math.min(dst.length, b.position() + ObjectWriter.SLICE)); // as in readRange
-                read = ch.read(b);
-            } while (read >= 0 && b.position() < dst.length);
-            int n = b.position();
+            int n = FileIo.read(ch, dst, 0, dst.length); // through this thread's small direct buffer: see FileIo
             return n < dst.length ? n : (int) Math.min(Integer.MAX_VALUE, Math.max(size, n));
         } catch (NoSuchFileException e) {
             throw new ObjectNotFoundException(key, uri.toString());
@@ -176,14 +171,11 @@ public final class PosixStore implements Store {
     @Override
     public void readRange(String key, long offset, byte[] dst, int dstOff, int len) throws StoreException {
         try (FileChannel ch = FileChannel.open(path(key), StandardOpenOption.READ)) {
-            ByteBuffer b = ByteBuffer.wrap(dst, dstOff, len);
-            while (b.position() < dstOff + len) {
-                // in slices of at most 1 MiB, so the JDK's temporary direct buffer stays one size and is reused
-                b.limit(Math.min(dstOff + len, b.position() + ObjectWriter.SLICE));
-                if (ch.read(b, offset + b.position() - dstOff) < 0) {
-                    throw new PermanentStoreException(key + " in " + uri + " ends at " + ch.size()
-                            + " bytes, before " + (offset + len), null);
-                }
+            try {
+                FileIo.readFully(ch, offset, dst, dstOff, len); // through this thread's small direct buffer: see FileIo
+            } catch (java.io.EOFException e) {
+                throw new PermanentStoreException(key + " in " + uri + " ends at " + ch.size()
+                        + " bytes, before " + (offset + len), null);
             }
         } catch (StoreException e) {
             throw e;
