@@ -66,21 +66,19 @@ public final class FileIo {
 
     /** Writes {@code src[off, off + len)} to the channel at {@code pos}, without moving its position (safe from several threads). */
     public static void writeFully(FileChannel ch, long pos, byte[] src, int off, int len) throws IOException {
-        ByteBuffer b = BUFFERS.get();
-        int done = 0;
-        while (done < len) {
-            int n = Math.min(SLICE, len - done);
-            b.clear();
-            b.put(src, off + done, n).flip();
-            while (b.hasRemaining()) {
-                ch.write(b, pos + done + b.position());
-            }
-            done += n;
+        if (pos < 0) {
+            throw new IllegalArgumentException("negative position " + pos);
         }
+        write(ch, pos, src, off, len);
     }
 
     /** Writes {@code src[off, off + len)} at the channel's position. */
     public static void write(FileChannel ch, byte[] src, int off, int len) throws IOException {
+        write(ch, -1, src, off, len);
+    }
+
+    /** At {@code pos}, or at the channel's position where {@code pos} is negative. */
+    private static void write(FileChannel ch, long pos, byte[] src, int off, int len) throws IOException {
         ByteBuffer b = BUFFERS.get();
         int done = 0;
         while (done < len) {
@@ -88,7 +86,11 @@ public final class FileIo {
             b.clear();
             b.put(src, off + done, n).flip();
             while (b.hasRemaining()) {
-                ch.write(b);
+                if (pos < 0) {
+                    ch.write(b);
+                } else {
+                    ch.write(b, pos + done + b.position());
+                }
             }
             done += n;
         }
