@@ -14,9 +14,9 @@ import java.nio.channels.FileChannel;
  * thread read or wrote 1 MiB at a time (a pack, a span), every later call copies through a buffer
  * larger than a core's cache. Here the buffer is one size, 256 KiB, under the L2 cache of common
  * x86 and Arm server cores. What it saves is small: reading the cached 1 GiB seeded image into
- * 4 MiB heap arrays took 5-11% more of a thread's CPU through the JDK's buffer (4 MiB reads, or
- * 256 KiB reads after one 4 MiB read) than through this one ({@code benchmarks/run-file-read.sh},
- * two runs; the README's Benchmarks give the table). Thread-safe: each thread has its own buffer.
+ * 4 MiB heap arrays took 6-11% more of a thread's CPU through the JDK's buffer with 4 MiB reads,
+ * or 256 KiB reads after one 4 MiB read, and 1-6% more with 1 MiB reads, than through this one
+ * ({@code benchmarks/run-file-read.sh}, two runs; the README's Benchmarks give the table). Thread-safe: each thread has its own buffer.
  */
 public final class FileIo {
     /** Bytes per system call, and the size of each thread's buffer: under a core's L2 cache on common x86 and Arm servers. */

@@ -174,8 +174,7 @@ public final class PosixStore implements Store {
             try {
                 FileIo.readFully(ch, offset, dst, dstOff, len); // through this thread's small direct buffer: see FileIo
             } catch (java.io.EOFException e) {
-                throw new PermanentStoreException(key + " in " + uri + " ends at " + ch.size()
-                        + " bytes, before " + (offset + len), null);
+                throw new PermanentStoreException(key + " in " + uri + ": " + e.getMessage(), e);
             }
         } catch (StoreException e) {
             throw e;
