@@ -35,7 +35,10 @@ import java.util.stream.Stream;
  * peer tools, no {@code bin/ferry} (which builds and installs the distribution on first use).
  */
 public final class StagingBenchmark {
-    /** One tool's figures; {@code pushCpu}, {@code pullCpu}: this JVM's CPU seconds (Ferry rows only, else NaN). */
+    /**
+     * One tool's figures; {@code pushCpu}, {@code pullCpu}: CPU seconds, this JVM's for the in-process rows, the
+     * command's (and the daemon's, where one served it) for the others.
+     */
     private record Row(String tool, double pushSeconds, long storedBytes, double pullSeconds, double pushCpu, double pullCpu) {
         Row(String tool, double pushSeconds, long storedBytes, double pullSeconds) {
             this(tool, pushSeconds, storedBytes, pullSeconds, Double.NaN, Double.NaN);
@@ -47,6 +50,33 @@ public final class StagingBenchmark {
         return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
                 .getProcessCpuTime() / 1e9;
     }
+
+    /**
+     * CPU seconds of the processes this JVM has waited for, and of theirs ({@code cutime + cstime} in
+     * {@code /proc/self/stat}): a peer command's CPU is the difference around it. NaN off Linux.
+     */
+    private static double childCpuSeconds() {
+        return ticks(Path.of("/proc/self/stat"), 13);
+    }
+
+    /** CPU seconds of a running process ({@code utime + stime}), e.g. the daemon serving a command. NaN off Linux. */
+    private static double processCpuSeconds(long pid) {
+        return ticks(Path.of("/proc/" + pid + "/stat"), 11);
+    }
+
+    /** Two clock-tick fields of a {@code stat} file, {@code at} and {@code at + 1} counted after the command's name, in seconds. */
+    private static double ticks(Path stat, int at) {
+        try {
+            String s = Files.readString(stat);
+            String[] f = s.substring(s.lastIndexOf(')') + 2).split(" ");
+            return (Long.parseLong(f[at]) + Long.parseLong(f[at + 1])) / (double) CLOCK_TICKS;
+        } catch (IOException | RuntimeException e) {
+            return Double.NaN;
+        }
+    }
+
+    /** {@code sysconf(_SC_CLK_TCK)}: 100 on every Linux this runs on (the kernel's USER_HZ). */
+    private static final int CLOCK_TICKS = 100;
 
     private StagingBenchmark() {}
 
@@ -73,6 +103,7 @@ public final class StagingBenchmark {
                 + " 30%% float fields, 15%% random), %d cores%n%n", Sizes.format(size), size,
                 Runtime.getRuntime().availableProcessors());
         table(rows, f, size);
+        System.out.print(FLOORS);
         System.out.printf(Locale.ROOT, "%nEncryption at rest (AES-256-GCM per record, HMAC-SHA256 names): medians of %d"
                 + " alternated runs of the default pipeline%n%n", ROUNDS);
         System.out.println("| pipeline | push s | push CPU s | pull s | pull CPU s | stored | push time / CPU vs clear"
@@ -143,33 +174,80 @@ public final class StagingBenchmark {
         String image1 = " image push IMG --store OUT --job bench --generation 0 --rank 0 > /dev/null";
         String image2 = " image pull --store OUT --job bench --generation 0 --rank 0 DEST > /dev/null";
         String served = "FERRY_DAEMON_SOCKET='" + socket + "' bin/ferry";
-        List<List<Row>> runs = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>());
+        String zstdPush = "cd IMG && find . -type f | while read -r f; do mkdir -p \"OUT/$(dirname \"$f\")\";"
+                + " zstd -1 -T0 -q \"$f\" -o \"OUT/$f.zst\"; done && sync -f OUT";
+        // zstd's compressed files, kept (and cached) for the push's disk floor: the same bytes written by cp.
+        Path zstdFiles = work.resolve("zstd-files");
+        FileTrees.delete(zstdFiles);
+        Files.createDirectories(zstdFiles);
+        sh(zstdPush.replace("IMG", image.toString()).replace("OUT", zstdFiles.toString()));
+        List<List<Row>> runs = List.of(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(),
+                new ArrayList<>());
         Process daemon = startDaemon(work, socket);
         try {
             for (int i = 0; i < 3; i++) {
                 runs.get(0).add(peer(work, "`ferry image push` / `pull` (whole command, a JVM of its own)",
                         "FERRY_DAEMON=off bin/ferry" + image1, "FERRY_DAEMON=off bin/ferry" + image2, image));
                 runs.get(1).add(peer(work, "`ferry image push` / `pull` (whole command, handed to `ferry daemon`)",
-                        served + image1, served + image2, image));
-                runs.get(2).add(peer(work, "zstd -1 -T0 on each file",
-                        "cd IMG && find . -type f | while read -r f; do mkdir -p \"OUT/$(dirname \"$f\")\";"
-                                + " zstd -1 -T0 -q \"$f\" -o \"OUT/$f.zst\"; done && sync -f OUT",
+                        served + image1, served + image2, image, daemon.pid()));
+                runs.get(2).add(peer(work, "zstd -1 -T0 on each file", zstdPush,
                         "cd OUT && find . -type f -name '*.zst' | while read -r f; do mkdir -p \"DEST/$(dirname \"$f\")\";"
                                 + " zstd -d -q \"$f\" -o \"DEST/${f%.zst}\"; done && sync -f DEST", image));
+                // The disk's floors, in the same rounds: the image's bytes (what a pull writes), and zstd's
+                // compressed bytes (what a push writes), each copied from the page cache and synced.
+                runs.get(3).add(peer(work, "cp + sync", "cp -r IMG/. OUT/ && sync -f OUT", "cp -r OUT/. DEST/ && sync -f DEST", image));
+                cached(zstdFiles);
+                runs.get(4).add(peer(work, "cp of zstd's files + sync", "cp -r '" + zstdFiles + "'/. OUT/ && sync -f OUT",
+                        "true", image));
             }
         } finally {
             daemon.destroy();
             daemon.waitFor();
         }
-        for (List<Row> r : runs) {
+        FileTrees.delete(zstdFiles);
+        for (List<Row> r : runs.subList(0, 4)) {
             rows.add(median(r.get(0).tool() + " (median of 3)", r));
         }
+        floors(median("served", runs.get(1)), median("zstd", runs.get(2)), median("cp", runs.get(3)),
+                median("cp zstd", runs.get(4)));
         rows.add(peer(work, "tar + zstd -1 -T0", "tar -cf - -C IMG . | zstd -1 -T0 -q -o OUT/img.tar.zst && sync OUT/img.tar.zst",
                 "zstd -d -q -c OUT/img.tar.zst | tar -xf - -C DEST && sync -f DEST", image));
         rows.add(peer(work, "tar + gzip -1", "tar -cf - -C IMG . | gzip -1 > OUT/img.tar.gz && sync OUT/img.tar.gz",
                 "gzip -d -c OUT/img.tar.gz | tar -xf - -C DEST && sync -f DEST", image));
-        rows.add(peer(work, "cp + sync", "cp -r IMG/. OUT/ && sync -f OUT", "cp -r OUT/. DEST/ && sync -f DEST", image));
     }
+
+    /**
+     * What this machine allows, from the alternated rounds' medians: the disk's floor for a pull (the image's
+     * bytes written as they are: {@code cp -r} of the page-cached image + {@code sync}) and for a push (zstd's
+     * compressed files written the same way), each command's CPU over the cores, and the most a tool bound by
+     * the larger of the two floors could gain over zstd. Printed after the main table.
+     */
+    private static void floors(Row ferry, Row zstd, Row cp, Row cpZstd) {
+        int cores = Runtime.getRuntime().availableProcessors();
+        FLOORS.append(String.format(Locale.ROOT, "%nThe same rounds' floors (medians of 3, %d cores): what the disk and the CPUs allow%n%n", cores));
+        FLOORS.append("| | push s | push CPU s | pull s | pull CPU s |\n|---|---:|---:|---:|---:|\n");
+        FLOORS.append(String.format(Locale.ROOT, "| `ferry image push` / `pull`, handed to `ferry daemon` (CPU: the daemon's and the command's) | %.2f | %.2f | %.2f | %.2f |%n",
+                ferry.pushSeconds(), ferry.pushCpu(), ferry.pullSeconds(), ferry.pullCpu()));
+        FLOORS.append(String.format(Locale.ROOT, "| `zstd -1 -T0` / `zstd -d` on each file | %.2f | %.2f | %.2f | %.2f |%n",
+                zstd.pushSeconds(), zstd.pushCpu(), zstd.pullSeconds(), zstd.pullCpu()));
+        FLOORS.append(String.format(Locale.ROOT, "| the image's bytes written as they are (`cp -r` of the cached image + `sync`) | | | %.2f | %.2f |%n",
+                cp.pushSeconds(), cp.pushCpu()));
+        FLOORS.append(String.format(Locale.ROOT, "| zstd's compressed files written as they are (`cp -r` + `sync`) | %.2f | %.2f | | |%n",
+                cpZstd.pushSeconds(), cpZstd.pushCpu()));
+        double pushCpuFloor = ferry.pushCpu() / cores;
+        double pullCpuFloor = ferry.pullCpu() / cores;
+        FLOORS.append(String.format(Locale.ROOT, "%nPush: the larger of the disk's floor (%.2f s) and Ferry's CPU over the cores (%.2f s);"
+                + " zstd's time over it, %.2fx, is the most a push that takes Ferry's CPU could gain over zstd here. Measured: %.2fx.%n",
+                cpZstd.pushSeconds(), pushCpuFloor, zstd.pushSeconds() / Math.max(cpZstd.pushSeconds(), pushCpuFloor),
+                zstd.pushSeconds() / ferry.pushSeconds()));
+        FLOORS.append(String.format(Locale.ROOT, "Pull: the larger of the disk's floor (%.2f s) and Ferry's CPU over the cores (%.2f s);"
+                + " zstd's time over it, %.2fx, is the most a pull that writes every byte and takes Ferry's CPU could gain. Measured: %.2fx.%n",
+                cp.pushSeconds(), pullCpuFloor, zstd.pullSeconds() / Math.max(cp.pushSeconds(), pullCpuFloor),
+                zstd.pullSeconds() / ferry.pullSeconds()));
+    }
+
+    /** The floors' table, printed after the main one. */
+    private static final StringBuilder FLOORS = new StringBuilder();
 
     /** {@code bin/ferry daemon} on {@code socket}, serving (its own warm-up done); its log in {@code work/daemon.log}. */
     private static Process startDaemon(Path work, Path socket) throws IOException, InterruptedException {
@@ -252,6 +330,14 @@ public final class StagingBenchmark {
     }
 
     private static Row peer(Path work, String name, String push, String pull, Path image) throws Exception {
+        return peer(work, name, push, pull, image, -1);
+    }
+
+    /**
+     * One push and pull by shell commands (IMG, OUT, DEST replaced), each timed and its CPU taken: the
+     * command's and its children's, plus that of the daemon {@code daemonPid} (-1: none) that served it.
+     */
+    private static Row peer(Path work, String name, String push, String pull, Path image, long daemonPid) throws Exception {
         Path out = work.resolve("peer-out");
         Path dest = work.resolve("peer-dest");
         FileTrees.delete(out);
@@ -259,14 +345,23 @@ public final class StagingBenchmark {
         Files.createDirectories(out);
         Files.createDirectories(dest);
         sh("sync");
+        double c0 = commandCpu(daemonPid);
         double pushS = timed(push.replace("IMG", image.toString()).replace("OUT", out.toString()));
+        double pushCpu = commandCpu(daemonPid) - c0;
         long stored = du(out);
         cached(out);
+        double c1 = commandCpu(daemonPid);
         double pullS = timed(pull.replace("OUT", out.toString()).replace("DEST", dest.toString()));
-        System.err.printf(Locale.ROOT, "%s: push %.2f s, pull %.2f s%n", name, pushS, pullS);
+        double pullCpu = commandCpu(daemonPid) - c1;
+        System.err.printf(Locale.ROOT, "%s: push %.2f s (%.2f CPU s), pull %.2f s (%.2f CPU s)%n", name, pushS, pushCpu,
+                pullS, pullCpu);
         FileTrees.delete(out);
         FileTrees.delete(dest);
-        return new Row(name, pushS, stored, pullS);
+        return new Row(name, pushS, stored, pullS, pushCpu, pullCpu);
+    }
+
+    private static double commandCpu(long daemonPid) {
+        return childCpuSeconds() + (daemonPid < 0 ? 0 : processCpuSeconds(daemonPid));
     }
 
     /**
