@@ -169,10 +169,7 @@ public final class ManyCoreBenchmark {
     private static void shell(Path work, Path image, String push, String pull, Times into) throws IOException {
         Path out = work.resolve("peer-out");
         Path dest = work.resolve("peer-dest");
-        FileTrees.delete(out);
-        FileTrees.delete(dest);
-        Files.createDirectories(out);
-        Files.createDirectories(dest);
+        StagingBenchmark.emptyDirs(out, dest);
         sh("sync");
         long t0 = System.nanoTime();
         sh(push.replace("IMG", image.toString()).replace("OUT", out.toString()));

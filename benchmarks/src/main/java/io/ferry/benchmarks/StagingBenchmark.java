@@ -340,10 +340,7 @@ public final class StagingBenchmark {
     private static Row peer(Path work, String name, String push, String pull, Path image, long daemonPid) throws Exception {
         Path out = work.resolve("peer-out");
         Path dest = work.resolve("peer-dest");
-        FileTrees.delete(out);
-        FileTrees.delete(dest);
-        Files.createDirectories(out);
-        Files.createDirectories(dest);
+        emptyDirs(out, dest);
         sh("sync");
         double c0 = commandCpu(daemonPid);
         double pushS = timed(push.replace("IMG", image.toString()).replace("OUT", out.toString()));
@@ -358,6 +355,14 @@ public final class StagingBenchmark {
         FileTrees.delete(out);
         FileTrees.delete(dest);
         return new Row(name, pushS, stored, pullS, pushCpu, pullCpu);
+    }
+
+    /** Each directory emptied, or made: where a peer command writes. */
+    static void emptyDirs(Path... dirs) throws IOException {
+        for (Path d : dirs) {
+            FileTrees.delete(d);
+            Files.createDirectories(d);
+        }
     }
 
     private static double commandCpu(long daemonPid) {
