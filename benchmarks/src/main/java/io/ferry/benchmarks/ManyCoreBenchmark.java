@@ -150,15 +150,15 @@ public final class ManyCoreBenchmark {
              StagingPipeline p = Staging.pipeline(store, StagingConfig.from(settings), Clock.systemUTC(), Optional.empty())) {
             ImageRef ref = new ImageRef("bench", 0, 0);
             sh("sync");
-            double c0 = cpu();
+            double c0 = StagingBenchmark.cpuSeconds();
             PushResult pushed = p.push(image, ref, Progress.NONE);
-            into.pushCpu().add(cpu() - c0);
+            into.pushCpu().add(StagingBenchmark.cpuSeconds() - c0);
             into.push().add(pushed.elapsed().toNanos() / 1e9);
-            into.stored()[0] = du(storeDir);
+            into.stored()[0] = StagingBenchmark.du(storeDir);
             sh("find '" + storeDir + "' -type f -exec cat {} + > /dev/null && sync");
-            double c1 = cpu();
+            double c1 = StagingBenchmark.cpuSeconds();
             PullResult pulled = p.pull(ref, out, Progress.NONE);
-            into.pullCpu().add(cpu() - c1);
+            into.pullCpu().add(StagingBenchmark.cpuSeconds() - c1);
             into.pull().add(pulled.elapsed().toNanos() / 1e9);
         }
         FileTrees.delete(out);
@@ -174,18 +174,13 @@ public final class ManyCoreBenchmark {
         long t0 = System.nanoTime();
         sh(push.replace("IMG", image.toString()).replace("OUT", out.toString()));
         into.push().add((System.nanoTime() - t0) / 1e9);
-        into.stored()[0] = du(out);
+        into.stored()[0] = StagingBenchmark.du(out);
         sh("find '" + out + "' -type f -exec cat {} + > /dev/null && sync");
         long t1 = System.nanoTime();
         sh(pull.replace("OUT", out.toString()).replace("DEST", dest.toString()));
         into.pull().add((System.nanoTime() - t1) / 1e9);
         FileTrees.delete(out);
         FileTrees.delete(dest);
-    }
-
-    private static double cpu() {
-        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
-                .getProcessCpuTime() / 1e9;
     }
 
     private static double last(List<Double> l) {
@@ -210,12 +205,6 @@ public final class ManyCoreBenchmark {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted: " + cmd, e);
-        }
-    }
-
-    private static long du(Path dir) throws IOException {
-        try (var s = Files.walk(dir)) {
-            return s.filter(Files::isRegularFile).mapToLong(f -> f.toFile().length()).sum();
         }
     }
 }

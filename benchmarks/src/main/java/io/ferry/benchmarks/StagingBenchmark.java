@@ -46,7 +46,7 @@ public final class StagingBenchmark {
     }
 
     /** CPU seconds this JVM has used: on a machine shared with other work, steadier than wall time. */
-    private static double cpuSeconds() {
+    static double cpuSeconds() {
         return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
                 .getProcessCpuTime() / 1e9;
     }
@@ -396,7 +396,8 @@ public final class StagingBenchmark {
         }
     }
 
-    private static long du(Path dir) throws IOException {
+    /** Bytes of the regular files under {@code dir}. */
+    static long du(Path dir) throws IOException {
         try (Stream<Path> s = Files.walk(dir)) {
             return s.filter(Files::isRegularFile).mapToLong(p -> {
                 try {
