@@ -5,11 +5,14 @@ import java.util.zip.CRC32C;
 
 /**
  * Encodes raw chunk bytes into chunk objects and decodes them back, verifying everything.
- * Stateless and thread-safe.
+ * Thread-safe: decoding is stateless; encoding with a planes codec keeps, per thread, which of
+ * the two codecs the data it is compressing favours ({@link PlanesChoice}).
  */
 public final class ChunkFormat {
     private final Codec codec;
+    private final Codec planes;
     private final double minRatio;
+    private final ThreadLocal<PlanesChoice> choices = ThreadLocal.withInitial(PlanesChoice::new);
 
     /**
      * @param codec    the codec to try on each chunk
@@ -17,16 +20,29 @@ public final class ChunkFormat {
      *                 only when it saves at least ~9%), so incompressible data costs no decode time
      */
     public ChunkFormat(Codec codec, double minRatio) {
+        this(codec, null, minRatio);
+    }
+
+    /**
+     * @param planes the same codec over the bytes regrouped into planes ({@link Codecs#zstdPlanes}),
+     *               tried where {@code codec} shrinks a chunk little; null never tries it
+     */
+    public ChunkFormat(Codec codec, Codec planes, double minRatio) {
         if (!(minRatio >= 1.0)) {
             throw new IllegalArgumentException("minimum compression ratio must be >= 1.0, got " + minRatio);
         }
         this.codec = codec;
+        this.planes = planes;
         this.minRatio = minRatio;
     }
 
     /** Size of a buffer that holds any chunk object of {@code rawLength} raw bytes. */
     public int maxObjectLength(int rawLength) {
-        return ChunkHeader.LENGTH + Math.max(rawLength, codec.maxCompressedLength(rawLength));
+        int compressed = codec.maxCompressedLength(rawLength);
+        if (planes != null) {
+            compressed = Math.max(compressed, planes.maxCompressedLength(rawLength));
+        }
+        return ChunkHeader.LENGTH + Math.max(rawLength, compressed);
     }
 
     /**
@@ -40,8 +56,15 @@ public final class ChunkFormat {
     /** {@link #encode(byte[], int, byte[])} of {@code raw[off, off + len)}: a blob cut from a larger buffer. */
     public int encode(byte[] raw, int off, int len, byte[] out) {
         int body = ChunkHeader.LENGTH;
-        int stored = codec.compress(raw, off, len, out, body);
         Codec used = codec;
+        int stored;
+        if (planes == null) {
+            stored = codec.compress(raw, off, len, out, body);
+        } else {
+            PlanesChoice choice = choices.get();
+            stored = choice.compress(codec, planes, raw, off, len, out, body, maxObjectLength(len));
+            used = choice.usedPlanes() ? planes : codec;
+        }
         if (stored * minRatio > len) {
             used = Codecs.raw();
             stored = used.compress(raw, off, len, out, body);

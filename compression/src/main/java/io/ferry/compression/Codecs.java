@@ -1,5 +1,6 @@
 package io.ferry.compression;
 
+import io.ferry.compression.internal.PlanesCodec;
 import io.ferry.compression.internal.RawCodec;
 import io.ferry.compression.internal.ZstdCodec;
 
@@ -7,8 +8,11 @@ import io.ferry.compression.internal.ZstdCodec;
 public final class Codecs {
     public static final int RAW_ID = 0;
     public static final int ZSTD_ID = 1;
+    /** zstd over the bytes regrouped into eight planes ({@link #zstdPlanes(int)}). */
+    public static final int PLANES_ID = 2;
     private static final Codec RAW = new RawCodec();
     private static final Codec ZSTD_FOR_DECODE = new ZstdCodec(1);
+    private static final Codec PLANES_FOR_DECODE = new PlanesCodec(1);
 
     private Codecs() {}
 
@@ -21,11 +25,21 @@ public final class Codecs {
         return new ZstdCodec(level);
     }
 
+    /**
+     * zstd at {@code level} over the bytes regrouped into eight planes, byte k of every 8-byte
+     * element together (the "shuffle" of HDF5 and Blosc): for arrays of doubles or longs whose
+     * high bytes change slowly, which plain zstd hardly shrinks.
+     */
+    public static Codec zstdPlanes(int level) {
+        return new PlanesCodec(level);
+    }
+
     /** The codec that decodes chunks carrying header codec id {@code id}. */
     public static Codec forId(int id) {
         return switch (id) {
             case RAW_ID -> RAW;
             case ZSTD_ID -> ZSTD_FOR_DECODE;
+            case PLANES_ID -> PLANES_FOR_DECODE;
             default -> throw new IllegalArgumentException("unknown codec id " + id);
         };
     }

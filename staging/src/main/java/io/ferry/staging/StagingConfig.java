@@ -24,10 +24,12 @@ import java.util.Map;
  * @param blobSize         average blob size of the pack layout (FastCDC); blobs are three quarters to four times it
  * @param dedupGenerations the rank's earlier generations a pack-layout push deduplicates against
  * @param dedupCache       heap bytes a node's cache of blob places may take
+ * @param packsInFlight    packs a push holds at once, one filling and the others being written
+ * @param planes           whether chunks that zstd shrinks little are also tried over byte planes (codec 2)
  */
 public record StagingConfig(int chunkSize, int zstdLevel, int workers, double minRatio, long maxBytesInFlight,
                             int keepGenerations, boolean fileSha256, boolean packs, int packSize, int blobSize,
-                            int dedupGenerations, long dedupCache, int packsInFlight) {
+                            int dedupGenerations, long dedupCache, int packsInFlight, boolean planes) {
     public static final ConfigKey<Long> CHUNK_SIZE = ConfigKey.sizeKey("staging.chunk-size",
             "Chunk size: a multiple of 4 KiB between 4 KiB and 64 MiB.", "4MiB", Manifest.MIN_CHUNK_SIZE,
             Manifest.MAX_CHUNK_SIZE);
@@ -39,6 +41,11 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
     public static final ConfigKey<Double> MIN_RATIO = ConfigKey.doubleKey("staging.min-compression-ratio",
             "Store a chunk raw unless compression shrinks it by at least this ratio (raw/compressed); the default"
                     + " keeps zstd for anything that saves 2%, since zstd decodes near-raw data at memory speed.", 1.02, 1.0, 100.0);
+    public static final ConfigKey<Boolean> PLANES = new ConfigKey<>("staging.planes",
+            "Also try zstd over the bytes regrouped into eight planes (byte k of every 8-byte element together, the"
+                    + " 'shuffle' of HDF5 and Blosc) for chunks that plain zstd shrinks by less than 30%: arrays of doubles"
+                    + " or longs then compress much better, and faster (docs/formats/chunk.md, codec 2). Off: plain zstd only,"
+                    + " as Ferry wrote before; pulls read both.", "on", StagingConfig::parseBoolean);
     public static final ConfigKey<Long> MAX_IN_FLIGHT = ConfigKey.sizeKey("staging.max-bytes-in-flight",
             "Raw chunk bytes buffered between pipeline stages (the reader blocks beyond it); each worker"
                     + " also holds one output buffer of a chunk.", "64MiB", 1L << 20, 16L << 30);
@@ -107,7 +114,7 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
     public static final ConfigKey<java.time.Duration> RECOVERY_MAX_BACKOFF = ConfigKey.durationKey("recovery.max-backoff",
             "The longest wait between two rollbacks.", "5m", java.time.Duration.ZERO, java.time.Duration.ofDays(1));
 
-    public static final ConfigTable TABLE = new ConfigTable(List.of(CHUNK_SIZE, ZSTD_LEVEL, WORKERS, MIN_RATIO,
+    public static final ConfigTable TABLE = new ConfigTable(List.of(CHUNK_SIZE, ZSTD_LEVEL, WORKERS, MIN_RATIO, PLANES,
             MAX_IN_FLIGHT, KEEP_GENERATIONS, FILE_SHA256, LAYOUT_PACKS, PACK_SIZE, PACKS_IN_FLIGHT, BLOB_SIZE,
             DEDUP_GENERATIONS, DEDUP_CACHE, PARTNER, PARTNER_DOMAINS, STORE_KEEP_GENERATIONS, RECOVERY_MAX_ATTEMPTS, RECOVERY_BACKOFF,
             RECOVERY_MAX_BACKOFF));
@@ -177,7 +184,7 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
                 r.get(MIN_RATIO),
                 r.get(MAX_IN_FLIGHT), r.get(KEEP_GENERATIONS), r.get(FILE_SHA256), r.get(LAYOUT_PACKS),
                 (int) (long) r.get(PACK_SIZE), (int) (long) r.get(BLOB_SIZE), r.get(DEDUP_GENERATIONS), r.get(DEDUP_CACHE),
-                r.get(PACKS_IN_FLIGHT));
+                r.get(PACKS_IN_FLIGHT), r.get(PLANES));
     }
 
     /** Buffers of one chunk each that fit the in-flight budget, never fewer than workers + 2. */

@@ -38,7 +38,8 @@ public final class StagingPipeline implements Closeable {
     StagingPipeline(Repository repo, StagingConfig config) {
         this.repo = repo;
         this.config = config;
-        this.format = new ChunkFormat(Codecs.zstd(config.zstdLevel()), config.minRatio());
+        this.format = new ChunkFormat(Codecs.zstd(config.zstdLevel()),
+                config.planes() ? Codecs.zstdPlanes(config.zstdLevel()) : null, config.minRatio());
         this.dedup = new io.ferry.staging.packs.DedupCache(config.dedupCache());
         AtomicInteger n = new AtomicInteger();
         ThreadFactory tf = r -> {
