@@ -17,7 +17,9 @@ package io.ferry.compression;
  *       zstd usually compresses better), and any whose sample plain zstd shrinks by
  *       {@link #TRY_BELOW} or more (the data changed kind) is compressed plain as well, and the
  *       winner decides the next chunks. A chunk that planes do not shrink (noise) sends the
- *       thread back to plain, which passes over noise fastest.</li>
+ *       thread back to plain, which passes over noise fastest. Back in plain either way, the
+ *       next chunk that plain zstd shrinks little tries planes again at once: a worker goes from
+ *       one file to the next, and fields often follow other data.</li>
  * </ul>
  *
  * So float fields cost one compression per chunk, over planes, plus a sample, and text and
@@ -52,7 +54,7 @@ final class PlanesChoice {
             double ratio = (double) len / p;
             if (ratio < TRY_FROM) { // noise, stored raw: plain finds that sooner
                 planes = false;
-                since = EVERY;
+                since = 0; // and the next chunk plain zstd shrinks little tries planes at once
                 return p;
             }
             int sample = Math.min(len, SAMPLE);
@@ -65,8 +67,8 @@ final class PlanesChoice {
                 since = 0;
                 return p;
             }
-            planes = false; // the data changed kind: plain again, and no planes try for a while
-            since = EVERY;
+            planes = false; // the data changed kind: plain again, planes tried again at the next chunk that fits
+            since = 0;
             return fromScratch(false, q, out, at);
         }
         int q = plain.compress(raw, off, len, out, at);
@@ -81,7 +83,7 @@ final class PlanesChoice {
             since = 0;
             return fromScratch(true, p, out, at);
         }
-        since = EVERY;
+        since = EVERY; // planes lost on data of this kind: not tried again for a while
         return q;
     }
 

@@ -99,4 +99,16 @@ class PlanesChoiceTest {
             assertEquals(Codecs.ZSTD_ID, encode(plainOnly, field(i)).codec());
         }
     }
+
+    @Test
+    void aChunkOfNoiseOrTextBetweenFieldsDoesNotKeepTheNextFieldsOffPlanes() throws Exception {
+        // A worker moves from file to file: fields, then the random bytes or the text of the next file, then fields again.
+        for (int i = 0; i < 5; i++) {
+            assertEquals(Codecs.PLANES_ID, encode(both, field(i)).codec());
+        }
+        assertEquals(Codecs.RAW_ID, encode(both, random(1)).codec());
+        assertEquals(Codecs.PLANES_ID, encode(both, field(10)).codec(), "fields right after noise");
+        assertEquals(Codecs.ZSTD_ID, encode(both, text(1)).codec());
+        assertEquals(Codecs.PLANES_ID, encode(both, field(11)).codec(), "fields right after text");
+    }
 }
