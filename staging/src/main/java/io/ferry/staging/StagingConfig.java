@@ -44,7 +44,8 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
     public static final ConfigKey<Boolean> PLANES = new ConfigKey<>("staging.planes",
             "Also try zstd over the bytes regrouped into eight planes (byte k of every 8-byte element together, the"
                     + " 'shuffle' of HDF5 and Blosc) for chunks that plain zstd shrinks by less than 30%: arrays of doubles"
-                    + " or longs then compress much better, and faster (docs/formats/chunk.md, codec 2). Off: plain zstd only,"
+                    + " or longs then compress much better, and faster (docs/formats/chunk.md, codec 2). Each worker then also"
+                    + " holds two more buffers of a chunk (the regrouped bytes, the losing result). Off: plain zstd only,"
                     + " as Ferry wrote before; pulls read both.", "on", StagingConfig::parseBoolean);
     public static final ConfigKey<Long> MAX_IN_FLIGHT = ConfigKey.sizeKey("staging.max-bytes-in-flight",
             "Raw chunk bytes buffered between pipeline stages (the reader blocks beyond it); each worker"
