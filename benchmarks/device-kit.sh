@@ -20,19 +20,20 @@ for m in model compression stores staging eventlog coordinator capture-agent cli
   cp "$m"/target/ferry-"$m"-*[0-9T].jar "$kit/lib/"
 done
 # (measured: the classes a push, a pull and this benchmark load, -Xlog:class+load)
-needed='/com/github/luben/zstd-jni/|/info/picocli/picocli/|/ch/qos/logback/|/org/slf4j/slf4j-api/|/com/fasterxml/jackson/core/'
+needed='/com/github/luben/zstd-jni/|/at/yawk/lz4/lz4-java/|/info/picocli/picocli/|/ch/qos/logback/|/org/slf4j/slf4j-api/|/com/fasterxml/jackson/core/'
 tr ':' '\n' < benchmarks/target/classpath.txt | grep -E "$needed" | while read -r j; do cp "$j" "$kit/lib/"; done
-# zstd-jni carries a native library for each of 18 platforms: keep this machine's (Linux, x86-64 or aarch64).
+# zstd-jni and lz4-java carry a native library for each of many platforms: keep this machine's (Linux, x86-64 or aarch64).
 arch="$(uname -m)"; [ "$arch" = x86_64 ] && arch=amd64
-python3 - "$kit"/lib/zstd-jni-*.jar "linux/$arch/" <<'PY'
+python3 - "linux/$arch/" "$kit"/lib/zstd-jni-*.jar "$kit"/lib/lz4-java-*.jar <<'PY'
 import sys, zipfile, os
-jar, keep = sys.argv[1], sys.argv[2]
-natives = ('.so', '.dll', '.dylib')
-with zipfile.ZipFile(jar) as src, zipfile.ZipFile(jar + '.new', 'w', zipfile.ZIP_DEFLATED) as dst:
-    for e in src.infolist():
-        if not e.filename.endswith(natives) or e.filename.startswith(keep):
-            dst.writestr(e, src.read(e.filename))
-os.replace(jar + '.new', jar)
+keep = sys.argv[1]
+natives = ('.so', '.dll', '.dylib', '.jnilib')
+for jar in sys.argv[2:]:
+    with zipfile.ZipFile(jar) as src, zipfile.ZipFile(jar + '.new', 'w', zipfile.ZIP_DEFLATED) as dst:
+        for e in src.infolist():
+            if not e.filename.endswith(natives) or keep in e.filename:
+                dst.writestr(e, src.read(e.filename))
+    os.replace(jar + '.new', jar)
 PY
 
 # A JRE with the modules those jars use (jdeps), stripped.

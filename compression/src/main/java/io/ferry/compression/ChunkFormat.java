@@ -11,8 +11,10 @@ import java.util.zip.CRC32C;
 public final class ChunkFormat {
     private final Codec codec;
     private final Codec planes;
+    private final Codec lz4;
     private final double minRatio;
     private final ThreadLocal<PlanesChoice> choices = ThreadLocal.withInitial(PlanesChoice::new);
+    private final ThreadLocal<Lz4Choice> lz4Choices = ThreadLocal.withInitial(Lz4Choice::new);
 
     /**
      * @param codec    the codec to try on each chunk
@@ -28,11 +30,20 @@ public final class ChunkFormat {
      *               tried where {@code codec} shrinks a chunk little; null never tries it
      */
     public ChunkFormat(Codec codec, Codec planes, double minRatio) {
+        this(codec, planes, null, minRatio);
+    }
+
+    /**
+     * @param lz4 LZ4 ({@link Codecs#lz4}), kept for chunks it halves ({@link Lz4Choice}): text and
+     *            heap pages are then compressed and decoded faster, for more bytes; null never uses it
+     */
+    public ChunkFormat(Codec codec, Codec planes, Codec lz4, double minRatio) {
         if (!(minRatio >= 1.0)) {
             throw new IllegalArgumentException("minimum compression ratio must be >= 1.0, got " + minRatio);
         }
         this.codec = codec;
         this.planes = planes;
+        this.lz4 = lz4;
         this.minRatio = minRatio;
     }
 
@@ -41,6 +52,9 @@ public final class ChunkFormat {
         int compressed = codec.maxCompressedLength(rawLength);
         if (planes != null) {
             compressed = Math.max(compressed, planes.maxCompressedLength(rawLength));
+        }
+        if (lz4 != null) {
+            compressed = Math.max(compressed, lz4.maxCompressedLength(rawLength));
         }
         return ChunkHeader.LENGTH + Math.max(rawLength, compressed);
     }
@@ -57,13 +71,19 @@ public final class ChunkFormat {
     public int encode(byte[] raw, int off, int len, byte[] out) {
         int body = ChunkHeader.LENGTH;
         Codec used = codec;
-        int stored;
-        if (planes == null) {
+        Lz4Choice fast = lz4 == null ? null : lz4Choices.get();
+        int stored = fast == null ? -1 : fast.tryLz4(lz4, raw, off, len, out, body);
+        if (stored >= 0) {
+            used = lz4;
+        } else if (planes == null) {
             stored = codec.compress(raw, off, len, out, body);
         } else {
             PlanesChoice choice = choices.get();
             stored = choice.compress(codec, planes, raw, off, len, out, body, maxObjectLength(len));
             used = choice.usedPlanes() ? planes : codec;
+        }
+        if (fast != null && used != lz4) {
+            fast.zstdDid(len, stored);
         }
         if (stored * minRatio > len) {
             used = Codecs.raw();

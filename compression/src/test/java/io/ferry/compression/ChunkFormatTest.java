@@ -107,4 +107,48 @@ class ChunkFormatTest {
         java.nio.ByteBuffer.wrap(obj).putInt(16, (int) crc.getValue());
         assertThrows(CorruptChunkException.class, () -> decode(obj, raw, new byte[SIZE]));
     }
+
+    /**
+     * LZ4 blocks whose every byte is garbage but whose CRC32C matches (as a bug in a writer would
+     * leave them): each is refused as corrupt through the safe decoder, or gives back exactly the
+     * named bytes; never another exception, nor bytes out of bounds. And a block of the wrong length is refused too.
+     */
+    @Test
+    void garbageLz4BlocksWithValidCrcAreCorrupt() {
+        java.util.Random rnd = new java.util.Random(3);
+        byte[] lz4 = new byte[SIZE];
+        int n = Codecs.lz4().compress(compressible(), 0, SIZE, lz4, 0);
+        int refused = 0;
+        for (int i = 0; i < 500; i++) {
+            byte[] body = i % 2 == 0 ? new byte[1 + rnd.nextInt(4096)] : java.util.Arrays.copyOf(lz4, n);
+            if (i % 2 == 0) {
+                rnd.nextBytes(body);
+            } else {
+                body[rnd.nextInt(n)] ^= (byte) (1 + rnd.nextInt(255));
+            }
+            byte[] obj = new byte[ChunkHeader.LENGTH + body.length];
+            System.arraycopy(body, 0, obj, ChunkHeader.LENGTH, body.length);
+            java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+            crc.update(body);
+            new ChunkHeader(ChunkHeader.VERSION, Codecs.LZ4_ID, 0, SIZE, body.length, (int) crc.getValue()).writeTo(obj, 0);
+            byte[] back = new byte[SIZE];
+            try {
+                decode(obj, compressible(), back);
+            } catch (CorruptChunkException expected) {
+                refused++;
+                continue;
+            }
+            // A flip can leave the block valid (an offset to equal bytes, say): then it gives back exactly the named bytes.
+            assertArrayEquals(compressible(), back, "block " + i);
+        }
+        assertTrue(refused > 450, refused + " of 500 refused");
+        byte[] obj = new byte[ChunkHeader.LENGTH + n];
+        System.arraycopy(lz4, 0, obj, ChunkHeader.LENGTH, n);
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(lz4, 0, n);
+        new ChunkHeader(ChunkHeader.VERSION, Codecs.LZ4_ID, 0, SIZE - 1, n, (int) crc.getValue()).writeTo(obj, 0);
+        CorruptChunkException e = assertThrows(CorruptChunkException.class,
+                () -> ChunkFormat.decode(obj, obj.length, new byte[32], new byte[SIZE], "c"));
+        assertTrue(e.getMessage().contains("LZ4"), e.getMessage());
+    }
 }

@@ -39,7 +39,8 @@ public final class StagingPipeline implements Closeable {
         this.repo = repo;
         this.config = config;
         this.format = new ChunkFormat(Codecs.zstd(config.zstdLevel()),
-                config.planes() ? Codecs.zstdPlanes(config.zstdLevel()) : null, config.minRatio());
+                config.planes() ? Codecs.zstdPlanes(config.zstdLevel()) : null,
+                config.lz4() ? Codecs.lz4() : null, config.minRatio());
         this.dedup = new io.ferry.staging.packs.DedupCache(config.dedupCache());
         AtomicInteger n = new AtomicInteger();
         ThreadFactory tf = r -> {

@@ -123,6 +123,62 @@ class PackPushPullTest {
         }
     }
 
+    /** Heap-like pages: small integers, pointer-like words and some noise, every third page untouched. */
+    private static byte[] heap(int pages, long seed) {
+        Random r = new Random(seed);
+        ByteBuffer b = ByteBuffer.allocate(pages * 4096).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        for (int p = 0; p < pages; p++) {
+            long base = 0x00007f0000000000L + ((long) r.nextInt(1 << 20) << 12);
+            for (int i = 0; i < 512; i++) {
+                int kind = r.nextInt(10);
+                b.putLong(p % 3 == 0 ? 0 : kind < 5 ? r.nextInt(1000) : kind < 8 ? base + (r.nextInt(4096) & ~7) : r.nextLong());
+            }
+        }
+        return b.array();
+    }
+
+    /** Records of each codec among the store's packs, by codec id. */
+    private static int[] codecs(Fixture f) throws Exception {
+        int[] n = new int[4];
+        for (String key : f.store.list(PackKeys.PACKS)) {
+            byte[] pack = f.store.get(key);
+            for (PackFormat.Record rec : PackFormat.records(pack, pack.length)) {
+                n[io.ferry.compression.ChunkFormat.header(pack, rec.offset(), rec.length(), "r").codec()]++;
+            }
+        }
+        return n;
+    }
+
+    @Test
+    void heapPagesAreStoredWithLz4AndRestoredByteForByteAlsoByAPipelineThatDoesNotWriteIt() throws Exception {
+        Fixture.write(image.resolve("heap.bin"), heap(1000, 8)); // 4 MB
+        Fixture.write(image.resolve("fields.bin"), field(200_000, 9));
+        PushResult withLz4 = fx.pipeline.push(image, gen(1), Progress.NONE);
+        Path out = tmp.resolve("out-lz4");
+        fx.pipeline.pull(gen(1), out, Progress.NONE);
+        Fixture.assertSameTree(image, out);
+        int[] codecs = codecs(fx);
+        // Each worker's first heap blob goes to zstd, whose ratio sends the next ones to LZ4; the fields stay over planes.
+        assertTrue(codecs[io.ferry.compression.Codecs.LZ4_ID] > 150, java.util.Arrays.toString(codecs));
+        assertTrue(codecs[io.ferry.compression.Codecs.PLANES_ID] > 50, java.util.Arrays.toString(codecs));
+
+        Map<String, String> off = new java.util.HashMap<>(PACKS);
+        off.put("staging.lz4", "off");
+        try (Fixture zstdOnly = new Fixture(tmp.resolve("zstd"), off)) {
+            PushResult zstd = zstdOnly.pipeline.push(image, gen(1), Progress.NONE);
+            assertEquals(0, codecs(zstdOnly)[io.ferry.compression.Codecs.LZ4_ID]);
+            // LZ4's price on such pages: more bytes than zstd's, bounded.
+            assertTrue(zstd.storedBytes() < withLz4.storedBytes() && withLz4.storedBytes() < 1.5 * zstd.storedBytes(),
+                    withLz4.storedBytes() + " bytes with LZ4 against " + zstd.storedBytes() + " with zstd only");
+        }
+        // A pipeline that does not write LZ4 reads it (the first store, through another pipeline).
+        try (Fixture reader = new Fixture(tmp, off)) {
+            Path again = tmp.resolve("out-again");
+            reader.pipeline.pull(gen(1), again, Progress.NONE);
+            Fixture.assertSameTree(image, again);
+        }
+    }
+
     /** Four ranks' images of generation 0: the program's 1.5 MB every rank holds, and 300 KB of each rank's own. */
     private List<PushImage> fourRanks() throws IOException {
         byte[] shared = Fixture.randomBytes(1_500_000, 77);

@@ -1,0 +1,122 @@
+package io.ferry.compression;
+
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class Lz4ChoiceTest {
+    private static final int SIZE = 80 << 10;
+    private final ChunkFormat all = new ChunkFormat(Codecs.zstd(1), Codecs.zstdPlanes(1), Codecs.lz4(), 1.02);
+    private final ChunkFormat zstdOnly = new ChunkFormat(Codecs.zstd(1), Codecs.zstdPlanes(1), 1.02);
+
+    /** Heap-like pages: small integers, pointer-like words, some noise, and every third page untouched (zeros). */
+    private static byte[] heap(int seed) {
+        Random r = new Random(seed);
+        ByteBuffer b = ByteBuffer.allocate(SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        for (int page = 0; b.hasRemaining(); page++) {
+            long base = 0x00007f0000000000L + ((long) r.nextInt(1 << 20) << 12);
+            boolean untouched = page % 3 == 0;
+            for (int i = 0; i < 512 && b.hasRemaining(); i++) {
+                int kind = r.nextInt(10);
+                b.putLong(untouched ? 0 : kind < 5 ? r.nextInt(1000) : kind < 8 ? base + (r.nextInt(4096) & ~7) : r.nextLong());
+            }
+        }
+        return b.array();
+    }
+
+    /** A smooth field of doubles with noisy low mantissa bits: LZ4 hardly shrinks it, zstd over planes does. */
+    private static byte[] field(int seed) {
+        Random r = new Random(seed);
+        ByteBuffer b = ByteBuffer.allocate(SIZE).order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; b.hasRemaining(); i++) {
+            double x = (seed * 10_000 + i) * 1e-4;
+            b.putDouble(Math.sin(x) * Math.cos(0.37 * x) + 1e-9 * r.nextDouble());
+        }
+        return b.array();
+    }
+
+    private static byte[] random(int seed) {
+        byte[] b = new byte[SIZE];
+        new Random(seed).nextBytes(b);
+        return b;
+    }
+
+    private record Encoded(int codec, int length) {}
+
+    private static Encoded encode(ChunkFormat f, byte[] raw) throws CorruptChunkException {
+        byte[] out = new byte[f.maxObjectLength(raw.length)];
+        int n = f.encode(raw, raw.length, out);
+        byte[] back = new byte[raw.length];
+        assertEquals(raw.length, ChunkFormat.decode(out, n, Digests.sha256(raw, 0, raw.length), back, "c"));
+        assertArrayEquals(raw, back);
+        return new Encoded(ChunkFormat.header(out, n, "c").codec(), n);
+    }
+
+    @Test
+    void heapPagesGoToLz4AfterZstdsFirstChunkAndAreStoredAtHalfOrLess() throws Exception {
+        assertEquals(Codecs.ZSTD_ID, encode(all, heap(0)).codec(), "the thread's first chunk: zstd, whose ratio hints at LZ4");
+        long lz4 = 0;
+        long zstd = 0;
+        for (int i = 1; i < 40; i++) {
+            byte[] h = heap(i);
+            Encoded e = encode(all, h);
+            assertEquals(Codecs.LZ4_ID, e.codec(), "heap chunk " + i);
+            assertTrue(e.length() <= SIZE / 2 + ChunkHeader.LENGTH, "kept only where it halves the chunk: " + e.length());
+            lz4 += e.length();
+            zstd += encode(zstdOnly, h).length();
+        }
+        // The price, bounded: zstd's entropy coding would store such pages smaller.
+        assertTrue(lz4 > zstd && lz4 < 1.6 * zstd, lz4 + " bytes with LZ4 against " + zstd + " with zstd");
+    }
+
+    @Test
+    void fieldsStayOverPlanesAndNoiseRawAndAThreadGoesBackToLz4WhenHeapReturns() throws Exception {
+        encode(all, heap(0));
+        assertEquals(Codecs.LZ4_ID, encode(all, heap(1)).codec());
+        // Fields after heap: LZ4 does not halve the first, which then goes to zstd, and the thread with it.
+        for (int i = 0; i < 20; i++) {
+            assertEquals(Codecs.PLANES_ID, encode(all, field(i)).codec(), "field " + i);
+        }
+        for (int i = 0; i < 5; i++) {
+            assertEquals(Codecs.RAW_ID, encode(all, random(i)).codec(), "random " + i);
+        }
+        assertEquals(Codecs.ZSTD_ID, encode(all, heap(2)).codec(), "the first heap chunk after other data");
+        assertEquals(Codecs.LZ4_ID, encode(all, heap(3)).codec(), "and the next at once");
+    }
+
+    /** Letters of an eight-letter alphabet: zstd's entropy coding shrinks them below 40%, LZ4 finds little to match. */
+    private static byte[] letters(int seed) {
+        Random r = new Random(seed);
+        byte[] b = new byte[SIZE];
+        for (int i = 0; i < SIZE; i++) {
+            b[i] = (byte) ('a' + r.nextInt(8));
+        }
+        return b;
+    }
+
+    @Test
+    void aHintThatMisledIsIgnoredSixteenTimes() throws Exception {
+        byte[] l = letters(0);
+        Encoded z = encode(all, l);
+        assertEquals(Codecs.ZSTD_ID, z.codec());
+        assertTrue(z.length() * Lz4Choice.TRY_FROM <= SIZE, "zstd shrinks such letters enough to hint at LZ4: " + z.length());
+        assertEquals(Codecs.ZSTD_ID, encode(all, letters(1)).codec(), "LZ4 does not halve them: zstd again, the hint misled");
+        for (int i = 0; i < Lz4Choice.BACK_OFF + 1; i++) { // the next sixteen hints ignored, the seventeenth taken
+            assertEquals(Codecs.ZSTD_ID, encode(all, heap(i)).codec(), "heap chunk " + i);
+        }
+        assertEquals(Codecs.LZ4_ID, encode(all, heap(99)).codec());
+    }
+
+    @Test
+    void withoutLz4EveryChunkGoesToZstd() throws Exception {
+        for (int i = 0; i < 5; i++) {
+            assertEquals(Codecs.ZSTD_ID, encode(zstdOnly, heap(i)).codec());
+        }
+    }
+}
