@@ -21,7 +21,7 @@ import java.util.Map;
  * @param fileSha256       whether a push also records each file's whole SHA-256 (manifest version 1)
  * @param packs            whether a push writes the pack layout (blobs cut by content, in packs) instead of chunk objects
  * @param packSize         stored bytes after which a pack is closed and written
- * @param blobSize         average blob size of the pack layout (FastCDC); blobs are three quarters to four times it
+ * @param blobSize         average blob size of the pack layout (FastCDC); blobs are from it (less 64 bytes) to four times it
  * @param dedupGenerations the rank's earlier generations a pack-layout push deduplicates against
  * @param dedupCache       heap bytes a node's cache of blob places may take
  * @param packsInFlight    packs a push holds at once, one filling and the others being written
@@ -83,8 +83,8 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
                     + " here: 356 MB/s one at a time, 929 MB/s four at a time). Packs are then at most"
                     + " staging.max-bytes-in-flight over this many.", 4, 2, 64);
     public static final ConfigKey<Long> BLOB_SIZE = ConfigKey.sizeKey("staging.blob-size",
-            "Average blob size of the pack layout, a power of two: content-defined cuts give blobs of three quarters to four"
-                    + " times it. Smaller finds more repeats in scattered rewrites, at more index entries per GiB"
+            "Average blob size of the pack layout, a power of two: content-defined cuts give blobs of it (less 64 bytes)"
+                    + " to four times it, about 1.3 times it on average. Smaller finds more repeats in scattered rewrites, at more index entries per GiB"
                     + " (benchmarks/run-chunking.sh measured 64 KiB).", "64KiB", 4L << 10, 4L << 20);
     public static final ConfigKey<Integer> DEDUP_GENERATIONS = ConfigKey.intKey("staging.dedup-generations",
             "Latest earlier generations of the same rank a pack-layout push looks its blobs up in (their manifests,"

@@ -32,23 +32,28 @@ public final class FastCdc {
     private final long maskLoose;
 
     /**
-     * The engine's chunker: at least three quarters, on average, at most four times {@code avg}.
+     * The engine's chunker: no cut before {@code avg}, less the gear hash's 64-byte window (its
+     * minimum), at most four times {@code avg}; about 1.3 times {@code avg} on average.
      *
-     * <p>Why three quarters: the gear hash runs only past the minimum, so the minimum sets what
-     * cutting costs. With FastCDC's usual quarter, a 64 KiB average hashed about 64 KiB of each
-     * 80 KiB blob; with three quarters, about 32 KiB. Measured on the seeded 256 MiB image
-     * ({@code benchmarks/run-chunking.sh}, 2026-11-25, two runs): the cut runs 1.9 to 2.3 times
-     * as fast (2,608 against 1,395 and 3,065 against 1,307 MB/s on one core), for 12.7% instead of
-     * 11.7% added by a generation with 5% scattered rewrites, and 0.2% either way after shifted
-     * bytes. Cuts before the average were rare anyway (the stricter mask there), so blobs stay
-     * near their average size (about 85 KiB on the seeded image).
+     * <p>Why so: the gear hash runs only past the minimum, so the minimum sets what cutting costs,
+     * and cuts before the average were rare anyway (the stricter mask there: 2^-18 a byte). With
+     * FastCDC's usual quarter, a 64 KiB average hashed about 64 KiB of each 80 KiB blob; with three
+     * quarters (the engine's minimum from 2026-11-25), about 32 KiB; from the average less 64 bytes,
+     * about 20 KiB, the 64 bytes filling the hash before the looser mask applies. Measured on the
+     * seeded 256 MiB image ({@code benchmarks/run-chunking.sh}, 2026-11-27): the cut runs at 5,874
+     * against 3,368 MB/s on one core (three quarters; a quarter: 1,750), for 12.9% instead of 12.7%
+     * added by a generation with 5% scattered rewrites (a quarter: 11.5%), and 0.2% either way after
+     * shifted bytes. Blobs average 84.8 KiB on the 1 GiB seeded image, against 83.5 KiB.
      *
      * @param avg the average chunk size wanted, a power of two from 256 B; chunks are at least
-     *            {@code avg * 3 / 4} and at most {@code avg * 4} bytes (the last one of a buffer may be shorter)
+     *            {@code avg - 64} and at most {@code avg * 4} bytes (the last one of a buffer may be shorter)
      */
     public FastCdc(int avg) {
-        this(avg, avg / 4 * 3);
+        this(avg, avg - WINDOW);
     }
+
+    /** Bytes a gear hash's value depends on: each step shifts the older bytes' share one bit up and out. */
+    static final int WINDOW = 64;
 
     /**
      * A chunker with its own minimum (benchmarks compare minimums with it).
