@@ -2,6 +2,7 @@ package io.ferry.cli;
 
 import io.ferry.model.Durations;
 import io.ferry.model.Sizes;
+import io.ferry.staging.StagingConfig;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -35,8 +36,9 @@ final class DaemonCommand implements Callable<Integer> {
             description = "Exit after this long without a command (default ${DEFAULT-VALUE}; 0: never).")
     String idleExit;
     @Option(names = "--warm-up", paramLabel = "SIZE", defaultValue = "64MiB",
-            description = "Before serving, push and pull a made-up image of this size twice in a private temporary"
-                    + " directory, so that the first command finds the hot loops compiled (default ${DEFAULT-VALUE}; 0: none).")
+            description = "Before serving, push and pull two made-up images of this size, three times in all, in a private"
+                    + " temporary directory, so that the first command finds the hot code compiled (default ${DEFAULT-VALUE};"
+                    + " 0: none). With the default: about 2-3 s on two cores and 0.4 GB of temporary disk, once.")
     String warmUp;
 
     @Override
@@ -66,24 +68,38 @@ final class DaemonCommand implements Callable<Integer> {
     }
 
     /**
-     * Pushes and pulls a made-up image of {@code bytes} twice, in a private temporary directory, as a client's
+     * Pushes and pulls made-up images of {@code bytes} three times, in a private temporary directory, as a client's
      * commands are served ({@link Main#run(Invocation, String...)}, their output dropped): the command line's
      * parsing, the store's opening and the printing are warmed too, not only the pipeline. Warmed through the
      * pipeline alone, the first command served took 0.2 to 0.3 s longer than the next ones, whatever its size.
-     * A command that fails ends the warm-up, said on stderr: serving does not depend on it.
+     *
+     * <p>The first two rounds cut their images into {@link #WARM_UP_BLOBS} blobs, two images so that the second
+     * round's blobs are new to the store too: what is run once a blob (naming, the codec's choice, the record's
+     * append, thousands of calls before the JIT compiles them fully) then runs 16,000 times in 64 MiB. With two
+     * rounds of the default blobs (about 800 blobs written), a fresh daemon's first push of the 1 GiB seeded image
+     * took 1.54-1.59 s and 2.9-3.0 CPU s, its second 1.37-1.42 s; with these rounds, 1.31-1.43 s and 2.5-2.7 CPU s,
+     * then 1.31-1.38 s (four fresh daemons each, alternated, 2026-11-27, two cores). A command that fails ends
+     * the warm-up, said on stderr: serving does not depend on it.
      */
+    /** Blob size of the warm-up's first two rounds: sixteen times the default's blobs in the same bytes. */
+    static final String WARM_UP_BLOBS = "4KiB";
+
     private static void warmUp(long bytes) throws IOException {
         long t0 = System.nanoTime();
         Path tmp = Files.createTempDirectory("ferry-daemon-warm-up");
         try {
             io.ferry.model.OwnerOnly.restrict(tmp);
-            SyntheticImage.write(tmp.resolve("img"), bytes, 7, 0);
+            SyntheticImage.write(tmp.resolve("img0"), bytes, 7, 0);
+            SyntheticImage.write(tmp.resolve("img1"), bytes, 8, 1);
             StringWriter said = new StringWriter();
             PrintWriter dropped = new PrintWriter(said);
             Invocation served = Invocation.client(tmp, false, new PrintWriter(Writer.nullWriter()), dropped);
-            for (int round = 0; round < 2; round++) {
-                String ref = "--store store --job warm-up --generation " + round + " --rank 0";
-                for (String command : List.of("image push img " + ref, "image pull " + ref + " pulled" + round)) {
+            for (int round = 0; round < 3; round++) {
+                // Two rounds in small blobs, each image new to the store: the code run once a blob crosses the JIT's
+                // thresholds (thousands of calls) with a few MiB. The last round as clients' commands come.
+                String ref = "--store store --job warm-up --generation " + round + " --rank 0"
+                        + (round < 2 ? " --set " + StagingConfig.BLOB_SIZE.name() + "=" + WARM_UP_BLOBS : "");
+                for (String command : List.of("image push img" + round % 2 + " " + ref, "image pull " + ref + " pulled" + round)) {
                     said.getBuffer().setLength(0); // what the last command said (a pull warns of its missing commit marker)
                     int code = Main.run(served, command.split(" "));
                     if (code != 0) { // the clients' commands will likely fail alike: say it now, once
@@ -96,7 +112,7 @@ final class DaemonCommand implements Callable<Integer> {
         } finally {
             io.ferry.staging.internal.FileTrees.delete(tmp);
         }
-        System.err.println(String.format(Locale.ROOT, "ferry daemon: warmed up (%s pushed and pulled twice, %.1f s)",
+        System.err.println(String.format(Locale.ROOT, "ferry daemon: warmed up (two images of %s pushed and pulled, three rounds, %.1f s)",
                 Sizes.format(bytes), (System.nanoTime() - t0) / 1e9));
     }
 }

@@ -230,7 +230,7 @@ class DaemonIT {
         String said = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(0, p.exitValue(), said);
         // Its warm-up ran the commands as it serves them, every one of them to its end, and counts as none served.
-        assertTrue(said.contains("warmed up (1.0 MiB pushed and pulled twice"), said);
+        assertTrue(said.contains("warmed up (two images of 1.0 MiB pushed and pulled, three rounds"), said);
         assertFalse(said.contains("warm-up stopped"), said);
         assertTrue(said.contains("stopped after 0 commands"), said);
         assertFalse(Files.exists(other));
