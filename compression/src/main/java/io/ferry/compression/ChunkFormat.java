@@ -79,7 +79,7 @@ public final class ChunkFormat {
             stored = codec.compress(raw, off, len, out, body);
         } else {
             PlanesChoice choice = choices.get();
-            stored = choice.compress(codec, planes, raw, off, len, out, body, maxObjectLength(len));
+            stored = choice.compress(codec, planes, lz4 != null ? lz4 : codec, raw, off, len, out, body, maxObjectLength(len));
             used = choice.usedPlanes() ? planes : codec;
         }
         if (fast != null && used != lz4) {

@@ -12,9 +12,11 @@ package io.ferry.compression;
  *       planes too, and the smaller result kept. A try that loses makes the next
  *       {@link #EVERY} such chunks go untried.</li>
  *   <li>While planes are winning, each chunk goes over planes, and its first {@link #SAMPLE}
- *       bytes plain too (a tenth of a 64 KiB blob's work). Every {@link #EVERY}th chunk, any
+ *       bytes through a probe too: LZ4 where the format has it (on such fields it finds nothing
+ *       and skips ahead, at a seventh of zstd's cost), else plain zstd (a tenth of a 64 KiB blob's
+ *       work). Every {@link #EVERY}th chunk, any
  *       that planes shrink by {@link #CHECK_FROM} or more (data that compresses well, which plain
- *       zstd usually compresses better), and any whose sample plain zstd shrinks by
+ *       zstd usually compresses better), and any whose sample the probe shrinks by
  *       {@link #TRY_BELOW} or more (the data changed kind) is compressed plain as well, and the
  *       winner decides the next chunks. A chunk that planes do not shrink (noise) sends the
  *       thread back to plain, which passes over noise fastest. Back in plain either way, the
@@ -45,9 +47,10 @@ final class PlanesChoice {
 
     /**
      * Compresses {@code raw[off, off + len)} into {@code out} at {@code at} with {@code plain} or
-     * {@code overPlanes}, whichever this thread's data favours; returns the compressed length.
+     * {@code overPlanes}, whichever this thread's data favours; returns the compressed length. {@code probe}
+     * compresses the samples that tell whether the data changed kind: LZ4, or {@code plain} itself.
      */
-    int compress(Codec plain, Codec overPlanes, byte[] raw, int off, int len, byte[] out, int at, int bound) {
+    int compress(Codec plain, Codec overPlanes, Codec probe, byte[] raw, int off, int len, byte[] out, int at, int bound) {
         if (planes) {
             int p = overPlanes.compress(raw, off, len, out, at);
             usedPlanes = true;
@@ -59,7 +62,7 @@ final class PlanesChoice {
             }
             int sample = Math.min(len, SAMPLE);
             if (++since < EVERY && ratio < CHECK_FROM
-                    && (double) sample / plain.compress(raw, off, sample, scratch(bound), 0) < TRY_BELOW) {
+                    && (double) sample / probe.compress(raw, off, sample, scratch(bound), 0) < TRY_BELOW) {
                 return p;
             }
             int q = plain.compress(raw, off, len, scratch(bound), 0);

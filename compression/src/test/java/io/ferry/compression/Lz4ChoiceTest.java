@@ -114,6 +114,19 @@ class Lz4ChoiceTest {
     }
 
     @Test
+    void heapPagesRightAfterFieldsAreSeenByTheLz4SampleAndLeavePlanes() throws Exception {
+        for (int i = 0; i < 5; i++) {
+            assertEquals(Codecs.PLANES_ID, encode(all, field(i)).codec(), "field " + i);
+        }
+        // The sample of a heap chunk that LZ4 shrinks (the probe while planes win) has it compressed plain too: plain
+        // wins, then zstd's ratio sends the next chunk to LZ4.
+        Encoded first = encode(all, heap(5));
+        assertEquals(Codecs.ZSTD_ID, first.codec());
+        assertTrue(first.length() <= encode(zstdOnly, heap(5)).length(), "no larger than plain zstd alone");
+        assertEquals(Codecs.LZ4_ID, encode(all, heap(6)).codec());
+    }
+
+    @Test
     void withoutLz4EveryChunkGoesToZstd() throws Exception {
         for (int i = 0; i < 5; i++) {
             assertEquals(Codecs.ZSTD_ID, encode(zstdOnly, heap(i)).codec());
