@@ -95,6 +95,11 @@ public final class CountingStore implements Store {
     }
 
     @Override
+    public boolean putsDirectMemory() {
+        return inner.putsDirectMemory();
+    }
+
+    @Override
     public StoreHealth health() {
         return inner.health();
     }

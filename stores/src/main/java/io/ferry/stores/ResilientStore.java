@@ -160,6 +160,11 @@ public final class ResilientStore implements Store {
     }
 
     @Override
+    public boolean putsDirectMemory() {
+        return inner.putsDirectMemory();
+    }
+
+    @Override
     public StoreHealth health() {
         return new StoreHealth(breaker.getState().name(), calls.sum(), retries.sum(), failed.sum(), rejected.sum());
     }

@@ -86,4 +86,17 @@ public interface Store extends Closeable {
     default StoreHealth health() {
         return StoreHealth.NONE;
     }
+
+    /**
+     * Whether {@link #put} writes a large object held in direct memory aligned to {@link #DIRECT_ALIGNMENT}
+     * without copying it (a POSIX store writing with {@code O_DIRECT}): a writer that fills such objects
+     * (packs) may fill them there and spare the copy. Any store takes any buffer; the others copy direct
+     * memory into the heap, so it is no gain there.
+     */
+    default boolean putsDirectMemory() {
+        return false;
+    }
+
+    /** The alignment of direct memory {@link #putsDirectMemory()} speaks of: 4 KiB. */
+    int DIRECT_ALIGNMENT = 4096;
 }

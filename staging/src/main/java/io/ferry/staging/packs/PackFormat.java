@@ -34,20 +34,22 @@ public final class PackFormat {
     public record Record(ChunkId id, int offset, int length) {}
 
     /** Writes the header at {@code dst[0..8)}. */
-    static void writeHeader(byte[] dst) {
-        ByteBuffer.wrap(dst, 0, HEADER).putInt(MAGIC).put((byte) VERSION).put((byte) 0).putShort((short) 0);
+    static void writeHeader(ByteBuffer dst) {
+        dst.putInt(0, MAGIC).put(4, (byte) VERSION).put(5, (byte) 0).putShort(6, (short) 0);
     }
 
-    /** Writes the trailer for {@code records} at {@code dst[at..]}; returns the pack's whole length. */
-    static int writeTrailer(byte[] dst, int at, List<Record> records) {
-        ByteBuffer b = ByteBuffer.wrap(dst, at, records.size() * ENTRY + FOOTER);
+    /** Writes the trailer for {@code records} at {@code dst[at..]} (absolute: the buffer's position is not used); returns the pack's whole length. */
+    static int writeTrailer(ByteBuffer dst, int at, List<Record> records) {
+        byte[] trailer = new byte[trailerLength(records.size())];
+        ByteBuffer b = ByteBuffer.wrap(trailer);
         for (Record r : records) {
             b.put(r.id().bytes()).putInt(r.offset()).putInt(r.length());
         }
         CRC32C crc = new CRC32C();
-        crc.update(dst, at, records.size() * ENTRY);
+        crc.update(trailer, 0, records.size() * ENTRY);
         b.putInt(records.size()).putLong(at).putInt((int) crc.getValue()).putInt(TRAILER_MAGIC).putInt(0);
-        return b.position();
+        dst.put(at, trailer);
+        return at + trailer.length;
     }
 
     /** Bytes a trailer of {@code records} entries takes. */

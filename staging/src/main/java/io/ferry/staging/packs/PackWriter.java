@@ -33,7 +33,9 @@ public final class PackWriter {
     private final int packSize;
     private final Semaphore alive;
     /** Buffers of packs written, filled again by the next packs: a writer allocates at most {@code alive} of them. */
-    private final java.util.concurrent.ConcurrentLinkedQueue<byte[]> spare = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final java.util.concurrent.ConcurrentLinkedQueue<ByteBuffer> spare = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    /** Whether packs are filled in direct memory ({@link PackBuffers}), which the store writes without a copy. */
+    private final boolean direct;
     private final AtomicInteger written = new AtomicInteger();
     private final AtomicLong writtenBytes = new AtomicLong();
     private PackBuilder open; // guarded by this
@@ -51,6 +53,7 @@ public final class PackWriter {
         this.store = store;
         this.packSize = packSize;
         this.alive = new Semaphore(alive);
+        this.direct = store != null && store.putsDirectMemory();
     }
 
     /** Where a record went: its pack's name and offset. */
@@ -92,7 +95,11 @@ public final class PackWriter {
         if (last != null) {
             write(last);
         }
-        spare.clear();
+        for (ByteBuffer b; (b = spare.poll()) != null; ) {
+            if (direct) {
+                PackBuffers.give(b);
+            }
+        }
     }
 
     /** Packs written. */
@@ -116,14 +123,18 @@ public final class PackWriter {
         byte[] name = new byte[ChunkId.LENGTH];
         RANDOM.nextBytes(name);
         // room for one record of the largest blob past the target size: a pack is closed once it passes packSize
-        byte[] buffer = spare.poll();
-        return new PackBuilder(HexFormat.of().formatHex(name), buffer != null ? buffer : new byte[packSize + (512 << 10)]);
+        ByteBuffer buffer = spare.poll();
+        if (buffer == null) {
+            int capacity = packSize + (512 << 10);
+            buffer = direct ? PackBuffers.take(capacity) : ByteBuffer.wrap(new byte[capacity]);
+        }
+        return new PackBuilder(HexFormat.of().formatHex(name), buffer);
     }
 
     private void write(PackBuilder b) throws StoreException {
         try {
             PackBuilder.Sealed s = b.seal();
-            store.put(PackKeys.packKey(s.name()), ByteBuffer.wrap(s.bytes(), 0, s.length()));
+            store.put(PackKeys.packKey(s.name()), s.bytes().duplicate().position(0).limit(s.length()));
             CrashPoint.reach("agent.pack-written");
             written.incrementAndGet();
             writtenBytes.addAndGet(s.length());

@@ -19,9 +19,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@code O_DIRECT} where the file system takes it: checkpoint data does not pass through the
  * page cache, so it does not push the application's own cached files out of memory, and the
  * kernel does not copy every byte into cache pages only for the flush that follows to write
- * them out (on this project's test VM that copy took a tenth of a push's CPU). The
- * bytes go through a pooled, aligned buffer of {@link #SLICE} bytes; the last block is padded
- * with zeros and the file truncated back to the object's length before the flush. A file
+ * them out (on this project's test VM that copy took a tenth of a push's CPU). Direct memory
+ * on a block boundary (packs, {@link io.ferry.stores.Store#putsDirectMemory}) is written from
+ * where it lies; other bytes go through a pooled, aligned buffer of {@link #SLICE} bytes. The
+ * last block is padded with zeros and the file truncated back to the object's length before the flush. A file
  * system that refuses {@code O_DIRECT} (ramfs; tmpfs before Linux 6.6; some FUSE file systems) is
  * remembered and written through the page cache from then on; so is everything with
  * {@code posix.direct-io=off}. Buffered writes of a heap buffer go through {@link FileIo}'s small
@@ -120,9 +121,19 @@ final class ObjectWriter {
 
     private void writeDirect(FileChannel ch, ByteBuffer src) throws IOException {
         int align = alignment;
+        long length = src.remaining();
+        if (src.isDirect() && src.alignmentOffset(src.position(), align) == 0) {
+            // Direct memory on a block boundary (a pack filled there: Store#putsDirectMemory): its whole blocks
+            // go to the disk as they are; only the last, partial one through the aligned buffer below.
+            ByteBuffer blocks = src.duplicate();
+            blocks.limit(blocks.position() + (int) (length / align * align));
+            while (blocks.hasRemaining()) {
+                ch.write(blocks);
+            }
+            src.position(blocks.limit());
+        }
         ByteBuffer buf = take(align);
         try {
-            long length = src.remaining();
             while (src.hasRemaining()) {
                 buf.clear();
                 int n = Math.min(src.remaining(), buf.capacity());

@@ -129,6 +129,40 @@ class PosixStoreTest extends StoreContractTest {
     }
 
     /**
+     * Packs filled in aligned direct memory ({@code Store#putsDirectMemory}) go to the disk from that
+     * memory, their last partial block through the store's own buffer; direct memory off a block boundary
+     * is copied as a heap buffer is. Either way the object is whole at every length.
+     */
+    @Test
+    void directMemoryOnABlockBoundaryOrOffItIsWrittenWholeAtEveryLength() throws Exception {
+        assertEquals(takesDirectIo(dir), store.putsDirectMemory());
+        java.util.Random r = new java.util.Random(8);
+        int mib = 1 << 20;
+        int n = 0;
+        for (int len : new int[]{mib, mib + 1, 3 * mib + 4095, 2 * mib + 4096, mib - 1}) {
+            for (int misalign : new int[]{0, 1}) {
+                byte[] data = new byte[len];
+                r.nextBytes(data);
+                ByteBuffer b = ByteBuffer.allocateDirect(len + 2 * io.ferry.stores.Store.DIRECT_ALIGNMENT)
+                        .alignedSlice(io.ferry.stores.Store.DIRECT_ALIGNMENT);
+                b.position(misalign);
+                b = b.slice().put(data).flip();
+                assertEquals(misalign == 0, b.alignmentOffset(0, io.ferry.stores.Store.DIRECT_ALIGNMENT) == 0);
+                String key = "packs/d" + len + "-" + misalign;
+                store.put(key, b);
+                n++;
+                assertEquals(0, b.position(), "the caller's buffer is left as it was");
+                Path f = dir.resolve(key);
+                assertEquals(len, Files.size(f), "no padding left at the end");
+                assertTrue(java.util.Arrays.equals(data, Files.readAllBytes(f)), "bytes of a " + len + "-byte object, misaligned by " + misalign);
+            }
+        }
+        try (Stream<Path> s = Files.walk(dir)) {
+            assertEquals(n, s.filter(Files::isRegularFile).count(), "no temporary file left");
+        }
+    }
+
+    /**
      * ramfs, a real file system, refuses O_DIRECT (EINVAL) after Linux has created the file: the put
      * still lands whole, leaves no temporary file, and the store writes through the page cache from then on.
      */
