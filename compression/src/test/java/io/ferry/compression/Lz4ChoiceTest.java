@@ -2,61 +2,19 @@ package io.ferry.compression;
 
 import org.junit.jupiter.api.Test;
 
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.Random;
 
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static io.ferry.compression.Chunks.SIZE;
+import static io.ferry.compression.Chunks.encode;
+import static io.ferry.compression.Chunks.field;
+import static io.ferry.compression.Chunks.heap;
+import static io.ferry.compression.Chunks.random;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class Lz4ChoiceTest {
-    private static final int SIZE = 80 << 10;
     private final ChunkFormat all = new ChunkFormat(Codecs.zstd(1), Codecs.zstdPlanes(1), Codecs.lz4(), 1.02);
     private final ChunkFormat zstdOnly = new ChunkFormat(Codecs.zstd(1), Codecs.zstdPlanes(1), 1.02);
-
-    /** Heap-like pages: small integers, pointer-like words, some noise, and every third page untouched (zeros). */
-    private static byte[] heap(int seed) {
-        Random r = new Random(seed);
-        ByteBuffer b = ByteBuffer.allocate(SIZE).order(ByteOrder.LITTLE_ENDIAN);
-        for (int page = 0; b.hasRemaining(); page++) {
-            long base = 0x00007f0000000000L + ((long) r.nextInt(1 << 20) << 12);
-            boolean untouched = page % 3 == 0;
-            for (int i = 0; i < 512 && b.hasRemaining(); i++) {
-                int kind = r.nextInt(10);
-                b.putLong(untouched ? 0 : kind < 5 ? r.nextInt(1000) : kind < 8 ? base + (r.nextInt(4096) & ~7) : r.nextLong());
-            }
-        }
-        return b.array();
-    }
-
-    /** A smooth field of doubles with noisy low mantissa bits: LZ4 hardly shrinks it, zstd over planes does. */
-    private static byte[] field(int seed) {
-        Random r = new Random(seed);
-        ByteBuffer b = ByteBuffer.allocate(SIZE).order(ByteOrder.LITTLE_ENDIAN);
-        for (int i = 0; b.hasRemaining(); i++) {
-            double x = (seed * 10_000 + i) * 1e-4;
-            b.putDouble(Math.sin(x) * Math.cos(0.37 * x) + 1e-9 * r.nextDouble());
-        }
-        return b.array();
-    }
-
-    private static byte[] random(int seed) {
-        byte[] b = new byte[SIZE];
-        new Random(seed).nextBytes(b);
-        return b;
-    }
-
-    private record Encoded(int codec, int length) {}
-
-    private static Encoded encode(ChunkFormat f, byte[] raw) throws CorruptChunkException {
-        byte[] out = new byte[f.maxObjectLength(raw.length)];
-        int n = f.encode(raw, raw.length, out);
-        byte[] back = new byte[raw.length];
-        assertEquals(raw.length, ChunkFormat.decode(out, n, Digests.sha256(raw, 0, raw.length), back, "c"));
-        assertArrayEquals(raw, back);
-        return new Encoded(ChunkFormat.header(out, n, "c").codec(), n);
-    }
 
     @Test
     void heapPagesGoToLz4AfterZstdsFirstChunkAndAreStoredAtHalfOrLess() throws Exception {
@@ -65,7 +23,7 @@ class Lz4ChoiceTest {
         long zstd = 0;
         for (int i = 1; i < 40; i++) {
             byte[] h = heap(i);
-            Encoded e = encode(all, h);
+            Chunks.Encoded e = encode(all, h);
             assertEquals(Codecs.LZ4_ID, e.codec(), "heap chunk " + i);
             assertTrue(e.length() <= SIZE / 2 + ChunkHeader.LENGTH, "kept only where it halves the chunk: " + e.length());
             lz4 += e.length();
@@ -103,7 +61,7 @@ class Lz4ChoiceTest {
     @Test
     void aHintThatMisledIsIgnoredSixteenTimes() throws Exception {
         byte[] l = letters(0);
-        Encoded z = encode(all, l);
+        Chunks.Encoded z = encode(all, l);
         assertEquals(Codecs.ZSTD_ID, z.codec());
         assertTrue(z.length() * Lz4Choice.TRY_FROM <= SIZE, "zstd shrinks such letters enough to hint at LZ4: " + z.length());
         assertEquals(Codecs.ZSTD_ID, encode(all, letters(1)).codec(), "LZ4 does not halve them: zstd again, the hint misled");
@@ -120,7 +78,7 @@ class Lz4ChoiceTest {
         }
         // The sample of a heap chunk that LZ4 shrinks (the probe while planes win) has it compressed plain too: plain
         // wins, then zstd's ratio sends the next chunk to LZ4.
-        Encoded first = encode(all, heap(5));
+        Chunks.Encoded first = encode(all, heap(5));
         assertEquals(Codecs.ZSTD_ID, first.codec());
         assertTrue(first.length() <= encode(zstdOnly, heap(5)).length(), "no larger than plain zstd alone");
         assertEquals(Codecs.LZ4_ID, encode(all, heap(6)).codec());

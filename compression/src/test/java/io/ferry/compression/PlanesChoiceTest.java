@@ -2,58 +2,16 @@ package io.ferry.compression;
 
 import org.junit.jupiter.api.Test;
 
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.util.Arrays;
-import java.util.Random;
-
-import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static io.ferry.compression.Chunks.encode;
+import static io.ferry.compression.Chunks.field;
+import static io.ferry.compression.Chunks.random;
+import static io.ferry.compression.Chunks.text;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class PlanesChoiceTest {
-    private static final int SIZE = 80 << 10;
     private final ChunkFormat both = new ChunkFormat(Codecs.zstd(1), Codecs.zstdPlanes(1), 1.02);
     private final ChunkFormat plainOnly = new ChunkFormat(Codecs.zstd(1), 1.02);
-
-    /** A smooth field of doubles with noisy low mantissa bits, as a simulation's state (and SyntheticImage's fields). */
-    private static byte[] field(int seed) {
-        Random r = new Random(seed);
-        ByteBuffer b = ByteBuffer.allocate(SIZE).order(ByteOrder.LITTLE_ENDIAN);
-        for (int i = 0; b.hasRemaining(); i++) {
-            double x = (seed * 10_000 + i) * 1e-4;
-            b.putDouble(Math.sin(x) * Math.cos(0.37 * x) + 1e-9 * r.nextDouble());
-        }
-        return b.array();
-    }
-
-    /** Text-like bytes that plain zstd shrinks well and planes badly. */
-    private static byte[] text(int seed) {
-        Random r = new Random(seed);
-        String[] words = {"checkpoint ", "rank ", "generation ", "snapshot ", "stage ", "the ", "of ", "node "};
-        StringBuilder s = new StringBuilder();
-        while (s.length() < SIZE) {
-            s.append(words[r.nextInt(words.length)]).append(r.nextInt(100_000)).append('\n');
-        }
-        return Arrays.copyOf(s.toString().getBytes(java.nio.charset.StandardCharsets.US_ASCII), SIZE);
-    }
-
-    private static byte[] random(int seed) {
-        byte[] b = new byte[SIZE];
-        new Random(seed).nextBytes(b);
-        return b;
-    }
-
-    private record Encoded(int codec, int length) {}
-
-    private static Encoded encode(ChunkFormat f, byte[] raw) throws CorruptChunkException {
-        byte[] out = new byte[f.maxObjectLength(raw.length)];
-        int n = f.encode(raw, raw.length, out);
-        byte[] back = new byte[raw.length];
-        assertEquals(raw.length, ChunkFormat.decode(out, n, Digests.sha256(raw, 0, raw.length), back, "c"));
-        assertArrayEquals(raw, back);
-        return new Encoded(ChunkFormat.header(out, n, "c").codec(), n);
-    }
 
     @Test
     void floatFieldsGoOverPlanesAndComeOutSmallerThanPlainZstd() throws Exception {
@@ -61,7 +19,7 @@ class PlanesChoiceTest {
         long plain = 0;
         for (int i = 0; i < 40; i++) {
             byte[] f = field(i);
-            Encoded e = encode(both, f);
+            Chunks.Encoded e = encode(both, f);
             assertEquals(Codecs.PLANES_ID, e.codec(), "field " + i);
             planes += e.length();
             plain += encode(plainOnly, f).length();
