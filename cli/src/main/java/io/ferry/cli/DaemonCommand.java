@@ -67,6 +67,9 @@ final class DaemonCommand implements Callable<Integer> {
         return 0;
     }
 
+    /** Blob size of the warm-up's first two rounds: sixteen times the default's blobs in the same bytes. */
+    static final String WARM_UP_BLOBS = "4KiB";
+
     /**
      * Pushes and pulls made-up images of {@code bytes} three times, in a private temporary directory, as a client's
      * commands are served ({@link Main#run(Invocation, String...)}, their output dropped): the command line's
@@ -81,9 +84,6 @@ final class DaemonCommand implements Callable<Integer> {
      * then 1.31-1.38 s (four fresh daemons each, alternated, 2026-11-27, two cores). A command that fails ends
      * the warm-up, said on stderr: serving does not depend on it.
      */
-    /** Blob size of the warm-up's first two rounds: sixteen times the default's blobs in the same bytes. */
-    static final String WARM_UP_BLOBS = "4KiB";
-
     private static void warmUp(long bytes) throws IOException {
         long t0 = System.nanoTime();
         Path tmp = Files.createTempDirectory("ferry-daemon-warm-up");

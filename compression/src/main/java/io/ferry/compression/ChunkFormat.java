@@ -5,8 +5,8 @@ import java.util.zip.CRC32C;
 
 /**
  * Encodes raw chunk bytes into chunk objects and decodes them back, verifying everything.
- * Thread-safe: decoding is stateless; encoding with a planes codec keeps, per thread, which of
- * the two codecs the data it is compressing favours ({@link PlanesChoice}).
+ * Thread-safe: decoding is stateless; encoding with a planes or an LZ4 codec keeps, per thread,
+ * which codec the data it is compressing favours ({@link PlanesChoice}, {@link Lz4Choice}).
  */
 public final class ChunkFormat {
     private final Codec codec;
