@@ -39,7 +39,7 @@ class EncryptionTest {
     Path tmp;
 
     private static StagingPipeline pipeline(Store store, Optional<Keys> keys) {
-        return Staging.pipeline(store, StagingConfig.from(PackPushPullTest.PACKS), Clock.systemUTC(), keys);
+        return Staging.pipeline(store, StagingConfig.from(PackStoreTestBase.PACKS), Clock.systemUTC(), keys);
     }
 
     private Store store(String name) throws IOException {

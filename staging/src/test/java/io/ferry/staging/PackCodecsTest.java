@@ -5,10 +5,7 @@ import io.ferry.compression.Codecs;
 import io.ferry.model.ImageRef;
 import io.ferry.staging.packs.PackFormat;
 import io.ferry.staging.packs.PackKeys;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -17,7 +14,6 @@ import java.nio.file.Path;
 import java.util.Map;
 import java.util.Random;
 
-import static io.ferry.staging.PackPushPullTest.PACKS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -25,28 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The codecs a pack-layout push chooses per blob (byte planes for float fields, LZ4 for heap pages), through a real
  * pipeline on a POSIX store: what they store, and that every pipeline reads them back byte for byte.
  */
-class PackCodecsTest {
-    @TempDir
-    Path tmp;
-    Fixture fx;
-    Path image;
-
-    @BeforeEach
-    void setUp() throws IOException {
-        fx = new Fixture(tmp, PACKS);
-        image = tmp.resolve("image");
-        Files.createDirectories(image);
-    }
-
-    @AfterEach
-    void tearDown() throws IOException {
-        fx.close();
-    }
-
-    private static ImageRef gen(long g) {
-        return new ImageRef("job", g, 0);
-    }
-
+class PackCodecsTest extends PackStoreTestBase {
     /** Doubles of a smooth field with noisy low mantissa bits: what a simulation's state looks like. */
     private static byte[] field(int count, long seed) {
         Random r = new Random(seed);

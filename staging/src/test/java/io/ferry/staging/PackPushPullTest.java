@@ -5,10 +5,7 @@ import io.ferry.model.ImageRef;
 import io.ferry.model.Manifest;
 import io.ferry.staging.packs.PackFormat;
 import io.ferry.staging.packs.PackKeys;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -27,30 +24,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The pack layout (staging.layout=packs) on a real POSIX store: round trips, dedup, packs, damage. */
-class PackPushPullTest {
-    static final Map<String, String> PACKS = Map.of("staging.layout", "packs", "staging.blob-size", "16KiB",
-            "staging.pack-size", "1MiB", "staging.workers", "3");
-    @TempDir
-    Path tmp;
-    Fixture fx;
-    Path image;
-
-    @BeforeEach
-    void setUp() throws IOException {
-        fx = new Fixture(tmp, PACKS);
-        image = tmp.resolve("image");
-        Files.createDirectories(image);
-    }
-
-    @AfterEach
-    void tearDown() throws IOException {
-        fx.close();
-    }
-
-    private static ImageRef gen(long g) {
-        return new ImageRef("job", g, 0);
-    }
-
+class PackPushPullTest extends PackStoreTestBase {
     @Test
     void aRankReusesWhatItsNodePushedForAnotherRankOfTheJob() throws Exception {
         byte[] shared = Fixture.randomBytes(3_000_000, 77); // the program's code and read-only data, in every rank

@@ -39,7 +39,7 @@ class PackStoreTest {
     }
 
     private static StagingPipeline pipeline(Store store) {
-        Map<String, String> s = new HashMap<>(PackPushPullTest.PACKS);
+        Map<String, String> s = new HashMap<>(PackStoreTestBase.PACKS);
         s.put("staging.dedup-generations", "4");
         return Staging.pipeline(store, StagingConfig.from(s), Clock.systemUTC());
     }
