@@ -62,8 +62,9 @@ public final class PackPush {
      * The blobs this push writes, each claimed by the worker that met it first and completed with
      * its place once appended: a worker that meets a claimed blob waits for that place instead of
      * writing the blob a second time (it used to write it too when two met it at the same moment).
+     * Sized in {@link #run} for the push's blobs, so that it is never resized while workers fill it.
      */
-    private final ConcurrentHashMap<ChunkId, java.util.concurrent.CompletableFuture<BlobLocation>> written =
+    private ConcurrentHashMap<ChunkId, java.util.concurrent.CompletableFuture<BlobLocation>> written =
             new ConcurrentHashMap<>();
     /**
      * Whether an earlier generation's pack is still on the store, and where gc's repack moved
@@ -142,6 +143,8 @@ public final class PackPush {
             found.addAll(f);
         }
         long total = java.util.Arrays.stream(raw).sum();
+        // a blob per average blob size at most, on average (cuts fall past the average: README, staging.blob-size)
+        this.written = new ConcurrentHashMap<>((int) Math.min(1 << 20, total / cdc.avg() + 16));
         ImageRef first = images.get(0).ref();
         progress.start(images.size() == 1 ? "push " + first
                 : "push " + first.job() + " generation " + first.generation() + ", " + images.size() + " images", total,
