@@ -231,6 +231,8 @@ class DaemonIT {
         assertEquals(0, p.exitValue(), said);
         // Its warm-up ran the commands as it serves them, every one of them to its end, and counts as none served.
         assertTrue(said.contains("warmed up (two images of 1.0 MiB pushed and pulled, three rounds"), said);
+        // then it waited for the JIT's queue, at most 5 s
+        assertTrue(said.matches("(?s).*; JIT settled in [0-5]\\.\\d s\\).*"), said);
         assertFalse(said.contains("warm-up stopped"), said);
         assertTrue(said.contains("stopped after 0 commands"), said);
         assertFalse(Files.exists(other));
