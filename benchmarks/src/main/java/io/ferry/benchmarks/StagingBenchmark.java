@@ -161,13 +161,21 @@ public final class StagingBenchmark {
                 pushCpu[pushCpu.length / 2], pullCpu[pullCpu.length / 2]);
     }
 
+    /**
+     * Rounds of the whole commands and their peers, alternated; each row is their median. Five, not three: a
+     * fresh daemon's first one or two pushes still pay the JIT's last compilations (0.1-0.4 CPU s of C2, seen
+     * with JFR's compilation events), and on this shared VM a round of any tool can run 10% slow; with three,
+     * one such round of Ferry and one fast one of zstd decided a run's ratio. Every round is printed on stderr.
+     */
+    private static final int PEER_ROUNDS = 5;
+
     private static void peers(Path work, Path image, long size, List<Row> rows) throws Exception {
         // The same pipeline writing its packs through the page cache, as before posix.direct-io.
         rows.add(ferry(work, image, size, Map.of("posix.direct-io", "off"),
                 "Ferry, packs written through the page cache (`posix.direct-io=off`)", Optional.empty()));
         // The whole command a user types, its JVM start included (the rows above are the pipeline in this JVM),
         // in a JVM of its own and handed to `ferry daemon`, beside zstd on each file itself (as a user compresses a
-        // checkpoint directory without tar): alternated three times, medians, since these are the ratios.
+        // checkpoint directory without tar): alternated PEER_ROUNDS times, medians, since these are the ratios.
         // bin/ferry builds the distribution on first use, which is not what these rows measure.
         sh("bin/ferry help > /dev/null 2>&1 || true");
         Path socket = work.resolve("daemon/daemon.sock");
@@ -185,7 +193,7 @@ public final class StagingBenchmark {
                 new ArrayList<>());
         Process daemon = startDaemon(work, socket);
         try {
-            for (int i = 0; i < 3; i++) {
+            for (int i = 0; i < PEER_ROUNDS; i++) {
                 runs.get(0).add(peer(work, "`ferry image push` / `pull` (whole command, a JVM of its own)",
                         "FERRY_DAEMON=off bin/ferry" + image1, "FERRY_DAEMON=off bin/ferry" + image2, image));
                 runs.get(1).add(peer(work, "`ferry image push` / `pull` (whole command, handed to `ferry daemon`)",
@@ -206,7 +214,7 @@ public final class StagingBenchmark {
         }
         FileTrees.delete(zstdFiles);
         for (List<Row> r : runs.subList(0, 4)) {
-            rows.add(median(r.get(0).tool() + " (median of 3)", r));
+            rows.add(median(r.get(0).tool() + " (median of " + PEER_ROUNDS + ")", r));
         }
         floors(median("served", runs.get(1)), median("zstd", runs.get(2)), median("cp", runs.get(3)),
                 median("cp zstd", runs.get(4)));
@@ -224,7 +232,7 @@ public final class StagingBenchmark {
      */
     private static void floors(Row ferry, Row zstd, Row cp, Row cpZstd) {
         int cores = Runtime.getRuntime().availableProcessors();
-        FLOORS.append(String.format(Locale.ROOT, "%nThe same rounds' floors (medians of 3, %d cores): what the disk and the CPUs allow%n%n", cores));
+        FLOORS.append(String.format(Locale.ROOT, "%nThe same rounds' floors (medians of %d, %d cores): what the disk and the CPUs allow%n%n", PEER_ROUNDS, cores));
         FLOORS.append("| | push s | push CPU s | pull s | pull CPU s |\n|---|---:|---:|---:|---:|\n");
         FLOORS.append(String.format(Locale.ROOT, "| `ferry image push` / `pull`, handed to `ferry daemon` (CPU: the daemon's and the command's) | %.2f | %.2f | %.2f | %.2f |%n",
                 ferry.pushSeconds(), ferry.pushCpu(), ferry.pullSeconds(), ferry.pullCpu()));
