@@ -143,7 +143,7 @@ public final class PackPush {
             found.addAll(f);
         }
         long total = java.util.Arrays.stream(raw).sum();
-        // a blob per average blob size at most, on average (cuts fall past the average: README, staging.blob-size)
+        // about one blob per average blob size (no cut falls before the average less 64 bytes; file ends add a few)
         this.written = new ConcurrentHashMap<>((int) Math.min(1 << 20, total / cdc.avg() + 16));
         ImageRef first = images.get(0).ref();
         progress.start(images.size() == 1 ? "push " + first
