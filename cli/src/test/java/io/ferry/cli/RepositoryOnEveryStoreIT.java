@@ -332,22 +332,27 @@ class RepositoryOnEveryStoreIT {
         return kind.equals("hdfs") ? Map.of() : s3.options();
     }
 
-    /** {@code ferry store ARGS... URI --set ...}: the store command with this store's options. */
-    private static String[] store(String kind, String... args) {
-        List<String> cmd = new ArrayList<>(List.of("store"));
-        cmd.add(args[0]);
-        cmd.add(gcKilledUri(kind));
-        cmd.addAll(List.of(args).subList(1, args.length));
+    /** {@code ferry store SUBCOMMAND URI ARGS...} on the killed gc's store, with its options. */
+    private static String[] store(String kind, String subcommand, String... args) {
+        List<String> cmd = new ArrayList<>(List.of("store", subcommand, gcKilledUri(kind)));
+        cmd.addAll(List.of(args));
+        return withOptions(kind, cmd);
+    }
+
+    /** {@code ferry ARGS... --store URI} on the killed gc's store, with its options. */
+    private static String[] withStore(String kind, String... args) {
+        List<String> cmd = new ArrayList<>(List.of(args));
+        cmd.addAll(List.of("--store", gcKilledUri(kind)));
+        return withOptions(kind, cmd);
+    }
+
+    private static String[] withOptions(String kind, List<String> cmd) {
         options(kind).forEach((k, v) -> cmd.addAll(List.of("--set", k + "=" + v)));
         return cmd.toArray(String[]::new);
     }
 
-    private static String[] withStore(String kind, String... args) {
-        List<String> cmd = new ArrayList<>(List.of(args));
-        cmd.addAll(List.of("--store", gcKilledUri(kind)));
-        options(kind).forEach((k, v) -> cmd.addAll(List.of("--set", k + "=" + v)));
-        return cmd.toArray(String[]::new);
-    }
+    /** Where gc moves what it collects (StoreGc's prefix; the store's own listing counts it). */
+    private static final String FOSSILS = "ferry/v1/fossils/";
 
     private static int count(Store s, String prefix) throws Exception {
         return s.list(prefix).size();
@@ -380,7 +385,7 @@ class RepositoryOnEveryStoreIT {
                 p.push(img1, new ImageRef("sim", 1, 0), Progress.NONE);
                 p.repository().commitSnapshot("sim", 1, 1);
             }
-            int before = count(s, "ferry/v2/packs/");
+            int before = count(s, io.ferry.staging.packs.PackKeys.PACKS);
             assertTrue(before >= 20, "24 MiB of random bytes in packs of 1 MiB: " + before);
             FerryProcess.Result pruned = FerryProcess.run(store(kind, "prune", "--job", "sim", "--keep-last", "1"));
             assertEquals(0, pruned.exit(), pruned.out() + pruned.err());
@@ -388,15 +393,15 @@ class RepositoryOnEveryStoreIT {
             Process gc = FerryProcess.builder(List.of("-Xmx256m"), store(kind, "gc", "--grace", "0s"))
                     .redirectErrorStream(true).start();
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-            while (count(s, "ferry/v1/fossils/") < 3 && gc.isAlive() && System.nanoTime() < deadline) {
+            while (count(s, FOSSILS) < 3 && gc.isAlive() && System.nanoTime() < deadline) {
                 Thread.sleep(5);
             }
             boolean running = gc.isAlive();
             gc.toHandle().destroyForcibly(); // SIGKILL, among the moves
             gc.waitFor();
             String said = new String(gc.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-            int aside = count(s, "ferry/v1/fossils/");
-            int left = count(s, "ferry/v2/packs/");
+            int aside = count(s, FOSSILS);
+            int left = count(s, io.ferry.staging.packs.PackKeys.PACKS);
             assertTrue(running, "gc ended before it was killed: " + said);
             assertTrue(aside > 0 && left > 1, "killed midway: " + aside + " aside, " + left + " left of " + before);
             System.err.println(kind + ": gc killed with " + aside + " packs moved aside, " + left + " of " + before + " left");
@@ -415,8 +420,8 @@ class RepositoryOnEveryStoreIT {
                 assertEquals(0, again.exit(), again.out() + again.err());
                 runs.append(again.out());
             }
-            assertEquals(0, count(s, "ferry/v1/fossils/"), runs + "left aside: " + s.list("ferry/v1/fossils/"));
-            assertTrue(count(s, "ferry/v2/packs/") < before / 4, runs + "packs left: " + count(s, "ferry/v2/packs/")
+            assertEquals(0, count(s, FOSSILS), runs + "left aside: " + s.list(FOSSILS));
+            assertTrue(count(s, io.ferry.staging.packs.PackKeys.PACKS) < before / 4, runs + "packs left: " + count(s, io.ferry.staging.packs.PackKeys.PACKS)
                     + " of " + before);
             verify = FerryProcess.run(store(kind, "verify"));
             assertEquals(0, verify.exit(), verify.out() + verify.err());
