@@ -64,8 +64,7 @@ public final class PackPush {
      * writing the blob a second time (it used to write it too when two met it at the same moment).
      * Sized in {@link #run} for the push's blobs, so that it is never resized while workers fill it.
      */
-    private ConcurrentHashMap<ChunkId, java.util.concurrent.CompletableFuture<BlobLocation>> written =
-            new ConcurrentHashMap<>();
+    private ConcurrentHashMap<ChunkId, java.util.concurrent.CompletableFuture<BlobLocation>> written;
     /**
      * Whether an earlier generation's pack is still on the store, and where gc's repack moved
      * its records, asked once per pack and push: a pack gc moved aside whole is not counted on
