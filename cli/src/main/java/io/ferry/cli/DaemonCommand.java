@@ -120,9 +120,10 @@ final class DaemonCommand implements Callable<Integer> {
     /**
      * Waits until the JIT compilers have finished what the warm-up queued (their total compilation time grows by
      * under 2 ms in 100 ms, three times running), at most {@code maxMillis}; returns the seconds waited. What
-     * is still queued would be compiled during the first push served, on the cores it needs (JFR's compilation
-     * events showed 0.13 to 0.69 CPU s of compilations in a fresh daemon's first push on two cores, 0.05-0.12 s
-     * in its fourth). Usually the queue is empty by then, and this costs 0.3 s at the daemon's start.
+     * is still queued would be compiled during the first push served, on the cores it needs. A guard, not a
+     * measured gain: on two cores the queue was (nearly) empty by the warm-up's end in every fresh daemon
+     * timed (settled in 0.3-0.4 s, the least this waits); the 0.13-0.69 CPU s of compilations JFR showed in
+     * a fresh daemon's first pushes are of code the warm-up ran too seldom, not a queue left behind.
      */
     static double awaitJitQuiet(long maxMillis) {
         long t0 = System.nanoTime();
