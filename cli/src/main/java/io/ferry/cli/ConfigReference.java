@@ -25,10 +25,10 @@ final class ConfigReference {
     private record Section(String title, String source, ConfigTable table) {}
 
     private static final List<Section> SECTIONS = List.of(
-            new Section("Staging, node cache, store retention and recovery", "staging/src/main/java/io/ferry/staging/StagingConfig.java",
-                    StagingConfig.TABLE),
-            new Section("Remote stores: retries, circuit breaker, bulkhead", "staging/src/main/java/io/ferry/staging/StoreSettings.java",
-                    StoreSettings.TABLE),
+            new Section("Staging, node cache, store retention and recovery",
+                    "staging/src/main/java/io/ferry/staging/StagingConfig.java", StagingConfig.TABLE),
+            new Section("Remote stores: retries, circuit breaker, bulkhead",
+                    "staging/src/main/java/io/ferry/staging/StoreSettings.java", StoreSettings.TABLE),
             new Section("Encryption at rest", "staging/src/main/java/io/ferry/staging/crypt/Keys.java", Keys.TABLE));
 
     private ConfigReference() {}
@@ -37,22 +37,25 @@ final class ConfigReference {
     static String markdown() {
         StringBuilder b = new StringBuilder();
         b.append("# Configuration keys\n\n")
-                .append("<!-- Generated from the code's declared tables by io.ferry.cli.ConfigReference; do not edit by hand.\n")
-                .append("     ConfigReferenceTest fails when this page differs from what the tables produce. To regenerate:\n")
+                .append("<!-- Generated from the code's declared tables by io.ferry.cli.ConfigReference;"
+                        + " do not edit by hand.\n")
+                .append("     ConfigReferenceTest fails when this page differs from what the tables produce."
+                        + " To regenerate:\n")
                 .append("     mvn -B -o -q -pl cli test -Dtest=ConfigReferenceTest -Dferry.docs.write=true -->\n\n")
                 .append("Every key below can be set in the configuration file (`KEY = VALUE`), as an environment\n")
                 .append("variable (the column *variable*), or with `--set KEY=VALUE`, in rising precedence; see\n")
                 .append("[configuration sources](../operators.md#configure). A bad value or an unknown key fails at\n")
                 .append("start-up, naming the key and where it came from. `ferry config show` prints each key's\n")
-                .append("effective value and its source. Sizes take binary units (`64KiB`, or bare `64K`) and decimal ones\n")
+                .append("effective value and its source. Sizes take binary units (`64KiB`, or bare `64K`)"
+                        + " and decimal ones\n")
                 .append("(`64KB`); durations a number and a unit (`500ms`, `5s`, `2m`, `1h`).\n\n")
                 .append("Keys that are not in these tables (store options `posix.*`, `s3.*`, `hdfs.*`; the process\n")
                 .append("keys `agent.metrics`, `peer.secret-file`, `kafka.*`, `log.level.*`; the variable\n")
                 .append("`FERRY_ENCRYPTION_KEY`) are described in [other keys](other-keys.md).\n");
         for (Section s : SECTIONS) {
             b.append("\n## ").append(s.title()).append("\n\n")
-                    .append("Declared in [`").append(s.source().substring(s.source().lastIndexOf('/') + 1)).append("`](../../")
-                    .append(s.source()).append(").\n\n")
+                    .append("Declared in [`").append(s.source().substring(s.source().lastIndexOf('/') + 1))
+                    .append("`](../../").append(s.source()).append(").\n\n")
                     .append("| key | default | variable | meaning |\n|---|---|---|---|\n");
             for (ConfigKey<?> k : s.table().keys()) {
                 b.append("| `").append(k.name()).append("` | ")

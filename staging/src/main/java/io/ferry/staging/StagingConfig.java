@@ -73,7 +73,8 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
                     + " objects of about 16 MiB with one durable write each; manifest version 3, docs/formats/pack.md)."
                     + " Pulls read both.", "packs", StagingConfig::parseLayout);
     public static final ConfigKey<Long> PACK_SIZE = ConfigKey.sizeKey("staging.pack-size",
-            "Stored bytes after which a pack is closed and written with one durable put (pack layout); at most"
+            "Stored bytes after which a pack is closed and written with one durable put (pack layout),"
+                    + " 1 MiB..64 MiB; at most"
                     + " staging.max-bytes-in-flight over staging.packs-in-flight, since a push holds that many packs.", "16MiB",
             1L << 20, 64L << 20);
     public static final ConfigKey<Integer> PACKS_IN_FLIGHT = ConfigKey.intKey("staging.packs-in-flight",
@@ -81,14 +82,16 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
                     + " Written one at a time, a pack's fsync waits for the disk alone; a disk behind a queue (NVMe, a"
                     + " virtio or network volume, a parallel file system) writes several at once much faster (measured"
                     + " here: 356 MB/s one at a time, 929 MB/s four at a time). Packs are then at most"
-                    + " staging.max-bytes-in-flight over this many.", 4, 2, 64);
+                    + " staging.max-bytes-in-flight over this many. 2..64.", 4, 2, 64);
     public static final ConfigKey<Long> BLOB_SIZE = ConfigKey.sizeKey("staging.blob-size",
             "Average blob size of the pack layout, a power of two: content-defined cuts give blobs of it (less 64 bytes)"
                     + " to four times it, about 1.3 times it on average. Smaller finds more repeats in scattered rewrites, at more index entries per GiB"
                     + " (benchmarks/run-chunking.sh measured 64 KiB).", "64KiB", 4L << 10, 4L << 20);
     public static final ConfigKey<Integer> DEDUP_GENERATIONS = ConfigKey.intKey("staging.dedup-generations",
             "Latest earlier generations of the same rank a pack-layout push looks its blobs up in (their manifests,"
-                    + " read once and cached); blobs found nowhere are written again.", 2, 0, 8);
+                    + " read once and cached); blobs found nowhere are written again. 0..8; 0 also skips the"
+                    + " manifests of the node's other ranks, while ranks pushed together still write a blob they"
+                    + " share once.", 2, 0, 8);
     public static final ConfigKey<Long> DEDUP_CACHE = ConfigKey.sizeKey("staging.dedup-cache",
             "Heap a node's cache of blob places may take (about 150 bytes a blob: 64 MiB holds the places of about"
                     + " 27 GiB of 64 KiB blobs); least recently used manifests are dropped beyond it.", "64MiB", 0L, 16L << 30);

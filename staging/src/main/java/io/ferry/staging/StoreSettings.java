@@ -28,7 +28,8 @@ public final class StoreSettings {
             "Percentage of failed calls, over the breaker's window, that marks the store down (calls then fail fast).",
             (int) D.failureRate(), 1, 100);
     public static final ConfigKey<Integer> WINDOW = ConfigKey.intKey("store.breaker.window",
-            "Calls the failure rate is measured over.", D.window(), 1, 10_000);
+            "Calls the failure rate is measured over (judged once 5 of them, or the whole window if smaller, are in).",
+            D.window(), 1, 10_000);
     public static final ConfigKey<Duration> OPEN_FOR = ConfigKey.durationKey("store.breaker.open-for",
             "How long a store marked down is left alone before trial calls probe it.", "10s",
             Duration.ofMillis(1), Duration.ofHours(1));

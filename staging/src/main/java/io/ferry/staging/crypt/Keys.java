@@ -36,7 +36,8 @@ public final class Keys {
     public static final ConfigKey<String> KEY_FILE = new ConfigKey<>("encryption.key-file",
             "File holding the 32-byte key of encryption at rest as 64 hex digits (e.g. 'openssl rand -hex 32');"
                     + " FERRY_ENCRYPTION_KEY may hold the same text instead. Set, every blob is encrypted"
-                    + " (AES-256-GCM) and named by a keyed hash before it leaves the node. Empty: no encryption.",
+                    + " (AES-256-GCM) and named by a keyed hash before it leaves the node. Pack layout only"
+                    + " (staging.layout=packs). Empty: no encryption.",
             "", v -> v);
     public static final ConfigKey<String> PREVIOUS_KEY_FILES = new ConfigKey<>("encryption.previous-key-files",
             "Key files of keys this store was encrypted with before encryption.key-file's, comma-separated:"
