@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packs what the staging benchmark needs on a machine with no JDK, no Maven and no zstd (the
-# many-core machine some sessions are lent): a jlink'ed JRE, the jars of the push/pull path, the
+# many-core machine that is sometimes available): a jlink'ed JRE, the jars of the push/pull path, the
 # zstd binary with its libraries, and run.sh. Checks the kit by running it here with a small image.
 #   benchmarks/device-kit.sh [KIT_DIR]            (default: device-kit/, git-ignored, under 64 MiB)
 # On the other machine, from the repository root:  device-kit/run.sh SIZE WORK_DIR [ROUNDS]
