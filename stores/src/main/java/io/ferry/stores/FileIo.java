@@ -16,7 +16,8 @@ import java.nio.channels.FileChannel;
  * x86 and Arm server cores. What it saves is small: reading the cached 1 GiB seeded image into
  * 4 MiB heap arrays took 6-11% more of a thread's CPU through the JDK's buffer with 4 MiB reads,
  * or 256 KiB reads after one 4 MiB read, and 1-6% more with 1 MiB reads, than through this one
- * ({@code benchmarks/run-file-read.sh}, two runs; the README's Benchmarks give the table). Thread-safe: each thread has its own buffer.
+ * ({@code benchmarks/run-file-read.sh}, two runs; docs/benchmarks.md gives the table).
+ * Thread-safe: each thread has its own buffer.
  */
 public final class FileIo {
     /** Bytes per system call, and the size of each thread's buffer: under a core's L2 cache on common x86 and Arm servers. */

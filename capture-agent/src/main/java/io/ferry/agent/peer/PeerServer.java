@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * verifies it against the committed manifest. A few connections are served at once (the
  * disk, not the CPU, is the limit); more wait. With a {@link PeerAuth} secret every connection
  * must prove it before anything is served; without one, anyone who reaches the port may read the
- * cache, so bind it to loopback or the cluster's internal network (see the README).
+ * cache, so bind it to loopback or the cluster's internal network (see docs/operators.md).
  */
 public final class PeerServer implements Closeable {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(PeerServer.class);

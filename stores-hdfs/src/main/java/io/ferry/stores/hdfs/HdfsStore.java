@@ -38,8 +38,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * {@code hsync}s it (the DataNodes have it on disk, not only in memory), closes it, then
  * renames it over the key: the NameNode's rename is atomic and logged durably before it
  * answers, so an object is visible only whole and only once durable. Temporary files left by
- * a crash never show in {@link #list}. Each object is a file: see the README for why Ferry does
- * not pack chunks into larger files, and for the chunk size to use on HDFS.
+ * a crash never show in {@link #list}. Each object is a file: a pack in the default layout, a chunk
+ * in the chunk layout; docs/operators.md ("HDFS and S3") gives the chunk size to use on HDFS.
  *
  * <p>Options: {@code hdfs.replication} (replicas per file; default: the cluster's),
  * {@code hdfs.config-dir} (a directory holding {@code core-site.xml} and {@code hdfs-site.xml};
