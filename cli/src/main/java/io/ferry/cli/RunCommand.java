@@ -62,7 +62,8 @@ final class RunCommand implements Callable<Integer> {
     String capture;
     @picocli.CommandLine.Mixin
     HttpOptions http = new HttpOptions();
-    @Option(names = "--set", paramLabel = "KEY=VALUE", description = "Configuration, repeatable (see README).")
+    @Option(names = "--set", paramLabel = "KEY=VALUE",
+            description = "Configuration, repeatable (see docs/reference/configuration.md).")
     Map<String, String> settings = new LinkedHashMap<>();
     @Option(names = "--partner", description = {"After each capture, copy every node's images into one other node's cache",
             "(SCR's PARTNER level): a lost node's ranks then restart from that copy, not the remote store."})

@@ -14,7 +14,9 @@ final class StoreOptions {
     String store;
 
     @Option(names = "--set", paramLabel = "KEY=VALUE",
-            description = "Configuration, repeatable: staging.*, cache.* and store.* keys (see README), or store options such as posix.lustre.stripe-count, s3.endpoint, hdfs.replication.")
+            description = "Configuration, repeatable: staging.*, cache.* and store.* keys"
+                    + " (see docs/reference/configuration.md), or store options such as posix.lustre.stripe-count,"
+                    + " s3.endpoint, hdfs.replication.")
     Map<String, String> settings = new LinkedHashMap<>();
 
     OpenedStore open() throws IOException {

@@ -41,7 +41,7 @@ final class PackUse {
     private final int from;
     private final int to;
     private final PackResolver resolver;
-    /** Live records of each pack (8 to 16 bytes each: gc's memory grows with the live records, see README). */
+    /** Live records of each pack (8 to 16 bytes each: gc's memory grows with the live records, see docs/operators.md). */
     private final Map<String, LiveRecords> live = new HashMap<>();
     /** Packs in this range some manifest names, or that a record in use moved out of (whether there now or moved). */
     private final Set<String> named = new HashSet<>();
