@@ -108,7 +108,7 @@ public final class NodeAgent implements Closeable {
         for (int r : config.ranks().toList()) {
             Path ckpt = freshArea(r);
             Path restartDir = restartGeneration >= 0 ? restartDirs.get(r) : null;
-            ProcessBuilder pb = new ProcessBuilder(launchCommand(ckpt, restartDir)).inheritIO();
+            ProcessBuilder pb = new ProcessBuilder();
             Map<String, String> env = pb.environment();
             env.remove("FERRY_RESTART_DIR");
             env.remove("FERRY_RESTART_GENERATION");
@@ -116,8 +116,8 @@ public final class NodeAgent implements Closeable {
             // are not the ranks'.
             io.ferry.model.LaunchSpec.removeSecrets(env);
             env.putAll(rankEnvironment(r, ckpt, restartGeneration, restartDir));
-            watch(new RankProcess(r, pb.start(), ckpt, config.quiesce().signal()).withHelloGrace(config.quiesce().helloGrace()),
-                    epoch);
+            Process p = RankStart.start(pb, config.command(), transparent, r, ckpt, restartDir);
+            watch(new RankProcess(r, p, ckpt, config.quiesce().signal()).withHelloGrace(config.quiesce().helloGrace()), epoch);
         }
     }
 
@@ -177,23 +177,6 @@ public final class NodeAgent implements Closeable {
                 events.accept(new Event.RankExited(config.job(), rp.rank(), rp.exitCode()));
             }
         });
-    }
-
-    /**
-     * The rank's command line: the program itself, wrapped for a transparent method, or that
-     * method's restorer when restarting from one of its images.
-     */
-    private List<String> launchCommand(Path rankDir, Path restartFrom) {
-        if (transparent.isEmpty()) {
-            return config.command();
-        }
-        if (restartFrom != null) {
-            Optional<List<String>> restore = transparent.get().restartCommand(restartFrom);
-            if (restore.isPresent()) {
-                return restore.get();
-            }
-        }
-        return transparent.get().launchCommand(config.command(), rankDir);
     }
 
     /**

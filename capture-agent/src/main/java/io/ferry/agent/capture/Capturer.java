@@ -39,8 +39,35 @@ public interface Capturer {
      */
     Captured capture(long pid, Path rankDir, Path dir, Progress progress) throws IOException;
 
-    /** How to restart a rank from an image this method wrote, or empty when Ferry cannot. */
+    /**
+     * A command a person could run to restart a process from an image this method wrote (what
+     * {@code ferry capture} prints), or empty when Ferry cannot restore it. The agent restarts
+     * its ranks with {@link #restore} instead, which also puts back what the image carries
+     * beside the process.
+     */
     Optional<List<String>> restartCommand(Path imageDir);
+
+    /**
+     * Restarts a rank from {@code imageDir} (a verified copy of an image this method wrote):
+     * puts back what the image carries beside the process, then starts the restorer with
+     * {@code rank}'s environment and redirects, its command replaced. Returns the rank's process,
+     * alive until the restored rank ends, with its exit code. {@code rankDir} is the rank's fresh
+     * work area, as for {@link #launchCommand}. Not idempotent: each call restores anew.
+     *
+     * @throws IOException when the restorer refuses the image (the generation is then not used)
+     */
+    default Process restore(Path imageDir, Path rankDir, ProcessBuilder rank) throws IOException {
+        throw new IOException(method() + " images cannot be restored by Ferry");
+    }
+
+    /**
+     * Whether ranks under this method need standard streams Ferry owns (pipes the agent copies
+     * to its own output) rather than the agent's: a restorer that reopens the rank's streams by
+     * path refuses a log file that grew since the dump, and a pipe can be handed back instead.
+     */
+    default boolean ownsStreams() {
+        return false;
+    }
 
     /** Whether {@link #restartCommand} can restore this method's images at all. */
     boolean restores();

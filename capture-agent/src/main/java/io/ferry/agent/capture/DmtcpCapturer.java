@@ -15,10 +15,12 @@ import java.util.Optional;
  * The {@code dmtcp} method: each rank runs under {@code dmtcp_launch} with a coordinator of
  * its own (port written to {@code <rankDir>/dmtcp/port}) and its checkpoint directory in
  * {@code <rankDir>/dmtcp}; a capture asks that coordinator for a blocking checkpoint
- * ({@code dmtcp_command --bcheckpoint}) and moves the {@code ckpt_*.dmtcp} files it wrote,
- * and its restart script, into the image. Restart: {@code dmtcp_restart} on those files.
- * DMTCP can only capture processes started under it, so there is no one-off capture of an
- * arbitrary pid. Stateless.
+ * ({@code dmtcp_command --bcheckpoint}) and moves everything DMTCP wrote for it into the
+ * image: the {@code ckpt_*.dmtcp} files, the {@code ckpt_*_files} directories beside them
+ * (copies of the files the rank had open, {@code --ckpt-open-files}) and the restart script.
+ * Restart: {@code dmtcp_restart} on those files, with a fresh coordinator whose port is
+ * written where the next capture reads it. DMTCP can only capture processes started under
+ * it, so there is no one-off capture of an arbitrary pid. Stateless.
  */
 public final class DmtcpCapturer implements Capturer {
     @Override
@@ -39,16 +41,29 @@ public final class DmtcpCapturer implements Capturer {
 
     @Override
     public List<String> launchCommand(List<String> command, Path rankDir) {
-        Path area = rankDir.resolve("dmtcp");
+        Path area = area(rankDir);
+        // --ckpt-open-files: the files the rank writes roll back with it (an appended log is cut back
+        // to its length at the checkpoint instead of getting the lines after it twice); DMTCP puts
+        // them back on restart only when allowed to overwrite them.
+        List<String> out = new ArrayList<>(List.of("dmtcp_launch", "--new-coordinator", "--coord-port", "0",
+                "--port-file", area.resolve("port").toString(), "--ckptdir", area.toString(), "--no-gzip",
+                "--ckpt-open-files", "--allow-file-overwrite"));
+        out.addAll(command);
+        return out;
+    }
+
+    /**
+     * The rank's DMTCP directory, created: absolute, because DMTCP records the path of its
+     * {@code ckpt_*_files} directory at the checkpoint and looks there on restart.
+     */
+    private static Path area(Path rankDir) {
+        Path area = rankDir.toAbsolutePath().resolve("dmtcp");
         try {
             io.ferry.model.OwnerOnly.createDirectories(area);
         } catch (IOException e) {
             throw new java.io.UncheckedIOException("cannot prepare " + area + " for dmtcp", e);
         }
-        List<String> out = new ArrayList<>(List.of("dmtcp_launch", "--new-coordinator", "--coord-port", "0",
-                "--port-file", area.resolve("port").toString(), "--ckptdir", area.toString(), "--no-gzip"));
-        out.addAll(command);
-        return out;
+        return area;
     }
 
     @Override
@@ -62,7 +77,7 @@ public final class DmtcpCapturer implements Capturer {
             throw new IllegalArgumentException("dmtcp captures only ranks started under dmtcp_launch: use "
                     + "`ferry run --capture dmtcp`");
         }
-        Path area = rankDir.resolve("dmtcp");
+        Path area = rankDir.toAbsolutePath().resolve("dmtcp");
         String port = Files.readString(area.resolve("port")).trim();
         long[] bytes = new long[1];
         long t0 = System.nanoTime();
@@ -73,7 +88,8 @@ public final class DmtcpCapturer implements Capturer {
                 throw new IOException("dmtcp_command --bcheckpoint failed (exit " + r.exit() + "): " + r.lastLines(3));
             }
             int moved = 0;
-            try (DirectoryStream<Path> ds = Files.newDirectoryStream(area, "{ckpt_*.dmtcp,dmtcp_restart_script*.sh}")) {
+            // The ckpt_*_files directories too: dmtcp_restart refuses to start without the copies in them.
+            try (DirectoryStream<Path> ds = Files.newDirectoryStream(area, "{ckpt_*.dmtcp,ckpt_*_files,dmtcp_restart_script*.sh}")) {
                 for (Path p : ds) {
                     Files.move(p, partial.resolve(p.getFileName()));
                     moved += p.getFileName().toString().endsWith(".dmtcp") ? 1 : 0;
@@ -98,6 +114,38 @@ public final class DmtcpCapturer implements Capturer {
             return Optional.empty();
         }
         return Optional.of(cmd);
+    }
+
+    /**
+     * {@code dmtcp_restart} of the image's checkpoint files with a new coordinator, its port
+     * written to {@code <rankDir>/dmtcp/port} and its next checkpoints going to that directory,
+     * as after {@code dmtcp_launch}. The image's {@code ckpt_*_files} directories are copied
+     * (not linked: DMTCP rewrites them in place at the next checkpoint) to where DMTCP wrote
+     * them, the rank's DMTCP directory, which is the same path when the rank restarts under the
+     * same Ferry home, on this node or another.
+     */
+    @Override
+    public Process restore(Path imageDir, Path rankDir, ProcessBuilder rank) throws IOException {
+        Path area = area(rankDir);
+        List<String> cmd = new ArrayList<>(List.of("dmtcp_restart", "--new-coordinator", "--coord-port", "0",
+                "--port-file", area.resolve("port").toString(), "--ckptdir", area.toString()));
+        int images = 0;
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(imageDir, "ckpt_*")) {
+            for (Path p : ds) {
+                if (Files.isDirectory(p)) {
+                    ImageDirs.copyTree(p, area.resolve(p.getFileName()));
+                } else if (p.getFileName().toString().endsWith(".dmtcp")) {
+                    cmd.add(p.toAbsolutePath().toString());
+                    images++;
+                }
+            }
+        }
+        if (images == 0) {
+            throw new IOException("no ckpt_*.dmtcp file in " + imageDir + ": not a dmtcp image");
+        }
+        // In the rank's DMTCP directory: the new coordinator writes its restart script into its working
+        // directory, and the next capture takes it from there. DMTCP restores the rank's own working directory.
+        return rank.command(cmd).directory(area.toFile()).start();
     }
 
     @Override

@@ -57,6 +57,20 @@ final class ImageDirs {
         }
     }
 
+    /** Copies the tree {@code from} to {@code to} (absent), regular files and directories. */
+    static void copyTree(Path from, Path to) throws IOException {
+        try (Stream<Path> s = Files.walk(from)) {
+            for (Path p : s.toList()) {
+                Path q = to.resolve(from.relativize(p).toString());
+                if (Files.isDirectory(p)) {
+                    Files.createDirectories(q);
+                } else {
+                    Files.copy(p, q, StandardCopyOption.COPY_ATTRIBUTES);
+                }
+            }
+        }
+    }
+
     static void delete(Path p) throws IOException {
         if (!Files.exists(p)) {
             return;

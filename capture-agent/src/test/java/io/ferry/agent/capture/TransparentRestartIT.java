@@ -1,0 +1,92 @@
+package io.ferry.agent.capture;
+
+import io.ferry.staging.Progress;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Kill and resume with the real DMTCP, as the agent drives them (launch command,
+ * capture, restore into a fresh rank area): an unmodified C program (threads, a 16 MiB heap, a
+ * file it appends to) is captured, SIGKILLed, restored, captured again after the restore,
+ * killed again, restored again, and must leave exactly the file an uninterrupted run leaves.
+ * The generous bounds are the test's timeout; nothing is timed. Skipped, saying why, where a
+ * tool is missing.
+ */
+class TransparentRestartIT {
+    private static final int STEPS = 120;
+    private static final String STEP_MILLIS = "25";
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    @Timeout(value = 5, unit = TimeUnit.MINUTES)
+    void dmtcpResumesAKilledProgramTwiceWithItsFileAsAnUninterruptedRunLeavesIt() throws Exception {
+        killAndResumeTwice(Capturers.of("dmtcp"), "appender");
+    }
+
+    private void killAndResumeTwice(Capturer c, String program) throws Exception {
+        Scenario.requireAvailable(c);
+        String expected = Scenario.reference(program, tmp.resolve("reference.txt"), STEPS);
+        Path out = tmp.resolve("out.txt");
+        Path rankDir = fresh(tmp.resolve("rank"));
+        Process p = streams(c, new ProcessBuilder(c.launchCommand(List.of(Scenario.binary(program).toString(),
+                out.toString(), Integer.toString(STEPS), STEP_MILLIS), rankDir))).start();
+
+        int resumedAt = -1;
+        for (int round = 1; round <= 2; round++) {
+            Scenario.Steps steps = new Scenario.Steps(p);
+            int captured = steps.awaitStep(resumedAt + 10);
+            long pid = c.target(p.pid()).orElseThrow();
+            Path img = tmp.resolve("img" + round);
+            // Round 2 captures a restored process: DMTCP's next capture needs the restart's coordinator port.
+            Capturer.Captured cap = c.capture(pid, rankDir, img, Progress.NONE);
+            assertTrue(cap.imageBytes() > 4L << 20, cap.summary());
+            System.err.println(c.method() + " " + program + " round " + round + ": " + cap.summary());
+            if (c.method().equals("dmtcp")) { // everything DMTCP wrote for the checkpoint, after a restart too
+                try (var files = Files.list(img)) {
+                    assertEquals(List.of("ckpt_*.dmtcp", "ckpt_*_files", "dmtcp_restart_script_*.sh"), files
+                            .map(f -> f.getFileName().toString().replaceAll("^(ckpt|dmtcp_restart_script)(_.*?)?(\\.dmtcp|_files|\\.sh)$", "$1_*$3"))
+                            .distinct().sorted().toList(), "image " + round);
+                }
+            }
+            // The image holds at most the lines written by now; once the program is 10 steps past
+            // them, the file holds lines the image does not know, and the restore must roll them back.
+            int linesAfterCapture = Files.readAllLines(out).size();
+            steps.awaitStep(linesAfterCapture + 10);
+            Scenario.kill(p);
+            steps.close();
+            rankDir = fresh(rankDir);
+            p = c.restore(img, rankDir, streams(c, new ProcessBuilder()));
+            steps = new Scenario.Steps(p);
+            resumedAt = steps.next();
+            assertTrue(resumedAt > captured && resumedAt <= linesAfterCapture, "resumed from the image, taken after step "
+                    + captured + " and before line " + linesAfterCapture + " was written, not from the start nor from the"
+                    + " kill: the first step after the restore is " + resumedAt);
+        }
+        Scenario.Steps rest = new Scenario.Steps(p);
+        assertEquals(0, rest.awaitExit(), c.method() + " restored " + program + " exit code");
+        assertEquals(expected, Files.readString(out), "the file the program appended to, killed twice and resumed");
+    }
+
+    /** As the agent gives them: the agent's streams, or, where the method owns them, /dev/null in and pipes out. */
+    private static ProcessBuilder streams(Capturer c, ProcessBuilder pb) {
+        pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+        return c.ownsStreams() ? pb.redirectErrorStream(true) : pb.redirectError(ProcessBuilder.Redirect.INHERIT);
+    }
+
+    private static Path fresh(Path dir) throws Exception {
+        ImageDirs.delete(dir);
+        return Files.createDirectories(dir);
+    }
+}

@@ -1,0 +1,83 @@
+/*
+ * A program that knows nothing of Ferry, for checkpoint/restart scenarios: 4 threads turn a
+ * 16 MiB heap over, step by step, and after each step the main thread appends one line with
+ * the step and a checksum of the whole heap to an open file (O_APPEND). At the end it appends
+ * "done <checksum>". Given the same arguments, an uninterrupted run and a killed-and-resumed
+ * run must leave byte-identical files.
+ * Usage: appender OUT STEPS [STEP_MILLIS]
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define THREADS 4
+#define WORDS (16u << 20) / 8
+
+static uint64_t *heap;
+static pthread_barrier_t start, end;
+static volatile int step;
+
+static void *worker(void *arg) {
+    uintptr_t id = (uintptr_t)arg;
+    for (;;) {
+        pthread_barrier_wait(&start);
+        for (size_t i = id; i < WORDS; i += THREADS) {
+            heap[i] = heap[i] * 6364136223846793005ull + 1442695040888963407ull + (uint64_t)step;
+        }
+        pthread_barrier_wait(&end);
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: appender OUT STEPS [STEP_MILLIS]\n");
+        return 2;
+    }
+    int steps = atoi(argv[2]);
+    long millis = argc > 3 ? atol(argv[3]) : 50;
+    int fd = open(argv[1], O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd < 0) {
+        perror(argv[1]);
+        return 1;
+    }
+    heap = malloc(WORDS * 8);
+    for (size_t i = 0; i < WORDS; i++) {
+        heap[i] = i;
+    }
+    pthread_barrier_init(&start, NULL, THREADS + 1);
+    pthread_barrier_init(&end, NULL, THREADS + 1);
+    pthread_t t[THREADS];
+    for (uintptr_t i = 0; i < THREADS; i++) {
+        pthread_create(&t[i], NULL, worker, (void *)i);
+    }
+    uint64_t sum = 0;
+    for (step = 0; step < steps; step++) {
+        pthread_barrier_wait(&start);
+        pthread_barrier_wait(&end);
+        sum = 0;
+        for (size_t i = 0; i < WORDS; i++) {
+            sum ^= heap[i] + i;
+        }
+        char line[64];
+        int n = snprintf(line, sizeof line, "step %d %016llx\n", step, (unsigned long long)sum);
+        if (write(fd, line, n) != n) {
+            perror("write");
+            return 1;
+        }
+        printf("step %d\n", step);
+        fflush(stdout);
+        struct timespec ts = {millis / 1000, (millis % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    char line[64];
+    int n = snprintf(line, sizeof line, "done %016llx\n", (unsigned long long)sum);
+    write(fd, line, n);
+    close(fd);
+    return 0;
+}
