@@ -15,7 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * Kill and resume with the real DMTCP, as the agent drives them (launch command,
+ * Kill and resume with the real DMTCP and CRIU, as the agent drives them (launch command,
  * capture, restore into a fresh rank area): an unmodified C program (threads, a 16 MiB heap, a
  * file it appends to) is captured, SIGKILLed, restored, captured again after the restore,
  * killed again, restored again, and must leave exactly the file an uninterrupted run leaves.
@@ -33,6 +33,18 @@ class TransparentRestartIT {
     @Timeout(value = 5, unit = TimeUnit.MINUTES)
     void dmtcpResumesAKilledProgramTwiceWithItsFileAsAnUninterruptedRunLeavesIt() throws Exception {
         killAndResumeTwice(Capturers.of("dmtcp"), "appender");
+    }
+
+    @Test
+    @Timeout(value = 5, unit = TimeUnit.MINUTES)
+    void criuResumesAKilledProgramTwiceWithItsFileAsAnUninterruptedRunLeavesIt() throws Exception {
+        killAndResumeTwice(Capturers.of("criu"), "appender");
+    }
+
+    @Test
+    @Timeout(value = 5, unit = TimeUnit.MINUTES)
+    void criuResumesAParentAndItsChildJoinedByAPipe() throws Exception {
+        killAndResumeTwice(Capturers.of("criu"), "pipetree");
     }
 
     private void killAndResumeTwice(Capturer c, String program) throws Exception {
@@ -68,6 +80,9 @@ class TransparentRestartIT {
             steps.close();
             rankDir = fresh(rankDir);
             p = c.restore(img, rankDir, streams(c, new ProcessBuilder()));
+            if (c.method().equals("criu")) {
+                assertEquals(pid, p.pid(), "criu restores the tree under its own pids");
+            }
             steps = new Scenario.Steps(p);
             resumedAt = steps.next();
             assertTrue(resumedAt > captured && resumedAt <= linesAfterCapture, "resumed from the image, taken after step "

@@ -34,6 +34,18 @@ public final class Libc {
 
     public static native int getpgid(int pid) throws LastErrorException;
 
+    public static final int ECHILD = 10;
+    public static final int EINTR = 4;
+    public static final int O_CLOEXEC = 02000000;
+
+    /** waitpid(2): the status word of a child that ended, into {@code status[0]}. */
+    public static native int waitpid(int pid, int[] status, int options) throws LastErrorException;
+
+    /** pipe2(2): {@code fds[0]} the read end, {@code fds[1]} the write end. */
+    public static native int pipe2(int[] fds, int flags) throws LastErrorException;
+
+    public static native int close(int fd) throws LastErrorException;
+
     public static native long ptrace(long request, int pid, Pointer addr, Pointer data) throws LastErrorException;
 
     public static native long process_vm_readv(int pid, Pointer local, long liovcnt, Pointer remote, long riovcnt,
