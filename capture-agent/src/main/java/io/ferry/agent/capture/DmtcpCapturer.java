@@ -78,7 +78,8 @@ public final class DmtcpCapturer implements Capturer {
                     + "`ferry run --capture dmtcp`");
         }
         Path area = rankDir.toAbsolutePath().resolve("dmtcp");
-        String port = Files.readString(area.resolve("port")).trim();
+        String port = port(area.resolve("port"), pid);
+        awaitRunning(port, pid);
         long[] bytes = new long[1];
         long t0 = System.nanoTime();
         ImageDirs.fill(dir, partial -> {
@@ -103,6 +104,59 @@ public final class DmtcpCapturer implements Capturer {
         Duration took = Duration.ofNanos(System.nanoTime() - t0);
         return new Captured(took, bytes[0], String.format(java.util.Locale.ROOT,
                 "dmtcp checkpoint of process %d: %.1f MiB in %.3f s", pid, bytes[0] / 1048576.0, took.toNanos() / 1e9));
+    }
+
+    /**
+     * Waits until the rank's coordinator says its computation runs with at least one process:
+     * right after a restart the coordinator listens before the restored processes joined it, and
+     * a checkpoint asked then fails ("computation not in running state").
+     */
+    private static void awaitRunning(String port, long pid) throws IOException {
+        long until = System.nanoTime() + PORT_PATIENCE.toNanos();
+        while (true) {
+            ExternalTool.Result r = ExternalTool.run(List.of("dmtcp_command", "--coord-port", port, "--status"),
+                    PORT_PATIENCE);
+            if (r.exit() == 0 && r.output().contains("RUNNING=yes") && !r.output().contains("NUM_PEERS=0")) {
+                return;
+            }
+            if (System.nanoTime() > until || ProcessHandle.of(pid).map(h -> !h.isAlive()).orElse(true)) {
+                throw new IOException("the DMTCP coordinator on port " + port + " of process " + pid + " says no running"
+                        + " computation within " + PORT_PATIENCE.toSeconds() + " s: " + r.lastLines(3));
+            }
+            pause(50);
+        }
+    }
+
+    private static void pause(long millis) throws java.io.InterruptedIOException {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted waiting for a DMTCP coordinator");
+        }
+    }
+
+    /** How long a capture waits for a just-started coordinator to write its port, and for its processes to join it. */
+    static final Duration PORT_PATIENCE = Duration.ofSeconds(30);
+
+    /**
+     * The port in {@code file}, waiting while it is not written yet: a capture may come right
+     * after a launch or restart, before the new coordinator listens.
+     */
+    private static String port(Path file, long pid) throws IOException {
+        long until = System.nanoTime() + PORT_PATIENCE.toNanos();
+        while (true) {
+            String port = Files.exists(file) ? Files.readString(file).trim() : "";
+            if (!port.isEmpty()) {
+                return port;
+            }
+            if (System.nanoTime() > until || ProcessHandle.of(pid).map(h -> !h.isAlive()).orElse(true)) {
+                throw new IOException("the DMTCP coordinator of process " + pid + " wrote no port into " + file + " within "
+                        + PORT_PATIENCE.toSeconds() + " s of the capture (process " + (ProcessHandle.of(pid).isPresent()
+                        ? "alive" : "gone") + ")");
+            }
+            pause(20);
+        }
     }
 
     @Override

@@ -1,0 +1,94 @@
+package io.ferry.cli;
+
+import io.ferry.agent.capture.Capturers;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * {@code ferry run --capture dmtcp|criu --auto-recover} end to end, with the real tools: two
+ * ranks of an unmodified C program (4 threads, a 16 MiB heap, a file each appends to) are
+ * checkpointed every second; once a generation is established, rank 1 is SIGKILLed; every rank
+ * rolls back to that generation, is checkpointed again after the restore, and each file ends
+ * equal to an uninterrupted run's. Skipped, saying why, where the tool is missing.
+ */
+class TransparentRunIT {
+    private static final int STEPS = 600;
+
+    @TempDir
+    Path tmp;
+
+    @ParameterizedTest
+    @ValueSource(strings = {"dmtcp", "criu"})
+    @Timeout(value = 5, unit = TimeUnit.MINUTES)
+    void aKilledRankRollsEveryRankBackAndTheJobEndsAsIfUninterrupted(String method) throws Exception {
+        Optional<String> why = Capturers.of(method).unavailable().map(w -> w + "; " + (Files.exists(Path.of("..", "..",
+                "shared", "tools", "install-checkpointers.sh")) ? "../shared/tools/install-checkpointers.sh builds it"
+                : "this clone has no ../shared beside it, whose tools/install-checkpointers.sh .ci/run uses to build it"));
+        why.ifPresent(w -> System.err.println("SKIPPED --capture " + method + " run: " + w));
+        assumeTrue(why.isEmpty(), () -> method + " unavailable: " + why.orElse(""));
+        Path bin = appender();
+        String reference = reference(bin);
+        Path home = tmp.resolve("home");
+        Process ferry = FerryProcess.builder(List.of(), "run", "--job", "t" + method, "--ranks", "2", "--interval", "1s",
+                "--capture", method, "--auto-recover", "--http", "off", "--home", home.toString(), "--store",
+                tmp.resolve("store").toString(), "--", "bash", "-c",
+                "exec " + bin + " " + tmp + "/out.$FERRY_RANK.txt " + STEPS + " 25").redirectErrorStream(true).start();
+        try {
+            Lines lines = new Lines(ferry, method);
+            lines.await("an established generation", l -> l.contains(" established on the "));
+            ProcessHandle rank1 = ferry.descendants().filter(h -> h.info().arguments()
+                    .map(a -> a.length > 0 && a[0].endsWith("/out.1.txt")).orElse(false)).findFirst()
+                    .orElseThrow(() -> new AssertionError("rank 1 (" + bin + " .../out.1.txt) is not running"));
+            rank1.destroyForcibly(); // SIGKILL, as a crash
+            String rolled = lines.await("the rollback", l -> l.contains("recovering: all ranks roll back to generation"));
+            long g = Lines.generationOf(rolled);
+            String restored = lines.awaitAfter(lines.lines.indexOf(rolled), "the restore",
+                    l -> l.contains("restored generation " + g));
+            // Captures go on after the restore (DMTCP's needed the restarted coordinator's port), from the first.
+            int from = lines.lines.indexOf(restored);
+            String next = lines.awaitAfter(from, "a generation established after the restore",
+                    l -> l.contains(" established on the ") && Lines.generationOf(l) > g);
+            List<String> seen = List.copyOf(lines.lines); // a sublist of the live list fails once a line is added
+            List<String> between = seen.subList(from, seen.indexOf(next));
+            assertTrue(between.stream().noneMatch(l -> l.matches(".*generation \\d+ FAILED.*")),
+                    "a capture after the restore failed: " + String.join("\n", between));
+            assertTrue(ferry.waitFor(4, TimeUnit.MINUTES), "ferry run ended");
+            assertEquals(0, ferry.exitValue(), String.join("\n", lines.lines));
+            for (int r = 0; r < 2; r++) {
+                assertEquals(reference, Files.readString(tmp.resolve("out." + r + ".txt")), "rank " + r + "'s file");
+            }
+        } finally {
+            ferry.descendants().forEach(ProcessHandle::destroyForcibly);
+            ferry.destroyForcibly();
+        }
+    }
+
+    /** The scenario program of capture-agent's tests, compiled here (a sibling module's test resource, read in place). */
+    private Path appender() throws Exception {
+        Path src = Path.of("..", "capture-agent", "src", "test", "resources", "scenario", "appender.c");
+        Path bin = tmp.resolve("appender");
+        Process gcc = new ProcessBuilder("gcc", "-O1", "-pthread", "-o", bin.toString(), src.toString()).inheritIO().start();
+        assertEquals(0, gcc.waitFor(), "gcc " + src);
+        return bin;
+    }
+
+    private String reference(Path bin) throws Exception {
+        Path out = tmp.resolve("reference.txt");
+        Process p = new ProcessBuilder(bin.toString(), out.toString(), Integer.toString(STEPS), "0")
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        assertEquals(0, p.waitFor());
+        return Files.readString(out);
+    }
+}
