@@ -64,8 +64,11 @@ class ProcRunIT {
     @Test
     void anUnavailableMethodIsRefusedBeforeAnythingStarts() throws Exception {
         Path home = tmp.resolve("home");
-        FerryProcess.Result r = FerryProcess.run("run", "--job", "d", "--ranks", "1", "--capture", "dmtcp",
+        // Without DMTCP on the PATH (CI puts the one it builds there): the method is refused, saying why.
+        ProcessBuilder noDmtcp = FerryProcess.builder(List.of(), "run", "--job", "d", "--ranks", "1", "--capture", "dmtcp",
                 "--home", home.toString(), "--", "true");
+        noDmtcp.environment().put("PATH", "/usr/local/bin:/usr/bin:/bin");
+        FerryProcess.Result r = FerryProcess.run(noDmtcp);
         assertEquals(1, r.exit());
         assertTrue(r.err().startsWith("ferry: --capture dmtcp is not available here: dmtcp_launch is not installed"), r.err());
         assertTrue(!Files.exists(home));

@@ -7,7 +7,6 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Optional;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -17,18 +16,16 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * CRIU and DMTCP drivers against the real tools. Where a tool is missing or refuses this
- * kernel the test is skipped with the reason printed, never passed: on the development
- * machine (kernel 6.18) Debian's CRIU 3.17 fails `criu check` on the vDSO layout and DMTCP
- * has no package.
+ * kernel the test is skipped with the reason printed, never passed: Debian's CRIU 3.17 fails
+ * `criu check` on kernel 6.18's vDSO layout and DMTCP has no package, so both are built from
+ * ../shared (.ci/run does it).
  */
 class ExternalCapturersIT {
     @TempDir
     Path tmp;
 
     private static void requireAvailable(Capturer c) {
-        Optional<String> why = c.unavailable();
-        why.ifPresent(w -> System.err.println("SKIPPED " + c.method() + " capture: " + w));
-        assumeTrue(why.isEmpty(), () -> c.method() + " unavailable: " + why.orElse(""));
+        Scenario.requireAvailable(c);
     }
 
     /** Restores are TransparentRestartIT's: a victim that reads its stdin pipe cannot be handed a new one. */

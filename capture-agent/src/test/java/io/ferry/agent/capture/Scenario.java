@@ -48,9 +48,15 @@ final class Scenario {
 
     /** Skips the test, saying why, where {@code c} cannot run here; never passes it silently. */
     static void requireAvailable(Capturer c) {
-        c.unavailable().ifPresent(w -> System.err.println("SKIPPED " + c.method() + " scenario: " + w));
-        assumeTrue(c.unavailable().isEmpty(), () -> c.method() + " unavailable: " + c.unavailable().orElse(""));
+        java.util.Optional<String> why = c.unavailable().map(w -> w + "; " + TOOLS_HINT);
+        why.ifPresent(w -> System.err.println("SKIPPED " + c.method() + " test: " + w));
+        assumeTrue(why.isEmpty(), () -> c.method() + " unavailable: " + why.orElse(""));
     }
+
+    /** Where the tools come from, as this clone stands (module tests run in the module's directory). */
+    static final String TOOLS_HINT = Files.exists(Path.of("..", "..", "shared", "tools", "install-checkpointers.sh"))
+            ? "../shared/tools/install-checkpointers.sh builds DMTCP and CRIU and prints the directory to put on PATH"
+            : "this clone has no ../shared beside it, whose tools/install-checkpointers.sh .ci/run uses to build DMTCP and CRIU";
 
     /** SIGKILLs {@code p} and every process under it, as a crash of the node's rank would, and waits for its end. */
     static void kill(Process p) throws InterruptedException {
