@@ -28,6 +28,24 @@ public final class Jobs {
         jobs.remove(job);
     }
 
+    /**
+     * Why {@code e} cannot be folded into its job as it stands, if it cannot: a rank beyond the
+     * job's ranks (a forged or corrupt record; folded, it would size per-rank tables by it).
+     * Such an event is parked like a malformed one, never folded.
+     */
+    public java.util.Optional<String> refuses(Event e) {
+        JobView j = jobs.get(e.job());
+        if (j == null || j.started == null) {
+            return java.util.Optional.empty();
+        }
+        int rank = e instanceof Event.ImageCaptured c ? c.rank() : e instanceof Event.ImageStaged s ? s.rank()
+                : e instanceof Event.StagingFailed f ? f.rank() : e instanceof Event.RankExited x ? x.rank() : -1;
+        if (rank >= j.ranks()) {
+            return java.util.Optional.of("rank " + rank + " of job " + e.job() + ", which has " + j.ranks() + " ranks");
+        }
+        return java.util.Optional.empty();
+    }
+
     /** Applies one event, logged at {@code timestampMillis}; returns the job it changed. */
     public JobView apply(Event e, long timestampMillis) {
         JobView j = jobs.computeIfAbsent(e.job(), JobView::new);

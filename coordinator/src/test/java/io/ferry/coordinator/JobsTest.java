@@ -21,6 +21,16 @@ class JobsTest {
     }
 
     @Test
+    void anEventNamingARankBeyondItsJobsRanksIsRefusedNotFolded() {
+        apply(new Event.JobStarted("j", 2, 1000, true, "file:/s", "n"), new Event.CheckpointRequested("j", 0, "interval"));
+        assertTrue(jobs.refuses(new Event.ImageCaptured("j", 0, 2, "n", 10, 0.1)).orElseThrow().contains("rank 2"));
+        assertTrue(jobs.refuses(new Event.ImageStaged("j", 0, 5, "remote", 1, 1, 0.1)).isPresent());
+        assertTrue(jobs.refuses(new Event.RankExited("j", 2, 0)).isPresent());
+        assertTrue(jobs.refuses(new Event.ImageCaptured("j", 0, 1, "n", 10, 0.1)).isEmpty());
+        assertTrue(jobs.refuses(new Event.ImageCaptured("unknown", 0, 7, "n", 10, 0.1)).isEmpty(), "its job decides, once known");
+    }
+
+    @Test
     void snapshotMovesOpenCapturedEstablished() {
         JobView j = apply(new Event.JobStarted("j", 2, 1000, true, "file:/s", "n"),
                 new Event.CheckpointRequested("j", 0, "interval"),

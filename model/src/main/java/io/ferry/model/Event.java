@@ -20,8 +20,8 @@ public sealed interface Event {
                       String placement, LaunchSpec launch) implements Event {
         public JobStarted {
             Names.requireJob(job);
-            if (ranks < 1) {
-                throw new IllegalArgumentException("ranks must be >= 1, got " + ranks);
+            if (ranks < 1 || ranks > RankSet.MAX_RANK + 1) {
+                throw new IllegalArgumentException("ranks must be within 1.." + (RankSet.MAX_RANK + 1) + ", got " + ranks);
             }
             Placement.parse(placement, ranks); // validated here, so a bad one is parked, never folded
             java.util.Objects.requireNonNull(launch, "launch");
@@ -197,6 +197,7 @@ public sealed interface Event {
 
         public RankExited {
             Names.requireJob(job);
+            Names.requireRank(rank);
         }
     }
 

@@ -51,16 +51,24 @@ public final class Names {
         return true;
     }
 
+    /**
+     * The largest generation Ferry accepts: 2^53 - 1, a checkpoint a second for 285 million years,
+     * far enough below {@code Long.MAX_VALUE} that "the next generation" never overflows, and exact
+     * in a JSON double.
+     */
+    public static final long MAX_GENERATION = (1L << 53) - 1;
+
     public static long requireGeneration(long generation) {
-        if (generation < 0) {
-            throw new IllegalArgumentException("generation must be >= 0, got " + generation);
+        if (generation < 0 || generation > MAX_GENERATION) {
+            throw new IllegalArgumentException("generation must be within 0.." + MAX_GENERATION + ", got " + generation);
         }
         return generation;
     }
 
+    /** A rank within 0..{@link RankSet#MAX_RANK}: what a job of the most ranks Ferry places can name. */
     public static int requireRank(int rank) {
-        if (rank < 0) {
-            throw new IllegalArgumentException("rank must be >= 0, got " + rank);
+        if (rank < 0 || rank > RankSet.MAX_RANK) {
+            throw new IllegalArgumentException("rank must be within 0.." + RankSet.MAX_RANK + ", got " + rank);
         }
         return rank;
     }

@@ -131,6 +131,23 @@ class EventCodecTest {
     }
 
     @Test
+    void ranksAndGenerationsBeyondWhatAJobCanHoldAreRefusedAtDecode() {
+        // Folded, rank 10^9 sized per-rank tables by it (OutOfMemoryError at every start), and
+        // generation 2^63-1 overflowed "the next generation".
+        String rank = "{\"type\":\"ImageCaptured\",\"v\":1,\"job\":\"j\",\"generation\":2,\"rank\":1000000000,"
+                + "\"node\":\"n0\",\"bytes\":7,\"seconds\":1.0}";
+        IllegalArgumentException r = assertThrows(IllegalArgumentException.class, () -> EventCodec.decode(utf8(rank)));
+        assertTrue(r.getMessage().contains("1000000000"), r.getMessage());
+        String generation = "{\"type\":\"CheckpointRequested\",\"v\":1,\"job\":\"j\",\"generation\":"
+                + Long.MAX_VALUE + ",\"why\":\"x\"}";
+        IllegalArgumentException g = assertThrows(IllegalArgumentException.class, () -> EventCodec.decode(utf8(generation)));
+        assertTrue(g.getMessage().contains(Long.toString(Long.MAX_VALUE)), g.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> new Event.RankExited("j", RankSet.MAX_RANK + 1, 1));
+        assertThrows(IllegalArgumentException.class, () -> new Event.JobStarted("j", RankSet.MAX_RANK + 2, 0, false, "file:/s", "n"));
+        assertEquals(Names.MAX_GENERATION, new Event.CheckpointRequested("j", Names.MAX_GENERATION, "x").generation());
+    }
+
+    @Test
     void malformedEventsAreClearErrors() {
         for (String bad : List.of("not json", "[]", "{\"type\":\"RankExited\",\"v\":1}",
                 "{\"type\":\"Nope\",\"v\":1,\"job\":\"j\"}",
