@@ -21,8 +21,9 @@ import java.util.concurrent.TimeUnit;
  * The {@code criu} method: {@code criu dump --tree} of the rank's process tree into the image
  * directory, leaving the tree stopped while Ferry copies the regular files it has open for
  * writing into the image ({@link CriuFiles}), then resuming it; restart is {@code criu restore}
- * after those files are put back, so a file the rank appends to rolls back with it (CRIU itself
- * refuses a file whose size changed since the dump). Ranks are launched under {@code setsid}
+ * after those files are put back, so a file the rank writes rolls back with it (CRIU itself
+ * refuses a file whose size changed since the dump, or, if it is an append-only log, reopens it
+ * as it grew). Ranks are launched under {@code setsid}
  * (their own session, which CRIU restores), reading {@code /dev/null}, writing to pipes the
  * agent owns ({@link #ownsStreams}): a restore hands new pipes to the restored tree in their
  * place ({@code --inherit-fd}). Available where {@code criu} is installed and {@code criu check}
@@ -167,7 +168,7 @@ public final class CriuCapturer implements Capturer {
             }
             if (restorer.exitValue() != 0) {
                 throw new IOException("criu restore of " + imageDir + " failed (exit " + restorer.exitValue() + "): "
-                        + new ExternalTool.Result(restorer.exitValue(), Files.exists(log) ? Files.readString(log) : "").lastLines(3));
+                        + new ExternalTool.Result(restorer.exitValue(), Files.exists(log) ? Files.readString(log) : "").errorLines(4));
             }
             return new RestoredProcess(Long.parseLong(Files.readString(pidFile).trim()), reads[0], reads[1]);
         } catch (IOException | RuntimeException e) {

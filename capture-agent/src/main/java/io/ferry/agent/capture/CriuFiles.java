@@ -25,8 +25,10 @@ import java.util.stream.Stream;
  *     a restore can hand new pipes in their place;</li>
  * <li>{@value #FILE_LIST} and {@value #FILES}{@code /N}: one line {@code N PATH} per regular
  *     file some process of the tree had open for writing at the dump, and its content then.
- *     CRIU records only such a file's size and refuses a restore once it changed; Ferry puts the
- *     content back first, so the file rolls back with the process (as DMTCP's
+ *     CRIU records only such a file's size, and refuses a restore once it changed, except for a
+ *     file open write-only with {@code O_APPEND}, which it reopens as it finds it (the lines
+ *     written after the dump would be there twice once the rank writes them again). Ferry puts
+ *     the content back first, so the file rolls back with the process (as DMTCP's
  *     {@code --ckpt-open-files} does).</li>
  * </ul>
  * Files written and closed before the dump are not rolled back. Stateless.

@@ -121,9 +121,19 @@ public final class DmtcpCapturer implements Capturer {
             }
             if (System.nanoTime() > until || ProcessHandle.of(pid).map(h -> !h.isAlive()).orElse(true)) {
                 throw new IOException("the DMTCP coordinator on port " + port + " of process " + pid + " says no running"
-                        + " computation within " + PORT_PATIENCE.toSeconds() + " s: " + r.lastLines(3));
+                        + " computation" + (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false) ? " within "
+                        + PORT_PATIENCE.toSeconds() + " s" : " before the process ended") + ": " + r.lastLines(3));
             }
             pause(50);
+        }
+    }
+
+    private static String exitCode(Process p) {
+        try {
+            return Integer.toString(p.waitFor());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "unknown";
         }
     }
 
@@ -151,9 +161,9 @@ public final class DmtcpCapturer implements Capturer {
                 return port;
             }
             if (System.nanoTime() > until || ProcessHandle.of(pid).map(h -> !h.isAlive()).orElse(true)) {
-                throw new IOException("the DMTCP coordinator of process " + pid + " wrote no port into " + file + " within "
-                        + PORT_PATIENCE.toSeconds() + " s of the capture (process " + (ProcessHandle.of(pid).isPresent()
-                        ? "alive" : "gone") + ")");
+                throw new IOException("the DMTCP coordinator of process " + pid + " wrote no port into " + file
+                        + (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false) ? " within "
+                        + PORT_PATIENCE.toSeconds() + " s" : " before the process ended"));
             }
             pause(20);
         }
@@ -199,7 +209,20 @@ public final class DmtcpCapturer implements Capturer {
         }
         // In the rank's DMTCP directory: the new coordinator writes its restart script into its working
         // directory, and the next capture takes it from there. DMTCP restores the rank's own working directory.
-        return rank.command(cmd).directory(area.toFile()).start();
+        Process p = rank.command(cmd).directory(area.toFile()).start();
+        // Returned only once the restored processes run: a dmtcp_restart that refuses the image (exit 99,
+        // "Unable to find checkpointed copy of file") is a restore that failed, which rolls the job back to an
+        // older generation, not a crash of the rank, which would roll it back to this image again.
+        try {
+            awaitRunning(port(area.resolve("port"), p.pid()), p.pid());
+        } catch (IOException e) {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
+            throw new IOException("dmtcp_restart refused the image " + imageDir + (p.isAlive() ? "" : " (exit "
+                    + exitCode(p) + ")") + ": its processes did not run again (DMTCP said why on the agent's standard "
+                    + "error, just before this); " + e.getMessage(), e);
+        }
+        return p;
     }
 
     @Override

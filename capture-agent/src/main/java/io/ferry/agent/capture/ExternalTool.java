@@ -18,6 +18,12 @@ final class ExternalTool {
             List<String> lines = output.lines().map(String::trim).filter(l -> !l.isEmpty()).toList();
             return lines.isEmpty() ? "(no output)" : String.join(" / ", lines.subList(Math.max(0, lines.size() - n), lines.size()));
         }
+
+        /** The last few lines that say "Error" (CRIU's log says much else around them), else {@link #lastLines}. */
+        String errorLines(int n) {
+            List<String> errors = output.lines().map(String::trim).filter(l -> l.contains("Error")).toList();
+            return errors.isEmpty() ? lastLines(n) : String.join(" / ", errors.subList(Math.max(0, errors.size() - n), errors.size()));
+        }
     }
 
     private ExternalTool() {

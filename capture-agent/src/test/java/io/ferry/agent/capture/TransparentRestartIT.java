@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -45,6 +46,54 @@ class TransparentRestartIT {
     @Timeout(value = 5, unit = TimeUnit.MINUTES)
     void criuResumesAParentAndItsChildJoinedByAPipe() throws Exception {
         killAndResumeTwice(Capturers.of("criu"), "pipetree");
+    }
+
+    /**
+     * An image DMTCP refuses (here without the ckpt_*_files directory it needs, as Ferry stored
+     * images before issue 37) fails the restore itself, so the job falls back to an older
+     * generation, instead of starting a rank that dies at once and is rolled back to the same image.
+     */
+    @Test
+    @Timeout(value = 5, unit = TimeUnit.MINUTES)
+    void anImageDmtcpRefusesFailsTheRestoreNotTheRank() throws Exception {
+        Capturer c = Capturers.of("dmtcp");
+        Scenario.requireAvailable(c);
+        Process p = launchAndCapture(c, tmp.resolve("img"));
+        Scenario.kill(p);
+        try (var files = Files.list(tmp.resolve("img"))) {
+            for (Path f : files.filter(f -> f.getFileName().toString().matches("ckpt_.*_files")).toList()) {
+                ImageDirs.delete(f);
+            }
+        }
+        java.io.IOException e = assertThrows(java.io.IOException.class,
+                () -> c.restore(tmp.resolve("img"), fresh(tmp.resolve("rank")), streams(c, new ProcessBuilder())));
+        assertTrue(e.getMessage().contains("dmtcp_restart refused the image"), e.getMessage());
+    }
+
+    /** The same for CRIU: a restore it refuses (here: the process's pid is taken, by the process itself) is an error. */
+    @Test
+    @Timeout(value = 5, unit = TimeUnit.MINUTES)
+    void aRestoreCriuRefusesIsAnError() throws Exception {
+        Capturer c = Capturers.of("criu");
+        Scenario.requireAvailable(c);
+        Process p = launchAndCapture(c, tmp.resolve("img"));
+        try {
+            java.io.IOException e = assertThrows(java.io.IOException.class,
+                    () -> c.restore(tmp.resolve("img"), fresh(tmp.resolve("rank")), streams(c, new ProcessBuilder())));
+            assertTrue(e.getMessage().contains("criu restore of") && e.getMessage().contains("Error"), e.getMessage());
+        } finally {
+            Scenario.kill(p);
+        }
+    }
+
+    private Process launchAndCapture(Capturer c, Path img) throws Exception {
+        Path rankDir = fresh(tmp.resolve("rank"));
+        Process p = streams(c, new ProcessBuilder(c.launchCommand(List.of(Scenario.binary("appender").toString(),
+                tmp.resolve("out.txt").toString(), Integer.toString(STEPS), STEP_MILLIS), rankDir))).start();
+        Scenario.Steps steps = new Scenario.Steps(p);
+        steps.awaitStep(5);
+        c.capture(c.target(p.pid()).orElseThrow(), rankDir, img, Progress.NONE);
+        return p;
     }
 
     private void killAndResumeTwice(Capturer c, String program) throws Exception {
