@@ -64,7 +64,13 @@ final class CoordinatorCommand implements Callable<Integer> {
                 + s.bootstrapServers() + (access.embedded().required() ? " and a login of " + access.embedded().users().size()
                 + " user(s) of " + io.ferry.eventlog.EmbeddedAuth.USERS_FILE_KEY + " (SASL/PLAIN, " + access.embedded().protocol() + ")" : ""));
         System.out.flush();
-        stop.await();
+        while (!stop.await(1, java.util.concurrent.TimeUnit.SECONDS)) {
+            if (s.coordinator().fenced()) {
+                System.err.println("ferry coordinator: another coordinator started over this home's identity ("
+                        + FerryHome.resolve(home).dir().resolve("coordinator.id") + ") and took its jobs: stopping");
+                return 1;
+            }
+        }
         return 0;
     }
 }

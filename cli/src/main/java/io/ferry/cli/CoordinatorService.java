@@ -69,7 +69,8 @@ final class CoordinatorService implements Closeable {
             home.writeRun(owner, s.bootstrapServers(), s.kafka != null && access.embedded().required());
             s.ownsRunFile = true;
             s.coordinator = new Coordinator(s.log, Clock.systemUTC(), heartbeatTimeout, secrets)
-                    .inGroup(group, takeoverAfter).metered(new CoordinatorMeters(ProcessMetrics.registry())).start();
+                    .inGroup(group, takeoverAfter, home.coordinatorInstance())
+                    .metered(new CoordinatorMeters(ProcessMetrics.registry())).start();
             if (!s.coordinator.awaitLive(Duration.ofSeconds(60))) {
                 throw new IOException("the coordinator did not catch up with the log at " + s.log.bootstrapServers()
                         + " within 60 s");

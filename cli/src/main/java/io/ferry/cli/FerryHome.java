@@ -51,6 +51,29 @@ record FerryHome(Path dir) {
         Files.move(tmp, runFile(), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 
+    /**
+     * The name of this home's coordinator in its Kafka group, made once and kept in the home:
+     * a coordinator started again over the same home (after a crash, by systemd) takes its old
+     * place in the group at once. Two live coordinators over copies of one home fence each other.
+     */
+    String coordinatorInstance() throws IOException {
+        Path idFile = dir.resolve("coordinator.id");
+        if (Files.exists(idFile)) {
+            String id = Files.readString(idFile, StandardCharsets.UTF_8).strip();
+            if (id.matches("coordinator-[0-9a-f-]{36}")) {
+                return id;
+            }
+            System.err.println("ferry: " + idFile + " does not hold a coordinator id; making a new one");
+        }
+        io.ferry.model.OwnerOnly.createDirectories(dir);
+        String id = "coordinator-" + java.util.UUID.randomUUID();
+        Path tmp = dir.resolve(".coordinator.id.tmp");
+        Files.writeString(tmp, id + "\n", StandardCharsets.UTF_8);
+        io.ferry.model.OwnerOnly.restrict(tmp);
+        Files.move(tmp, idFile, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        return id;
+    }
+
     void clearRun() throws IOException {
         Files.deleteIfExists(runFile());
     }

@@ -62,8 +62,15 @@ public final class Coordinator implements Closeable {
     public static final Duration DEFAULT_TAKEOVER = Duration.ofSeconds(10);
     private String group = DEFAULT_GROUP;
     private Duration takeoverAfter = DEFAULT_TAKEOVER;
+    /** This coordinator's static identity in its group ({@link KafkaLog#groupReader}), or empty. */
+    private String instance = "";
+    /** Set when another live coordinator took this one's identity: it decides nothing more. */
+    private volatile boolean fenced;
+    private final CountDownLatch ended = new CountDownLatch(1);
     private final Ownership ownership;
     private Lease lease;
+    private final LogReach reach;
+    private final Overdue overdue;
 
     /** How long a node may stay silent before its ranks are moved (or its job rolled back, or failed). */
     public static final Duration DEFAULT_HEARTBEAT_TIMEOUT = Duration.ofSeconds(30);
@@ -94,6 +101,8 @@ public final class Coordinator implements Closeable {
         this.recovery = new Recovery(log, this, clock);
         this.halts = new Halts(recovery, this::requestCheckpoint);
         this.ownership = new Ownership("pid " + ProcessHandle.current().pid(), this::forgetJobs);
+        this.reach = new LogReach(clock::millis);
+        this.overdue = new Overdue(log, this);
         this.thread = new Thread(this::run, "ferry-coordinator");
         this.thread.setDaemon(true);
     }
@@ -115,11 +124,35 @@ public final class Coordinator implements Closeable {
      * share the jobs by partition of the events topic, and one silent for {@code takeoverAfter}
      * has its jobs taken over by the others, each replayed from the log first; a snapshot it had
      * in flight is established by its new owner once its ranks are staged.
+     *
+     * <p>A non-empty {@code instance} names this coordinator for good (the same on every start of
+     * the same service, e.g. one per home): started again after a crash, it takes its old place
+     * in the group and its jobs at once, not after {@code takeoverAfter}. A second coordinator
+     * started under the same name fences this one, which then stops ({@link #fenced()}).
      */
-    public Coordinator inGroup(String group, Duration takeoverAfter) {
+    public Coordinator inGroup(String group, Duration takeoverAfter, String instance) {
         this.group = java.util.Objects.requireNonNull(group, "group");
         this.takeoverAfter = takeoverAfter;
+        this.instance = java.util.Objects.requireNonNull(instance, "instance");
         return this;
+    }
+
+    /** Whether this coordinator stopped because another took its identity in the group. */
+    public boolean fenced() {
+        return fenced;
+    }
+
+    /** Waits until this coordinator's loop has ended (closed, or {@link #fenced()}); whether it did. */
+    public boolean awaitEnd(Duration timeout) throws InterruptedException {
+        return ended.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** Jobs whose replay just ended: each of their nodes gets a whole timeout, from now, to be heard. */
+    private void heardAfresh(Set<String> replayed) {
+        long now = clock.millis();
+        synchronized (this) {
+            replayed.forEach(job -> jobs.get(job).ifPresent(j -> j.heardAllAt(now)));
+        }
     }
 
     /** Jobs of partitions given up to another coordinator: forgotten here, nothing more decided for them. */
@@ -160,8 +193,9 @@ public final class Coordinator implements Closeable {
     }
 
     private void run() {
-        try (KafkaConsumer<byte[], byte[]> events = log.groupReader(KafkaLog.EVENTS, group, ownership, takeoverAfter);
-             KafkaConsumer<byte[], byte[]> commands = log.reader(KafkaLog.COMMANDS, false)) {
+        KafkaConsumer<byte[], byte[]> events = null;
+        try (KafkaConsumer<byte[], byte[]> commands = log.reader(KafkaLog.COMMANDS, false)) {
+            events = log.groupReader(KafkaLog.EVENTS, group, instance, ownership, takeoverAfter);
             ownership.attach(events);
             while (running) {
                 try {
@@ -175,21 +209,29 @@ public final class Coordinator implements Closeable {
                     if (!lease.handle(events, batch, live.getCount() == 0, r -> guarded(r, "event", () -> onEvent(r)))) {
                         continue; // stalled: poll again before anything else
                     }
-                    ownership.advance();
+                    Set<String> replayed = ownership.advance();
+                    if (!replayed.isEmpty()) {
+                        heardAfresh(replayed);
+                    }
                     if (live.getCount() > 0 && ownership.caughtUp()) {
                         live.countDown();
                     }
                     if (live.getCount() == 0 && lease.held()) {
                         // While events stream in, take only the commands already fetched: waiting here would cap the fold rate.
                         var orders = commands.poll(batch.isEmpty() ? Duration.ofMillis(20) : Duration.ZERO);
-                        if (lease.handle(commands, orders, true, r -> guarded(r, "command", () -> onCommand(r)))) {
+                        if (lease.handle(commands, orders, true, r -> guarded(r, "command", () -> onCommand(r)))
+                                && reach.reachable(events)) { // a log that does not answer is not every node gone silent
+                            if (reach.cameBack()) {
+                                heardAfresh(Set.copyOf(jobs.all().stream().map(j -> j.job).toList()));
+                            }
                             guarded("tick", this::tick);
                         }
                         guarded("state", this::publishState);
                     }
                 } catch (org.apache.kafka.common.KafkaException e) {
                     if (e instanceof org.apache.kafka.common.errors.InterruptException
-                            || e instanceof org.apache.kafka.common.errors.WakeupException) {
+                            || e instanceof org.apache.kafka.common.errors.WakeupException
+                            || e instanceof org.apache.kafka.common.errors.FencedInstanceIdException) {
                         throw e;
                     }
                     failures.incrementAndGet(); // the broker is away: poll again, the log keeps our place
@@ -199,8 +241,22 @@ public final class Coordinator implements Closeable {
             }
         } catch (org.apache.kafka.common.errors.InterruptException | org.apache.kafka.common.errors.WakeupException e) {
             // closing
+        } catch (org.apache.kafka.common.errors.FencedInstanceIdException e) {
+            fenced = true;
+            running = false;
+            forgetJobs(Set.copyOf(jobs.all().stream().map(j -> j.job).toList()));
+            LOG.error("another coordinator started as {} in group {}: this one stops deciding ({})", instance, group,
+                    e.getMessage());
         } finally {
+            if (events != null) {
+                if (fenced) {
+                    events.close(); // its place is another's now: leaving would only be refused
+                } else {
+                    KafkaLog.leaveGroup(events); // the group's others take its jobs at once
+                }
+            }
             commits.close();
+            ended.countDown();
         }
     }
 
@@ -259,13 +315,28 @@ public final class Coordinator implements Closeable {
             return;
         }
         boolean isLive = ownership.live(r, e.job());
+        java.util.Optional<String> refused;
+        synchronized (this) {
+            refused = jobs.refuses(e);
+        }
+        if (refused.isPresent()) {
+            malformed.incrementAndGet();
+            if (isLive) { // a replay finds it again: it was parked when it first arrived
+                LOG.warn("parked event at offset {} that its job cannot hold: {}", r.offset(), refused.get());
+                log.sendRaw(KafkaLog.DEAD_LETTER, r.partition() + "-" + r.offset(), r.value());
+            }
+            return;
+        }
         JobView j;
         boolean resumedAfterFailure;
         synchronized (this) {
             JobView before = jobs.get(e.job()).orElse(null);
             resumedAfterFailure = e instanceof Event.JobStarted && before != null && before.started != null
                     && (!before.success().orElse(false) || before.halted);
-            j = jobs.apply(e, r.timestamp());
+            // Live, an event counts from when it arrives, on this coordinator's clock: never by its
+            // sender's clock (a node's skewed clock would make it look silent, or alive for ever). A
+            // replayed one has only its record's time; heardAfresh() re-arms liveness after a replay.
+            j = jobs.apply(e, isLive ? clock.millis() : r.timestamp());
         }
         if (isLive) {
             listener.accept(e);
@@ -386,7 +457,9 @@ public final class Coordinator implements Closeable {
             if (j.finished()) {
                 continue;
             }
-            if (recovery.checkHeartbeats(j, now, heartbeatTimeoutMillis) || recovery.settleExits(j)) {
+            if (recovery.checkHeartbeats(j, now, heartbeatTimeoutMillis) || recovery.settleExits(j)
+                    || recovery.settleUnanswered(j) || overdue.captures(j, now)
+                    || overdue.rollbacks(j, now, heartbeatTimeoutMillis)) {
                 continue;
             }
             if (j.pendingRollback != null) {
@@ -419,6 +492,7 @@ public final class Coordinator implements Closeable {
         }
         long g = j.nextGeneration();
         log.append(new Event.CheckpointRequested(job, g, why));
+        io.ferry.model.CrashPoint.reach("coordinator.checkpoint-requested"); // logged, no capture command sent
         synchronized (this) {
             j.lastRequestMillis = clock.millis(); // until the event comes back round
             j.generations.putIfAbsent(g, new GenerationView(g, j.nodeNames, j.ranks()));

@@ -40,6 +40,11 @@ public final class GenerationView {
      * established; the state follows when the event comes back round.
      */
     boolean committed;
+    /**
+     * The coordinator's own, not folded: it logged this generation failed for a capture overdue
+     * ({@link Overdue}); the state follows when the event comes back round.
+     */
+    boolean failing;
     /** When its last rank was captured (log time, ms since the epoch); 0 until then or if unknown. */
     long capturedAtMillis;
     Event.PredictionMade prediction;

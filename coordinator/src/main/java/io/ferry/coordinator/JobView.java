@@ -34,6 +34,18 @@ public final class JobView {
     boolean recovering;
     /** The coordinator's own decision state, not folded: a rollback decided, waiting for in-flight staging. */
     String pendingRollback;
+    /**
+     * Folded: the current launcher attempt's exit, until a rollback, a new attempt or a new run
+     * answers it. A coordinator that crashed before it acted on it finds it here after its replay.
+     */
+    Event.LauncherExited launcherExit;
+    /**
+     * Folded: a restore of the generation being rolled back to that failed, until the next rollback
+     * (or a new run) answers it; found here after a replay, as {@link #launcherExit}.
+     */
+    Event.RestoreFailed restoreFailed;
+    /** When this coordinator last began to judge the job afresh (its replay ended, the log came back). */
+    long judgedSinceMillis;
     long pendingSinceMillis;
     /** The {@link #pendingSinceMillis} whose backoff wait was said on stderr already. */
     long pendingNoticedFor = -1;
@@ -220,6 +232,20 @@ public final class JobView {
     /** Log time of {@code node}'s newest heartbeat, or of the job's start before any. */
     public long lastHeartbeatMillis(String node) {
         return heartbeats.getOrDefault(node, startedAtMillis);
+    }
+
+    /**
+     * Every node of the job (and its launcher's `ferry run`) counts as heard at {@code nowMillis}:
+     * after a replay, whose heartbeats carry their senders' clocks, not when they arrived, each node
+     * gets a whole heartbeat timeout on the coordinator's own clock to be heard before it is judged.
+     */
+    void heardAllAt(long nowMillis) {
+        judgedSinceMillis = Math.max(judgedSinceMillis, nowMillis);
+        heartbeats.replaceAll((node, t) -> Math.max(t, nowMillis));
+        if (launcherSeenMillis > 0) {
+            launcherSeenMillis = Math.max(launcherSeenMillis, nowMillis);
+        }
+        heartbeatsFreshUntil = 0;
     }
 
     /** A node that holds up an in-flight generation: its ranks not yet captured ("capture") or staged ("staging"). */

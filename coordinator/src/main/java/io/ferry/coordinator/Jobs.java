@@ -64,6 +64,8 @@ public final class Jobs {
             j.rollbacksWithoutProgress = 0; // a new `ferry run` gets the whole recovery budget again
             j.launchFailure = "";
             j.launcherSeenMillis = 0; // a new `ferry run`: watched from its first heartbeat
+            j.launcherExit = null;
+            j.restoreFailed = null;
             j.exits.clear();
             j.halted = false;
             j.haltDeadlineMillis = 0; // a halt ends the run that it was asked of
@@ -161,6 +163,7 @@ public final class Jobs {
             }
         } else if (e instanceof Event.LauncherRequested l) {
             j.launchAttempt = Math.max(j.launchAttempt, l.attempt());
+            j.launcherExit = null; // a new attempt: the last one's exit is answered
             j.launchGeneration = l.generation();
             j.launchCause = l.cause();
             if (l.generation() >= 0) { // a launch that resumes from a snapshot: a restart too
@@ -172,10 +175,16 @@ public final class Jobs {
             }
         } else if (e instanceof Event.RestartPlanned) {
             // an answer to a dry run (ferry restart --dry-run): nothing to fold
-        } else if (e instanceof Event.LauncherExited) {
-            // the coordinator's to act on (it finishes or rolls back the job): nothing to fold
+        } else if (e instanceof Event.LauncherExited x) {
+            // The coordinator's to act on (it finishes or rolls back the job); kept until answered.
+            if (x.attempt() == j.launchAttempt) {
+                j.launcherExit = x;
+            }
         } else if (e instanceof Event.RestoreFailed f) {
             j.restarts.failed(f.generation(), f.node(), f.reason());
+            if (j.recovering && f.generation() == j.recoveryGeneration && f.generation() >= 0) {
+                j.restoreFailed = f; // to be answered by a rollback below it (or the same, after a backoff)
+            }
             if (f.generation() < 0) {
                 j.launchFailure = "node " + f.node() + ": " + f.reason();
             } else if (!f.storeUnreachable()) { // the store being away says nothing against the generation
@@ -189,6 +198,8 @@ public final class Jobs {
             j.rollbacksWithoutProgress = newest > j.progressMark ? 1 : j.rollbacksWithoutProgress + 1;
             j.progressMark = Math.max(j.progressMark, newest);
             j.lastRecoveryMillis = timestampMillis;
+            j.launcherExit = null;
+            j.restoreFailed = null;
             j.recovering = true;
             j.recoveryGeneration = r.generation();
             j.restoredNodes.clear();

@@ -104,15 +104,27 @@ final class Ownership implements ConsumerRebalanceListener {
         return r.offset() >= replayUntil.getOrDefault(new TopicPartition(r.topic(), r.partition()), 0L);
     }
 
-    /** After a poll: partitions whose replay reached its end are live from now on. */
-    void advance() {
+    /** After a poll: partitions whose replay reached its end are live from now on; returns their jobs. */
+    Set<String> advance() {
         if (replaying.isEmpty()) {
-            return;
+            return Set.of();
         }
+        Set<Integer> done = new HashSet<>();
         replaying.removeIf(p -> {
             TopicPartition tp = new TopicPartition(io.ferry.eventlog.KafkaLog.EVENTS, p);
-            return events.position(tp) >= replayUntil.getOrDefault(tp, 0L);
+            boolean caughtUp = events.position(tp) >= replayUntil.getOrDefault(tp, 0L);
+            if (caughtUp) {
+                done.add(p);
+            }
+            return caughtUp;
         });
+        Set<String> jobs = new TreeSet<>();
+        partitionOf.forEach((job, p) -> {
+            if (done.contains(p)) {
+                jobs.add(job);
+            }
+        });
+        return jobs;
     }
 
     /** Whether decisions for {@code job} must wait: its partition is still being replayed. */

@@ -81,6 +81,30 @@ final class Recovery {
         return false;
     }
 
+    /**
+     * Answers what the folded state says is unanswered, whether or not this coordinator saw it live:
+     * the current launcher attempt's exit, and a failed restore of the generation being rolled back
+     * to. A coordinator that crashed after such an event was logged and before it acted on it finds
+     * it here after its replay (a live one has answered it already: a pending rollback, a new
+     * rollback or the job's end, each of which this checks first). Returns whether it acted.
+     */
+    boolean settleUnanswered(JobView j) {
+        if (j.started == null || j.finished() || j.pendingRollback != null) {
+            return false;
+        }
+        Event.LauncherExited x = j.launcherExit;
+        if (x != null && !j.recovering && x.attempt() == j.launchAttempt) {
+            onLauncherExited(j, x);
+            return true;
+        }
+        Event.RestoreFailed f = j.restoreFailed;
+        if (f != null && j.recovering && f.generation() == j.recoveryGeneration) {
+            onRestoreFailed(j, f);
+            return true;
+        }
+        return false;
+    }
+
     /** The site's launcher ended: the job is done, or failed, or rolls back (only its current attempt counts). */
     void onLauncherExited(JobView j, Event.LauncherExited x) {
         if (x.attempt() != j.launchAttempt) {
@@ -120,7 +144,10 @@ final class Recovery {
             j.recovering = true;
             j.recoveryGeneration = g;
             j.restoredNodes.clear();
+            j.launcherExit = null; // answered by this rollback (the fold clears them too, on RecoveryStarted)
+            j.restoreFailed = null;
         }
+        io.ferry.model.CrashPoint.reach("coordinator.rollback-started"); // logged, no launch command sent
         launchAll(j, g, cause);
     }
 

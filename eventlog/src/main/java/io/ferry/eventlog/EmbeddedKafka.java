@@ -40,6 +40,8 @@ public final class EmbeddedKafka implements Closeable {
     }
 
     private static final String INTERNAL_USER = "ferry-broker";
+    /** How long the controller waits for a killed broker's old incarnation before it admits the restarted one. */
+    static final int BROKER_SESSION_MILLIS = 3000;
 
     private final KafkaRaftServer server;
     private final String bootstrap;
@@ -174,6 +176,13 @@ public final class EmbeddedKafka implements Closeable {
         props.put("share.coordinator.state.topic.replication.factor", "1");
         props.put("share.coordinator.state.topic.min.isr", "1");
         props.put("group.initial.rebalance.delay.ms", "0");
+        // A broker killed (SIGKILL, power) and started again over the same log is refused by its own
+        // controller until the dead incarnation's session expires (DUPLICATE_BROKER_REGISTRATION): with
+        // Kafka's 9 s default, a restarted coordinator served nothing for 8-9 s of it. Broker and
+        // controller share this JVM, so a short session costs nothing on the wire; 3 s still rides out
+        // a long GC pause of the process before the broker would be fenced from itself.
+        props.put("broker.session.timeout.ms", Integer.toString(BROKER_SESSION_MILLIS));
+        props.put("broker.heartbeat.interval.ms", "500");
         props.put("auto.create.topics.enable", "false");
         props.put("num.partitions", "1");
         KafkaConfig config = new KafkaConfig(props, false);

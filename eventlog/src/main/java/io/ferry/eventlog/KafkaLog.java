@@ -287,12 +287,21 @@ public final class KafkaLog implements Closeable {
      * change hands), and a member silent for {@code sessionTimeout} loses its partitions to the
      * others. {@code listener} hears of each change; offsets are never committed (each owner
      * positions its partitions itself).
+     *
+     * <p>With a non-empty {@code instance}, the member is static (Kafka's {@code group.instance.id}):
+     * the same instance started again after a crash takes its old place, and its partitions, at
+     * once, instead of waiting {@code sessionTimeout} for its dead self to be dropped. A second live
+     * member of the same instance fences the first ({@code FencedInstanceIdException} on its next
+     * poll). Close such a reader with {@link #leaveGroup}, or its partitions wait for the timeout.
      */
-    public KafkaConsumer<byte[], byte[]> groupReader(String topic, String group,
+    public KafkaConsumer<byte[], byte[]> groupReader(String topic, String group, String instance,
                                                      org.apache.kafka.clients.consumer.ConsumerRebalanceListener listener,
                                                      java.time.Duration sessionTimeout) {
         Map<String, Object> config = new java.util.HashMap<>(consumerConfig());
         config.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        if (!instance.isEmpty()) {
+            config.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, instance);
+        }
         config.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, Integer.toString((int) sessionTimeout.toMillis()));
         config.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, Integer.toString((int) Math.max(500, sessionTimeout.toMillis() / 4)));
         config.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
@@ -301,6 +310,17 @@ public final class KafkaLog implements Closeable {
         KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
         c.subscribe(List.of(topic), listener);
         return c;
+    }
+
+    /**
+     * Closes a {@link #groupReader} leaving its group, static member or not: its partitions go to
+     * the group's other members at once (a static member would otherwise keep them for its session
+     * timeout, waiting for its own return).
+     */
+    public static void leaveGroup(KafkaConsumer<byte[], byte[]> reader) {
+        reader.close(org.apache.kafka.clients.consumer.CloseOptions.groupMembershipOperation(
+                org.apache.kafka.clients.consumer.CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
+                .withTimeout(java.time.Duration.ofSeconds(5)));
     }
 
     /**
