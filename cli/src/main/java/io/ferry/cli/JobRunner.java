@@ -72,10 +72,27 @@ final class JobRunner implements Closeable {
     }
 
     /** Asks the coordinator to halt the job before {@code deadline} ({@link io.ferry.model.Command.Halt}). */
+    /**
+     * Asks the coordinator to halt the job before {@code deadline}: the command is in the log when
+     * this returns, sent again while the log does not take it (a coordinator with its embedded
+     * broker restarting, a site's Kafka away) until the deadline, then the last failure is thrown.
+     */
     void halt(java.time.Instant deadline, String why) {
         KafkaLog l = log;
-        if (l != null) {
-            l.send(KafkaLog.COORDINATOR, new io.ferry.model.Command.Halt(spec.job(), deadline.toEpochMilli(), why));
+        if (l == null) {
+            return;
+        }
+        io.ferry.model.Command.Halt halt = new io.ferry.model.Command.Halt(spec.job(), deadline.toEpochMilli(), why);
+        while (true) {
+            try {
+                l.send(KafkaLog.COORDINATOR, halt);
+                return;
+            } catch (IllegalStateException notTaken) {
+                if (java.time.Instant.now().isAfter(deadline) || Thread.currentThread().isInterrupted()) {
+                    throw notTaken;
+                }
+                System.out.println("ferry: the event log did not take the halt (" + notTaken.getMessage() + "); sending it again");
+            }
         }
     }
 

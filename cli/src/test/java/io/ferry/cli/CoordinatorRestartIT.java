@@ -91,6 +91,44 @@ class CoordinatorRestartIT {
     }
 
     /**
+     * SIGTERM to `ferry run` (what Slurm sends before a time limit) while its coordinator, and with
+     * it the embedded broker, is dead and restarting: the halt waits for the log and is read by the
+     * restarted coordinator (it resumes its commands where it left off), so the job still gets its
+     * final checkpoint and `ferry run` exits 0. Before, the halt was sent into a log the restarted
+     * coordinator read from its end on, and the job was stopped without one (exit 143).
+     */
+    @Test
+    void aSigtermDuringACoordinatorRestartStillGetsItsFinalCheckpoint() throws Exception {
+        String kafka = "127.0.0.1:" + TestBed.freePort();
+        Path home = tmp.resolve("service");
+        Process coordinator = startCoordinator(home, kafka).process;
+        Lines agent = start(FerryProcess.builder(List.of("-Xmx256m"), "agent", "--kafka", kafka, "--node", "n0",
+                "--home", tmp.resolve("n0").toString(), "--heartbeat", "1s", "--peer-listen", "off"));
+        agent.await("agent n0", l -> l.startsWith("ferry agent n0"));
+        Path results = Files.createDirectories(tmp.resolve("results"));
+        Lines run = start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "slurmy",
+                "--ranks", Integer.toString(RANKS), "--nodes", "n0", "--interval", "0", "--halt-grace", "60s",
+                "--store", tmp.resolve("store").toString(), "--", LcgRank.script(tmp, 100_000).toString(), results.toString()));
+        Process runProcess = started.get(started.size() - 1);
+        while (!Files.exists(results.resolve("pid-1"))) {
+            assertTrue(runProcess.isAlive(), "ferry run ended: " + run.lines);
+            Thread.sleep(100);
+        }
+
+        coordinator.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
+        coordinator.destroyForcibly();
+        assertTrue(coordinator.waitFor(30, TimeUnit.SECONDS), "the killed coordinator is gone");
+        // SIGTERM with kill, not Process.destroy(): destroy also closes this side of the child's output pipe.
+        new ProcessBuilder("kill", "-TERM", Long.toString(runProcess.pid())).inheritIO().start().waitFor();
+        run.await("the SIGTERM handler", l -> l.contains("SIGTERM: halting the job"));
+        startCoordinator(home, kafka);
+
+        assertTrue(runProcess.waitFor(3, TimeUnit.MINUTES), "ferry run did not stop: " + run.lines);
+        assertEquals(0, runProcess.exitValue(), String.join("\n", run.lines));
+        run.await("the final checkpoint", l -> l.contains("halted: generation"));
+    }
+
+    /**
      * With a site's Kafka (here a broker in this JVM): a coordinator killed and started again takes
      * its place in the group as fast, and a second coordinator started over a copy of its home (the
      * same identity) fences the first, which stops saying why instead of deciding beside it.

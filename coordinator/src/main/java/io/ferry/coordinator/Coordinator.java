@@ -194,7 +194,10 @@ public final class Coordinator implements Closeable {
 
     private void run() {
         KafkaConsumer<byte[], byte[]> events = null;
-        try (KafkaConsumer<byte[], byte[]> commands = log.reader(KafkaLog.COMMANDS, false)) {
+        // A coordinator with an identity reads its commands from where it left off: a halt, a checkpoint or a
+        // restart asked while it was down or restarting is read once it is back, not lost.
+        try (KafkaConsumer<byte[], byte[]> commands = instance.isEmpty() ? log.reader(KafkaLog.COMMANDS, false)
+                : log.resumableReader(KafkaLog.COMMANDS, instance + "-commands")) {
             events = log.groupReader(KafkaLog.EVENTS, group, instance, ownership, takeoverAfter);
             ownership.attach(events);
             while (running) {
@@ -219,12 +222,16 @@ public final class Coordinator implements Closeable {
                     if (live.getCount() == 0 && lease.held()) {
                         // While events stream in, take only the commands already fetched: waiting here would cap the fold rate.
                         var orders = commands.poll(batch.isEmpty() ? Duration.ofMillis(20) : Duration.ZERO);
+                        retryDeferred();
                         if (lease.handle(commands, orders, true, r -> guarded(r, "command", () -> onCommand(r)))
                                 && reach.reachable(events)) { // a log that does not answer is not every node gone silent
                             if (reach.cameBack()) {
                                 heardAfresh(Set.copyOf(jobs.all().stream().map(j -> j.job).toList()));
                             }
                             guarded("tick", this::tick);
+                        }
+                        if (!orders.isEmpty() && !instance.isEmpty()) {
+                            commands.commitAsync(); // handled (or deferred in memory): a restart resumes after them
                         }
                         guarded("state", this::publishState);
                     }
@@ -360,6 +367,18 @@ public final class Coordinator implements Closeable {
         changed.clear();
     }
 
+    /** Commands read while their job was being replayed, handled once it is live. */
+    private final java.util.List<ConsumerRecord<byte[], byte[]>> deferred = new java.util.ArrayList<>();
+
+    private void retryDeferred() {
+        if (deferred.isEmpty()) {
+            return;
+        }
+        var again = java.util.List.copyOf(deferred);
+        deferred.clear();
+        again.forEach(r -> guarded(r, "command", () -> onCommand(r))); // one still replaying is deferred again
+    }
+
     private void onCommand(ConsumerRecord<byte[], byte[]> r) {
         if (!KafkaLog.COORDINATOR.equals(new String(r.key(), StandardCharsets.UTF_8))) {
             return;
@@ -377,8 +396,12 @@ public final class Coordinator implements Closeable {
             requested.putIfAbsent(rc.job(), clock.millis());
             return;
         }
-        if (jobs.get(c.job()).isEmpty() || ownership.replaying(c.job())) {
-            return; // another coordinator's job (every coordinator reads these), or not replayed yet
+        if (ownership.replaying(c.job())) {
+            deferred.add(r); // its job is being replayed: answered once it is live
+            return;
+        }
+        if (jobs.get(c.job()).isEmpty()) {
+            return; // another coordinator's job (every coordinator reads these)
         }
         if (c instanceof Command.KillRank k) { // ferry chaos: to the node that runs the rank
             jobs.get(k.job()).filter(j -> j.placement != null && !j.finished() && k.rank() < j.ranks()).ifPresentOrElse(j -> {

@@ -282,6 +282,36 @@ public final class KafkaLog implements Closeable {
     }
 
     /**
+     * A consumer of every partition of {@code topic} that resumes where the last reader of the same
+     * {@code readerId} left off: at the offsets it committed ({@code commitAsync} after handling a
+     * batch), else at the topic's end. A process started again under the same id so reads what was
+     * written while it was down, at least once (what it handled after its last commit, again). No
+     * group membership: the id only names the stored offsets.
+     */
+    public KafkaConsumer<byte[], byte[]> resumableReader(String topic, String readerId) {
+        Map<String, Object> config = new java.util.HashMap<>(consumerConfig());
+        config.put(ConsumerConfig.GROUP_ID_CONFIG, readerId);
+        config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "latest");
+        KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+        List<TopicPartition> tps = new ArrayList<>();
+        for (PartitionInfo p : c.partitionsFor(topic)) {
+            tps.add(new TopicPartition(topic, p.partition()));
+        }
+        c.assign(tps);
+        Map<TopicPartition, org.apache.kafka.clients.consumer.OffsetAndMetadata> committed = c.committed(new java.util.HashSet<>(tps));
+        for (TopicPartition tp : tps) {
+            var at = committed.get(tp);
+            if (at != null) {
+                c.seek(tp, at.offset());
+            } else {
+                c.seekToEnd(List.of(tp));
+            }
+            c.position(tp); // resolve now: what is sent after this call is read
+        }
+        return c;
+    }
+
+    /**
      * A member of consumer group {@code group} reading {@code topic}: the group shares the topic's
      * partitions among its members (cooperatively: a rebalance moves only the partitions that
      * change hands), and a member silent for {@code sessionTimeout} loses its partitions to the
