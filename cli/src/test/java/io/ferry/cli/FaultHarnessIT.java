@@ -59,6 +59,8 @@ class FaultHarnessIT {
         RANK_KILLED(null), AGENT_KILLED(null), COORDINATOR_KILLED(null), ONE_NODE_RUN_KILLED(null),
         AGENT_AT_CAPTURE("agent.captured"), AGENT_AT_PACK("agent.pack-written"), AGENT_AT_MANIFEST("agent.manifest-written"),
         COORDINATOR_BEFORE_MARKER("coordinator.before-marker"), COORDINATOR_AT_MARKER("coordinator.marker-written"),
+        /** CheckpointRequested logged, its capture commands not sent: the restarted coordinator must fail it at its deadline. */
+        COORDINATOR_AT_REQUEST("coordinator.checkpoint-requested"),
         /** A bit flipped (or the file cut short) in a rank's cached images from the newest established generation on, then the rank killed. */
         CACHE_ROT(null),
         /** A bit flipped (or the object cut short) in a pack on the store, then a rank killed. */
@@ -245,7 +247,9 @@ class FaultHarnessIT {
                 : List.of("--kafka", cluster.kafka(), "--nodes", cluster.nodes());
         List<String> args = new ArrayList<>(List.of("run", "--job", job, "--ranks", Integer.toString(RANKS)));
         args.addAll(where);
-        args.addAll(List.of("--interval", "1s", "--auto-recover", "--store", store.toString(), "--", script.toString(),
+        // A short capture timeout: a generation whose captures were never sent (COORDINATOR_AT_REQUEST) fails soon.
+        args.addAll(List.of("--interval", "1s", "--capture-timeout", "10s", "--auto-recover", "--store", store.toString(),
+                "--", script.toString(),
                 results.toString()));
         // (the one-node run holds a broker too: 256 MiB is too little for it and a push's buffers)
         ProcessBuilder command = FerryProcess.builder(List.of(fault == Fault.ONE_NODE_RUN_KILLED ? "-Xmx768m" : "-Xmx256m"),
@@ -310,6 +314,12 @@ class FaultHarnessIT {
             t.injected++;
         }
         printed.addAll(out.lines);
+        if (!injected) { // a run whose fault never happened proves nothing: it fails, saying so
+            run.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
+            run.destroyForcibly();
+            return "the fault never happened (" + (fault.crashPoint != null ? "crash point " + fault.crashPoint
+                    + " not reached" : "not fired") + "): the run proves nothing:\n" + String.join("\n", printed);
+        }
         t.recoveries += (int) printed.stream().filter(l -> l.contains("recovering: ")).count();
         if (run.isAlive()) {
             run.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
