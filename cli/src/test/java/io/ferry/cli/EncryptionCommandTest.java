@@ -34,8 +34,8 @@ class EncryptionCommandTest {
         new java.util.Random(3).nextBytes(bytes);
         Files.write(image.resolve("state"), bytes);
         String store = tmp.resolve("store").toString();
-        Path keyFile = Files.writeString(tmp.resolve("key"), KEY + "\n");
-        Path otherFile = Files.writeString(tmp.resolve("other"), OTHER + "\n");
+        Path keyFile = ownerOnly(Files.writeString(tmp.resolve("key"), KEY + "\n"));
+        Path otherFile = ownerOnly(Files.writeString(tmp.resolve("other"), OTHER + "\n"));
         String[] where = {"--store", store, "--job", "j", "--generation", "1", "--rank", "0"};
 
         FerryProcess.Result push = ferry(Map.of("FERRY_ENCRYPTION_KEY", KEY), concat(new String[]{"image", "push", image.toString()}, where));
@@ -79,7 +79,7 @@ class EncryptionCommandTest {
 
     @Test
     void aKeyFileOfTheWrongLengthIsOneLineNamingItAndConfigShowHidesTheKey() throws Exception {
-        Path bad = Files.writeString(tmp.resolve("bad.key"), KEY.substring(0, 40));
+        Path bad = ownerOnly(Files.writeString(tmp.resolve("bad.key"), KEY.substring(0, 40)));
         Path image = Files.createDirectories(tmp.resolve("image"));
         FerryProcess.Result push = ferry(Map.of(), "image", "push", image.toString(), "--store", tmp.resolve("s").toString(),
                 "--job", "j", "--generation", "1", "--rank", "0", "--set", "encryption.key-file=" + bad);
@@ -108,5 +108,10 @@ class EncryptionCommandTest {
         String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, out, a.length, b.length);
         return out;
+    }
+
+    /** Key files are refused unless only their owner may read them (as a site would keep them). */
+    private static Path ownerOnly(Path f) throws java.io.IOException {
+        return Files.setPosixFilePermissions(f, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
     }
 }

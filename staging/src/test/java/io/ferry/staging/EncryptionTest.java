@@ -268,6 +268,7 @@ class EncryptionTest {
     void anOpenedStoreTakesTheKeyFromTheEnvironmentOrAFile() throws Exception {
         Path keyFile = tmp.resolve("key");
         Files.writeString(keyFile, "00112233445566778899AABBCCDDEEFF00112233445566778899aabbccddeeff\n");
+        Files.setPosixFilePermissions(keyFile, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
         String uri = tmp.resolve("store").toUri().toString();
         try (OpenedStore o = OpenedStore.open(uri, Map.of("encryption.key-file", keyFile.toString()), Map.of())) {
             assertEquals(A.id(), o.pipeline().repository().blobs().keyId());
@@ -291,6 +292,9 @@ class EncryptionTest {
         Path img = image("img");
         Path keyA = Files.writeString(tmp.resolve("a.key"), "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n");
         Path keyB = Files.writeString(tmp.resolve("b.key"), "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100\n");
+        for (Path k : List.of(keyA, keyB)) { // key files are read only when only their owner may read them
+            Files.setPosixFilePermissions(k, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        }
         Keys ring = Keys.resolveWithPrevious(Map.of("encryption.key-file", keyB.toString(),
                 "encryption.previous-key-files", keyA + ", " + keyB), Map.of()).orElseThrow();
         assertEquals(B.id(), ring.id());

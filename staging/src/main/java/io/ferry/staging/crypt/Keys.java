@@ -141,6 +141,12 @@ public final class Keys {
     static Keys readFile(Path path, String setting) {
         String text;
         try {
+            // As the HTTP token and the peer secret: a key others can read is a key others hold.
+            java.util.Set<java.nio.file.attribute.PosixFilePermission> mode = Files.getPosixFilePermissions(path);
+            if (mode.stream().anyMatch(p -> p.name().startsWith("GROUP_") || p.name().startsWith("OTHERS_"))) {
+                throw new IllegalArgumentException(setting + "=" + path + " is open to others ("
+                        + java.nio.file.attribute.PosixFilePermissions.toString(mode) + "): chmod 600 " + path);
+            }
             text = Files.readString(path, StandardCharsets.US_ASCII);
         } catch (java.nio.charset.CharacterCodingException e) { // not ASCII, so not hex digits
             throw new IllegalArgumentException(setting + "=" + path + ": expected the 32-byte key as 64 hex digits,"

@@ -26,13 +26,13 @@ class KeysTest {
     @Test
     void aKeyFileOfTheWrongLengthIsOneLineNamingTheFileAndNeverTheKey() throws Exception {
         Path f = tmp.resolve("short.key");
-        Files.writeString(f, HEX.substring(0, 62) + "\n");
+        ownerOnly(Files.writeString(f, HEX.substring(0, 62) + "\n"));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> Keys.resolve(Map.of("encryption.key-file", f.toString()), Map.of()));
         assertEquals("encryption.key-file=" + f + ": expected the 32-byte key as 64 hex digits, found 62 characters", e.getMessage());
         assertFalse(e.getMessage().contains(HEX.substring(0, 16)));
         Path b64 = tmp.resolve("base64.key");
-        Files.writeString(b64, "ABEiM0RVZneImaq7zN3u/wARIjNEVWZ3iJmqu8zd7v8=");
+        ownerOnly(Files.writeString(b64, "ABEiM0RVZneImaq7zN3u/wARIjNEVWZ3iJmqu8zd7v8="));
         assertTrue(assertThrows(IllegalArgumentException.class, () -> Keys.readFile(b64)).getMessage()
                 .endsWith("found 44 characters"));
         Path missing = tmp.resolve("none");
@@ -45,9 +45,23 @@ class KeysTest {
     }
 
     @Test
+    void aKeyFileOthersMayReadIsRefusedNamingTheFix() throws Exception {
+        Path f = Files.writeString(tmp.resolve("open.key"), HEX);
+        Files.setPosixFilePermissions(f, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Keys.readFile(f));
+        assertEquals("encryption.key-file=" + f + " is open to others (rw-r--r--): chmod 600 " + f, e.getMessage());
+        ownerOnly(f);
+        assertEquals(Keys.parse(HEX, "x").id(), Keys.readFile(f).id());
+    }
+
+    static java.nio.file.Path ownerOnly(java.nio.file.Path f) throws java.io.IOException {
+        return Files.setPosixFilePermissions(f, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+    }
+
+    @Test
     void theFileAndTheVariableMustAgreeWhenBothAreSet() throws Exception {
         Path f = tmp.resolve("k");
-        Files.writeString(f, HEX);
+        ownerOnly(Files.writeString(f, HEX));
         assertEquals(Keys.parse(HEX, "x").id(), Keys.resolve(Map.of("encryption.key-file", f.toString()),
                 Map.of(Keys.VARIABLE, HEX.toUpperCase())).orElseThrow().id());
         String other = "1" + HEX.substring(1);
