@@ -70,8 +70,12 @@ public final class GenerationView {
     private BitSet nodesCaptured;
     private double stragglerSpread = 1;
 
+    /** The job's rank count when this generation was taken (0: unknown): a run of another count cannot restore it. */
+    final int ranks;
+
     GenerationView(long generation, NodeNames names, int ranks) {
         this.generation = generation;
+        this.ranks = ranks;
         this.names = names;
         grow(Math.max(0, ranks));
     }

@@ -187,8 +187,12 @@ public final class JobView {
      * that no node failed to restore (a generation once found unusable is not chosen again).
      */
     public Optional<GenerationView> newestUsable(long belowExclusive) {
+        // A generation of another rank count (the job resubmitted wider or narrower) is not bad data: it
+        // only cannot be restored by this run, so it is passed over, never set aside.
         return generations.headMap(belowExclusive, false).descendingMap().values().stream()
-                .filter(g -> g.state == GenerationView.State.ESTABLISHED && g.restoreFailure.isEmpty()).findFirst();
+                .filter(g -> g.state == GenerationView.State.ESTABLISHED && g.restoreFailure.isEmpty()
+                        && (g.ranks == 0 || g.ranks == ranks()))
+                .findFirst();
     }
 
     /** Which node runs which rank (empty before the job started). */

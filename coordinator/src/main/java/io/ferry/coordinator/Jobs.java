@@ -59,6 +59,10 @@ public final class Jobs {
             // A new run resumes from what was established before it: what the last run left in flight
             // (perhaps of more ranks) is another timeline, never committed as this run's.
             j.abandonAfter(Long.MIN_VALUE, "abandoned: the job was run again");
+            // A new run looks again at what an earlier one set aside: a restore that failed for a cause
+            // outside the data (a node, a program, a store away) may work now; one that fails again is set
+            // aside again and the run falls back once more, never in a loop.
+            j.generations.values().forEach(g -> g.restoreFailure = "");
             j.success = null;
             j.recovering = false;
             j.rollbacksWithoutProgress = 0; // a new `ferry run` gets the whole recovery budget again

@@ -111,7 +111,24 @@ class JobsTest {
                 new Event.RestoreFailed("j", 0, "n", "store considered down", true));
         assertEquals(0, j.newestUsable(Long.MAX_VALUE).orElseThrow().generation(), "tried again later, not set aside");
         apply(new Event.RestoreFailed("j", 0, "n", "manifest does not verify"));
-        assertTrue(j.newestUsable(Long.MAX_VALUE).isEmpty(), "bad data: never chosen again");
+        assertTrue(j.newestUsable(Long.MAX_VALUE).isEmpty(), "bad data: not chosen again by this run");
+        apply(new Event.JobStarted("j", 1, 0, true, "s", "n"));
+        assertEquals(0, j.newestUsable(Long.MAX_VALUE).orElseThrow().generation(),
+                "a new run looks again at what the last one set aside (a node, a program or a store may have been the cause)");
+    }
+
+    @Test
+    void aRunOfAnotherRankCountPassesOverSnapshotsOfTheOldCountWithoutSettingThemAside() {
+        JobView j = apply(new Event.JobStarted("j", 2, 0, true, "s", "n"),
+                new Event.CheckpointRequested("j", 0, "request"),
+                new Event.ImageCaptured("j", 0, 0, "n", 1, 0),
+                new Event.ImageCaptured("j", 0, 1, "n", 1, 0),
+                new Event.SnapshotEstablished("j", 0, "remote", 1));
+        assertEquals(0, j.newestUsable(Long.MAX_VALUE).orElseThrow().generation());
+        apply(new Event.JobStarted("j", 4, 0, true, "s", "n"));
+        assertTrue(j.newestUsable(Long.MAX_VALUE).isEmpty(), "4 ranks cannot restore a snapshot of 2: start from the beginning");
+        apply(new Event.JobStarted("j", 2, 0, true, "s", "n"));
+        assertEquals(0, j.newestUsable(Long.MAX_VALUE).orElseThrow().generation(), "resubmitted with 2 again: usable");
     }
 
     @Test
