@@ -71,6 +71,7 @@ public final class Coordinator implements Closeable {
     private Lease lease;
     private final LogReach reach;
     private final Overdue overdue;
+    private final Quarantine quarantine = new Quarantine();
 
     /** How long a node may stay silent before its ranks are moved (or its job rolled back, or failed). */
     public static final Duration DEFAULT_HEARTBEAT_TIMEOUT = Duration.ofSeconds(30);
@@ -334,6 +335,13 @@ public final class Coordinator implements Closeable {
             }
             return;
         }
+        if (!quarantine.run(e.job(), () -> "event at offset " + r.offset(), () -> foldAndReact(e, r, isLive))) {
+            failures.incrementAndGet();
+        }
+    }
+
+    /** Folds one decoded event into its job and, when it is live, reacts to it. */
+    private void foldAndReact(Event e, ConsumerRecord<byte[], byte[]> r, boolean isLive) {
         JobView j;
         boolean resumedAfterFailure;
         synchronized (this) {
@@ -468,7 +476,7 @@ public final class Coordinator implements Closeable {
             if (!lease.held()) {
                 return; // stalled in the middle of deciding: read the log again first
             }
-            if (j.started == null || ownership.replaying(j.job)) {
+            if (j.started == null || ownership.replaying(j.job) || quarantine.holds(j.job)) {
                 continue; // a job just taken over is replayed before anything is decided for it
             }
             // Also after the job finished: its last snapshots are still being staged.
