@@ -42,6 +42,7 @@ final class AgentCommand implements Callable<Integer> {
         }
         var metricsAt = AgentMetrics.configured(System.getenv()); // a bad agent.metrics fails before anything starts
         io.ferry.model.OwnerOnly.createDirectories(h.dir());
+        java.io.Closeable homeLock = h.lockAgent(); // one agent per home: before it touches the cache or the log
         CountDownLatch stop = new CountDownLatch(1);
         java.net.InetSocketAddress bind = peerBind();
         io.ferry.agent.peer.PeerEndpoint peer = bind == null ? null : new io.ferry.agent.peer.PeerEndpoint(bind, peerAuth(bind));
@@ -58,6 +59,11 @@ final class AgentCommand implements Callable<Integer> {
                 metrics.close();
             }
             log.close();
+            try {
+                homeLock.close();
+            } catch (java.io.IOException ignored) {
+                // the process ends: the kernel lets go of the lock anyway
+            }
             stop.countDown();
         }, "ferry-agent-stop"));
         System.out.println("ferry agent " + name + ": serving commands from " + kafka + ", cache " + h.cache()

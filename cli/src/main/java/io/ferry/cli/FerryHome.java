@@ -74,6 +74,34 @@ record FerryHome(Path dir) {
         return id;
     }
 
+    /**
+     * Makes this process the one agent of this home, for as long as it lives: an exclusive lock on
+     * {@code <home>/agent.lock} (released by the kernel when the process ends, however it ends).
+     * Two agents over one cache would capture, stage and delete each other's images; a second
+     * one is refused, naming the first's pid. Closing the result lets go (a one-node run that ends).
+     */
+    java.io.Closeable lockAgent() throws IOException {
+        io.ferry.model.OwnerOnly.createDirectories(dir);
+        Path lock = dir.resolve("agent.lock");
+        java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(lock, java.nio.file.StandardOpenOption.CREATE,
+                java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE);
+        java.nio.channels.FileLock held;
+        try {
+            held = ch.tryLock();
+        } catch (java.nio.channels.OverlappingFileLockException thisProcess) {
+            held = null;
+        }
+        if (held == null) {
+            String pid = new String(java.nio.file.Files.readAllBytes(lock), StandardCharsets.US_ASCII).trim();
+            ch.close();
+            throw new IllegalStateException("another ferry agent (pid " + (pid.isEmpty() ? "unknown" : pid) + ") uses "
+                    + dir + ": every agent needs a home of its own (--home), one per node");
+        }
+        ch.truncate(0);
+        ch.write(java.nio.ByteBuffer.wrap((ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.US_ASCII)));
+        return ch::close; // closing the channel releases its lock
+    }
+
     void clearRun() throws IOException {
         Files.deleteIfExists(runFile());
     }

@@ -49,6 +49,7 @@ final class JobRunner implements Closeable {
     private final String node;
     private CoordinatorService services;
     private AgentService agents;
+    private java.io.Closeable homeLock;
     /** The in-process agent's Prometheus endpoint ({@code agent.metrics}), or null. */
     private io.ferry.agent.MetricsEndpoint agentMetrics;
     private KafkaLog ownLog;
@@ -110,6 +111,7 @@ final class JobRunner implements Closeable {
             try (io.ferry.staging.OpenedStore check = StoreOptions.open(spec.store(), program.settings())) {
                 store = check.store().uri().toString();
             }
+            homeLock = spec.home().lockAgent(); // its agent is this home's one: not beside a `ferry agent` over the cache
             // Credentials given with --set stay in this process: the log gets the settings without them.
             Map<String, String> secrets = new java.util.TreeMap<>(program.settings());
             secrets.keySet().removeIf(k -> !LaunchSpec.isSecret(k));
@@ -239,6 +241,9 @@ final class JobRunner implements Closeable {
         }
         if (services != null) {
             services.close();
+        }
+        if (homeLock != null) {
+            homeLock.close();
         }
         if (ownLog != null) {
             ownLog.close();

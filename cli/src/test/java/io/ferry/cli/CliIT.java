@@ -47,6 +47,21 @@ class CliIT {
         assertTrue(verify.out().startsWith("OK: "), verify.out());
     }
 
+    /** One agent per home: a second `ferry agent` over a home whose agent lock is held is refused, naming the holder. */
+    @Test
+    void aSecondAgentOverOneHomeIsRefused() throws Exception {
+        Path home = Files.createDirectories(tmp.resolve("node-home"));
+        // The first agent's hold, taken here by this JVM: a real lock of another process than the command's.
+        try (var ch = java.nio.channels.FileChannel.open(home.resolve("agent.lock"), java.nio.file.StandardOpenOption.CREATE,
+                java.nio.file.StandardOpenOption.WRITE); var held = ch.lock()) {
+            ch.write(java.nio.ByteBuffer.wrap("4242\n".getBytes()));
+            FerryProcess.Result r = FerryProcess.run(List.of(), "agent", "--kafka", "127.0.0.1:1", "--node", "n1",
+                    "--home", home.toString(), "--peer-listen", "off");
+            assertEquals(1, r.exit(), r.err());
+            assertTrue(r.err().contains("another ferry agent (pid 4242) uses " + home), r.err());
+        }
+    }
+
     @Test
     void unsafeJobNameIsRefusedBeforeAnyIo() throws Exception {
         Path img = image(1 << 20);
