@@ -52,6 +52,15 @@ public final class AgentService implements Closeable {
     /** This node's meters, or null where the process keeps none. */
     private volatile AgentMeters meters;
 
+    /** Whether {@code ferry chaos} may kill this node's ranks or the node itself ({@code ferry agent --allow-chaos}). */
+    private volatile boolean chaos;
+
+    /** Lets {@code ferry chaos} kill ranks here and lose this node (before {@link #start()}); refused otherwise. */
+    public AgentService allowingChaos(boolean allowed) {
+        this.chaos = allowed;
+        return this;
+    }
+
     public AgentService(KafkaLog log, String node, Path home) {
         this(log, node, home, NodeAgent.HEARTBEAT_INTERVAL, Map.of());
     }
@@ -183,6 +192,12 @@ public final class AgentService implements Closeable {
         } catch (IllegalArgumentException bad) {
             failedCommands.incrementAndGet();
             LOG.warn("ignoring malformed command at offset {}: {}", r.offset(), io.ferry.eventlog.EventLines.oneLine(bad.getMessage()));
+            return;
+        }
+        if ((c instanceof Command.KillNode || c instanceof Command.KillRank) && !chaos) {
+            // Whoever can write the log could otherwise kill any job's ranks here: chaos is opted into.
+            LOG.warn("ferry agent {}: chaos refused ({} of {}): this agent was not started with --allow-chaos", node,
+                    c.getClass().getSimpleName(), c.job());
             return;
         }
         if (c instanceof Command.KillNode) {

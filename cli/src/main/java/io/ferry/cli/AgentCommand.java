@@ -31,6 +31,9 @@ final class AgentCommand implements Callable<Integer> {
                     "on other nodes): an address the other nodes reach this one at. Default: the address this host",
                     "reaches --kafka from, on any free port. 'off': not served."})
     String peerListen;
+    @Option(names = "--allow-chaos", description = {"Let `ferry chaos` kill this node's ranks or lose this node (to test a setup).",
+            "Without it, chaos commands are refused here: whoever can write the event log could otherwise kill any job."})
+    boolean allowChaos;
 
     @Override
     public Integer call() throws Exception {
@@ -50,7 +53,7 @@ final class AgentCommand implements Callable<Integer> {
         // Credentials: the configuration file and FERRY_* variables of this host (never the log); the SDKs' own
         // environment as well. Ranks a launcher starts on this host find this agent by its host name.
         AgentService agent = new AgentService(log, name, h.dir(), every, Configuration.secrets(System.getenv()), true,
-                peer);
+                peer).allowingChaos(allowChaos);
         io.ferry.agent.MetricsEndpoint metrics = AgentMetrics.start(agent, metricsAt, System.out);
         agent.start();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -50,7 +50,8 @@ class MpiClusterIT {
             coordinator.await("the coordinator", l -> l.startsWith("ferry coordinator: serving jobs"));
             for (int i = 0; i < 3; i++) {
                 Lines agent = start(bed.onHost(i, FerryProcess.builder(List.of("-Xmx256m"), "agent", "--kafka", kafka,
-                        "--node", "n" + i, "--home", tmp.resolve("n" + i).toString(), "--heartbeat", "1s").command()));
+                        "--node", "n" + i, "--home", tmp.resolve("n" + i).toString(), "--heartbeat", "1s", "--allow-chaos")
+                        .command()));
                 agent.await("agent n" + i, l -> l.startsWith("ferry agent n"));
             }
             Path results = Files.createDirectories(tmp.resolve("results"));
