@@ -11,10 +11,8 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import java.io.Closeable;
-import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
@@ -42,10 +40,8 @@ public final class Coordinator implements Closeable {
     private final Jobs jobs = new Jobs();
     private final Recovery recovery;
     private final Halts halts;
-    /** Checkpoints asked for by users, taken as soon as the job can (known, not capturing). */
-    private final Map<String, Long> requested = new java.util.HashMap<>();
-    /** A checkpoint asked for a job this coordinator never comes to know (another's) is forgotten after this. */
-    private static final long FORGET_REQUEST_MILLIS = 60_000;
+    /** What users ask of it on the commands topic (checkpoint, halt, restart, chaos). */
+    private final Orders orders;
     /** Jobs whose state record is to be published after the current batch of events. */
     private final Set<String> changed = new java.util.LinkedHashSet<>();
     private final AtomicLong malformed = new AtomicLong();
@@ -102,6 +98,7 @@ public final class Coordinator implements Closeable {
         this.recovery = new Recovery(log, this, clock);
         this.halts = new Halts(recovery, this::requestCheckpoint);
         this.ownership = new Ownership("pid " + ProcessHandle.current().pid(), this::forgetJobs);
+        this.orders = new Orders(log, jobs, recovery, ownership, clock, malformed);
         this.reach = new LogReach(clock::millis);
         this.overdue = new Overdue(log, this);
         this.thread = new Thread(this::run, "ferry-coordinator");
@@ -162,7 +159,7 @@ public final class Coordinator implements Closeable {
             for (String job : gone) {
                 jobs.remove(job);
                 changed.remove(job);
-                requested.remove(job);
+                orders.forget(job);
                 commits.forget(job);
             }
         }
@@ -222,16 +219,16 @@ public final class Coordinator implements Closeable {
                     }
                     if (live.getCount() == 0 && lease.held()) {
                         // While events stream in, take only the commands already fetched: waiting here would cap the fold rate.
-                        var orders = commands.poll(batch.isEmpty() ? Duration.ofMillis(20) : Duration.ZERO);
+                        var asked = commands.poll(batch.isEmpty() ? Duration.ofMillis(20) : Duration.ZERO);
                         retryDeferred();
-                        if (lease.handle(commands, orders, true, r -> guarded(r, "command", () -> onCommand(r)))
+                        if (lease.handle(commands, asked, true, r -> guarded(r, "command", () -> orders.handle(r)))
                                 && reach.reachable(events)) { // a log that does not answer is not every node gone silent
                             if (reach.cameBack()) {
                                 heardAfresh(Set.copyOf(jobs.all().stream().map(j -> j.job).toList()));
                             }
                             guarded("tick", this::tick);
                         }
-                        if (!orders.isEmpty() && !instance.isEmpty()) {
+                        if (!asked.isEmpty() && !instance.isEmpty()) {
                             commands.commitAsync(); // handled (or deferred in memory): a restart resumes after them
                         }
                         guarded("state", this::publishState);
@@ -375,62 +372,9 @@ public final class Coordinator implements Closeable {
         changed.clear();
     }
 
-    /** Commands read while their job was being replayed, handled once it is live. */
-    private final java.util.List<ConsumerRecord<byte[], byte[]>> deferred = new java.util.ArrayList<>();
-
     private void retryDeferred() {
-        if (deferred.isEmpty()) {
-            return;
-        }
-        var again = java.util.List.copyOf(deferred);
-        deferred.clear();
-        again.forEach(r -> guarded(r, "command", () -> onCommand(r))); // one still replaying is deferred again
-    }
-
-    private void onCommand(ConsumerRecord<byte[], byte[]> r) {
-        if (!KafkaLog.COORDINATOR.equals(new String(r.key(), StandardCharsets.UTF_8))) {
-            return;
-        }
-        Command c;
-        try {
-            c = EventCodec.decodeCommand(r.value());
-        } catch (IllegalArgumentException bad) {
-            malformed.incrementAndGet();
-            log.sendRaw(KafkaLog.DEAD_LETTER, "command-" + r.partition() + "-" + r.offset(), r.value());
-            return;
-        }
-        if (c instanceof Command.RequestCheckpoint rc) {
-            // Kept even for a job not known yet: its start event may be a moment behind (tick() forgets it if not).
-            requested.putIfAbsent(rc.job(), clock.millis());
-            return;
-        }
-        if (ownership.replaying(c.job())) {
-            deferred.add(r); // its job is being replayed: answered once it is live
-            return;
-        }
-        if (jobs.get(c.job()).isEmpty()) {
-            return; // another coordinator's job (every coordinator reads these)
-        }
-        if (c instanceof Command.KillRank k) { // ferry chaos: to the node that runs the rank
-            jobs.get(k.job()).filter(j -> j.placement != null && !j.finished() && k.rank() < j.ranks()).ifPresentOrElse(j -> {
-                try {
-                    log.send(j.placement.nodeOf(k.rank()), k);
-                } catch (IllegalArgumentException notJoined) {
-                    System.err.println("ferry coordinator: chaos: rank " + k.rank() + " of " + k.job() + " runs nowhere yet");
-                }
-            }, () -> System.err.println("ferry coordinator: chaos: no running job " + k.job() + " with rank " + k.rank()));
-        } else if (c instanceof Command.Halt h) {
-            jobs.get(h.job()).filter(j -> j.started != null && !j.finished())
-                    .ifPresent(j -> log.append(new Event.HaltRequested(h.job(), h.deadlineMillis(), h.why())));
-        } else if (c instanceof Command.Restart rs) {
-            jobs.get(rs.job()).filter(j -> j.started != null && !j.finished()).ifPresent(j -> {
-                if (rs.generation() >= 0) {
-                    recovery.rollBack(j, rs.generation(), rs.cause());
-                } else {
-                    recovery.rollBackBelow(j, Long.MAX_VALUE, rs.cause());
-                }
-            });
-        }
+        // one whose job is still being replayed is deferred again
+        orders.takeDeferred().forEach(r -> guarded(r, "command", () -> orders.handle(r)));
     }
 
     private void react(Event e, JobView j, boolean resumedAfterFailure) {
@@ -466,12 +410,7 @@ public final class Coordinator implements Closeable {
     /** Interval checkpoints, and snapshots whose ranks are all staged but not yet committed. */
     private void tick() {
         long now = clock.millis();
-        for (Map.Entry<String, Long> r : List.copyOf(requested.entrySet())) {
-            if (requestCheckpoint(r.getKey(), "request")
-                    || jobs.get(r.getKey()).isEmpty() && now - r.getValue() > FORGET_REQUEST_MILLIS) {
-                requested.remove(r.getKey());
-            }
-        }
+        orders.checkpointsAsked(job -> requestCheckpoint(job, "request"), now);
         for (JobView j : jobs.all()) {
             if (!lease.held()) {
                 return; // stalled in the middle of deciding: read the log again first
