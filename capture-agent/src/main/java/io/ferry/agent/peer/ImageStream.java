@@ -33,6 +33,19 @@ public final class ImageStream {
 
     private ImageStream() {}
 
+    /** The bytes of the regular files under {@code dir}: what {@link #write} sends of it, less the framing. */
+    public static long bytes(Path dir) throws IOException {
+        try (var files = java.nio.file.Files.walk(dir)) {
+            long sum = 0;
+            for (Path f : (Iterable<Path>) files::iterator) {
+                if (java.nio.file.Files.isRegularFile(f, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                    sum += java.nio.file.Files.size(f);
+                }
+            }
+            return sum;
+        }
+    }
+
     /** Writes {@code dir}'s tree; returns the file bytes written. */
     public static long write(Path dir, OutputStream sink) throws IOException {
         DataOutputStream out = new DataOutputStream(sink);

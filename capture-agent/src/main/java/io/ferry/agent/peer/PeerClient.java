@@ -20,7 +20,27 @@ public final class PeerClient {
     /** A peer that took the connection but does not answer a GET or HAS within this is passed over. */
     private static final int ANSWER_TIMEOUT_MILLIS = 15_000;
 
+    /**
+     * A partner copy may take this long, and a second more for every {@link #PUT_BYTES_PER_SECOND}
+     * bytes: a frozen or wedged partner (its port still accepts, nothing reads) would otherwise hold
+     * the copy, and the staging behind it, for ever: a socket write has no timeout of its own.
+     */
+    static final long PUT_BASE_MILLIS = 30_000;
+    static final long PUT_BYTES_PER_SECOND = 50L << 20;
+    /** Closes the socket of a copy past its deadline, which fails the blocked write or read at once. */
+    private static final java.util.concurrent.ScheduledExecutorService WATCHDOG =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "ferry-peer-watchdog");
+                t.setDaemon(true);
+                return t;
+            });
+
     private PeerClient() {}
+
+    /** The deadline of a partner copy of {@code bytes}: {@link #PUT_BASE_MILLIS} and a second per 50 MiB. */
+    public static java.time.Duration putDeadline(long bytes) {
+        return java.time.Duration.ofMillis(PUT_BASE_MILLIS + bytes / (PUT_BYTES_PER_SECOND / 1000));
+    }
 
     /** The peer could not be connected to at all (its agent or host is gone): not worth asking again soon. */
     public static final class Unreachable extends IOException {
@@ -40,7 +60,41 @@ public final class PeerClient {
      * bytes it acknowledged.
      */
     public static long put(PeerAddresses.Peer peer, ImageRef ref, Path dir, PeerAuth auth) throws IOException {
-        try (Socket s = connect(peer); InputStream in = new BufferedInputStream(s.getInputStream());
+        return put(peer, ref, dir, auth, putDeadline(ImageStream.bytes(dir)));
+    }
+
+    /**
+     * {@link #put(PeerAddresses.Peer, ImageRef, Path, PeerAuth)} that gives up at {@code deadline}:
+     * past it the connection is closed and an {@link IOException} says so.
+     */
+    public static long put(PeerAddresses.Peer peer, ImageRef ref, Path dir, PeerAuth auth, java.time.Duration deadline)
+            throws IOException {
+        Socket s = connect(peer);
+        java.util.concurrent.atomic.AtomicBoolean expired = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.ScheduledFuture<?> watch = WATCHDOG.schedule(() -> {
+            expired.set(true);
+            try {
+                s.close();
+            } catch (IOException ignored) {
+                // closed either way
+            }
+        }, deadline.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        try {
+            return putOn(s, peer, ref, dir, auth);
+        } catch (IOException e) {
+            if (expired.get()) {
+                throw new IOException("the partner copy of rank " + ref.rank() + " to " + peer.node() + " did not finish within "
+                        + deadline.toSeconds() + " s (a frozen or overloaded partner?): given up", e);
+            }
+            throw e;
+        } finally {
+            watch.cancel(false);
+            s.close();
+        }
+    }
+
+    private static long putOn(Socket s, PeerAddresses.Peer peer, ImageRef ref, Path dir, PeerAuth auth) throws IOException {
+        try (InputStream in = new BufferedInputStream(s.getInputStream());
              OutputStream out = new BufferedOutputStream(s.getOutputStream(), 1 << 16)) {
             handshake(s, in, out, peer, auth);
             PeerWire.writeLine(out, new PeerWire.Request("PUT", ref).toString());

@@ -16,7 +16,6 @@ import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -33,10 +32,15 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class PeerServer implements Closeable {
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(PeerServer.class);
     private static final int READ_TIMEOUT_MILLIS = 60_000;
+    /** A connection must prove the secret and say what it wants within this: idle ones are dropped, not queued. */
+    private static final int HELLO_TIMEOUT_MILLIS = 5_000;
+    /** Connections served at once; one more is refused (closed) at once rather than queued behind them. */
+    private static final int MAX_CONNECTIONS = 16;
     private final ServerSocket socket;
     private final LocalCache cache;
     private final PeerAuth auth;
-    private final ExecutorService workers = new ThreadPoolExecutor(4, 4, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+    private final ExecutorService workers = new ThreadPoolExecutor(4, MAX_CONNECTIONS, 30, TimeUnit.SECONDS,
+            new java.util.concurrent.SynchronousQueue<>(),
             r -> {
                 Thread t = new Thread(r, "ferry-peer");
                 t.setDaemon(true);
@@ -82,13 +86,19 @@ public final class PeerServer implements Closeable {
         while (open) {
             try {
                 Socket s = socket.accept();
-                workers.execute(() -> serve(s));
+                try {
+                    workers.execute(() -> serve(s));
+                } catch (java.util.concurrent.RejectedExecutionException full) {
+                    s.close();
+                    if (!open) {
+                        return; // closing
+                    }
+                    LOG.warn("ferry agent: peer server: " + MAX_CONNECTIONS + " connections at once already: one refused");
+                }
             } catch (IOException e) {
                 if (open) {
                     LOG.warn("ferry agent: peer server: " + e.getMessage());
                 }
-            } catch (java.util.concurrent.RejectedExecutionException e) {
-                return; // closing
             }
         }
     }
@@ -96,17 +106,20 @@ public final class PeerServer implements Closeable {
     private void serve(Socket s) {
         try (s; InputStream in = new BufferedInputStream(s.getInputStream(), 1 << 16);
              OutputStream out = new BufferedOutputStream(s.getOutputStream(), 1 << 16)) {
-            s.setSoTimeout(READ_TIMEOUT_MILLIS);
+            s.setSoTimeout(HELLO_TIMEOUT_MILLIS); // until it has proved the secret and said what it wants
             if (auth.required()) {
                 auth.serve(in, out);
             }
             PeerWire.Request req;
             try {
                 req = PeerWire.Request.parse(PeerWire.readLine(in));
+            } catch (java.net.SocketTimeoutException idle) {
+                return; // said nothing in time: dropped, its worker freed
             } catch (IOException e) {
                 PeerWire.writeLine(out, "ERR " + e.getMessage());
                 return;
             }
+            s.setSoTimeout(READ_TIMEOUT_MILLIS);
             switch (req.op()) {
                 case "PUT" -> receive(req.ref(), in, out);
                 case "GET" -> send(req.ref(), out);
