@@ -209,10 +209,13 @@ public final class NodeAgent implements Closeable {
     /** Kills every rank and its descendants (SIGKILL) without reporting their exits: used before a rollback. */
     public synchronized void stopRanks() throws InterruptedException {
         launchEpoch++;
+        List<ProcessHandle> under = new java.util.ArrayList<>();
         for (RankProcess r : ranks.values()) {
             // Descendants first: a rank launched under a wrapper (setsid -f, dmtcp_launch) is its grandchild.
-            r.process().descendants().forEach(ProcessHandle::destroyForcibly);
+            List<ProcessHandle> mine = r.process().descendants().toList();
+            mine.forEach(ProcessHandle::destroyForcibly);
             r.process().destroyForcibly();
+            under.addAll(mine);
         }
         for (RankProcess r : ranks.values()) {
             try {
@@ -220,6 +223,15 @@ public final class NodeAgent implements Closeable {
             } catch (java.util.concurrent.ExecutionException | TimeoutException e) {
                 LOG.warn("ferry agent: rank " + r.rank() + " of " + config.job() + " (pid " + r.process().pid()
                         + ") did not end within 10 s of SIGKILL");
+            }
+        }
+        // And their children, reaped by whoever inherited them: a restore under the same pids (CRIU) needs them gone.
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        for (ProcessHandle h : under) {
+            try {
+                h.onExit().get(Math.max(1, until - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (java.util.concurrent.ExecutionException | TimeoutException e) {
+                LOG.warn("ferry agent: process " + h.pid() + " under a rank of " + config.job() + " did not end within 10 s of SIGKILL");
             }
         }
     }

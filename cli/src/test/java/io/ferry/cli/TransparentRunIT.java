@@ -4,7 +4,7 @@ import io.ferry.agent.capture.Capturers;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,10 +18,12 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * {@code ferry run --capture dmtcp|criu --auto-recover} end to end, with the real tools: two
- * ranks of an unmodified C program (4 threads, a 16 MiB heap, a file each appends to) are
- * checkpointed every second; once a generation is established, rank 1 is SIGKILLed; every rank
- * rolls back to that generation, is checkpointed again after the restore, and each file ends
- * equal to an uninterrupted run's. Skipped, saying why, where the tool is missing.
+ * ranks of an unmodified C program are checkpointed every second: {@code appender} (4 threads,
+ * a 16 MiB heap, a file each appends to) under DMTCP and CRIU, {@code pipetree} (a parent and
+ * the child it forked, joined by a pipe) under CRIU. Once a generation is established, rank 1
+ * (every process of it) is SIGKILLed; every rank rolls back to that generation, is checkpointed
+ * again after the restore, and each rank's file ends equal to an uninterrupted run's. Skipped,
+ * saying why, where the tool is missing.
  */
 class TransparentRunIT {
     private static final int STEPS = 600;
@@ -29,29 +31,30 @@ class TransparentRunIT {
     @TempDir
     Path tmp;
 
-    @ParameterizedTest
-    @ValueSource(strings = {"dmtcp", "criu"})
+    @ParameterizedTest(name = "{0} {1}")
+    @CsvSource({"dmtcp, appender", "criu, appender", "criu, pipetree"})
     @Timeout(value = 5, unit = TimeUnit.MINUTES)
-    void aKilledRankRollsEveryRankBackAndTheJobEndsAsIfUninterrupted(String method) throws Exception {
+    void aKilledRankRollsEveryRankBackAndTheJobEndsAsIfUninterrupted(String method, String program) throws Exception {
         Optional<String> why = Capturers.of(method).unavailable().map(w -> w + "; " + (Files.exists(Path.of("..", "..",
                 "shared", "tools", "install-checkpointers.sh")) ? "../shared/tools/install-checkpointers.sh builds it"
                 : "this clone has no ../shared beside it, whose tools/install-checkpointers.sh .ci/run uses to build it"));
         why.ifPresent(w -> System.err.println("SKIPPED --capture " + method + " run: " + w));
         assumeTrue(why.isEmpty(), () -> method + " unavailable: " + why.orElse(""));
-        Path bin = appender();
+        Path bin = compile(program);
         String reference = reference(bin);
         Path home = tmp.resolve("home");
-        Process ferry = FerryProcess.builder(List.of(), "run", "--job", "t" + method, "--ranks", "2", "--interval", "1s",
+        Process ferry = FerryProcess.builder(List.of(), "run", "--job", method + program, "--ranks", "2", "--interval", "1s",
                 "--capture", method, "--auto-recover", "--http", "off", "--home", home.toString(), "--store",
                 tmp.resolve("store").toString(), "--", "bash", "-c",
                 "exec " + bin + " " + tmp + "/out.$FERRY_RANK.txt " + STEPS + " 25").redirectErrorStream(true).start();
         try {
             Lines lines = new Lines(ferry, method);
             lines.await("an established generation", l -> l.contains(" established on the "));
-            ProcessHandle rank1 = ferry.descendants().filter(h -> h.info().arguments()
-                    .map(a -> a.length > 0 && a[0].endsWith("/out.1.txt")).orElse(false)).findFirst()
-                    .orElseThrow(() -> new AssertionError("rank 1 (" + bin + " .../out.1.txt) is not running"));
-            rank1.destroyForcibly(); // SIGKILL, as a crash
+            // Every process of rank 1 (pipetree's child has its parent's command line): SIGKILL, as a crash.
+            List<ProcessHandle> rank1 = ferry.descendants().filter(h -> h.info().arguments()
+                    .map(a -> a.length > 0 && a[0].endsWith("/out.1.txt")).orElse(false)).toList();
+            assertTrue(!rank1.isEmpty(), "rank 1 (" + bin + " .../out.1.txt) is running");
+            rank1.forEach(ProcessHandle::destroyForcibly);
             String rolled = lines.await("the rollback", l -> l.contains("recovering: all ranks roll back to generation"));
             long g = Lines.generationOf(rolled);
             String restored = lines.awaitAfter(lines.lines.indexOf(rolled), "the restore",
@@ -75,10 +78,10 @@ class TransparentRunIT {
         }
     }
 
-    /** The scenario program of capture-agent's tests, compiled here (a sibling module's test resource, read in place). */
-    private Path appender() throws Exception {
-        Path src = Path.of("..", "capture-agent", "src", "test", "resources", "scenario", "appender.c");
-        Path bin = tmp.resolve("appender");
+    /** A scenario program of capture-agent's tests, compiled here (a sibling module's test resource, read in place). */
+    private Path compile(String program) throws Exception {
+        Path src = Path.of("..", "capture-agent", "src", "test", "resources", "scenario", program + ".c");
+        Path bin = tmp.resolve(program);
         Process gcc = new ProcessBuilder("gcc", "-O1", "-pthread", "-o", bin.toString(), src.toString()).inheritIO().start();
         assertEquals(0, gcc.waitFor(), "gcc " + src);
         return bin;

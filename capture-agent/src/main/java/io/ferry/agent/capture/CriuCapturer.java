@@ -31,6 +31,8 @@ import java.util.concurrent.TimeUnit;
  */
 public final class CriuCapturer implements Capturer {
     static final Duration TIMEOUT = Duration.ofMinutes(30);
+    /** How long a restore waits for the pids of the image's processes to be free (killed ones to be reaped). */
+    static final Duration PID_PATIENCE = Duration.ofSeconds(10);
     private static final List<String> SHARED = List.of("--shell-job", "--ext-unix-sk", "--tcp-established", "--file-locks");
 
     @Override
@@ -123,6 +125,11 @@ public final class CriuCapturer implements Capturer {
     public Process restore(Path imageDir, Path rankDir, ProcessBuilder rank) throws IOException {
         String criu = ExternalTool.onPath("criu").orElseThrow(() -> new IOException("criu is not installed")).toString();
         CriuFiles.putBack(imageDir);
+        List<Long> taken = CriuFiles.awaitPidsFree(imageDir, PID_PATIENCE);
+        if (!taken.isEmpty()) {
+            throw new IOException("criu restore of " + imageDir + ": pids " + taken + " of its processes are still taken "
+                    + PID_PATIENCE.toSeconds() + " s on (CRIU restores every process under its own pid)");
+        }
         Path log = rankDir.toAbsolutePath().resolve("criu-restore.log");
         Path pidFile = rankDir.toAbsolutePath().resolve("criu-restore.pid");
         List<String> cmd = new ArrayList<>(List.of(criu, "restore", "--images-dir", imageDir.toAbsolutePath().toString(),

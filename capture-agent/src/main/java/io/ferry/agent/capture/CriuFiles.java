@@ -30,6 +30,8 @@ import java.util.stream.Stream;
  *     written after the dump would be there twice once the rank writes them again). Ferry puts
  *     the content back first, so the file rolls back with the process (as DMTCP's
  *     {@code --ckpt-open-files} does).</li>
+ * <li>{@value #PIDS}: the pids of the dumped tree, one a line: CRIU restores every process
+ *     under its own pid, so a restore first waits for them to be free.</li>
  * </ul>
  * Files written and closed before the dump are not rolled back. Stateless.
  */
@@ -37,6 +39,7 @@ final class CriuFiles {
     static final String STREAMS = "ferry-streams.txt";
     static final String FILE_LIST = "ferry-files.txt";
     static final String FILES = "ferry-files";
+    static final String PIDS = "ferry-pids.txt";
     private static final int O_ACCMODE = 3;
 
     private CriuFiles() {
@@ -70,10 +73,17 @@ final class CriuFiles {
         return out;
     }
 
-    /** Copies every regular file the stopped tree of {@code root} has open for writing into the image. */
+    /**
+     * Copies every regular file the stopped tree of {@code root} has open for writing into the
+     * image, and records the tree's pids.
+     */
     static void saveWritten(long root, Path imageDir) throws IOException {
         Map<Path, Integer> saved = new LinkedHashMap<>();
-        for (long pid : tree(root)) {
+        List<Long> pids = tree(root);
+        StringBuilder pidList = new StringBuilder();
+        pids.forEach(p -> pidList.append(p).append('\n'));
+        Files.writeString(imageDir.resolve(PIDS), pidList);
+        for (long pid : pids) {
             Path fds = Path.of("/proc", Long.toString(pid), "fd");
             try (DirectoryStream<Path> ds = Files.newDirectoryStream(fds)) {
                 for (Path fd : ds) {
@@ -133,6 +143,31 @@ final class CriuFiles {
             Path file = Path.of(line.substring(sp + 1));
             Files.createDirectories(file.getParent());
             Files.copy(imageDir.resolve(FILES).resolve(line.substring(0, sp)), file, StandardCopyOption.REPLACE_EXISTING);
+        }
+    }
+
+    /**
+     * Waits, up to {@code patience}, until no process holds a pid of the image's tree: a rank
+     * killed just before the restore, and its children, may not be reaped yet (orphans are
+     * reaped by whoever inherits them, a moment later), and CRIU cannot fork under a taken pid.
+     * Returns the pids still taken then (CRIU then fails, saying which).
+     */
+    static List<Long> awaitPidsFree(Path imageDir, java.time.Duration patience) throws IOException {
+        Path f = imageDir.resolve(PIDS);
+        List<Long> pids = Files.exists(f) ? Files.readAllLines(f).stream().filter(l -> !l.isBlank())
+                .map(l -> Long.parseLong(l.trim())).toList() : List.of();
+        long until = System.nanoTime() + patience.toNanos();
+        while (true) {
+            List<Long> taken = pids.stream().filter(p -> Files.exists(Path.of("/proc", Long.toString(p)))).toList();
+            if (taken.isEmpty() || System.nanoTime() > until) {
+                return taken;
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new java.io.InterruptedIOException("interrupted waiting for pids " + taken + " to be free");
+            }
         }
     }
 
