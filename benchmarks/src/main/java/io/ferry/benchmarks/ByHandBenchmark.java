@@ -11,6 +11,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
+import static io.ferry.benchmarks.Shell.sh;
+import static io.ferry.benchmarks.Shell.timed;
+
 /**
  * {@code ferry image push} and {@code pull} typed by hand, each in a new shell, as a user meets
  * them: no daemon is running at first, so the first command starts one (bin/ferry does, and runs
@@ -87,21 +90,4 @@ public final class ByHandBenchmark {
         return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
     }
 
-    private static double timed(String cmd) throws IOException {
-        long t0 = System.nanoTime();
-        sh(cmd);
-        return (System.nanoTime() - t0) / 1e9;
-    }
-
-    private static void sh(String cmd) throws IOException {
-        try {
-            Process p = new ProcessBuilder("bash", "-o", "pipefail", "-c", cmd).inheritIO().start();
-            if (p.waitFor() != 0) {
-                throw new IOException("command failed (" + p.exitValue() + "): " + cmd);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted: " + cmd, e);
-        }
-    }
 }

@@ -25,6 +25,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
 
+import static io.ferry.benchmarks.Shell.sh;
+import static io.ferry.benchmarks.Shell.timed;
+
 /**
  * Push and pull of one realistic image: Ferry against the tools a user has today, same image,
  * same disk, same run. Every tool's write ends durable (Ferry fsyncs each object; the peers
@@ -384,24 +387,6 @@ public final class StagingBenchmark {
      */
     private static void cached(Path dir) throws IOException {
         sh("find '" + dir + "' -type f -exec cat {} + > /dev/null && sync");
-    }
-
-    private static double timed(String cmd) throws IOException {
-        long t0 = System.nanoTime();
-        sh(cmd);
-        return (System.nanoTime() - t0) / 1e9;
-    }
-
-    private static void sh(String cmd) throws IOException {
-        try {
-            Process p = new ProcessBuilder("bash", "-o", "pipefail", "-c", cmd).inheritIO().start();
-            if (p.waitFor() != 0) {
-                throw new IOException("command failed (" + p.exitValue() + "): " + cmd);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted: " + cmd, e);
-        }
     }
 
     /** Bytes of the regular files under {@code dir}. */

@@ -6,7 +6,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -20,27 +19,20 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ChaosIT {
     @TempDir
     Path tmp;
-    private final List<Process> started = new ArrayList<>();
+    private final Children children = new Children();
 
     @AfterEach
     void stopAll() {
-        for (Process p : started) {
-            p.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
-            p.destroyForcibly();
-        }
+        children.stopAll();
     }
 
     @Test
     void anAgentNotStartedWithAllowChaosRefusesToKillARank() throws Exception {
         String kafka = "127.0.0.1:" + TestBed.freePort();
-        Lines coordinator = start(FerryProcess.builder(List.of("-Xmx384m"), "coordinator", "--home",
-                tmp.resolve("service").toString(), "--listen", kafka, "--http", "off"));
-        coordinator.await("the coordinator serves", l -> l.startsWith("ferry coordinator: serving jobs"));
-        Lines agent = start(FerryProcess.builder(List.of("-Xmx256m"), "agent", "--kafka", kafka, "--node", "n0",
-                "--home", tmp.resolve("n0").toString(), "--heartbeat", "1s", "--peer-listen", "off"));
-        agent.await("agent n0", l -> l.startsWith("ferry agent n0"));
+        children.coordinator(tmp.resolve("service"), kafka);
+        Lines agent = children.agent(kafka, "n0", tmp.resolve("n0"));
         Path results = Files.createDirectories(tmp.resolve("results"));
-        start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "calm", "--ranks", "1",
+        children.start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "calm", "--ranks", "1",
                 "--nodes", "n0", "--interval", "0", "--store", tmp.resolve("store").toString(), "--",
                 LcgRank.script(tmp, 100_000).toString(), results.toString()));
         while (!Files.exists(results.resolve("pid-0"))) {
@@ -52,11 +44,5 @@ class ChaosIT {
         assertEquals(0, chaos.exit(), chaos.out() + chaos.err());
         agent.await("the refusal", l -> l.contains("chaos refused") && l.contains("--allow-chaos"));
         assertTrue(ProcessHandle.of(rank).map(ProcessHandle::isAlive).orElse(false), "the rank runs on");
-    }
-
-    private Lines start(ProcessBuilder pb) throws java.io.IOException {
-        Process p = pb.redirectErrorStream(true).start();
-        started.add(p);
-        return new Lines(p, "p" + started.size());
     }
 }

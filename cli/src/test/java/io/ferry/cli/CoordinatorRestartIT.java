@@ -33,14 +33,17 @@ class CoordinatorRestartIT {
 
     @TempDir
     Path tmp;
-    private final List<Process> started = new ArrayList<>();
+    private final Children children = new Children();
+    /** Started coordinators, in order: their stderr (Kafka's account of each start) is in coordinator-N.log. */
+    private final List<Process> coordinators = new ArrayList<>();
 
     @AfterEach
     void stopAll() {
-        for (Process p : started) {
+        children.stopAll();
+        coordinators.forEach(p -> {
             p.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
             p.destroyForcibly();
-        }
+        });
     }
 
     @Test
@@ -48,14 +51,12 @@ class CoordinatorRestartIT {
         String kafka = "127.0.0.1:" + TestBed.freePort();
         Path home = tmp.resolve("service");
         Process coordinator = startCoordinator(home, kafka).process;
-        Lines agent = start(FerryProcess.builder(List.of("-Xmx256m"), "agent", "--kafka", kafka, "--node", "n0",
-                "--home", tmp.resolve("n0").toString(), "--heartbeat", "1s", "--peer-listen", "off"));
-        agent.await("agent n0", l -> l.startsWith("ferry agent n0"));
+        children.agent(kafka, "n0", tmp.resolve("n0"));
         Path results = Files.createDirectories(tmp.resolve("results"));
-        Lines run = start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "crashy",
+        Lines run = children.start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "crashy",
                 "--ranks", Integer.toString(RANKS), "--nodes", "n0", "--interval", "1s", "--auto-recover",
                 "--store", tmp.resolve("store").toString(), "--", LcgRank.script(tmp, STEPS).toString(), results.toString()));
-        Process runProcess = started.get(started.size() - 1);
+        Process runProcess = children.last();
 
         long establishedBefore = Lines.generationOf(run.await("generation 1 established",
                 l -> l.matches(".*generation \\d+ established.*")));
@@ -102,14 +103,12 @@ class CoordinatorRestartIT {
         String kafka = "127.0.0.1:" + TestBed.freePort();
         Path home = tmp.resolve("service");
         Process coordinator = startCoordinator(home, kafka).process;
-        Lines agent = start(FerryProcess.builder(List.of("-Xmx256m"), "agent", "--kafka", kafka, "--node", "n0",
-                "--home", tmp.resolve("n0").toString(), "--heartbeat", "1s", "--peer-listen", "off"));
-        agent.await("agent n0", l -> l.startsWith("ferry agent n0"));
+        children.agent(kafka, "n0", tmp.resolve("n0"));
         Path results = Files.createDirectories(tmp.resolve("results"));
-        Lines run = start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "slurmy",
+        Lines run = children.start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "slurmy",
                 "--ranks", Integer.toString(RANKS), "--nodes", "n0", "--interval", "0", "--halt-grace", "60s",
                 "--store", tmp.resolve("store").toString(), "--", LcgRank.script(tmp, 100_000).toString(), results.toString()));
-        Process runProcess = started.get(started.size() - 1);
+        Process runProcess = children.last();
         while (!Files.exists(results.resolve("pid-1"))) {
             assertTrue(runProcess.isAlive(), "ferry run ended: " + run.lines);
             Thread.sleep(100);
@@ -151,7 +150,7 @@ class CoordinatorRestartIT {
             startCoordinator(b, "--kafka", kafka);
             assertTrue(again.process.waitFor(60, TimeUnit.SECONDS), "the fenced coordinator stops");
             assertEquals(1, again.process.exitValue());
-            assertTrue(Files.readString(tmp.resolve("coordinator-" + started.indexOf(again.process) + ".log"))
+            assertTrue(Files.readString(tmp.resolve("coordinator-" + coordinators.indexOf(again.process) + ".log"))
                     .contains("another coordinator started over this home's identity"), "the fenced coordinator says why");
         }
     }
@@ -168,12 +167,12 @@ class CoordinatorRestartIT {
         ProcessBuilder pb = FerryProcess.builder(List.of("-Xmx384m"), "coordinator", "--home", home.toString(), logOption, kafka,
                 "--http", "off", "--takeover-after", TAKEOVER_SECONDS + "s", "--heartbeat-timeout", "20s");
         // Kafka's own account of the start (broker registration, group join), kept aside: a slow start says why.
-        Path kafkaLog = tmp.resolve("coordinator-" + started.size() + ".log");
+        Path kafkaLog = tmp.resolve("coordinator-" + coordinators.size() + ".log");
         pb.environment().put("FERRY_LOG_LEVEL_ORG_APACHE_KAFKA", "INFO");
         pb.environment().put("FERRY_LOG_LEVEL_KAFKA", "INFO");
         Process p = pb.redirectError(kafkaLog.toFile()).start();
-        started.add(p);
-        Lines c = new Lines(p, "p" + started.size());
+        coordinators.add(p);
+        Lines c = new Lines(p, "coordinator-" + coordinators.size());
         c.await("the coordinator serves", l -> l.startsWith("ferry coordinator: serving jobs"));
         double seconds = (System.nanoTime() - t0) / 1e9;
         if (seconds > 15) {
@@ -184,11 +183,5 @@ class CoordinatorRestartIT {
             }
         }
         return new Started(p, seconds);
-    }
-
-    private Lines start(ProcessBuilder pb) throws java.io.IOException {
-        Process p = pb.redirectErrorStream(true).start();
-        started.add(p);
-        return new Lines(p, "p" + started.size());
     }
 }

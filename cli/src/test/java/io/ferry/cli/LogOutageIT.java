@@ -6,7 +6,6 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -28,15 +27,11 @@ class LogOutageIT {
 
     @TempDir
     Path tmp;
-    private final List<Process> started = new ArrayList<>();
+    private final Children children = new Children();
 
     @AfterEach
     void stopAll() {
-        for (Process p : started) {
-            ProcessHandle.of(p.pid()).ifPresent(h -> signal(h.pid(), "CONT"));
-            p.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
-            p.destroyForcibly();
-        }
+        children.stopAll();
     }
 
     @Test
@@ -44,23 +39,21 @@ class LogOutageIT {
         String kafka = "127.0.0.1:" + TestBed.freePort();
         ProcessBuilder brokerPb = FerryProcess.builder(List.of("-Xmx384m"), tmp.resolve("kafka").toString(), kafka);
         brokerPb.command().set(brokerPb.command().indexOf(Main.class.getName()), BrokerProcess.class.getName());
-        Lines broker = start(brokerPb);
-        Process brokerProcess = started.get(started.size() - 1);
+        Lines broker = children.start(brokerPb);
+        Process brokerProcess = children.last();
         broker.await("the broker serves", l -> l.startsWith("broker serving"));
-        Lines coordinator = start(FerryProcess.builder(List.of("-Xmx384m"), "coordinator", "--home",
+        Lines coordinator = children.start(FerryProcess.builder(List.of("-Xmx384m"), "coordinator", "--home",
                 tmp.resolve("service").toString(), "--kafka", kafka, "--http", "off",
                 "--heartbeat-timeout", TIMEOUT_SECONDS + "s"));
         coordinator.await("the coordinator serves", l -> l.startsWith("ferry coordinator: serving jobs"));
-        Lines agent = start(FerryProcess.builder(List.of("-Xmx256m"), "agent", "--kafka", kafka, "--node", "n0",
-                "--home", tmp.resolve("n0").toString(), "--heartbeat", "1s", "--peer-listen", "off"));
-        agent.await("agent n0", l -> l.startsWith("ferry agent n0"));
+        children.agent(kafka, "n0", tmp.resolve("n0"));
         Path results = Files.createDirectories(tmp.resolve("results"));
         // A checkpoint every 8 s: the broker is frozen between two, while the coordinator appends nothing
         // (an append caught by the freeze blocks the coordinator itself, which its lease covers, see CoordinatorStallIT).
-        Lines run = start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "outage",
+        Lines run = children.start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "outage",
                 "--ranks", Integer.toString(RANKS), "--nodes", "n0", "--interval", "8s", "--auto-recover",
                 "--store", tmp.resolve("store").toString(), "--", LcgRank.script(tmp, STEPS).toString(), results.toString()));
-        Process runProcess = started.get(started.size() - 1);
+        Process runProcess = children.last();
         long before = Lines.generationOf(run.await("generation 1 established",
                 l -> l.matches(".*generation \\d+ established.*")));
 
@@ -93,11 +86,5 @@ class LogOutageIT {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-    }
-
-    private Lines start(ProcessBuilder pb) throws java.io.IOException {
-        Process p = pb.redirectErrorStream(true).start();
-        started.add(p);
-        return new Lines(p, "p" + started.size());
     }
 }
