@@ -49,6 +49,8 @@ public final class KafkaLog implements Closeable {
     private final KafkaClientSettings client;
     private final KafkaProducer<byte[], byte[]> producer;
     private final Map<String, Integer> partitions = new HashMap<>();
+    /** What is wrong with the retention of topics found already there (made by a site, or by hand): see {@link #retentionProblems}. */
+    private List<String> retentionProblems = List.of();
 
     /** Connects to an external cluster with {@link LogSettings#EXTERNAL}. */
     public KafkaLog(String bootstrap) throws IOException {
@@ -92,7 +94,16 @@ public final class KafkaLog implements Closeable {
         try (Admin admin = admin()) {
             java.util.Set<String> existing = admin.listTopics().names().get(30, TimeUnit.SECONDS);
             if (existing.containsAll(List.of(EVENTS, COMMANDS, STATE, DEAD_LETTER))) {
-                return; // the usual case: whoever came first created them
+                // The usual case: whoever came first created them. A site may have made them itself, and
+                // the coordinator's state is a fold over the whole events topic: say what would lose events.
+                try {
+                    retentionProblems = retentionOf(admin, EVENTS);
+                    retentionProblems.forEach(p -> System.err.println("ferry: " + p));
+                } catch (ExecutionException | TimeoutException notAllowed) { // a login without DescribeConfigs
+                    System.err.println("ferry: cannot check the retention of " + EVENTS + " on " + bootstrap + ": "
+                            + (notAllowed.getCause() != null ? notAllowed.getCause().getMessage() : notAllowed.toString()));
+                }
+                return;
             }
             int brokers = admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).size();
             short rf = settings.replicationFor(brokers);
@@ -127,6 +138,42 @@ public final class KafkaLog implements Closeable {
         } catch (InterruptedException | TimeoutException e) {
             throw new IOException("Kafka at " + bootstrap + " did not answer: " + e + hint(), e);
         }
+    }
+
+    /**
+     * What about {@code topic}'s configuration would drop events the coordinator folds: a finite
+     * retention (by time or size), or compaction (which keeps one event per job). Empty: none.
+     */
+    private List<String> retentionOf(Admin admin, String topic) throws ExecutionException, InterruptedException,
+            TimeoutException {
+        org.apache.kafka.common.config.ConfigResource r = new org.apache.kafka.common.config.ConfigResource(
+                org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
+        org.apache.kafka.clients.admin.Config c = admin.describeConfigs(List.of(r)).all().get(30, TimeUnit.SECONDS).get(r);
+        List<String> out = new ArrayList<>();
+        String fix = " (kafka-configs.sh --bootstrap-server " + bootstrap + " --alter --entity-type topics --entity-name "
+                + topic + " --add-config ";
+        for (String key : List.of("retention.ms", "retention.bytes")) {
+            var e = c.get(key);
+            if (e != null && !"-1".equals(e.value())) {
+                out.add("topic " + topic + " has " + key + "=" + e.value() + ": the coordinator's state is a fold over"
+                        + " the whole topic, so what it drops is lost for good; set " + key + "=-1" + fix + key + "=-1)");
+            }
+        }
+        var policy = c.get("cleanup.policy");
+        if (policy != null && policy.value().contains("compact")) {
+            out.add("topic " + topic + " has cleanup.policy=" + policy.value() + ": compaction keeps one event per job;"
+                    + " set cleanup.policy=delete" + fix + "cleanup.policy=delete)");
+        }
+        return List.copyOf(out);
+    }
+
+    /**
+     * What would make the events topic drop events, found when it was already there: a finite
+     * retention or compaction, each said once on standard error at connection. Empty when the
+     * topics were made by Ferry, or kept everything.
+     */
+    public List<String> retentionProblems() {
+        return retentionProblems;
     }
 
     /**

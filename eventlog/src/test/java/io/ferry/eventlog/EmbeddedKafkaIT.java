@@ -60,4 +60,30 @@ class EmbeddedKafkaIT {
                     admin.describeConfigs(List.of(state)).all().get(30, TimeUnit.SECONDS).get(state).get("cleanup.policy").value());
         }
     }
+
+    /** Topics a site made itself are checked: a retention or compaction that would drop the coordinator's events is said. */
+    @Test
+    void anEventsTopicMadeWithAFiniteRetentionOrCompactionIsNamed() throws Exception {
+        try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
+             Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, k.bootstrapServers()))) {
+            admin.createTopics(List.of(
+                    new org.apache.kafka.clients.admin.NewTopic(KafkaLog.EVENTS, 8, (short) 1)
+                            .configs(Map.of("retention.ms", "604800000", "cleanup.policy", "compact")),
+                    new org.apache.kafka.clients.admin.NewTopic(KafkaLog.COMMANDS, 8, (short) 1),
+                    new org.apache.kafka.clients.admin.NewTopic(KafkaLog.STATE, 8, (short) 1),
+                    new org.apache.kafka.clients.admin.NewTopic(KafkaLog.DEAD_LETTER, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            try (KafkaLog log = new KafkaLog(k.bootstrapServers())) {
+                List<String> problems = log.retentionProblems();
+                org.junit.jupiter.api.Assertions.assertEquals(2, problems.size(), problems.toString());
+                org.junit.jupiter.api.Assertions.assertTrue(problems.get(0).contains("retention.ms=604800000")
+                        && problems.get(0).contains("--add-config retention.ms=-1"), problems.get(0));
+                org.junit.jupiter.api.Assertions.assertTrue(problems.get(1).contains("cleanup.policy=compact"), problems.get(1));
+            }
+        }
+        try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka2"));
+             KafkaLog made = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED);
+             KafkaLog again = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED)) {
+            org.junit.jupiter.api.Assertions.assertEquals(List.of(), again.retentionProblems(), "Ferry's own topics keep everything");
+        }
+    }
 }
