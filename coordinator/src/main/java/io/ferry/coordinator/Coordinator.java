@@ -99,7 +99,7 @@ public final class Coordinator implements Closeable {
         this.halts = new Halts(recovery, this::requestCheckpoint);
         this.ownership = new Ownership("pid " + ProcessHandle.current().pid(), this::forgetJobs);
         this.orders = new Orders(log, jobs, recovery, ownership, clock, malformed);
-        this.reach = new LogReach(clock::millis);
+        this.reach = new LogReach(log, clock::millis);
         this.overdue = new Overdue(log, this);
         this.thread = new Thread(this::run, "ferry-coordinator");
         this.thread.setDaemon(true);
@@ -167,6 +167,7 @@ public final class Coordinator implements Closeable {
 
     public Coordinator start() {
         lease = Lease.of(takeoverAfter, Duration.ofMillis(heartbeatTimeoutMillis));
+        reach.start();
         thread.start();
         return this;
     }
@@ -222,7 +223,7 @@ public final class Coordinator implements Closeable {
                         var asked = commands.poll(batch.isEmpty() ? Duration.ofMillis(20) : Duration.ZERO);
                         retryDeferred();
                         if (lease.handle(commands, asked, true, r -> guarded(r, "command", () -> orders.handle(r)))
-                                && reach.reachable(events)) { // a log that does not answer is not every node gone silent
+                                && reach.reachable()) { // a log that does not answer is not every node gone silent
                             if (reach.cameBack()) {
                                 heardAfresh(Set.copyOf(jobs.all().stream().map(j -> j.job).toList()));
                             }
@@ -253,6 +254,7 @@ public final class Coordinator implements Closeable {
             LOG.error("another coordinator started as {} in group {}: this one stops deciding ({})", instance, group,
                     e.getMessage());
         } finally {
+            reach.close();
             if (events != null) {
                 if (fenced) {
                     events.close(); // its place is another's now: leaving would only be refused

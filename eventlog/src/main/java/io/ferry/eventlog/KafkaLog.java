@@ -49,6 +49,8 @@ public final class KafkaLog implements Closeable {
     private final KafkaClientSettings client;
     private final KafkaProducer<byte[], byte[]> producer;
     private final Map<String, Integer> partitions = new HashMap<>();
+    /** The admin client of {@link #answers}, made on first use. */
+    private Admin prober;
     /** What is wrong with the retention of topics found already there (made by a site, or by hand): see {@link #retentionProblems}. */
     private List<String> retentionProblems = List.of();
 
@@ -165,6 +167,31 @@ public final class KafkaLog implements Closeable {
                     + " set cleanup.policy=delete" + fix + "cleanup.policy=delete)");
         }
         return List.copyOf(out);
+    }
+
+    /**
+     * Whether the cluster answers a metadata request within {@code timeout}: a probe of whether the
+     * log is there at all (an empty poll cannot tell). Uses an admin client of its own, kept.
+     * Thread-safe; blocks up to {@code timeout}.
+     */
+    public boolean answers(java.time.Duration timeout) {
+        Admin a;
+        synchronized (this) {
+            if (prober == null) {
+                prober = admin();
+            }
+            a = prober;
+        }
+        try {
+            a.listTopics(new org.apache.kafka.clients.admin.ListTopicsOptions().timeoutMs((int) timeout.toMillis()))
+                    .names().get(timeout.toMillis() + 500, TimeUnit.MILLISECONDS);
+            return true;
+        } catch (ExecutionException | TimeoutException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
     /**
@@ -452,6 +479,11 @@ public final class KafkaLog implements Closeable {
 
     @Override
     public void close() {
+        synchronized (this) {
+            if (prober != null) {
+                prober.close(java.time.Duration.ofSeconds(1));
+            }
+        }
         producer.close();
     }
 }
