@@ -22,7 +22,8 @@ cleanup() {
   pkill -f -- "--job restart-bench" 2>/dev/null || true
 }
 trap cleanup EXIT
-start_coordinator() { # $1: log name; prints seconds until it serves
+served=""
+start_coordinator() { # $1: log name; sets $coordinator (its pid) and $served (seconds until it serves)
   local t0; t0=$(now)
   "$ferry" coordinator --home "$work/service" --listen "$kafka" --http off --takeover-after 40s \
     --heartbeat-timeout 30s >"$work/$1.log" 2>&1 &
@@ -31,11 +32,12 @@ start_coordinator() { # $1: log name; prints seconds until it serves
     kill -0 "$coordinator" 2>/dev/null || { echo "the coordinator died: $work/$1.log" >&2; exit 1; }
     sleep 0.05
   done
-  echo "$(now) - $t0" | bc
+  served=$(echo "$(now) - $t0" | bc)
 }
 "$ferry" --version >/dev/null 2>&1 || true # builds on first use, outside the timings
 echo "uptime: $(uptime)"
-echo "cold start on an empty home: $(start_coordinator c0) s"
+start_coordinator c0
+echo "cold start on an empty home: $served s"
 "$ferry" agent --kafka "$kafka" --node n0 --home "$work/n0" --heartbeat 1s --peer-listen off >"$work/agent.log" 2>&1 &
 until grep -q "ferry agent n0" "$work/agent.log"; do sleep 0.1; done
 cat >"$work/rank.sh" <<'EOF'
@@ -55,7 +57,7 @@ for i in $(seq 1 "$kills"); do
   before=$(grep -c "established" "$work/run.log")
   kill -9 "$coordinator"; killed=$(now)
   wait "$coordinator" 2>/dev/null || true
-  served=$(start_coordinator "c$i")
+  start_coordinator "c$i"
   until [ "$(grep -c "established" "$work/run.log")" -gt "$before" ]; do sleep 0.05; done
   printf '%-8s %-22.2f %-30.2f\n' "$i" "$served" "$(echo "$(now) - $killed" | bc)"
 done

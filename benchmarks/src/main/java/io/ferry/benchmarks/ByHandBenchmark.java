@@ -55,7 +55,8 @@ public final class ByHandBenchmark {
                         ferryRounds.get(i)[0], ferryRounds.get(i)[1], zstdRounds.get(i)[0], zstdRounds.get(i)[1]);
             }
         } finally {
-            sh("pkill -f -- '--socket " + run + "/ferry/daemon.sock' || true");
+            // [d]: the pattern must not match this very shell's command line, which holds it
+            sh("pkill -f -- '--socket " + run + "/ferry/[d]aemon.sock' || true");
         }
         double fPush = median(ferryRounds, 0);
         double fPull = median(ferryRounds, 1);
