@@ -2,7 +2,6 @@ package io.ferry.coordinator;
 
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.Command;
-import io.ferry.coordinator.predict.Predictor;
 import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -46,6 +45,7 @@ public final class Coordinator implements Closeable {
     private final Set<String> changed = new java.util.LinkedHashSet<>();
     private final AtomicLong malformed = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
+    private final Guard guard = new Guard(failures);
     private final CountDownLatch live = new CountDownLatch(1);
     private final Thread thread;
     private volatile boolean running = true;
@@ -67,6 +67,7 @@ public final class Coordinator implements Closeable {
     private Lease lease;
     private final LogReach reach;
     private final Overdue overdue;
+    private final Reactions reactions;
     private final Quarantine quarantine = new Quarantine();
 
     /** How long a node may stay silent before its ranks are moved (or its job rolled back, or failed). */
@@ -101,6 +102,7 @@ public final class Coordinator implements Closeable {
         this.orders = new Orders(log, jobs, recovery, ownership, clock, malformed);
         this.reach = new LogReach(log, clock::millis);
         this.overdue = new Overdue(log, this);
+        this.reactions = new Reactions(log, recovery, commits);
         this.thread = new Thread(this::run, "ferry-coordinator");
         this.thread.setDaemon(true);
     }
@@ -208,7 +210,7 @@ public final class Coordinator implements Closeable {
                     } else {
                         lease.polledWhileStarting(polling);
                     }
-                    if (!lease.handle(events, batch, live.getCount() == 0, r -> guarded(r, "event", () -> onEvent(r)))) {
+                    if (!lease.handle(events, batch, live.getCount() == 0, r -> guard.run(r, "event", () -> onEvent(r)))) {
                         continue; // stalled: poll again before anything else
                     }
                     Set<String> replayed = ownership.advance();
@@ -222,17 +224,17 @@ public final class Coordinator implements Closeable {
                         // While events stream in, take only the commands already fetched: waiting here would cap the fold rate.
                         var asked = commands.poll(batch.isEmpty() ? Duration.ofMillis(20) : Duration.ZERO);
                         retryDeferred();
-                        if (lease.handle(commands, asked, true, r -> guarded(r, "command", () -> orders.handle(r)))
+                        if (lease.handle(commands, asked, true, r -> guard.run(r, "command", () -> orders.handle(r)))
                                 && reach.reachable()) { // a log that does not answer is not every node gone silent
                             if (reach.cameBack()) {
                                 heardAfresh(Set.copyOf(jobs.all().stream().map(j -> j.job).toList()));
                             }
-                            guarded("tick", this::tick);
+                            guard.run("tick", this::tick);
                         }
                         if (!asked.isEmpty() && !instance.isEmpty()) {
                             commands.commitAsync(); // handled (or deferred in memory): a restart resumes after them
                         }
-                        guarded("state", this::publishState);
+                        guard.run("state", this::publishState);
                     }
                 } catch (org.apache.kafka.common.KafkaException e) {
                     if (e instanceof org.apache.kafka.common.errors.InterruptException
@@ -270,34 +272,6 @@ public final class Coordinator implements Closeable {
     /** Times the coordinator noticed it had been stalled ({@link Lease}) and held its decisions back. */
     public long stalls() {
         return lease.stalls();
-    }
-
-    /**
-     * Runs one piece of work; a failure is logged and counted, never the end of the loop.
-     * An event whose reaction failed is not retried (it is in the fold; the next tick
-     * re-derives what is still to do: commits, checkpoints, heartbeats).
-     */
-    private void guarded(ConsumerRecord<byte[], byte[]> r, String kind, Runnable work) {
-        guarded(() -> kind + " at offset " + r.offset(), work); // the text is built only when it fails
-    }
-
-    private void guarded(String what, Runnable work) {
-        guarded(() -> what, work);
-    }
-
-    private void guarded(java.util.function.Supplier<String> what, Runnable work) {
-        try {
-            work.run();
-        } catch (org.apache.kafka.common.errors.InterruptException | org.apache.kafka.common.errors.WakeupException e) {
-            throw e;
-        } catch (RuntimeException e) {
-            failures.incrementAndGet();
-            if (e instanceof java.io.UncheckedIOException || e instanceof org.apache.kafka.common.KafkaException) {
-                LOG.warn("handling {} failed (carrying on): {}", what.get(), e.toString()); // a store or the log: expected
-            } else {
-                LOG.error("handling {} failed (carrying on)", what.get(), e); // a programming error: its stack trace
-            }
-        }
     }
 
     private static void sleepQuietly(long ms) {
@@ -358,7 +332,7 @@ public final class Coordinator implements Closeable {
             if (m != null) {
                 m.observe(e, j);
             }
-            react(e, j, resumedAfterFailure);
+            reactions.to(e, j, resumedAfterFailure);
             changed.add(e.job());
         }
     }
@@ -376,37 +350,7 @@ public final class Coordinator implements Closeable {
 
     private void retryDeferred() {
         // one whose job is still being replayed is deferred again
-        orders.takeDeferred().forEach(r -> guarded(r, "command", () -> orders.handle(r)));
-    }
-
-    private void react(Event e, JobView j, boolean resumedAfterFailure) {
-        if (e instanceof Event.JobStarted) {
-            recovery.onStarted(j, resumedAfterFailure);
-        } else if (e instanceof Event.RanksJoined r && j.started != null && !j.finished()) {
-            recovery.onRanksJoined(j, r);
-        } else if (e instanceof Event.LauncherExited x && j.started != null && !j.finished()) {
-            recovery.onLauncherExited(j, x);
-        } else if (e instanceof Event.RankExited x && j.started != null && !j.finished()) {
-            recovery.onRankExited(j, x);
-        } else if (e instanceof Event.ImageStaged s) {
-            commits.staged(j, s);
-        } else if (e instanceof Event.CaptureFailed || e instanceof Event.RecoveryStarted) {
-            commits.forgetSettled(j);
-        } else if (e instanceof Event.RestoreFailed f) {
-            recovery.onRestoreFailed(j, f);
-        } else if (e instanceof Event.JobFinished) {
-            recovery.release(j);
-        } else if (e instanceof Event.ImageCaptured c) {
-            // Once the generation's size is known: forecast it, to be set beside what happens.
-            GenerationView g = j.generations.get(c.generation());
-            if (g != null && g.state == GenerationView.State.CAPTURED && g.prediction == null) {
-                // Its capture has happened: that part is measured, the rest forecast.
-                Predictor.predict(j, g.generation, g.rawBytes, g.capturedRanks(), g.secondsToCaptured(), Long.MAX_VALUE).ifPresent(p -> {
-                    g.prediction = p; // until the event comes back round
-                    log.append(p);
-                });
-            }
-        }
+        orders.takeDeferred().forEach(r -> guard.run(r, "command", () -> orders.handle(r)));
     }
 
     /** Interval checkpoints, and snapshots whose ranks are all staged but not yet committed. */

@@ -1,0 +1,55 @@
+package io.ferry.coordinator;
+
+import io.ferry.coordinator.predict.Predictor;
+import io.ferry.eventlog.KafkaLog;
+import io.ferry.model.Event;
+
+/**
+ * What the coordinator does when a live event has been folded: the job's launch on its start,
+ * a rollback's decision on an exit or a failed restore, a commit once ranks are staged, a
+ * forecast once a generation's size is known. Decisions that must also follow from a replayed
+ * state are taken again by the tick ({@link Recovery#settleExits}, {@link Recovery#settleUnanswered},
+ * {@link Overdue}), so nothing here is the only path to them. Coordinator thread only.
+ */
+final class Reactions {
+    private final KafkaLog log;
+    private final Recovery recovery;
+    private final Commits commits;
+
+    Reactions(KafkaLog log, Recovery recovery, Commits commits) {
+        this.log = log;
+        this.recovery = recovery;
+        this.commits = commits;
+    }
+
+    /** Reacts to the live event {@code e}, already folded into {@code j}; {@code resumedAfterFailure}: a new run of a job that failed. */
+    void to(Event e, JobView j, boolean resumedAfterFailure) {
+        if (e instanceof Event.JobStarted) {
+            recovery.onStarted(j, resumedAfterFailure);
+        } else if (e instanceof Event.RanksJoined r && j.started != null && !j.finished()) {
+            recovery.onRanksJoined(j, r);
+        } else if (e instanceof Event.LauncherExited x && j.started != null && !j.finished()) {
+            recovery.onLauncherExited(j, x);
+        } else if (e instanceof Event.RankExited x && j.started != null && !j.finished()) {
+            recovery.onRankExited(j, x);
+        } else if (e instanceof Event.ImageStaged s) {
+            commits.staged(j, s);
+        } else if (e instanceof Event.CaptureFailed || e instanceof Event.RecoveryStarted) {
+            commits.forgetSettled(j);
+        } else if (e instanceof Event.RestoreFailed f) {
+            recovery.onRestoreFailed(j, f);
+        } else if (e instanceof Event.JobFinished) {
+            recovery.release(j);
+        } else if (e instanceof Event.ImageCaptured c) {
+            // Once the generation's size is known: forecast it, to be set beside what happens.
+            GenerationView g = j.generations.get(c.generation());
+            if (g != null && g.state == GenerationView.State.CAPTURED && g.prediction == null) {
+                // Its capture has happened: that part is measured, the rest forecast.
+                Predictor.predict(j, g.generation, g.rawBytes, g.capturedRanks(), g.secondsToCaptured(), Long.MAX_VALUE).ifPresent(p -> {
+                    g.prediction = p; // until the event comes back round
+                    log.append(p);
+                });
+            }
+        }
+    }
+}
