@@ -49,8 +49,7 @@ public final class KafkaLog implements Closeable {
     private final KafkaClientSettings client;
     private final KafkaProducer<byte[], byte[]> producer;
     private final Map<String, Integer> partitions = new HashMap<>();
-    /** The admin client of {@link #answers}, made on first use. */
-    private Admin prober;
+    private final LogProbe probe = new LogProbe(this::admin);
     /** What is wrong with the retention of topics found already there (made by a site, or by hand): see {@link #retentionProblems}. */
     private List<String> retentionProblems = List.of();
 
@@ -99,7 +98,7 @@ public final class KafkaLog implements Closeable {
                 // The usual case: whoever came first created them. A site may have made them itself, and
                 // the coordinator's state is a fold over the whole events topic: say what would lose events.
                 try {
-                    retentionProblems = retentionOf(admin, EVENTS);
+                    retentionProblems = TopicRetention.problems(admin, EVENTS, bootstrap);
                     retentionProblems.forEach(p -> System.err.println("ferry: " + p));
                 } catch (ExecutionException | TimeoutException notAllowed) { // a login without DescribeConfigs
                     System.err.println("ferry: cannot check the retention of " + EVENTS + " on " + bootstrap + ": "
@@ -143,55 +142,11 @@ public final class KafkaLog implements Closeable {
     }
 
     /**
-     * What about {@code topic}'s configuration would drop events the coordinator folds: a finite
-     * retention (by time or size), or compaction (which keeps one event per job). Empty: none.
-     */
-    private List<String> retentionOf(Admin admin, String topic) throws ExecutionException, InterruptedException,
-            TimeoutException {
-        org.apache.kafka.common.config.ConfigResource r = new org.apache.kafka.common.config.ConfigResource(
-                org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
-        org.apache.kafka.clients.admin.Config c = admin.describeConfigs(List.of(r)).all().get(30, TimeUnit.SECONDS).get(r);
-        List<String> out = new ArrayList<>();
-        String fix = " (kafka-configs.sh --bootstrap-server " + bootstrap + " --alter --entity-type topics --entity-name "
-                + topic + " --add-config ";
-        for (String key : List.of("retention.ms", "retention.bytes")) {
-            var e = c.get(key);
-            if (e != null && !"-1".equals(e.value())) {
-                out.add("topic " + topic + " has " + key + "=" + e.value() + ": the coordinator's state is a fold over"
-                        + " the whole topic, so what it drops is lost for good; set " + key + "=-1" + fix + key + "=-1)");
-            }
-        }
-        var policy = c.get("cleanup.policy");
-        if (policy != null && policy.value().contains("compact")) {
-            out.add("topic " + topic + " has cleanup.policy=" + policy.value() + ": compaction keeps one event per job;"
-                    + " set cleanup.policy=delete" + fix + "cleanup.policy=delete)");
-        }
-        return List.copyOf(out);
-    }
-
-    /**
      * Whether the cluster answers a metadata request within {@code timeout}: a probe of whether the
-     * log is there at all (an empty poll cannot tell). Uses an admin client of its own, kept.
-     * Thread-safe; blocks up to {@code timeout}.
+     * log is there at all (an empty poll cannot tell). Thread-safe; blocks up to {@code timeout}.
      */
     public boolean answers(java.time.Duration timeout) {
-        Admin a;
-        synchronized (this) {
-            if (prober == null) {
-                prober = admin();
-            }
-            a = prober;
-        }
-        try {
-            a.listTopics(new org.apache.kafka.clients.admin.ListTopicsOptions().timeoutMs((int) timeout.toMillis()))
-                    .names().get(timeout.toMillis() + 500, TimeUnit.MILLISECONDS);
-            return true;
-        } catch (ExecutionException | TimeoutException e) {
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
+        return probe.answers(timeout);
     }
 
     /**
@@ -479,11 +434,7 @@ public final class KafkaLog implements Closeable {
 
     @Override
     public void close() {
-        synchronized (this) {
-            if (prober != null) {
-                prober.close(java.time.Duration.ofSeconds(1));
-            }
-        }
+        probe.close();
         producer.close();
     }
 }
