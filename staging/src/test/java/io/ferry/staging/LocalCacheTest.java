@@ -7,6 +7,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -74,11 +75,111 @@ class LocalCacheTest {
     }
 
     @Test
-    void dropLeavesNoHalfDeletedGeneration() throws Exception {
+    void dropDeletesTheWholeGeneration() throws Exception {
         LocalCache c = cacheWith(1);
         c.drop("j", 1);
         try (var s = Files.list(tmp.resolve("j"))) {
             assertEquals(0, s.count());
+        }
+    }
+
+    /**
+     * A drop killed part-way through deleting (SIGKILL of a child JVM, seen to have deleted some
+     * of the generation's files and not all) leaves either the whole generation or none of it:
+     * what is left half-deleted is out of the cache's sight. The kill is only counted once the
+     * child is seen mid-way and the leftovers show it was; a child that finished first, or was
+     * killed before it deleted anything, is tried again with more files.
+     */
+    @Test
+    void dropLeavesNoHalfDeletedGeneration() throws Exception {
+        for (int attempt = 0, files = 4000; attempt < 6; attempt++, files *= 2) {
+            Path root = tmp.resolve("kill-" + attempt);
+            LocalCache c = Staging.localCache(root);
+            for (long g = 1; g <= 2; g++) {
+                for (int r = 0; r < 2; r++) {
+                    ImageRef ref = new ImageRef("j", g, r);
+                    int n = g == 1 ? files / 2 : 3;
+                    for (int i = 0; i < n; i++) {
+                        Fixture.write(c.imageDir(ref).resolve("d" + i / 100).resolve("f" + i), new byte[]{(byte) i});
+                    }
+                    c.markStaged(ref);
+                }
+            }
+            Map<Long, Integer> whole = Map.of(1L, files + 2, 2L, 2 * 3 + 2);
+            assertEquals(whole.get(1L), regularFiles(root.resolve("j").resolve("1")));
+
+            Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                    "-cp", System.getProperty("java.class.path"), DropInChild.class.getName(), root.toString(), "j", "1")
+                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            boolean killedMidway = false;
+            try {
+                while (child.isAlive()) { // bounded: the child ends when its drop does
+                    int left = filesLeft(root.resolve("j"), 1);
+                    if (left > 0 && left < whole.get(1L)) {
+                        child.destroyForcibly();
+                        killedMidway = true;
+                        break;
+                    }
+                    Thread.onSpinWait();
+                }
+            } finally {
+                child.destroyForcibly();
+                assertTrue(child.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "the child JVM ends once killed");
+            }
+            int left = filesLeft(root.resolve("j"), 1);
+            // What the look saw may be off (a walk that raced the rename): the leftovers say where the kill fell.
+            killedMidway = killedMidway && left > 0 && left < whole.get(1L);
+            // Whatever the kill hit, every generation the cache shows is whole.
+            for (long g : c.generations("j")) {
+                assertEquals(whole.get(g), regularFiles(root.resolve("j").resolve(Long.toString(g))), "generation " + g);
+            }
+            assertTrue(c.generations("j").contains(2L), "the generation not dropped stays");
+            if (killedMidway) {
+                assertEquals(List.of(2L), c.generations("j"), "the drop got past its rename: generation 1 is gone from sight");
+                System.out.println("drop killed on attempt " + attempt + " with " + left + " of " + whole.get(1L) + " files left");
+                assertTrue(c.isStaged(new ImageRef("j", 2, 0)) && !c.isStaged(new ImageRef("j", 1, 0)));
+                return;
+            }
+            if (!killedMidway && !child.isAlive() && child.exitValue() == 0) {
+                assertEquals(List.of(2L), c.generations("j"), "a drop that finished took generation 1 away");
+            }
+        }
+        org.junit.jupiter.api.Assertions.fail("no drop was ever seen part-way through deleting, even with "
+                + (4000 << 5) + " files");
+    }
+
+    private static int regularFiles(Path dir) throws java.io.IOException {
+        try (var s = Files.walk(dir)) {
+            return (int) s.filter(Files::isRegularFile).count();
+        }
+    }
+
+    /**
+     * Files of {@code generation} still there, where the drop left them (its directory, or renamed
+     * aside as {@code .trash-<generation>-*}), counted while the drop deletes them.
+     */
+    private static int filesLeft(Path jobDir, long generation) {
+        int n = 0;
+        String gen = Long.toString(generation);
+        try (var dirs = Files.list(jobDir)) {
+            for (Path t : (Iterable<Path>) dirs.filter(p -> p.getFileName().toString().equals(gen)
+                    || p.getFileName().toString().startsWith(".trash-" + gen + "-"))::iterator) {
+                try (var s = Files.walk(t)) {
+                    n += (int) s.filter(Files::isRegularFile).count();
+                } catch (java.io.UncheckedIOException | java.io.IOException deletedWhileCounting) {
+                    n += 1; // still being deleted: some left, however many
+                }
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return n;
+    }
+
+    /** The drop a child JVM runs, to be killed part-way: {@code <cache root> <job> <generation>}. */
+    static final class DropInChild {
+        public static void main(String[] args) throws Exception {
+            Staging.localCache(Path.of(args[0])).drop(args[1], Long.parseLong(args[2]));
         }
     }
 
