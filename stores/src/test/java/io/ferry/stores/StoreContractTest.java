@@ -129,10 +129,40 @@ public abstract class StoreContractTest {
         assertFalse(store.exists("k"));
     }
 
+    /**
+     * Every call that takes a key refuses an unsafe one with {@link IllegalArgumentException}, and
+     * before any I/O: a put has not read a byte of its data, and nothing shows up in the store
+     * (nor, for a store on the local file system, beside it, where {@code ../x} would land).
+     */
     @Test
-    void unsafeKeysAreRefusedBeforeAnyIo() {
-        for (String k : new String[]{"../x", "a/../b", "/abs", "", "a//b", ".hidden", "a/.tmp"}) {
-            assertThrows(IllegalArgumentException.class, () -> store.put(k, bytes("v")), k);
+    void unsafeKeysAreRefusedBeforeAnyIo() throws Exception {
+        store.put("a/b", bytes("there")); // a real object for the unsafe keys to reach for
+        java.nio.file.Path outside = "file".equals(store.uri().getScheme())
+                ? java.nio.file.Path.of(store.uri()).getParent() : null;
+        List<String> besideBefore = outside == null ? List.of() : listing(outside);
+        for (String k : new String[]{"../x", "a/../b", "/abs", "", "a//b", ".hidden", "a/.tmp", "a/b/../b"}) {
+            ByteBuffer data = bytes("v");
+            assertThrows(IllegalArgumentException.class, () -> store.put(k, data), k);
+            assertEquals(0, data.position(), "the put of " + k + " read its data");
+            assertThrows(IllegalArgumentException.class, () -> store.get(k), k);
+            assertThrows(IllegalArgumentException.class, () -> store.getAtMost(k, 10), k);
+            assertThrows(IllegalArgumentException.class, () -> store.read(k, new byte[4]), k);
+            assertThrows(IllegalArgumentException.class, () -> store.readRange(k, 0, new byte[1], 0, 1), k);
+            assertThrows(IllegalArgumentException.class, () -> store.exists(k), k);
+            assertThrows(IllegalArgumentException.class, () -> store.size(k), k);
+            assertThrows(IllegalArgumentException.class, () -> store.delete(k), k);
+        }
+        assertEquals(List.of("a/b"), store.list(""));
+        assertEquals("there", new String(store.get("a/b"), StandardCharsets.UTF_8), "a refused delete of a/../b deleted nothing");
+        if (outside != null) {
+            assertEquals(besideBefore, listing(outside), "nothing written beside the store's directory");
+            assertFalse(java.nio.file.Files.exists(java.nio.file.Path.of("/abs")));
+        }
+    }
+
+    private static List<String> listing(java.nio.file.Path dir) throws java.io.IOException {
+        try (var s = java.nio.file.Files.list(dir)) {
+            return s.map(p -> p.getFileName().toString()).sorted().toList();
         }
     }
 
