@@ -1,5 +1,9 @@
 package io.ferry.stores.s3;
 
+import io.ferry.compression.ChunkFormat;
+import io.ferry.compression.Codecs;
+import io.ferry.compression.CorruptChunkException;
+import io.ferry.compression.Digests;
 import io.ferry.stores.ObjectNotFoundException;
 import io.ferry.stores.PermanentStoreException;
 import io.ferry.stores.ResilientStore;
@@ -139,13 +143,41 @@ class S3StoreTest extends StoreContractTest {
         assertFalse(S3Settings.from(Map.of(), Map.of()).pathStyle(), "AWS defaults to virtual hosts");
     }
 
+    /**
+     * A chunk whose bytes rot on the server is read back as they are now, by every read call and
+     * without an SDK error of its own, so Ferry's chunk check (CRC32C and SHA-256) is what
+     * catches it, as it does on every store.
+     */
     @Test
     void corruptedObjectIsReadBackAsStoredSoTheChunkCheckCatchesIt() throws Exception {
-        store.put("c/x", ByteBuffer.wrap(new byte[]{1, 2, 3}));
+        byte[] raw = new byte[100_000];
+        new Random(7).nextBytes(raw);
+        ChunkFormat format = new ChunkFormat(Codecs.raw(), 1.0);
+        byte[] chunk = new byte[format.maxObjectLength(raw.length)];
+        int len = format.encode(raw, raw.length, chunk);
+        chunk = java.util.Arrays.copyOf(chunk, len);
+        byte[] sha = Digests.sha256(raw, 0, raw.length);
+        String key = "c/" + Digests.hex(sha);
+        store.put(key, ByteBuffer.wrap(chunk));
+        byte[] out = new byte[raw.length];
+        assertEquals(raw.length, ChunkFormat.decode(store.get(key), len, sha, out, key), "the chunk as written passes");
+
+        byte[] rotten = chunk.clone();
+        rotten[len / 2] ^= 0x10; // one bit, in the middle: the length stays
         try (Stream<Path> files = Files.walk(dir.resolve("blobs/ferry"))) {
-            Path p = files.filter(f -> f.endsWith("x") && f.getParent().endsWith("c")).findFirst().orElseThrow();
-            Files.write(p, new byte[]{9, 9, 9});
+            Path p = files.filter(f -> f.getFileName().toString().equals(Digests.hex(sha))).findFirst().orElseThrow();
+            Files.write(p, rotten);
         }
-        assertArrayEquals(new byte[]{9, 9, 9}, store.get("c/x"));
+        assertArrayEquals(rotten, store.get(key));
+        assertArrayEquals(rotten, store.getAtMost(key, len));
+        byte[] read = new byte[len];
+        assertEquals(len, store.read(key, read));
+        assertArrayEquals(rotten, read);
+        byte[] range = new byte[64];
+        store.readRange(key, len / 2 - 32, range, 0, 64);
+        assertArrayEquals(java.util.Arrays.copyOfRange(rotten, len / 2 - 32, len / 2 + 32), range);
+        CorruptChunkException e = assertThrows(CorruptChunkException.class,
+                () -> ChunkFormat.decode(store.get(key), len, sha, new byte[raw.length], key));
+        assertTrue(e.getMessage().contains(key) && e.getMessage().contains("CRC32C"), e.getMessage());
     }
 }
