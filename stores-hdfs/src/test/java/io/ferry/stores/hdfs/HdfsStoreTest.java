@@ -87,10 +87,22 @@ class HdfsStoreTest extends StoreContractTest {
 
     @Test
     void hadoopKeysPassThroughAndUnknownOptionsAreRefused() throws Exception {
+        // dfs.blocksize and hdfs.replication each show on the file a put writes (defaults: 128 MiB and 3).
         try (Store s = Stores.open(hdfs.uri("/ferry/opts"), Map.of("hdfs.conf.dfs.client.socket-timeout", "7000",
-                "hdfs.replication", "1"))) {
+                "hdfs.conf.dfs.blocksize", "1048576", "hdfs.replication", "1"));
+             FileSystem fs = FileSystem.newInstance(hdfs.uri("/"), new Configuration())) {
             s.put("k", ByteBuffer.wrap(new byte[]{5}));
             assertArrayEquals(new byte[]{5}, s.get("k"));
+            org.apache.hadoop.fs.FileStatus st = fs.getFileStatus(new Path(hdfs.uri("/ferry/opts/k")));
+            assertEquals(1L << 20, st.getBlockSize(), "hdfs.conf.dfs.blocksize reached the Hadoop client");
+            assertEquals(1, st.getReplication(), "hdfs.replication");
+        }
+        try (Store s = Stores.open(hdfs.uri("/ferry/opts-default"), Map.of());
+             FileSystem fs = FileSystem.newInstance(hdfs.uri("/"), new Configuration())) {
+            s.put("k", ByteBuffer.wrap(new byte[]{5}));
+            org.apache.hadoop.fs.FileStatus st = fs.getFileStatus(new Path(hdfs.uri("/ferry/opts-default/k")));
+            assertTrue(st.getBlockSize() != 1L << 20 && st.getReplication() != 1,
+                    "without the options the file differs, so the checks above see the options: " + st);
         }
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> Stores.open(hdfs.uri("/ferry/x"), Map.of("hdfs.replicas", "2")));
