@@ -255,9 +255,9 @@ public final class AgentService implements Closeable {
         } catch (Exception e) {
             failedCommands.incrementAndGet();
             if (c instanceof Command.Launch l) { // tell the job, not only this node's log: its submitter is waiting
-                try {
+                try { // a program missing here or a store this node cannot open says nothing against the generation
                     log.append(new io.ferry.model.Event.RestoreFailed(l.job(), l.generation(), node,
-                            "cannot launch: " + e.getMessage()));
+                            "cannot launch: " + e.getMessage(), RestoreErrors.storeUnreachable(e), RestoreErrors.provenBad(e)));
                 } catch (RuntimeException unreported) {
                     // the log is away too; the coordinator's heartbeat check will notice
                 }

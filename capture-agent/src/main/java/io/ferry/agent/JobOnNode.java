@@ -169,9 +169,10 @@ final class JobOnNode {
                     restore(l, dirs, sources);
                     break;
                 } catch (IOException e) {
-                    boolean away = storeUnreachable(e);
+                    boolean away = RestoreErrors.storeUnreachable(e);
                     if (!away || attempt >= RESTORE_ATTEMPTS) {
-                        report(new Event.RestoreFailed(l.job(), l.generation(), node, e.getMessage(), away));
+                        report(new Event.RestoreFailed(l.job(), l.generation(), node, e.getMessage(), away,
+                                RestoreErrors.provenBad(e)));
                         return false;
                     }
                     long wait = Math.min(30_000, 2_000L << (attempt - 1));
@@ -242,26 +243,6 @@ final class JobOnNode {
     /** Tries of a restore the store's unavailability fails (2, 4, 8, 16 s between them, after the store's own retries). */
     static final int RESTORE_ATTEMPTS = 5;
 
-    /**
-     * Whether a restore failed only because the store could not be reached: a transient store
-     * error somewhere in the causes, and nothing that says the data is bad.
-     */
-    static boolean storeUnreachable(Throwable e) {
-        boolean transientSeen = false;
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof io.ferry.staging.ImageCorruptException || t instanceof io.ferry.model.MalformedManifestException) {
-                return false;
-            }
-            if (t instanceof io.ferry.stores.StoreException s) {
-                if (!s.isTransient()) {
-                    return false;
-                }
-                transientSeen = true;
-            }
-        }
-        return transientSeen;
-    }
-
     /** SIGKILLs rank {@code rank} here, if it runs here ({@code ferry chaos kill-rank}). */
     boolean kill(int rank) {
         return agent != null && agent.kill(rank);
@@ -278,7 +259,7 @@ final class JobOnNode {
         // The marker is read once for the node (its head and the shards its ranks fall in), and every
         // tier of every rank is checked against the manifest digest it gives.
         io.ferry.staging.CommittedDigests committed = store.pipeline().repository().committed(l.job(), l.generation())
-                .orElseThrow(() -> new IOException("generation " + l.generation() + " of " + l.job()
+                .orElseThrow(() -> new RestoreErrors.NotCommitted("generation " + l.generation() + " of " + l.job()
                         + " has no commit marker on " + l.store()));
         java.util.Set<String> unreachable = new java.util.HashSet<>();
         List<io.ferry.staging.PullImage> remote = new java.util.ArrayList<>();

@@ -89,9 +89,8 @@ public final class RestartSource {
                                                     String committedManifestSha256, PeerAuth auth) throws IOException {
         io.ferry.staging.Repository.StoredManifest sm = committedManifest(pipeline, ref, committedManifestSha256);
         Manifest m = sm.manifest();
-        Path local = cache.imageDir(ref);
         FileTrees.delete(target);
-        if (Files.isDirectory(local) && VerifiedCopy.copy(local, m, target, localCheck(cache, ref, sm), pipeline.repository().blobs())) {
+        if (localCopyVerifies(pipeline, cache, ref, sm, target)) {
             return java.util.Optional.of(cache.isPartnerCopy(ref) ? "partner" : "local");
         }
         for (PeerAddresses.Peer peer : peers) {
@@ -117,6 +116,28 @@ public final class RestartSource {
         }
         FileTrees.delete(target);
         return java.util.Optional.empty();
+    }
+
+    /**
+     * Whether this node's cached copy of {@code ref} verifies against {@code sm} (copied into
+     * {@code target} as it is read, unless null). An I/O error reading it (EIO, EACCES: a fault of
+     * this node's disk, not of the image) counts as a copy that does not verify, so the restore
+     * goes on to a partner's copy or the store instead of failing.
+     */
+    private static boolean localCopyVerifies(StagingPipeline pipeline, LocalCache cache, ImageRef ref,
+                                             io.ferry.staging.Repository.StoredManifest sm, Path target)
+            throws java.io.InterruptedIOException {
+        Path local = cache.imageDir(ref);
+        try {
+            return Files.isDirectory(local) && VerifiedCopy.copy(local, sm.manifest(), target, localCheck(cache, ref, sm),
+                    pipeline.repository().blobs());
+        } catch (java.io.InterruptedIOException stop) {
+            throw stop;
+        } catch (IOException | java.io.UncheckedIOException e) {
+            LOG.warn("ferry agent: rank " + ref.rank() + " of " + ref.job() + " generation " + ref.generation()
+                    + ": reading this node's cached copy failed (" + e.getMessage() + "); trying the next source");
+            return false;
+        }
     }
 
     /** The manifest of {@code ref} as the store holds it, refused unless its bytes are the ones committed. */
@@ -151,7 +172,7 @@ public final class RestartSource {
         io.ferry.staging.Repository.StoredManifest sm = committedManifest(pipeline, ref, committedManifestSha256);
         Manifest m = sm.manifest();
         Path local = cache.imageDir(ref);
-        if (Files.isDirectory(local) && VerifiedCopy.copy(local, m, null, localCheck(cache, ref, sm), pipeline.repository().blobs())) {
+        if (localCopyVerifies(pipeline, cache, ref, sm, null)) {
             return cache.isPartnerCopy(ref) ? "partner (a partner copy in this node's cache, verified against the manifest)"
                     : "local (cache copy verified against the manifest)";
         }
@@ -185,7 +206,7 @@ public final class RestartSource {
     /** The digest {@code ref}'s commit marker gives its manifest; an error when the generation is not committed. */
     private static String committedDigest(StagingPipeline pipeline, ImageRef ref) throws IOException {
         return pipeline.repository().committed(ref.job(), ref.generation())
-                .orElseThrow(() -> new IOException("generation " + ref.generation() + " of " + ref.job()
+                .orElseThrow(() -> new RestoreErrors.NotCommitted("generation " + ref.generation() + " of " + ref.job()
                         + " has no commit marker on " + pipeline.repository().store().uri()))
                 .manifestSha256(ref.rank());
     }

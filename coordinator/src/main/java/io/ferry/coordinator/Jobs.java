@@ -191,7 +191,7 @@ public final class Jobs {
             }
             if (f.generation() < 0) {
                 j.launchFailure = "node " + f.node() + ": " + f.reason();
-            } else if (!f.storeUnreachable()) { // the store being away says nothing against the generation
+            } else if (f.provenBad()) { // the store away, a program missing on a node: nothing against the generation
                 GenerationView g = gen(j, f.generation());
                 g.restoreFailure = "node " + f.node() + ": " + f.reason();
             }

@@ -220,9 +220,10 @@ final class Recovery {
      */
     void onRestoreFailed(JobView j, Event.RestoreFailed f) {
         if (f.generation() == j.recoveryGeneration && f.generation() >= 0 && j.recoveries > 0 && !j.finished()) {
-            if (f.storeUnreachable()) {
-                // Nothing is known against the generation: the same rollback again, after the backoff
-                // (rollBackPending), until recovery.max-attempts in a row fail the job with the reason.
+            if (!f.provenBad()) {
+                // Nothing is known against the generation (the store away, a program or checkpointer missing on the
+                // node, a store it cannot open): the same rollback again, after the backoff (rollBackPending), until
+                // recovery.max-attempts in a row fail the job with the reason.
                 if (j.pendingRollback == null) {
                     j.pendingRollback = "generation " + f.generation() + " could not be restored on node " + f.node()
                             + ": " + f.reason();

@@ -108,13 +108,27 @@ class JobsTest {
                 new Event.ImageCaptured("j", 0, 0, "n", 1, 0),
                 new Event.SnapshotEstablished("j", 0, "remote", 1),
                 new Event.RecoveryStarted("j", 0, "rank 0 exited with 9"),
-                new Event.RestoreFailed("j", 0, "n", "store considered down", true));
+                new Event.RestoreFailed("j", 0, "n", "store considered down", true, false));
         assertEquals(0, j.newestUsable(Long.MAX_VALUE).orElseThrow().generation(), "tried again later, not set aside");
         apply(new Event.RestoreFailed("j", 0, "n", "manifest does not verify"));
         assertTrue(j.newestUsable(Long.MAX_VALUE).isEmpty(), "bad data: not chosen again by this run");
         apply(new Event.JobStarted("j", 1, 0, true, "s", "n"));
         assertEquals(0, j.newestUsable(Long.MAX_VALUE).orElseThrow().generation(),
                 "a new run looks again at what the last one set aside (a node, a program or a store may have been the cause)");
+    }
+
+    @Test
+    void aRestoreFailedThatProvesNothingAgainstTheDataLeavesTheGenerationUsable() {
+        JobView j = apply(new Event.JobStarted("j", 1, 0, true, "s", "n"),
+                new Event.CheckpointRequested("j", 0, "request"),
+                new Event.ImageCaptured("j", 0, 0, "n", 1, 0),
+                new Event.SnapshotEstablished("j", 0, "remote", 1),
+                new Event.RecoveryStarted("j", 0, "rank 0 exited with 9"),
+                new Event.RestoreFailed("j", 0, "n", "cannot launch: Cannot run program \"./sim\": error=2", false, false));
+        assertEquals(0, j.newestUsable(Long.MAX_VALUE).orElseThrow().generation(), "a program missing on a node");
+        assertEquals("", j.generations.get(0L).restoreFailure);
+        apply(new Event.RestoreFailed("j", 0, "n", "dmtcp_restart refused the image", false, true));
+        assertTrue(j.newestUsable(Long.MAX_VALUE).isEmpty(), "a restart the checkpointer refused: set aside");
     }
 
     @Test

@@ -15,7 +15,7 @@ class RestartHistoryTest {
     void aRollbackCountsEachRankOnceByItsSourceAndEachNodesSource() {
         JobView j = jobs.apply(new Event.JobStarted("j", 4, 0, true, "file:/s", "a"), 1_000);
         jobs.apply(new Event.RecoveryStarted("j", 3, "rank 2 exited with 9"), 10_000);
-        jobs.apply(new Event.RestoreFailed("j", 3, "b", "disk gone", false), 10_500);
+        jobs.apply(new Event.RestoreFailed("j", 3, "b", "disk gone", false, true), 10_500);
         jobs.apply(new Event.ImagesRestored("j", 3, "a", Map.of(0, "local", 1, "local")), 11_000);
         jobs.apply(new Event.ImagesRestored("j", 3, "a", Map.of(0, "local", 1, "local")), 11_100); // re-sent
         jobs.apply(new Event.ImagesRestored("j", 3, "b", Map.of(2, "partner", 3, "remote")), 12_500);

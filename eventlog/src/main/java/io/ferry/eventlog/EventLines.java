@@ -92,7 +92,8 @@ public final class EventLines {
         } else if (e instanceof Event.StagingFailed f) {
             return new Line(Level.WARN, "staging failed: " + f.reason(), f.generation(), f.rank(), null);
         } else if (e instanceof Event.RestoreFailed f) {
-            return new Line(Level.WARN, "restore failed" + (f.storeUnreachable() ? " (store unreachable)" : "") + ": "
+            return new Line(Level.WARN, "restore failed" + (f.storeUnreachable() ? " (store unreachable)"
+                    : f.provenBad() ? "" : " (not the data's fault: tried again)") + ": "
                     + f.reason(), f.generation(), -1, f.node());
         } else if (e instanceof Event.RankExited x) {
             return new Line(x.exitCode() == 0 ? Level.INFO : Level.WARN, "rank exited with " + x.exitCode(), -1, x.rank(), null);

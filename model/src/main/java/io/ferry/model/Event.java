@@ -324,21 +324,32 @@ public sealed interface Event {
         }
     }
 
-    /** A node found no tier holding a verified copy of one of its ranks' images of {@code generation}. */
     /**
-     * @param storeUnreachable the store could not be reached (after the node's retries): the
-     *                         generation is not known to be bad, and is tried again later, not
-     *                         set aside for ever
+     * A node could not restore its ranks of {@code generation}, or a rank refused what was restored.
+     * Only a failure that proves the generation's data unusable sets it aside for the run
+     * ({@code provenBad}): a chunk or file that does not verify, a manifest that is not the one
+     * the commit marker names, a snapshot absent from the store, a restart the program or its
+     * checkpointer refused. Anything else (the store away, a program or checkpointer missing on
+     * the node, a store the node cannot open, an I/O error on the node's disk) says nothing
+     * against the data: the same generation is tried again after the recovery backoff, and the
+     * job fails with the reason after {@code recovery.max-attempts}.
+     *
+     * @param storeUnreachable the store could not be reached (after the node's retries)
+     * @param provenBad        the data is proven unusable (never together with {@code storeUnreachable});
+     *                         true in events written before the field existed, as they were read then
      */
-    record RestoreFailed(String job, long generation, String node, String reason, boolean storeUnreachable) implements Event {
+    record RestoreFailed(String job, long generation, String node, String reason, boolean storeUnreachable,
+                         boolean provenBad) implements Event {
         public RestoreFailed {
             Names.requireJob(job);
             Placement.requireNode(node);
             reason = reason == null ? "unknown" : reason;
+            provenBad = provenBad && !storeUnreachable;
         }
 
+        /** A failure that proves the data bad (a rank refused its restart data, nothing verified). */
         public RestoreFailed(String job, long generation, String node, String reason) {
-            this(job, generation, node, reason, false);
+            this(job, generation, node, reason, false, true);
         }
     }
 

@@ -42,7 +42,8 @@ public final class EventCodec {
      */
     private static final Map<Class<?>, Map<String, String>> ADDED_LATER = Map.of(
             Event.ImageStaged.class, Map.of("manifest", ""),
-            Event.PredictionMade.class, Map.of("writtenBytes", "-1"));
+            Event.PredictionMade.class, Map.of("writtenBytes", "-1"),
+            Event.RestoreFailed.class, Map.of("provenBad", "true"));
     private static final FlatRecords FLAT = new FlatRecords(TYPES, ADDED_LATER);
 
     private EventCodec() {}

@@ -34,7 +34,8 @@ class EventCodecTest {
                 new Event.RecoveryStarted("j", 2, "rank 3 exited with 137"),
                 new Event.ImagesRestored("j", 2, "n1", Map.of(0, "local", 1, "remote")),
                 new Event.RestoreFailed("j", 2, "n1", "no tier holds rank 1"),
-                new Event.RestoreFailed("j", 3, "n1", "store down", true),
+                new Event.RestoreFailed("j", 3, "n1", "store down", true, false),
+                new Event.RestoreFailed("j", 3, "n1", "cannot run dmtcp_restart", false, false),
                 new Event.JobPlaced("j", "map:0-3:n1,4-7:n3", "node n2 lost"),
                 new Event.RanksJoined("j", 3, "n1", "0-3,7"), new Event.LauncherRequested("j", 2, 3, "rank 3 exited"),
                 new Event.LauncherExited("j", 2, 137),
@@ -65,6 +66,16 @@ class EventCodecTest {
                         Map.of(4, "n1=10.0.0.1:5000", 5, "n1=10.0.0.1:5000,n3=10.0.0.3:5000")))) {
             assertEquals(c, EventCodec.decodeCommand(EventCodec.encode(c)));
         }
+    }
+
+    @Test
+    void aRestoreFailedWrittenBeforeItsCauseWasClassifiedStillSetsItsGenerationAside() {
+        // as the coordinator read these then: bad data unless the store was away
+        String old = "{\"job\":\"j\",\"generation\":4,\"node\":\"n1\",\"reason\":\"cannot launch: x\","
+                + "\"storeUnreachable\":false,\"type\":\"RestoreFailed\",\"v\":1}";
+        assertEquals(new Event.RestoreFailed("j", 4, "n1", "cannot launch: x", false, true), EventCodec.decode(utf8(old)));
+        String away = old.replace("\"storeUnreachable\":false", "\"storeUnreachable\":true");
+        assertEquals(false, ((Event.RestoreFailed) EventCodec.decode(utf8(away))).provenBad(), "the store away proves nothing");
     }
 
     private static byte[] utf8(String s) {

@@ -174,8 +174,9 @@ public final class CriuCapturer implements Capturer {
                 throw new java.io.InterruptedIOException("interrupted restoring " + imageDir);
             }
             if (restorer.exitValue() != 0) {
-                throw new IOException("criu restore of " + imageDir + " failed (exit " + restorer.exitValue() + "): "
-                        + new ExternalTool.Result(restorer.exitValue(), Files.exists(log) ? Files.readString(log) : "").errorLines(4));
+                throw new RestartRefusedException("criu restore of " + imageDir + " failed (exit " + restorer.exitValue()
+                        + "): " + new ExternalTool.Result(restorer.exitValue(), Files.exists(log) ? Files.readString(log) : "")
+                        .errorLines(4), null);
             }
             return new RestoredProcess(Long.parseLong(Files.readString(pidFile).trim()), reads[0], reads[1]);
         } catch (IOException | RuntimeException e) {

@@ -209,7 +209,7 @@ public final class DmtcpCapturer implements Capturer {
             }
         }
         if (images == 0) {
-            throw new IOException("no ckpt_*.dmtcp file in " + imageDir + ": not a dmtcp image");
+            throw new RestartRefusedException("no ckpt_*.dmtcp file in " + imageDir + ": not a dmtcp image", null);
         }
         // In the rank's DMTCP directory: the new coordinator writes its restart script into its working
         // directory, and the next capture takes it from there. DMTCP restores the rank's own working directory.
@@ -222,7 +222,7 @@ public final class DmtcpCapturer implements Capturer {
         } catch (IOException e) {
             p.descendants().forEach(ProcessHandle::destroyForcibly);
             p.destroyForcibly();
-            throw new IOException("dmtcp_restart refused the image " + imageDir + (p.isAlive() ? "" : " (exit "
+            throw new RestartRefusedException("dmtcp_restart refused the image " + imageDir + (p.isAlive() ? "" : " (exit "
                     + exitCode(p) + ")") + ": its processes did not run again (DMTCP said why on the agent's standard "
                     + "error, just before this); " + e.getMessage(), e);
         }
