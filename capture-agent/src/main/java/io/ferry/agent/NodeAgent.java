@@ -16,6 +16,7 @@ import org.slf4j.LoggerFactory;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.HashMap;
@@ -55,6 +56,8 @@ public final class NodeAgent implements Closeable {
     /** The transparent capture method, empty for the cooperative protocol. */
     private final Optional<Capturer> transparent;
     private volatile long launchEpoch;
+    /** The newest generation a capture was asked of (capture thread only): a command delivered twice is not acted on twice. */
+    private long lastCaptureAsked = -1;
     /** How often the agent tells the coordinator it is alive, unless told otherwise; well under its 30 s timeout. */
     public static final java.time.Duration HEARTBEAT_INTERVAL = java.time.Duration.ofSeconds(5);
 
@@ -266,6 +269,13 @@ public final class NodeAgent implements Closeable {
     }
 
     private CaptureResult capture(long g, String partner, io.ferry.agent.peer.PeerAuth auth) {
+        Optional<String> repeat = repeated(g);
+        if (repeat.isPresent()) {
+            LOG.info("ferry agent " + config.node() + ": capture of generation " + g + " of " + config.job()
+                    + " asked again (" + repeat.get() + "): ignored, nothing re-captured or overwritten");
+            return new CaptureResult(g, Map.of(), Map.of());
+        }
+        lastCaptureAsked = g;
         boolean reported = false;
         try {
             Map<Integer, Double> stall = transparent.isPresent()
@@ -298,6 +308,26 @@ public final class NodeAgent implements Closeable {
             }
             return failed(g, t.getMessage() != null ? t.getMessage() : t.toString());
         }
+    }
+
+    /**
+     * Why a capture of {@code g} is a repeat (a command delivered twice: a coordinator that resumed
+     * its commands from the last committed offset, an agent restarted over the same cache), or
+     * empty for a new one. A repeat is never captured again: its images may be staging or staged,
+     * and committed under the manifest they have now; overwriting them would pull the bytes out
+     * from under the staging thread, and put an image the commit marker does not name in their place.
+     * Runs on the capture thread only.
+     */
+    private Optional<String> repeated(long g) {
+        if (g <= lastCaptureAsked) {
+            return Optional.of("this agent took generation " + lastCaptureAsked + " already");
+        }
+        for (int r : config.ranks().toList()) {
+            if (Files.exists(cache.imageDir(new ImageRef(config.job(), g, r)), LinkOption.NOFOLLOW_LINKS)) {
+                return Optional.of("rank " + r + "'s image of it is in this node's cache already");
+            }
+        }
+        return Optional.empty();
     }
 
     /** The protocol: every rank writes its own state and answers; stall = request to answer. */
