@@ -1,5 +1,8 @@
 package io.ferry.cli;
 
+import io.ferry.staging.Repository;
+import io.ferry.stores.Store;
+import io.ferry.stores.Stores;
 import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -7,8 +10,10 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
@@ -20,8 +25,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Two `ferry coordinator`s in one group share the jobs by partition of the events topic. A job
- * whose partition the second one owns runs; the second coordinator is SIGKILLed right after a
- * generation was captured (its snapshot in flight); the first takes the job over once the
+ * whose partition the second one owns runs; the second coordinator dies as by SIGKILL with a
+ * generation in flight (every rank's image staged, no commit marker: its crash point
+ * {@code coordinator.before-marker}, armed once generation 1 is established, and the store
+ * looked at to see it so); the first takes the job over once the
  * group's session times out, replays it from the log, establishes every snapshot that was
  * captured, goes on checkpointing, and the job finishes with the result of an uninterrupted run.
  */
@@ -41,8 +48,9 @@ class CoordinatorTakeoverIT {
             Lines a = start(FerryProcess.builder(List.of("-Xmx384m"), "coordinator", "--home", tmp.resolve("a").toString(),
                     "--listen", kafka, "--http", "off", "--takeover-after", "6s"));
             a.await("coordinator a", l -> l.startsWith("ferry coordinator: serving jobs"));
-            Lines b = start(FerryProcess.builder(List.of("-Xmx384m"), "coordinator", "--home", tmp.resolve("b").toString(),
-                    "--kafka", kafka, "--http", "off", "--takeover-after", "6s"));
+            Path crashB = tmp.resolve("crash-b"); // armed below ({@link io.ferry.model.CrashPoint})
+            Lines b = start(FerryProcess.builder(List.of("-Xmx384m", "-Dferry.crash-file=" + crashB), "coordinator",
+                    "--home", tmp.resolve("b").toString(), "--kafka", kafka, "--http", "off", "--takeover-after", "6s"));
             Process bProcess = started.get(started.size() - 1);
             b.await("coordinator b", l -> l.startsWith("ferry coordinator: serving jobs"));
             Set<Integer> ofB = partitions(b.await("b's share", l -> l.contains("took on events partitions")));
@@ -66,11 +74,26 @@ class CoordinatorTakeoverIT {
                     results.toString()));
             Process runProcess = started.get(started.size() - 1);
             run.await("generation 1 established", l -> l.contains("generation 1 established"));
-            String inFlight = run.await("a generation captured after that",
-                    l -> l.matches(".*generation \\d+ captured.*") && Lines.generationOf(l) >= 2);
             int aSoFar = a.lines.size();
-            bProcess.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
-            bProcess.destroyForcibly(); // SIGKILL: no goodbye to the group, its session has to time out
+            // b halts (as SIGKILL: no goodbye to the group, its session has to time out) when it next has
+            // every rank of a generation staged and is about to write the commit marker.
+            Files.writeString(crashB, "coordinator.before-marker");
+            assertTrue(bProcess.waitFor(2, TimeUnit.MINUTES), "b never reached its crash point: " + b.lines);
+            assertEquals(137, bProcess.exitValue(), String.join("\n", b.lines));
+            b.await("b's crash point", l -> l.contains("crash point coordinator.before-marker@1 reached"));
+            // In flight at the kill: on the store, one generation after 1 with every rank's manifest and no marker.
+            // Only b could write its marker, and a cannot have taken the partition before b's session timed out.
+            long g;
+            try (Store s = Stores.open(tmp.resolve("store").toUri(), Map.of())) {
+                List<Repository.GenerationListing> gens = new Repository(s, Clock.systemUTC()).listGenerations(job);
+                List<Repository.GenerationListing> inFlight = gens.stream()
+                        .filter(x -> !x.committed() && x.ranks().equals(List.of(0, 1))).toList();
+                assertEquals(1, inFlight.size(), "one generation staged by every rank, with no commit marker: " + gens);
+                g = inFlight.get(0).generation();
+                assertTrue(g >= 2, "the generation in flight comes after generation 1: " + gens);
+            }
+            assertTrue(a.lines.subList(aSoFar, a.lines.size()).stream().noneMatch(l -> l.contains("took on events partitions")),
+                    "a took the job over before the store was looked at: " + a.lines);
             String took = a.awaitAfter(aSoFar, "a takes the job over", l -> l.contains("took on events partitions"));
             assertTrue(partitions(took).contains(partition), took + " should include " + job + "'s partition " + partition);
 
@@ -84,8 +107,7 @@ class CoordinatorTakeoverIT {
             Set<Long> captured = generations(run.lines, "captured");
             Set<Long> established = generations(run.lines, "established on");
             assertEquals(captured, established, String.join("\n", run.lines));
-            long g = Lines.generationOf(inFlight);
-            assertTrue(established.contains(g), inFlight);
+            assertTrue(captured.contains(g) && established.contains(g), "generation " + g + ", in flight at the kill");
             assertTrue(established.stream().anyMatch(x -> x > g + 1), "a went on checkpointing the job: " + established);
         } finally {
             for (Process p : started) {
