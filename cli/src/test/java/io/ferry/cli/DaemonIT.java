@@ -253,8 +253,14 @@ class DaemonIT {
             assertTrue(System.nanoTime() < deadline, Files.readString(log));
             Thread.sleep(50);
         }
+        // The interrupted command has ended in the daemon (its thread, which runs it to its end, is gone):
+        // from here on nothing of that push can still write a manifest.
+        deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (commandThreads() > 0) {
+            assertTrue(System.nanoTime() < deadline, "the interrupted push never ended: " + Files.readString(log));
+            Thread.sleep(50);
+        }
         // No manifest was written: the image cannot be pulled, and the store verifies.
-        Thread.sleep(500); // the push's workers wind down
         FerryProcess.Result pull = own(work, "image", "pull", "--store", "st", "--job", "j", "--generation", "0", "--rank", "0", "out");
         assertEquals(1, pull.exit(), pull.out());
         assertFalse(Files.exists(work.resolve("out")));
@@ -267,6 +273,21 @@ class DaemonIT {
         assertTrue(daemon.isAlive());
     }
 
+    /** The daemon's threads that run a client's command ({@code ferry-daemon-client}), as {@code jcmd} lists them. */
+    private int commandThreads() throws Exception {
+        Process j = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
+                Long.toString(daemon.pid()), "Thread.print").redirectErrorStream(true).start();
+        String dump = new String(j.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(j.waitFor(60, TimeUnit.SECONDS) && j.exitValue() == 0 && dump.contains("\"main\""), dump);
+        return (int) dump.lines().filter(l -> l.startsWith("\"ferry-daemon-client\"")).count();
+    }
+
+    /**
+     * The store goes down mid-push and stays down until its circuit opens (the daemon's log says
+     * so): with retries that outlast that ({@code store.retry.attempts} 100, 200 ms apart), no
+     * call gives up first, so the push fails exactly as the same command in its own JVM does once
+     * the circuit is open, whatever the timing: exit 1, "considered down", after retries shown.
+     */
     @ParameterizedTest
     @EnumSource(Client.class)
     void aServedPushShowsItsStoresRetriesToItsClientAsInItsOwnJvm(Client c) throws Exception {
@@ -275,7 +296,8 @@ class DaemonIT {
         image(work.resolve("img"), 256L << 20, 8);
         try (S3ProxyServer s3 = new S3ProxyServer(tmp.resolve("s3")).bucket("ferry")) {
             List<String> args = new ArrayList<>(List.of("image", "push", "img", "--store", "s3://ferry/site", "--job", "j",
-                    "--generation", "0", "--rank", "0"));
+                    "--generation", "0", "--rank", "0", "--set", "store.retry.attempts=100",
+                    "--set", "store.retry.max-backoff=200ms"));
             s3.options().forEach((k, v) -> args.addAll(List.of("--set", k + "=" + v)));
             Process p = client(work, Map.of(), args.toArray(String[]::new)).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
             StringBuffer err = new StringBuffer();
@@ -294,15 +316,19 @@ class DaemonIT {
                 assertTrue(p.isAlive() && System.nanoTime() < deadline, err.toString());
                 Thread.sleep(10);
             }
-            s3.stop(); // a real outage: connections refused for a second, within the store's retry budget
-            Thread.sleep(1000);
-            s3.start();
+            s3.stop(); // a real outage: connections refused until the store's circuit opens
+            int logFrom = Files.readString(log).length();
+            deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            while (!Files.readString(log).substring(logFrom).contains("circuit State transition from CLOSED to OPEN")) {
+                assertTrue(p.isAlive() && System.nanoTime() < deadline, err + "\nDAEMON LOG:\n" + Files.readString(log));
+                Thread.sleep(10);
+            }
+            s3.start(); // back, but the circuit stays open (10 s): the push's next try fails at once
             assertTrue(p.waitFor(120, TimeUnit.SECONDS));
             reader.join();
             String said = err.toString();
-            // Survived the outage, or failed as the same command in its own JVM fails once the store's circuit opens.
-            assertTrue(p.exitValue() == 0 || p.exitValue() == 1 && said.contains("ferry: store s3://ferry/site is considered down"),
-                    said.substring(Math.max(0, said.length() - 3000)) + "\nDAEMON LOG:\n" + Files.readString(log));
+            assertEquals(1, p.exitValue(), said.substring(Math.max(0, said.length() - 3000)) + "\nDAEMON LOG:\n" + Files.readString(log));
+            assertTrue(said.contains("ferry: store s3://ferry/site is considered down"), said.substring(Math.max(0, said.length() - 3000)));
             // The retries show on the client's stderr, as a command in its own JVM prints them, and in the daemon's log.
             assertTrue(err.toString().contains("failed, retrying in"), err.toString());
             assertTrue(Files.readString(log).contains("failed, retrying in"), Files.readString(log));
