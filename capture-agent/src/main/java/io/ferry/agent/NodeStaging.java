@@ -117,7 +117,9 @@ final class NodeStaging {
             }
         }
         try {
-            pipeline.pushAll(todo, Progress.NONE, (image, p) -> {
+            Progress report = attempt > 0 || todo.isEmpty() ? Progress.NONE : new StagingReport(config.job(), g, config.node(),
+                    StagingReport.rawBytes(todo.stream().map(PushImage::dir).toList()), events);
+            pipeline.pushAll(todo, report, (image, p) -> {
                 CrashPoint.reach("agent.manifest-written");
                 cache.markStaged(image.ref(), p);
                 events.accept(new Event.ImageStaged(config.job(), g, image.ref().rank(), "remote", p.rawBytes(),

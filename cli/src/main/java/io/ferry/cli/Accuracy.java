@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.ferry.coordinator.JobView;
 import io.ferry.coordinator.predict.ForecastErrors;
 import io.ferry.coordinator.predict.ForecastErrors.Row;
+import io.ferry.coordinator.predict.StagingSoFar;
 import io.ferry.model.Names;
 import io.ferry.model.Sizes;
 
@@ -38,6 +39,15 @@ final class Accuracy {
                     .put("afterCaptureP90AbsError", ForecastErrors.quantileAbs(rest, 0.9))
                     .put("hindsightMedianAbsError", ForecastErrors.quantileAbs(hindsight, 0.5))
                     .put("hindsightP90AbsError", ForecastErrors.quantileAbs(hindsight, 0.9));
+            if (!refit) {
+                ArrayNode during = n.putArray("duringStaging");
+                for (double mark : StagingSoFar.MARKS) {
+                    List<Double> e = ForecastErrors.rows(v, mark).stream().map(Row::error).toList();
+                    during.addObject().put("readShare", mark).put("forecasts", e.size())
+                            .put("medianAbsError", ForecastErrors.quantileAbs(e, 0.5))
+                            .put("p90AbsError", ForecastErrors.quantileAbs(e, 0.9));
+                }
+            }
             ArrayNode a = n.putArray("rows");
             for (Row r : rows) {
                 a.addObject().put("generation", r.generation()).put("rawBytes", r.rawBytes()).put("ranks", r.ranks())
@@ -68,6 +78,16 @@ final class Accuracy {
         out.printf(Locale.ROOT, "%d forecasts: median absolute error %.1f%% (90th percentile %.1f%%);"
                         + " the fill-time law alone: median %.1f%%%n", rows.size(), 100 * ForecastErrors.quantileAbs(err, 0.5),
                 100 * ForecastErrors.quantileAbs(err, 0.9), 100 * ForecastErrors.quantileAbs(ideal, 0.5));
+        if (!refit) {
+            for (double mark : StagingSoFar.MARKS) {
+                List<Double> e = ForecastErrors.rows(v, mark).stream().map(Row::error).toList();
+                if (!e.isEmpty()) {
+                    out.printf(Locale.ROOT, "forecast again at %.0f%% of the bytes read for staging (%d forecasts): median"
+                                    + " absolute error %.1f%% (90th percentile %.1f%%)%n", 100 * mark, e.size(),
+                            100 * ForecastErrors.quantileAbs(e, 0.5), 100 * ForecastErrors.quantileAbs(e, 0.9));
+                }
+            }
+        }
         if (!rest.isEmpty()) {
             out.printf(Locale.ROOT, "the part forecast (capture to established) alone: median absolute error %.1f%%"
                     + " (90th percentile %.1f%%)%n", 100 * ForecastErrors.quantileAbs(rest, 0.5),

@@ -102,7 +102,7 @@ public final class Coordinator implements Closeable {
         this.orders = new Orders(log, jobs, recovery, ownership, clock, malformed);
         this.reach = new LogReach(log, clock::millis);
         this.overdue = new Overdue(log, this);
-        this.reactions = new Reactions(log, recovery, commits);
+        this.reactions = new Reactions(log, recovery, commits, clock);
         this.thread = new Thread(this::run, "ferry-coordinator");
         this.thread.setDaemon(true);
     }

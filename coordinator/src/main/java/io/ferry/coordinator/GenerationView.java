@@ -48,6 +48,10 @@ public final class GenerationView {
     /** When its last rank was captured (log time, ms since the epoch); 0 until then or if unknown. */
     long capturedAtMillis;
     Event.PredictionMade prediction;
+    /** The forecasts made again as its nodes staged it, by share of bytes read; null until one is. */
+    java.util.NavigableMap<Double, Event.PredictionMade> stagingPredictions;
+    /** What its nodes reported of their staging so far, while it stages; null before and once compacted. */
+    io.ferry.coordinator.predict.StagingSoFar stagingSoFar;
     /** Which node ran which rank when it was requested: where its images were captured. */
     io.ferry.model.Placement placement;
     /** Ranks copied into a partner's cache ({@code ferry run --partner}) and their bytes. */
@@ -153,6 +157,7 @@ public final class GenerationView {
 
     /** Drops the per-rank detail, keeping the per-node totals and the stalls' spread. Idempotent. */
     void compact() {
+        stagingSoFar = null;
         if (compacted()) {
             return;
         }
@@ -316,9 +321,32 @@ public final class GenerationView {
         return maxStallSeconds;
     }
 
-    /** The coordinator's forecast for this generation, if it made one. */
+    /** The coordinator's forecast for this generation made at its capture, if it made one. */
     public java.util.Optional<Event.PredictionMade> prediction() {
         return java.util.Optional.ofNullable(prediction);
+    }
+
+    /** The forecast made again once its nodes had read {@code share} of its bytes ({@link io.ferry.coordinator.predict.StagingSoFar#MARKS}). */
+    public java.util.Optional<Event.PredictionMade> predictionAt(double share) {
+        return java.util.Optional.ofNullable(stagingPredictions == null ? null : stagingPredictions.get(share));
+    }
+
+    /** The newest forecast: the last one made as it staged, else the one at capture. */
+    public java.util.Optional<Event.PredictionMade> currentPrediction() {
+        return stagingPredictions == null || stagingPredictions.isEmpty() ? prediction()
+                : java.util.Optional.of(stagingPredictions.lastEntry().getValue());
+    }
+
+    /** Folds a forecast: the one at capture, or one made again as it staged. */
+    void predicted(Event.PredictionMade p) {
+        if (p.readShare() == 0) {
+            prediction = p;
+        } else {
+            if (stagingPredictions == null) {
+                stagingPredictions = new java.util.TreeMap<>();
+            }
+            stagingPredictions.put(p.readShare(), p);
+        }
     }
 
     /** When it was requested (log time, ms since the epoch); 0 if unknown. */

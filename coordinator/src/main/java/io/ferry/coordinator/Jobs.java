@@ -133,7 +133,15 @@ public final class Jobs {
                 j.answered.add(h.node());
             }
         } else if (e instanceof Event.PredictionMade p) {
-            gen(j, p.generation()).prediction = p;
+            gen(j, p.generation()).predicted(p);
+        } else if (e instanceof Event.StagingProgress p) {
+            GenerationView g = j.generations.get(p.generation());
+            if (g != null && (g.state == GenerationView.State.OPEN || g.state == GenerationView.State.CAPTURED)) {
+                if (g.stagingSoFar == null) {
+                    g.stagingSoFar = new io.ferry.coordinator.predict.StagingSoFar();
+                }
+                g.stagingSoFar.report(p);
+            }
         } else if (e instanceof Event.StoreHealthReported h) {
             j.storeHealth.put(h.node(), h);
         } else if (e instanceof Event.CacheReported c) {

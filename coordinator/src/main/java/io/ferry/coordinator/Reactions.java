@@ -1,13 +1,14 @@
 package io.ferry.coordinator;
 
 import io.ferry.coordinator.predict.Predictor;
+import io.ferry.coordinator.predict.StagingSoFar;
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.Event;
 
 /**
  * What the coordinator does when a live event has been folded: the job's launch on its start,
  * a rollback's decision on an exit or a failed restore, a commit once ranks are staged, a
- * forecast once a generation's size is known. Decisions that must also follow from a replayed
+ * forecast once a generation's size is known, and again as its nodes stage it. Decisions that must also follow from a replayed
  * state are taken again by the tick ({@link Recovery#settleExits}, {@link Recovery#settleUnanswered},
  * {@link Overdue}), so nothing here is the only path to them. Coordinator thread only.
  */
@@ -15,11 +16,13 @@ final class Reactions {
     private final KafkaLog log;
     private final Recovery recovery;
     private final Commits commits;
+    private final java.time.Clock clock;
 
-    Reactions(KafkaLog log, Recovery recovery, Commits commits) {
+    Reactions(KafkaLog log, Recovery recovery, Commits commits, java.time.Clock clock) {
         this.log = log;
         this.recovery = recovery;
         this.commits = commits;
+        this.clock = clock;
     }
 
     /** Reacts to the live event {@code e}, already folded into {@code j}; {@code resumedAfterFailure}: a new run of a job that failed. */
@@ -40,6 +43,8 @@ final class Reactions {
             recovery.onRestoreFailed(j, f);
         } else if (e instanceof Event.JobFinished) {
             recovery.release(j);
+        } else if (e instanceof Event.StagingProgress p) {
+            forecastAgain(j, j.generations.get(p.generation()));
         } else if (e instanceof Event.ImageCaptured c) {
             // Once the generation's size is known: forecast it, to be set beside what happens.
             GenerationView g = j.generations.get(c.generation());
@@ -47,6 +52,25 @@ final class Reactions {
                 // Its capture has happened: that part is measured, the rest forecast.
                 Predictor.predict(j, g.generation, g.rawBytes, g.capturedRanks(), g.secondsToCaptured(), Long.MAX_VALUE).ifPresent(p -> {
                     g.prediction = p; // until the event comes back round
+                    log.append(p);
+                });
+            }
+        }
+    }
+
+    /**
+     * The generation's nodes have read another share of its bytes for staging: at each of
+     * {@link StagingSoFar#MARKS} passed, its forecast again from what they found new so far.
+     */
+    private void forecastAgain(JobView j, GenerationView g) {
+        if (g == null || g.state != GenerationView.State.CAPTURED || g.prediction == null || g.stagingSoFar == null) {
+            return;
+        }
+        double share = g.stagingSoFar.readShare(g.rawBytes);
+        for (double mark : StagingSoFar.MARKS) {
+            if (share >= mark && g.predictionAt(mark).isEmpty()) {
+                Predictor.during(j, g, g.stagingSoFar, mark, clock.millis()).ifPresent(p -> {
+                    g.predicted(p); // until the event comes back round
                     log.append(p);
                 });
             }

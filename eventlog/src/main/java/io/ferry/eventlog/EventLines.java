@@ -99,6 +99,10 @@ public final class EventLines {
             return new Line(x.exitCode() == 0 ? Level.INFO : Level.WARN, "rank exited with " + x.exitCode(), -1, x.rank(), null);
         } else if (e instanceof Event.CheckpointRequested c) {
             return new Line(Level.DEBUG, "checkpoint requested: " + c.why(), c.generation(), -1, null);
+        } else if (e instanceof Event.StagingProgress p) {
+            return new Line(Level.DEBUG, "staging: " + Sizes.format(p.readBytes()) + " of " + Sizes.format(p.totalBytes())
+                    + " read, " + Sizes.format(p.freshBytes()) + " new, " + Sizes.format(p.writtenBytes()) + " written",
+                    p.generation(), -1, p.node());
         } else if (e instanceof Event.Heartbeat h) {
             return new Line(Level.TRACE, "heartbeat", -1, -1, h.node());
         }

@@ -118,9 +118,15 @@ public sealed interface Event {
      * @param writtenBytes                  the bytes the forecast expects the snapshot to write to the
      *                                      store (new chunks, compressed), or -1 (forecasts made
      *                                      before it was recorded)
+     * @param readShare                     how much of the generation's raw bytes its nodes had read for
+     *                                      staging when the forecast was made: 0 for the forecast at
+     *                                      capture (and every forecast written before it was recorded),
+     *                                      then 0.25, 0.5 and 0.75 as staging goes, each from what the
+     *                                      nodes found new so far ({@link StagingProgress})
      */
     record PredictionMade(String job, long generation, long rawBytes, int ranks, double predictedStallSeconds,
-                          double predictedSecondsToEstablished, double idealSeconds, int basedOn, long writtenBytes)
+                          double predictedSecondsToEstablished, double idealSeconds, int basedOn, long writtenBytes,
+                          double readShare)
             implements Event {
         public PredictionMade {
             Names.requireJob(job);
@@ -128,6 +134,16 @@ public sealed interface Event {
             if (rawBytes < 0 || ranks < 1 || basedOn < 0 || writtenBytes < -1) {
                 throw new IllegalArgumentException("prediction needs rawBytes >= 0, ranks >= 1, basedOn >= 0, writtenBytes >= -1");
             }
+            if (!(readShare >= 0 && readShare <= 1)) {
+                throw new IllegalArgumentException("prediction needs a readShare from 0 to 1, got " + readShare);
+            }
+        }
+
+        /** The forecast at capture. */
+        public PredictionMade(String job, long generation, long rawBytes, int ranks, double predictedStallSeconds,
+                              double predictedSecondsToEstablished, double idealSeconds, int basedOn, long writtenBytes) {
+            this(job, generation, rawBytes, ranks, predictedStallSeconds, predictedSecondsToEstablished, idealSeconds,
+                    basedOn, writtenBytes, 0);
         }
 
         /** A forecast that does not say what it expects written. */
@@ -135,6 +151,31 @@ public sealed interface Event {
                               double predictedSecondsToEstablished, double idealSeconds, int basedOn) {
             this(job, generation, rawBytes, ranks, predictedStallSeconds, predictedSecondsToEstablished, idealSeconds,
                     basedOn, -1);
+        }
+
+        /** This forecast made again at {@code share} of the bytes read, for {@code seconds} and {@code written}. */
+        public PredictionMade during(double share, double seconds, long written) {
+            return new PredictionMade(job, generation, rawBytes, ranks, predictedStallSeconds, seconds, idealSeconds, basedOn,
+                    written, share);
+        }
+    }
+
+    /**
+     * How far a node's staging of its ranks' images of {@code generation} has come: {@code readBytes}
+     * of its {@code totalBytes} raw bytes read, of which {@code freshBytes} were new to the store,
+     * written as {@code writtenBytes} (compressed). Sent as each tenth of the bytes is read: the
+     * coordinator forecasts the snapshot again from what the nodes found new so far.
+     */
+    record StagingProgress(String job, long generation, String node, long readBytes, long totalBytes, long freshBytes,
+                           long writtenBytes) implements Event {
+        public StagingProgress {
+            Names.requireJob(job);
+            Names.requireGeneration(generation);
+            Placement.requireNode(node);
+            if (readBytes < 0 || totalBytes < readBytes || freshBytes < 0 || freshBytes > readBytes || writtenBytes < 0) {
+                throw new IllegalArgumentException("staging progress needs 0 <= fresh <= read <= total and written >= 0, got read "
+                        + readBytes + ", total " + totalBytes + ", fresh " + freshBytes + ", written " + writtenBytes);
+            }
         }
     }
 

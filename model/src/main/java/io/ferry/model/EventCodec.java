@@ -32,6 +32,7 @@ public final class EventCodec {
             type(Event.RestoreFailed.class), type(Event.JobPlaced.class), type(Event.RanksJoined.class),
             type(Event.LauncherRequested.class), type(Event.LauncherExited.class), type(Event.RestartPlanned.class),
             type(Event.PeerAddress.class), type(Event.PartnerCopied.class), type(Event.HaltRequested.class),
+            type(Event.StagingProgress.class),
             type(Command.Capture.class), type(Command.Launch.class), type(Command.Release.class),
             type(Command.Restart.class), type(Command.RequestCheckpoint.class), type(Command.KillRank.class),
             type(Command.KillNode.class), type(Command.PlanRestart.class), type(Command.Halt.class));
@@ -42,7 +43,7 @@ public final class EventCodec {
      */
     private static final Map<Class<?>, Map<String, String>> ADDED_LATER = Map.of(
             Event.ImageStaged.class, Map.of("manifest", ""),
-            Event.PredictionMade.class, Map.of("writtenBytes", "-1"),
+            Event.PredictionMade.class, Map.of("writtenBytes", "-1", "readShare", "0"),
             Event.RestoreFailed.class, Map.of("provenBad", "true"));
     private static final FlatRecords FLAT = new FlatRecords(TYPES, ADDED_LATER);
 

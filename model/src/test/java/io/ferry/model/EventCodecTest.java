@@ -48,6 +48,8 @@ class EventCodecTest {
                 new Event.JobFinished("j", true, "all ranks exited 0"), new Event.Heartbeat("j", "n0"),
                 new Event.CacheReported("j", "n0", 100_000, 40_000, 12_000, 3, 2),
                 new Event.PredictionMade("j", 4, 1234, 2, 0.5, 3.0, 0.2, 5),
+                new Event.PredictionMade("j", 4, 1234, 2, 0.5, 3.0, 0.2, 5, 600, 0.25),
+                new Event.StagingProgress("j", 4, "n0", 1000, 4000, 250, 120),
                 new Event.StoreHealthReported("j", "n0", "s3://b/p", "OPEN", 10, 3, 2, 1),
                 new Event.HaltRequested("j", 1_795_000_000_000L, "ferry halt"));
         for (Event e : all) {

@@ -20,5 +20,13 @@ public interface Progress {
 
     void advance(long bytes);
 
+    /**
+     * A push found {@code rawBytes} more of what it read new to the store, and wrote them as
+     * {@code storedBytes} (compressed, in pack records); called before the {@link #advance} of the
+     * bytes they were read in. Pushes that deduplicate say so as they go: what a snapshot will
+     * write becomes known blob by blob, before the push ends. Nothing by default.
+     */
+    default void wrote(long rawBytes, long storedBytes) {}
+
     void finish();
 }

@@ -196,7 +196,9 @@ final class Dashboard {
                     g.maxStallSeconds(),
                     g.maxStallSeconds() > 0 ? String.format(Locale.ROOT, "%.0f", g.rawBytes() / 1e6 / g.maxStallSeconds()) : "",
                     Double.isNaN(g.secondsToEstablished()) ? "" : String.format(Locale.ROOT, "%.2f", g.secondsToEstablished()),
-                    g.prediction().map(p -> String.format(Locale.ROOT, "%.2f", p.predictedSecondsToEstablished())).orElse(""),
+                    g.currentPrediction().map(p -> String.format(Locale.ROOT, "%.2f", p.predictedSecondsToEstablished())
+                            + (p.readShare() > 0 ? String.format(Locale.ROOT, " (at %.0f%% read)", 100 * p.readShare()) : ""))
+                            .orElse(""),
                     esc(g.problem())));
         }
         b.append("</table>");

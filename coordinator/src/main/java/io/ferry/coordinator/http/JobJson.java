@@ -59,6 +59,11 @@ public final class JobJson {
                     .put("predictedSecondsToEstablished", p.predictedSecondsToEstablished())
                     .put("predictedStallSeconds", p.predictedStallSeconds()).put("idealSeconds", p.idealSeconds())
                     .put("basedOn", p.basedOn()));
+            for (double mark : io.ferry.coordinator.predict.StagingSoFar.MARKS) {
+                g.predictionAt(mark).ifPresent(p -> o.withArray("stagingPredictions").addObject().put("readShare", mark)
+                        .put("predictedSecondsToEstablished", p.predictedSecondsToEstablished())
+                        .put("expectedWrittenBytes", p.writtenBytes()));
+            }
         }
         return a;
     }

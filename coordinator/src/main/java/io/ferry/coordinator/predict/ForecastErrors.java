@@ -37,13 +37,21 @@ public final class ForecastErrors {
 
     private ForecastErrors() {}
 
-    /** The established generations that had a forecast, in generation order. */
+    /** The established generations that had a forecast at capture, in generation order. */
     public static List<Row> rows(JobView v) {
+        return rows(v, 0);
+    }
+
+    /**
+     * The established generations forecast again once their nodes had read {@code share} of their
+     * bytes for staging (one of {@link StagingSoFar#MARKS}; 0: the forecasts at capture).
+     */
+    public static List<Row> rows(JobView v, double share) {
         List<Row> rows = new ArrayList<>();
         for (GenerationView g : v.generations()) {
-            if (g.state() == GenerationView.State.ESTABLISHED && g.prediction().isPresent()
-                    && g.secondsToEstablished() > 0) {
-                Event.PredictionMade p = g.prediction().get();
+            java.util.Optional<Event.PredictionMade> made = share == 0 ? g.prediction() : g.predictionAt(share);
+            if (g.state() == GenerationView.State.ESTABLISHED && made.isPresent() && g.secondsToEstablished() > 0) {
+                Event.PredictionMade p = made.get();
                 rows.add(new Row(g.generation(), p.rawBytes(), p.ranks(), p.predictedSecondsToEstablished(),
                         p.idealSeconds(), g.secondsToEstablished(), p.writtenBytes(), g.storedBytes(), g.secondsToCaptured()));
             }

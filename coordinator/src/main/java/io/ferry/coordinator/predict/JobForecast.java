@@ -30,7 +30,7 @@ public record JobForecast(Optional<Event.PredictionMade> inFlight, double etaSec
     public static JobForecast of(JobView v, double givenMtbf, long nowMillis) {
         Optional<GenerationView> latest = v.latest();
         Optional<Event.PredictionMade> inFlight = latest.filter(g -> g.state() == GenerationView.State.CAPTURED
-                || g.state() == GenerationView.State.OPEN).flatMap(GenerationView::prediction);
+                || g.state() == GenerationView.State.OPEN).flatMap(GenerationView::currentPrediction);
         double eta = inFlight.map(p -> latest.get().requestedAtMillis() / 1000.0 + p.predictedSecondsToEstablished()
                 - nowMillis / 1000.0).orElse(Double.NaN);
         // The next snapshot is taken to be the size of the newest established one.
@@ -52,8 +52,10 @@ public record JobForecast(Optional<Event.PredictionMade> inFlight, double etaSec
     public List<String> lines() {
         List<String> out = new ArrayList<>();
         inFlight.ifPresent(p -> out.add(String.format(Locale.ROOT,
-                "generation %d in flight: forecast %.1f s to established, %s", p.generation(),
-                p.predictedSecondsToEstablished(), etaSeconds >= 0 ? String.format(Locale.ROOT, "ETA %.1f s", etaSeconds)
+                "generation %d in flight: forecast %.1f s to established%s, %s", p.generation(),
+                p.predictedSecondsToEstablished(), p.readShare() > 0 ? String.format(Locale.ROOT,
+                        " (made again at %.0f%% of its bytes read, %s to be written)", 100 * p.readShare(),
+                        io.ferry.model.Sizes.format(p.writtenBytes())) : "", etaSeconds >= 0 ? String.format(Locale.ROOT, "ETA %.1f s", etaSeconds)
                         : String.format(Locale.ROOT, "%.1f s later than forecast", -etaSeconds))));
         next.ifPresentOrElse(p -> out.add(String.format(Locale.ROOT,
                         "next snapshot (%s, %d ranks): stall %.2f s, established %.1f s after the request"
@@ -74,7 +76,8 @@ public record JobForecast(Optional<Event.PredictionMade> inFlight, double etaSec
 
     public void json(ObjectNode n) {
         inFlight.ifPresent(p -> n.putObject("inFlight").put("generation", p.generation())
-                .put("predictedSecondsToEstablished", p.predictedSecondsToEstablished()).put("etaSeconds", etaSeconds));
+                .put("predictedSecondsToEstablished", p.predictedSecondsToEstablished()).put("etaSeconds", etaSeconds)
+                .put("readShare", p.readShare()).put("expectedWrittenBytes", p.writtenBytes()));
         next.ifPresent(p -> n.putObject("next").put("rawBytes", p.rawBytes()).put("ranks", p.ranks())
                 .put("predictedStallSeconds", p.predictedStallSeconds())
                 .put("predictedSecondsToEstablished", p.predictedSecondsToEstablished())

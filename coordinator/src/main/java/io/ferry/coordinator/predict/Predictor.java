@@ -58,6 +58,33 @@ public final class Predictor {
      */
     public static Optional<Event.PredictionMade> predict(JobView job, long generation, long rawBytes, int ranks,
                                                          double capturedSeconds, long asOfMillis) {
+        return predict(job, generation, rawBytes, ranks, capturedSeconds, asOfMillis, -1);
+    }
+
+    /**
+     * The forecast again while {@code g} stages, once its nodes have read {@code mark} of its raw
+     * bytes: the same fit, for the bytes the nodes' pushes say it will write ({@link StagingSoFar})
+     * instead of the share the previous snapshot wrote; never earlier than {@code nowMillis}.
+     * Empty where there was no forecast at capture.
+     */
+    public static Optional<Event.PredictionMade> during(JobView job, GenerationView g, StagingSoFar soFar, double mark,
+                                                        long nowMillis) {
+        Optional<Event.PredictionMade> atCapture = g.prediction();
+        if (atCapture.isEmpty()) {
+            return Optional.empty();
+        }
+        Event.PredictionMade p = atCapture.get();
+        double fallback = p.writtenBytes() >= 0 && p.rawBytes() > 0 ? (double) p.writtenBytes() / p.rawBytes() : 1;
+        long written = soFar.writtenEstimate(g.rawBytes(), fallback);
+        return predict(job, g.generation(), g.rawBytes(), g.capturedRanks(), g.secondsToCaptured(), nowMillis, written).map(again -> {
+                    double elapsed = g.requestedAtMillis() > 0 ? (nowMillis - g.requestedAtMillis()) / 1000.0 : 0;
+                    return p.during(mark, Math.max(elapsed, again.predictedSecondsToEstablished()), written);
+                });
+    }
+
+    /** The forecast for {@code written} bytes written to the store ({@code < 0}: the newest snapshot's share of raw). */
+    private static Optional<Event.PredictionMade> predict(JobView job, long generation, long rawBytes, int ranks,
+                                                          double capturedSeconds, long asOfMillis, long written) {
         List<GenerationView> history = new ArrayList<>();
         for (GenerationView g : job.generations()) {
             if (g.generation() < generation && g.state() == GenerationView.State.ESTABLISHED && g.rawBytes() > 0
@@ -100,14 +127,15 @@ public final class Predictor {
         }
         // Each part is judged against the whole time, as the forecast is: relative to ts.
         double[] w = relative(weight, ts);
-        double afterCapture = LeastSquares.fit(xs, rest, w).applyAsDouble(new double[]{rawBytes * writtenShare, ranks});
+        double expected = written >= 0 && byWritten ? written : rawBytes * writtenShare;
+        double afterCapture = LeastSquares.fit(xs, rest, w).applyAsDouble(new double[]{expected, ranks});
         double toCapture = !split ? 0 : capturedSeconds >= 0 ? capturedSeconds
                 : Math.max(0, LeastSquares.fit(sx, caught, w).applyAsDouble(new double[]{(double) rawBytes / ranks}));
         double toEstablished = toCapture + Math.max(0, afterCapture);
         double stall = LeastSquares.fit(sx, ss, relative(weight, ss)).applyAsDouble(new double[]{(double) rawBytes / ranks});
         double ideal = bestRate > 0 ? rawBytes / bestRate : Double.NaN;
         return Optional.of(new Event.PredictionMade(job.job(), generation, rawBytes, ranks, Math.max(0, stall),
-                toEstablished, ideal, fit.size(), byWritten ? Math.round(rawBytes * writtenShare) : -1));
+                toEstablished, ideal, fit.size(), byWritten ? Math.round(expected) : -1));
     }
 
     /**

@@ -305,10 +305,20 @@ public final class PackPush {
                 throw new java.util.concurrent.CancellationException("push failed");
             }
             List<Blob> out = new ArrayList<>(len / cdc.avg() + 2);
+            long freshRaw = 0;
+            long freshStored = 0;
             for (int at = 0; at < len; ) {
                 int n = cdc.next(buf, at, len);
-                out.add(blob(buf, at, n));
+                Blob b = blob(buf, at, n);
+                out.add(b);
+                if (b.fresh()) {
+                    freshRaw += n;
+                    freshStored += b.at().recordLength();
+                }
                 at += n;
+            }
+            if (freshRaw > 0) {
+                progress.wrote(freshRaw, freshStored);
             }
             return out;
         } catch (IOException e) {

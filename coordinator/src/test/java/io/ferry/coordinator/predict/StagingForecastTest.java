@@ -1,0 +1,105 @@
+package io.ferry.coordinator.predict;
+
+import io.ferry.coordinator.GenerationView;
+import io.ferry.coordinator.JobView;
+import io.ferry.coordinator.Jobs;
+import io.ferry.model.Event;
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A snapshot's forecast made again as its nodes stage it, from what their pushes found new so
+ * far: right where the data changed and the forecast at capture, which can only assume the last
+ * snapshot's share of new bytes, is wrong.
+ */
+class StagingForecastTest {
+    private static final long MIB = 1L << 20;
+    private final Jobs jobs = new Jobs();
+
+    @Test
+    void extrapolatesEachNodesNewBytesAndTakesTheReportingNodesShareForTheSilentOnes() {
+        StagingSoFar s = new StagingSoFar();
+        assertEquals(0, s.readShare(400 * MIB));
+        assertEquals(100 * MIB, s.writtenEstimate(400 * MIB, 0.25), "nothing heard: the fallback share");
+        s.report(new Event.StagingProgress("j", 3, "a", 25 * MIB, 100 * MIB, 20 * MIB, 10 * MIB));
+        s.report(new Event.StagingProgress("j", 3, "b", 50 * MIB, 100 * MIB, 0, 0));
+        assertEquals(75.0 / 400, s.readShare(400 * MIB), 1e-12);
+        // a: 10 of 25 read written, scaled to its 100: 40; b: nothing new in half its bytes: 0;
+        // the 200 MiB of nodes not heard from at the heard nodes' 10 / 75.
+        assertEquals(40 * MIB + Math.round(200 * MIB * 10.0 / 75), s.writtenEstimate(400 * MIB, 0.9));
+        s.report(new Event.StagingProgress("j", 3, "a", 20 * MIB, 100 * MIB, 20 * MIB, 10 * MIB));
+        assertEquals(75.0 / 400, s.readShare(400 * MIB), 1e-12, "an older report arriving late is not taken");
+    }
+
+    /**
+     * Three snapshots that wrote nothing new (the forecast at capture expects the same) and then
+     * one that writes all of its 1 GiB: at capture the forecast is the fixed cost alone; at 25%
+     * of the bytes read it is the time of writing all of it.
+     */
+    @Test
+    void theForecastAtAQuarterReadFollowsTheNewBytesTheForecastAtCaptureCouldNotKnow() {
+        JobView j = jobs.apply(new Event.JobStarted("j", 2, 0, false, "file:/s", "n"), 0);
+        long raw = 1L << 30;
+        // t = 1.5 s + written / 100 MB/s; history: 0, 0, 0.5 GiB, 0.25 GiB written (so the slope is known)
+        long[] written = {raw, raw / 2, raw / 4, 0, 0};
+        for (int g = 0; g < written.length; g++) {
+            snapshot(j, g, raw, written[g], 1.5 + written[g] / 100e6);
+        }
+        long at = 100_000;
+        jobs.apply(new Event.CheckpointRequested("j", 5, "request"), at);
+        jobs.apply(new Event.ImageCaptured("j", 5, 0, "n", raw / 2, 0.1), at + 500);
+        jobs.apply(new Event.ImageCaptured("j", 5, 1, "n", raw / 2, 0.1), at + 500);
+        GenerationView g = j.generations().stream().filter(x -> x.generation() == 5).findFirst().orElseThrow();
+        Event.PredictionMade atCapture = Predictor.predict(j, 5, raw, 2, g.secondsToCaptured(), Long.MAX_VALUE).orElseThrow();
+        jobs.apply(atCapture, at + 500);
+        assertEquals(0, atCapture.writtenBytes(), "the last snapshot wrote nothing new: so is this one expected to");
+        double actual = 0.5 + 1.5 + raw / 100e6; // its capture took 0.5 s
+        assertTrue(Math.abs(atCapture.predictedSecondsToEstablished() - actual) / actual > 0.5, atCapture.toString());
+
+        StagingSoFar soFar = new StagingSoFar();
+        soFar.report(new Event.StagingProgress("j", 5, "n", raw / 4, raw, raw / 4, raw / 4)); // all new so far
+        Event.PredictionMade again = Predictor.during(j, g, soFar, 0.25, at + 2_000).orElseThrow();
+        assertEquals(0.25, again.readShare());
+        assertEquals(raw, again.writtenBytes());
+        assertEquals(actual, again.predictedSecondsToEstablished(), actual * 0.05, again.toString());
+        jobs.apply(again, at + 2_000);
+        assertEquals(again, g.currentPrediction().orElseThrow(), "status shows the newest forecast");
+        assertEquals(atCapture, g.prediction().orElseThrow(), "the one at capture is kept for its accuracy");
+        assertEquals(again, g.predictionAt(0.25).orElseThrow());
+        jobs.apply(new Event.ImageStaged("j", 5, 0, "remote", raw / 2, raw / 2, 5), at + 12_000);
+        jobs.apply(new Event.ImageStaged("j", 5, 1, "remote", raw / 2, raw / 2, 5), at + 12_000);
+        jobs.apply(new Event.SnapshotEstablished("j", 5, "remote", actual), at + 12_238);
+        assertEquals(1, ForecastErrors.rows(j, 0.25).size());
+        assertTrue(Math.abs(ForecastErrors.rows(j, 0.25).get(0).error()) < 0.05);
+        assertTrue(Math.abs(ForecastErrors.rows(j, 0).get(0).error()) > 0.5, "at capture, as before");
+    }
+
+    @Test
+    void aForecastAgainIsNeverEarlierThanNow() {
+        JobView j = jobs.apply(new Event.JobStarted("j", 2, 0, false, "file:/s", "n"), 0);
+        for (int g = 0; g < 4; g++) {
+            snapshot(j, g, 100 * MIB, 10 * MIB, 1.0 + g * 0.01);
+        }
+        jobs.apply(new Event.CheckpointRequested("j", 4, "request"), 100_000);
+        jobs.apply(new Event.ImageCaptured("j", 4, 0, "n", 50 * MIB, 0.1), 100_100);
+        jobs.apply(new Event.ImageCaptured("j", 4, 1, "n", 50 * MIB, 0.1), 100_100);
+        GenerationView g = j.generations().stream().filter(x -> x.generation() == 4).findFirst().orElseThrow();
+        jobs.apply(Predictor.predict(j, 4, 100 * MIB, 2, g.secondsToCaptured(), Long.MAX_VALUE).orElseThrow(), 100_100);
+        StagingSoFar soFar = new StagingSoFar();
+        soFar.report(new Event.StagingProgress("j", 4, "n", 50 * MIB, 100 * MIB, 5 * MIB, 5 * MIB));
+        Event.PredictionMade late = Predictor.during(j, g, soFar, 0.5, 100_000 + 30_000).orElseThrow();
+        assertEquals(30.0, late.predictedSecondsToEstablished(), 1e-9, "30 s have passed since the request");
+    }
+
+    private void snapshot(JobView j, long g, long raw, long written, double seconds) {
+        long at = g * 20_000;
+        jobs.apply(new Event.CheckpointRequested("j", g, "request"), at);
+        jobs.apply(new Event.ImageCaptured("j", g, 0, "n", raw / 2, 0.1), at);
+        jobs.apply(new Event.ImageCaptured("j", g, 1, "n", raw - raw / 2, 0.1), at);
+        jobs.apply(new Event.ImageStaged("j", g, 0, "remote", raw / 2, written / 2, 1), at);
+        jobs.apply(new Event.ImageStaged("j", g, 1, "remote", raw - raw / 2, written - written / 2, 1), at);
+        jobs.apply(new Event.SnapshotEstablished("j", g, "remote", seconds), at + Math.round(seconds * 1000));
+    }
+}
