@@ -63,16 +63,24 @@ final class Accuracy {
                 ? "Forecasts of time to established for %s made again by this version's model from the same history%n"
                 : "Forecasts of time to established for %s (from the request; forecast made once captured:"
                 + " the capture's seconds are measured, the rest forecast)%n", job);
+        java.util.Map<Long, Row> quarter = new java.util.HashMap<>();
+        if (!refit) {
+            ForecastErrors.rows(v, StagingSoFar.MARKS[0]).forEach(r -> quarter.put(r.generation(), r));
+        }
         out.println("| generation | raw | ranks | written: expected | written | captured s | forecast s | actual s | error"
-                + " | error after capture | fill-time law s | law error |");
-        out.println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+                + " | error after capture | at 25% read: written expected | forecast s | error | fill-time law s | law error |");
+        out.println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (Row r : rows) {
-            out.printf(Locale.ROOT, "| %d | %s | %d | %s | %s | %s | %.2f | %.2f | %+.1f%% | %s | %.2f | %+.1f%% |%n",
+            Row q = quarter.get(r.generation());
+            out.printf(Locale.ROOT, "| %d | %s | %d | %s | %s | %s | %.2f | %.2f | %+.1f%% | %s | %s | %s | %s | %.2f | %+.1f%% |%n",
                     r.generation(), Sizes.format(r.rawBytes()), r.ranks(),
                     r.expectedWritten() < 0 ? "-" : Sizes.format(r.expectedWritten()), Sizes.format(r.written()),
                     Double.isNaN(r.captured()) ? "-" : String.format(Locale.ROOT, "%.2f", r.captured()), r.predicted(),
                     r.actual(), 100 * r.error(), Double.isNaN(r.errorAfterCapture()) ? "-"
                             : String.format(Locale.ROOT, "%+.1f%%", 100 * r.errorAfterCapture()),
+                    q == null ? "-" : Sizes.format(q.expectedWritten()),
+                    q == null ? "-" : String.format(Locale.ROOT, "%.2f", q.predicted()),
+                    q == null ? "-" : String.format(Locale.ROOT, "%+.1f%%", 100 * q.error()),
                     r.ideal(), 100 * r.idealError());
         }
         out.printf(Locale.ROOT, "%d forecasts: median absolute error %.1f%% (90th percentile %.1f%%);"
