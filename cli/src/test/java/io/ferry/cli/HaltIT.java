@@ -23,7 +23,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class HaltIT {
     private static final int RANKS = 2;
-    private static final int STEPS = 2500;
+    /**
+     * About 30 s of work (a step is a 20 ms sleep): the two halted runs use some 5 to 15 s of it, the
+     * third run the rest. 2500 steps made the third run a minute of waiting for nothing.
+     */
+    private static final int STEPS = 1200;
 
     @TempDir
     Path tmp;
@@ -33,8 +37,10 @@ class HaltIT {
         Path results = Files.createDirectories(tmp.resolve("results"));
         Path rank = LcgRank.script(tmp, STEPS);
         String home = tmp.resolve("home").toString();
+        // SIGTERM's grace: the final checkpoint is asked for as late as the forecast allows (deadline - 1.5 x forecast
+        // - 5 s), so every second of grace beyond that lead is a second of waiting; 10 s leaves the same lead as 20 s.
         List<String> run = List.of("run", "--job", "halt", "--ranks", Integer.toString(RANKS), "--interval", "0",
-                "--halt-grace", "20s", "--home", home, "--http", "off", "--", rank.toString(), results.toString());
+                "--halt-grace", "10s", "--home", home, "--http", "off", "--", rank.toString(), results.toString());
 
         // 1. ferry halt, with 20 s to go.
         Process first = FerryProcess.builder(List.of("-Xmx384m"), run.toArray(String[]::new)).redirectErrorStream(true).start();
