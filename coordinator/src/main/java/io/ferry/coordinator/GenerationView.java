@@ -47,6 +47,8 @@ public final class GenerationView {
     boolean failing;
     /** When its last rank was captured (log time, ms since the epoch); 0 until then or if unknown. */
     long capturedAtMillis;
+    /** When its last rank's image was staged (log time, ms since the epoch); 0 until then or if unknown. */
+    long lastStagedAtMillis;
     Event.PredictionMade prediction;
     /** The forecasts made again as its nodes staged it, by share of bytes read; null until one is. */
     java.util.NavigableMap<Double, Event.PredictionMade> stagingPredictions;
@@ -373,6 +375,18 @@ public final class GenerationView {
     }
 
     /** When its last rank was captured (log time, ms since the epoch); 0 if not yet or unknown. */
+    /**
+     * Seconds from its last rank staged to established (the commit: markers and their sync), or
+     * NaN where the log does not say.
+     */
+    public double secondsToCommit() {
+        if (state != State.ESTABLISHED || lastStagedAtMillis <= 0 || requestedAtMillis <= 0 || Double.isNaN(secondsToEstablished)) {
+            return Double.NaN;
+        }
+        double s = (requestedAtMillis + secondsToEstablished * 1000 - lastStagedAtMillis) / 1000.0;
+        return s >= 0 ? s : Double.NaN;
+    }
+
     public long capturedAtMillis() {
         return capturedAtMillis;
     }

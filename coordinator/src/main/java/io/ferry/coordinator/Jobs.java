@@ -103,6 +103,7 @@ public final class Jobs {
             GenerationView g = gen(j, s.generation());
             if (g.staged(s)) {
                 g.storedBytes += s.storedBytes();
+                g.lastStagedAtMillis = Math.max(g.lastStagedAtMillis, timestampMillis);
             }
             g.stagingProblem = "";
         } else if (e instanceof Event.StagingFailed s) {
@@ -140,7 +141,7 @@ public final class Jobs {
                 if (g.stagingSoFar == null) {
                     g.stagingSoFar = new io.ferry.coordinator.predict.StagingSoFar();
                 }
-                g.stagingSoFar.report(p);
+                g.stagingSoFar.report(p, timestampMillis);
             }
         } else if (e instanceof Event.StoreHealthReported h) {
             j.storeHealth.put(h.node(), h);

@@ -78,8 +78,32 @@ public final class Predictor {
         long written = soFar.writtenEstimate(g.rawBytes(), fallback);
         return predict(job, g.generation(), g.rawBytes(), g.capturedRanks(), g.secondsToCaptured(), nowMillis, written).map(again -> {
                     double elapsed = g.requestedAtMillis() > 0 ? (nowMillis - g.requestedAtMillis()) / 1000.0 : 0;
-                    return p.during(mark, Math.max(elapsed, again.predictedSecondsToEstablished()), written);
+                    double seconds = again.predictedSecondsToEstablished();
+                    double left = soFar.secondsLeft(g.nodes().size(), nowMillis);
+                    double commit = commitSeconds(job, g.generation());
+                    if (g.requestedAtMillis() > 0 && !Double.isNaN(left) && !Double.isNaN(commit)) {
+                        seconds = elapsed + left + commit; // what this snapshot's own staging rate says
+                    }
+                    return p.during(mark, Math.max(elapsed, seconds), written);
                 });
+    }
+
+    /**
+     * The commit's seconds (last rank staged to established) the job's recent snapshots took: their
+     * median over the last {@link #WINDOW}; NaN where the log says none.
+     */
+    private static double commitSeconds(JobView job, long before) {
+        List<Double> commits = new ArrayList<>();
+        for (GenerationView g : job.generations()) {
+            if (g.generation() < before && !Double.isNaN(g.secondsToCommit())) {
+                commits.add(g.secondsToCommit());
+            }
+        }
+        if (commits.isEmpty()) {
+            return Double.NaN;
+        }
+        List<Double> recent = commits.subList(Math.max(0, commits.size() - WINDOW), commits.size());
+        return Stats.median(recent.stream().mapToDouble(Double::doubleValue).toArray());
     }
 
     /** The forecast for {@code written} bytes written to the store ({@code < 0}: the newest snapshot's share of raw). */

@@ -16,9 +16,46 @@ public final class StagingSoFar {
     /** The shares of bytes read at which a snapshot is forecast again, after the forecast at capture. */
     public static final double[] MARKS = {0.25, 0.5, 0.75};
     private final Map<String, Event.StagingProgress> byNode = new HashMap<>();
+    /** Each node's first report and when it came (the coordinator's clock), and when its newest came. */
+    private final Map<String, Event.StagingProgress> firstByNode = new HashMap<>();
+    private final Map<String, long[]> timesByNode = new HashMap<>();
 
-    public void report(Event.StagingProgress p) {
-        byNode.merge(p.node(), p, (old, now) -> now.readBytes() >= old.readBytes() ? now : old);
+    /** Folds a node's report, arrived at {@code atMillis} on the coordinator's clock. */
+    public void report(Event.StagingProgress p, long atMillis) {
+        Event.StagingProgress old = byNode.get(p.node());
+        if (old != null && old.readBytes() > p.readBytes()) {
+            return; // an older report arriving late
+        }
+        byNode.put(p.node(), p);
+        firstByNode.putIfAbsent(p.node(), p);
+        long[] t = timesByNode.computeIfAbsent(p.node(), n -> new long[]{atMillis, atMillis});
+        t[1] = atMillis;
+    }
+
+    /**
+     * Seconds until the slowest reporting node has read the rest of its bytes, at the rate it read
+     * between its first report and its newest (so the push's start, listing files and reading the
+     * last snapshot's manifest, is not counted as reading), or NaN until every node of
+     * {@code nodes} has reported twice: the rate measured while staging, beside the one the
+     * history gives. A job's snapshot is its slowest node's.
+     */
+    public double secondsLeft(int nodes, long nowMillis) {
+        if (byNode.size() < Math.max(1, nodes)) {
+            return Double.NaN;
+        }
+        double left = 0;
+        for (Map.Entry<String, Event.StagingProgress> e : byNode.entrySet()) {
+            Event.StagingProgress first = firstByNode.get(e.getKey());
+            long[] t = timesByNode.get(e.getKey());
+            long read = e.getValue().readBytes() - first.readBytes();
+            if (read <= 0 || t[1] <= t[0]) {
+                return Double.NaN;
+            }
+            double rate = read / ((t[1] - t[0]) / 1000.0);
+            double since = Math.max(0, (nowMillis - t[1]) / 1000.0);
+            left = Math.max(left, Math.max(0, (e.getValue().totalBytes() - e.getValue().readBytes()) / rate - since));
+        }
+        return left;
     }
 
     /** The share (0..1) of the generation's {@code rawBytes} its nodes have read for staging. */

@@ -23,13 +23,13 @@ class StagingForecastTest {
         StagingSoFar s = new StagingSoFar();
         assertEquals(0, s.readShare(400 * MIB));
         assertEquals(100 * MIB, s.writtenEstimate(400 * MIB, 0.25), "nothing heard: the fallback share");
-        s.report(new Event.StagingProgress("j", 3, "a", 25 * MIB, 100 * MIB, 20 * MIB, 10 * MIB));
-        s.report(new Event.StagingProgress("j", 3, "b", 50 * MIB, 100 * MIB, 0, 0));
+        s.report(new Event.StagingProgress("j", 3, "a", 25 * MIB, 100 * MIB, 20 * MIB, 10 * MIB), 1_000);
+        s.report(new Event.StagingProgress("j", 3, "b", 50 * MIB, 100 * MIB, 0, 0), 1_000);
         assertEquals(75.0 / 400, s.readShare(400 * MIB), 1e-12);
         // a: 10 of 25 read written, scaled to its 100: 40; b: nothing new in half its bytes: 0;
         // the 200 MiB of nodes not heard from at the heard nodes' 10 / 75.
         assertEquals(40 * MIB + Math.round(200 * MIB * 10.0 / 75), s.writtenEstimate(400 * MIB, 0.9));
-        s.report(new Event.StagingProgress("j", 3, "a", 20 * MIB, 100 * MIB, 20 * MIB, 10 * MIB));
+        s.report(new Event.StagingProgress("j", 3, "a", 20 * MIB, 100 * MIB, 20 * MIB, 10 * MIB), 1_100);
         assertEquals(75.0 / 400, s.readShare(400 * MIB), 1e-12, "an older report arriving late is not taken");
     }
 
@@ -59,7 +59,7 @@ class StagingForecastTest {
         assertTrue(Math.abs(atCapture.predictedSecondsToEstablished() - actual) / actual > 0.5, atCapture.toString());
 
         StagingSoFar soFar = new StagingSoFar();
-        soFar.report(new Event.StagingProgress("j", 5, "n", raw / 4, raw, raw / 4, raw / 4)); // all new so far
+        soFar.report(new Event.StagingProgress("j", 5, "n", raw / 4, raw, raw / 4, raw / 4), at + 2_000); // all new so far
         Event.PredictionMade again = Predictor.during(j, g, soFar, 0.25, at + 2_000).orElseThrow();
         assertEquals(0.25, again.readShare());
         assertEquals(raw, again.writtenBytes());
@@ -88,9 +88,44 @@ class StagingForecastTest {
         GenerationView g = j.generations().stream().filter(x -> x.generation() == 4).findFirst().orElseThrow();
         jobs.apply(Predictor.predict(j, 4, 100 * MIB, 2, g.secondsToCaptured(), Long.MAX_VALUE).orElseThrow(), 100_100);
         StagingSoFar soFar = new StagingSoFar();
-        soFar.report(new Event.StagingProgress("j", 4, "n", 50 * MIB, 100 * MIB, 5 * MIB, 5 * MIB));
+        soFar.report(new Event.StagingProgress("j", 4, "n", 50 * MIB, 100 * MIB, 5 * MIB, 5 * MIB), 100_000 + 30_000);
         Event.PredictionMade late = Predictor.during(j, g, soFar, 0.5, 100_000 + 30_000).orElseThrow();
         assertEquals(30.0, late.predictedSecondsToEstablished(), 1e-9, "30 s have passed since the request");
+    }
+
+    /**
+     * Once every node has reported twice, the rest of the staging is forecast from the rate the
+     * slowest node reads at (its first report's time and bytes to its newest), plus the commit's
+     * seconds the job's recent snapshots took: a node slowed by its neighbours is seen as it stages.
+     */
+    @Test
+    void withTwoReportsFromEveryNodeTheRestIsForecastAtTheSlowestNodesOwnRate() {
+        JobView j = jobs.apply(new Event.JobStarted("j", 2, 0, false, "file:/s", "a"), 0);
+        for (int g = 0; g < 4; g++) { // each: staged 1 s after its request, established 0.3 s later
+            long at = g * 20_000L;
+            jobs.apply(new Event.CheckpointRequested("j", g, "request"), at);
+            jobs.apply(new Event.ImageCaptured("j", g, 0, "a", 50 * MIB, 0.1), at);
+            jobs.apply(new Event.ImageCaptured("j", g, 1, "b", 50 * MIB, 0.1), at);
+            jobs.apply(new Event.ImageStaged("j", g, 0, "remote", 50 * MIB, 10 * MIB, 1), at + 1_000);
+            jobs.apply(new Event.ImageStaged("j", g, 1, "remote", 50 * MIB, 10 * MIB, 1), at + 1_000);
+            jobs.apply(new Event.SnapshotEstablished("j", g, "remote", 1.3), at + 1_300);
+        }
+        assertEquals(0.3, j.generations().stream().filter(x -> x.generation() == 3).findFirst().orElseThrow().secondsToCommit(), 1e-9);
+        long at = 100_000;
+        jobs.apply(new Event.CheckpointRequested("j", 4, "request"), at);
+        jobs.apply(new Event.ImageCaptured("j", 4, 0, "a", 100 * MIB, 0.1), at + 200);
+        jobs.apply(new Event.ImageCaptured("j", 4, 1, "b", 100 * MIB, 0.1), at + 200);
+        GenerationView g = j.generations().stream().filter(x -> x.generation() == 4).findFirst().orElseThrow();
+        jobs.apply(Predictor.predict(j, 4, 200 * MIB, 2, g.secondsToCaptured(), Long.MAX_VALUE).orElseThrow(), at + 200);
+        StagingSoFar soFar = new StagingSoFar();
+        soFar.report(new Event.StagingProgress("j", 4, "a", 10 * MIB, 100 * MIB, 2 * MIB, 2 * MIB), at + 500);
+        soFar.report(new Event.StagingProgress("j", 4, "b", 10 * MIB, 100 * MIB, 2 * MIB, 2 * MIB), at + 500);
+        assertTrue(Double.isNaN(soFar.secondsLeft(2, at + 500)), "no rate from one report");
+        soFar.report(new Event.StagingProgress("j", 4, "a", 30 * MIB, 100 * MIB, 6 * MIB, 6 * MIB), at + 700); // 100 MiB/s
+        soFar.report(new Event.StagingProgress("j", 4, "b", 20 * MIB, 100 * MIB, 4 * MIB, 4 * MIB), at + 1_500); // 10 MiB/s
+        assertEquals(8.0, soFar.secondsLeft(2, at + 1_500), 1e-9, "b's 80 MiB left at 10 MiB/s");
+        Event.PredictionMade p = Predictor.during(j, g, soFar, 0.25, at + 1_500).orElseThrow();
+        assertEquals(1.5 + 8.0 + 0.3, p.predictedSecondsToEstablished(), 1e-9);
     }
 
     private void snapshot(JobView j, long g, long raw, long written, double seconds) {
