@@ -34,42 +34,50 @@ class RunIT {
         assertTrue(list.out().contains("finished OK, 1 recoveries"), list.out());
         assertTrue(list.out().matches("(?s).*\\n2\\s+ESTABLISHED\\s+4/4\\s+4/4.*"), list.out());
 
-        FerryProcess.Result status = FerryProcess.run("status", "demo", "--json", "--home", home);
-        JsonNode json = new ObjectMapper().readTree(status.out());
-        assertEquals("finished", json.get("state").asText());
-        assertTrue(json.get("newestEstablished").asLong() >= 2, status.out());
+        // The next four commands read the same log through one broker on the home's log, started here once: each
+        // starting the home's broker itself (as list just did) cost 10-20 s apiece on a loaded 2-core machine.
+        try (io.ferry.eventlog.EmbeddedKafka homeLog =
+                     io.ferry.eventlog.EmbeddedKafka.start(new FerryHome(demo.resolve("home")).kafka())) {
+            String log = homeLog.bootstrapServers();
+            FerryProcess.Result status = FerryProcess.run("status", "demo", "--json", "--home", home, "--kafka", log);
+            JsonNode json = new ObjectMapper().readTree(status.out());
+            assertEquals("finished", json.get("state").asText());
+            assertTrue(json.get("newestEstablished").asLong() >= 2, status.out());
 
-        // Forecasts: made after 3 warm-up snapshots, recorded, and set beside what happened.
-        FerryProcess.Result accuracy = FerryProcess.run("plan", "--accuracy", "demo", "--home", home);
-        assertEquals(0, accuracy.exit(), accuracy.err());
-        assertTrue(accuracy.out().matches("(?s).*\\n[1-9]\\d* forecasts: median absolute error .*"), accuracy.out());
-        FerryProcess.Result forecast = FerryProcess.run("status", "demo", "--mtbf", "24h", "--home", home);
-        assertTrue(forecast.out().contains("next snapshot (768.0 KiB, 4 ranks): stall"), forecast.out());
-        assertTrue(forecast.out().contains("checkpoint interval for MTBF 86400 s (given): Young"), forecast.out());
-        assertTrue(json.get("forecast").has("next"), status.out());
-        // The agent reported its cache: the forecast says whether it fills under this retention.
-        assertEquals(1, json.get("forecast").get("caches").size(), status.out());
-        assertTrue(forecast.out().contains("  cache on "), forecast.out());
+            // Forecasts: made after 3 warm-up snapshots, recorded, and set beside what happened.
+            FerryProcess.Result accuracy = FerryProcess.run("plan", "--accuracy", "demo", "--home", home, "--kafka", log);
+            assertEquals(0, accuracy.exit(), accuracy.err());
+            assertTrue(accuracy.out().matches("(?s).*\\n[1-9]\\d* forecasts: median absolute error .*"), accuracy.out());
+            FerryProcess.Result forecast = FerryProcess.run("status", "demo", "--mtbf", "24h", "--home", home, "--kafka", log);
+            assertTrue(forecast.out().contains("next snapshot (768.0 KiB, 4 ranks): stall"), forecast.out());
+            assertTrue(forecast.out().contains("checkpoint interval for MTBF 86400 s (given): Young"), forecast.out());
+            assertTrue(json.get("forecast").has("next"), status.out());
+            // The agent reported its cache: the forecast says whether it fills under this retention.
+            assertEquals(1, json.get("forecast").get("caches").size(), status.out());
+            assertTrue(forecast.out().contains("  cache on "), forecast.out());
 
-        // Calibration from the demo's snapshots and a real probe of its store, saved, then projected.
-        Path cal = tmp.resolve("demo-cal.json");
-        FerryProcess.Result calibrate = FerryProcess.run("plan", "--calibrate-from", "demo", "--home", home,
-                "--probe-size", "8MiB", "--probe-writers", "1,2", "--save-calibration", cal.toString());
-        assertEquals(0, calibrate.exit(), calibrate.err());
-        assertTrue(calibrate.out().contains("Calibration from job demo"), calibrate.out());
-        assertTrue(calibrate.out().matches("(?s).*store file:.*: 1 writer .* 2 writers .*"), calibrate.out());
-        assertTrue(calibrate.err().contains("store probe: 2 writers"), calibrate.err());
-        JsonNode saved = new ObjectMapper().readTree(cal.toFile());
-        assertEquals(2, saved.get("store").size());
-        assertTrue(saved.get("rawDiskBytesPerSecond").asDouble() > 0, "a file: store's disk is measured raw too");
-        try (var left = Files.walk(demo.resolve("home").resolve("store"))) {
-            assertFalse(left.anyMatch(p -> p.toString().contains("probe")), "the probe's objects are deleted");
+            // Calibration from the demo's snapshots and a real probe of its store, saved, then projected.
+            Path cal = tmp.resolve("demo-cal.json");
+            FerryProcess.Result calibrate = FerryProcess.run("plan", "--calibrate-from", "demo", "--home", home, "--kafka", log,
+                    "--probe-size", "8MiB", "--probe-writers", "1,2", "--save-calibration", cal.toString());
+            assertEquals(0, calibrate.exit(), calibrate.err());
+            assertTrue(calibrate.out().contains("Calibration from job demo"), calibrate.out());
+            assertTrue(calibrate.out().matches("(?s).*store file:.*: 1 writer .* 2 writers .*"), calibrate.out());
+            assertTrue(calibrate.err().contains("store probe: 2 writers"), calibrate.err());
+            JsonNode saved = new ObjectMapper().readTree(cal.toFile());
+            assertEquals(2, saved.get("store").size());
+            assertTrue(saved.get("rawDiskBytesPerSecond").asDouble() > 0, "a file: store's disk is measured raw too");
+            try (var left = Files.walk(demo.resolve("home").resolve("store"))) {
+                assertFalse(left.anyMatch(p -> p.toString().contains("probe")), "the probe's objects are deleted");
+            }
+            FerryProcess.Result projected = FerryProcess.run("plan", "--calibration", cal.toString(), "--nodes", "100",
+                    "--memory-per-node", "64GB", "--storage", "1PB", "--disk-size", "10TB", "--disk-bandwidth", "1GB/s");
+            assertEquals(0, projected.exit(), projected.err());
+            assertTrue(projected.out().contains("| established on the remote store | 64.00 s (1 min 4 s) |"), projected.out());
         }
-        FerryProcess.Result projected = FerryProcess.run("plan", "--calibration", cal.toString(), "--nodes", "100",
-                "--memory-per-node", "64GB", "--storage", "1PB", "--disk-size", "10TB", "--disk-bandwidth", "1GB/s");
-        assertEquals(0, projected.exit(), projected.err());
-        assertTrue(projected.out().contains("| established on the remote store | 64.00 s (1 min 4 s) |"), projected.out());
 
+        // The restart plan from the home alone: with nothing running it plans against this host's cache (with --kafka it
+        // would ask the nodes' agents, and none runs now).
         FerryProcess.Result plan = FerryProcess.run("restart", "demo", "--dry-run", "--home", home);
         assertEquals(0, plan.exit(), plan.err());
         assertTrue(plan.out().matches("(?s).*rank 0: node \\S+, local.*"), plan.out());
