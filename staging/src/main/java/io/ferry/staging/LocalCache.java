@@ -24,7 +24,8 @@ import java.util.stream.Stream;
  * place, {@code .partner-<rank>} beside it saying so (it is staged by its own node, so it never
  * holds up retention here). Retention keeps the newest N generations of a job and
  * never deletes the newest generation established remotely, nor any generation holding an
- * image not yet staged. Thread-safe per job when one agent owns the directory.
+ * image not yet staged. Once a job is over or has left the node, {@link #reclaim} removes what
+ * it no longer needs. Thread-safe per job when one agent owns the directory.
  */
 public final class LocalCache {
     private final Path root;
@@ -261,6 +262,182 @@ public final class LocalCache {
         Path trash = dir.resolveSibling(".trash-" + generation + "-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
         Files.move(dir, trash, StandardCopyOption.ATOMIC_MOVE);
         FileTrees.delete(trash);
+    }
+
+    /** Jobs with a directory in the cache, by name (entries that are no job's name, such as a half-deleted job, left out). */
+    public List<String> jobs() throws IOException {
+        if (!Files.isDirectory(root)) {
+            return List.of();
+        }
+        try (Stream<Path> s = Files.list(root)) {
+            return s.filter(Files::isDirectory).map(p -> p.getFileName().toString()).filter(LocalCache::isJobName)
+                    .sorted().toList();
+        }
+    }
+
+    private static boolean isJobName(String name) {
+        try {
+            Names.requireJob(name);
+            return true;
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
+    }
+
+    /** When anything under {@code job}'s directory last changed (epoch milliseconds); 0 when it has none. */
+    public long lastModifiedMillis(String job) throws IOException {
+        Path dir = root.resolve(Names.requireJob(job));
+        if (!Files.isDirectory(dir)) {
+            return 0;
+        }
+        try (Stream<Path> s = Files.walk(dir)) {
+            return s.mapToLong(p -> {
+                try {
+                    return Files.getLastModifiedTime(p).toMillis();
+                } catch (IOException e) {
+                    return 0; // deleted while walking
+                }
+            }).max().orElse(0);
+        } catch (java.io.UncheckedIOException e) {
+            throw e.getCause();
+        }
+    }
+
+    /** Where a job stands, as far as its images in this cache go; see {@link #reclaim}. */
+    public enum Standing {
+        /** It finished successfully: nothing of it here is needed any more. */
+        FINISHED,
+        /**
+         * It failed (and may be run again, restarting from its snapshots on the store), or the event
+         * log does not know it: what the store holds may go, what only this cache holds stays.
+         */
+        ENDED,
+        /** It runs, but places no ranks on this node any more (they moved off it after it was lost). */
+        MOVED_OFF
+    }
+
+    /**
+     * What {@link #reclaim} did: what it removed and the bytes that freed, and the generations it
+     * kept because they hold an image of this node that is not yet staged.
+     */
+    public record Reclaimed(List<String> removed, long freedBytes, List<Long> keptUnstaged) {
+        public Reclaimed {
+            removed = List.copyOf(removed);
+            keptUnstaged = List.copyOf(keptUnstaged);
+        }
+    }
+
+    /**
+     * Removes from the cache what {@code job} no longer needs, by {@code standing}:
+     * <ul>
+     * <li>{@link Standing#FINISHED}: the job's whole directory, staged or not (the job will not
+     *     restart);</li>
+     * <li>{@link Standing#ENDED}: every generation whose images are all staged or partner copies
+     *     (a partner copy is staged by the node that captured it), and the restore area; a
+     *     generation holding an image of this node not yet staged stays;</li>
+     * <li>{@link Standing#MOVED_OFF}: this node's own staged images and the restore area; partner
+     *     copies (the restore source of ranks whose node was lost) and images not yet staged stay.</li>
+     * </ul>
+     * Everything is renamed aside before it is deleted, so a half-deleted image is never taken for
+     * one. Not thread-safe with the job's own use of the cache: the caller runs it when no agent
+     * serves the job here.
+     */
+    public Reclaimed reclaim(String job, Standing standing) throws IOException {
+        Path dir = root.resolve(Names.requireJob(job));
+        List<String> removed = new ArrayList<>();
+        List<Long> kept = new ArrayList<>();
+        long freed = 0;
+        if (!Files.isDirectory(dir)) {
+            return new Reclaimed(removed, 0, kept);
+        }
+        if (standing == Standing.FINISHED) {
+            freed = bytesUnder(dir);
+            Path trash = root.resolve(".trash-" + job + "-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
+            Files.move(dir, trash, StandardCopyOption.ATOMIC_MOVE);
+            FileTrees.delete(trash);
+            removed.add("the job's directory");
+            return new Reclaimed(removed, freed, kept);
+        }
+        Path restart = dir.resolve(".restart");
+        if (Files.exists(restart)) {
+            freed += bytesUnder(restart);
+            Path trash = dir.resolve(".trash-restart-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
+            Files.move(restart, trash, StandardCopyOption.ATOMIC_MOVE);
+            FileTrees.delete(trash);
+            removed.add("the restore area");
+        }
+        for (long g : generations(job)) {
+            Path gen = generationDir(job, g);
+            if (standing == Standing.ENDED) {
+                if (allStaged(job, g)) {
+                    freed += bytesUnder(gen);
+                    drop(job, g);
+                    removed.add("generation " + g);
+                } else {
+                    kept.add(g);
+                }
+                continue;
+            }
+            List<Integer> own = new ArrayList<>();
+            for (int r : ranks(gen)) {
+                ImageRef ref = new ImageRef(job, g, r);
+                if (isPartnerCopy(ref)) {
+                    continue;
+                }
+                if (!isStaged(ref)) {
+                    if (!kept.contains(g)) {
+                        kept.add(g);
+                    }
+                    continue;
+                }
+                Path image = imageDir(ref);
+                freed += bytesUnder(image);
+                Path trash = gen.resolve(".trash-" + r + "-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
+                Files.move(image, trash, StandardCopyOption.ATOMIC_MOVE);
+                FileTrees.delete(trash);
+                Files.deleteIfExists(gen.resolve(".staged-" + r)); // last: an image here never lacks its marker
+                own.add(r);
+            }
+            if (!own.isEmpty()) {
+                removed.add("generation " + g + " ranks " + io.ferry.model.RankSet.of(own.stream().mapToInt(Integer::intValue)));
+            }
+            if (ranks(gen).isEmpty() && !receiving(gen)) {
+                drop(job, g);
+            }
+        }
+        // A job that runs elsewhere keeps its (maybe empty) directory: a partner copy may be arriving into it.
+        if (standing == Standing.ENDED && generations(job).isEmpty()) {
+            FileTrees.delete(dir); // no image of it left: its directory goes too
+        }
+        return new Reclaimed(removed, freed, kept);
+    }
+
+    private static List<Integer> ranks(Path gen) throws IOException {
+        try (Stream<Path> s = Files.list(gen)) {
+            return s.map(p -> p.getFileName().toString()).filter(n -> n.matches("\\d{1,9}")).map(Integer::parseInt)
+                    .sorted().toList();
+        }
+    }
+
+    /** Whether a partner copy is being received into {@code gen} ({@link #incomingDir}). */
+    private static boolean receiving(Path gen) throws IOException {
+        try (Stream<Path> s = Files.list(gen)) {
+            return s.anyMatch(p -> p.getFileName().toString().startsWith(".incoming-"));
+        }
+    }
+
+    private static long bytesUnder(Path dir) throws IOException {
+        try (Stream<Path> s = Files.walk(dir)) {
+            return s.filter(Files::isRegularFile).mapToLong(p -> {
+                try {
+                    return Files.size(p);
+                } catch (IOException e) {
+                    return 0; // deleted while walking
+                }
+            }).sum();
+        } catch (java.io.UncheckedIOException e) {
+            throw e.getCause();
+        }
     }
 
     /** The ranks of {@code generation} whose images here are neither staged nor a partner's copy, in order. */

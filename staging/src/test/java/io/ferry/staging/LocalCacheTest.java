@@ -203,4 +203,85 @@ class LocalCacheTest {
         assertThrows(IllegalArgumentException.class, () -> c.generations("../etc"));
         assertThrows(IllegalArgumentException.class, () -> c.applyRetention("..", 1, g -> true));
     }
+
+    /** Writes rank {@code rank}'s image of generation {@code g} of job {@code job} (100 bytes), staged or not. */
+    private static void own(LocalCache c, String job, long g, int rank, boolean staged) throws Exception {
+        ImageRef ref = new ImageRef(job, g, rank);
+        Fixture.write(c.imageDir(ref).resolve("state"), new byte[100]);
+        if (staged) {
+            c.markStaged(ref);
+        }
+    }
+
+    private static void partner(LocalCache c, String job, long g, int rank) throws Exception {
+        ImageRef ref = new ImageRef(job, g, rank);
+        Path in = c.incomingDir(ref);
+        Fixture.write(in.resolve("state"), new byte[100]);
+        c.installPartnerCopy(in, ref);
+    }
+
+    @Test
+    void aFinishedJobGoesWholeStagedOrNot() throws Exception {
+        LocalCache c = Staging.localCache(tmp);
+        own(c, "j", 1, 0, true);
+        own(c, "j", 2, 0, false);
+        partner(c, "j", 2, 1);
+        Fixture.write(c.root().resolve("j/.restart/0/state"), new byte[100]);
+        own(c, "other", 1, 0, false);
+        LocalCache.Reclaimed r = c.reclaim("j", LocalCache.Standing.FINISHED);
+        assertEquals(400, r.freedBytes());
+        assertEquals(List.of(), r.keptUnstaged());
+        assertEquals(List.of("other"), c.jobs(), "nothing of j left, not even a half-deleted directory");
+        assertEquals(List.of(1L), c.generations("other"));
+    }
+
+    @Test
+    void anEndedJobLosesWhatTheStoreHoldsAndKeepsWhatOnlyThisCacheHolds() throws Exception {
+        LocalCache c = Staging.localCache(tmp);
+        own(c, "j", 1, 0, true);
+        own(c, "j", 2, 0, true);
+        own(c, "j", 2, 1, false); // not staged: the only copy, and a run of the job again may stage it
+        own(c, "j", 3, 0, true);
+        partner(c, "j", 3, 1); // staged by the node that captured it
+        Fixture.write(c.root().resolve("j/.restart/0/state"), new byte[100]);
+        LocalCache.Reclaimed r = c.reclaim("j", LocalCache.Standing.ENDED);
+        assertEquals(List.of(2L), r.keptUnstaged());
+        assertEquals(List.of(2L), c.generations("j"));
+        assertEquals(400, r.freedBytes(), "generations 1 and 3 and the restore area");
+        assertTrue(Files.exists(c.imageDir(new ImageRef("j", 2, 1)).resolve("state")));
+        assertTrue(Files.notExists(c.root().resolve("j/.restart")));
+        c.markStaged(new ImageRef("j", 2, 1));
+        c.reclaim("j", LocalCache.Standing.ENDED);
+        assertEquals(List.of(), c.jobs(), "once all is staged, the job's directory goes too");
+    }
+
+    @Test
+    void aJobThatMovedOffKeepsPartnerCopiesAndImagesNotYetStaged() throws Exception {
+        LocalCache c = Staging.localCache(tmp);
+        own(c, "j", 1, 0, true);
+        partner(c, "j", 1, 2); // another node's rank: still its restore source while the job runs
+        own(c, "j", 2, 0, false);
+        own(c, "j", 3, 0, true);
+        LocalCache.Reclaimed r = c.reclaim("j", LocalCache.Standing.MOVED_OFF);
+        assertEquals(List.of("generation 1 ranks 0", "generation 3 ranks 0"), r.removed());
+        assertEquals(200, r.freedBytes());
+        assertEquals(List.of(2L), r.keptUnstaged());
+        assertEquals(List.of(1L, 2L), c.generations("j"), "generation 3 held nothing else and went");
+        assertTrue(c.isPartnerCopy(new ImageRef("j", 1, 2)));
+        assertTrue(Files.notExists(c.imageDir(new ImageRef("j", 1, 0))));
+        assertTrue(!c.isStaged(new ImageRef("j", 1, 0)), "no marker left for an image that is gone");
+        assertTrue(Files.exists(c.imageDir(new ImageRef("j", 2, 0)).resolve("state")));
+    }
+
+    @Test
+    void jobsListsTheJobsDirectoriesOnly() throws Exception {
+        LocalCache c = Staging.localCache(tmp.resolve("cache"));
+        assertEquals(List.of(), c.jobs(), "no cache yet");
+        own(c, "b", 1, 0, true);
+        own(c, "a", 1, 0, true);
+        Files.createDirectories(c.root().resolve(".trash-x-1"));
+        assertEquals(List.of("a", "b"), c.jobs());
+        assertTrue(c.lastModifiedMillis("a") > 0);
+        assertEquals(0, c.lastModifiedMillis("never-seen"));
+    }
 }
