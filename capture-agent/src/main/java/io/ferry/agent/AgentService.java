@@ -115,6 +115,19 @@ public final class AgentService implements Closeable {
         this.thread.setDaemon(true);
     }
 
+    /** How long the cache of a job that is over stays here, or null where this agent reclaims nothing. */
+    private volatile CacheRetention retention;
+    private CacheReclaimer reclaimer;
+
+    /**
+     * Reclaims this node's cache from the jobs that no longer need it, after {@code r} (before
+     * {@link #start()}); see {@link CacheReclaimer}. Without it the cache keeps them.
+     */
+    public AgentService reclaiming(CacheRetention r) {
+        this.retention = java.util.Objects.requireNonNull(r, "retention");
+        return this;
+    }
+
     /** Feeds {@code m} with every job's reports and store on this node (before {@link #start()}). */
     public AgentService metered(AgentMeters m) {
         this.meters = m;
@@ -123,6 +136,11 @@ public final class AgentService implements Closeable {
 
     public AgentService start() {
         thread.start();
+        if (retention != null) {
+            reclaimer = new CacheReclaimer(log, node, io.ferry.staging.Staging.localCache(home.resolve("cache")), retention,
+                    java.time.Clock.systemUTC(), jobs::containsKey,
+                    (job, task) -> java.util.concurrent.CompletableFuture.runAsync(task, lane(job))).start();
+        }
         return this;
     }
 
@@ -204,11 +222,7 @@ public final class AgentService implements Closeable {
             killNode();
             return;
         }
-        lanes.computeIfAbsent(c.job(), j -> Executors.newSingleThreadExecutor(runnable -> {
-            Thread t = new Thread(runnable, "ferry-agent-job-" + j);
-            t.setDaemon(true);
-            return t;
-        })).execute(() -> {
+        lane(c.job()).execute(() -> {
             MDC.put("node", node); // the lane's log lines name their node and job
             MDC.put("job", c.job());
             try {
@@ -217,6 +231,15 @@ public final class AgentService implements Closeable {
                 MDC.clear();
             }
         });
+    }
+
+    /** The thread the job's commands run on, in order (and the removal of its cache, never beside them). */
+    private ExecutorService lane(String job) {
+        return lanes.computeIfAbsent(job, j -> Executors.newSingleThreadExecutor(runnable -> {
+            Thread t = new Thread(runnable, "ferry-agent-job-" + j);
+            t.setDaemon(true);
+            return t;
+        }));
     }
 
     private void handle(Command c) {
@@ -328,6 +351,9 @@ public final class AgentService implements Closeable {
     @Override
     public void close() {
         running = false;
+        if (reclaimer != null) {
+            reclaimer.close();
+        }
         try {
             thread.join(3000);
         } catch (InterruptedException e) {

@@ -44,6 +44,7 @@ final class AgentCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--heartbeat must be positive");
         }
         var metricsAt = AgentMetrics.configured(System.getenv()); // a bad agent.metrics fails before anything starts
+        io.ferry.agent.CacheRetention retention = cacheRetention(); // and so does a bad cache.*-retention
         io.ferry.model.OwnerOnly.createDirectories(h.dir());
         java.io.Closeable homeLock = h.lockAgent(); // one agent per home: before it touches the cache or the log
         CountDownLatch stop = new CountDownLatch(1);
@@ -53,7 +54,7 @@ final class AgentCommand implements Callable<Integer> {
         // Credentials: the configuration file and FERRY_* variables of this host (never the log); the SDKs' own
         // environment as well. Ranks a launcher starts on this host find this agent by its host name.
         AgentService agent = new AgentService(log, name, h.dir(), every, Configuration.secrets(System.getenv()), true,
-                peer).allowingChaos(allowChaos);
+                peer).allowingChaos(allowChaos).reclaiming(retention);
         io.ferry.agent.MetricsEndpoint metrics = AgentMetrics.start(agent, metricsAt, System.out);
         agent.start();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -75,6 +76,15 @@ final class AgentCommand implements Callable<Integer> {
         System.out.flush();
         stop.await();
         return 0;
+    }
+
+    /** This host's {@code cache.*-retention} settings (its configuration file, {@code FERRY_CACHE_*}); a bad one fails here. */
+    private static io.ferry.agent.CacheRetention cacheRetention() throws java.io.IOException {
+        java.util.Map<String, String> set = new java.util.HashMap<>();
+        for (io.ferry.model.ConfigKey<?> k : io.ferry.agent.CacheRetention.TABLE.keys()) {
+            Configuration.processSetting(k.name(), System.getenv()).ifPresent(v -> set.put(k.name(), v));
+        }
+        return io.ferry.agent.CacheRetention.of(set);
     }
 
     /**

@@ -29,7 +29,9 @@ final class ConfigReference {
                     "staging/src/main/java/io/ferry/staging/StagingConfig.java", StagingConfig.TABLE),
             new Section("Remote stores: retries, circuit breaker, bulkhead",
                     "staging/src/main/java/io/ferry/staging/StoreSettings.java", StoreSettings.TABLE),
-            new Section("Encryption at rest", "staging/src/main/java/io/ferry/staging/crypt/Keys.java", Keys.TABLE));
+            new Section("Encryption at rest", "staging/src/main/java/io/ferry/staging/crypt/Keys.java", Keys.TABLE),
+            new Section("Node agents: reclaiming the cache of jobs that are over",
+                    "capture-agent/src/main/java/io/ferry/agent/CacheRetention.java", io.ferry.agent.CacheRetention.TABLE));
 
     private ConfigReference() {}
 

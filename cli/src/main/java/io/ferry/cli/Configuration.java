@@ -68,11 +68,12 @@ final class Configuration {
     /**
      * Whether {@code key} configures a Ferry process rather than a job: the event log's login
      * ({@code kafka.*}), the agents' peer secret and where an agent serves its metrics
-     * ({@code agent.metrics}). Never a job's setting, never in the log.
+     * ({@code agent.metrics}), and how long an agent keeps the cache of a job that is over
+     * ({@code cache.finished-retention}, {@code cache.failed-retention}). Never a job's setting, never in the log.
      */
     static boolean processKey(String key) {
         return key.startsWith(KafkaAccess.PREFIX) || key.equals(io.ferry.agent.peer.PeerAuth.KEY) || Logs.isKey(key)
-                || key.equals(io.ferry.agent.MetricsEndpoint.KEY);
+                || key.equals(io.ferry.agent.MetricsEndpoint.KEY) || io.ferry.agent.CacheRetention.TABLE.knows(key);
     }
 
     /** The value of the process key {@code key} from the file and the environment, if set. */
@@ -192,6 +193,7 @@ final class Configuration {
         List<ConfigKey<?>> keys = new ArrayList<>(StagingConfig.TABLE.keys());
         keys.addAll(StoreSettings.TABLE.keys());
         keys.addAll(io.ferry.staging.crypt.Keys.TABLE.keys());
+        keys.addAll(io.ferry.agent.CacheRetention.TABLE.keys());
         return keys;
     }
 
@@ -247,6 +249,7 @@ final class Configuration {
 
     private static boolean known(String key) {
         return StagingConfig.TABLE.knows(key) || StoreSettings.TABLE.knows(key) || io.ferry.staging.crypt.Keys.TABLE.knows(key)
+                || io.ferry.agent.CacheRetention.TABLE.knows(key)
                 || !Stores.schemesAccepting(key).isEmpty()
                 || KafkaAccess.knows(key) || key.equals(io.ferry.agent.peer.PeerAuth.KEY)
                 || key.equals(io.ferry.agent.MetricsEndpoint.KEY);

@@ -55,6 +55,19 @@ class ConfigurationTest {
     }
 
     @Test
+    void cacheRetentionsAreTheAgentsHostsNeverAJobsAndABadOneFailsNamingIt() throws Exception {
+        Path f = file("cache.finished-retention = 2h\n");
+        Map<String, String> env = Map.of("FERRY_CONFIG", f.toString(), "FERRY_CACHE_FAILED_RETENTION", "48h");
+        assertEquals(Optional.of("2h"), Configuration.processSetting("cache.finished-retention", env));
+        assertEquals(Optional.of("48h"), Configuration.processSetting("cache.failed-retention", env));
+        assertTrue(!Configuration.merged(Map.of("cache.finished-retention", "1h"), "file").containsKey("cache.finished-retention"),
+                "a --set of it is not passed to the job");
+        IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
+                () -> Configuration.processSetting("cache.failed-retention", Map.of("FERRY_CACHE_FAILED_RETENTION", "soon")));
+        assertTrue(bad.getMessage().startsWith("env FERRY_CACHE_FAILED_RETENTION: cache.failed-retention=soon"), bad.getMessage());
+    }
+
+    @Test
     void logLevelsComeFromTheFileTheEnvironmentAndFlagsAndABadOneFailsNamingTheKeyAndWhere() throws Exception {
         Path f = file("staging.zstd-level = 3\nlog.level.io.ferry = debug\nlog.level.org.apache.kafka = info\n");
         Map<String, String> env = Map.of("FERRY_CONFIG", f.toString(), "FERRY_LOG_LEVEL_ORG_APACHE_KAFKA", "error",
