@@ -115,9 +115,9 @@ public final class NodeAgent implements Closeable {
             Map<String, String> env = pb.environment();
             env.remove("FERRY_RESTART_DIR");
             env.remove("FERRY_RESTART_GENERATION");
-            // Credentials the agent took from its environment (FERRY_S3_SECRET_ACCESS_KEY, FERRY_KAFKA_SASL_JAAS_CONFIG...)
-            // are not the ranks'.
-            io.ferry.model.LaunchSpec.removeSecrets(env);
+            // Credentials the agent took from its environment (FERRY_S3_SECRET_ACCESS_KEY, FERRY_KAFKA_SASL_JAAS_CONFIG,
+            // AWS_SECRET_ACCESS_KEY, KRB5CCNAME...) are not the ranks', unless the job passes a store's (rank.pass-env).
+            io.ferry.model.LaunchSpec.removeSecrets(env, pipeline.config().passEnv());
             env.putAll(rankEnvironment(r, ckpt, restartGeneration, restartDir));
             Process p = RankStart.start(pb, config.command(), transparent, r, ckpt, restartDir);
             watch(new RankProcess(r, p, ckpt, config.quiesce().signal()).withHelloGrace(config.quiesce().helloGrace()), epoch);
@@ -285,11 +285,12 @@ public final class NodeAgent implements Closeable {
             for (RankProcess r : ranks.values()) {
                 bytes.put(r.rank(), moveIntoCache(r, g));
             }
+            Map<Integer, Long> expected = CaptureSample.expectedWritten(pipeline, cache, config, g, bytes.keySet());
             CrashPoint.reach("agent.captured");
             reported = true;
             for (RankProcess r : ranks.values()) {
                 events.accept(new Event.ImageCaptured(config.job(), g, r.rank(), config.node(), bytes.get(r.rank()),
-                        stall.getOrDefault(r.rank(), 0.0)));
+                        stall.getOrDefault(r.rank(), 0.0), expected.getOrDefault(r.rank(), -1L)));
             }
             List<Integer> captured = List.copyOf(new java.util.TreeSet<>(bytes.keySet()));
             staging.captured(g, captured, partner, auth);

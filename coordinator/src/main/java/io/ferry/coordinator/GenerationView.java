@@ -47,6 +47,9 @@ public final class GenerationView {
     boolean failing;
     /** When its last rank was captured (log time, ms since the epoch); 0 until then or if unknown. */
     long capturedAtMillis;
+    /** What its ranks' agents expect staging to write, from a sample at capture, and how many ranks said so. */
+    long expectedWritten;
+    int expectedRanks;
     /** When its last rank's image was staged (log time, ms since the epoch); 0 until then or if unknown. */
     long lastStagedAtMillis;
     Event.PredictionMade prediction;
@@ -124,6 +127,10 @@ public final class GenerationView {
         if (!captured.get(r)) {
             captured.set(r);
             capturedCount++;
+            if (c.expectedWrittenBytes() >= 0) { // the agent's sample, first report of the rank only
+                expectedWritten += c.expectedWrittenBytes();
+                expectedRanks++;
+            }
         } else {
             before = bytes[r];
         }
@@ -385,6 +392,14 @@ public final class GenerationView {
         }
         double s = (requestedAtMillis + secondsToEstablished * 1000 - lastStagedAtMillis) / 1000.0;
         return s >= 0 ? s : Double.NaN;
+    }
+
+    /**
+     * The bytes its agents expect staging to write, estimated from a sample of each image at
+     * capture, or -1 unless every captured rank's agent said.
+     */
+    public long expectedWrittenBytes() {
+        return expectedRanks > 0 && expectedRanks == capturedCount ? expectedWritten : -1;
     }
 
     public long capturedAtMillis() {

@@ -50,7 +50,7 @@ final class Reactions {
             GenerationView g = j.generations.get(c.generation());
             if (g != null && g.state == GenerationView.State.CAPTURED && g.prediction == null) {
                 // Its capture has happened: that part is measured, the rest forecast.
-                Predictor.predict(j, g.generation, g.rawBytes, g.capturedRanks(), g.secondsToCaptured(), Long.MAX_VALUE).ifPresent(p -> {
+                Predictor.atCapture(j, g, Long.MAX_VALUE).ifPresent(p -> {
                     g.prediction = p; // until the event comes back round
                     log.append(p);
                 });

@@ -46,13 +46,28 @@ public sealed interface Event {
         }
     }
 
-    /** A rank's image is complete and fsynced in its node's cache; {@code seconds} is the rank's stall. */
-    record ImageCaptured(String job, long generation, int rank, String node, long bytes, double seconds)
-            implements Event {
+    /**
+     * A rank's image is complete and fsynced in its node's cache; {@code seconds} is the rank's stall.
+     *
+     * @param expectedWrittenBytes what staging the image should write to the store (its new blobs,
+     *                             as stored), estimated by the agent from a sample of about 1% of
+     *                             it before anything is written; -1 where not estimated (events
+     *                             written before it existed, a layout without packs)
+     */
+    record ImageCaptured(String job, long generation, int rank, String node, long bytes, double seconds,
+                         long expectedWrittenBytes) implements Event {
         public ImageCaptured {
             Names.requireJob(job);
             Names.requireGeneration(generation);
             Names.requireRank(rank);
+            if (expectedWrittenBytes < -1) {
+                throw new IllegalArgumentException("expectedWrittenBytes must be -1 (unknown) or more, got " + expectedWrittenBytes);
+            }
+        }
+
+        /** Without an estimate of what staging will write. */
+        public ImageCaptured(String job, long generation, int rank, String node, long bytes, double seconds) {
+            this(job, generation, rank, node, bytes, seconds, -1);
         }
     }
 

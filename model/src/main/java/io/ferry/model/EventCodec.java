@@ -44,7 +44,8 @@ public final class EventCodec {
     private static final Map<Class<?>, Map<String, String>> ADDED_LATER = Map.of(
             Event.ImageStaged.class, Map.of("manifest", ""),
             Event.PredictionMade.class, Map.of("writtenBytes", "-1", "readShare", "0"),
-            Event.RestoreFailed.class, Map.of("provenBad", "true"));
+            Event.RestoreFailed.class, Map.of("provenBad", "true"),
+            Event.ImageCaptured.class, Map.of("expectedWrittenBytes", "-1"));
     private static final FlatRecords FLAT = new FlatRecords(TYPES, ADDED_LATER);
 
     private EventCodec() {}

@@ -255,7 +255,7 @@ final class FlatRecords {
                 names[i] = rc[i].getName();
                 kinds[i] = rc[i].getType();
                 index.put(names[i], i);
-                defaults[i] = addedLater.get(names[i]);
+                defaults[i] = defaultOf(addedLater.get(names[i]), kinds[i]);
             }
             this.constructor = type.getDeclaredConstructor(kinds);
         }
@@ -270,15 +270,29 @@ final class FlatRecords {
                 if (k != String.class && k != int.class && k != long.class && k != double.class && k != boolean.class) {
                     return null;
                 }
-                if (addedLater.containsKey(r.getName()) && k != String.class) {
-                    return null; // only text fields are given defaults
-                }
             }
             try {
                 return new Flat(c, rc, addedLater);
             } catch (NoSuchMethodException e) {
                 return null;
             }
+        }
+
+        /** The value an event without an added-later field gets, as the field's kind; null for none. */
+        private static Object defaultOf(String text, Class<?> kind) {
+            if (text == null) {
+                return null;
+            }
+            if (kind == long.class) {
+                return Long.parseLong(text);
+            } else if (kind == int.class) {
+                return Integer.parseInt(text);
+            } else if (kind == double.class) {
+                return Double.parseDouble(text);
+            } else if (kind == boolean.class) {
+                return Boolean.parseBoolean(text);
+            }
+            return text;
         }
 
         /** Sets field {@code name}; false if it is not a component, is given twice, or has the wrong kind of value. */

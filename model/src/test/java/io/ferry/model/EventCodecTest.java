@@ -88,9 +88,11 @@ class EventCodecTest {
     void theHotEventsTakeTheFastPathAndGiveWhatTheGeneralPathGives() {
         FlatRecords flat = new FlatRecords(Map.of("ImageCaptured", Event.ImageCaptured.class, "ImageStaged", Event.ImageStaged.class,
                         "Heartbeat", Event.Heartbeat.class, "JobStarted", Event.JobStarted.class),
-                Map.of(Event.ImageStaged.class, Map.of("manifest", "")));
+                Map.of(Event.ImageStaged.class, Map.of("manifest", ""), Event.ImageCaptured.class,
+                        Map.of("expectedWrittenBytes", "-1")));
         String digest = "ab".repeat(32);
         for (Event e : List.of(new Event.ImageCaptured("j", 2, 1, "n0", 1234, 0.25),
+                new Event.ImageCaptured("j", 2, 1, "n0", 1234, 0.25, 600),
                 new Event.ImageStaged("j", 2, 1, "remote", 1234, 600, 0.5, digest),
                 new Event.ImageStaged("j", 2, 1, "remote", 1234, 600, 0.5), new Event.Heartbeat("j", "n0"))) {
             assertEquals(e, flat.decode(EventCodec.encode(e), Event.class, EventCodec.VERSION), e.toString());

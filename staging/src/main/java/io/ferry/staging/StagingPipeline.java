@@ -132,6 +132,31 @@ public final class StagingPipeline implements Closeable {
         }
     }
 
+    /**
+     * An estimate of the bytes a push of {@code images} would write to the store (new blobs, as
+     * stored), from about {@code share} of their bytes, read and looked up as the push would;
+     * nothing is written. Per image, in order; -1 for each where the layout is not packs.
+     */
+    public long[] estimateWritten(List<PushImage> images, double share) throws IOException {
+        long[] out = new long[images.size()];
+        java.util.Arrays.fill(out, -1);
+        if (!config.packs() || images.isEmpty()) {
+            return out;
+        }
+        List<List<ImageScanner.Found>> listed = new ArrayList<>();
+        for (PushImage i : images) {
+            listed.add(ImageScanner.scan(i.dir()));
+        }
+        long[][] sampled = new io.ferry.staging.internal.PackPush(repo, format, new BufferPool(1, config.segmentSize()),
+                config.segmentSize(), workers, objectBuffers, new io.ferry.staging.chunking.FastCdc(config.blobSize()), null,
+                dedup, config.dedupGenerations(), false).sample(images, listed, share);
+        for (int i = 0; i < images.size(); i++) {
+            long raw = listed.get(i).stream().mapToLong(ImageScanner.Found::size).sum();
+            out[i] = sampled[i][0] == 0 ? 0 : Math.round((double) raw * sampled[i][2] / sampled[i][0]);
+        }
+        return out;
+    }
+
     private void pushGroup(List<PushImage> group, List<List<ImageScanner.Found>> listed, Progress progress, Pushed pushed)
             throws IOException {
         List<PushResult> results = pushPacks(group, listed, progress);

@@ -72,7 +72,7 @@ public final class ForecastErrors {
                 continue;
             }
             long asOf = g.capturedAtMillis() > 0 ? g.capturedAtMillis() : g.requestedAtMillis();
-            Predictor.predict(v, g.generation(), g.rawBytes(), g.capturedRanks(), g.secondsToCaptured(), asOf).ifPresent(p ->
+            Predictor.atCapture(v, g, asOf).ifPresent(p ->
                     rows.add(new Row(g.generation(), p.rawBytes(), p.ranks(), p.predictedSecondsToEstablished(),
                             p.idealSeconds(), g.secondsToEstablished(), p.writtenBytes(), g.storedBytes(), g.secondsToCaptured())));
         }

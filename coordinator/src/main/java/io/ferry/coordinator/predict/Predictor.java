@@ -62,6 +62,16 @@ public final class Predictor {
     }
 
     /**
+     * The forecast at capture of {@code g}, every rank captured: for the bytes its agents expect
+     * staging to write, from their sample of each image ({@link GenerationView#expectedWrittenBytes}),
+     * else for the share of its raw bytes the newest snapshot wrote.
+     */
+    public static Optional<Event.PredictionMade> atCapture(JobView job, GenerationView g, long asOfMillis) {
+        return predict(job, g.generation(), g.rawBytes(), g.capturedRanks(), g.secondsToCaptured(), asOfMillis,
+                g.expectedWrittenBytes());
+    }
+
+    /**
      * The forecast again while {@code g} stages, once its nodes have read {@code mark} of its raw
      * bytes: the same fit, for the bytes the nodes' pushes say it will write ({@link StagingSoFar})
      * instead of the share the previous snapshot wrote; never earlier than {@code nowMillis}.

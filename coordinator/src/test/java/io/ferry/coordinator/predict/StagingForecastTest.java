@@ -128,6 +128,28 @@ class StagingForecastTest {
         assertEquals(1.5 + 8.0 + 0.3, p.predictedSecondsToEstablished(), 1e-9);
     }
 
+    /** The agents' sample at capture said the snapshot writes all of it: the forecast at capture says so too. */
+    @Test
+    void theForecastAtCaptureTakesTheAgentsSampleOverTheLastSnapshotsShare() {
+        JobView j = jobs.apply(new Event.JobStarted("j", 2, 0, false, "file:/s", "n"), 0);
+        long raw = 1L << 30;
+        long[] written = {raw, raw / 2, raw / 4, 0, 0};
+        for (int g = 0; g < written.length; g++) {
+            snapshot(j, g, raw, written[g], 1.5 + written[g] / 100e6);
+        }
+        jobs.apply(new Event.CheckpointRequested("j", 5, "request"), 100_000);
+        jobs.apply(new Event.ImageCaptured("j", 5, 0, "n", raw / 2, 0.1, raw / 2), 100_000);
+        GenerationView g = j.generations().stream().filter(x -> x.generation() == 5).findFirst().orElseThrow();
+        assertEquals(raw / 2, g.expectedWrittenBytes(), "what the captured ranks said");
+        jobs.apply(new Event.ImageCaptured("j", 5, 1, "n", raw / 2, 0.1, raw / 2 - 1000), 100_000);
+        jobs.apply(new Event.ImageCaptured("j", 5, 1, "n", raw / 2, 0.1, raw / 2 - 1000), 100_000); // a repeat
+        assertEquals(raw - 1000, g.expectedWrittenBytes());
+        Event.PredictionMade p = Predictor.atCapture(j, g, Long.MAX_VALUE).orElseThrow();
+        assertEquals(raw - 1000, p.writtenBytes());
+        assertEquals(1.5 + (raw - 1000) / 100e6, p.predictedSecondsToEstablished(), 1e-6);
+        assertEquals(0, Predictor.predict(j, 5, raw, 2).orElseThrow().writtenBytes(), "without the sample: the last share");
+    }
+
     private void snapshot(JobView j, long g, long raw, long written, double seconds) {
         long at = g * 20_000;
         jobs.apply(new Event.CheckpointRequested("j", g, "request"), at);
