@@ -23,6 +23,7 @@ rank+=" trap 'g=\$(cat \"\$FERRY_CKPT_DIR/REQUEST\"); d=\"\$FERRY_CKPT_DIR/\$g\"
 rank+=" if [ ! -f \"\$prev\" ] || [ \$((g % 3)) = 0 ] || [ \$((g % 5)) = 2 ]; then head -c \${mib}M /dev/urandom > \"\$prev\"; fi;"
 rank+=" cp \"\$prev\" \"\$d/memory\"; : > \"\$d/DONE\"' USR2;"
 rank+=" while [ ! -f '$stop' ]; do sleep 0.2; done"
-"$here/bin/ferry" run --job "$job" --ranks 6 --interval "$interval" --home "$home" -- bash -c "$rank" > "$work/$job.log" 2>&1 &
+"$here/bin/ferry" run --job "$job" --ranks 6 --interval "$interval" --home "$home" \
+  --log-level io.ferry.agent.CaptureSample=DEBUG -- bash -c "$rank" > "$work/$job.log" 2>&1 &
 finish_job "$job" $! "$n" "$stop"
 "$here/bin/ferry" plan --accuracy "$job" --home "$home"
