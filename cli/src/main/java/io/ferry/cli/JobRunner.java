@@ -130,7 +130,9 @@ final class JobRunner implements Closeable {
             log = ownLog;
         }
         if (spec.launcher() != null) {
-            launcher = new SiteLauncher(log, spec.job(), spec.launcher(), program.command(), out);
+            launcher = new SiteLauncher(log, spec.job(), spec.launcher(), program.command(),
+                    io.ferry.staging.StagingConfig.PASS_ENV.parse(program.settings()
+                            .getOrDefault(io.ferry.staging.StagingConfig.PASS_ENV.name(), "")), out);
         }
         EventPrinter printer = new EventPrinter(out, System.nanoTime(), () -> watch.view());
         this.log = log;

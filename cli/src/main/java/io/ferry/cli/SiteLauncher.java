@@ -33,6 +33,8 @@ final class SiteLauncher implements Closeable {
     private final String job;
     private final String launcher;
     private final List<String> program;
+    /** The store credentials the job's ranks inherit (rank.pass-env). */
+    private final List<String> passEnv;
     private final Path shim;
     private final PrintStream out;
     private final ExecutorService lane = Executors.newSingleThreadExecutor(r -> {
@@ -48,8 +50,10 @@ final class SiteLauncher implements Closeable {
     private Process running;
     private int runningAttempt;
 
-    SiteLauncher(KafkaLog log, String job, String launcher, List<String> program, PrintStream out) throws IOException {
+    SiteLauncher(KafkaLog log, String job, String launcher, List<String> program, List<String> passEnv, PrintStream out)
+            throws IOException {
         this.log = log;
+        this.passEnv = List.copyOf(passEnv);
         this.job = job;
         this.launcher = launcher;
         this.program = List.copyOf(program);
@@ -115,8 +119,9 @@ final class SiteLauncher implements Closeable {
         out.println("ferry: job " + job + ": launcher attempt " + r.attempt() + (r.generation() >= 0
                 ? ", ranks restart from generation " + r.generation() : ", ranks start from the beginning") + ": " + launcher);
         ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
-        // srun hands its whole environment to the ranks: Ferry's credentials stay with Ferry
-        io.ferry.model.LaunchSpec.removeSecrets(pb.environment());
+        // srun hands its whole environment to the ranks: Ferry's credentials, and the store's unless the job
+        // passes them (rank.pass-env), stay with Ferry
+        io.ferry.model.LaunchSpec.removeSecrets(pb.environment(), passEnv);
         Process p = pb.start();
         synchronized (this) {
             running = p;

@@ -7,7 +7,8 @@ import java.util.Map;
  * What every node of a job needs to start and checkpoint its ranks: the program, how ranks
  * are captured, and the store settings ({@code --set}). Carried by {@link Event.JobStarted}
  * and each {@link Command.Launch}. Store credentials are never in it: agents take them from
- * their own environment (see {@link #withoutSecrets(Map)}).
+ * their own environment (see {@link #withoutSecrets(Map)}), and do not hand them to the ranks
+ * unless the job names them ({@link #removeSecrets(Map, java.util.Collection)}).
  *
  * @param program              the program and arguments every rank runs
  * @param capture              {@code app}, {@code proc}, {@code criu} or {@code dmtcp}
@@ -56,12 +57,59 @@ public record LaunchSpec(List<String> program, String capture, long captureTimeo
 
     /**
      * Removes from a child process's environment what it must not inherit from Ferry: the
-     * {@code FERRY_*} variables that hold credentials ({@code FERRY_S3_SECRET_ACCESS_KEY}) and every
+     * {@code FERRY_*} variables that hold credentials ({@code FERRY_S3_SECRET_ACCESS_KEY}), every
      * {@code FERRY_KAFKA_*} variable (the event log's TLS and SASL settings: a rank has no business
-     * with the log, and a JAAS setting holds a password whatever its name).
+     * with the log, and a JAAS setting holds a password whatever its name), and every store
+     * credential ({@link #isStoreCredential}).
      */
     public static void removeSecrets(Map<String, String> environment) {
+        removeSecrets(environment, java.util.Set.of());
+    }
+
+    /**
+     * {@link #removeSecrets(Map)}, except the store credentials named in {@code passed} (a job's
+     * {@code rank.pass-env}): Ferry's own {@code FERRY_*} secrets are never passed.
+     */
+    public static void removeSecrets(Map<String, String> environment, java.util.Collection<String> passed) {
         environment.keySet().removeIf(k -> k.startsWith("FERRY_KAFKA_")
-                || k.startsWith("FERRY_") && isSecret(k.replace('_', '-')));
+                || k.startsWith("FERRY_") && isSecret(k.replace('_', '-'))
+                || isStoreCredential(k) && !passed.contains(k));
+    }
+
+    /**
+     * Whether an environment variable holds (or leads to) a store's credentials, which the agent
+     * and {@code ferry run} have for Ferry's own store access and a rank does not inherit unless its
+     * job names it in {@code rank.pass-env}: every {@code AWS_*} and {@code AZURE_*} variable (keys,
+     * session tokens, profiles, credential files, web identity), {@code GOOGLE_APPLICATION_CREDENTIALS},
+     * Kerberos' {@code KRB5CCNAME}, {@code KRB5_KTNAME} and {@code KRB5_CLIENT_KTNAME}, and Hadoop's
+     * delegation tokens {@code HADOOP_TOKEN_FILE_LOCATION} and {@code HADOOP_TOKEN}.
+     */
+    public static boolean isStoreCredential(String variable) {
+        return variable.startsWith("AWS_") || variable.startsWith("AZURE_") || STORE_CREDENTIALS.contains(variable);
+    }
+
+    private static final java.util.Set<String> STORE_CREDENTIALS = java.util.Set.of("GOOGLE_APPLICATION_CREDENTIALS",
+            "KRB5CCNAME", "KRB5_KTNAME", "KRB5_CLIENT_KTNAME", "HADOOP_TOKEN_FILE_LOCATION", "HADOOP_TOKEN");
+
+    /**
+     * Parses a {@code rank.pass-env} value: store credential variables, comma-separated, each of
+     * which {@link #isStoreCredential} withholds (any other variable reaches the ranks anyway, so a
+     * name that is not one is a mistake, refused naming it).
+     */
+    public static java.util.List<String> parsePassEnv(String text) {
+        java.util.List<String> out = new java.util.ArrayList<>();
+        for (String n : text.split(",")) {
+            String name = n.trim();
+            if (name.isEmpty()) {
+                continue;
+            }
+            if (!isStoreCredential(name)) {
+                throw new IllegalArgumentException("'" + name + "' is not a store credential that ranks are kept from"
+                        + " (AWS_*, AZURE_*, GOOGLE_APPLICATION_CREDENTIALS, KRB5CCNAME, KRB5_KTNAME, KRB5_CLIENT_KTNAME,"
+                        + " HADOOP_TOKEN_FILE_LOCATION, HADOOP_TOKEN): every other variable reaches them anyway");
+            }
+            out.add(name);
+        }
+        return java.util.List.copyOf(out);
     }
 }

@@ -27,10 +27,13 @@ import java.util.Map;
  * @param packsInFlight    packs a push holds at once, one filling and the others being written
  * @param planes           whether chunks that zstd shrinks little are also tried over byte planes (codec 2)
  * @param lz4              whether chunks that LZ4 halves are stored with LZ4 (codec 3) rather than zstd
+ * @param passEnv          the store credentials of the agent's environment its ranks inherit (rank.pass-env);
+ *                         here because the agent reads the job's settings through its staging pipeline
  */
 public record StagingConfig(int chunkSize, int zstdLevel, int workers, double minRatio, long maxBytesInFlight,
                             int keepGenerations, boolean fileSha256, boolean packs, int packSize, int blobSize,
-                            int dedupGenerations, long dedupCache, int packsInFlight, boolean planes, boolean lz4) {
+                            int dedupGenerations, long dedupCache, int packsInFlight, boolean planes, boolean lz4,
+                            List<String> passEnv) {
     public static final ConfigKey<Long> CHUNK_SIZE = ConfigKey.sizeKey("staging.chunk-size",
             "Chunk size: a multiple of 4 KiB between 4 KiB and 64 MiB.", "4MiB", Manifest.MIN_CHUNK_SIZE,
             Manifest.MAX_CHUNK_SIZE);
@@ -125,10 +128,18 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
     public static final ConfigKey<java.time.Duration> RECOVERY_MAX_BACKOFF = ConfigKey.durationKey("recovery.max-backoff",
             "The longest wait between two rollbacks.", "5m", java.time.Duration.ZERO, java.time.Duration.ofDays(1));
 
+    /** Read by the agent when it starts the job's ranks, and by ferry run when it starts the site's launcher. */
+    public static final ConfigKey<List<String>> PASS_ENV = new ConfigKey<>("rank.pass-env",
+            "Store credentials of the agent's environment the job's ranks inherit, comma-separated, e.g."
+                    + " AWS_PROFILE,AWS_SHARED_CREDENTIALS_FILE; by default ranks get none of AWS_*, AZURE_*,"
+                    + " GOOGLE_APPLICATION_CREDENTIALS, KRB5CCNAME, KRB5_KTNAME, KRB5_CLIENT_KTNAME,"
+                    + " HADOOP_TOKEN_FILE_LOCATION, HADOOP_TOKEN (Ferry's own FERRY_* secrets never).", "",
+            io.ferry.model.LaunchSpec::parsePassEnv);
+
     public static final ConfigTable TABLE = new ConfigTable(List.of(CHUNK_SIZE, ZSTD_LEVEL, WORKERS, MIN_RATIO, PLANES, LZ4,
             MAX_IN_FLIGHT, KEEP_GENERATIONS, FILE_SHA256, LAYOUT_PACKS, PACK_SIZE, PACKS_IN_FLIGHT, BLOB_SIZE,
             DEDUP_GENERATIONS, DEDUP_CACHE, PARTNER, PARTNER_DOMAINS, STORE_KEEP_GENERATIONS, RECOVERY_MAX_ATTEMPTS, RECOVERY_BACKOFF,
-            RECOVERY_MAX_BACKOFF));
+            RECOVERY_MAX_BACKOFF, PASS_ENV));
 
     /**
      * The job's partner policy from its settings: empty when partner copies are off, else
@@ -159,6 +170,7 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
     }
 
     public StagingConfig {
+        passEnv = List.copyOf(passEnv);
         if (chunkSize < Manifest.MIN_CHUNK_SIZE || chunkSize > Manifest.MAX_CHUNK_SIZE || chunkSize % 4096 != 0) {
             throw new IllegalArgumentException(CHUNK_SIZE.name() + " must be a multiple of 4096 within "
                     + Manifest.MIN_CHUNK_SIZE + ".." + Manifest.MAX_CHUNK_SIZE + ", got " + chunkSize);
@@ -195,7 +207,7 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
                 r.get(MIN_RATIO),
                 r.get(MAX_IN_FLIGHT), r.get(KEEP_GENERATIONS), r.get(FILE_SHA256), r.get(LAYOUT_PACKS),
                 (int) (long) r.get(PACK_SIZE), (int) (long) r.get(BLOB_SIZE), r.get(DEDUP_GENERATIONS), r.get(DEDUP_CACHE),
-                r.get(PACKS_IN_FLIGHT), r.get(PLANES), r.get(LZ4));
+                r.get(PACKS_IN_FLIGHT), r.get(PLANES), r.get(LZ4), r.get(PASS_ENV));
     }
 
     /** Buffers of one chunk each that fit the in-flight budget, never fewer than workers + 2. */
