@@ -174,7 +174,9 @@ final class StoreCommand {
 
     @Command(name = "gc", mixinStandardHelpOptions = true,
             description = {"Collect chunks no manifest references, in two runs at least --grace apart (safe while",
-                    "pushes run elsewhere): the first moves them aside, the next deletes those still unreferenced."})
+                    "pushes run elsewhere): the first moves them aside, the next deletes those still unreferenced.",
+                    "One gc at a time per store: a run holds the store's gc lease (ferry/v1/gc/lease/), and a second",
+                    "refuses, naming the holder and when its lease expires."})
     static final class Gc extends OnStore implements Callable<Integer> {
         @Option(names = "--grace", defaultValue = "6h", paramLabel = "DURATION",
                 description = "At least the longest push to this store takes. Default ${DEFAULT-VALUE}.")
@@ -185,6 +187,10 @@ final class StoreCommand {
                 description = {"Work through the pack folders in N passes (1-256), reading the manifests once per pass,",
                         "so memory holds one pass's live records. Default: enough for a quarter of the heap."})
         int passes;
+        @Option(names = "--lease", defaultValue = "5m", paramLabel = "DURATION", description = {"How long the store's gc",
+                "lease lasts unless renewed (every third of it, while the run goes on): a gc that crashed on another",
+                "host keeps others out this long (one killed on this host, not at all). Default ${DEFAULT-VALUE}."})
+        String lease;
 
         @Override
         public Integer call() throws Exception {
@@ -195,7 +201,8 @@ final class StoreCommand {
             java.time.Duration g = io.ferry.model.Durations.parse(grace);
             try (io.ferry.staging.OpenedStore o = StoreOptions.open(uri, settings)) {
                 io.ferry.staging.StoreGc.Collected c = io.ferry.staging.StoreGc.run(o.pipeline().repository(), g,
-                        java.time.Clock.systemUTC(), dryRun, passes);
+                        java.time.Clock.systemUTC(), dryRun, passes, io.ferry.staging.GcLease.Holder.current(),
+                        io.ferry.model.Durations.parse(lease));
                 if (json) {
                     print(JSON.createObjectNode().put("dryRun", dryRun).put("referenced", c.referenced())
                             .put("deleted", c.deleted()).put("deletedBytes", c.deletedBytes()).put("restored", c.restored())

@@ -436,4 +436,59 @@ class RepositoryOnEveryStoreIT {
             assertEquals("rewritten", Files.readString(out2.resolve("big")));
         }
     }
+
+    /**
+     * The store's gc lease (the Store SPI has no create-if-absent; see GcLease): four gc runs
+     * racing for it at once, each on its own thread and keeping what it won until all have
+     * answered: exactly one holds it, the others are refused naming a holder; and a lease whose
+     * holder stopped renewing is taken over by a gc once it has expired, not before.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"file", "hdfs", "s3"})
+    void oneGcAtATimeAndAnExpiredLeaseIsTakenOver(String kind) throws Exception {
+        io.ferry.staging.GcLease.Holder me = io.ferry.staging.GcLease.Holder.current();
+        java.time.Duration length = java.time.Duration.ofMinutes(1);
+        try (Store s = open(kind); StagingPipeline p = pipeline(s)) {
+            ExecutorService pool = Executors.newFixedThreadPool(4);
+            java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+            List<Future<io.ferry.staging.GcLease>> tries = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                io.ferry.staging.GcLease.Holder h = new io.ferry.staging.GcLease.Holder("gc" + i, me.host(), me.pid());
+                tries.add(pool.submit(() -> {
+                    go.await();
+                    return io.ferry.staging.GcLease.acquire(s, h, length, Clock.systemUTC());
+                }));
+            }
+            go.countDown();
+            List<io.ferry.staging.GcLease> won = new ArrayList<>();
+            List<String> refused = new ArrayList<>();
+            for (Future<io.ferry.staging.GcLease> f : tries) {
+                try {
+                    won.add(f.get());
+                } catch (java.util.concurrent.ExecutionException e) {
+                    io.ferry.staging.GcLease.HeldException held = (io.ferry.staging.GcLease.HeldException) e.getCause();
+                    assertTrue(held.getMessage().contains(held.holder().toString()), held.getMessage());
+                    refused.add(held.holder().user());
+                }
+            }
+            pool.shutdown();
+            assertEquals(1, won.size(), kind + ": one gc holds the lease; the others were refused naming " + refused);
+            assertEquals(3, refused.size());
+            won.get(0).close();
+
+            java.time.Instant t0 = java.time.Instant.parse("2026-11-23T10:00:00Z");
+            io.ferry.staging.GcLease crashed = io.ferry.staging.GcLease.acquire(s,
+                    new io.ferry.staging.GcLease.Holder("crashed", "elsewhere", 1), length, Clock.fixed(t0, java.time.ZoneOffset.UTC));
+            io.ferry.staging.GcLease.HeldException early = assertThrows(io.ferry.staging.GcLease.HeldException.class,
+                    () -> io.ferry.staging.StoreGc.run(p.repository(), java.time.Duration.ofHours(1),
+                            Clock.fixed(t0.plusSeconds(59), java.time.ZoneOffset.UTC), false, 0, me, length));
+            assertTrue(early.getMessage().contains("crashed@elsewhere (pid 1)") && early.getMessage().contains("2026-11-23T10:01:00Z"),
+                    early.getMessage());
+            io.ferry.staging.StoreGc.run(p.repository(), java.time.Duration.ofHours(1),
+                    Clock.fixed(t0.plusSeconds(60), java.time.ZoneOffset.UTC), false, 0, me, length);
+            assertEquals(List.of(), s.list("ferry/v1/gc/lease/"), "taken over, then released at the run's end");
+            assertThrows(java.io.IOException.class, crashed::renew);
+            crashed.close();
+        }
+    }
 }

@@ -177,4 +177,28 @@ class StoreGcIT {
         assertEquals(-1, Files.mismatch(img1.resolve("kept"), out2.resolve("kept")));
         assertEquals("rewritten", Files.readString(out2.resolve("big")));
     }
+
+    /**
+     * Two `ferry store gc` on one store at once: while one holds the store's gc lease (here this
+     * process, as another user's gc), a second process refuses, naming the holder and the
+     * lease's expiry, and changes nothing; once the first is done, the second runs.
+     */
+    @Test
+    void aSecondGcRefusesWhileOneRunsNamingItsHolder() throws Exception {
+        Path root = tmp.resolve("store");
+        try (Store s = Stores.open(root.toUri(), Map.of())) {
+            io.ferry.staging.GcLease.Holder me = io.ferry.staging.GcLease.Holder.current();
+            try (io.ferry.staging.GcLease first = io.ferry.staging.GcLease.acquire(s,
+                    new io.ferry.staging.GcLease.Holder("first", me.host(), me.pid()), java.time.Duration.ofMinutes(5),
+                    Clock.systemUTC())) {
+                FerryProcess.Result second = FerryProcess.run("store", "gc", root.toString(), "--grace", "0s");
+                assertEquals(1, second.exit(), second.out() + second.err());
+                assertTrue(second.err().contains("is running: first@" + me.host()
+                        + " (pid " + me.pid() + ")") && second.err().contains("until " + first.expires()), second.err());
+                assertEquals(0, count(root.resolve("ferry/v1/fossils")));
+            }
+            FerryProcess.Result after = FerryProcess.run("store", "gc", root.toString(), "--grace", "0s");
+            assertEquals(0, after.exit(), after.err());
+        }
+    }
 }

@@ -41,6 +41,10 @@ import java.util.Set;
  * Killed at any point, the store still verifies: only chunks unreferenced at the scan are
  * moved (copied, then deleted), and fossils are only deleted once unreferenced twice. A
  * manifest that cannot be read stops the collection (what it references is unknown).
+ *
+ * <p>Two runs on one store never overlap: a run that changes anything holds the store's
+ * {@link GcLease} from start to end (a dry run, which changes nothing, takes none), and one that
+ * finds it held by another refuses with {@link GcLease.HeldException}, naming the holder.
  */
 public final class StoreGc {
     static final String FOSSILS = "ferry/v1/fossils/";
@@ -74,6 +78,27 @@ public final class StoreGc {
      * that lie in its range, so gc's memory is one range's live records, not the store's.
      */
     public static Collected run(Repository repo, Duration grace, Clock clock, boolean dryRun, int passes) throws IOException {
+        return run(repo, grace, clock, dryRun, passes, GcLease.Holder.current(), GcLease.DEFAULT_LENGTH);
+    }
+
+    /**
+     * {@link #run(Repository, Duration, Clock, boolean, int)} holding the store's gc lease as
+     * {@code holder}, for {@code lease} at a time (renewed every third of it while the run goes on).
+     */
+    public static Collected run(Repository repo, Duration grace, Clock clock, boolean dryRun, int passes,
+                                GcLease.Holder holder, Duration lease) throws IOException {
+        if (dryRun) {
+            return collect(repo, grace, clock, true, passes, null);
+        }
+        try (GcLease held = GcLease.acquire(repo.store(), holder, lease, clock)) {
+            Collected c = collect(repo, grace, clock, false, passes, held);
+            held.check(); // lost at the very end: say so rather than claim a clean run
+            return c;
+        }
+    }
+
+    private static Collected collect(Repository repo, Duration grace, Clock clock, boolean dryRun, int passes, GcLease lease)
+            throws IOException {
         Store store = repo.store();
         // Interrupted puts' temporary objects: a put takes less than the grace period, as for fossils.
         int abandoned = store.deleteAbandoned(grace, dryRun);
@@ -92,8 +117,9 @@ public final class StoreGc {
             Set<String> referenced = referencedChunkKeys(repo, null, true);
             return new Collected(referenced.size(), 0, 0, 0, 0, 0, since.plus(grace), abandoned);
         }
-        Passes t = new Passes(repo, present, since != null, clock, dryRun);
+        Passes t = new Passes(repo, present, since != null, clock, dryRun, lease);
         for (int pass = 0; pass < n; pass++) {
+            t.keep();
             t.pass(256 * pass / n, 256 * (pass + 1) / n, pass == 0);
         }
         if (t.recordWritten) {
@@ -127,6 +153,8 @@ public final class StoreGc {
         final boolean due;
         final Clock clock;
         final boolean dryRun;
+        /** The store's gc lease, null for a dry run. */
+        final GcLease lease;
         int referenced;
         int deleted;
         long deletedBytes;
@@ -137,12 +165,20 @@ public final class StoreGc {
         long repackedBytes;
         boolean recordWritten;
 
-        Passes(Repository repo, PackNames present, boolean due, Clock clock, boolean dryRun) {
+        Passes(Repository repo, PackNames present, boolean due, Clock clock, boolean dryRun, GcLease lease) {
+            this.lease = lease;
             this.repo = repo;
             this.present = present;
             this.due = due;
             this.clock = clock;
             this.dryRun = dryRun;
+        }
+
+        /** Stops the run if it lost its lease (another gc took it over after it expired). */
+        void keep() throws IOException {
+            if (lease != null) {
+                lease.check();
+            }
         }
 
         /**
@@ -170,6 +206,7 @@ public final class StoreGc {
             }
             if (due && !dryRun) {
                 for (String fossil : fossils) {
+                    keep();
                     String live = liveKey(fossil);
                     byte[] bytes = store.getAtMost(fossil, Math.max(ReadLimits.CHUNK, ReadLimits.PACK));
                     if (referenced.contains(live)) {
@@ -210,6 +247,7 @@ public final class StoreGc {
                 return;
             }
             for (String key : garbage) {
+                keep();
                 byte[] bytes;
                 try {
                     bytes = store.getAtMost(key, Math.max(ReadLimits.CHUNK, ReadLimits.PACK));
