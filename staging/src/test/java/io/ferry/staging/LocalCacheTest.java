@@ -84,8 +84,8 @@ class LocalCacheTest {
     }
 
     /**
-     * A drop killed part-way through deleting (SIGKILL of a child JVM, seen to have deleted some
-     * of the generation's files and not all) leaves either the whole generation or none of it:
+     * A drop killed part-way (SIGKILL of a child JVM, seen past its rename aside and with files of
+     * the generation still left to delete) leaves either the whole generation or none of it:
      * what is left half-deleted is out of the cache's sight. The kill is only counted once the
      * child is seen mid-way and the leftovers show it was; a child that finished first, or was
      * killed before it deleted anything, is tried again with more files.
@@ -113,9 +113,11 @@ class LocalCacheTest {
                     .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
             boolean killedMidway = false;
             try {
+                Path gen1 = root.resolve("j").resolve("1");
                 while (child.isAlive()) { // bounded: the child ends when its drop does
-                    int left = filesLeft(root.resolve("j"), 1);
-                    if (left > 0 && left < whole.get(1L)) {
+                    // A cheap look, many times a millisecond (a walk of the files took longer than the drop): the
+                    // generation's directory gone and its renamed-aside copy there is a drop under way.
+                    if (!Files.exists(gen1) && trashOf(root.resolve("j"), 1)) {
                         child.destroyForcibly();
                         killedMidway = true;
                         break;
@@ -128,7 +130,7 @@ class LocalCacheTest {
             }
             int left = filesLeft(root.resolve("j"), 1);
             // What the look saw may be off (a walk that raced the rename): the leftovers say where the kill fell.
-            killedMidway = killedMidway && left > 0 && left < whole.get(1L);
+            killedMidway = killedMidway && left > 0;
             // Whatever the kill hit, every generation the cache shows is whole.
             for (long g : c.generations("j")) {
                 assertEquals(whole.get(g), regularFiles(root.resolve("j").resolve(Long.toString(g))), "generation " + g);
@@ -151,6 +153,15 @@ class LocalCacheTest {
     private static int regularFiles(Path dir) throws java.io.IOException {
         try (var s = Files.walk(dir)) {
             return (int) s.filter(Files::isRegularFile).count();
+        }
+    }
+
+    /** Whether a renamed-aside copy of {@code generation} ({@code .trash-<generation>-*}) is in {@code jobDir}. */
+    private static boolean trashOf(Path jobDir, long generation) {
+        try (var dirs = Files.list(jobDir)) {
+            return dirs.anyMatch(p -> p.getFileName().toString().startsWith(".trash-" + generation + "-"));
+        } catch (java.io.IOException e) {
+            return false;
         }
     }
 
