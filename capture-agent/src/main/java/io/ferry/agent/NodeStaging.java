@@ -135,7 +135,10 @@ final class NodeStaging {
             }
             int rank = todo.stream().filter(i -> !cache.isStaged(i.ref())).findFirst().orElse(todo.get(0)).ref().rank();
             events.accept(new Event.StagingFailed(config.job(), g, rank, String.valueOf(e.getMessage())));
-            long delay = Math.min(30_000, 500L << Math.min(6, attempt));
+            // At most 5 s apart: once the store answers again staging resumes within seconds, not after a backoff
+            // grown during the outage to half a minute. While the store's circuit is open a try fails at once, on
+            // this node, without a request to the store; the store's own retries and breaker pace the requests.
+            long delay = Math.min(5_000, 500L << Math.min(6, attempt));
             try {
                 poller.schedule(() -> stager.execute(() -> stage(g, captured, attempt + 1)), delay, TimeUnit.MILLISECONDS);
             } catch (java.util.concurrent.RejectedExecutionException closed) {
