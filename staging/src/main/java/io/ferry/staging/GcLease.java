@@ -2,6 +2,7 @@ package io.ferry.staging;
 
 import io.ferry.stores.ObjectNotFoundException;
 import io.ferry.stores.Store;
+import io.ferry.stores.TransientStoreException;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -130,22 +131,34 @@ public final class GcLease implements AutoCloseable {
         String key = PREFIX + safe(holder.host()) + "-" + holder.pid() + "-"
                 + HexFormat.of().formatHex(java.nio.ByteBuffer.allocate(8).putLong(ThreadLocalRandom.current().nextLong()).array());
         List<Entry> others = List.of();
+        TransientStoreException trouble = null;
         for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
-            others = others(store, key, clock);
-            refuseIfHeld(store, others);
-            if (others.isEmpty()) {
-                Instant until = clock.instant().plus(length).truncatedTo(java.time.temporal.ChronoUnit.MILLIS); // as stored
-                store.put(key, encode(holder, until, false));
+            try {
                 others = others(store, key, clock);
-                if (others.isEmpty()) {
-                    store.put(key, encode(holder, until, true));
-                    GcLease lease = new GcLease(store, key, holder, length, clock, until);
-                    long every = Math.max(1, length.toMillis() / 3);
-                    lease.renewer.scheduleWithFixedDelay(lease::renewQuietly, every, every, TimeUnit.MILLISECONDS);
-                    return lease;
-                }
-                store.delete(key);
                 refuseIfHeld(store, others);
+                if (others.isEmpty()) {
+                    Instant until = clock.instant().plus(length).truncatedTo(java.time.temporal.ChronoUnit.MILLIS); // as stored
+                    store.put(key, encode(holder, until, false));
+                    others = others(store, key, clock);
+                    if (others.isEmpty()) {
+                        store.put(key, encode(holder, until, true));
+                        GcLease lease = new GcLease(store, key, holder, length, clock, until);
+                        long every = Math.max(1, length.toMillis() / 3);
+                        lease.renewer.scheduleWithFixedDelay(lease::renewQuietly, every, every, TimeUnit.MILLISECONDS);
+                        return lease;
+                    }
+                    store.delete(key);
+                    refuseIfHeld(store, others);
+                }
+            } catch (TransientStoreException e) {
+                // e.g. a POSIX listing that met a contender's put renaming its temporary file: a collision,
+                // retried as one. Our claim goes (if it was written): the lease was not taken.
+                trouble = e;
+                try {
+                    store.delete(key);
+                } catch (TransientStoreException again) {
+                    // left as a claim: it expires, and meanwhile only makes contenders step back
+                }
             }
             try {
                 Thread.sleep(ThreadLocalRandom.current().nextLong(20, 20 + 40L * attempt));
@@ -153,6 +166,9 @@ public final class GcLease implements AutoCloseable {
                 Thread.currentThread().interrupt();
                 throw new java.io.InterruptedIOException("interrupted while taking the gc lease of " + store.uri());
             }
+        }
+        if (others.isEmpty()) {
+            throw trouble != null ? trouble : new IOException("gc of " + store.uri() + ": cannot take the gc lease");
         }
         Entry e = others.get(0);
         throw new HeldException("gc of " + store.uri() + ": " + e.holder() + " has been claiming the gc lease at the same time"
