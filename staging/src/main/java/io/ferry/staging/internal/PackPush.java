@@ -286,6 +286,7 @@ public final class PackPush {
         byte[] buf = new byte[window];
         byte[] obj = new byte[repo.blobs().maxRecordLength(format, cdc.max())];
         for (int i = 0; i < images.size(); i++) {
+            Map<String, long[]> cuts = previousCuts(images.get(i).ref());
             long total = scanned.get(i).stream().filter(f -> f.kind() == ImageScanner.Kind.FILE).mapToLong(ImageScanner.Found::size).sum();
             long budget = Math.max((long) MIN_WINDOWS * window, (long) Math.ceil(total * share)); // at least a spread
             for (ImageScanner.Found f : scanned.get(i)) {
@@ -302,7 +303,8 @@ public final class PackPush {
                         while (bb.hasRemaining() && ch.read(bb, at + bb.position()) >= 0) {
                             // read the window whole
                         }
-                        sampleWindow(buf, bb.position(), at == 0, obj, out[i]);
+                        sampleWindow(buf, bb.position(), at == 0 ? 0 : firstCutIn(cuts.get(f.path()), at, bb.position()), obj,
+                                out[i]);
                     }
                 }
             }
@@ -320,8 +322,8 @@ public final class PackPush {
      * push's own cuts, made from the file's start, do: before that point a window's blobs are not
      * the push's, and would all look new.
      */
-    private void sampleWindow(byte[] buf, int len, boolean fromStart, byte[] obj, long[] acc) throws IOException {
-        int at = fromStart ? 0 : synced(buf, len);
+    private void sampleWindow(byte[] buf, int len, int start, byte[] obj, long[] acc) throws IOException {
+        int at = start >= 0 ? start : synced(buf, len);
         if (at < 0) {
             // No meeting point: cuts at the largest blob size everywhere, as in a run of one byte value. A window
             // of zeros is sampled as such (never written); another is taken from its third cut.
@@ -358,6 +360,47 @@ public final class PackPush {
             acc[1] += Math.round((double) len * fresh / counted);
             acc[2] += Math.round((double) len * stored / counted);
         }
+    }
+
+    /**
+     * Each file's cut points (ends of its blobs) in the rank's newest earlier manifest on the
+     * store: where the push's own cuts fall wherever the file is as it was then. Empty when there
+     * is none or it cannot be read.
+     */
+    private Map<String, long[]> previousCuts(ImageRef ref) {
+        for (long g = ref.generation() - 1; g >= Math.max(0, ref.generation() - LOOKBACK); g--) {
+            try {
+                Manifest m = repo.readManifest(new ImageRef(ref.job(), g, ref.rank())).manifest();
+                Map<String, long[]> out = new HashMap<>();
+                for (Entry e : m.entries()) {
+                    if (e instanceof Entry.RegularFile f && f.places() != null) {
+                        long[] ends = new long[f.places().size()];
+                        long end = 0;
+                        for (int k = 0; k < ends.length; k++) {
+                            end += f.places().get(k).length();
+                            ends[k] = end;
+                        }
+                        out.put(f.path(), ends);
+                    }
+                }
+                return out;
+            } catch (ObjectNotFoundException none) {
+                // an earlier generation, perhaps
+            } catch (IOException | RuntimeException unreadable) {
+                return Map.of();
+            }
+        }
+        return Map.of();
+    }
+
+    /** The offset in a window at file offset {@code at} of the first earlier cut inside it, or -1 for none. */
+    private static int firstCutIn(long[] ends, long at, int len) {
+        if (ends == null) {
+            return -1;
+        }
+        int k = java.util.Arrays.binarySearch(ends, at);
+        k = k >= 0 ? k : -k - 1;
+        return k < ends.length && ends[k] - at < len ? (int) (ends[k] - at) : -1;
     }
 
     /** The first cut that cuts from the window's start and from {@code min / 2} after it share, or -1. */
