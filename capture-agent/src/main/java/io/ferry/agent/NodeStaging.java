@@ -164,10 +164,31 @@ final class NodeStaging {
         long t0 = System.nanoTime();
         long bytes = 0;
         List<Integer> copied = new java.util.ArrayList<>();
+        // One deadline for the node's whole copy (cache.partner-timeout, or 30 s and 20 ms a MiB): staging to the
+        // store waits for it, so a frozen partner delays a checkpoint by this much at most, however many ranks.
+        long deadline;
+        try {
+            java.time.Duration set = pipeline.config().partnerTimeout();
+            long total = 0;
+            for (int r : captured) {
+                total += io.ferry.agent.peer.ImageStream.bytes(cache.imageDir(new ImageRef(config.job(), g, r)));
+            }
+            deadline = t0 + (set.isZero() ? io.ferry.agent.peer.PeerClient.putDeadline(total) : set).toNanos();
+        } catch (IOException | RuntimeException e) {
+            return; // dropped from the cache meanwhile (the generation failed or was rolled back)
+        }
         for (int r : captured) {
             ImageRef ref = new ImageRef(config.job(), g, r);
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                LOG.warn("ferry agent " + config.node() + ": partner copy of " + config.job() + " generation " + g + " to "
+                        + partner.node() + " given up at rank " + r + ": its time (" + (deadline - t0) / 1_000_000_000
+                        + " s) is spent; the rest is staged to the store only");
+                break;
+            }
             try {
-                bytes += io.ferry.agent.peer.PeerClient.put(partner, ref, cache.imageDir(ref), auth);
+                bytes += io.ferry.agent.peer.PeerClient.put(partner, ref, cache.imageDir(ref), auth,
+                        java.time.Duration.ofNanos(left));
                 copied.add(r);
             } catch (IOException | RuntimeException e) {
                 if (!Files.isDirectory(cache.imageDir(ref))) {

@@ -29,11 +29,13 @@ import java.util.Map;
  * @param lz4              whether chunks that LZ4 halves are stored with LZ4 (codec 3) rather than zstd
  * @param passEnv          the store credentials of the agent's environment its ranks inherit (rank.pass-env);
  *                         here because the agent reads the job's settings through its staging pipeline
+ * @param partnerTimeout   the longest a node's partner copy of one generation may take (cache.partner-timeout);
+ *                         zero: 30 s and 20 ms a MiB
  */
 public record StagingConfig(int chunkSize, int zstdLevel, int workers, double minRatio, long maxBytesInFlight,
                             int keepGenerations, boolean fileSha256, boolean packs, int packSize, int blobSize,
                             int dedupGenerations, long dedupCache, int packsInFlight, boolean planes, boolean lz4,
-                            List<String> passEnv) {
+                            List<String> passEnv, java.time.Duration partnerTimeout) {
     public static final ConfigKey<Long> CHUNK_SIZE = ConfigKey.sizeKey("staging.chunk-size",
             "Chunk size: a multiple of 4 KiB between 4 KiB and 64 MiB.", "4MiB", Manifest.MIN_CHUNK_SIZE,
             Manifest.MAX_CHUNK_SIZE);
@@ -108,6 +110,13 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
             "cache.partner-domains", "NODE=DOMAIN,... : partners are chosen in other failure domains where possible;"
                     + " set by ferry run --failure-domains FILE.", "", io.ferry.model.PartnerRing::parseDomains);
 
+    /** Read by the agent, which gives up a partner copy past it (the images are staged to the store all the same). */
+    public static final ConfigKey<java.time.Duration> PARTNER_TIMEOUT = ConfigKey.durationKey("cache.partner-timeout",
+            "The longest a node's partner copy of one generation may take: past it the copy is given up (a frozen or"
+                    + " overloaded partner) and staging to the store goes on; the ranks' restart then falls through to"
+                    + " the store. 0: 30 s plus 20 ms a MiB of the images.", "0s", java.time.Duration.ZERO,
+            java.time.Duration.ofHours(1));
+
     /** Read by the coordinator, which prunes the job's generations on the store after each establishment. */
     public static final ConfigKey<Integer> STORE_KEEP_GENERATIONS = ConfigKey.intKey("store.keep-generations",
             "Established generations of the job kept on the store (the coordinator prunes older ones after each"
@@ -138,7 +147,7 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
 
     public static final ConfigTable TABLE = new ConfigTable(List.of(CHUNK_SIZE, ZSTD_LEVEL, WORKERS, MIN_RATIO, PLANES, LZ4,
             MAX_IN_FLIGHT, KEEP_GENERATIONS, FILE_SHA256, LAYOUT_PACKS, PACK_SIZE, PACKS_IN_FLIGHT, BLOB_SIZE,
-            DEDUP_GENERATIONS, DEDUP_CACHE, PARTNER, PARTNER_DOMAINS, STORE_KEEP_GENERATIONS, RECOVERY_MAX_ATTEMPTS, RECOVERY_BACKOFF,
+            DEDUP_GENERATIONS, DEDUP_CACHE, PARTNER, PARTNER_DOMAINS, PARTNER_TIMEOUT, STORE_KEEP_GENERATIONS, RECOVERY_MAX_ATTEMPTS, RECOVERY_BACKOFF,
             RECOVERY_MAX_BACKOFF, PASS_ENV));
 
     /**
@@ -207,7 +216,7 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
                 r.get(MIN_RATIO),
                 r.get(MAX_IN_FLIGHT), r.get(KEEP_GENERATIONS), r.get(FILE_SHA256), r.get(LAYOUT_PACKS),
                 (int) (long) r.get(PACK_SIZE), (int) (long) r.get(BLOB_SIZE), r.get(DEDUP_GENERATIONS), r.get(DEDUP_CACHE),
-                r.get(PACKS_IN_FLIGHT), r.get(PLANES), r.get(LZ4), r.get(PASS_ENV));
+                r.get(PACKS_IN_FLIGHT), r.get(PLANES), r.get(LZ4), r.get(PASS_ENV), r.get(PARTNER_TIMEOUT));
     }
 
     /** Buffers of one chunk each that fit the in-flight budget, never fewer than workers + 2. */
