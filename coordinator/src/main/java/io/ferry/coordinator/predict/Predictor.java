@@ -74,7 +74,9 @@ public final class Predictor {
     /**
      * The forecast again while {@code g} stages, once its nodes have read {@code mark} of its raw
      * bytes: the same fit, for the bytes the nodes' pushes say it will write ({@link StagingSoFar})
-     * instead of the share the previous snapshot wrote; never earlier than {@code nowMillis}.
+     * instead of the share the previous snapshot wrote; once every node has reported twice, blended
+     * with the time its own staging rate gives (the slowest node's bytes left at its rate, and the
+     * job's median commit), weighted by {@code mark}; never earlier than {@code nowMillis}.
      * Empty where there was no forecast at capture.
      */
     public static Optional<Event.PredictionMade> during(JobView job, GenerationView g, StagingSoFar soFar, double mark,
@@ -92,7 +94,9 @@ public final class Predictor {
                     double left = soFar.secondsLeft(g.nodes().size(), nowMillis);
                     double commit = commitSeconds(job, g.generation());
                     if (g.requestedAtMillis() > 0 && !Double.isNaN(left) && !Double.isNaN(commit)) {
-                        seconds = elapsed + left + commit; // what this snapshot's own staging rate says
+                        // What this snapshot's own staging rate says, counted as much as the share of its bytes read:
+                        // early on, a few tenths' rate is noisy; later it knows more than the job's history does.
+                        seconds = mark * (elapsed + left + commit) + (1 - mark) * seconds;
                     }
                     return p.during(mark, Math.max(elapsed, seconds), written);
                 });

@@ -124,8 +124,16 @@ class StagingForecastTest {
         soFar.report(new Event.StagingProgress("j", 4, "a", 30 * MIB, 100 * MIB, 6 * MIB, 6 * MIB), at + 700); // 100 MiB/s
         soFar.report(new Event.StagingProgress("j", 4, "b", 20 * MIB, 100 * MIB, 4 * MIB, 4 * MIB), at + 1_500); // 10 MiB/s
         assertEquals(8.0, soFar.secondsLeft(2, at + 1_500), 1e-9, "b's 80 MiB left at 10 MiB/s");
+        StagingSoFar noRate = new StagingSoFar();
+        noRate.report(new Event.StagingProgress("j", 4, "a", 30 * MIB, 100 * MIB, 6 * MIB, 6 * MIB), at + 700);
+        noRate.report(new Event.StagingProgress("j", 4, "b", 20 * MIB, 100 * MIB, 4 * MIB, 4 * MIB), at + 1_500);
+        double model = Predictor.during(j, g, noRate, 0.25, at + 1_500).orElseThrow().predictedSecondsToEstablished();
+        assertTrue(model < 1.5 + 8.0 + 0.3, "the history knows nothing of b's slowness: " + model);
         Event.PredictionMade p = Predictor.during(j, g, soFar, 0.25, at + 1_500).orElseThrow();
-        assertEquals(1.5 + 8.0 + 0.3, p.predictedSecondsToEstablished(), 1e-9);
+        assertEquals(0.25 * (1.5 + 8.0 + 0.3) + 0.75 * model, p.predictedSecondsToEstablished(), 1e-9,
+                "at a quarter read, the rate counts a quarter");
+        Event.PredictionMade late = Predictor.during(j, g, soFar, 0.75, at + 1_500).orElseThrow();
+        assertEquals(0.75 * (1.5 + 8.0 + 0.3) + 0.25 * model, late.predictedSecondsToEstablished(), 1e-9);
     }
 
     /** The agents' sample at capture said the snapshot writes all of it: the forecast at capture says so too. */
