@@ -8,7 +8,8 @@ import java.nio.file.Path;
 /**
  * A real rank for tests, in socket mode through the client library: counts to a target,
  * saving its counter on each checkpoint and resuming from the restart directory.
- * Args: target stepMillis resultFile [hang]. With "hang" it never answers checkpoints.
+ * Args: target stepMillis resultFile [hang]. With "hang" it never answers checkpoints, and writes
+ * {@code resultFile.asked.RANK} when asked for one.
  */
 public final class CountingRank {
     private static long counter;
@@ -24,7 +25,8 @@ public final class CountingRank {
             counter = Long.parseLong(Files.readString(ferry.restartDir().get().resolve("counter")).trim());
         }
         ferry.serve((dir, generation) -> {
-            if (hang) {
+            if (hang) { // says it was asked (a test then knows the rank is mid-checkpoint), and never answers
+                Files.writeString(result.resolveSibling(result.getFileName() + ".asked." + ferry.rank()), Long.toString(generation));
                 Thread.sleep(Long.MAX_VALUE);
             }
             synchronized (lock) {

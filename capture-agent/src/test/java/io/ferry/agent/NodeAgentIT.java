@@ -132,7 +132,13 @@ class NodeAgentIT {
     void rankKilledMidCheckpointFailsTheGeneration() throws Exception {
         start(2, "hang", Duration.ofSeconds(30));
         var pending = agent.checkpoint(0);
-        Thread.sleep(300);
+        Path asked = tmp.resolve("result.asked.0"); // written by rank 0 once it has the request, and never answers it
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (!Files.exists(asked)) {
+            assertTrue(System.nanoTime() < deadline, "rank 0 got the checkpoint request");
+            Thread.sleep(20);
+        }
+        assertFalse(pending.isDone(), "the checkpoint waits for rank 0's answer");
         agent.ranks().get(0).process().destroyForcibly();
         pending.get();
         Event.CaptureFailed f = of(Event.CaptureFailed.class).get(0);
