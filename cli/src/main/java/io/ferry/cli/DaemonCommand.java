@@ -47,12 +47,18 @@ final class DaemonCommand implements Callable<Integer> {
         long warm = Sizes.parse(warmUp);
         Map<String, String> env = System.getenv();
         Path at = socket != null ? socket.toAbsolutePath() : ThinClient.socket(env);
+        java.util.concurrent.CountDownLatch said = new java.util.concurrent.CountDownLatch(1);
         try (DaemonServer server = new DaemonServer(at, idle, env)) {
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
                 try {
                     server.close();
+                    // The JVM halts once the hooks are done: let the serving thread say it stopped first (under
+                    // load it was often not scheduled before the halt, and the log never said the daemon stopped).
+                    said.await(5, java.util.concurrent.TimeUnit.SECONDS);
                 } catch (IOException e) {
                     // exiting anyway; a socket left behind is removed by the next daemon
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
                 }
             }, "ferry-daemon-stop"));
             if (warm > 0) {
@@ -63,6 +69,8 @@ final class DaemonCommand implements Callable<Integer> {
                     + (idle.isZero() ? "" : " (exits after " + idleExit + " idle)"));
             server.serve();
             System.err.println("ferry daemon: stopped after " + server.served() + " commands");
+            System.err.flush();
+            said.countDown();
         }
         return 0;
     }
