@@ -4,11 +4,8 @@ import io.ferry.model.Event;
 import io.ferry.staging.Progress;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.stream.Stream;
 import java.util.function.Consumer;
 
 /**
@@ -42,15 +39,7 @@ final class StagingReport implements Progress {
     static long rawBytes(List<Path> dirs) throws IOException {
         long sum = 0;
         for (Path d : dirs) {
-            try (Stream<Path> files = Files.walk(d)) {
-                sum += files.filter(f -> Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)).mapToLong(f -> {
-                    try {
-                        return Files.size(f);
-                    } catch (IOException gone) {
-                        return 0;
-                    }
-                }).sum();
-            }
+            sum += io.ferry.agent.peer.ImageStream.bytes(d);
         }
         return sum;
     }

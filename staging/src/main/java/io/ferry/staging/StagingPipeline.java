@@ -147,9 +147,10 @@ public final class StagingPipeline implements Closeable {
         for (PushImage i : images) {
             listed.add(ImageScanner.scan(i.dir()));
         }
-        long[][] sampled = new io.ferry.staging.internal.PackPush(repo, format, new BufferPool(1, config.segmentSize()),
-                config.segmentSize(), workers, objectBuffers, new io.ferry.staging.chunking.FastCdc(config.blobSize()), null,
-                dedup, config.dedupGenerations(), false).sample(images, listed, share);
+        io.ferry.staging.chunking.FastCdc cdc = new io.ferry.staging.chunking.FastCdc(config.blobSize());
+        var base = new io.ferry.staging.internal.PackPush(repo, format, new BufferPool(1, cdc.max()), cdc.max(), workers,
+                objectBuffers, cdc, null, dedup, config.dedupGenerations(), false).baseFor(images);
+        long[][] sampled = new io.ferry.staging.internal.PushSample(repo, format, cdc, base).sample(images, listed, share);
         for (int i = 0; i < images.size(); i++) {
             long raw = listed.get(i).stream().mapToLong(ImageScanner.Found::size).sum();
             out[i] = sampled[i][0] == 0 ? 0 : Math.round((double) raw * sampled[i][2] / sampled[i][0]);
