@@ -170,7 +170,6 @@ public final class RestartSource {
     public static String plan(StagingPipeline pipeline, LocalCache cache, ImageRef ref, List<PeerAddresses.Peer> peers,
                               String committedManifestSha256, PeerAuth auth) throws IOException {
         io.ferry.staging.Repository.StoredManifest sm = committedManifest(pipeline, ref, committedManifestSha256);
-        Manifest m = sm.manifest();
         Path local = cache.imageDir(ref);
         if (localCopyVerifies(pipeline, cache, ref, sm, null)) {
             return cache.isPartnerCopy(ref) ? "partner (a partner copy in this node's cache, verified against the manifest)"
