@@ -19,6 +19,8 @@ public final class StagingSoFar {
     /** Each node's first report and when it came (the coordinator's clock), and when its newest came. */
     private final Map<String, Event.StagingProgress> firstByNode = new HashMap<>();
     private final Map<String, long[]> timesByNode = new HashMap<>();
+    /** The newest reports' read bytes, summed over the nodes. */
+    private long readTotal;
 
     /** Folds a node's report, arrived at {@code atMillis} on the coordinator's clock. */
     public void report(Event.StagingProgress p, long atMillis) {
@@ -27,6 +29,7 @@ public final class StagingSoFar {
             return; // an older report arriving late
         }
         byNode.put(p.node(), p);
+        readTotal += p.readBytes() - (old == null ? 0 : old.readBytes()); // kept as it goes: asked at every report
         firstByNode.putIfAbsent(p.node(), p);
         long[] t = timesByNode.computeIfAbsent(p.node(), n -> new long[]{atMillis, atMillis});
         t[1] = atMillis;
@@ -63,8 +66,7 @@ public final class StagingSoFar {
         if (rawBytes <= 0) {
             return 0;
         }
-        long read = byNode.values().stream().mapToLong(Event.StagingProgress::readBytes).sum();
-        return Math.min(1, (double) read / rawBytes);
+        return Math.min(1, (double) readTotal / rawBytes);
     }
 
     /**
