@@ -80,8 +80,8 @@ class ClusterIT {
                     && l.contains("2=remote"));
             assertTrue(moved.contains("3=remote") && moved.contains("4=local") && moved.contains("5=local"),
                     "n1's ranks come from the store, n2's own from its cache: " + moved);
-            String n0 = run.lines.stream().filter(l -> l.contains("node n0 restored generation " + Lines.generationOf(moved)))
-                    .findFirst().orElseThrow(() -> new AssertionError("n0 did not roll back: " + run.lines));
+            // Each node reports its own restore: n0's line may come after n2's, so it is waited for, not looked up.
+            String n0 = run.await("n0 rolled back", l -> l.contains("node n0 restored generation " + Lines.generationOf(moved)));
             assertTrue(n0.contains("0=local") && n0.contains("1=local"), n0);
 
             Process runProcess = started.get(started.size() - 1);
