@@ -108,6 +108,24 @@ public final class NodeAgent implements Closeable {
      */
     public synchronized void launch(long restartGeneration, Map<Integer, Path> restartDirs) throws IOException {
         long epoch = ++launchEpoch;
+        try {
+            startRanks(epoch, restartGeneration, restartDirs);
+            if (transparent.isPresent()) {
+                transparent.get().started(restartGeneration >= 0, this::killLiving);
+            }
+        } catch (IOException | RuntimeException e) {
+            if (transparent.isPresent()) { // ranks waiting for one that never came (DMTCP's restores) would wait for ever
+                try {
+                    stopRanks();
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            throw e;
+        }
+    }
+
+    private void startRanks(long epoch, long restartGeneration, Map<Integer, Path> restartDirs) throws IOException {
         for (int r : config.ranks().toList()) {
             Path ckpt = freshArea(r);
             Path restartDir = restartGeneration >= 0 ? restartDirs.get(r) : null;
@@ -209,9 +227,24 @@ public final class NodeAgent implements Closeable {
         }
     }
 
+    /**
+     * Kills every rank still running, as a crash would, their exits reported: something they
+     * depend on ended under them (a DMTCP coordinator), and the job recovers as from a crash.
+     */
+    private void killLiving() {
+        for (RankProcess r : ranks.values()) {
+            if (kill(r.rank())) {
+                LOG.warn("ferry agent " + config.node() + ": rank " + r.rank() + " of " + config.job() + " killed: what its "
+                        + transparent.map(Capturer::method).orElse("capture") + " checkpoints depend on ended under it");
+            }
+        }
+    }
+
     /** Kills every rank and its descendants (SIGKILL) without reporting their exits: used before a rollback. */
     public synchronized void stopRanks() throws InterruptedException {
         launchEpoch++;
+        // First what the method keeps for the ranks (a DMTCP coordinator): its end is then not taken for a loss.
+        transparent.ifPresent(Capturer::stopped);
         List<ProcessHandle> under = new java.util.ArrayList<>();
         for (RankProcess r : ranks.values()) {
             // Descendants first: a rank launched under a wrapper (setsid -f, dmtcp_launch) is its grandchild.

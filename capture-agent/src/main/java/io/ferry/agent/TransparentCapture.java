@@ -16,8 +16,9 @@ import java.util.concurrent.TimeoutException;
 /**
  * One generation of a job whose ranks cannot speak the protocol: each rank is captured by
  * the job's {@link Capturer} into its generation directory, one rank after another (each
- * image is consistent within its own process group; ranks that talk to each other need a
- * coordinated checkpointer such as DMTCP). Returns each rank's stall in seconds.
+ * image is consistent within its own process group), or, under a method that checkpoints the
+ * node's ranks together (DMTCP, whose coordinator drains the sockets between them), in one
+ * checkpoint first, each rank's part collected after. Returns each rank's stall in seconds.
  */
 final class TransparentCapture {
     private TransparentCapture() {
@@ -27,6 +28,7 @@ final class TransparentCapture {
             throws IOException, InterruptedException {
         Map<Integer, Double> stall = new HashMap<>();
         long deadline = System.nanoTime() + timeout.toNanos();
+        capturer.checkpointTogether(timeout); // DMTCP: every rank of the node in one checkpoint, each collected below
         for (RankProcess r : ranks) {
             long pid = capturer.target(r.process().pid()).orElseThrow(() -> new IOException("rank " + r.rank()
                     + " has no process to capture (not started yet, or exited)"));

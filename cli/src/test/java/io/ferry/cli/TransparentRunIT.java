@@ -19,8 +19,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * {@code ferry run --capture dmtcp|criu --auto-recover} end to end, with the real tools: two
  * ranks of an unmodified C program are checkpointed every second: {@code appender} (4 threads,
- * a 16 MiB heap, a file each appends to) under DMTCP and CRIU, {@code pipetree} (a parent and
- * the child it forked, joined by a pipe) under CRIU. Once a generation is established, rank 1
+ * a 16 MiB heap, a file each appends to) under DMTCP and CRIU, {@code ring} (the two ranks
+ * exchange a message over TCP every step) under DMTCP, whose one coordinator for the node's
+ * ranks takes both in one checkpoint, {@code pipetree} (a parent and the child it forked,
+ * joined by a pipe) under CRIU. Once a generation is established, rank 1
  * (every process of it) is SIGKILLed; every rank rolls back to that generation, is checkpointed
  * again after the restore, and each rank's file ends equal to an uninterrupted run's. Skipped,
  * saying why, where the tool is missing.
@@ -37,7 +39,7 @@ class TransparentRunIT {
     Path tmp;
 
     @ParameterizedTest(name = "{0} {1}")
-    @CsvSource({"dmtcp, appender", "criu, appender", "criu, pipetree"})
+    @CsvSource({"dmtcp, appender", "dmtcp, ring", "criu, appender", "criu, pipetree"})
     @Timeout(value = 5, unit = TimeUnit.MINUTES)
     void aKilledRankRollsEveryRankBackAndTheJobEndsAsIfUninterrupted(String method, String program) throws Exception {
         Optional<String> why = Capturers.of(method).unavailable().map(w -> w + "; " + (Files.exists(Path.of("..", "..",
@@ -46,12 +48,15 @@ class TransparentRunIT {
         why.ifPresent(w -> System.err.println("SKIPPED --capture " + method + " run: " + w));
         assumeTrue(why.isEmpty(), () -> method + " unavailable: " + why.orElse(""));
         Path bin = compile(program);
-        String reference = reference(bin);
+        // ring: the two ranks exchange a message over TCP every step (ports P and P + 1), and each one's file
+        // depends on every message it got; both must be taken by one checkpoint and restored together.
+        String ports = program.equals("ring") ? " " + freePortPair() : "";
+        List<String> reference = reference(bin, program.equals("ring") ? 2 : 1);
         Path home = tmp.resolve("home");
         Process ferry = FerryProcess.builder(List.of(), "run", "--job", method + program, "--ranks", "2", "--interval", "1s",
                 "--capture", method, "--auto-recover", "--http", "off", "--home", home.toString(), "--store",
                 tmp.resolve("store").toString(), "--", "bash", "-c",
-                "exec " + bin + " " + tmp + "/out.$FERRY_RANK.txt " + STEPS + " 25").redirectErrorStream(true).start();
+                "exec " + bin + " " + tmp + "/out.$FERRY_RANK.txt " + STEPS + " 25" + ports).redirectErrorStream(true).start();
         try {
             Lines lines = new Lines(ferry, method);
             lines.await("an established generation", l -> l.contains(" established on the "));
@@ -75,7 +80,8 @@ class TransparentRunIT {
             assertTrue(ferry.waitFor(4, TimeUnit.MINUTES), "ferry run ended");
             assertEquals(0, ferry.exitValue(), String.join("\n", lines.lines));
             for (int r = 0; r < 2; r++) {
-                assertEquals(reference, Files.readString(tmp.resolve("out." + r + ".txt")), "rank " + r + "'s file");
+                assertEquals(reference.get(r % reference.size()), Files.readString(tmp.resolve("out." + r + ".txt")),
+                        "rank " + r + "'s file");
             }
         } finally {
             ferry.descendants().forEach(ProcessHandle::destroyForcibly);
@@ -92,11 +98,37 @@ class TransparentRunIT {
         return bin;
     }
 
-    private String reference(Path bin) throws Exception {
-        Path out = tmp.resolve("reference.txt");
-        Process p = new ProcessBuilder(bin.toString(), out.toString(), Integer.toString(STEPS), "0")
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        assertEquals(0, p.waitFor());
-        return Files.readString(out);
+    /** Each rank's file from an uninterrupted run: one for a program whose ranks are alike, one per rank for a ring. */
+    private List<String> reference(Path bin, int ranks) throws Exception {
+        String port = ranks > 1 ? Integer.toString(freePortPair()) : null;
+        List<Process> running = new java.util.ArrayList<>();
+        for (int r = 0; r < ranks; r++) {
+            List<String> cmd = new java.util.ArrayList<>(List.of(bin.toString(), tmp.resolve("reference." + r).toString(),
+                    Integer.toString(STEPS), "0"));
+            if (port != null) {
+                cmd.addAll(List.of(port, Integer.toString(r), Integer.toString(ranks)));
+            }
+            running.add(new ProcessBuilder(cmd).redirectOutput(ProcessBuilder.Redirect.DISCARD).start());
+        }
+        List<String> files = new java.util.ArrayList<>();
+        for (int r = 0; r < ranks; r++) {
+            assertEquals(0, running.get(r).waitFor(), bin + " rank " + r + " uninterrupted");
+            files.add(Files.readString(tmp.resolve("reference." + r)));
+        }
+        return files;
+    }
+
+    /** A port P such that P and P + 1 were free a moment ago on the loopback. */
+    private static int freePortPair() throws Exception {
+        for (int i = 0; i < 50; i++) {
+            try (java.net.ServerSocket a = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+                 java.net.ServerSocket b = new java.net.ServerSocket(a.getLocalPort() + 1, 1,
+                         java.net.InetAddress.getLoopbackAddress())) {
+                return a.getLocalPort();
+            } catch (java.net.BindException taken) {
+                // the next one
+            }
+        }
+        throw new IllegalStateException("no two free consecutive ports on the loopback");
     }
 }

@@ -10,7 +10,8 @@ import java.util.Optional;
 /**
  * A way to capture a running rank into an image directory without the rank's help
  * ({@code proc}, {@code criu}, {@code dmtcp}); the cooperative protocol is the agent's own.
- * Implementations are stateless and thread-safe; one capture of one process at a time.
+ * An instance serves the ranks of one job on one node ({@link Capturers#of} gives a new one);
+ * one capture at a time.
  */
 public interface Capturer {
     /** The {@code --capture} name: proc, criu, dmtcp. */
@@ -67,6 +68,31 @@ public interface Capturer {
      */
     default boolean ownsStreams() {
         return false;
+    }
+
+    /**
+     * Every rank of one launch has been started (each with {@link #launchCommand}, or, when
+     * {@code restored}, {@link #restore}). A method that restores a node's ranks together
+     * (DMTCP: they resume only once all joined one coordinator) waits here until they run, and
+     * throws {@link RestartRefusedException} when they do not. {@code lost} is run if something
+     * the ranks depend on ends under them (DMTCP: the job's coordinator dies): the agent kills
+     * them then, a crash it recovers from like any other.
+     */
+    default void started(boolean restored, Runnable lost) throws IOException {
+    }
+
+    /** Every rank of the launch was stopped: a method that keeps a process of its own for the ranks ends it. */
+    default void stopped() {
+    }
+
+    /**
+     * Before a node's ranks are captured one by one for one generation: a method that takes
+     * them all in one checkpoint (DMTCP) takes it here and returns how long they were stopped;
+     * {@link #capture} then only collects each rank's part. Empty for a method that captures
+     * each rank by itself.
+     */
+    default Optional<java.time.Duration> checkpointTogether(java.time.Duration timeout) throws IOException {
+        return Optional.empty();
     }
 
     /** Whether {@link #restartCommand} can restore this method's images at all. */

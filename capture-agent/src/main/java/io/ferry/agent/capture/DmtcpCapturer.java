@@ -3,26 +3,44 @@ package io.ferry.agent.capture;
 import io.ferry.staging.Progress;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /**
- * The {@code dmtcp} method: each rank runs under {@code dmtcp_launch} with a coordinator of
- * its own (port written to {@code <rankDir>/dmtcp/port}) and its checkpoint directory in
- * {@code <rankDir>/dmtcp}; a capture asks that coordinator for a blocking checkpoint
- * ({@code dmtcp_command --bcheckpoint}) and moves everything DMTCP wrote for it into the
- * image: the {@code ckpt_*.dmtcp} files, the {@code ckpt_*_files} directories beside them
- * (copies of the files the rank had open, {@code --ckpt-open-files}) and the restart script.
- * Restart: {@code dmtcp_restart} on those files, with a fresh coordinator whose port is
- * written where the next capture reads it. DMTCP can only capture processes started under
- * it, so there is no one-off capture of an arbitrary pid. Stateless.
+ * The {@code dmtcp} method, as DMTCP's papers use it: the ranks of a job on this node run under
+ * {@code dmtcp_launch}, all joined to one {@code dmtcp_coordinator} the agent starts for them
+ * ({@link DmtcpCoordinator}), each with its checkpoint directory in {@code <rankDir>/dmtcp}. A
+ * generation is one blocking checkpoint of them all ({@code dmtcp_command --bcheckpoint}), so the
+ * sockets between them are drained and restored with them; each rank's capture then moves
+ * everything DMTCP wrote for it into its image: the {@code ckpt_*.dmtcp} files, the
+ * {@code ckpt_*_files} directories beside them (copies of the files the rank had open,
+ * {@code --ckpt-open-files}) and a copy of the coordinator's restart script. Restart: every rank's
+ * images through its own {@code dmtcp_restart}, all joined to a fresh coordinator, which resumes
+ * them together once every one is back. DMTCP can only capture processes started under it, so
+ * there is no one-off capture of an arbitrary pid. Ranks on other nodes have coordinators of
+ * their own (one per node and job). One instance per job on a node; its state is guarded by
+ * {@code this}, and no lock is held while a DMTCP command runs.
  */
 public final class DmtcpCapturer implements Capturer {
+    /** This launch's coordinator, null before the first launch and after {@link #stopped}. */
+    private DmtcpCoordinator coordinator;
+    /** The DMTCP directories of the ranks started under {@link #coordinator}. */
+    private final Set<Path> areas = new LinkedHashSet<>();
+    /** The processes started under it: a restore that one of them gives up on ends the wait for all. */
+    private final List<Process> members = new ArrayList<>();
+    /** The DMTCP directories whose files from the last checkpoint are still to be collected. */
+    private final Set<Path> pending = new HashSet<>();
+    private Duration lastStall = Duration.ZERO;
+
     @Override
     public String method() {
         return "dmtcp";
@@ -30,7 +48,7 @@ public final class DmtcpCapturer implements Capturer {
 
     @Override
     public Optional<String> unavailable() {
-        for (String tool : List.of("dmtcp_launch", "dmtcp_command", "dmtcp_restart")) {
+        for (String tool : List.of("dmtcp_launch", "dmtcp_command", "dmtcp_restart", "dmtcp_coordinator")) {
             if (ExternalTool.onPath(tool).isEmpty()) {
                 return Optional.of(tool + " is not installed (DMTCP has no Debian 12 package; sites build it from "
                         + "github.com/dmtcp/dmtcp)");
@@ -45,11 +63,27 @@ public final class DmtcpCapturer implements Capturer {
         // --ckpt-open-files: the files the rank writes roll back with it (an appended log is cut back
         // to its length at the checkpoint instead of getting the lines after it twice); DMTCP puts
         // them back on restart only when allowed to overwrite them.
-        List<String> out = new ArrayList<>(List.of("dmtcp_launch", "--new-coordinator", "--coord-port", "0",
-                "--port-file", area.resolve("port").toString(), "--ckptdir", area.toString(), "--no-gzip",
-                "--ckpt-open-files", "--allow-file-overwrite"));
+        List<String> out = new ArrayList<>(List.of("dmtcp_launch"));
+        out.addAll(join(rankDir, area));
+        out.addAll(List.of("--ckptdir", area.toString(), "--no-gzip", "--ckpt-open-files", "--allow-file-overwrite"));
         out.addAll(command);
         return out;
+    }
+
+    /** The options joining this launch's coordinator, started now if there is none (or it ended). */
+    private synchronized List<String> join(Path rankDir, Path area) {
+        if (coordinator == null || !coordinator.alive()) {
+            try {
+                coordinator = DmtcpCoordinator.start(rankDir.toAbsolutePath().getParent().resolve(".dmtcp-coordinator"));
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot start the job's DMTCP coordinator", e);
+            }
+            areas.clear();
+            members.clear();
+            pending.clear();
+        }
+        areas.add(area);
+        return coordinator.joinOptions();
     }
 
     /**
@@ -61,7 +95,7 @@ public final class DmtcpCapturer implements Capturer {
         try {
             io.ferry.model.OwnerOnly.createDirectories(area);
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException("cannot prepare " + area + " for dmtcp", e);
+            throw new UncheckedIOException("cannot prepare " + area + " for dmtcp", e);
         }
         return area;
     }
@@ -72,26 +106,121 @@ public final class DmtcpCapturer implements Capturer {
     }
 
     @Override
+    public void started(boolean restored, Runnable lost) throws IOException {
+        DmtcpCoordinator c;
+        int peers;
+        List<Process> started;
+        synchronized (this) {
+            c = coordinator;
+            peers = areas.size();
+            started = List.copyOf(members);
+        }
+        if (c == null) {
+            return;
+        }
+        if (restored) {
+            // A dmtcp_restart that refuses its image (exit 99, "Unable to find checkpointed copy of file") is a
+            // restore that failed, which rolls the job back to an older generation, not a crash of the rank, which
+            // would roll it back to this image again.
+            try {
+                c.awaitRunning(peers, () -> started.stream().allMatch(Process::isAlive));
+            } catch (IOException e) {
+                throw new RestartRefusedException("dmtcp_restart refused the images of this node's " + peers + " rank(s)"
+                        + started.stream().filter(p -> !p.isAlive()).findFirst().map(p -> " (exit " + p.exitValue() + ")")
+                        .orElse("") + ": they did not run again (DMTCP said why on the agent's standard error, just before"
+                        + " this); " + e.getMessage(), e);
+            }
+        }
+        c.onLost(lost);
+    }
+
+    @Override
+    public void stopped() {
+        DmtcpCoordinator c;
+        synchronized (this) {
+            c = coordinator;
+            coordinator = null;
+            areas.clear();
+            members.clear();
+            pending.clear();
+        }
+        if (c != null) {
+            c.close();
+        }
+    }
+
+    @Override
+    public Optional<Duration> checkpointTogether(Duration timeout) throws IOException {
+        DmtcpCoordinator c;
+        List<Path> all;
+        List<Process> started;
+        synchronized (this) {
+            c = coordinator;
+            all = List.copyOf(areas);
+            started = List.copyOf(members);
+        }
+        if (c == null) {
+            throw new IOException("no rank of this job runs under a DMTCP coordinator of this agent");
+        }
+        for (Path area : all) { // what a checkpoint whose collection failed left: never mixed into this one
+            try (DirectoryStream<Path> ds = Files.newDirectoryStream(area, "{ckpt_*,dmtcp_restart_script*}")) {
+                for (Path p : ds) {
+                    ImageDirs.delete(p);
+                }
+            }
+        }
+        // Right after a launch or restart the coordinator listens before every process joined it, and a
+        // checkpoint asked then would leave a rank out ("computation not in running state").
+        c.awaitRunning(all.size(), () -> started.stream().allMatch(Process::isAlive));
+        // The stall: a blocking checkpoint returns once every process wrote its image and runs again; moving
+        // the files into the images and fsyncing them happen while the ranks run.
+        Duration stall = c.checkpoint(timeout);
+        Path script = newestScript(c);
+        for (Path area : all) {
+            if (script != null) {
+                Files.copy(script, area.resolve(script.getFileName()));
+            }
+        }
+        synchronized (this) {
+            if (coordinator == c) {
+                pending.clear();
+                pending.addAll(all);
+                lastStall = stall;
+            }
+        }
+        return Optional.of(stall);
+    }
+
+    /** The restart script the coordinator wrote at its last checkpoint (not the link to it), or null. */
+    private static Path newestScript(DmtcpCoordinator c) throws IOException {
+        Path newest = null;
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(c.dir(), "dmtcp_restart_script_*.sh")) {
+            for (Path p : ds) {
+                if (!Files.isSymbolicLink(p) && (newest == null
+                        || Files.getLastModifiedTime(p).compareTo(Files.getLastModifiedTime(newest)) > 0)) {
+                    newest = p;
+                }
+            }
+        }
+        return newest;
+    }
+
+    @Override
     public Captured capture(long pid, Path rankDir, Path dir, Progress progress) throws IOException {
         if (rankDir == null) {
             throw new IllegalArgumentException("dmtcp captures only ranks started under dmtcp_launch: use "
                     + "`ferry run --capture dmtcp`");
         }
         Path area = rankDir.toAbsolutePath().resolve("dmtcp");
-        String port = port(area.resolve("port"), pid);
-        awaitRunning(port, pid);
+        boolean taken;
+        synchronized (this) {
+            taken = pending.contains(area);
+        }
+        if (!taken) { // a caller that captures ranks one by one: the checkpoint takes every rank of the node
+            checkpointTogether(CriuCapturer.TIMEOUT);
+        }
         long[] bytes = new long[1];
-        long[] stall = new long[1];
         ImageDirs.fill(dir, partial -> {
-            // The stall: a blocking checkpoint returns once every process wrote its image and runs again;
-            // moving the files into the image and fsyncing them happen while the rank runs.
-            long t0 = System.nanoTime();
-            ExternalTool.Result r = ExternalTool.run(List.of("dmtcp_command", "--coord-port", port, "--bcheckpoint"),
-                    CriuCapturer.TIMEOUT);
-            stall[0] = System.nanoTime() - t0;
-            if (r.exit() != 0) {
-                throw new IOException("dmtcp_command --bcheckpoint failed (exit " + r.exit() + "): " + r.lastLines(3));
-            }
             int moved = 0;
             // The ckpt_*_files directories too: dmtcp_restart refuses to start without the copies in them.
             try (DirectoryStream<Path> ds = Files.newDirectoryStream(area, "{ckpt_*.dmtcp,ckpt_*_files,dmtcp_restart_script*.sh}")) {
@@ -101,76 +230,22 @@ public final class DmtcpCapturer implements Capturer {
                 }
             }
             if (moved == 0) {
-                throw new IOException("dmtcp wrote no ckpt_*.dmtcp file into " + area);
+                throw new IOException("dmtcp wrote no ckpt_*.dmtcp file into " + area + " (process " + pid + ")");
             }
             bytes[0] = ImageDirs.size(partial);
         });
-        Duration took = Duration.ofNanos(stall[0]);
+        Duration took;
+        synchronized (this) {
+            pending.remove(area);
+            took = lastStall;
+        }
         return new Captured(took, bytes[0], String.format(java.util.Locale.ROOT,
                 "dmtcp checkpoint of process %d: %.1f MiB, stopped %.3f s", pid, bytes[0] / 1048576.0, took.toNanos() / 1e9));
     }
 
-    /**
-     * Waits until the rank's coordinator says its computation runs with at least one process:
-     * right after a restart the coordinator listens before the restored processes joined it, and
-     * a checkpoint asked then fails ("computation not in running state").
-     */
-    private static void awaitRunning(String port, long pid) throws IOException {
-        long until = System.nanoTime() + PORT_PATIENCE.toNanos();
-        while (true) {
-            ExternalTool.Result r = ExternalTool.run(List.of("dmtcp_command", "--coord-port", port, "--status"),
-                    PORT_PATIENCE);
-            if (r.exit() == 0 && r.output().contains("RUNNING=yes") && !r.output().contains("NUM_PEERS=0")) {
-                return;
-            }
-            if (System.nanoTime() > until || ProcessHandle.of(pid).map(h -> !h.isAlive()).orElse(true)) {
-                throw new IOException("the DMTCP coordinator on port " + port + " of process " + pid + " says no running"
-                        + " computation" + (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false) ? " within "
-                        + PORT_PATIENCE.toSeconds() + " s" : " before the process ended") + ": " + r.lastLines(3));
-            }
-            pause(50);
-        }
-    }
-
-    private static String exitCode(Process p) {
-        try {
-            return Integer.toString(p.waitFor());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return "unknown";
-        }
-    }
-
-    private static void pause(long millis) throws java.io.InterruptedIOException {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("interrupted waiting for a DMTCP coordinator");
-        }
-    }
-
-    /** How long a capture waits for a just-started coordinator to write its port, and for its processes to join it. */
-    static final Duration PORT_PATIENCE = Duration.ofSeconds(30);
-
-    /**
-     * The port in {@code file}, waiting while it is not written yet: a capture may come right
-     * after a launch or restart, before the new coordinator listens.
-     */
-    private static String port(Path file, long pid) throws IOException {
-        long until = System.nanoTime() + PORT_PATIENCE.toNanos();
-        while (true) {
-            String port = Files.exists(file) ? Files.readString(file).trim() : "";
-            if (!port.isEmpty()) {
-                return port;
-            }
-            if (System.nanoTime() > until || ProcessHandle.of(pid).map(h -> !h.isAlive()).orElse(true)) {
-                throw new IOException("the DMTCP coordinator of process " + pid + " wrote no port into " + file
-                        + (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false) ? " within "
-                        + PORT_PATIENCE.toSeconds() + " s" : " before the process ended"));
-            }
-            pause(20);
-        }
+    /** The pid of this launch's coordinator, or -1 (for tests that make it crash). */
+    synchronized long coordinatorPid() {
+        return coordinator == null ? -1 : coordinator.pid();
     }
 
     @Override
@@ -185,18 +260,20 @@ public final class DmtcpCapturer implements Capturer {
     }
 
     /**
-     * {@code dmtcp_restart} of the image's checkpoint files with a new coordinator, its port
-     * written to {@code <rankDir>/dmtcp/port} and its next checkpoints going to that directory,
-     * as after {@code dmtcp_launch}. The image's {@code ckpt_*_files} directories are copied
-     * (not linked: DMTCP rewrites them in place at the next checkpoint) to where DMTCP wrote
-     * them, the rank's DMTCP directory, which is the same path when the rank restarts under the
-     * same Ferry home, on this node or another.
+     * {@code dmtcp_restart} of the image's checkpoint files, joined to this launch's coordinator
+     * (started now for the first rank), its next checkpoints going to the rank's DMTCP directory,
+     * as after {@code dmtcp_launch}. The image's {@code ckpt_*_files} directories are copied (not
+     * linked: DMTCP rewrites them in place at the next checkpoint) to where DMTCP wrote them, the
+     * rank's DMTCP directory, which is the same path when the rank restarts under the same Ferry
+     * home, on this node or another. Returns at once: the restored processes resume only once
+     * every rank of the node joined; {@link #started} waits for that.
      */
     @Override
     public Process restore(Path imageDir, Path rankDir, ProcessBuilder rank) throws IOException {
         Path area = area(rankDir);
-        List<String> cmd = new ArrayList<>(List.of("dmtcp_restart", "--new-coordinator", "--coord-port", "0",
-                "--port-file", area.resolve("port").toString(), "--ckptdir", area.toString()));
+        List<String> cmd = new ArrayList<>(List.of("dmtcp_restart"));
+        cmd.addAll(join(rankDir, area));
+        cmd.addAll(List.of("--ckptdir", area.toString()));
         int images = 0;
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(imageDir, "ckpt_*")) {
             for (Path p : ds) {
@@ -211,20 +288,10 @@ public final class DmtcpCapturer implements Capturer {
         if (images == 0) {
             throw new RestartRefusedException("no ckpt_*.dmtcp file in " + imageDir + ": not a dmtcp image", null);
         }
-        // In the rank's DMTCP directory: the new coordinator writes its restart script into its working
-        // directory, and the next capture takes it from there. DMTCP restores the rank's own working directory.
+        // In the rank's DMTCP directory: DMTCP restores the rank's own working directory.
         Process p = rank.command(cmd).directory(area.toFile()).start();
-        // Returned only once the restored processes run: a dmtcp_restart that refuses the image (exit 99,
-        // "Unable to find checkpointed copy of file") is a restore that failed, which rolls the job back to an
-        // older generation, not a crash of the rank, which would roll it back to this image again.
-        try {
-            awaitRunning(port(area.resolve("port"), p.pid()), p.pid());
-        } catch (IOException e) {
-            p.descendants().forEach(ProcessHandle::destroyForcibly);
-            p.destroyForcibly();
-            throw new RestartRefusedException("dmtcp_restart refused the image " + imageDir + (p.isAlive() ? "" : " (exit "
-                    + exitCode(p) + ")") + ": its processes did not run again (DMTCP said why on the agent's standard "
-                    + "error, just before this); " + e.getMessage(), e);
+        synchronized (this) {
+            members.add(p);
         }
         return p;
     }

@@ -59,6 +59,7 @@ class ExternalCapturersIT {
             assertTrue(dmtcp.restartCommand(tmp.resolve("img")).orElseThrow().size() > 4, "a restart names the images");
         } finally {
             p.destroyForcibly();
+            dmtcp.stopped();
         }
     }
 

@@ -8,6 +8,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -65,9 +66,133 @@ class TransparentRestartIT {
                 ImageDirs.delete(f);
             }
         }
-        java.io.IOException e = assertThrows(java.io.IOException.class,
-                () -> c.restore(tmp.resolve("img"), fresh(tmp.resolve("rank")), streams(c, new ProcessBuilder())));
-        assertTrue(e.getMessage().contains("dmtcp_restart refused the image"), e.getMessage());
+        c.stopped(); // as the agent does before a restore: the next ranks join a fresh coordinator
+        Process restored = c.restore(tmp.resolve("img"), fresh(tmp.resolve("rank")), streams(c, new ProcessBuilder()));
+        try {
+            RestartRefusedException e = assertThrows(RestartRefusedException.class, () -> c.started(true, () -> { }));
+            assertTrue(e.getMessage().contains("dmtcp_restart refused the images"), e.getMessage());
+        } finally {
+            Scenario.kill(restored);
+            c.stopped();
+        }
+    }
+
+    /**
+     * Two ranks of a ring over TCP, each under its own {@code dmtcp_launch} and both joined to
+     * the node's one coordinator, as the agent launches them: one checkpoint takes both, with
+     * the messages in flight between them; rank 1 is SIGKILLed mid-run (rank 0 loses its
+     * neighbours and ends too); both are restored from their images, each by its own
+     * {@code dmtcp_restart}, and the ring goes on: each rank's file, which depends on every
+     * message it got, ends as an uninterrupted run's. With a coordinator per rank, as before,
+     * the connection between them could not be restored.
+     */
+    @Test
+    @Timeout(value = 5, unit = TimeUnit.MINUTES)
+    void dmtcpRestoresTwoRanksJoinedByTcpAndTheRingGoesOn() throws Exception {
+        Capturer c = Capturers.of("dmtcp");
+        Scenario.requireAvailable(c);
+        int steps = 200;
+        int port = freePortPair();
+        List<String> reference = new java.util.ArrayList<>();
+        List<Process> plain = new java.util.ArrayList<>();
+        for (int r = 0; r < 2; r++) {
+            plain.add(new ProcessBuilder(ring(tmp.resolve("reference." + r), steps, "0", port, r))
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start());
+        }
+        for (int r = 0; r < 2; r++) {
+            assertEquals(0, plain.get(r).waitFor(), "ring rank " + r + " uninterrupted");
+            reference.add(Files.readString(tmp.resolve("reference." + r)));
+        }
+        int runPort = freePortPair();
+        Path[] rankDir = {fresh(tmp.resolve("ranks").resolve("0")), fresh(tmp.resolve("ranks").resolve("1"))};
+        Process[] p = new Process[2];
+        for (int r = 0; r < 2; r++) {
+            p[r] = streams(c, new ProcessBuilder(c.launchCommand(ring(tmp.resolve("out." + r), steps, STEP_MILLIS, runPort,
+                    r), rankDir[r]))).start();
+        }
+        c.started(false, () -> { });
+        Scenario.Steps[] s = {new Scenario.Steps(p[0]), new Scenario.Steps(p[1])};
+        int captured = s[0].awaitStep(10);
+        Duration stall = c.checkpointTogether(Duration.ofMinutes(1)).orElseThrow();
+        for (int r = 0; r < 2; r++) {
+            Capturer.Captured cap = c.capture(p[r].pid(), rankDir[r], tmp.resolve("img" + r), Progress.NONE);
+            assertEquals(stall, cap.stall(), "one checkpoint stopped both ranks");
+            assertTrue(cap.imageBytes() > 0, cap.summary());
+        }
+        int linesAfterCapture = Files.readAllLines(tmp.resolve("out.0")).size();
+        s[0].awaitStep(linesAfterCapture + 10);
+        Scenario.kill(p[1]);
+        assertEquals(1, p[0].waitFor(), "rank 0 ends once its neighbour is gone");
+        c.stopped();
+        for (int r = 0; r < 2; r++) {
+            s[r].close();
+            rankDir[r] = fresh(rankDir[r]);
+            p[r] = c.restore(tmp.resolve("img" + r), rankDir[r], streams(c, new ProcessBuilder()));
+        }
+        c.started(true, () -> { });
+        Scenario.Steps resumed = new Scenario.Steps(p[0]);
+        int first = resumed.next();
+        assertTrue(first > captured && first <= linesAfterCapture, "rank 0 resumed from the image (taken after step "
+                + captured + "), not from the start nor from the kill: its first step after the restore is " + first);
+        assertEquals(0, resumed.awaitExit(), "restored rank 0's exit code");
+        assertEquals(0, new Scenario.Steps(p[1]).awaitExit(), "restored rank 1's exit code");
+        c.stopped();
+        for (int r = 0; r < 2; r++) {
+            assertEquals(reference.get(r), Files.readString(tmp.resolve("out." + r)), "rank " + r + "'s file");
+        }
+    }
+
+    /**
+     * The death of the node's DMTCP coordinator is a loss the agent recovers from: ranks may run
+     * on without it (a ring of two did, here), never checkpointed again, so the method says so
+     * ({@code lost}), and the agent kills what still runs, as a crash would. Its end by
+     * {@link Capturer#stopped} is not a loss.
+     */
+    @Test
+    @Timeout(value = 2, unit = TimeUnit.MINUTES)
+    void theDeathOfTheDmtcpCoordinatorIsALossAndItsStopIsNot() throws Exception {
+        Capturer c = Capturers.of("dmtcp");
+        Scenario.requireAvailable(c);
+        Path rankDir = fresh(tmp.resolve("ranks").resolve("0"));
+        Process p = streams(c, new ProcessBuilder(c.launchCommand(List.of(Scenario.binary("appender").toString(),
+                tmp.resolve("out.txt").toString(), "1000000", STEP_MILLIS), rankDir))).start();
+        java.util.concurrent.CompletableFuture<Void> lost = new java.util.concurrent.CompletableFuture<>();
+        c.started(false, () -> lost.complete(null));
+        new Scenario.Steps(p).awaitStep(3);
+        ProcessHandle coordinator = ProcessHandle.of(((DmtcpCapturer) c).coordinatorPid()).orElseThrow();
+        coordinator.destroyForcibly(); // SIGKILL, as a crash
+        lost.get(30, TimeUnit.SECONDS);
+        Scenario.kill(p); // whether it ended with its coordinator (as this one may) or would run on unprotected
+        c.stopped();
+
+        java.util.concurrent.CompletableFuture<Void> lostAgain = new java.util.concurrent.CompletableFuture<>();
+        Process q = streams(c, new ProcessBuilder(c.launchCommand(List.of(Scenario.binary("appender").toString(),
+                tmp.resolve("out2.txt").toString(), "1000000", STEP_MILLIS), fresh(rankDir)))).start();
+        c.started(false, () -> lostAgain.complete(null));
+        new Scenario.Steps(q).awaitStep(3);
+        c.stopped();
+        Scenario.kill(q);
+        Thread.sleep(1000); // "nothing happens" has no event to wait for: the stop's exit would have been seen by now
+        assertTrue(!lostAgain.isDone(), "a coordinator stopped with its ranks is no loss");
+    }
+
+    private static List<String> ring(Path out, int steps, String millis, int port, int rank) throws Exception {
+        return List.of(Scenario.binary("ring").toString(), out.toString(), Integer.toString(steps), millis,
+                Integer.toString(port), Integer.toString(rank), "2");
+    }
+
+    /** A port P such that P and P + 1 were free a moment ago on the loopback. */
+    private static int freePortPair() throws Exception {
+        for (int i = 0; i < 50; i++) {
+            try (java.net.ServerSocket a = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+                 java.net.ServerSocket b = new java.net.ServerSocket(a.getLocalPort() + 1, 1,
+                         java.net.InetAddress.getLoopbackAddress())) {
+                return a.getLocalPort();
+            } catch (java.net.BindException taken) {
+                // the next one
+            }
+        }
+        throw new IllegalStateException("no two free consecutive ports on the loopback");
     }
 
     /**
@@ -114,7 +239,7 @@ class TransparentRestartIT {
             int captured = steps.awaitStep(resumedAt + 10);
             long pid = c.target(p.pid()).orElseThrow();
             Path img = tmp.resolve("img" + round);
-            // Round 2 captures a restored process: DMTCP's next capture needs the restart's coordinator port.
+            // Round 2 captures a restored process: DMTCP's next capture goes to the restart's coordinator.
             Capturer.Captured cap = c.capture(pid, rankDir, img, Progress.NONE);
             assertTrue(cap.imageBytes() > 4L << 20, cap.summary());
             System.err.println(c.method() + " " + program + " round " + round + ": " + cap.summary());
@@ -130,9 +255,11 @@ class TransparentRestartIT {
             int linesAfterCapture = Files.readAllLines(out).size();
             steps.awaitStep(linesAfterCapture + 10);
             Scenario.kill(p);
+            c.stopped(); // as the agent does: the method's own processes (DMTCP's coordinator) go with the ranks
             steps.close();
             rankDir = fresh(rankDir);
             p = c.restore(img, rankDir, streams(c, new ProcessBuilder()));
+            c.started(true, () -> { });
             if (c.method().equals("criu")) {
                 assertEquals(pid, p.pid(), "criu restores the tree under its own pids");
             }
@@ -144,6 +271,7 @@ class TransparentRestartIT {
         }
         Scenario.Steps rest = new Scenario.Steps(p);
         assertEquals(0, rest.awaitExit(), c.method() + " restored " + program + " exit code");
+        c.stopped();
         assertEquals(expected, Files.readString(out), "the file the program appended to, killed twice and resumed");
     }
 

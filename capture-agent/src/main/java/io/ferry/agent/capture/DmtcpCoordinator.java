@@ -1,0 +1,158 @@
+package io.ferry.agent.capture;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * One {@code dmtcp_coordinator} process for the ranks of one job on this node, started by the
+ * agent (its child, not a daemon), so that one blocking checkpoint takes every rank at once and
+ * the sockets between them are drained and restored together. It listens on a port the kernel
+ * picks (written to {@code <dir>/port}), keeps DMTCP's restart scripts in {@code dir}, writes
+ * its own lines to {@code <dir>/coordinator.log}, and exits by itself when its last process
+ * leaves ({@code --exit-on-last}), so none outlives a job whose agent was killed. DMTCP's
+ * coordinator has no login: any local user who finds the port can ask it for a checkpoint or a
+ * kill (a limit the operators' guide names). Thread-safe.
+ */
+final class DmtcpCoordinator implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(DmtcpCoordinator.class);
+    /** How long a just-started coordinator may take to write its port, and its processes to join it. */
+    static final Duration PATIENCE = Duration.ofSeconds(30);
+
+    private final Process process;
+    private final String port;
+    private final Path dir;
+    private volatile boolean closing;
+
+    private DmtcpCoordinator(Process process, String port, Path dir) {
+        this.process = process;
+        this.port = port;
+        this.dir = dir;
+    }
+
+    /** Starts a fresh coordinator keeping its files in {@code dir} (created, emptied of an earlier one's port). */
+    static DmtcpCoordinator start(Path dir) throws IOException {
+        io.ferry.model.OwnerOnly.createDirectories(dir);
+        Path portFile = dir.resolve("port");
+        Files.deleteIfExists(portFile);
+        Process p = new ProcessBuilder(List.of("dmtcp_coordinator", "--coord-port", "0", "--port-file", portFile.toString(),
+                "--ckptdir", dir.toString(), "--exit-on-last", "-q"))
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("coordinator.log").toFile()))
+                .start();
+        long until = System.nanoTime() + PATIENCE.toNanos();
+        while (true) {
+            String port = Files.exists(portFile) ? Files.readString(portFile).trim() : "";
+            if (!port.isEmpty()) {
+                return new DmtcpCoordinator(p, port, dir);
+            }
+            if (!p.isAlive() || System.nanoTime() > until) {
+                p.destroyForcibly();
+                throw new IOException("dmtcp_coordinator " + (p.isAlive() ? "wrote no port within " + PATIENCE.toSeconds()
+                        + " s" : "exited at its start") + ": see " + dir.resolve("coordinator.log"));
+            }
+            pause(20);
+        }
+    }
+
+    String port() {
+        return port;
+    }
+
+    /** Where the coordinator keeps its port, its log and DMTCP's restart scripts. */
+    Path dir() {
+        return dir;
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    boolean alive() {
+        return process.isAlive();
+    }
+
+    /** The options that make {@code dmtcp_launch} or {@code dmtcp_restart} join this coordinator. */
+    List<String> joinOptions() {
+        return List.of("--join-coordinator", "--coord-host", "127.0.0.1", "--coord-port", port);
+    }
+
+    /** Runs {@code whenLost} if the coordinator ends other than by {@link #close()}. */
+    void onLost(Runnable whenLost) {
+        process.onExit().thenRun(() -> {
+            if (!closing) {
+                LOG.warn("the DMTCP coordinator on port {} (pid {}) ended under its ranks (exit {})", port, process.pid(),
+                        process.exitValue());
+                whenLost.run();
+            }
+        });
+    }
+
+    /**
+     * Waits until the coordinator says its computation runs with at least {@code peers}
+     * processes: after a launch, until every rank joined; after a restart, until every restored
+     * process is back (DMTCP resumes them all together, or none).
+     *
+     * @param alive whether the ranks still run: waiting stops, failing, once they do not
+     */
+    void awaitRunning(int peers, java.util.function.BooleanSupplier alive) throws IOException {
+        long until = System.nanoTime() + PATIENCE.toNanos();
+        while (true) {
+            ExternalTool.Result r = ExternalTool.run(List.of("dmtcp_command", "--coord-port", port, "--status"), PATIENCE);
+            if (r.exit() == 0 && r.output().contains("RUNNING=yes") && peers(r.output()) >= Math.max(1, peers)) {
+                return;
+            }
+            if (System.nanoTime() > until || !alive.getAsBoolean() || !process.isAlive()) {
+                throw new IOException("the DMTCP coordinator on port " + port + " says no running computation of " + peers
+                        + " process(es) " + (!process.isAlive() ? "(it exited)" : alive.getAsBoolean() ? "within "
+                        + PATIENCE.toSeconds() + " s" : "before the ranks ended") + ": " + r.lastLines(3));
+            }
+            pause(50);
+        }
+    }
+
+    private static int peers(String status) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("NUM_PEERS=(\\d+)").matcher(status);
+        return m.find() ? Integer.parseInt(m.group(1)) : 0;
+    }
+
+    /** One blocking checkpoint of every process: returns how long they were stopped. */
+    Duration checkpoint(Duration timeout) throws IOException {
+        long t0 = System.nanoTime();
+        ExternalTool.Result r = ExternalTool.run(List.of("dmtcp_command", "--coord-port", port, "--bcheckpoint"), timeout);
+        Duration stall = Duration.ofNanos(System.nanoTime() - t0);
+        if (r.exit() != 0) {
+            throw new IOException("dmtcp_command --bcheckpoint failed (exit " + r.exit() + "): " + r.lastLines(3));
+        }
+        return stall;
+    }
+
+    /** Stops the coordinator (SIGKILL: its processes were stopped before, or are to be stopped now). */
+    @Override
+    public void close() {
+        closing = true;
+        process.destroyForcibly();
+        try {
+            process.onExit().get(10, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            LOG.warn("the DMTCP coordinator (pid {}) did not end within 10 s of SIGKILL", process.pid());
+        }
+    }
+
+    static void pause(long millis) throws InterruptedIOException {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted waiting for a DMTCP coordinator");
+        }
+    }
+}
