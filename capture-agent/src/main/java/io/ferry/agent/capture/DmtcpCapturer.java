@@ -9,9 +9,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -25,21 +27,39 @@ import java.util.Set;
  * {@code ckpt_*_files} directories beside them (copies of the files the rank had open,
  * {@code --ckpt-open-files}) and a copy of the coordinator's restart script. Restart: every rank's
  * images through its own {@code dmtcp_restart}, all joined to a fresh coordinator, which resumes
- * them together once every one is back. DMTCP can only capture processes started under it, so
- * there is no one-off capture of an arbitrary pid. Ranks on other nodes have coordinators of
- * their own (one per node and job). One instance per job on a node; its state is guarded by
- * {@code this}, and no lock is held while a DMTCP command runs.
+ * them together once every one is back. Ranks on other nodes have coordinators of their own (one
+ * per node and job), so their images belong to other DMTCP computations: ranks that come here
+ * from a lost node are restored into a coordinator of their own computation (named by the
+ * restart script in their image), beside this node's, and from then on each generation
+ * checkpoints every computation on the node. DMTCP can only capture processes started under
+ * it, so there is no one-off capture of an arbitrary pid. One instance per job on a node; its
+ * state is guarded by {@code this}, and no lock is held while a DMTCP command runs.
  */
 public final class DmtcpCapturer implements Capturer {
-    /** This launch's coordinator, null before the first launch and after {@link #stopped}. */
-    private DmtcpCoordinator coordinator;
-    /** The DMTCP directories of the ranks started under {@link #coordinator}. */
-    private final Set<Path> areas = new LinkedHashSet<>();
-    /** The processes started under it: a restore that one of them gives up on ends the wait for all. */
-    private final List<Process> members = new ArrayList<>();
-    /** The DMTCP directories whose files from the last checkpoint are still to be collected. */
-    private final Set<Path> pending = new HashSet<>();
-    private Duration lastStall = Duration.ZERO;
+    /** A DMTCP computation id, as in {@code dmtcp_restart_script_<id>.sh}. */
+    private static final java.util.regex.Pattern COMPUTATION = java.util.regex.Pattern.compile(
+            "dmtcp_restart_script_([0-9a-f]{1,16}-[0-9]{1,10}-[0-9a-f]{1,16})\\.sh");
+
+    /** The ranks under one coordinator: launched together, or restored from images of one computation. */
+    private static final class Computation {
+        final DmtcpCoordinator coordinator;
+        /** The DMTCP directories of its ranks. */
+        final Set<Path> areas = new LinkedHashSet<>();
+        /** Its restored processes: a restore that one of them gives up on ends the wait for all. */
+        final List<Process> members = new ArrayList<>();
+
+        Computation(DmtcpCoordinator coordinator) {
+            this.coordinator = coordinator;
+        }
+    }
+
+    /**
+     * This launch's computations by DMTCP computation id ("" for ranks launched fresh), empty
+     * before the first launch and after {@link #stopped}.
+     */
+    private final Map<String, Computation> computations = new LinkedHashMap<>();
+    /** The DMTCP directories whose files from the last checkpoint are still to be collected, with its stall. */
+    private final Map<Path, Duration> pending = new HashMap<>();
 
     @Override
     public String method() {
@@ -64,26 +84,29 @@ public final class DmtcpCapturer implements Capturer {
         // to its length at the checkpoint instead of getting the lines after it twice); DMTCP puts
         // them back on restart only when allowed to overwrite them.
         List<String> out = new ArrayList<>(List.of("dmtcp_launch"));
-        out.addAll(join(rankDir, area));
+        out.addAll(join(rankDir, area, "").coordinator.joinOptions());
         out.addAll(List.of("--ckptdir", area.toString(), "--no-gzip", "--ckpt-open-files", "--allow-file-overwrite"));
         out.addAll(command);
         return out;
     }
 
-    /** The options joining this launch's coordinator, started now if there is none (or it ended). */
-    private synchronized List<String> join(Path rankDir, Path area) {
-        if (coordinator == null || !coordinator.alive()) {
+    /**
+     * The computation {@code id} of this launch, its coordinator started now if there is none (or
+     * it ended), with the rank's DMTCP directory added to it.
+     */
+    private synchronized Computation join(Path rankDir, Path area, String id) {
+        Computation c = computations.get(id);
+        if (c == null || !c.coordinator.alive()) {
+            Path dir = rankDir.toAbsolutePath().getParent().resolve(".dmtcp-coordinator" + (id.isEmpty() ? "" : "-" + id));
             try {
-                coordinator = DmtcpCoordinator.start(rankDir.toAbsolutePath().getParent().resolve(".dmtcp-coordinator"));
+                c = new Computation(DmtcpCoordinator.start(dir));
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot start the job's DMTCP coordinator", e);
             }
-            areas.clear();
-            members.clear();
-            pending.clear();
+            computations.put(id, c);
         }
-        areas.add(area);
-        return coordinator.joinOptions();
+        c.areas.add(area);
+        return c;
     }
 
     /**
@@ -107,88 +130,90 @@ public final class DmtcpCapturer implements Capturer {
 
     @Override
     public void started(boolean restored, Runnable lost) throws IOException {
-        DmtcpCoordinator c;
-        int peers;
-        List<Process> started;
-        synchronized (this) {
-            c = coordinator;
-            peers = areas.size();
-            started = List.copyOf(members);
-        }
-        if (c == null) {
-            return;
-        }
-        if (restored) {
-            // A dmtcp_restart that refuses its image (exit 99, "Unable to find checkpointed copy of file") is a
-            // restore that failed, which rolls the job back to an older generation, not a crash of the rank, which
-            // would roll it back to this image again.
-            try {
-                c.awaitRunning(peers, () -> started.stream().allMatch(Process::isAlive));
-            } catch (IOException e) {
-                throw new RestartRefusedException("dmtcp_restart refused the images of this node's " + peers + " rank(s)"
-                        + started.stream().filter(p -> !p.isAlive()).findFirst().map(p -> " (exit " + p.exitValue() + ")")
-                        .orElse("") + ": they did not run again (DMTCP said why on the agent's standard error, just before"
-                        + " this); " + e.getMessage(), e);
+        for (Computation c : computations()) {
+            List<Process> started = List.copyOf(c.members);
+            int peers = c.areas.size();
+            if (restored) {
+                // A dmtcp_restart that refuses its image (exit 99, "Unable to find checkpointed copy of file") is a
+                // restore that failed, which rolls the job back to an older generation, not a crash of the rank,
+                // which would roll it back to this image again.
+                try {
+                    c.coordinator.awaitRunning(peers, () -> started.stream().allMatch(Process::isAlive));
+                } catch (IOException e) {
+                    throw new RestartRefusedException("dmtcp_restart refused the images of " + peers + " rank(s)"
+                            + started.stream().filter(p -> !p.isAlive()).findFirst().map(p -> " (exit " + p.exitValue()
+                            + ")").orElse("") + ": they did not run again (DMTCP said why on the agent's standard error,"
+                            + " just before this); " + e.getMessage(), e);
+                }
             }
+            c.coordinator.onLost(lost);
         }
-        c.onLost(lost);
+    }
+
+    /** A copy of this launch's computations, their sets copied, taken under the lock. */
+    private synchronized List<Computation> computations() {
+        List<Computation> out = new ArrayList<>();
+        for (Computation c : computations.values()) {
+            Computation copy = new Computation(c.coordinator);
+            copy.areas.addAll(c.areas);
+            copy.members.addAll(c.members);
+            out.add(copy);
+        }
+        return out;
     }
 
     @Override
     public void stopped() {
-        DmtcpCoordinator c;
+        List<Computation> all;
         synchronized (this) {
-            c = coordinator;
-            coordinator = null;
-            areas.clear();
-            members.clear();
+            all = List.copyOf(computations.values());
+            computations.clear();
             pending.clear();
         }
-        if (c != null) {
-            c.close();
-        }
+        all.forEach(c -> c.coordinator.close());
     }
 
+    /**
+     * One blocking checkpoint of each computation of the node (one, unless ranks came here from a
+     * lost node), one after another: a rank is stopped only for its own computation's. Returns
+     * the longest stall.
+     */
     @Override
     public Optional<Duration> checkpointTogether(Duration timeout) throws IOException {
-        DmtcpCoordinator c;
-        List<Path> all;
-        List<Process> started;
-        synchronized (this) {
-            c = coordinator;
-            all = List.copyOf(areas);
-            started = List.copyOf(members);
-        }
-        if (c == null) {
+        List<Computation> all = computations();
+        if (all.isEmpty()) {
             throw new IOException("no rank of this job runs under a DMTCP coordinator of this agent");
         }
-        for (Path area : all) { // what a checkpoint whose collection failed left: never mixed into this one
-            try (DirectoryStream<Path> ds = Files.newDirectoryStream(area, "{ckpt_*,dmtcp_restart_script*}")) {
-                for (Path p : ds) {
-                    ImageDirs.delete(p);
+        synchronized (this) {
+            pending.clear();
+        }
+        Duration longest = Duration.ZERO;
+        for (Computation c : all) {
+            for (Path area : c.areas) { // what a checkpoint whose collection failed left: never mixed into this one
+                try (DirectoryStream<Path> ds = Files.newDirectoryStream(area, "{ckpt_*,dmtcp_restart_script*}")) {
+                    for (Path p : ds) {
+                        ImageDirs.delete(p);
+                    }
                 }
             }
-        }
-        // Right after a launch or restart the coordinator listens before every process joined it, and a
-        // checkpoint asked then would leave a rank out ("computation not in running state").
-        c.awaitRunning(all.size(), () -> started.stream().allMatch(Process::isAlive));
-        // The stall: a blocking checkpoint returns once every process wrote its image and runs again; moving
-        // the files into the images and fsyncing them happen while the ranks run.
-        Duration stall = c.checkpoint(timeout);
-        Path script = newestScript(c);
-        for (Path area : all) {
-            if (script != null) {
-                Files.copy(script, area.resolve(script.getFileName()));
+            // Right after a launch or restart the coordinator listens before every process joined it, and a
+            // checkpoint asked then would leave a rank out ("computation not in running state").
+            c.coordinator.awaitRunning(c.areas.size(), () -> c.members.stream().allMatch(Process::isAlive));
+            // The stall: a blocking checkpoint returns once every process wrote its image and runs again; moving
+            // the files into the images and fsyncing them happen while the ranks run.
+            Duration stall = c.coordinator.checkpoint(timeout);
+            Path script = newestScript(c.coordinator);
+            for (Path area : c.areas) {
+                if (script != null) { // names the computation: a restore elsewhere joins its ranks again
+                    Files.copy(script, area.resolve(script.getFileName()));
+                }
             }
-        }
-        synchronized (this) {
-            if (coordinator == c) {
-                pending.clear();
-                pending.addAll(all);
-                lastStall = stall;
+            synchronized (this) {
+                c.areas.forEach(a -> pending.put(a, stall));
             }
+            longest = stall.compareTo(longest) > 0 ? stall : longest;
         }
-        return Optional.of(stall);
+        return Optional.of(longest);
     }
 
     /** The restart script the coordinator wrote at its last checkpoint (not the link to it), or null. */
@@ -214,7 +239,7 @@ public final class DmtcpCapturer implements Capturer {
         Path area = rankDir.toAbsolutePath().resolve("dmtcp");
         boolean taken;
         synchronized (this) {
-            taken = pending.contains(area);
+            taken = pending.containsKey(area);
         }
         if (!taken) { // a caller that captures ranks one by one: the checkpoint takes every rank of the node
             checkpointTogether(CriuCapturer.TIMEOUT);
@@ -236,16 +261,15 @@ public final class DmtcpCapturer implements Capturer {
         });
         Duration took;
         synchronized (this) {
-            pending.remove(area);
-            took = lastStall;
+            took = java.util.Objects.requireNonNullElse(pending.remove(area), Duration.ZERO);
         }
         return new Captured(took, bytes[0], String.format(java.util.Locale.ROOT,
                 "dmtcp checkpoint of process %d: %.1f MiB, stopped %.3f s", pid, bytes[0] / 1048576.0, took.toNanos() / 1e9));
     }
 
-    /** The pid of this launch's coordinator, or -1 (for tests that make it crash). */
+    /** The pid of this launch's first coordinator, or -1 (for tests that make it crash). */
     synchronized long coordinatorPid() {
-        return coordinator == null ? -1 : coordinator.pid();
+        return computations.values().stream().findFirst().map(c -> c.coordinator.pid()).orElse(-1L);
     }
 
     @Override
@@ -271,8 +295,9 @@ public final class DmtcpCapturer implements Capturer {
     @Override
     public Process restore(Path imageDir, Path rankDir, ProcessBuilder rank) throws IOException {
         Path area = area(rankDir);
+        Computation computation = join(rankDir, area, computation(imageDir));
         List<String> cmd = new ArrayList<>(List.of("dmtcp_restart"));
-        cmd.addAll(join(rankDir, area));
+        cmd.addAll(computation.coordinator.joinOptions());
         cmd.addAll(List.of("--ckptdir", area.toString()));
         int images = 0;
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(imageDir, "ckpt_*")) {
@@ -291,9 +316,26 @@ public final class DmtcpCapturer implements Capturer {
         // In the rank's DMTCP directory: DMTCP restores the rank's own working directory.
         Process p = rank.command(cmd).directory(area.toFile()).start();
         synchronized (this) {
-            members.add(p);
+            computation.members.add(p);
         }
         return p;
+    }
+
+    /**
+     * The DMTCP computation the image belongs to, from the restart script saved with it: images
+     * of one computation restart only into one coordinator, and those of two computations (this
+     * node's, and a lost node's moved here) only into two. "" for an image without one.
+     */
+    private static String computation(Path imageDir) throws IOException {
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(imageDir, "dmtcp_restart_script_*.sh")) {
+            for (Path p : ds) {
+                java.util.regex.Matcher m = COMPUTATION.matcher(p.getFileName().toString());
+                if (m.matches()) {
+                    return m.group(1);
+                }
+            }
+        }
+        return "";
     }
 
     @Override

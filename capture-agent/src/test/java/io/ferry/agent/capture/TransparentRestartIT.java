@@ -143,6 +143,62 @@ class TransparentRestartIT {
     }
 
     /**
+     * A node lost with its rank: ranks of two nodes, each under its node's coordinator (two
+     * DMTCP computations), are checkpointed, both SIGKILLed, and both restored on the surviving
+     * node, as the agent does after a node loss: each into a coordinator of its own computation
+     * (one coordinator for both refuses the second: "not from current computation"), and both
+     * finish as uninterrupted runs. A later generation takes both computations. The moved rank
+     * keeps the path it had (same Ferry home on every node), which DMTCP's saved files need.
+     */
+    @Test
+    @Timeout(value = 5, unit = TimeUnit.MINUTES)
+    void dmtcpRestoresTheRanksOfALostNodeBesideTheSurvivorsOwn() throws Exception {
+        Capturer[] node = {Capturers.of("dmtcp"), Capturers.of("dmtcp")};
+        Scenario.requireAvailable(node[0]);
+        int steps = 120;
+        String expected = Scenario.reference("appender", tmp.resolve("reference.txt"), steps);
+        Path[] rankDir = {fresh(tmp.resolve("a").resolve("0")), fresh(tmp.resolve("b").resolve("1"))};
+        Process[] p = new Process[2];
+        Scenario.Steps[] s = new Scenario.Steps[2];
+        for (int r = 0; r < 2; r++) {
+            p[r] = streams(node[r], new ProcessBuilder(node[r].launchCommand(List.of(Scenario.binary("appender").toString(),
+                    tmp.resolve("out." + r).toString(), Integer.toString(steps), STEP_MILLIS), rankDir[r]))).start();
+            node[r].started(false, () -> { });
+            s[r] = new Scenario.Steps(p[r]);
+        }
+        for (int r = 0; r < 2; r++) {
+            s[r].awaitStep(10);
+            node[r].capture(p[r].pid(), rankDir[r], tmp.resolve("img" + r), Progress.NONE);
+        }
+        for (int r = 0; r < 2; r++) {
+            s[r].awaitStep(Files.readAllLines(tmp.resolve("out." + r)).size() + 5);
+            Scenario.kill(p[r]);
+            node[r].stopped();
+            s[r].close();
+            rankDir[r] = fresh(rankDir[r]);
+        }
+        Capturer survivor = node[0];
+        for (int r = 0; r < 2; r++) {
+            p[r] = survivor.restore(tmp.resolve("img" + r), rankDir[r], streams(survivor, new ProcessBuilder()));
+        }
+        survivor.started(true, () -> { });
+        for (int r = 0; r < 2; r++) {
+            s[r] = new Scenario.Steps(p[r]);
+        }
+        s[0].awaitStep(steps / 2);
+        Duration stall = survivor.checkpointTogether(Duration.ofMinutes(1)).orElseThrow();
+        for (int r = 0; r < 2; r++) {
+            Capturer.Captured cap = survivor.capture(p[r].pid(), rankDir[r], tmp.resolve("again" + r), Progress.NONE);
+            assertTrue(cap.imageBytes() > 4L << 20 && cap.stall().compareTo(stall) <= 0, cap.summary());
+        }
+        for (int r = 0; r < 2; r++) {
+            assertEquals(0, s[r].awaitExit(), "restored rank " + r + "'s exit code");
+            assertEquals(expected, Files.readString(tmp.resolve("out." + r)), "rank " + r + "'s file");
+        }
+        survivor.stopped();
+    }
+
+    /**
      * The death of the node's DMTCP coordinator is a loss the agent recovers from: ranks may run
      * on without it (a ring of two did, here), never checkpointed again, so the method says so
      * ({@code lost}), and the agent kills what still runs, as a crash would. Its end by
