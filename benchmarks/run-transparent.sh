@@ -4,6 +4,7 @@
 # with `dmtcp_command --bcheckpoint`, in one run, on one program (benchmarks/transparent-state.py:
 # Python holding MIB MiB of random doubles, 5% of them rewritten every 3 s in scattered 256 KiB runs).
 #   benchmarks/run-transparent.sh [SIZES_MIB] [WORK_DIR] [GENERATIONS]   (default: 32,256, bench-work/transparent, 4)
+# PARTS (default 1,2,3) picks the parts below.
 # 1. Stall per checkpoint and time to established, one rank of each size: DMTCP's stall is the
 #    wall time of `dmtcp_command --bcheckpoint` (its images are fsynced when it returns); Ferry's is
 #    what Ferry reports (`ferry list --json`: the longest rank stall, and seconds from request to
@@ -11,6 +12,10 @@
 #    before the state was filled are not counted.
 # 2. Bytes stored per generation, 4 ranks of 32 MiB: Ferry's stored bytes (as it reports them, and
 #    the store directory's growth) against DMTCP's gzip images and `zstd -1` of DMTCP's raw images.
+# 3. Restart, kill to resumed (the program's first step after SIGKILL), one rank of the first size:
+#    Ferry `--auto-recover` from its local cache and from its store (the cache's copies removed
+#    before the kill), against `dmtcp_restart` of DMTCP's own images on the same disk, started at
+#    the kill. Images are in the page cache for all (no caches are dropped on a shared machine).
 # Needs DMTCP and CRIU on PATH (/opt/ckpt-tools/bin is added), zstd, root (CRIU). Environment: RANKS (4).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -18,6 +23,7 @@ sizes="${1:-32,256}"
 work="${2:-$here/bench-work/transparent}"
 gens="${3:-4}"
 ranks="${RANKS:-4}"
+parts=",${PARTS:-1,2,3},"
 export PATH="/opt/ckpt-tools/bin:$PATH"
 for tool in dmtcp_launch dmtcp_command criu zstd python3; do
   command -v "$tool" > /dev/null || { echo "run-transparent.sh: $tool is not on PATH" >&2; exit 2; }
@@ -105,23 +111,156 @@ ferry_job() {
   "$ferry" list "$name" --json --home "$dir/home" > "$dir/list.json"
 }
 
+# resumed_after FILE...: waits (120 s at most) for a new "pause" line in any FILE, the program's
+# first step after a restore, and prints when it appeared (polled every 10 ms). Run it in the
+# background before the kill; it takes the files' sizes first.
+resumed_after() {
+  python3 - "$@" <<'WATCH'
+import os, sys, time
+files = sys.argv[1:]
+at = {f: os.path.getsize(f) if os.path.exists(f) else 0 for f in files}
+print("", flush=True)  # the caller reads this line: sizes taken, kill now
+end = time.time() + 120
+while time.time() < end:
+    for f in files:
+        if os.path.exists(f) and os.path.getsize(f) > at[f]:
+            with open(f, "rb") as fh:
+                fh.seek(at[f])
+                new = fh.read()
+            if b"pause " in new:
+                print(f"{time.time():.3f}", flush=True)
+                sys.exit(0)
+    time.sleep(0.01)
+print("never", flush=True)
+WATCH
+}
+
+# kill_and_time DIR PID FILE...: SIGKILLs PID, waits until the program runs again (see
+# resumed_after), appends "seconds" to DIR/restart. Without a restart command given in
+# $restart_cmd, whoever recovers is already watching (Ferry); with one, it runs at the kill.
+kill_and_time() {
+  local dir="$1" victim="$2"
+  shift 2
+  coproc watch { resumed_after "$@"; }
+  local line
+  read -r line <&"${watch[0]}"
+  local t0
+  t0="$(now)"
+  kill -9 "$victim"
+  if [ -n "${restart_cmd:-}" ]; then eval "$restart_cmd" & fi
+  read -r line <&"${watch[0]}"
+  [ "$line" != never ] || { echo "run-transparent.sh: $dir never resumed" >&2; return 1; }
+  echo "$line - $t0" | bc >> "$dir/restart"
+}
+
+# rank_pid DIR ROOT: the pid of the program whose ready file is in DIR, the newest such descendant
+# of ROOT if there is one. Its first word is the interpreter (`ferry run`'s own command line holds
+# the same words); once DMTCP restored it, its command line is "[DMTCP:python3]".
+rank_pid() {
+  python3 - "$1" "$2" <<'FIND'
+import re, subprocess, sys
+mine = re.compile(r"^\S*python3[.0-9]* \S*transparent-state\.py .* " + re.escape(sys.argv[1]) + r"/ready$")
+procs = {}
+for line in subprocess.run(["ps", "-e", "-o", "pid=,ppid=,args="], capture_output=True, text=True).stdout.splitlines():
+    pid, ppid, args = line.split(None, 2) + [""] * (3 - len(line.split(None, 2)))
+    procs[int(pid)] = (int(ppid), args)
+def below(pid):
+    while pid in procs and pid > 1:
+        if pid == int(sys.argv[2]):
+            return True
+        pid = procs[pid][0]
+    return False
+hits = [p for p, (_, a) in procs.items() if below(p) and (mine.match(a) or a.startswith("[DMTCP:python3"))]
+hits = hits or [p for p, (_, a) in procs.items() if mine.match(a)]
+if not hits:
+    sys.exit("run-transparent.sh: no rank found for " + sys.argv[1])
+print(max(hits))
+FIND
+}
+
+# restart_ferry NAME CAPTURE MIB SOURCE: one rank, a checkpoint requested once its state is filled,
+# then 2 s later SIGKILLed (SOURCE remote: the cache's copies removed first), ROUNDS times.
+restart_ferry() {
+  local name="$1" capture="$2" mib="$3" source="$4" dir="$work/$1"
+  mkdir -p "$dir"
+  "$ferry" run --job "$name" --ranks 1 --interval 0 --capture "$capture" --auto-recover --halt-grace 0 \
+    --home "$dir/home" -- python3 "$state" "$mib" 600 5 3 "$dir/ready" > "$dir/run.log" 2>&1 &
+  local pid=$!
+  await_ready "$dir/ready" 1 "$pid"
+  for round in $(seq 1 "${ROUNDS:-2}"); do
+    local est
+    est="$(grep -c ' established on the ' "$dir/run.log" || true)"
+    "$ferry" checkpoint "$name" --home "$dir/home" > /dev/null
+    while [ "$(grep -c ' established on the ' "$dir/run.log" || true)" -le "$est" ]; do
+      kill -0 "$pid" 2> /dev/null || { echo "run-transparent.sh: ferry run of $name ended:" >&2; tail -30 "$dir/run.log" >&2; exit 1; }
+      sleep 0.2
+    done
+    sleep 2
+    if [ "$source" = remote ]; then rm -rf "$dir/home/cache/$name"/[0-9]*; fi
+    local victim
+    victim="$(rank_pid "$dir" "$pid")"
+    restart_cmd="" kill_and_time "$dir" "$victim" "$dir/run.log"
+    sleep 3
+  done
+  kill -TERM "$pid"
+  wait "$pid" || true
+}
+
+# restart_dmtcp NAME MIB [DMTCP_LAUNCH_FLAGS...]: one rank under dmtcp_launch, a --bcheckpoint once
+# its state is filled, SIGKILLed 2 s later and at once `dmtcp_restart` of its images; ROUNDS
+# times, each from a fresh launch.
+restart_dmtcp() {
+  local name="$1" mib="$2" dir="$work/$1"
+  shift 2
+  for round in $(seq 1 "${ROUNDS:-2}"); do
+    rm -rf "$dir/ck" "$dir"/ready.* "$dir/port"
+    mkdir -p "$dir/ck"
+    dmtcp_launch --new-coordinator --coord-port 0 --port-file "$dir/port" --ckptdir "$dir/ck" "$@" \
+      python3 "$state" "$mib" 600 5 3 "$dir/ready" > "$dir/out.0" 2>&1 &
+    local launched=$!
+    await_ready "$dir/ready" 1 "$launched"
+    dmtcp_command --coord-port "$(cat "$dir/port")" --bcheckpoint > /dev/null
+    sleep 2
+    local victim
+    victim="$(rank_pid "$dir" "$launched")"
+    rm -f "$dir/port"
+    restart_cmd="dmtcp_restart --new-coordinator --coord-port 0 --port-file '$dir/port' '$dir'/ck/ckpt_*.dmtcp >> '$dir/out.r' 2>&1" \
+      kill_and_time "$dir" "$victim" "$dir/out.0" "$dir/out.r"
+    dmtcp_command --coord-port "$(cat "$dir/port")" --kill > /dev/null 2>&1 || true
+    wait 2> /dev/null || true
+  done
+}
+
 IFS=, read -r -a mibs <<< "$sizes"
-for mib in "${mibs[@]}"; do
-  echo "== stall, one rank of $mib MiB"
-  dmtcp "stall-$mib-gzip" "$mib" 1
-  dmtcp "stall-$mib-nogzip" "$mib" 1 --no-gzip
-  ferry_job "stall-$mib-dmtcp" dmtcp "$mib" 1
-  ferry_job "stall-$mib-criu" criu "$mib" 1
-done
-echo "== bytes per generation, $ranks ranks of 32 MiB"
-dmtcp "bytes-gzip" 32 "$ranks"
-dmtcp "bytes-nogzip" 32 "$ranks" --no-gzip
-ferry_job "bytes-dmtcp" dmtcp 32 "$ranks"
+if [[ $parts == *,1,* ]]; then
+  for mib in "${mibs[@]}"; do
+    echo "== stall, one rank of $mib MiB"
+    dmtcp "stall-$mib-gzip" "$mib" 1
+    dmtcp "stall-$mib-nogzip" "$mib" 1 --no-gzip
+    ferry_job "stall-$mib-dmtcp" dmtcp "$mib" 1
+    ferry_job "stall-$mib-criu" criu "$mib" 1
+  done
+fi
+if [[ $parts == *,2,* ]]; then
+  echo "== bytes per generation, $ranks ranks of 32 MiB"
+  dmtcp "bytes-gzip" 32 "$ranks"
+  dmtcp "bytes-nogzip" 32 "$ranks" --no-gzip
+  ferry_job "bytes-dmtcp" dmtcp 32 "$ranks"
+fi
+if [[ $parts == *,3,* ]]; then
+  echo "== restart, one rank of ${mibs[0]} MiB"
+  restart_dmtcp "restart-gzip" "${mibs[0]}"
+  restart_dmtcp "restart-nogzip" "${mibs[0]}" --no-gzip
+  for capture in dmtcp criu; do
+    restart_ferry "restart-$capture-local" "$capture" "${mibs[0]}" local
+    restart_ferry "restart-$capture-remote" "$capture" "${mibs[0]}" remote
+  done
+fi
 echo "uptime: $(uptime)"
 
-python3 - "$work" "$sizes" "$ranks" <<'PY'
+python3 - "$work" "$sizes" "$ranks" "$parts" <<'PY'
 import glob, json, re, statistics, sys
-work, sizes, ranks = sys.argv[1], [int(s) for s in sys.argv[2].split(",")], int(sys.argv[3])
+work, sizes, ranks, parts = sys.argv[1], [int(s) for s in sys.argv[2].split(",")], int(sys.argv[3]), sys.argv[4]
 MiB = 2 ** 20
 med = statistics.median
 
@@ -156,28 +295,24 @@ def span(xs):
     return f"{med(xs):.2f} s ({min(xs):.2f}-{max(xs):.2f})" if xs else "-"
 
 
-print(f"\nStall per checkpoint, one rank (medians, range in brackets; pauses: what the program saw):\n")
-print("| state | checkpoint | image per checkpoint | stall | program's pause | request to established | DMTCP gzip stall / this stall |")
-print("|---:|---|---:|---|---|---|---:|")
-for mib in sizes:
-    gz, raw = dmtcp(f"stall-{mib}-gzip"), dmtcp(f"stall-{mib}-nogzip")
-    base = med(gz["stall"])
-    for label, d in (("`dmtcp_launch` (gzip -1), `--bcheckpoint`", gz), ("`dmtcp_launch --no-gzip`, `--bcheckpoint`", raw)):
-        print(f"| {mib} MiB | {label} | {med(d['bytes']) / MiB:.1f} MiB written | {span(d['stall'])} | {span(d['pauses'])} "
-              f"| {span(d['stall'])} (local, fsynced) | {base / med(d['stall']):.2f}x |")
-    for capture in ("dmtcp", "criu"):
-        f = ferry(f"stall-{mib}-{capture}")
-        if not f["counted"]:
-            print(f"| {mib} MiB | Ferry `--capture {capture}` | no generation counted | | | | |")
-            continue
-        print(f"| {mib} MiB | Ferry `--capture {capture}` ({len(f['counted'])} generations) | {med(f['raw']) / MiB:.1f} MiB raw, "
-              f"{med([g['storedBytes'] for g in f['counted']]) / MiB:.1f} MiB stored | {span(f['stall'])} | {span(f['pauses'])} "
-              f"| {span(f['est'])} (remote store) | **{base / med(f['stall']):.1f}x** |")
-
-print(f"\nBytes per generation, {ranks} ranks of 32 MiB, 5% of the state rewritten between generations:\n")
-gz, raw, f = dmtcp("bytes-gzip"), dmtcp("bytes-nogzip"), ferry("bytes-dmtcp")
-first_gen = f["gens"][0] if f["gens"] else None
-later = f["counted"][1:]  # the first counted generation follows one whose state may be half filled
+def stall_table():
+    print("\nStall per checkpoint, one rank (medians, range in brackets; pauses: what the program saw):\n")
+    print("| state | checkpoint | image per checkpoint | stall | program's pause | request to established | DMTCP gzip stall / this stall |")
+    print("|---:|---|---:|---|---|---|---:|")
+    for mib in sizes:
+        gz, raw = dmtcp(f"stall-{mib}-gzip"), dmtcp(f"stall-{mib}-nogzip")
+        base = med(gz["stall"])
+        for label, d in (("`dmtcp_launch` (gzip -1), `--bcheckpoint`", gz), ("`dmtcp_launch --no-gzip`, `--bcheckpoint`", raw)):
+            print(f"| {mib} MiB | {label} | {med(d['bytes']) / MiB:.1f} MiB written | {span(d['stall'])} | {span(d['pauses'])} "
+                  f"| {span(d['stall'])} (local, fsynced) | {base / med(d['stall']):.2f}x |")
+        for capture in ("dmtcp", "criu"):
+            f = ferry(f"stall-{mib}-{capture}")
+            if not f["counted"]:
+                print(f"| {mib} MiB | Ferry `--capture {capture}` | no generation counted | | | | |")
+                continue
+            print(f"| {mib} MiB | Ferry `--capture {capture}` ({len(f['counted'])} generations) | {med(f['raw']) / MiB:.1f} MiB raw, "
+                  f"{med([g['storedBytes'] for g in f['counted']]) / MiB:.1f} MiB stored | {span(f['stall'])} | {span(f['pauses'])} "
+                  f"| {span(f['est'])} (remote store) | **{base / med(f['stall']):.1f}x** |")
 
 
 def row(label, first, rest):
@@ -185,21 +320,53 @@ def row(label, first, rest):
     print(f"| {label} | {first / MiB:.1f} MiB | {cell(rest)} |")
 
 
-print("| per generation | first | later: median (range) |")
-print("|---|---:|---:|")
-row("DMTCP raw (`--no-gzip`)", raw["bytes"][0], raw["bytes"][1:])
-row("DMTCP gzip -1 (`dmtcp_launch` default)", gz["bytes"][0], gz["bytes"][1:])
-row("`zstd -1` of each DMTCP raw image", raw["zstd"][0], raw["zstd"][1:])
-if first_gen:
-    row("Ferry `--capture dmtcp`: raw", first_gen["rawBytes"], [g["rawBytes"] for g in later])
-    row("Ferry: stored (`ferry list`)", first_gen["storedBytes"], [g["storedBytes"] for g in later])
-    row("Ferry: store directory growth", f["growth"].get(0, 0), [f["growth"][g["generation"]] for g in later if g["generation"] in f["growth"]])
-gzb = med(gz["bytes"][1:] or gz["bytes"])
-later = [g["storedBytes"] for g in later]
-if later:
-    print(f"\nGenerations {', '.join(str(g['generation']) for g in f['counted'][1:])} of Ferry counted as later. After the first: Ferry stores a median {med(later) / MiB:.1f} MiB per generation, "
-          f"DMTCP gzip {gzb / MiB:.1f} MiB ({gzb / med(later):.1f}x more), zstd -1 of the raw images "
-          f"{med(raw['zstd']) / MiB:.1f} MiB ({med(raw['zstd']) / med(later):.1f}x more). Goal: at most a fifth of gzip's.")
-print(f"{ranks} ranks: Ferry request to established {span(f['est'])}, longest rank stall {span(f['stall'])}; "
-      f"DMTCP gzip --bcheckpoint {span(gz['stall'])}, --no-gzip {span(raw['stall'])}.")
+def bytes_table():
+    print(f"\nBytes per generation, {ranks} ranks of 32 MiB, 5% of the state rewritten between generations:\n")
+    gz, raw, f = dmtcp("bytes-gzip"), dmtcp("bytes-nogzip"), ferry("bytes-dmtcp")
+    later = f["counted"][1:]  # the first counted generation follows one whose state may be half filled
+    print("| per generation | first | later: median (range) |")
+    print("|---|---:|---:|")
+    row("DMTCP raw (`--no-gzip`)", raw["bytes"][0], raw["bytes"][1:])
+    row("DMTCP gzip -1 (`dmtcp_launch` default)", gz["bytes"][0], gz["bytes"][1:])
+    row("`zstd -1` of each DMTCP raw image", raw["zstd"][0], raw["zstd"][1:])
+    if f["gens"]:
+        first = f["gens"][0]
+        row("Ferry `--capture dmtcp`: raw", first["rawBytes"], [g["rawBytes"] for g in later])
+        row("Ferry: stored (`ferry list`)", first["storedBytes"], [g["storedBytes"] for g in later])
+        row("Ferry: store directory growth", f["growth"].get(0, 0),
+            [f["growth"][g["generation"]] for g in later if g["generation"] in f["growth"]])
+    gzb = med(gz["bytes"][1:] or gz["bytes"])
+    stored = [g["storedBytes"] for g in later]
+    if stored:
+        print(f"\nFerry's later generations: {', '.join(str(g['generation']) for g in later)}. Ferry stores a median "
+              f"{med(stored) / MiB:.1f} MiB per later generation, DMTCP gzip {gzb / MiB:.1f} MiB (**{gzb / med(stored):.1f}x** more), "
+              f"zstd -1 of the raw images {med(raw['zstd']) / MiB:.1f} MiB ({med(raw['zstd']) / med(stored):.1f}x more). "
+              f"Goal: at most a fifth of gzip's.")
+    print(f"{ranks} ranks: Ferry request to established {span(f['est'])}, longest rank stall {span(f['stall'])}; "
+          f"DMTCP gzip --bcheckpoint {span(gz['stall'])}, --no-gzip {span(raw['stall'])}.")
+
+
+def restart_table():
+    print(f"\nRestart, SIGKILL to the program's first step, one rank of {sizes[0]} MiB (median, range):\n")
+    print("| restart | rounds | kill to resumed |")
+    print("|---|---:|---|")
+    for name, label in (("restart-gzip", "`dmtcp_restart` of gzip images, local disk, started at the kill"),
+                        ("restart-nogzip", "`dmtcp_restart` of `--no-gzip` images, local disk, started at the kill"),
+                        ("restart-dmtcp-local", "Ferry `--capture dmtcp --auto-recover`, local cache"),
+                        ("restart-dmtcp-remote", "Ferry `--capture dmtcp --auto-recover`, store (cache emptied)"),
+                        ("restart-criu-local", "Ferry `--capture criu --auto-recover`, local cache"),
+                        ("restart-criu-remote", "Ferry `--capture criu --auto-recover`, store (cache emptied)")):
+        try:
+            xs = [float(x) for x in open(f"{work}/{name}/restart")]
+        except OSError:
+            xs = []
+        print(f"| {label} | {len(xs)} | {span(xs)} |")
+
+
+if ",1," in parts:
+    stall_table()
+if ",2," in parts:
+    bytes_table()
+if ",3," in parts:
+    restart_table()
 PY
