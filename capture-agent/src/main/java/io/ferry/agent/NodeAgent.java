@@ -228,12 +228,13 @@ public final class NodeAgent implements Closeable {
     }
 
     /**
-     * Kills every rank still running, as a crash would, their exits reported: something they
-     * depend on ended under them (a DMTCP coordinator), and the job recovers as from a crash.
+     * Kills the ranks working in {@code rankDirs} that still run, as a crash would, their exits
+     * reported: something they depend on ended under them (a DMTCP coordinator), and the job
+     * recovers as from a crash.
      */
-    private void killLiving() {
+    private void killLiving(java.util.Set<Path> rankDirs) {
         for (RankProcess r : ranks.values()) {
-            if (kill(r.rank())) {
+            if (rankDirs.contains(r.area().toAbsolutePath()) && kill(r.rank())) {
                 LOG.warn("ferry agent " + config.node() + ": rank " + r.rank() + " of " + config.job() + " killed: what its "
                         + transparent.map(Capturer::method).orElse("capture") + " checkpoints depend on ended under it");
             }

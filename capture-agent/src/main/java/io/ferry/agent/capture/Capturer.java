@@ -74,11 +74,12 @@ public interface Capturer {
      * Every rank of one launch has been started (each with {@link #launchCommand}, or, when
      * {@code restored}, {@link #restore}). A method that restores a node's ranks together
      * (DMTCP: they resume only once all joined one coordinator) waits here until they run, and
-     * throws {@link RestartRefusedException} when they do not. {@code lost} is run if something
-     * the ranks depend on ends under them (DMTCP: the job's coordinator dies): the agent kills
-     * them then, a crash it recovers from like any other.
+     * throws {@link RestartRefusedException} when they do not. {@code lost} is given the rank
+     * directories (as given to {@link #launchCommand} or {@link #restore}) of ranks something
+     * they depend on ended under (DMTCP: their coordinator died): the agent kills those still
+     * running then, a crash it recovers from like any other.
      */
-    default void started(boolean restored, Runnable lost) throws IOException {
+    default void started(boolean restored, java.util.function.Consumer<java.util.Set<Path>> lost) throws IOException {
     }
 
     /** Every rank of the launch was stopped: a method that keeps a process of its own for the ranks ends it. */

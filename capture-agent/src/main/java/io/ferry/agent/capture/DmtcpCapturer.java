@@ -129,7 +129,7 @@ public final class DmtcpCapturer implements Capturer {
     }
 
     @Override
-    public void started(boolean restored, Runnable lost) throws IOException {
+    public void started(boolean restored, java.util.function.Consumer<Set<Path>> lost) throws IOException {
         for (Computation c : computations()) {
             List<Process> started = List.copyOf(c.members);
             int peers = c.areas.size();
@@ -146,7 +146,11 @@ public final class DmtcpCapturer implements Capturer {
                             + " just before this); " + e.getMessage(), e);
                 }
             }
-            c.coordinator.onLost(lost);
+            // Only this coordinator's ranks: it also ends, by itself, once its last rank exited (--exit-on-last),
+            // while another computation's ranks on this node still run.
+            Set<Path> rankDirs = new LinkedHashSet<>();
+            c.areas.forEach(a -> rankDirs.add(a.getParent()));
+            c.coordinator.onLost(() -> lost.accept(rankDirs));
         }
     }
 

@@ -69,7 +69,7 @@ class TransparentRestartIT {
         c.stopped(); // as the agent does before a restore: the next ranks join a fresh coordinator
         Process restored = c.restore(tmp.resolve("img"), fresh(tmp.resolve("rank")), streams(c, new ProcessBuilder()));
         try {
-            RestartRefusedException e = assertThrows(RestartRefusedException.class, () -> c.started(true, () -> { }));
+            RestartRefusedException e = assertThrows(RestartRefusedException.class, () -> c.started(true, dirs -> { }));
             assertTrue(e.getMessage().contains("dmtcp_restart refused the images"), e.getMessage());
         } finally {
             Scenario.kill(restored);
@@ -110,7 +110,7 @@ class TransparentRestartIT {
             p[r] = streams(c, new ProcessBuilder(c.launchCommand(ring(tmp.resolve("out." + r), steps, STEP_MILLIS, runPort,
                     r), rankDir[r]))).start();
         }
-        c.started(false, () -> { });
+        c.started(false, dirs -> { });
         Scenario.Steps[] s = {new Scenario.Steps(p[0]), new Scenario.Steps(p[1])};
         int captured = s[0].awaitStep(10);
         Duration stall = c.checkpointTogether(Duration.ofMinutes(1)).orElseThrow();
@@ -129,7 +129,7 @@ class TransparentRestartIT {
             rankDir[r] = fresh(rankDir[r]);
             p[r] = c.restore(tmp.resolve("img" + r), rankDir[r], streams(c, new ProcessBuilder()));
         }
-        c.started(true, () -> { });
+        c.started(true, dirs -> { });
         Scenario.Steps resumed = new Scenario.Steps(p[0]);
         int first = resumed.next();
         assertTrue(first > captured && first <= linesAfterCapture, "rank 0 resumed from the image (taken after step "
@@ -163,7 +163,7 @@ class TransparentRestartIT {
         for (int r = 0; r < 2; r++) {
             p[r] = streams(node[r], new ProcessBuilder(node[r].launchCommand(List.of(Scenario.binary("appender").toString(),
                     tmp.resolve("out." + r).toString(), Integer.toString(steps), STEP_MILLIS), rankDir[r]))).start();
-            node[r].started(false, () -> { });
+            node[r].started(false, dirs -> { });
             s[r] = new Scenario.Steps(p[r]);
         }
         for (int r = 0; r < 2; r++) {
@@ -181,7 +181,7 @@ class TransparentRestartIT {
         for (int r = 0; r < 2; r++) {
             p[r] = survivor.restore(tmp.resolve("img" + r), rankDir[r], streams(survivor, new ProcessBuilder()));
         }
-        survivor.started(true, () -> { });
+        survivor.started(true, dirs -> { });
         for (int r = 0; r < 2; r++) {
             s[r] = new Scenario.Steps(p[r]);
         }
@@ -212,19 +212,19 @@ class TransparentRestartIT {
         Path rankDir = fresh(tmp.resolve("ranks").resolve("0"));
         Process p = streams(c, new ProcessBuilder(c.launchCommand(List.of(Scenario.binary("appender").toString(),
                 tmp.resolve("out.txt").toString(), "1000000", STEP_MILLIS), rankDir))).start();
-        java.util.concurrent.CompletableFuture<Void> lost = new java.util.concurrent.CompletableFuture<>();
-        c.started(false, () -> lost.complete(null));
+        java.util.concurrent.CompletableFuture<java.util.Set<Path>> lost = new java.util.concurrent.CompletableFuture<>();
+        c.started(false, dirs -> lost.complete(dirs));
         new Scenario.Steps(p).awaitStep(3);
         ProcessHandle coordinator = ProcessHandle.of(((DmtcpCapturer) c).coordinatorPid()).orElseThrow();
         coordinator.destroyForcibly(); // SIGKILL, as a crash
-        lost.get(30, TimeUnit.SECONDS);
+        assertEquals(java.util.Set.of(rankDir.toAbsolutePath()), lost.get(30, TimeUnit.SECONDS), "the ranks it lost");
         Scenario.kill(p); // whether it ended with its coordinator (as this one may) or would run on unprotected
         c.stopped();
 
         java.util.concurrent.CompletableFuture<Void> lostAgain = new java.util.concurrent.CompletableFuture<>();
         Process q = streams(c, new ProcessBuilder(c.launchCommand(List.of(Scenario.binary("appender").toString(),
                 tmp.resolve("out2.txt").toString(), "1000000", STEP_MILLIS), fresh(rankDir)))).start();
-        c.started(false, () -> lostAgain.complete(null));
+        c.started(false, dirs -> lostAgain.complete(null));
         new Scenario.Steps(q).awaitStep(3);
         c.stopped();
         Scenario.kill(q);
@@ -315,7 +315,7 @@ class TransparentRestartIT {
             steps.close();
             rankDir = fresh(rankDir);
             p = c.restore(img, rankDir, streams(c, new ProcessBuilder()));
-            c.started(true, () -> { });
+            c.started(true, dirs -> { });
             if (c.method().equals("criu")) {
                 assertEquals(pid, p.pid(), "criu restores the tree under its own pids");
             }

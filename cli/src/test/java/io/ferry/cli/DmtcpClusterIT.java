@@ -1,0 +1,135 @@
+package io.ferry.cli;
+
+import io.ferry.agent.capture.Capturers;
+import io.ferry.staging.internal.FileTrees;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * DMTCP ranks across nodes, with the real tools: a `ferry coordinator`, three `ferry agent`s,
+ * each on its own test host (a network namespace, and a mount namespace that gives each its
+ * own home at the one path every agent uses; skipped where namespaces are refused), and `ferry run --kafka --nodes --capture dmtcp --partner --auto-recover` of
+ * three ranks of an unmodified C program (threads, a 16 MiB heap, a file each appends to), one
+ * per node. Once a generation is established and n1's images are copied into a partner's
+ * cache, node n1 is lost (its agent, its DMTCP coordinator and its rank killed, its cache
+ * removed): n1's rank comes back on another node from the partner copy, restored beside that
+ * node's own rank (two DMTCP computations on one node), and every rank's file ends as an
+ * uninterrupted run's. Skipped, saying why, where DMTCP is missing.
+ */
+class DmtcpClusterIT {
+    private static final int RANKS = 3;
+    private static final int STEPS = 400;
+
+    @TempDir
+    Path tmp;
+    private final List<Process> started = new ArrayList<>();
+    private KafkaLogin login;
+
+    @Test
+    @Timeout(value = 6, unit = TimeUnit.MINUTES)
+    void aLostNodesDmtcpRankComesBackOnAnotherNodeFromItsPartnerCopy() throws Exception {
+        Optional<String> why = Capturers.of("dmtcp").unavailable();
+        why.ifPresent(w -> System.err.println("SKIPPED DmtcpClusterIT: " + w + "; ../shared/tools/install-checkpointers.sh"
+                + " builds it"));
+        assumeTrue(why.isEmpty(), () -> "dmtcp unavailable: " + why.orElse(""));
+        Path bin = compile("appender");
+        String reference = reference(bin);
+        try (TestBed bed = TestBed.create(3)) {
+            System.out.println("DmtcpClusterIT: " + (bed.namespaces() ? "3 test hosts in network namespaces"
+                    : "agents as separate processes on loopback (" + bed.fallbackReason() + ")"));
+            String kafka = bed.serviceAddress() + ":" + TestBed.freePort();
+            login = KafkaLogin.create(tmp.resolve("site"));
+            Lines coordinator = start(FerryProcess.builder(List.of("-Xmx512m"), "coordinator", "--home",
+                    tmp.resolve("coord").toString(), "--listen", kafka, "--http", "off", "--heartbeat-timeout", "5s"));
+            coordinator.await("the coordinator", l -> l.startsWith("ferry coordinator: serving jobs"));
+            List<Lines> agents = new ArrayList<>();
+            // Every node's agent has its home at one path, as on a cluster (DMTCP records where it saved a rank's
+            // open files, and the moved rank's restore reads them there): each test host sees its own directory
+            // there, bound over it in a mount namespace of its own.
+            assumeTrue(bed.namespaces(), "no network namespaces (needs root and iproute2): the test hosts need mount"
+                    + " namespaces too, to give every agent its home at the same path");
+            Path home = Files.createDirectories(tmp.resolve("home"));
+            for (int i = 0; i < 3; i++) {
+                List<String> cmd = new ArrayList<>(List.of("unshare", "--mount", "--propagation", "private", "sh", "-c",
+                        "mount --bind \"$1\" \"$2\" && shift 2 && exec \"$@\"", "sh",
+                        Files.createDirectories(tmp.resolve("n" + i)).toString(), home.toString()));
+                cmd.addAll(FerryProcess.builder(List.of("-Xmx256m"), "agent", "--kafka", kafka, "--node", "n" + i,
+                        "--home", home.toString(), "--heartbeat", "1s").command());
+                agents.add(start(bed.onHost(i, cmd)));
+            }
+            for (int i = 0; i < 3; i++) {
+                agents.get(i).await("agent n" + i, l -> l.startsWith("ferry agent n"));
+            }
+            Lines run = start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "dmwide",
+                    "--ranks", Integer.toString(RANKS), "--nodes", "n0,n1,n2", "--interval", "2s", "--auto-recover",
+                    "--partner", "--capture", "dmtcp", "--store", tmp.resolve("store").toString(), "--", "bash", "-c",
+                    "exec " + bin + " " + tmp + "/out.$FERRY_RANK.txt " + STEPS + " 25"));
+            run.await("generation 1 established", l -> l.contains("generation 1 established"));
+            String copied = run.await("n1's partner copy of generation 1",
+                    l -> l.matches(".*generation 1: n1's images of ranks? 1 copied into n[02]'s cache.*"));
+            String partner = copied.replaceAll(".*copied into (n[02])'s cache.*", "$1");
+
+            // Node n1 is lost: its agent, its DMTCP coordinator and its rank die, its cache is gone.
+            ProcessHandle n1 = started.get(2).toHandle();
+            n1.descendants().forEach(ProcessHandle::destroyForcibly);
+            n1.destroyForcibly();
+            FileTrees.delete(tmp.resolve("n1").resolve("cache"));
+            run.await("n1's rank moved", l -> l.contains("ranks placed anew: node n1 lost"));
+            String moved = run.await("n1's rank restored elsewhere", l -> l.matches(".*node n[02] restored generation.*")
+                    && l.contains("1="));
+            assertTrue(moved.contains("node " + partner) && moved.contains("1=partner"),
+                    "n1's rank comes from the partner copy on " + partner + ": " + moved);
+            long g = Lines.generationOf(moved);
+            run.await("a generation established after the move", l -> l.contains(" established on the ")
+                    && Lines.generationOf(l) > g);
+
+            Process runProcess = started.get(started.size() - 1);
+            assertTrue(runProcess.waitFor(4, TimeUnit.MINUTES), "ferry run did not finish: " + run.lines);
+            assertEquals(0, runProcess.exitValue(), String.join("\n", run.lines));
+            for (int r = 0; r < RANKS; r++) {
+                assertEquals(reference, Files.readString(tmp.resolve("out." + r + ".txt")), "rank " + r + "'s file");
+            }
+        } finally {
+            for (Process p : started) {
+                p.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
+                p.destroyForcibly();
+            }
+        }
+    }
+
+    /** A scenario program of capture-agent's tests, compiled here (a sibling module's test resource, read in place). */
+    private Path compile(String program) throws Exception {
+        Path src = Path.of("..", "capture-agent", "src", "test", "resources", "scenario", program + ".c");
+        Path bin = tmp.resolve(program);
+        Process gcc = new ProcessBuilder("gcc", "-O1", "-pthread", "-o", bin.toString(), src.toString()).inheritIO().start();
+        assertEquals(0, gcc.waitFor(), "gcc " + src);
+        return bin;
+    }
+
+    private String reference(Path bin) throws Exception {
+        Path out = tmp.resolve("reference.txt");
+        Process p = new ProcessBuilder(bin.toString(), out.toString(), Integer.toString(STEPS), "0")
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        assertEquals(0, p.waitFor());
+        return Files.readString(out);
+    }
+
+    private Lines start(ProcessBuilder pb) throws IOException {
+        Process p = login.applyTo(pb).redirectErrorStream(true).start();
+        started.add(p);
+        return new Lines(p, "p" + started.size());
+    }
+}
