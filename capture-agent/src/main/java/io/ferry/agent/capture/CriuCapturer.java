@@ -92,7 +92,8 @@ public final class CriuCapturer implements Capturer {
             try {
                 ExternalTool.Result r = ExternalTool.run(cmd, TIMEOUT);
                 if (r.exit() != 0) {
-                    throw new IOException("criu dump of process " + pid + " failed (exit " + r.exit() + "): " + r.lastLines(3));
+                    throw new IOException("criu dump of process " + pid + " failed (exit " + r.exit() + "): "
+                            + uncapturable(r.output()).orElse(r.errorLines(3)) + "; nothing of it is stored");
                 }
                 // Still stopped: the files are exactly as the dumped memory last wrote them.
                 CriuFiles.saveWritten(pid, partial);
@@ -105,6 +106,35 @@ public final class CriuCapturer implements Capturer {
         Duration took = Duration.ofNanos(stall[0]);
         return new Captured(took, bytes[0], String.format(java.util.Locale.ROOT,
                 "criu dump of process tree %d: %.1f MiB, stopped %.3f s", pid, bytes[0] / 1048576.0, took.toNanos() / 1e9));
+    }
+
+    private static final java.util.regex.Pattern FOREIGN_FILE = java.util.regex.Pattern.compile(
+            "Can't dump file (\\d+) of that type \\[\\d+\\] \\((chr|blk) (\\d+):(\\d+)\\)");
+    private static final java.util.regex.Pattern DUMPING_PID = java.util.regex.Pattern.compile("Dump files \\(pid: (\\d+)\\)");
+
+    /**
+     * What CRIU said it cannot capture, in plain words, where it said so: a device CRIU has no
+     * driver for (a FUSE or GPU device, for example), named by the path the process opened it
+     * under. Empty for any other failure.
+     */
+    static Optional<String> uncapturable(String criuOutput) {
+        java.util.regex.Matcher f = FOREIGN_FILE.matcher(criuOutput);
+        if (!f.find()) {
+            return Optional.empty();
+        }
+        java.util.regex.Matcher p = DUMPING_PID.matcher(criuOutput);
+        String who = p.find() ? p.group(1) : null;
+        String path = "";
+        if (who != null) {
+            try {
+                path = Files.readSymbolicLink(Path.of("/proc", who, "fd", f.group(1))) + ", ";
+            } catch (IOException | UnsupportedOperationException gone) {
+                path = ""; // the process closed it or ended since: the numbers still say what it was
+            }
+        }
+        return Optional.of("process " + (who == null ? "?" : who) + " holds file descriptor " + f.group(1) + " open on "
+                + path + "a " + (f.group(2).equals("chr") ? "character" : "block") + " device (" + f.group(3) + ":"
+                + f.group(4) + ") CRIU cannot checkpoint: such a rank cannot be captured with --capture criu");
     }
 
     @Override

@@ -63,6 +63,32 @@ class ExternalCapturersIT {
         }
     }
 
+    /**
+     * What CRIU cannot capture (here a process holding {@code /dev/fuse} open, a device CRIU has
+     * no driver for) is a plain error naming the file, and leaves no image, not a broken one.
+     */
+    @Test
+    void aDeviceCriuCannotCaptureIsAPlainErrorAndLeavesNoImage() throws Exception {
+        Capturer criu = Capturers.of("criu");
+        requireAvailable(criu);
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.exists(Path.of("/dev/fuse")), "no /dev/fuse on this machine");
+        Path rankDir = Files.createDirectories(tmp.resolve("rank"));
+        Process p = new ProcessBuilder(criu.launchCommand(List.of("python3", "-c", "import sys, time\n"
+                + "f = open('/dev/fuse', 'rb', buffering=0)\nprint('ready', flush=True)\ntime.sleep(600)"), rankDir))
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+        try {
+            assertTrue(new String(p.getInputStream().readNBytes(5)).startsWith("ready"));
+            java.io.IOException e = assertThrows(java.io.IOException.class,
+                    () -> criu.capture(criu.target(p.pid()).orElseThrow(), rankDir, tmp.resolve("img"), Progress.NONE));
+            assertTrue(e.getMessage().contains("/dev/fuse, a character device (10:229) CRIU cannot checkpoint"),
+                    e.getMessage());
+            assertTrue(!Files.exists(tmp.resolve("img")), "no image left behind");
+            assertTrue(p.isAlive(), "the rank runs on");
+        } finally {
+            p.destroyForcibly();
+        }
+    }
+
     @Test
     void unknownMethodsAndOneOffDmtcpCapturesAreRefusedPlainly() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Capturers.of("gcore"));
