@@ -13,6 +13,7 @@ import java.util.concurrent.Callable;
 @Command(name = "capture", mixinStandardHelpOptions = true,
         description = {"Dump a running process without its help, for post-mortem debugging of a hung run.",
                 "proc: freezes its process group, writes core.<pid> (an ELF core gdb opens, zero pages as holes), thaws it.",
+                "criu: dumps its process tree with the files it has open for writing; `ferry restore DIR` restores it.",
                 "The process continues as before. Restoring a proc image needs an external restorer."})
 final class CaptureCommand implements Callable<Integer> {
     @Option(names = "--pid", required = true, paramLabel = "PID", description = "The process to capture.")
@@ -40,7 +41,9 @@ final class CaptureCommand implements Callable<Integer> {
         String program = program(pid);
         Capturer.Captured r = c.capture(pid, null, out, report.json ? io.ferry.staging.Progress.NONE : TerminalProgress.forStderr());
         String gdb = "proc".equals(method) ? "gdb " + program + " " + out.toAbsolutePath().resolve("core." + pid) : null;
-        String restart = c.restartCommand(out.toAbsolutePath()).map(cmd -> String.join(" ", cmd)).orElse(null);
+        // criu: ferry restore puts back the files and pipes the image carries beside the process; criu restore alone does not.
+        String restart = "criu".equals(method) ? "ferry restore " + out.toAbsolutePath()
+                : c.restartCommand(out.toAbsolutePath()).map(cmd -> String.join(" ", cmd)).orElse(null);
         StringBuilder text = new StringBuilder(r.summary()).append("\nimage: ").append(out.toAbsolutePath());
         if (gdb != null) {
             text.append("\nopen it with: ").append(gdb);

@@ -30,8 +30,9 @@ public final class Main {
      */
     static final List<Class<?>> SUBCOMMANDS = List.of(RunCommand.class, ConfigCommand.class, CoordinatorCommand.class,
             AgentCommand.class, ChaosCommand.class, CheckpointCommand.class, HaltCommand.class, CaptureCommand.class,
-            RestartCommand.class, StatusCommand.class, ListCommand.class, PlanCommand.class, ImageCommand.class,
-            DaemonCommand.class, SnapshotCommand.class, StoreCommand.class, DemoCommand.class, CommandLine.HelpCommand.class);
+            RestoreCommand.class, RestartCommand.class, StatusCommand.class, ListCommand.class, PlanCommand.class,
+            ImageCommand.class, DaemonCommand.class, SnapshotCommand.class, StoreCommand.class, DemoCommand.class,
+            CommandLine.HelpCommand.class);
 
     /**
      * The {@code ferry} command line for {@code args}: with only the subcommand its first argument

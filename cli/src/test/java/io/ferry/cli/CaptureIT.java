@@ -51,6 +51,62 @@ class CaptureIT {
         }
     }
 
+    /**
+     * A one-off CRIU dump that can be restored: a program that appends to a file (and prints its
+     * steps to a pipe) is dumped with {@code ferry capture --method criu}, runs on, is SIGKILLed,
+     * and {@code ferry restore} brings it back from the dump: its file rolled back to the dump,
+     * its output on ferry restore's, and it ends with the file of an uninterrupted run.
+     */
+    @Test
+    @org.junit.jupiter.api.Timeout(value = 3, unit = TimeUnit.MINUTES)
+    void aCriuDumpRestoresWithFerryRestoreAsIfUninterrupted() throws Exception {
+        java.util.Optional<String> why = io.ferry.agent.capture.Capturers.of("criu").unavailable();
+        org.junit.jupiter.api.Assumptions.assumeTrue(why.isEmpty(), () -> "criu unavailable: " + why.orElse(""));
+        Path src = Path.of("..", "capture-agent", "src", "test", "resources", "scenario", "appender.c");
+        Path bin = tmp.resolve("appender");
+        assertEquals(0, new ProcessBuilder("gcc", "-O1", "-pthread", "-o", bin.toString(), src.toString()).inheritIO()
+                .start().waitFor());
+        int steps = 120;
+        assertEquals(0, new ProcessBuilder(bin.toString(), tmp.resolve("reference.txt").toString(), Integer.toString(steps),
+                "0").redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor());
+        Path out = tmp.resolve("out.txt");
+        Process p = new ProcessBuilder("setsid", bin.toString(), out.toString(), Integer.toString(steps), "25")
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+        java.io.BufferedReader steps0 = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream()));
+        awaitStep(steps0, 10);
+        Path img = tmp.resolve("dump");
+        FerryProcess.Result cap = FerryProcess.run("capture", "--pid", Long.toString(p.pid()), "--method", "criu", "--out",
+                img.toString());
+        assertEquals(0, cap.exit(), cap.err());
+        assertTrue(cap.out().contains("restart with: ferry restore " + img.toAbsolutePath()), cap.out());
+        int dumpedLines = Files.readAllLines(out).size();
+        awaitStep(steps0, dumpedLines + 10);
+        p.destroyForcibly();
+        p.waitFor();
+
+        Process restore = FerryProcess.builder(List.of(), "restore", img.toString()).start();
+        java.io.BufferedReader resumed = new java.io.BufferedReader(new java.io.InputStreamReader(restore.getInputStream()));
+        int first = awaitStep(resumed, 0);
+        assertTrue(first >= 10 && first <= dumpedLines, "resumed from the dump (after step 10, before line " + dumpedLines
+                + " was written): its first step is " + first);
+        while (resumed.readLine() != null) {
+            // to its end
+        }
+        assertTrue(restore.waitFor(2, TimeUnit.MINUTES));
+        assertEquals(0, restore.exitValue(), new String(restore.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
+        assertEquals(Files.readString(tmp.resolve("reference.txt")), Files.readString(out), "the file, dumped, killed, restored");
+    }
+
+    /** Reads "step N" lines to the first N at least {@code n}; fails at the end of the output. */
+    private static int awaitStep(java.io.BufferedReader in, int n) throws java.io.IOException {
+        for (String l; (l = in.readLine()) != null; ) {
+            if (l.startsWith("step ") && Integer.parseInt(l.substring(5).trim()) >= n) {
+                return Integer.parseInt(l.substring(5).trim());
+            }
+        }
+        throw new java.io.IOException("the output ended before step " + n);
+    }
+
     @Test
     void permissionDeniedIsOneLineAndLeavesNothing() throws Exception {
         // A process of another user, captured by a ferry without capabilities: the kernel refuses the SIGSTOP.
