@@ -42,7 +42,7 @@ import static io.ferry.benchmarks.ClusterScaleBenchmark.STORED_BYTES;
  * every {@link Command.Capture} with one {@link Event.ImageCaptured} per rank, then, rank after
  * rank, {@link Event.ImageStaged} (with its manifest's digest, as agents send it, unless
  * {@code -Dscale.manifestInEvent=false}), and sends a heartbeat every
- * {@code -Dscale.heartbeatMillis}. The events are written as {@link EventCodec} writes them
+ * {@code -Dscale.heartbeatMillis} (to {@code ferry.heartbeats}). The events are written as {@link EventCodec} writes them
  * ({@link #checkEncodings} checks it at start), kept cheap: they stand in for thousands of
  * processes elsewhere.
  */
@@ -103,7 +103,7 @@ final class SimulatedAgents {
                 long now = System.currentTimeMillis();
                 if (now >= nextHeartbeat) {
                     for (int n : mine) {
-                        send(now, heartbeat(nodeNames.get(n)));
+                        send(KafkaLog.HEARTBEATS, now, heartbeat(nodeNames.get(n)));
                         heartbeats.incrementAndGet();
                     }
                     nextHeartbeat = now + HEARTBEAT_MILLIS;
@@ -155,7 +155,12 @@ final class SimulatedAgents {
     }
 
     private void send(long ts, byte[] value) {
-        producer.send(new ProducerRecord<>(KafkaLog.EVENTS, null, ts, key, value), (md, e) -> {
+        send(KafkaLog.EVENTS, ts, value);
+    }
+
+    /** Heartbeats go to their own topic, as {@link KafkaLog#append} routes an agent's. */
+    private void send(String topic, long ts, byte[] value) {
+        producer.send(new ProducerRecord<>(topic, null, ts, key, value), (md, e) -> {
             if (e != null) {
                 System.err.println("append failed: " + e);
             }

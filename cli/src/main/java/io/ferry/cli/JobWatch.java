@@ -18,7 +18,8 @@ import java.util.function.Consumer;
 
 /**
  * What {@code ferry run} sees of its job: a fold of the events topic of its own (the same
- * pure fold the coordinator runs), whichever machine the coordinator is on. Events logged
+ * pure fold the coordinator runs), and of the heartbeats sent since it began (a node has
+ * answered once it is heard), whichever machine the coordinator is on. Events logged
  * after the watch started are handed to a listener (the progress lines). Thread-safe.
  */
 final class JobWatch implements Closeable {
@@ -36,7 +37,7 @@ final class JobWatch implements Closeable {
     JobWatch(KafkaLog log, String job, Consumer<Event> listener) {
         this.job = job;
         this.listener = listener;
-        this.events = log.reader(KafkaLog.EVENTS, true);
+        this.events = log.historyAndHeartbeats(); // its nodes answer with heartbeats, in their own topic
         this.startedAt = KafkaLog.ends(events);
         this.thread = new Thread(this::run, "ferry-watch-" + job);
         this.thread.setDaemon(true);

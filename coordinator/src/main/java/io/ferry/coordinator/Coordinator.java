@@ -21,7 +21,8 @@ import java.util.function.Function;
 
 /**
  * The coordinator: one thread folds the events topic into {@link Jobs} from its beginning,
- * then, once caught up ("live"), reacts to new events: establishes snapshots whose ranks are
+ * reads the heartbeats topic from its end ({@link Heartbeats}), then, once caught up ("live"),
+ * reacts to new events: establishes snapshots whose ranks are
  * all staged (commit marker last), requests checkpoints on each job's interval and on
  * request (a capture command to every node of the job), launches jobs on their nodes and
  * rolls a job back when a rank dies or a node falls silent ({@link Recovery}), and has
@@ -155,6 +156,20 @@ public final class Coordinator implements Closeable {
         }
     }
 
+    /**
+     * A heartbeat read from the heartbeats topic, on this coordinator's clock: folded into its job
+     * when this coordinator holds that job (another's, or one not started yet, is passed over).
+     * Not a change of the job's state record: liveness is judged live, never read back.
+     */
+    private void heard(Event.Heartbeat h) {
+        long now = clock.millis();
+        synchronized (this) {
+            if (jobs.get(h.job()).isPresent()) {
+                jobs.apply(h, now);
+            }
+        }
+    }
+
     /** Jobs of partitions given up to another coordinator: forgotten here, nothing more decided for them. */
     private void forgetJobs(Set<String> gone) {
         synchronized (this) {
@@ -167,7 +182,20 @@ public final class Coordinator implements Closeable {
         }
     }
 
+    /**
+     * Starts the coordinator's thread. Refused ({@link IllegalStateException}, naming the topic and
+     * the command that fixes it) when the events topic was made by someone else with a retention
+     * or compaction that drops events ({@link KafkaLog#eventLoss}): the state is a fold over the
+     * whole topic, and one folded from what a retention left would decide on a job's tail (its
+     * start, placement or established generations gone). An error, not a warning: the first
+     * deletion happens days after such a start, when nobody reads the warning any more.
+     */
     public Coordinator start() {
+        java.util.List<String> loss = log.eventLoss();
+        if (!loss.isEmpty()) {
+            throw new IllegalStateException("the coordinator will not start on an events topic that drops events: "
+                    + String.join("; ", loss));
+        }
         lease = Lease.of(takeoverAfter, Duration.ofMillis(heartbeatTimeoutMillis));
         reach.start();
         thread.start();
@@ -198,7 +226,8 @@ public final class Coordinator implements Closeable {
         // A coordinator with an identity reads its commands from where it left off: a halt, a checkpoint or a
         // restart asked while it was down or restarting is read once it is back, not lost.
         try (KafkaConsumer<byte[], byte[]> commands = instance.isEmpty() ? log.reader(KafkaLog.COMMANDS, false)
-                : log.resumableReader(KafkaLog.COMMANDS, instance + "-commands")) {
+                : log.resumableReader(KafkaLog.COMMANDS, instance + "-commands");
+             Heartbeats heartbeats = new Heartbeats(log, malformed)) {
             events = log.groupReader(KafkaLog.EVENTS, group, instance, ownership, takeoverAfter);
             ownership.attach(events);
             while (running) {
@@ -213,6 +242,7 @@ public final class Coordinator implements Closeable {
                     if (!lease.handle(events, batch, live.getCount() == 0, r -> guard.run(r, "event", () -> onEvent(r)))) {
                         continue; // stalled: poll again before anything else
                     }
+                    guard.run("heartbeats", () -> heartbeats.drain(this::heard)); // before deciding on them below
                     Set<String> replayed = ownership.advance();
                     if (!replayed.isEmpty()) {
                         heardAfresh(replayed);

@@ -88,7 +88,7 @@ class ClockSkewIT {
 
     /** A heartbeat of {@code node} stamped with its sender's clock, {@code skewMillis} off this machine's. */
     private static void beat(KafkaProducer<byte[], byte[]> p, String node, long skewMillis) throws Exception {
-        p.send(new ProducerRecord<>(KafkaLog.EVENTS, null, System.currentTimeMillis() + skewMillis,
+        p.send(new ProducerRecord<>(KafkaLog.HEARTBEATS, null, System.currentTimeMillis() + skewMillis,
                 "skew".getBytes(StandardCharsets.UTF_8), EventCodec.encode(new Event.Heartbeat("skew", node)))).get();
     }
 

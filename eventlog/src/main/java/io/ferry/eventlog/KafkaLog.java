@@ -5,7 +5,6 @@ import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -13,7 +12,6 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.utils.Utils;
@@ -32,15 +30,38 @@ import java.util.concurrent.TimeoutException;
 /**
  * Ferry's topics on a Kafka cluster: {@code ferry.events} (keyed by job), {@code
  * ferry.commands} (keyed by node, or "coordinator"), {@code ferry.state} (compacted, keyed by
- * job) and {@code ferry.deadletter}. Events, commands and dead letters are kept forever
- * ({@code retention.ms=-1}): the coordinator's state is a fold over the whole log. Appends
- * wait for acks=all, so an event is in the log before anyone acts on it. Thread-safe.
+ * job), {@code ferry.deadletter} and {@code ferry.heartbeats} (keyed by job). Events, commands
+ * and dead letters are kept forever ({@code retention.ms=-1}): the coordinator's state is a fold
+ * over the whole log. Heartbeats are kept for {@link #HEARTBEAT_RETENTION}: they are read live,
+ * never folded from history. Appends wait for acks=all, so an event is in the log before
+ * anyone acts on it. Thread-safe.
  */
 public final class KafkaLog implements Closeable {
     public static final String EVENTS = "ferry.events";
     public static final String COMMANDS = "ferry.commands";
     public static final String STATE = "ferry.state";
     public static final String DEAD_LETTER = "ferry.deadletter";
+    /**
+     * Heartbeats of agents and launchers, keyed by job: read live by coordinators for liveness,
+     * never replayed (a heartbeat says only that its sender was alive when it arrived), so kept
+     * for {@link #HEARTBEAT_RETENTION} only, not for ever in the events topic.
+     */
+    public static final String HEARTBEATS = "ferry.heartbeats";
+    /**
+     * How long {@link #HEARTBEATS} keeps a heartbeat ({@code retention.ms}): an hour, 120 times
+     * the default {@code --heartbeat-timeout} (30 s) and several times any timeout a site would
+     * set. A coordinator reads heartbeats from its start on and judges them by when it reads
+     * them, so none older than its timeout is ever needed; the hour is what an operator may look
+     * at with {@code kafka-console-consumer}, and what a reader that fell behind may still catch
+     * up on. At 1,000 nodes (one heartbeat each every 5 s, about 100 bytes) that is about 70 MB.
+     */
+    public static final java.time.Duration HEARTBEAT_RETENTION = java.time.Duration.ofHours(1);
+    /**
+     * How often {@link #HEARTBEATS} starts a new segment ({@code segment.ms}): Kafka deletes only
+     * whole segments, and by default rolls one after 7 days (or 1 GiB), which would keep a week
+     * of heartbeats whatever the retention.
+     */
+    public static final java.time.Duration HEARTBEAT_SEGMENT = java.time.Duration.ofMinutes(10);
     public static final String COORDINATOR = "coordinator";
     /** Largest record Ferry writes or reads ({@link io.ferry.model.EventCodec#MAX_BYTES}). */
     public static final int MAX_RECORD_BYTES = io.ferry.model.EventCodec.MAX_BYTES;
@@ -52,6 +73,7 @@ public final class KafkaLog implements Closeable {
     private final LogProbe probe = new LogProbe(this::admin);
     /** What is wrong with the retention of topics found already there (made by a site, or by hand): see {@link #retentionProblems}. */
     private List<String> retentionProblems = List.of();
+    private List<String> eventLoss = List.of();
 
     /** Connects to an external cluster with {@link LogSettings#EXTERNAL}. */
     public KafkaLog(String bootstrap) throws IOException {
@@ -82,7 +104,7 @@ public final class KafkaLog implements Closeable {
                 ProducerConfig.LINGER_MS_CONFIG, "0", ProducerConfig.MAX_BLOCK_MS_CONFIG, "30000",
                 ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Integer.toString(MAX_RECORD_BYTES))),
                 new ByteArraySerializer(), new ByteArraySerializer());
-        for (String t : List.of(EVENTS, COMMANDS, STATE, DEAD_LETTER)) {
+        for (String t : List.of(EVENTS, COMMANDS, STATE, DEAD_LETTER, HEARTBEATS)) {
             partitions.put(t, producer.partitionsFor(t).size());
         }
     }
@@ -93,42 +115,9 @@ public final class KafkaLog implements Closeable {
 
     private void ensureTopics(LogSettings settings) throws IOException {
         try (Admin admin = admin()) {
-            java.util.Set<String> existing = admin.listTopics().names().get(30, TimeUnit.SECONDS);
-            if (existing.containsAll(List.of(EVENTS, COMMANDS, STATE, DEAD_LETTER))) {
-                // The usual case: whoever came first created them. A site may have made them itself, and
-                // the coordinator's state is a fold over the whole events topic: say what would lose events.
-                try {
-                    retentionProblems = TopicRetention.problems(admin, EVENTS, bootstrap);
-                    retentionProblems.forEach(p -> System.err.println("ferry: " + p));
-                } catch (ExecutionException | TimeoutException notAllowed) { // a login without DescribeConfigs
-                    System.err.println("ferry: cannot check the retention of " + EVENTS + " on " + bootstrap + ": "
-                            + (notAllowed.getCause() != null ? notAllowed.getCause().getMessage() : notAllowed.toString()));
-                }
-                return;
-            }
-            int brokers = admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).size();
-            short rf = settings.replicationFor(brokers);
-            if (settings.replication() == 0 && rf < 3) {
-                System.err.println("ferry: the Kafka cluster at " + bootstrap + " has " + brokers
-                        + " broker(s): Ferry's topics get " + rf + " replica(s), not 3");
-            }
-            Map<String, String> forever = Map.of("retention.ms", "-1", "retention.bytes", "-1",
-                    "max.message.bytes", Integer.toString(MAX_RECORD_BYTES));
-            Map<String, String> compacted = Map.of("cleanup.policy", "compact",
-                    "max.message.bytes", Integer.toString(MAX_RECORD_BYTES));
-            for (NewTopic t : List.of(new NewTopic(EVENTS, settings.partitions(), rf).configs(forever),
-                    new NewTopic(COMMANDS, settings.partitions(), rf).configs(forever),
-                    new NewTopic(DEAD_LETTER, 1, rf).configs(forever),
-                    new NewTopic(STATE, settings.partitions(), rf).configs(compacted))) {
-                try {
-                    admin.createTopics(List.of(t)).all().get(30, TimeUnit.SECONDS);
-                } catch (ExecutionException e) {
-                    if (!(e.getCause() instanceof TopicExistsException)) {
-                        throw new IOException("cannot create topic " + t.name() + " on " + bootstrap + ": "
-                                + e.getCause().getMessage(), e);
-                    }
-                }
-            }
+            TopicSetup.Checked checked = TopicSetup.ensure(admin, settings, bootstrap);
+            eventLoss = checked.eventLoss();
+            retentionProblems = checked.all();
         } catch (ExecutionException e) {
             if (e.getCause() instanceof org.apache.kafka.common.errors.AuthenticationException
                     || e.getCause() instanceof org.apache.kafka.common.errors.AuthorizationException) {
@@ -150,12 +139,24 @@ public final class KafkaLog implements Closeable {
     }
 
     /**
-     * What would make the events topic drop events, found when it was already there: a finite
-     * retention or compaction, each said once on standard error at connection. Empty when the
-     * topics were made by Ferry, or kept everything.
+     * What is wrong with the retention of Ferry's topics that were already there (a site's, or
+     * made by hand), each said once on standard error at connection: the {@link #eventLoss} of
+     * the events topic, and a heartbeats topic that keeps its heartbeats for ever (disk only).
+     * Empty when Ferry made the topics, or they were made as Ferry makes them.
      */
     public List<String> retentionProblems() {
         return retentionProblems;
+    }
+
+    /**
+     * What would make the events topic drop events (a finite retention by time or size, or
+     * compaction), found when it was already there. A coordinator refuses to start on such a
+     * topic: its state is a fold over the whole topic, so a job whose start was deleted would be
+     * folded from a tail, and decided on from it. Empty also where the login may not read topic
+     * configurations (said on standard error at connection).
+     */
+    public List<String> eventLoss() {
+        return eventLoss;
     }
 
     /**
@@ -178,10 +179,18 @@ public final class KafkaLog implements Closeable {
         return client.secured() ? "" : " (a broker that requires SASL or TLS drops clients without them: see kafka.security.protocol)";
     }
 
-    /** Appends an event durably (acks=all) and returns once it is in the log; logs its line ({@link EventLines}). */
+    /**
+     * Appends an event durably (acks=all) and returns once it is in the log; logs its line ({@link
+     * EventLines}). A heartbeat goes to {@link #HEARTBEATS}, every other event to {@link #EVENTS}.
+     */
     public void append(Event e) {
-        send(EVENTS, e.job(), EventCodec.encode(e));
+        send(topicOf(e), e.job(), EventCodec.encode(e));
         EventLines.log(e);
+    }
+
+    /** The topic {@code e} belongs in: heartbeats expire, the rest is the coordinator's history. */
+    public static String topicOf(Event e) {
+        return e instanceof Event.Heartbeat ? HEARTBEATS : EVENTS;
     }
 
     /**
@@ -197,7 +206,7 @@ public final class KafkaLog implements Closeable {
         byte[] key = e.job().getBytes(StandardCharsets.UTF_8);
         boolean said = false;
         while (true) {
-            java.util.concurrent.Future<?> sent = producer.send(new ProducerRecord<>(EVENTS, key, value));
+            java.util.concurrent.Future<?> sent = producer.send(new ProducerRecord<>(topicOf(e), key, value));
             while (true) {
                 try {
                     sent.get(5, TimeUnit.SECONDS);
@@ -241,7 +250,7 @@ public final class KafkaLog implements Closeable {
      * thread never stalls on a broker outage, and a failure is left to the next one.
      */
     public void offer(Event e) {
-        producer.send(new ProducerRecord<>(EVENTS, e.job().getBytes(StandardCharsets.UTF_8), EventCodec.encode(e)));
+        producer.send(new ProducerRecord<>(topicOf(e), e.job().getBytes(StandardCharsets.UTF_8), EventCodec.encode(e)));
         EventLines.log(e);
     }
 
@@ -307,6 +316,30 @@ public final class KafkaLog implements Closeable {
             tps.add(new TopicPartition(topic, p.partition()));
         }
         position(c, tps, fromBeginning);
+        return c;
+    }
+
+    /**
+     * A consumer of the whole events topic, from its beginning, and of the heartbeats topic from its
+     * end: a job's history, and who is heard from now on (what {@code ferry run} folds to see its
+     * nodes answer). Records of the two topics come in no order between them.
+     */
+    public KafkaConsumer<byte[], byte[]> historyAndHeartbeats() {
+        KafkaConsumer<byte[], byte[]> c = consumer();
+        List<TopicPartition> history = new ArrayList<>();
+        List<TopicPartition> beats = new ArrayList<>();
+        for (PartitionInfo p : c.partitionsFor(EVENTS)) {
+            history.add(new TopicPartition(EVENTS, p.partition()));
+        }
+        for (PartitionInfo p : c.partitionsFor(HEARTBEATS)) {
+            beats.add(new TopicPartition(HEARTBEATS, p.partition()));
+        }
+        List<TopicPartition> all = new ArrayList<>(history);
+        all.addAll(beats);
+        c.assign(all);
+        c.seekToBeginning(history);
+        c.seekToEnd(beats);
+        beats.forEach(c::position); // resolve now: what is sent after this call is read
         return c;
     }
 

@@ -11,8 +11,9 @@ import java.util.concurrent.TimeoutException;
 /**
  * Checks a topic Ferry found already there (a site's, or made by hand) against what the
  * coordinator needs of it: the coordinator's state is a fold over the whole events topic, so a
- * finite retention or compaction loses events for good. Each problem comes with the
- * {@code kafka-configs} command that fixes it.
+ * finite retention or compaction loses events for good; heartbeats are read live only, so a
+ * heartbeats topic that keeps them for ever only fills the brokers' disks. Each problem comes
+ * with the {@code kafka-configs} command that fixes it.
  */
 final class TopicRetention {
     private TopicRetention() {}
@@ -42,5 +43,32 @@ final class TopicRetention {
                     + " set cleanup.policy=delete" + fix + "cleanup.policy=delete)");
         }
         return List.copyOf(out);
+    }
+
+    /**
+     * Whether {@code topic} (the heartbeats topic) keeps its records for ever: deleted by neither
+     * time nor size. Empty: it expires them (or compacts them, which keeps one per job).
+     */
+    static List<String> keptForever(Admin admin, String topic, String bootstrap) throws ExecutionException,
+            InterruptedException, TimeoutException {
+        org.apache.kafka.common.config.ConfigResource r = new org.apache.kafka.common.config.ConfigResource(
+                org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
+        org.apache.kafka.clients.admin.Config c = admin.describeConfigs(List.of(r)).all().get(30, TimeUnit.SECONDS).get(r);
+        var policy = c.get("cleanup.policy");
+        var ms = c.get("retention.ms");
+        var bytes = c.get("retention.bytes");
+        boolean deletes = policy == null || policy.value().contains("delete");
+        boolean compacts = policy != null && policy.value().contains("compact");
+        boolean forever = deletes && !compacts && (ms == null || "-1".equals(ms.value()))
+                && (bytes == null || "-1".equals(bytes.value()));
+        if (!forever) {
+            return List.of();
+        }
+        long retention = io.ferry.eventlog.KafkaLog.HEARTBEAT_RETENTION.toMillis();
+        return List.of("topic " + topic + " keeps heartbeats for ever (retention.ms=-1, retention.bytes=-1): they are"
+                + " read live only, never replayed, and at 1,000 nodes add about 17 million records a day; set retention.ms="
+                + retention + " (kafka-configs.sh --bootstrap-server " + bootstrap + " --alter --entity-type topics"
+                + " --entity-name " + topic + " --add-config retention.ms=" + retention + ",segment.ms="
+                + io.ferry.eventlog.KafkaLog.HEARTBEAT_SEGMENT.toMillis() + ")");
     }
 }

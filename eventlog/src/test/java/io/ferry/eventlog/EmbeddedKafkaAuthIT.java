@@ -49,7 +49,7 @@ class EmbeddedKafkaAuthIT {
     @Test
     void aClientWithTheRightPasswordAppendsAndReadsThroughKafkaLog() throws Exception {
         try (KafkaLog log = new KafkaLog(broker.bootstrapServers(), login("agent", "right-password"), LogSettings.EMBEDDED);
-             KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.EVENTS, false)) {
+             KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.HEARTBEATS, false)) {
             log.append(new Event.Heartbeat("secured-job", "n1"));
             List<Event> read = new ArrayList<>();
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();

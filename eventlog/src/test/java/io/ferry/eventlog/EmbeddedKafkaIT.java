@@ -58,7 +58,73 @@ class EmbeddedKafkaIT {
                     org.apache.kafka.common.config.ConfigResource.Type.TOPIC, KafkaLog.STATE);
             org.junit.jupiter.api.Assertions.assertEquals("compact",
                     admin.describeConfigs(List.of(state)).all().get(30, TimeUnit.SECONDS).get(state).get("cleanup.policy").value());
+            assertExpires(admin, KafkaLog.HEARTBEATS);
         }
+    }
+
+    /** Issue 40, point 6: heartbeats (17 million a day at 1,000 nodes) expire instead of joining the history. */
+    private static void assertExpires(Admin admin, String topic) throws Exception {
+        org.apache.kafka.common.config.ConfigResource r = new org.apache.kafka.common.config.ConfigResource(
+                org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
+        org.apache.kafka.clients.admin.Config c = admin.describeConfigs(List.of(r)).all().get(30, TimeUnit.SECONDS).get(r);
+        org.junit.jupiter.api.Assertions.assertEquals("delete", c.get("cleanup.policy").value(), topic);
+        org.junit.jupiter.api.Assertions.assertEquals("3600000", c.get("retention.ms").value(), topic);
+        org.junit.jupiter.api.Assertions.assertEquals("600000", c.get("segment.ms").value(), topic + ": a segment is deleted whole");
+    }
+
+    /** Every way an event is written (append, offer, appendPatiently) puts a heartbeat in the heartbeats topic, the rest in events. */
+    @Test
+    void heartbeatsGoToTheirOwnTopicAndEveryOtherEventToTheEvents() throws Exception {
+        try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
+             KafkaLog log = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED)) {
+            log.append(new io.ferry.model.Event.Heartbeat("j", "n1"));
+            log.offer(new io.ferry.model.Event.Heartbeat("j", "n2"));
+            log.appendPatiently(new io.ferry.model.Event.Heartbeat("j", "n3"), () -> true);
+            log.append(new io.ferry.model.Event.Heartbeat("j", io.ferry.model.Event.Heartbeat.LAUNCHER));
+            log.append(new io.ferry.model.Event.JobFinished("j", true, "done"));
+            log.offer(new io.ferry.model.Event.CaptureFailed("j", 0, "no"));
+            log.appendPatiently(new io.ferry.model.Event.CaptureFailed("j", 1, "no"), () -> true);
+            org.junit.jupiter.api.Assertions.assertEquals(4, records(log, KafkaLog.HEARTBEATS), "heartbeats");
+            org.junit.jupiter.api.Assertions.assertEquals(3, records(log, KafkaLog.EVENTS), "events: no heartbeat among them");
+        }
+    }
+
+    /** What `ferry run` folds: the whole history, and the heartbeats sent since it began, not those before. */
+    @Test
+    void aWatchReadsTheWholeHistoryAndOnlyTheHeartbeatsSentSinceItBegan() throws Exception {
+        try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
+             KafkaLog log = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED)) {
+            log.append(new io.ferry.model.Event.CaptureFailed("j", 0, "before"));
+            log.append(new io.ferry.model.Event.Heartbeat("j", "before"));
+            java.util.List<io.ferry.model.Event> read = new java.util.ArrayList<>();
+            try (var c = log.historyAndHeartbeats()) {
+                log.append(new io.ferry.model.Event.Heartbeat("j", "after"));
+                long deadline = System.nanoTime() + java.time.Duration.ofSeconds(30).toNanos();
+                while (read.size() < 2 && System.nanoTime() < deadline) {
+                    c.poll(java.time.Duration.ofMillis(200)).forEach(r -> read.add(io.ferry.model.EventCodec.decode(r.value())));
+                }
+                c.poll(java.time.Duration.ofMillis(500)).forEach(r -> read.add(io.ferry.model.EventCodec.decode(r.value())));
+            }
+            org.junit.jupiter.api.Assertions.assertEquals(java.util.Set.of(new io.ferry.model.Event.CaptureFailed("j", 0, "before"),
+                    new io.ferry.model.Event.Heartbeat("j", "after")), java.util.Set.copyOf(read), read.toString());
+            org.junit.jupiter.api.Assertions.assertEquals(2, read.size(), read.toString());
+        }
+    }
+
+    /** How many records {@code topic} holds (waiting for an offer sent without waiting). */
+    private static long records(KafkaLog log, String topic) throws Exception {
+        long deadline = System.nanoTime() + java.time.Duration.ofSeconds(30).toNanos();
+        long n;
+        try (var c = log.reader(topic, true)) {
+            do {
+                n = KafkaLog.ends(c).values().stream().mapToLong(Long::longValue).sum();
+                if (n >= (topic.equals(KafkaLog.HEARTBEATS) ? 4 : 3)) {
+                    break;
+                }
+                Thread.sleep(100);
+            } while (System.nanoTime() < deadline);
+        }
+        return n;
     }
 
     /** Topics a site made itself are checked: a retention or compaction that would drop the coordinator's events is said. */
@@ -78,12 +144,38 @@ class EmbeddedKafkaIT {
                 org.junit.jupiter.api.Assertions.assertTrue(problems.get(0).contains("retention.ms=604800000")
                         && problems.get(0).contains("--add-config retention.ms=-1"), problems.get(0));
                 org.junit.jupiter.api.Assertions.assertTrue(problems.get(1).contains("cleanup.policy=compact"), problems.get(1));
+                org.junit.jupiter.api.Assertions.assertEquals(problems, log.eventLoss(), "both drop events");
+                // A log made before the heartbeats topic (an older Ferry, or a site's four topics) gets it beside them.
+                try (Admin again = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, k.bootstrapServers()))) {
+                    assertExpires(again, KafkaLog.HEARTBEATS);
+                }
             }
         }
         try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka2"));
              KafkaLog made = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED);
              KafkaLog again = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED)) {
             org.junit.jupiter.api.Assertions.assertEquals(List.of(), again.retentionProblems(), "Ferry's own topics keep everything");
+        }
+    }
+
+    /** A site's heartbeats topic that keeps everything costs disk, not events: named, but no event loss. */
+    @Test
+    void aHeartbeatsTopicKeptForeverIsNamedButLosesNoEvents() throws Exception {
+        try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
+             Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, k.bootstrapServers()))) {
+            Map<String, String> forever = Map.of("retention.ms", "-1", "retention.bytes", "-1");
+            admin.createTopics(List.of(new NewTopic(KafkaLog.EVENTS, 8, (short) 1).configs(forever),
+                    new NewTopic(KafkaLog.COMMANDS, 8, (short) 1).configs(forever),
+                    new NewTopic(KafkaLog.STATE, 8, (short) 1).configs(Map.of("cleanup.policy", "compact")),
+                    new NewTopic(KafkaLog.DEAD_LETTER, 1, (short) 1).configs(forever),
+                    new NewTopic(KafkaLog.HEARTBEATS, 8, (short) 1).configs(forever))).all().get(30, TimeUnit.SECONDS);
+            try (KafkaLog log = new KafkaLog(k.bootstrapServers())) {
+                List<String> problems = log.retentionProblems();
+                org.junit.jupiter.api.Assertions.assertEquals(1, problems.size(), problems.toString());
+                assertTrue(problems.get(0).contains("topic ferry.heartbeats keeps heartbeats for ever")
+                        && problems.get(0).contains("--add-config retention.ms=3600000,segment.ms=600000"), problems.get(0));
+                org.junit.jupiter.api.Assertions.assertEquals(List.of(), log.eventLoss());
+            }
         }
     }
 }

@@ -1,0 +1,121 @@
+package io.ferry.coordinator;
+
+import io.ferry.eventlog.EmbeddedKafka;
+import io.ferry.eventlog.KafkaLog;
+import io.ferry.model.Command;
+import io.ferry.model.Event;
+import io.ferry.model.EventCodec;
+import io.ferry.model.LaunchSpec;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Issue 40, point 6: heartbeats live in {@code ferry.heartbeats}, where they expire, and the
+ * coordinator judges liveness from that topic, read live; heartbeats an older agent still
+ * appends to {@code ferry.events} count as before. A site's events topic that would drop events
+ * stops the coordinator at start.
+ */
+class HeartbeatsTopicIT {
+    private static final Duration TIMEOUT = Duration.ofSeconds(6);
+
+    @TempDir
+    Path tmp;
+
+    @Test
+    void heartbeatsOnTheirOwnTopicKeepNodesAliveAndOldOnesInTheEventsStillCount() throws Exception {
+        try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));
+             KafkaLog log = new KafkaLog(kafka.bootstrapServers());
+             KafkaProducer<byte[], byte[]> raw = new KafkaProducer<>(Map.of(
+                     ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(), ProducerConfig.ACKS_CONFIG, "all"),
+                     new ByteArraySerializer(), new ByteArraySerializer());
+             KafkaConsumer<byte[], byte[]> agentView = log.reader(KafkaLog.COMMANDS, true);
+             Coordinator c = new Coordinator(log, Clock.systemUTC(), TIMEOUT).start()) {
+            assertTrue(c.awaitLive(Duration.ofSeconds(30)));
+            log.append(new Event.JobStarted("beats", 3, 0, true, tmp.resolve("store").toUri().toString(), "login",
+                    "block:a,old,gone", LaunchSpec.of(List.of("sim"))));
+            List<Command.Launch> launches = new ArrayList<>();
+
+            // "a" and "gone" beat on the heartbeats topic, "old" on the events topic as an older agent does:
+            // for two timeouts, none may be taken for lost.
+            long until = System.nanoTime() + 2 * TIMEOUT.toNanos();
+            while (System.nanoTime() < until) {
+                beat(raw, KafkaLog.HEARTBEATS, "a");
+                beat(raw, KafkaLog.HEARTBEATS, "gone");
+                beat(raw, KafkaLog.EVENTS, "old");
+                launches.addAll(launches(agentView));
+                Thread.sleep(300);
+            }
+            launches.addAll(launches(agentView));
+            assertTrue(launches.stream().noneMatch(l -> l.cause().contains("lost") || l.cause().contains("no heartbeat")),
+                    "a beating node was taken for lost: " + launches);
+
+            long silentFrom = System.nanoTime();
+            String cause = null;
+            while (cause == null && System.nanoTime() - silentFrom < Duration.ofSeconds(40).toNanos()) {
+                beat(raw, KafkaLog.HEARTBEATS, "a");
+                beat(raw, KafkaLog.EVENTS, "old");
+                for (Command.Launch l : launches(agentView)) {
+                    if (!l.cause().equals("start")) {
+                        cause = l.cause();
+                    }
+                }
+                Thread.sleep(300);
+            }
+            double seconds = (System.nanoTime() - silentFrom) / 1e9;
+            assertTrue(cause != null && cause.contains("node gone"), "not the silent node's loss: " + cause);
+            assertTrue(seconds < TIMEOUT.toSeconds() + 5, "seen after " + seconds + " s: " + cause);
+        }
+    }
+
+    @Test
+    void aCoordinatorRefusesAnEventsTopicThatDropsEvents() throws Exception {
+        try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"))) {
+            try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
+                admin.createTopics(List.of(new NewTopic(KafkaLog.EVENTS, 8, (short) 1)
+                        .configs(Map.of("retention.ms", "604800000")))).all().get(30, TimeUnit.SECONDS);
+            }
+            try (KafkaLog log = new KafkaLog(kafka.bootstrapServers())) {
+                IllegalStateException e = assertThrows(IllegalStateException.class,
+                        () -> new Coordinator(log, Clock.systemUTC(), TIMEOUT).start());
+                assertTrue(e.getMessage().contains("will not start") && e.getMessage().contains("retention.ms=604800000")
+                        && e.getMessage().contains("--add-config retention.ms=-1"), e.getMessage());
+            }
+        }
+    }
+
+    private static void beat(KafkaProducer<byte[], byte[]> p, String topic, String node) throws Exception {
+        p.send(new ProducerRecord<>(topic, "beats".getBytes(StandardCharsets.UTF_8),
+                EventCodec.encode(new Event.Heartbeat("beats", node)))).get();
+    }
+
+    private static List<Command.Launch> launches(KafkaConsumer<byte[], byte[]> c) {
+        List<Command.Launch> out = new ArrayList<>();
+        for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(100))) {
+            if (EventCodec.decodeCommand(r.value()) instanceof Command.Launch l) {
+                out.add(l);
+            }
+        }
+        return out;
+    }
+}

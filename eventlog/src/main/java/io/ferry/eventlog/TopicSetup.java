@@ -1,0 +1,99 @@
+package io.ferry.eventlog;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.errors.TopicExistsException;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Makes Ferry's topics that are not there yet, each with its retention, and checks those that
+ * were (a site's, made by hand, or by an older Ferry: an older Ferry had no heartbeats topic,
+ * which is then made beside the others). Called once per {@link KafkaLog}.
+ */
+final class TopicSetup {
+    private TopicSetup() {}
+
+    /**
+     * What was found wrong with the topics that were already there.
+     *
+     * @param eventLoss what would drop events of the events topic ({@link KafkaLog#eventLoss})
+     * @param all       every problem, {@code eventLoss} first ({@link KafkaLog#retentionProblems})
+     */
+    record Checked(List<String> eventLoss, List<String> all) {
+        Checked {
+            eventLoss = List.copyOf(eventLoss);
+            all = List.copyOf(all);
+        }
+    }
+
+    static Checked ensure(Admin admin, LogSettings settings, String bootstrap)
+            throws IOException, ExecutionException, InterruptedException, TimeoutException {
+        Set<String> existing = admin.listTopics().names().get(30, TimeUnit.SECONDS);
+        List<NewTopic> missing = new ArrayList<>();
+        for (NewTopic t : wanted(settings)) {
+            if (!existing.contains(t.name())) {
+                missing.add(t);
+            }
+        }
+        if (!missing.isEmpty()) {
+            int brokers = admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).size();
+            short rf = settings.replicationFor(brokers);
+            if (settings.replication() == 0 && rf < 3) {
+                System.err.println("ferry: the Kafka cluster at " + bootstrap + " has " + brokers
+                        + " broker(s): Ferry's topics get " + rf + " replica(s), not 3");
+            }
+            for (NewTopic want : missing) {
+                NewTopic t = new NewTopic(want.name(), want.numPartitions(), rf).configs(want.configs());
+                try {
+                    admin.createTopics(List.of(t)).all().get(30, TimeUnit.SECONDS);
+                } catch (ExecutionException e) {
+                    if (!(e.getCause() instanceof TopicExistsException)) {
+                        throw new IOException("cannot create topic " + t.name() + " on " + bootstrap + ": "
+                                + e.getCause().getMessage(), e);
+                    }
+                }
+            }
+        }
+        // A site may have made them itself: say what would lose events, or keep heartbeats for ever.
+        List<String> eventLoss = List.of();
+        List<String> all = new ArrayList<>();
+        try {
+            if (existing.contains(KafkaLog.EVENTS)) {
+                eventLoss = TopicRetention.problems(admin, KafkaLog.EVENTS, bootstrap);
+                all.addAll(eventLoss);
+            }
+            if (existing.contains(KafkaLog.HEARTBEATS)) {
+                all.addAll(TopicRetention.keptForever(admin, KafkaLog.HEARTBEATS, bootstrap));
+            }
+        } catch (ExecutionException | TimeoutException notAllowed) { // a login without DescribeConfigs
+            System.err.println("ferry: cannot check the retention of Ferry's topics on " + bootstrap + ": "
+                    + (notAllowed.getCause() != null ? notAllowed.getCause().getMessage() : notAllowed.toString()));
+        }
+        all.forEach(p -> System.err.println("ferry: " + p));
+        return new Checked(eventLoss, all);
+    }
+
+    /** Ferry's topics as it makes them (the replication factor is set when they are made). */
+    private static List<NewTopic> wanted(LogSettings settings) {
+        String maxBytes = Integer.toString(KafkaLog.MAX_RECORD_BYTES);
+        Map<String, String> forever = Map.of("retention.ms", "-1", "retention.bytes", "-1", "max.message.bytes", maxBytes);
+        Map<String, String> compacted = Map.of("cleanup.policy", "compact", "max.message.bytes", maxBytes);
+        Map<String, String> expiring = Map.of("cleanup.policy", "delete",
+                "retention.ms", Long.toString(KafkaLog.HEARTBEAT_RETENTION.toMillis()), "retention.bytes", "-1",
+                "segment.ms", Long.toString(KafkaLog.HEARTBEAT_SEGMENT.toMillis()), "max.message.bytes", maxBytes);
+        short unset = 1;
+        return List.of(new NewTopic(KafkaLog.EVENTS, settings.partitions(), unset).configs(forever),
+                new NewTopic(KafkaLog.COMMANDS, settings.partitions(), unset).configs(forever),
+                new NewTopic(KafkaLog.DEAD_LETTER, 1, unset).configs(forever),
+                new NewTopic(KafkaLog.STATE, settings.partitions(), unset).configs(compacted),
+                new NewTopic(KafkaLog.HEARTBEATS, settings.partitions(), unset).configs(expiring));
+    }
+}
