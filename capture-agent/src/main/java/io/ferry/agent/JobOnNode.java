@@ -150,7 +150,7 @@ final class JobOnNode {
             LaunchSpec s = l.launch();
             agent = new NodeAgent(new AgentConfig(l.job(), l.rankSet(), l.nranks(), node, s.program(),
                     new Quiesce(s.capture(), Duration.ofMillis(s.captureTimeoutMillis()), s.signal()),
-                    Path.of(System.getProperty("java.io.tmpdir"))), cache, store.pipeline(), patient(), heartbeat);
+                    io.ferry.model.OwnerOnly.privateRuntimeDir(System.getenv())), cache, store.pipeline(), patient(), heartbeat);
             if (peering.address() != null) {
                 agent.announcePeer(peering.address());
             }

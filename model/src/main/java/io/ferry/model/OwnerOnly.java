@@ -86,6 +86,36 @@ public final class OwnerOnly {
         }
     }
 
+    /**
+     * This user's directory for sockets (an agent's control socket): {@code $XDG_RUNTIME_DIR/ferry}
+     * where the session has one, else {@code /tmp/ferry-<uid>}; short, since a Unix socket's path
+     * holds at most 107 bytes. Created 0700 when missing. Refused, with the reason, when it is a
+     * link, belongs to another user, or is open to group or others: {@code /tmp} is everyone's,
+     * and a directory someone else made there first could hand this user's ranks to a socket of
+     * theirs.
+     */
+    public static Path privateRuntimeDir(java.util.Map<String, String> env) throws IOException {
+        String xdg = env.get("XDG_RUNTIME_DIR");
+        int uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        Path dir = xdg != null && !xdg.isBlank() ? Path.of(xdg, "ferry") : Path.of("/tmp", "ferry-" + uid);
+        try {
+            Files.createDirectory(dir, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(DIR));
+        } catch (FileAlreadyExistsException exists) {
+            // checked below, whoever made it
+        }
+        java.nio.file.attribute.PosixFileAttributes a = Files.readAttributes(dir,
+                java.nio.file.attribute.PosixFileAttributes.class, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        int owner = (Integer) Files.getAttribute(dir, "unix:uid", java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        if (!a.isDirectory() || owner != uid || a.permissions().stream().anyMatch(p -> !p.name().startsWith("OWNER_"))) {
+            throw new IOException(dir + " is not this user's own directory (" + (a.isSymbolicLink() ? "a link"
+                    : a.isDirectory() ? "owner uid " + owner + ", mode "
+                    + java.nio.file.attribute.PosixFilePermissions.toString(a.permissions()) : "not a directory")
+                    + "; uid " + uid + " and rwx------ expected): someone else may have made it first; remove it, or set "
+                    + "XDG_RUNTIME_DIR to a directory of your own");
+        }
+        return dir;
+    }
+
     /** Makes a file Ferry wrote readable and writable by its owner only. Returns {@code file}. */
     public static Path restrict(Path file) throws IOException {
         Files.setPosixFilePermissions(file, Files.isDirectory(file) ? DIR : FILE);
