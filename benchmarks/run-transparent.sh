@@ -315,35 +315,32 @@ def stall_table():
                   f"| {span(f['est'])} (remote store) | **{base / med(f['stall']):.1f}x** |")
 
 
-def row(label, first, rest):
-    cell = lambda xs: f"{med(xs) / MiB:.1f} MiB ({min(xs) / MiB:.1f}-{max(xs) / MiB:.1f})" if xs else "-"
-    print(f"| {label} | {first / MiB:.1f} MiB | {cell(rest)} |")
-
-
 def bytes_table():
     print(f"\nBytes per generation, {ranks} ranks of 32 MiB, 5% of the state rewritten between generations:\n")
     gz, raw, f = dmtcp("bytes-gzip"), dmtcp("bytes-nogzip"), ferry("bytes-dmtcp")
+    cell = lambda xs: f"{med(xs) / MiB:.1f} MiB ({min(xs) / MiB:.1f}-{max(xs) / MiB:.1f})"
+    print(f"DMTCP, {len(gz['bytes'])} checkpoints each (median, range): raw (`--no-gzip`) {cell(raw['bytes'])}; "
+          f"gzip -1 (`dmtcp_launch`'s default) {cell(gz['bytes'])}; `zstd -1` of each raw image {cell(raw['zstd'])}.\n")
+    print("| Ferry `--capture dmtcp` generation | raw | stored (`ferry list`) | store directory growth |")
+    print("|---|---:|---:|---:|")
+    for g in f["gens"]:
+        n = g["generation"]
+        note = (" (state being filled)" if n < f["first"] else " (first after the fill)" if n == f["first"] else "")
+        growth = f"{f['growth'][n] / MiB:.1f} MiB" if n in f["growth"] else "-"
+        print(f"| {n}{note} | {g['rawBytes'] / MiB:.1f} MiB | {g['storedBytes'] / MiB:.1f} MiB | {growth} |")
     later = f["counted"][1:]  # the first counted generation follows one whose state may be half filled
-    print("| per generation | first | later: median (range) |")
-    print("|---|---:|---:|")
-    row("DMTCP raw (`--no-gzip`)", raw["bytes"][0], raw["bytes"][1:])
-    row("DMTCP gzip -1 (`dmtcp_launch` default)", gz["bytes"][0], gz["bytes"][1:])
-    row("`zstd -1` of each DMTCP raw image", raw["zstd"][0], raw["zstd"][1:])
-    if f["gens"]:
-        first = f["gens"][0]
-        row("Ferry `--capture dmtcp`: raw", first["rawBytes"], [g["rawBytes"] for g in later])
-        row("Ferry: stored (`ferry list`)", first["storedBytes"], [g["storedBytes"] for g in later])
-        row("Ferry: store directory growth", f["growth"].get(0, 0),
-            [f["growth"][g["generation"]] for g in later if g["generation"] in f["growth"]])
-    gzb = med(gz["bytes"][1:] or gz["bytes"])
+    gzb = med(gz["bytes"])
     stored = [g["storedBytes"] for g in later]
+    upto = sum(g["storedBytes"] for g in f["gens"] if g["generation"] <= f["first"])
     if stored:
-        print(f"\nFerry's later generations: {', '.join(str(g['generation']) for g in later)}. Ferry stores a median "
-              f"{med(stored) / MiB:.1f} MiB per later generation, DMTCP gzip {gzb / MiB:.1f} MiB (**{gzb / med(stored):.1f}x** more), "
-              f"zstd -1 of the raw images {med(raw['zstd']) / MiB:.1f} MiB ({med(raw['zstd']) / med(stored):.1f}x more). "
-              f"Goal: at most a fifth of gzip's.")
-    print(f"{ranks} ranks: Ferry request to established {span(f['est'])}, longest rank stall {span(f['stall'])}; "
-          f"DMTCP gzip --bcheckpoint {span(gz['stall'])}, --no-gzip {span(raw['stall'])}.")
+        print(f"\nGenerations {later[0]['generation']}-{later[-1]['generation']}: Ferry stores a median {med(stored) / MiB:.1f} MiB "
+              f"({min(stored) / MiB:.1f}-{max(stored) / MiB:.1f}) per generation, DMTCP gzip {gzb / MiB:.1f} MiB: "
+              f"**{gzb / med(stored):.1f}x** less (goal: 5x); zstd -1 of the raw images {med(raw['zstd']) / MiB:.1f} MiB "
+              f"({med(raw['zstd']) / med(stored):.1f}x Ferry's). Up to the first generation after the fill Ferry stored "
+              f"{upto / MiB:.1f} MiB in all.")
+    print(f"{ranks} ranks: Ferry request to established {span(f['est'])}, longest rank stall {span(f['stall'])} "
+          f"(generations {f['first']}-{f['gens'][-1]['generation'] if f['gens'] else '-'}); "
+          f"DMTCP gzip `--bcheckpoint` {span(gz['stall'])}, `--no-gzip` {span(raw['stall'])}.")
 
 
 def restart_table():
