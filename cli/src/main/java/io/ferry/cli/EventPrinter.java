@@ -33,6 +33,9 @@ final class EventPrinter implements Consumer<Event> {
                     .map(g -> String.format(Locale.ROOT, "generation %d captured: %d ranks, %s, longest stall %.3f s",
                             g.generation(), g.capturedRanks(), Sizes.format(g.rawBytes()), g.maxStallSeconds()))
                     .orElse(null);
+        } else if (e instanceof Event.SnapshotEstablished s && s.secondsSinceRequest() < 0) {
+            line = "generation " + s.generation() + " found established on the store (its commit marker), though the event"
+                    + " log did not know it: the log lost its tail";
         } else if (e instanceof Event.SnapshotEstablished s) {
             line = String.format(Locale.ROOT, "generation %d established on the %s store, %.2f s after it was requested",
                     s.generation(), s.tier(), s.secondsSinceRequest());

@@ -67,7 +67,7 @@ public final class CoordinatorMeters {
             staging.record(seconds(s.seconds()));
             bytes("raw", s.tier()).increment(s.rawBytes());
             bytes("stored", s.tier()).increment(s.storedBytes());
-        } else if (e instanceof Event.SnapshotEstablished s) {
+        } else if (e instanceof Event.SnapshotEstablished s && s.secondsSinceRequest() >= 0) { // not one found on the store
             established.record(seconds(s.secondsSinceRequest()));
             GenerationView g = job.generations.get(s.generation());
             if (g != null) {

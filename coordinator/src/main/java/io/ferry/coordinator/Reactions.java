@@ -28,7 +28,9 @@ final class Reactions {
     /** Reacts to the live event {@code e}, already folded into {@code j}; {@code resumedAfterFailure}: a new run of a job that failed. */
     void to(Event e, JobView j, boolean resumedAfterFailure) {
         if (e instanceof Event.JobStarted) {
-            recovery.onStarted(j, resumedAfterFailure);
+            // Generations established on the store that the log does not know (it lost its tail): the run resumes.
+            boolean learned = !commits.learnFromStore(j).isEmpty();
+            recovery.onStarted(j, resumedAfterFailure || learned);
         } else if (e instanceof Event.RanksJoined r && j.started != null && !j.finished()) {
             recovery.onRanksJoined(j, r);
         } else if (e instanceof Event.LauncherExited x && j.started != null && !j.finished()) {
