@@ -40,6 +40,9 @@ public final class DmtcpCapturer implements Capturer {
     private static final java.util.regex.Pattern COMPUTATION = java.util.regex.Pattern.compile(
             "dmtcp_restart_script_([0-9a-f]{1,16}-[0-9]{1,10}-[0-9a-f]{1,16})\\.sh");
 
+    /** What DMTCP writes for one checkpoint of a rank, all of it the rank's image. */
+    private static final String IMAGE_FILES = "{ckpt_*.dmtcp,ckpt_*_files,dmtcp_restart_script*.sh}";
+
     /** The ranks under one coordinator: launched together, or restored from images of one computation. */
     private static final class Computation {
         final DmtcpCoordinator coordinator;
@@ -97,7 +100,8 @@ public final class DmtcpCapturer implements Capturer {
     private synchronized Computation join(Path rankDir, Path area, String id) {
         Computation c = computations.get(id);
         if (c == null || !c.coordinator.alive()) {
-            Path dir = rankDir.toAbsolutePath().getParent().resolve(".dmtcp-coordinator" + (id.isEmpty() ? "" : "-" + id));
+            String name = ".dmtcp-coordinator" + (id.isEmpty() ? "" : "-" + id);
+            Path dir = rankDir.toAbsolutePath().getParent().resolve(name);
             try {
                 c = new Computation(DmtcpCoordinator.start(dir));
             } catch (IOException e) {
@@ -140,10 +144,11 @@ public final class DmtcpCapturer implements Capturer {
                 try {
                     c.coordinator.awaitRunning(peers, () -> started.stream().allMatch(Process::isAlive));
                 } catch (IOException e) {
-                    throw new RestartRefusedException("dmtcp_restart refused the images of " + peers + " rank(s)"
-                            + started.stream().filter(p -> !p.isAlive()).findFirst().map(p -> " (exit " + p.exitValue()
-                            + ")").orElse("") + ": they did not run again (DMTCP said why on the agent's standard error,"
-                            + " just before this); " + e.getMessage(), e);
+                    String exit = started.stream().filter(p -> !p.isAlive()).findFirst()
+                            .map(p -> " (exit " + p.exitValue() + ")").orElse("");
+                    throw new RestartRefusedException("dmtcp_restart refused the images of " + peers + " rank(s)" + exit
+                            + ": they did not run again (DMTCP said why on the agent's standard error, just before"
+                            + " this); " + e.getMessage(), e);
                 }
             }
             // Only this coordinator's ranks: it also ends, by itself, once its last rank exited (--exit-on-last),
@@ -252,7 +257,7 @@ public final class DmtcpCapturer implements Capturer {
         ImageDirs.fill(dir, partial -> {
             int moved = 0;
             // The ckpt_*_files directories too: dmtcp_restart refuses to start without the copies in them.
-            try (DirectoryStream<Path> ds = Files.newDirectoryStream(area, "{ckpt_*.dmtcp,ckpt_*_files,dmtcp_restart_script*.sh}")) {
+            try (DirectoryStream<Path> ds = Files.newDirectoryStream(area, IMAGE_FILES)) {
                 for (Path p : ds) {
                     Files.move(p, partial.resolve(p.getFileName()));
                     moved += p.getFileName().toString().endsWith(".dmtcp") ? 1 : 0;
@@ -268,7 +273,8 @@ public final class DmtcpCapturer implements Capturer {
             took = java.util.Objects.requireNonNullElse(pending.remove(area), Duration.ZERO);
         }
         return new Captured(took, bytes[0], String.format(java.util.Locale.ROOT,
-                "dmtcp checkpoint of process %d: %.1f MiB, stopped %.3f s", pid, bytes[0] / 1048576.0, took.toNanos() / 1e9));
+                "dmtcp checkpoint of process %d: %.1f MiB, stopped %.3f s", pid, bytes[0] / 1048576.0,
+                took.toNanos() / 1e9));
     }
 
     /** The pid of this launch's first coordinator, or -1 (for tests that make it crash). */

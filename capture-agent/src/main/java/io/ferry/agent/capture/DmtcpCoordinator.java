@@ -41,10 +41,11 @@ final class DmtcpCoordinator implements AutoCloseable {
         io.ferry.model.OwnerOnly.createDirectories(dir);
         Path portFile = dir.resolve("port");
         Files.deleteIfExists(portFile);
-        Process p = new ProcessBuilder(List.of("dmtcp_coordinator", "--coord-port", "0", "--port-file", portFile.toString(),
-                "--ckptdir", dir.toString(), "--exit-on-last", "-q"))
+        Process p = new ProcessBuilder(List.of("dmtcp_coordinator", "--coord-port", "0", "--port-file",
+                portFile.toString(), "--ckptdir", dir.toString(), "--exit-on-last", "-q"))
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("coordinator.log").toFile()))
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("coordinator.log").toFile()))
                 .start();
         long until = System.nanoTime() + PATIENCE.toNanos();
         while (true) {
@@ -53,9 +54,9 @@ final class DmtcpCoordinator implements AutoCloseable {
                 return new DmtcpCoordinator(p, port, dir);
             }
             if (!p.isAlive() || System.nanoTime() > until) {
+                String why = p.isAlive() ? "wrote no port within " + PATIENCE.toSeconds() + " s" : "ended at its start";
                 p.destroyForcibly();
-                throw new IOException("dmtcp_coordinator " + (p.isAlive() ? "wrote no port within " + PATIENCE.toSeconds()
-                        + " s" : "exited at its start") + ": see " + dir.resolve("coordinator.log"));
+                throw new IOException("dmtcp_coordinator " + why + ": see " + dir.resolve("coordinator.log"));
             }
             pause(20);
         }
@@ -87,8 +88,8 @@ final class DmtcpCoordinator implements AutoCloseable {
     void onLost(Runnable whenLost) {
         process.onExit().thenRun(() -> {
             if (!closing) {
-                LOG.warn("the DMTCP coordinator on port {} (pid {}) ended under its ranks (exit {})", port, process.pid(),
-                        process.exitValue());
+                LOG.warn("the DMTCP coordinator on port {} (pid {}) ended under its ranks (exit {})", port,
+                        process.pid(), process.exitValue());
                 whenLost.run();
             }
         });
@@ -104,17 +105,23 @@ final class DmtcpCoordinator implements AutoCloseable {
     void awaitRunning(int peers, java.util.function.BooleanSupplier alive) throws IOException {
         long until = System.nanoTime() + PATIENCE.toNanos();
         while (true) {
-            ExternalTool.Result r = ExternalTool.run(List.of("dmtcp_command", "--coord-port", port, "--status"), PATIENCE);
+            ExternalTool.Result r = ExternalTool.run(command("--status"), PATIENCE);
             if (r.exit() == 0 && r.output().contains("RUNNING=yes") && peers(r.output()) >= Math.max(1, peers)) {
                 return;
             }
             if (System.nanoTime() > until || !alive.getAsBoolean() || !process.isAlive()) {
-                throw new IOException("the DMTCP coordinator on port " + port + " says no running computation of " + peers
-                        + " process(es) " + (!process.isAlive() ? "(it exited)" : alive.getAsBoolean() ? "within "
-                        + PATIENCE.toSeconds() + " s" : "before the ranks ended") + ": " + r.lastLines(3));
+                String when = !process.isAlive() ? "(it exited)"
+                        : alive.getAsBoolean() ? "within " + PATIENCE.toSeconds() + " s" : "before the ranks ended";
+                throw new IOException("the DMTCP coordinator on port " + port + " says no running computation of "
+                        + peers + " process(es) " + when + ": " + r.lastLines(3));
             }
             pause(50);
         }
+    }
+
+    /** {@code dmtcp_command} of this coordinator. */
+    private List<String> command(String what) {
+        return List.of("dmtcp_command", "--coord-port", port, what);
     }
 
     private static int peers(String status) {
@@ -125,7 +132,7 @@ final class DmtcpCoordinator implements AutoCloseable {
     /** One blocking checkpoint of every process: returns how long they were stopped. */
     Duration checkpoint(Duration timeout) throws IOException {
         long t0 = System.nanoTime();
-        ExternalTool.Result r = ExternalTool.run(List.of("dmtcp_command", "--coord-port", port, "--bcheckpoint"), timeout);
+        ExternalTool.Result r = ExternalTool.run(command("--bcheckpoint"), timeout);
         Duration stall = Duration.ofNanos(System.nanoTime() - t0);
         if (r.exit() != 0) {
             throw new IOException("dmtcp_command --bcheckpoint failed (exit " + r.exit() + "): " + r.lastLines(3));
