@@ -34,6 +34,8 @@ public final class AgentService implements Closeable {
     private final KafkaLog log;
     private final String node;
     private final Path home;
+    /** This agent's hold on its home: one agent per home. */
+    private final HomeLock homeLock;
     private final Map<String, JobOnNode> jobs = new ConcurrentHashMap<>();
     private final Map<String, ExecutorService> lanes = new ConcurrentHashMap<>();
     private final AtomicLong failedCommands = new AtomicLong();
@@ -98,8 +100,14 @@ public final class AgentService implements Closeable {
         this.node = Placement.requireNode(node);
         this.home = home;
         try {
+            this.homeLock = HomeLock.take(home);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("cannot lock the agent's home " + home + ": " + e.getMessage(), e);
+        }
+        try {
             this.spool = launcherRanks ? new RankSpool(home, RankSpool.hostName()) : null;
         } catch (java.io.IOException e) {
+            releaseHome();
             throw new java.io.UncheckedIOException("cannot open the rank spool under " + home + ": " + e.getMessage(), e);
         }
         try {
@@ -107,6 +115,7 @@ public final class AgentService implements Closeable {
                     : new io.ferry.agent.peer.PeerServer(peerListen, io.ferry.staging.Staging.localCache(home.resolve("cache")),
                     peerAuth);
         } catch (java.io.IOException e) {
+            releaseHome();
             throw new java.io.UncheckedIOException("cannot serve the cache to peers on " + peerListen + ": " + e.getMessage(), e);
         }
         // Positioned before start() returns: a command sent after that is never missed.
@@ -382,6 +391,16 @@ public final class AgentService implements Closeable {
             } catch (java.io.IOException e) {
                 LOG.warn("ferry agent " + node + ": closing the rank spool: " + e.getMessage());
             }
+        }
+        releaseHome();
+    }
+
+    /** Lets the home go (at the close, or when the constructor fails after taking it). */
+    private void releaseHome() {
+        try {
+            homeLock.close();
+        } catch (java.io.IOException e) {
+            LOG.warn("ferry agent " + node + ": releasing the lock of its home: " + e.getMessage());
         }
     }
 }
