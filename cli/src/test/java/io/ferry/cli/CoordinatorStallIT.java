@@ -1,6 +1,7 @@
 package io.ferry.cli;
 
 import io.ferry.eventlog.KafkaLog;
+import io.ferry.model.Command;
 import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
 import io.ferry.model.LaunchSpec;
@@ -30,6 +31,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class CoordinatorStallIT {
     private static final String JOB = "stall";
+    private static final Duration TIMEOUT = Duration.ofSeconds(2);
+    /** The rank named by the next {@link #judged} order: one the job does not have. */
+    private int probe = 100;
 
     @TempDir
     Path tmp;
@@ -39,7 +43,7 @@ class CoordinatorStallIT {
             throws Exception {
         String kafka = "127.0.0.1:" + TestBed.freePort();
         Process coordinator = FerryProcess.builder(List.of("-Xmx384m"), "coordinator", "--home", tmp.resolve("c").toString(),
-                "--listen", kafka, "--http", "off", "--heartbeat-timeout", "2s", "--takeover-after", "30s")
+                "--listen", kafka, "--http", "off", "--heartbeat-timeout", TIMEOUT.toSeconds() + "s", "--takeover-after", "30s")
                 .redirectErrorStream(true).start();
         ScheduledExecutorService beats = Executors.newScheduledThreadPool(1);
         AtomicBoolean runBeats = new AtomicBoolean(true);
@@ -74,18 +78,23 @@ class CoordinatorStallIT {
                         log.append(new Event.Heartbeat(JOB, Event.Heartbeat.LAUNCHER));
                     }
                 }, 0, 250, TimeUnit.MILLISECONDS);
-                Thread.sleep(3000);
-                assertEquals(List.of(), decisions(events), "nothing to decide while everyone beats");
+                assertEquals(List.of(), judged(log, out), "the coordinator has read the join and judges the job");
+                // Silence can only be judged once the heartbeat timeout has passed since the coordinator knew of
+                // the node: waiting it out (and half as much again) is the scenario, not a guess at the machine's pace.
+                Thread.sleep(TIMEOUT.toMillis() * 3 / 2);
+                assertEquals(List.of(), judged(log, out), "nothing to decide while everyone beats");
 
                 signal("STOP", coordinator);
-                Thread.sleep(5000); // 2.5 heartbeat timeouts, well under the group's session (30 s)
+                // The fault itself: frozen for 2.5 heartbeat timeouts, well under the group's session (30 s).
+                Thread.sleep(TIMEOUT.toMillis() * 5 / 2);
                 int sinceThaw = out.lines.size();
                 signal("CONT", coordinator);
-                Thread.sleep(6000);
-                assertEquals(List.of(), decisions(events), "a stall of the coordinator's own is not its nodes' silence: "
-                        + String.join("\n", out.lines));
                 out.awaitAfter(sinceThaw, "the coordinator saying it noticed its stall",
                         l -> l.contains("ferry coordinator: stalled for"));
+                // Decisions resume once it has read the log promptly for a while: judged() returns only after a tick
+                // of the thawed coordinator that was free to decide, with every decision it took by then.
+                assertEquals(List.of(), judged(log, out), "a stall of the coordinator's own is not its nodes' silence: "
+                        + String.join("\n", out.lines));
 
                 runBeats.set(false); // now the `ferry run` really is gone
                 await("the job ended for the silent ferry run", () -> events.stream().anyMatch(e -> e instanceof Event.JobFinished));
@@ -107,6 +116,43 @@ class CoordinatorStallIT {
     /** What the coordinator decided on its own for the job: recoveries and ends. */
     private static List<Event> decisions(List<Event> events) {
         return events.stream().filter(e -> e instanceof Event.RecoveryStarted || e instanceof Event.JobFinished).toList();
+    }
+
+    /**
+     * Waits for a tick of the coordinator that began after this call and was free to decide, and
+     * returns every decision in the log by the end of that tick. A chaos order for a rank the job
+     * does not have changes nothing and is answered on the coordinator's output; commands are read
+     * only while it may decide, each read followed by a tick. The first answer is an iteration that
+     * began after the call; the second, sent after it, is read only once that iteration's tick is over,
+     * and the tick appends its decisions before it returns: so reading the events topic to its end
+     * from then sees them.
+     */
+    private List<Event> judged(KafkaLog log, Lines out) throws InterruptedException {
+        for (int round = 0; round < 2; round++) {
+            int rank = probe++;
+            int from = out.lines.size();
+            log.send(KafkaLog.COORDINATOR, new Command.KillRank(JOB, rank));
+            out.awaitAfter(from, "the coordinator to take the order for rank " + rank,
+                    l -> l.contains("chaos: no running job " + JOB + " with rank " + rank));
+        }
+        return decisions(logged(log));
+    }
+
+    /** The job's events in the events topic, up to its end now. */
+    private static List<Event> logged(KafkaLog log) {
+        List<Event> all = new java.util.ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.EVENTS, true)) {
+            var ends = KafkaLog.ends(c);
+            while (!KafkaLog.reached(c, ends)) {
+                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(100))) {
+                    Event e = EventCodec.decode(r.value());
+                    if (e.job().equals(JOB)) {
+                        all.add(e);
+                    }
+                }
+            }
+        }
+        return all;
     }
 
     private static void signal(String sig, Process p) throws Exception {
