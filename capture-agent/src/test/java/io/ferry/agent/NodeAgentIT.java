@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -29,7 +30,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class NodeAgentIT {
     @TempDir
     Path tmp;
+    /**
+     * A bound on waits for something that happens once its processes have started; each wait ends
+     * as soon as it happens, so the bound only says how long a failure takes to be reported.
+     */
+    private static final Duration READY = Duration.ofSeconds(60);
     final List<Event> events = Collections.synchronizedList(new ArrayList<>());
+    /** Threads alive before the test made an agent: the agent's own are the others. */
+    final Set<Thread> threadsBefore = Set.copyOf(Thread.getAllStackTraces().keySet());
     Store store;
     StagingPipeline pipeline;
     NodeAgent agent;
@@ -56,7 +64,54 @@ class NodeAgentIT {
         agent = new NodeAgent(new AgentConfig("job", ranks, "node0", List.of(script.toString()), Quiesce.app(timeout, "USR2"),
                 Path.of("/tmp")), cache, pipeline, events::add);
         agent.launch(-1, Map.of());
-        Thread.sleep(1500); // ranks start and install their handlers
+        awaitReady("all".equals(javaMode) ? agent.ranks().keySet() : Set.of(0));
+    }
+
+    /**
+     * Waits until every rank can take a checkpoint request: the ranks of {@code socketRanks} have
+     * said HELLO, the others (shell ranks) have installed their SIGUSR2 trap.
+     */
+    private void awaitReady(Set<Integer> socketRanks) throws Exception {
+        long deadline = System.nanoTime() + READY.toNanos();
+        for (RankProcess r : agent.ranks().values()) {
+            boolean socket = socketRanks.contains(r.rank());
+            while (socket ? !r.socketMode() : !catchesUsr2(r.process())) {
+                assertTrue(r.process().isAlive(), "rank " + r.rank() + " ended before it was ready: " + events);
+                assertTrue(System.nanoTime() < deadline, "rank " + r.rank() + (socket ? " said HELLO" : " trapped SIGUSR2"));
+                Thread.sleep(10);
+            }
+        }
+    }
+
+    /** Whether {@code p} catches SIGUSR2 (signal 12: bit 11 of SigCgt in /proc/PID/status). */
+    private static boolean catchesUsr2(ProcessHandle p) throws java.io.IOException {
+        List<String> status;
+        try {
+            status = Files.readAllLines(Path.of("/proc", Long.toString(p.pid()), "status"));
+        } catch (java.nio.file.NoSuchFileException gone) {
+            return false; // the caller sees it is not alive
+        }
+        for (String l : status) {
+            if (l.startsWith("SigCgt:")) {
+                return (Long.parseUnsignedLong(l.substring("SigCgt:".length()).trim(), 16) & (1L << 11)) != 0;
+            }
+        }
+        throw new AssertionError("no SigCgt in /proc/" + p.pid() + "/status: " + status);
+    }
+
+    /**
+     * Waits until every thread the agent ran ({@code ferry-agent-*}, not there before it was made)
+     * has ended: from then on nothing more can come from it.
+     */
+    private void awaitAgentThreadsEnded() throws InterruptedException {
+        long deadline = System.nanoTime() + READY.toNanos();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().startsWith("ferry-agent-") && !threadsBefore.contains(t)) {
+                t.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+                assertFalse(t.isAlive(), t.getName() + " still runs after the agent closed: "
+                        + java.util.Arrays.toString(t.getStackTrace()));
+            }
+        }
     }
 
     @AfterEach
@@ -164,7 +219,7 @@ class NodeAgentIT {
                 "USR2"), Path.of("/tmp")), cache, pipeline, events::add);
         try {
             agent.launch(-1, Map.of());
-            Thread.sleep(1500);
+            awaitReady(Set.of());
             CaptureResult c = agent.checkpoint(0).get();
             assertTrue(c.bytes().isEmpty(), c.toString());
             assertEquals(1, of(Event.CaptureFailed.class).size(), events.toString());
@@ -214,7 +269,7 @@ class NodeAgentIT {
         System.setErr(new java.io.PrintStream(said, true));
         try {
             agent.close();
-            Thread.sleep(1000);
+            awaitAgentThreadsEnded(); // a retry it had scheduled, or one running, has ended by then, or never ran
         } finally {
             System.setErr(err);
         }
