@@ -8,6 +8,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -60,7 +61,33 @@ class SignalModeIT {
         Line.Fail fail = assertInstanceOf(Line.Fail.class, answer);
         assertTrue(fail.reason().contains("not signalled"), fail.reason());
         assertTrue(fail.reason().contains("catches SIGUSR2"), fail.reason());
-        Thread.sleep(300); // a signal, had one been sent, would have ended it by now
+        // Had request() signalled it, the signal was sent before it returned (it waits for `kill`): it would be
+        // pending now (SIGUSR2, or the SIGKILL the kernel turns a fatal signal into), or the rank gone.
+        assertEquals("", signalled(process), "the rank was not signalled");
         assertTrue(process.isAlive(), "the rank lives on");
+    }
+
+    /**
+     * What says {@code p} was sent SIGUSR2: its state when it is dead or dying, its pending
+     * SIGUSR2 (signal 12) or SIGKILL (9) (/proc/PID/status); empty when none of that.
+     */
+    private static String signalled(Process p) throws java.io.IOException {
+        List<String> status;
+        try {
+            status = Files.readAllLines(Path.of("/proc", Long.toString(p.pid()), "status"));
+        } catch (java.nio.file.NoSuchFileException gone) {
+            return "gone";
+        }
+        StringBuilder said = new StringBuilder();
+        for (String l : status) {
+            String[] kv = l.split(":\\s*", 2);
+            if (kv[0].equals("State") && (kv[1].startsWith("Z") || kv[1].startsWith("X"))) {
+                said.append(l).append('\n');
+            } else if ((kv[0].equals("SigPnd") || kv[0].equals("ShdPnd"))
+                    && (Long.parseUnsignedLong(kv[1].trim(), 16) & (1L << 11 | 1L << 8)) != 0) {
+                said.append(l).append('\n');
+            }
+        }
+        return said.toString();
     }
 }
