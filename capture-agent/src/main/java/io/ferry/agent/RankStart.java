@@ -4,8 +4,6 @@ import io.ferry.agent.capture.Capturer;
 
 import java.io.File;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -40,26 +38,9 @@ final class RankStart {
         Process p = restartFrom != null && c.restores() ? c.restore(restartFrom, rankDir, pb)
                 : pb.command(c.launchCommand(command, rankDir)).start();
         if (c.ownsStreams()) {
-            copy(p.getInputStream(), System.out, "ferry-rank-" + rank + "-stdout");
-            copy(p.getErrorStream(), System.err, "ferry-rank-" + rank + "-stderr");
+            StreamPump.start(p.getInputStream(), System.out, "ferry-rank-" + rank + "-stdout");
+            StreamPump.start(p.getErrorStream(), System.err, "ferry-rank-" + rank + "-stderr");
         }
         return p;
-    }
-
-    /** Copies {@code in} to {@code out} until its end, flushing as bytes come: a rank's output shows when it writes it. */
-    private static void copy(InputStream in, PrintStream out, String name) {
-        Thread t = new Thread(() -> {
-            byte[] b = new byte[8192];
-            try (in) {
-                for (int n; (n = in.read(b)) > 0; ) {
-                    out.write(b, 0, n);
-                    out.flush();
-                }
-            } catch (IOException closed) {
-                // the rank's end of the pipe is gone: nothing more to copy
-            }
-        }, name);
-        t.setDaemon(true);
-        t.start();
     }
 }

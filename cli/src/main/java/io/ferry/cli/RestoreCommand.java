@@ -1,14 +1,12 @@
 package io.ferry.cli;
 
+import io.ferry.agent.StreamPump;
 import io.ferry.agent.capture.Capturer;
 import io.ferry.agent.capture.Capturers;
 import io.ferry.staging.internal.FileTrees;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -47,8 +45,8 @@ final class RestoreCommand implements Callable<Integer> {
             Process p = criu.restore(image.toAbsolutePath(), work, new ProcessBuilder());
             System.err.println("ferry restore: process " + p.pid() + " restored from " + image.toAbsolutePath()
                     + "; it runs until it ends");
-            Thread out = copy(p.getInputStream(), System.out, "ferry-restore-stdout");
-            Thread err = copy(p.getErrorStream(), System.err, "ferry-restore-stderr");
+            Thread out = StreamPump.start(p.getInputStream(), System.out, "ferry-restore-stdout");
+            Thread err = StreamPump.start(p.getErrorStream(), System.err, "ferry-restore-stderr");
             int code = p.waitFor();
             out.join();
             err.join();
@@ -56,23 +54,5 @@ final class RestoreCommand implements Callable<Integer> {
         } finally {
             FileTrees.delete(work);
         }
-    }
-
-    /** Copies {@code in} to {@code out} until its end, as the restored process writes. */
-    private static Thread copy(InputStream in, PrintStream out, String name) {
-        Thread t = new Thread(() -> {
-            byte[] b = new byte[8192];
-            try (in) {
-                for (int n; (n = in.read(b)) > 0; ) {
-                    out.write(b, 0, n);
-                    out.flush();
-                }
-            } catch (IOException closed) {
-                // the process's end of the pipe is gone
-            }
-        }, name);
-        t.setDaemon(true);
-        t.start();
-        return t;
     }
 }

@@ -62,13 +62,9 @@ class CaptureIT {
     void aCriuDumpRestoresWithFerryRestoreAsIfUninterrupted() throws Exception {
         java.util.Optional<String> why = io.ferry.agent.capture.Capturers.of("criu").unavailable();
         org.junit.jupiter.api.Assumptions.assumeTrue(why.isEmpty(), () -> "criu unavailable: " + why.orElse(""));
-        Path src = Path.of("..", "capture-agent", "src", "test", "resources", "scenario", "appender.c");
-        Path bin = tmp.resolve("appender");
-        assertEquals(0, new ProcessBuilder("gcc", "-O1", "-pthread", "-o", bin.toString(), src.toString()).inheritIO()
-                .start().waitFor());
+        Path bin = ScenarioPrograms.compile(tmp, "appender");
         int steps = 120;
-        assertEquals(0, new ProcessBuilder(bin.toString(), tmp.resolve("reference.txt").toString(), Integer.toString(steps),
-                "0").redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor());
+        String reference = ScenarioPrograms.reference(bin, tmp.resolve("reference.txt"), steps);
         Path out = tmp.resolve("out.txt");
         Process p = new ProcessBuilder("setsid", bin.toString(), out.toString(), Integer.toString(steps), "25")
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
@@ -94,7 +90,7 @@ class CaptureIT {
         }
         assertTrue(restore.waitFor(2, TimeUnit.MINUTES));
         assertEquals(0, restore.exitValue(), new String(restore.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
-        assertEquals(Files.readString(tmp.resolve("reference.txt")), Files.readString(out), "the file, dumped, killed, restored");
+        assertEquals(reference, Files.readString(out), "the file, dumped, killed, restored");
     }
 
     /** Reads "step N" lines to the first N at least {@code n}; fails at the end of the output. */

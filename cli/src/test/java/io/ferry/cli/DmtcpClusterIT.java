@@ -45,8 +45,8 @@ class DmtcpClusterIT {
         why.ifPresent(w -> System.err.println("SKIPPED DmtcpClusterIT: " + w + "; ../shared/tools/install-checkpointers.sh"
                 + " builds it"));
         assumeTrue(why.isEmpty(), () -> "dmtcp unavailable: " + why.orElse(""));
-        Path bin = compile("appender");
-        String reference = reference(bin);
+        Path bin = ScenarioPrograms.compile(tmp, "appender");
+        String reference = ScenarioPrograms.reference(bin, tmp.resolve("reference.txt"), STEPS);
         try (TestBed bed = TestBed.create(3)) {
             System.out.println("DmtcpClusterIT: " + (bed.namespaces() ? "3 test hosts in network namespaces"
                     : "agents as separate processes on loopback (" + bed.fallbackReason() + ")"));
@@ -108,23 +108,6 @@ class DmtcpClusterIT {
                 p.destroyForcibly();
             }
         }
-    }
-
-    /** A scenario program of capture-agent's tests, compiled here (a sibling module's test resource, read in place). */
-    private Path compile(String program) throws Exception {
-        Path src = Path.of("..", "capture-agent", "src", "test", "resources", "scenario", program + ".c");
-        Path bin = tmp.resolve(program);
-        Process gcc = new ProcessBuilder("gcc", "-O1", "-pthread", "-o", bin.toString(), src.toString()).inheritIO().start();
-        assertEquals(0, gcc.waitFor(), "gcc " + src);
-        return bin;
-    }
-
-    private String reference(Path bin) throws Exception {
-        Path out = tmp.resolve("reference.txt");
-        Process p = new ProcessBuilder(bin.toString(), out.toString(), Integer.toString(STEPS), "0")
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        assertEquals(0, p.waitFor());
-        return Files.readString(out);
     }
 
     private Lines start(ProcessBuilder pb) throws IOException {

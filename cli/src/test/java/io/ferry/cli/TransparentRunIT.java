@@ -47,7 +47,7 @@ class TransparentRunIT {
                 : "this clone has no ../shared beside it, whose tools/install-checkpointers.sh .ci/run uses to build it"));
         why.ifPresent(w -> System.err.println("SKIPPED --capture " + method + " run: " + w));
         assumeTrue(why.isEmpty(), () -> method + " unavailable: " + why.orElse(""));
-        Path bin = compile(program);
+        Path bin = ScenarioPrograms.compile(tmp, program);
         // ring: the two ranks exchange a message over TCP every step (ports P and P + 1), and each one's file
         // depends on every message it got; both must be taken by one checkpoint and restored together.
         String ports = program.equals("ring") ? " " + freePortPair() : "";
@@ -87,15 +87,6 @@ class TransparentRunIT {
             ferry.descendants().forEach(ProcessHandle::destroyForcibly);
             ferry.destroyForcibly();
         }
-    }
-
-    /** A scenario program of capture-agent's tests, compiled here (a sibling module's test resource, read in place). */
-    private Path compile(String program) throws Exception {
-        Path src = Path.of("..", "capture-agent", "src", "test", "resources", "scenario", program + ".c");
-        Path bin = tmp.resolve(program);
-        Process gcc = new ProcessBuilder("gcc", "-O1", "-pthread", "-o", bin.toString(), src.toString()).inheritIO().start();
-        assertEquals(0, gcc.waitFor(), "gcc " + src);
-        return bin;
     }
 
     /** Each rank's file from an uninterrupted run: one for a program whose ranks are alike, one per rank for a ring. */
