@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -60,11 +61,17 @@ class ClockSkewIT {
                 beat(skewed, "fast", +SKEW_MILLIS);
                 beat(skewed, "slow", -SKEW_MILLIS);
                 launches.addAll(launches(agentView));
-                Thread.sleep(300);
+                Thread.sleep(300); // the nodes' heartbeat cadence
             }
-            launches.addAll(launches(agentView));
+            // Judged by a tick after the window, with every command it sent by then read.
+            Ticks.await(c, log, "skew", "fast");
+            Map<org.apache.kafka.common.TopicPartition, Long> sent = KafkaLog.ends(agentView);
+            while (!KafkaLog.reached(agentView, sent)) {
+                launches.addAll(launches(agentView));
+            }
             assertTrue(launches.stream().noneMatch(l -> l.cause().contains("lost") || l.cause().contains("no heartbeat")),
                     "a beating node was taken for lost: " + launches);
+            assertFalse(Ticks.decided(c, "skew"), "nothing decided while every node beats: " + launches);
 
             // The fast node falls silent; the slow one beats on.
             long silentFrom = System.nanoTime();

@@ -47,22 +47,6 @@ class CoordinatorIT {
         }
     }
 
-    /**
-     * Returns once the coordinator has run a whole tick that began after this call. A chaos order
-     * to kill rank 0 of {@code job} (running on {@code node}) is read only while the coordinator
-     * may decide, right before a tick, and forwarded to the node; a second one, sent once the first
-     * was forwarded, is read only after that tick. Its decisions are in the log and its state by then.
-     */
-    private static void awaitTick(KafkaLog log, String job, String node) throws InterruptedException {
-        try (KafkaConsumer<byte[], byte[]> toNode = log.commandsFor(node)) {
-            for (int round = 0; round < 2; round++) {
-                log.send(KafkaLog.COORDINATOR, new Command.KillRank(job, 0));
-                await("the coordinator forwarding a chaos order to " + node,
-                        () -> commands(toNode, node).stream().anyMatch(x -> x instanceof Command.KillRank));
-            }
-        }
-    }
-
     private static List<Command> commands(KafkaConsumer<byte[], byte[]> c, String node) {
         List<Command> out = new ArrayList<>();
         for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
@@ -139,7 +123,7 @@ class CoordinatorIT {
             // Each tick after generation 20 was established would commit it again if it could: wait for a whole tick of
             // the coordinator after that, then close it, which waits for the commits under way; the log then holds
             // every SnapshotEstablished it would ever append.
-            awaitTick(log, "sim", "node0");
+            Ticks.await(first, log, "sim", "node0");
             first.close();
             assertTrue(first.awaitEnd(Duration.ofSeconds(30)), "the first coordinator ended, its commits with it");
             try (KafkaConsumer<byte[], byte[]> all = log.reader(KafkaLog.EVENTS, true)) {
@@ -327,12 +311,12 @@ class CoordinatorIT {
                         log.append(new Event.Heartbeat("mpi", Event.Heartbeat.LAUNCHER));
                     }
                 }, 0, 500, java.util.concurrent.TimeUnit.MILLISECONDS);
-                awaitTick(log, "mpi", "n1"); // the coordinator has read the join and judges the job
+                Ticks.await(c, log, "mpi", "n1"); // the coordinator has read the join and judges the job
                 // A launcher is lost only once the timeout has passed since the coordinator knew of it: waiting that out
                 // (and half as much again) is the scenario, not a guess at the machine's pace. The tick after it judges.
                 Thread.sleep(6000);
-                awaitTick(log, "mpi", "n1");
-                assertFalse((boolean) c.query(j -> j.get("mpi").orElseThrow().finished()), "the job runs while its ferry run beats");
+                Ticks.await(c, log, "mpi", "n1");
+                assertFalse(Ticks.decided(c, "mpi"), "the job runs while its ferry run beats, nothing decided for it");
                 runAlive.set(false); // SIGKILLed
                 await("the job ended", () -> c.query(j -> !j.get("mpi").orElseThrow().finishDetail.isEmpty()));
                 assertEquals(false, c.query(j -> j.get("mpi").flatMap(JobView::success).orElseThrow()));
@@ -378,7 +362,7 @@ class CoordinatorIT {
                 log.append(new Event.Heartbeat("winding", "n1"));
                 Thread.sleep(300); // the scenario: intervals that come due
             }
-            awaitTick(log, "winding", "n1"); // the coordinator has judged the job after the last of them
+            Ticks.await(c, log, "winding", "n1"); // the coordinator has judged the job after the last of them
             assertEquals(2, next.getAsLong(), "no generation requested after rank 1 finished");
             assertFalse((boolean) c.query(j -> j.get("winding").orElseThrow().finished()), "rank 0 runs on");
             c.close();

@@ -28,6 +28,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -64,11 +65,17 @@ class HeartbeatsTopicIT {
                 beat(raw, KafkaLog.HEARTBEATS, "gone");
                 beat(raw, KafkaLog.EVENTS, "old");
                 launches.addAll(launches(agentView));
-                Thread.sleep(300);
+                Thread.sleep(300); // the nodes' heartbeat cadence
             }
-            launches.addAll(launches(agentView));
+            // Judged by a tick after the window, with every command it sent by then read.
+            Ticks.await(c, log, "beats", "a");
+            Map<org.apache.kafka.common.TopicPartition, Long> sent = KafkaLog.ends(agentView);
+            while (!KafkaLog.reached(agentView, sent)) {
+                launches.addAll(launches(agentView));
+            }
             assertTrue(launches.stream().noneMatch(l -> l.cause().contains("lost") || l.cause().contains("no heartbeat")),
                     "a beating node was taken for lost: " + launches);
+            assertFalse(Ticks.decided(c, "beats"), "nothing decided while every node beats: " + launches);
 
             long silentFrom = System.nanoTime();
             String cause = null;
