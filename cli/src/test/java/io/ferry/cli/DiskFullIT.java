@@ -74,7 +74,7 @@ class DiskFullIT {
                 "--", script.toString(), results.toString()).redirectErrorStream(true).start();
         Lines out = new Lines(run, "run");
         assertTrue(run.waitFor(3, TimeUnit.MINUTES), "ferry run did not finish: " + out.lines);
-        Thread.sleep(200); // the last lines
+        out.awaitEnd(); // its last lines
         assertEquals(0, run.exitValue(), String.join("\n", out.lines));
         assertEquals(Long.toString(LcgRank.uninterrupted(0, STEPS)), Files.readString(results.resolve("rank-0")).trim(),
                 "the rank ran on and ended as an uninterrupted run does");

@@ -12,6 +12,7 @@ import java.util.function.Predicate;
 /** Every line a child process prints, kept and echoed (prefixed), so a test can wait for one. */
 final class Lines {
     final List<String> lines = new CopyOnWriteArrayList<>();
+    private final Thread reader;
 
     Lines(Process p, String name) {
         Thread t = new Thread(() -> {
@@ -27,6 +28,18 @@ final class Lines {
         });
         t.setDaemon(true);
         t.start();
+        reader = t;
+    }
+
+    /**
+     * Waits (two minutes at most) until every line is read: the process closed its output, as it
+     * does when it ends, unless a child it left behind holds the pipe.
+     */
+    void awaitEnd() throws InterruptedException {
+        reader.join(TimeUnit.SECONDS.toMillis(120));
+        if (reader.isAlive()) {
+            throw new AssertionError("the output did not end: " + String.join("\n", lines));
+        }
     }
 
     /** The first line (printed so far or within two minutes) that matches. */
