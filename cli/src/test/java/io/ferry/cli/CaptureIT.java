@@ -108,7 +108,8 @@ class CaptureIT {
         // A process of another user, captured by a ferry without capabilities: the kernel refuses the SIGSTOP.
         Process other = new ProcessBuilder("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sleep", "300").start();
         try {
-            Thread.sleep(200);
+            // Until setpriv has changed its ids and run sleep, the process is root's, as this ferry is: capturable.
+            awaitNobodysSleep(other);
             List<String> jvm = new ArrayList<>();
             ProcessBuilder pb = FerryProcess.builder(jvm, "capture", "--pid", Long.toString(other.pid()), "--out",
                     tmp.resolve("denied").toString());
@@ -129,6 +130,18 @@ class CaptureIT {
             assertTrue(other.isAlive());
         } finally {
             other.destroyForcibly();
+        }
+    }
+
+    /** Waits until {@code p} is {@code sleep} running as nobody (65534) for every uid of /proc/PID/status. */
+    private static void awaitNobodysSleep(Process p) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        Path status = Path.of("/proc", Long.toString(p.pid()), "status");
+        List<String> lines = Files.readAllLines(status);
+        while (!(lines.contains("Name:\tsleep") && lines.contains("Uid:\t65534\t65534\t65534\t65534"))) {
+            assertTrue(p.isAlive() && System.nanoTime() < deadline, "not nobody's sleep: " + lines);
+            Thread.sleep(10);
+            lines = Files.readAllLines(status);
         }
     }
 
