@@ -45,8 +45,7 @@ class HaltIT {
         // 1. ferry halt, with 20 s to go.
         Process first = FerryProcess.builder(List.of("-Xmx384m"), run.toArray(String[]::new)).redirectErrorStream(true).start();
         Lines out1 = new Lines(first, "run1");
-        awaitRanksRunning(results);
-        Thread.sleep(2000);
+        awaitRanksRunning(results); // their handlers are set: each writes its pid file after its trap
         FerryProcess.Result halt = FerryProcess.run(List.of(), "halt", "halt", "--seconds", "20s", "--home", home);
         assertEquals(0, halt.exit(), halt.err());
         assertTrue(first.waitFor(60, TimeUnit.SECONDS), "ferry run did not stop: " + out1.lines);
@@ -59,8 +58,7 @@ class HaltIT {
         Process second = FerryProcess.builder(List.of("-Xmx384m"), run.toArray(String[]::new)).redirectErrorStream(true).start();
         Lines out2 = new Lines(second, "run2");
         out2.await("the resume from generation " + g1, l -> l.contains("roll back to generation " + g1));
-        awaitRanksRunning(results);
-        Thread.sleep(2000);
+        awaitRanksRunning(results); // restored, and their handlers set
         // SIGTERM with kill, not Process.destroy(): destroy also closes this side of the child's output pipe.
         new ProcessBuilder("kill", "-TERM", Long.toString(second.pid())).inheritIO().start().waitFor();
         assertTrue(second.waitFor(60, TimeUnit.SECONDS), "ferry run did not stop: " + out2.lines);
