@@ -91,7 +91,12 @@ class ProcCapturerIT {
     @Test
     void aProcessWritingDuringCaptureGivesAConsistentImage() throws Exception {
         try (Victim v = new Victim(128, 0, true)) {
-            Thread.sleep(300); // a few passes in
+            // A few passes in: the writer is busy rewriting pages when the capture freezes it.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (u64At(v.pid, v.addresses.get("pass")) < 3) {
+                assertTrue(System.nanoTime() < deadline, "the writer made no passes");
+                Thread.sleep(10);
+            }
             proc.dump(v.pid, tmp.resolve("img"), Progress.NONE);
             try (CoreFile c = new CoreFile(tmp.resolve("img").resolve("core." + v.pid))) {
                 long pass = c.u64(v.addresses.get("pass"));
@@ -110,6 +115,19 @@ class ProcCapturerIT {
                 }
             }
             assertEquals(0, v.quit());
+        }
+    }
+
+    /** The 64-bit word at {@code address} of process {@code pid}'s memory now (/proc/PID/mem). */
+    private static long u64At(long pid, long address) throws IOException {
+        try (java.nio.channels.FileChannel mem = java.nio.channels.FileChannel.open(Path.of("/proc", Long.toString(pid), "mem"))) {
+            ByteBuffer b = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder());
+            while (b.hasRemaining()) {
+                if (mem.read(b, address + b.position()) < 0) {
+                    throw new java.io.EOFException("no word at 0x" + Long.toHexString(address) + " in " + pid);
+                }
+            }
+            return b.flip().getLong();
         }
     }
 
