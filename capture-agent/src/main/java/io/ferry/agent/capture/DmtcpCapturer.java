@@ -205,12 +205,20 @@ public final class DmtcpCapturer implements Capturer {
                     }
                 }
             }
-            // Right after a launch or restart the coordinator listens before every process joined it, and a
-            // checkpoint asked then would leave a rank out ("computation not in running state").
-            c.coordinator.awaitRunning(c.areas.size(), () -> c.members.stream().allMatch(Process::isAlive));
-            // The stall: a blocking checkpoint returns once every process wrote its image and runs again; moving
-            // the files into the images and fsyncing them happen while the ranks run.
-            Duration stall = c.coordinator.checkpoint(timeout);
+            Duration stall;
+            try {
+                // Right after a launch or restart the coordinator listens before every process joined it, and a
+                // checkpoint asked then would leave a rank out ("computation not in running state").
+                c.coordinator.awaitRunning(c.areas.size(), () -> c.members.stream().allMatch(Process::isAlive));
+                // The stall: a blocking checkpoint returns once every process wrote its image and runs again;
+                // moving the files into the images and fsyncing them happen while the ranks run.
+                stall = c.coordinator.checkpoint(timeout);
+            } catch (IOException e) {
+                if (c.coordinator.wedged()) { // a rank died mid-checkpoint: the rest wait, stopped, for ever
+                    c.coordinator.abandon();
+                }
+                throw e;
+            }
             Path script = newestScript(c.coordinator);
             for (Path area : c.areas) {
                 if (script != null) { // names the computation: a restore elsewhere joins its ranks again

@@ -42,7 +42,7 @@ final class DmtcpCoordinator implements AutoCloseable {
         Path portFile = dir.resolve("port");
         Files.deleteIfExists(portFile);
         Process p = new ProcessBuilder(List.of("dmtcp_coordinator", "--coord-port", "0", "--port-file",
-                portFile.toString(), "--ckptdir", dir.toString(), "--exit-on-last", "-q"))
+                portFile.toString(), "--ckptdir", dir.toString(), "--exit-on-last"))
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("coordinator.log").toFile()))
@@ -127,6 +127,30 @@ final class DmtcpCoordinator implements AutoCloseable {
     private static int peers(String status) {
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("NUM_PEERS=(\\d+)").matcher(status);
         return m.find() ? Integer.parseInt(m.group(1)) : 0;
+    }
+
+    /**
+     * Whether the computation is wedged: processes joined, none running, as DMTCP leaves them when
+     * one of them dies in the middle of a checkpoint (the others wait at its barrier for ever,
+     * stopped). Nothing but a restart brings such a computation back.
+     */
+    boolean wedged() {
+        try {
+            ExternalTool.Result r = ExternalTool.run(command("--status"), PATIENCE);
+            return r.exit() == 0 && peers(r.output()) > 0 && r.output().contains("RUNNING=no");
+        } catch (IOException unreachable) {
+            return false;
+        }
+    }
+
+    /**
+     * Ends the coordinator as a loss (SIGKILL, and whoever {@link #onLost} named is told): for a
+     * wedged computation, whose stopped processes the agent then kills, so the job recovers.
+     */
+    void abandon() {
+        LOG.warn("the DMTCP computation of the coordinator on port {} is wedged (a process died during a checkpoint):"
+                + " it is given up as lost", port);
+        process.destroyForcibly();
     }
 
     /** One blocking checkpoint of every process: returns how long they were stopped. */

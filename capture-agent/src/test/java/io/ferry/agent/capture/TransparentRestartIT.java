@@ -232,6 +232,44 @@ class TransparentRestartIT {
         assertTrue(!lostAgain.isDone(), "a coordinator stopped with its ranks is no loss");
     }
 
+    /**
+     * A rank frozen in the middle of a checkpoint (SIGSTOPped here, as a process stuck in the
+     * kernel would be) wedges DMTCP's computation: the other rank waits at the checkpoint's
+     * barrier, stopped, for ever, and every later capture would fail against a computation that
+     * never runs again. The checkpoint fails at its timeout, and the computation is given up as
+     * lost (both ranks' dirs), so the agent kills its ranks and the job recovers. (A rank killed
+     * outright mid-checkpoint is dropped by DMTCP, which then finishes the checkpoint without it.)
+     */
+    @Test
+    @Timeout(value = 3, unit = TimeUnit.MINUTES)
+    void aRankFrozenInTheMiddleOfACheckpointWedgesTheComputationWhichIsGivenUpAsLost() throws Exception {
+        Capturer c = Capturers.of("dmtcp");
+        Scenario.requireAvailable(c);
+        Path[] rankDir = {fresh(tmp.resolve("ranks").resolve("0")), fresh(tmp.resolve("ranks").resolve("1"))};
+        Process[] p = new Process[2];
+        for (int r = 0; r < 2; r++) {
+            p[r] = streams(c, new ProcessBuilder(c.launchCommand(List.of(Scenario.binary("appender").toString(),
+                    tmp.resolve("out." + r).toString(), "1000000", STEP_MILLIS), rankDir[r]))).start();
+        }
+        java.util.concurrent.CompletableFuture<java.util.Set<Path>> lost = new java.util.concurrent.CompletableFuture<>();
+        c.started(false, lost::complete);
+        for (int r = 0; r < 2; r++) {
+            new Scenario.Steps(p[r]).awaitStep(3);
+        }
+        try {
+            assertEquals(0, new ProcessBuilder("kill", "-STOP", Long.toString(p[1].pid())).start().waitFor());
+            java.io.IOException failed = assertThrows(java.io.IOException.class,
+                    () -> c.checkpointTogether(Duration.ofSeconds(10)));
+            assertTrue(failed.getMessage().contains("dmtcp_command"), failed.getMessage());
+            assertEquals(java.util.Set.of(rankDir[0].toAbsolutePath(), rankDir[1].toAbsolutePath()),
+                    lost.get(30, TimeUnit.SECONDS), "the wedged computation's ranks, given up as lost");
+        } finally {
+            Scenario.kill(p[0]);
+            Scenario.kill(p[1]);
+            c.stopped();
+        }
+    }
+
     private static List<String> ring(Path out, int steps, String millis, int port, int rank) throws Exception {
         return List.of(Scenario.binary("ring").toString(), out.toString(), Integer.toString(steps), millis,
                 Integer.toString(port), Integer.toString(rank), "2");
