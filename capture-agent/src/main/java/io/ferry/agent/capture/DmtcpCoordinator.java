@@ -88,9 +88,14 @@ final class DmtcpCoordinator implements AutoCloseable {
     void onLost(Runnable whenLost) {
         process.onExit().thenRun(() -> {
             if (!closing) {
-                LOG.warn("the DMTCP coordinator on port {} (pid {}) ended under its ranks (exit {})", port,
-                        process.pid(), process.exitValue());
-                whenLost.run();
+                if (process.exitValue() == 0) { // --exit-on-last: its last process left, the ranks' normal end
+                    LOG.info("the DMTCP coordinator on port {} (pid {}) ended after its last process", port,
+                            process.pid());
+                } else {
+                    LOG.warn("the DMTCP coordinator on port {} (pid {}) ended under its ranks (exit {})", port,
+                            process.pid(), process.exitValue());
+                }
+                whenLost.run(); // whatever still runs of its ranks is unprotected now
             }
         });
     }
