@@ -47,6 +47,26 @@ final class ControlServer implements Closeable {
         t.start();
     }
 
+    /**
+     * The control socket's file name: {@code ferry-<job>-<pid>.sock}, the job id cut to 32
+     * characters and, when cut, followed by 8 hex digits of its SHA-256, so that any job id (up to
+     * 128 characters) fits a Unix socket's 107-byte path in a short directory and two jobs never
+     * share one.
+     */
+    static String socketName(String job, long pid) {
+        String name = job;
+        if (job.length() > 32) {
+            try {
+                byte[] h = java.security.MessageDigest.getInstance("SHA-256")
+                        .digest(job.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                name = job.substring(0, 32) + "-" + java.util.HexFormat.of().formatHex(h, 0, 4);
+            } catch (java.security.NoSuchAlgorithmException e) {
+                throw new AssertionError(e);
+            }
+        }
+        return "ferry-" + name + "-" + pid + ".sock";
+    }
+
     Path path() {
         return path;
     }

@@ -75,7 +75,7 @@ public final class NodeAgent implements Closeable {
         this.events = events;
         this.transparent = config.quiesce().cooperative() ? Optional.empty() : Optional.of(Capturers.of(config.quiesce().method()));
         io.ferry.model.OwnerOnly.createDirectories(config.socketDir());
-        this.control = new ControlServer(config.socketDir().resolve(socketName(config.job(), ProcessHandle.current().pid())),
+        this.control = new ControlServer(config.socketDir().resolve(ControlServer.socketName(config.job(), ProcessHandle.current().pid())),
                 ranks::get, (rank, f) ->
                 // The whole job rolls back to an older generation; this one is never chosen again.
                 events.accept(new Event.RestoreFailed(config.job(), f.generation(), config.node(), "rank " + rank
@@ -84,26 +84,6 @@ public final class NodeAgent implements Closeable {
         this.staging = new NodeStaging(config, cache, pipeline, events, poller);
     }
 
-
-    /**
-     * The control socket's file name: {@code ferry-<job>-<pid>.sock}, the job id cut to 32
-     * characters and, when cut, followed by 8 hex digits of its SHA-256, so that any job id (up to
-     * 128 characters) fits a Unix socket's 107-byte path in a short directory and two jobs never
-     * share one.
-     */
-    static String socketName(String job, long pid) {
-        String name = job;
-        if (job.length() > 32) {
-            try {
-                byte[] h = java.security.MessageDigest.getInstance("SHA-256")
-                        .digest(job.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-                name = job.substring(0, 32) + "-" + java.util.HexFormat.of().formatHex(h, 0, 4);
-            } catch (java.security.NoSuchAlgorithmException e) {
-                throw new AssertionError(e);
-            }
-        }
-        return "ferry-" + name + "-" + pid + ".sock";
-    }
 
     private static java.util.concurrent.ThreadFactory named(String name) {
         return r -> {

@@ -21,15 +21,15 @@ class ControlSocketTest {
         assertEquals(128, longest.length());
         io.ferry.model.Names.requireJob(longest);
         Path dir = OwnerOnly.privateRuntimeDir(System.getenv());
-        Path socket = dir.resolve(NodeAgent.socketName(longest, 4_194_304L));
+        Path socket = dir.resolve(ControlServer.socketName(longest, 4_194_304L));
         assertTrue(socket.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length <= 107, socket.toString());
         try (ServerSocketChannel ch = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             ch.bind(UnixDomainSocketAddress.of(socket)); // before: /tmp/ferry-<128 characters>-<pid>.sock did not fit
         } finally {
             Files.deleteIfExists(socket);
         }
-        assertEquals("ferry-short-7.sock", NodeAgent.socketName("short", 7), "a short id stays readable");
-        assertNotEquals(NodeAgent.socketName(longest, 7), NodeAgent.socketName(longest.replace('z', 'y'), 7),
+        assertEquals("ferry-short-7.sock", ControlServer.socketName("short", 7), "a short id stays readable");
+        assertNotEquals(ControlServer.socketName(longest, 7), ControlServer.socketName(longest.replace('z', 'y'), 7),
                 "two long ids alike in their first 32 characters get different sockets");
     }
 }
