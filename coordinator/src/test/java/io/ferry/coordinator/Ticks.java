@@ -30,6 +30,15 @@ final class Ticks {
      * node is the test itself.
      */
     static void await(Coordinator c, KafkaLog log, String job, String node) throws InterruptedException {
+        // An order read before the coordinator folded the rank's placement (the join event, read by
+        // another consumer than the orders) would be dropped as one for a rank that runs nowhere yet.
+        long placed = System.nanoTime() + PATIENCE.toNanos();
+        while (!runsOn(c, job, node) && !decided(c, job)) {
+            if (System.nanoTime() > placed) {
+                throw new AssertionError("the coordinator never placed rank 0 of " + job + " on " + node);
+            }
+            TimeUnit.MILLISECONDS.sleep(10);
+        }
         try (KafkaConsumer<byte[], byte[]> toNode = log.commandsFor(node)) {
             for (int round = 0; round < 2; round++) {
                 log.send(KafkaLog.COORDINATOR, new Command.KillRank(job, 0));
@@ -49,6 +58,16 @@ final class Ticks {
     static boolean decided(Coordinator c, String job) {
         return c.query(j -> j.get(job).map(v -> v.finished() || v.recovering || v.pendingRollback != null || v.recoveries > 0)
                 .orElse(false));
+    }
+
+    private static boolean runsOn(Coordinator c, String job, String node) {
+        return c.query(j -> j.get(job).map(v -> {
+            try {
+                return v.placement != null && node.equals(v.placement.nodeOf(0));
+            } catch (IllegalArgumentException notJoined) {
+                return false;
+            }
+        }).orElse(false));
     }
 
     private static boolean forwarded(KafkaConsumer<byte[], byte[]> toNode, String node) {
