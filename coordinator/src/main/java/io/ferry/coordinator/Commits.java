@@ -30,62 +30,15 @@ final class Commits implements Closeable {
         return t;
     });
 
+    /** The listing of a starting job's store for generations established above what the log knows. */
+    final MarkerListings markers;
+
     /** @param secrets store credentials of this process, added to every job's store settings */
     Commits(KafkaLog log, Object lock, Map<String, String> secrets) {
         this.log = log;
         this.lock = lock;
         this.stores = new JobStores(secrets);
-    }
-
-    /** The tier a {@link Event.SnapshotEstablished} names when the generation was found by its marker on the store. */
-    static final String MARKER_TIER = "marker";
-    /** How long a job's start waits for the listing of its store's established generations. */
-    private static final long LISTING_PATIENCE_MILLIS = 10_000;
-
-    /**
-     * The generations of {@code j} established on its store (a commit marker) above every
-     * generation the log knows: what a log that lost its tail no longer says (the embedded
-     * broker's host lost power before its last writes reached the disk, or a coordinator started
-     * over an empty home). The store's markers are the truth for established generations: each
-     * one is reported established (tier {@link #MARKER_TIER}) and folded into {@code j} at once,
-     * so that the job resumes from it and no new generation is numbered as one a marker names
-     * already. Empty, and said, when the store cannot be listed within 10 s. Called on the
-     * coordinator thread, at a job's start.
-     */
-    java.util.List<Long> learnFromStore(JobView j) {
-        long known;
-        synchronized (lock) {
-            known = j.generations.isEmpty() ? -1 : j.generations.lastKey();
-        }
-        java.util.concurrent.Future<java.util.List<Long>> listing;
-        try {
-            listing = committers.submit(() -> stores.of(j.started).listGenerations(j.job).stream()
-                    .filter(l -> l.committed() && l.generation() > known)
-                    .map(io.ferry.staging.Repository.GenerationListing::generation).toList());
-        } catch (java.util.concurrent.RejectedExecutionException closing) {
-            return java.util.List.of();
-        }
-        java.util.List<Long> found;
-        try {
-            found = listing.get(LISTING_PATIENCE_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
-            listing.cancel(true);
-            System.err.println("ferry coordinator: job " + j.job + ": cannot list the generations established on its store ("
-                    + (e instanceof java.util.concurrent.TimeoutException ? "no answer within 10 s" : e.getCause().getMessage())
-                    + "): the job starts from what the event log knows");
-            return java.util.List.of();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return java.util.List.of();
-        }
-        for (long g : found) {
-            log.append(new Event.SnapshotEstablished(j.job, g, MARKER_TIER, -1));
-            synchronized (lock) { // now: the decision that follows this start reads it (the event folds it again)
-                GenerationView v = j.generations.computeIfAbsent(g, x -> new GenerationView(x, j.nodeNames, j.ranks()));
-                v.state = GenerationView.State.ESTABLISHED;
-            }
-        }
-        return found;
+        this.markers = new MarkerListings(log, lock, stores, committers);
     }
 
     /** A rank was staged for a generation still in flight: its manifest's digest is kept now, not read at the commit. */
@@ -116,6 +69,7 @@ final class Commits implements Closeable {
     /** Forgets everything read for a job another coordinator now owns. */
     void forget(String job) {
         manifests.forget(job, g -> true);
+        markers.forget(job);
     }
 
     /**

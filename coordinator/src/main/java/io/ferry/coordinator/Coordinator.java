@@ -157,6 +157,19 @@ public final class Coordinator implements Closeable {
     }
 
     /**
+     * Jobs just taken over (replayed) that still run: their stores are listed for generations
+     * established above what the log knows (the log lost its tail while their agents ran on),
+     * before anything more is decided for them, so that no new generation is numbered as one a
+     * marker names already.
+     */
+    private void listStores(Set<String> replayed) {
+        for (String job : replayed) {
+            jobs.get(job).filter(j -> j.started != null && !j.finished())
+                    .ifPresent(j -> commits.markers.learn(j, found -> { }));
+        }
+    }
+
+    /**
      * A heartbeat read from the heartbeats topic, on this coordinator's clock: folded into its job
      * when this coordinator holds that job (another's, or one not started yet, is passed over).
      * Not a change of the job's state record: liveness is judged live, never read back.
@@ -246,6 +259,7 @@ public final class Coordinator implements Closeable {
                     Set<String> replayed = ownership.advance();
                     if (!replayed.isEmpty()) {
                         heardAfresh(replayed);
+                        listStores(replayed);
                     }
                     if (live.getCount() > 0 && ownership.caughtUp()) {
                         live.countDown();
@@ -385,14 +399,16 @@ public final class Coordinator implements Closeable {
 
     /** Interval checkpoints, and snapshots whose ranks are all staged but not yet committed. */
     private void tick() {
+        commits.markers.settle(); // jobs whose start waited for their store's listing: decided now
         long now = clock.millis();
         orders.checkpointsAsked(job -> requestCheckpoint(job, "request"), now);
         for (JobView j : jobs.all()) {
             if (!lease.held()) {
                 return; // stalled in the middle of deciding: read the log again first
             }
-            if (j.started == null || ownership.replaying(j.job) || quarantine.holds(j.job)) {
-                continue; // a job just taken over is replayed before anything is decided for it
+            if (j.started == null || ownership.replaying(j.job) || quarantine.holds(j.job)
+                    || commits.markers.waiting(j.job)) {
+                continue; // a job just taken over is replayed (one just started, its store listed) before anything is decided
             }
             // Also after the job finished: its last snapshots are still being staged.
             for (GenerationView g : j.generations.values()) {
@@ -433,7 +449,8 @@ public final class Coordinator implements Closeable {
     private boolean requestCheckpoint(String job, String why) {
         JobView j = jobs.get(job).orElse(null);
         if (j == null || j.started == null || j.finished() || j.capturing() || j.recovering || j.pendingRollback != null
-                || !j.allRanksRunning() || j.aRankFinished() || ownership.replaying(job)) {
+                || !j.allRanksRunning() || j.aRankFinished() || ownership.replaying(job)
+                || commits.markers.waiting(job)) {
             return false;
         }
         long g = j.nextGeneration();

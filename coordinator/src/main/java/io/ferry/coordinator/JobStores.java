@@ -12,42 +12,62 @@ import java.util.Map;
 /**
  * The stores of the jobs a coordinator serves, each opened once from the job's start event
  * (URI and settings; credentials from the coordinator's own environment) and kept open.
- * Thread-safe (the coordinator thread and its committers share it).
+ * Thread-safe (the coordinator thread and its committers share it); a store that hangs as it opens
+ * holds up only the callers of that store.
  */
 final class JobStores implements Closeable {
-    private final Map<String, OpenedStore> open = new HashMap<>();
+    /** One store's opening: its own lock, so that a store that hangs while it opens holds up no other job's. */
+    private static final class Opening {
+        volatile OpenedStore store;
+    }
+
+    private final Map<String, Opening> open = new HashMap<>();
     private final Map<String, String> secrets;
+    private boolean closed;
 
     /** @param secrets store credentials known to this process, added to every job's settings (never logged) */
     JobStores(Map<String, String> secrets) {
         this.secrets = Map.copyOf(secrets);
     }
 
-    /** The repository of {@code started}'s store, opened on first use. */
-    synchronized Repository of(Event.JobStarted started) throws IOException {
+    /** The repository of {@code started}'s store, opened on first use (by one caller; others of that store wait for it). */
+    Repository of(Event.JobStarted started) throws IOException {
         String key = started.store() + "\n" + started.launch().settings();
-        OpenedStore s = open.get(key);
-        if (s == null) {
-            Map<String, String> settings = new HashMap<>(started.launch().settings());
-            settings.putAll(secrets);
-            // The coordinator reads manifests and writes markers, never a blob: it needs no key of encryption at
-            // rest, and the key file a job names need not exist on the coordinator's host.
-            settings.keySet().removeIf(io.ferry.staging.crypt.Keys.TABLE::knows);
-            s = OpenedStore.open(started.store(), settings, Map.of());
-            open.put(key, s);
+        Opening o;
+        synchronized (this) {
+            if (closed) {
+                throw new IOException("the coordinator is closing");
+            }
+            o = open.computeIfAbsent(key, k -> new Opening());
         }
-        return s.pipeline().repository();
+        synchronized (o) {
+            if (o.store == null) {
+                Map<String, String> settings = new HashMap<>(started.launch().settings());
+                settings.putAll(secrets);
+                // The coordinator reads manifests and writes markers, never a blob: it needs no key of encryption at
+                // rest, and the key file a job names need not exist on the coordinator's host.
+                settings.keySet().removeIf(io.ferry.staging.crypt.Keys.TABLE::knows);
+                o.store = OpenedStore.open(started.store(), settings, Map.of());
+            }
+            return o.store.pipeline().repository();
+        }
     }
 
+    /** Closes the stores opened so far; one still opening (its store hangs) is left to its opener's end. */
     @Override
-    public synchronized void close() {
-        for (OpenedStore s : open.values()) {
+    public void close() {
+        java.util.List<OpenedStore> opened;
+        synchronized (this) {
+            closed = true;
+            opened = open.values().stream().map(o -> o.store).filter(java.util.Objects::nonNull).toList();
+            open.clear();
+        }
+        for (OpenedStore s : opened) {
             try {
                 s.close();
             } catch (IOException e) {
                 System.err.println("ferry coordinator: closing store " + s.store().uri() + ": " + e.getMessage());
             }
         }
-        open.clear();
     }
 }

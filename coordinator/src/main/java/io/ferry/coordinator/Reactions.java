@@ -29,8 +29,13 @@ final class Reactions {
     void to(Event e, JobView j, boolean resumedAfterFailure) {
         if (e instanceof Event.JobStarted) {
             // Generations established on the store that the log does not know (it lost its tail): the run resumes.
-            boolean learned = !commits.learnFromStore(j).isEmpty();
-            recovery.onStarted(j, resumedAfterFailure || learned);
+            // The store answers on its own time; the start is decided then, if this run is still the job's.
+            Event.JobStarted started = j.started;
+            commits.markers.learn(j, learned -> {
+                if (j.started == started && !j.finished()) {
+                    recovery.onStarted(j, resumedAfterFailure || learned);
+                }
+            });
         } else if (e instanceof Event.RanksJoined r && j.started != null && !j.finished()) {
             recovery.onRanksJoined(j, r);
         } else if (e instanceof Event.LauncherExited x && j.started != null && !j.finished()) {
