@@ -4,8 +4,10 @@
 # [INTERVAL_MINUTES] (default 1000 nodes, 24 hours, a checkpoint every 10 minutes: about 2.5
 # minutes and 3 GB of temp disk on a 2-core VM). Each layout runs in its own JVM over its own
 # embedded broker: `events` (heartbeats in ferry.events, as Ferry kept them before
-# ferry.heartbeats: the coordinator replays them all) and `heartbeats` (in ferry.heartbeats, the
-# last hour only, as its retention leaves it). The history is HOURS long, not 30 days: a replay is
+# ferry.heartbeats: the coordinator replays them all), `heartbeats` (in ferry.heartbeats, the
+# last hour only, as its retention leaves it) and `live` (the staging progress there too, as
+# agents send it now; LAYOUTS="heartbeats live" runs only those two). The history is HOURS long,
+# not 30 days: a replay is
 # linear in the events it folds, so each run also prints the start projected to 30 days (the
 # events x 30 days / HOURS, folded at the rate measured, plus the start on an empty log).
 # Environment: HEAP (default 4g), WORK (default a temp dir), MVN_FLAGS (e.g. -o), JAVA_OPTS.
@@ -17,7 +19,7 @@ nodes=${1:-1000}; hours=${2:-24}; interval=${3:-10}
 work="${WORK:-$(mktemp -d -t ferry-coord-start.XXXXXX)}"
 trap 'rm -rf "$work"' EXIT
 echo "uptime: $(uptime)"
-for layout in events heartbeats; do
+for layout in ${LAYOUTS:-events heartbeats live}; do
   java -Xmx${HEAP:-4g} -XX:+UseG1GC ${JAVA_OPTS:-} -cp "$cp" \
     io.ferry.benchmarks.CoordinatorStartBenchmark "$layout" "$nodes" "$hours" "$interval" "$work"
 done

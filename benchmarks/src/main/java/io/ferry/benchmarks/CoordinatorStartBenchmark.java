@@ -35,7 +35,8 @@ import java.util.Map;
  * says where the heartbeats are: {@code events} (every heartbeat of the history in {@code
  * ferry.events}, as Ferry wrote them before {@code ferry.heartbeats}; the coordinator replays
  * them all), or {@code heartbeats} (in {@code ferry.heartbeats}, only the last
- * {@link KafkaLog#HEARTBEAT_RETENTION}, which is what its retention leaves; never replayed).
+ * {@link KafkaLog#HEARTBEAT_RETENTION}, which is what its retention leaves; never replayed), or
+ * {@code live} (the staging progress there too, as agents send it now: the last hour of it).
  *
  * <p>Scaling: the history is {@code hours} long, not 30 days; a replay is linear in the events it
  * folds, so the figure for 30 days is projected, and said as such: the coordinator's start on the
@@ -53,8 +54,8 @@ public final class CoordinatorStartBenchmark {
 
     public static void main(String[] args) throws Exception {
         String layout = args[0];
-        if (!layout.equals("events") && !layout.equals("heartbeats")) {
-            throw new IllegalArgumentException("layout must be events or heartbeats, got " + layout);
+        if (!List.of("events", "heartbeats", "live").contains(layout)) {
+            throw new IllegalArgumentException("layout must be events, heartbeats or live, got " + layout);
         }
         int nodes = Integer.parseInt(args[1]);
         double hours = Double.parseDouble(args[2]);
@@ -146,6 +147,12 @@ public final class CoordinatorStartBenchmark {
             }
             String beatTopic = layout.equals("events") ? KafkaLog.EVENTS : KafkaLog.HEARTBEATS;
             long beatsFrom = layout.equals("events") ? begin : end - KafkaLog.HEARTBEAT_RETENTION.toMillis();
+            java.util.function.BiConsumer<Long, Event> progress = !layout.equals("live") ? event : (ts, e) -> {
+                if (ts >= beatsFrom) { // older progress has expired with the topic's retention
+                    p.send(new ProducerRecord<>(KafkaLog.HEARTBEATS, null, ts, key, EventCodec.encode(e)));
+                    count[1]++;
+                }
+            };
             long g = 0;
             long nextCheckpoint = begin + interval;
             for (long t = begin; t < end; t += HEARTBEAT_MILLIS) {
@@ -156,7 +163,7 @@ public final class CoordinatorStartBenchmark {
                     }
                 }
                 if (t >= nextCheckpoint) {
-                    generation(event, g++, t, names);
+                    generation(event, progress, g++, t, names);
                     nextCheckpoint += interval;
                 }
             }
@@ -166,7 +173,8 @@ public final class CoordinatorStartBenchmark {
     }
 
     /** One generation of the job as its agents and the coordinator append it, all ranks captured and staged. */
-    private static void generation(java.util.function.BiConsumer<Long, Event> event, long g, long t, List<String> names) {
+    private static void generation(java.util.function.BiConsumer<Long, Event> event,
+                                   java.util.function.BiConsumer<Long, Event> progress, long g, long t, List<String> names) {
         int nodes = names.size();
         long raw = ClusterScaleBenchmark.RAW_BYTES;
         event.accept(t, new Event.CheckpointRequested(JOB, g, "interval"));
@@ -175,7 +183,7 @@ public final class CoordinatorStartBenchmark {
         }
         for (int i = 1; i <= PROGRESS_PER_NODE; i++) {
             for (int n = 0; n < nodes; n++) {
-                event.accept(t + 300 + i * 1000L, new Event.StagingProgress(JOB, g, names.get(n), raw * i / PROGRESS_PER_NODE,
+                progress.accept(t + 300 + i * 1000L, new Event.StagingProgress(JOB, g, names.get(n), raw * i / PROGRESS_PER_NODE,
                         raw, raw * i / PROGRESS_PER_NODE / 3, ClusterScaleBenchmark.STORED_BYTES * i / PROGRESS_PER_NODE));
             }
         }

@@ -170,16 +170,25 @@ public final class Coordinator implements Closeable {
     }
 
     /**
-     * A heartbeat read from the heartbeats topic, on this coordinator's clock: folded into its job
-     * when this coordinator holds that job (another's, or one not started yet, is passed over).
-     * Not a change of the job's state record: liveness is judged live, never read back.
+     * A heartbeat or a node's staging progress read from the heartbeats topic, on this
+     * coordinator's clock: folded into its job when this coordinator holds that job (another's, or
+     * one not started yet, is passed over). A heartbeat is not a change of the job's state record:
+     * liveness is judged live, never read back. Progress is reacted to as a live event (the
+     * generation's forecast again), once the job's replay is over.
      */
-    private void heard(Event.Heartbeat h) {
+    private void heard(Event e) {
         long now = clock.millis();
+        JobView j;
         synchronized (this) {
-            if (jobs.get(h.job()).isPresent()) {
-                jobs.apply(h, now);
+            if (jobs.get(e.job()).isEmpty()) {
+                return;
             }
+            j = jobs.apply(e, now);
+        }
+        if (e instanceof Event.StagingProgress && !ownership.replaying(e.job())) {
+            listener.accept(e);
+            reactions.to(e, j, false);
+            changed.add(e.job());
         }
     }
 

@@ -21,8 +21,8 @@ import java.util.function.Consumer;
  * ({@link JobView#heardAllAt}) and judges them by what it reads from then on. Each heartbeat is
  * handed on with the time it is read, on the coordinator's clock. Its consumer is not in the
  * coordinators' group: each coordinator reads every job's heartbeats and keeps those of its own
- * jobs (at 1,000 nodes, 200 small records a second). A record that is not a heartbeat is counted
- * and parked on the dead-letter topic. Coordinator thread only.
+ * jobs (at 1,000 nodes, 200 small records a second). The nodes' staging progress comes the same
+ * way. Any other record is counted and parked on the dead-letter topic. Coordinator thread only.
  */
 final class Heartbeats implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(Coordinator.class);
@@ -39,11 +39,11 @@ final class Heartbeats implements Closeable {
     }
 
     /**
-     * Hands {@code each} the heartbeats read since the last call, without waiting for more than
-     * the consumer already fetched; returns how many. A heartbeat the coordinator sees late only
-     * looks fresher, never older: lateness never makes a node look silent.
+     * Hands {@code each} the heartbeats and staging progress read since the last call, without
+     * waiting for more than the consumer already fetched; returns how many. A heartbeat the
+     * coordinator sees late only looks fresher, never older: lateness never makes a node look silent.
      */
-    int drain(Consumer<Event.Heartbeat> each) {
+    int drain(Consumer<Event> each) {
         int n = 0;
         for (ConsumerRecord<byte[], byte[]> r : reader.poll(Duration.ZERO)) {
             Event e;
@@ -53,11 +53,11 @@ final class Heartbeats implements Closeable {
                 park(r, io.ferry.eventlog.EventLines.oneLine(bad.getMessage()));
                 continue;
             }
-            if (!(e instanceof Event.Heartbeat h)) {
-                park(r, "a " + e.getClass().getSimpleName() + " is not a heartbeat");
+            if (!KafkaLog.live(e)) {
+                park(r, "a " + e.getClass().getSimpleName() + " is neither a heartbeat nor staging progress");
                 continue;
             }
-            each.accept(h);
+            each.accept(e);
             n++;
         }
         read += n;

@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -35,7 +36,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * Issue 40, point 6: heartbeats live in {@code ferry.heartbeats}, where they expire, and the
  * coordinator judges liveness from that topic, read live; heartbeats an older agent still
  * appends to {@code ferry.events} count as before. A site's events topic that would drop events
- * stops the coordinator at start.
+ * stops the coordinator at start. The nodes' staging progress goes there too.
  */
 class HeartbeatsTopicIT {
     private static final Duration TIMEOUT = Duration.ofSeconds(6);
@@ -92,6 +93,63 @@ class HeartbeatsTopicIT {
             double seconds = (System.nanoTime() - silentFrom) / 1e9;
             assertTrue(cause != null && cause.contains("node gone"), "not the silent node's loss: " + cause);
             assertTrue(seconds < TIMEOUT.toSeconds() + 5, "seen after " + seconds + " s: " + cause);
+        }
+    }
+
+    /**
+     * A node's staging progress goes where heartbeats go: folded live (the generation's share read
+     * so far, which its forecasts again are made from), never written to the history a restarted
+     * coordinator replays (it was 84% of a long job's events).
+     */
+    @Test
+    void stagingProgressIsFoldedLiveAndNeverReplayed() throws Exception {
+        long raw = 100L << 20;
+        try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));
+             KafkaLog log = new KafkaLog(kafka.bootstrapServers())) {
+            Coordinator c = new Coordinator(log, Clock.systemUTC()).start();
+            assertTrue(c.awaitLive(Duration.ofSeconds(30)));
+            log.append(new Event.JobStarted("prog", 1, 0, true, tmp.resolve("store").toUri().toString(), "n0"));
+            log.send(KafkaLog.COORDINATOR, new Command.RequestCheckpoint("prog"));
+            await(() -> c.query(j -> j.get("prog").map(v -> v.nextGeneration() > 0).orElse(false)));
+            log.append(new Event.ImageCaptured("prog", 0, 0, "n0", raw, 0.1));
+            log.append(new Event.StagingProgress("prog", 0, "n0", raw * 2 / 5, raw, raw / 10, raw / 5));
+            await(() -> c.query(j -> read(j, raw) >= 0.4));
+            c.close();
+
+            List<String> events = types(log, KafkaLog.EVENTS);
+            assertTrue(events.contains("ImageCaptured") && !events.contains("StagingProgress"), events.toString());
+            assertTrue(types(log, KafkaLog.HEARTBEATS).contains("StagingProgress"));
+
+            Coordinator again = new Coordinator(log, Clock.systemUTC()).start();
+            assertTrue(again.awaitLive(Duration.ofSeconds(30)));
+            assertEquals(0.0, again.query(j -> read(j, raw)), "progress is not history: a replay folds none");
+            again.close();
+        }
+    }
+
+    /** The share of generation 0's raw bytes its nodes have reported read, 0 where none. */
+    private static double read(Jobs jobs, long raw) {
+        GenerationView g = jobs.get("prog").map(v -> v.generations.get(0L)).orElse(null);
+        return g == null || g.stagingSoFar == null ? 0 : g.stagingSoFar.readShare(raw);
+    }
+
+    /** The event types in {@code topic}, from its start to its end. */
+    private static List<String> types(KafkaLog log, String topic) {
+        List<String> out = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> c = log.reader(topic, true)) {
+            Map<org.apache.kafka.common.TopicPartition, Long> end = KafkaLog.ends(c);
+            while (!KafkaLog.reached(c, end)) {
+                c.poll(Duration.ofMillis(200)).forEach(r -> out.add(EventCodec.decode(r.value()).getClass().getSimpleName()));
+            }
+        }
+        return out;
+    }
+
+    private static void await(java.util.function.BooleanSupplier cond) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (!cond.getAsBoolean()) {
+            assertTrue(System.nanoTime() < deadline, "condition not met in 30 s");
+            Thread.sleep(50);
         }
     }
 

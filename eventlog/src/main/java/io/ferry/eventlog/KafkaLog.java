@@ -42,9 +42,12 @@ public final class KafkaLog implements Closeable {
     public static final String STATE = "ferry.state";
     public static final String DEAD_LETTER = "ferry.deadletter";
     /**
-     * Heartbeats of agents and launchers, keyed by job: read live by coordinators for liveness,
-     * never replayed (a heartbeat says only that its sender was alive when it arrived), so kept
-     * for {@link #HEARTBEAT_RETENTION} only, not for ever in the events topic.
+     * What is true only while it is fresh, keyed by job: heartbeats of agents and launchers, and
+     * the nodes' staging progress. Read live by coordinators (for liveness, and the forecasts a
+     * generation gets again as it is staged), never replayed (a heartbeat says only that its
+     * sender was alive when it arrived; a progress report is stale once its generation is staged,
+     * and was 84% of a long job's history), so kept for {@link #HEARTBEAT_RETENTION} only, not for
+     * ever in the events topic.
      */
     public static final String HEARTBEATS = "ferry.heartbeats";
     /**
@@ -181,16 +184,21 @@ public final class KafkaLog implements Closeable {
 
     /**
      * Appends an event durably (acks=all) and returns once it is in the log; logs its line ({@link
-     * EventLines}). A heartbeat goes to {@link #HEARTBEATS}, every other event to {@link #EVENTS}.
+     * EventLines}). A heartbeat or staging progress goes to {@link #HEARTBEATS}, every other event to {@link #EVENTS}.
      */
     public void append(Event e) {
         send(topicOf(e), e.job(), EventCodec.encode(e));
         EventLines.log(e);
     }
 
-    /** The topic {@code e} belongs in: heartbeats expire, the rest is the coordinator's history. */
+    /** The topic {@code e} belongs in: heartbeats and staging progress expire, the rest is the coordinator's history. */
     public static String topicOf(Event e) {
-        return e instanceof Event.Heartbeat ? HEARTBEATS : EVENTS;
+        return live(e) ? HEARTBEATS : EVENTS;
+    }
+
+    /** Whether {@code e} is read live only, never replayed: a heartbeat or a node's staging progress ({@link #HEARTBEATS}). */
+    public static boolean live(Event e) {
+        return e instanceof Event.Heartbeat || e instanceof Event.StagingProgress;
     }
 
     /**
