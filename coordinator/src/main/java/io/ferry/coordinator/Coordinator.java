@@ -1,7 +1,6 @@
 package io.ferry.coordinator;
 
 import io.ferry.eventlog.KafkaLog;
-import io.ferry.model.Command;
 import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -26,7 +25,8 @@ import java.util.function.Function;
  * all staged (commit marker last), requests checkpoints on each job's interval and on
  * request (a capture command to every node of the job), launches jobs on their nodes and
  * rolls a job back when a rank dies or a node falls silent ({@link Recovery}), and has
- * {@link Commits} write the commit markers in each job's store. It serves any number
+ * {@link Commits} write the commit markers in each job's store; what it decides at each tick,
+ * from the state it folded, is {@link Decisions}'. It serves any number
  * of jobs. A restarted coordinator replays the log, reconciles, and carries on. Malformed
  * events are counted and parked on the dead-letter topic; a failure handling one event,
  * command or tick is logged and counted, never the end of the loop. Thread-safe: queries
@@ -39,7 +39,6 @@ public final class Coordinator implements Closeable {
     private final Clock clock;
     private final Jobs jobs = new Jobs();
     private final Recovery recovery;
-    private final Halts halts;
     /** What users ask of it on the commands topic (checkpoint, halt, restart, chaos). */
     private final Orders orders;
     /** Jobs whose state record is to be published after the current batch of events. */
@@ -69,16 +68,13 @@ public final class Coordinator implements Closeable {
     private final LogReach reach;
     private final Overdue overdue;
     private final Reactions reactions;
+    /** What the coordinator decides at each tick. */
+    private final Decisions decisions;
     private final Quarantine quarantine = new Quarantine();
 
     /** How long a node may stay silent before its ranks are moved (or its job rolled back, or failed). */
     public static final Duration DEFAULT_HEARTBEAT_TIMEOUT = Duration.ofSeconds(30);
     private final long heartbeatTimeoutMillis;
-    /**
-     * How long a rollback waits for generations captured before the failure to be
-     * established (they are good, and newer than what is established now).
-     */
-    static final Duration ROLLBACK_WAITS_FOR_STAGING = Duration.ofSeconds(30);
 
     public Coordinator(KafkaLog log, Clock clock) {
         this(log, clock, DEFAULT_HEARTBEAT_TIMEOUT);
@@ -98,12 +94,13 @@ public final class Coordinator implements Closeable {
         this.log = log;
         this.clock = clock;
         this.recovery = new Recovery(log, this, clock);
-        this.halts = new Halts(recovery, this::requestCheckpoint);
         this.ownership = new Ownership("pid " + ProcessHandle.current().pid(), this::forgetJobs);
         this.orders = new Orders(log, jobs, recovery, ownership, clock, malformed);
         this.reach = new LogReach(log, clock::millis);
         this.overdue = new Overdue(log, this);
         this.reactions = new Reactions(log, recovery, commits, clock);
+        this.decisions = new Decisions(log, this, clock, jobs, ownership, quarantine, commits, recovery, overdue, orders,
+                heartbeatTimeoutMillis, () -> lease.held());
         this.thread = new Thread(this::run, "ferry-coordinator");
         this.thread.setDaemon(true);
     }
@@ -282,7 +279,7 @@ public final class Coordinator implements Closeable {
                             if (reach.cameBack()) {
                                 heardAfresh(Set.copyOf(jobs.all().stream().map(j -> j.job).toList()));
                             }
-                            guard.run("tick", this::tick);
+                            guard.run("tick", decisions::tick);
                         }
                         if (!asked.isEmpty() && !instance.isEmpty()) {
                             commands.commitAsync(); // handled (or deferred in memory): a restart resumes after them
@@ -404,79 +401,6 @@ public final class Coordinator implements Closeable {
     private void retryDeferred() {
         // one whose job is still being replayed is deferred again
         orders.takeDeferred().forEach(r -> guard.run(r, "command", () -> orders.handle(r)));
-    }
-
-    /** Interval checkpoints, and snapshots whose ranks are all staged but not yet committed. */
-    private void tick() {
-        commits.markers.settle(); // jobs whose start waited for their store's listing: decided now
-        long now = clock.millis();
-        orders.checkpointsAsked(job -> requestCheckpoint(job, "request"), now);
-        for (JobView j : jobs.all()) {
-            if (!lease.held()) {
-                return; // stalled in the middle of deciding: read the log again first
-            }
-            if (j.started == null || ownership.replaying(j.job) || quarantine.holds(j.job)
-                    || commits.markers.waiting(j.job)) {
-                continue; // a job just taken over is replayed (one just started, its store listed) before anything is decided
-            }
-            // Also after the job finished: its last snapshots are still being staged.
-            for (GenerationView g : j.generations.values()) {
-                if (g.state == GenerationView.State.CAPTURED && !g.committed && g.stagedRanks() >= j.ranks()) {
-                    commits.establish(j, g, now);
-                }
-            }
-            if (j.finished()) {
-                continue;
-            }
-            if (recovery.checkHeartbeats(j, now, heartbeatTimeoutMillis) || recovery.settleExits(j)
-                    || recovery.settleUnanswered(j) || overdue.captures(j, now)
-                    || overdue.rollbacks(j, now, heartbeatTimeoutMillis)) {
-                continue;
-            }
-            if (j.pendingRollback != null) {
-                boolean staging = j.generations.values().stream().anyMatch(g -> g.state == GenerationView.State.CAPTURED);
-                if (!staging || now - j.pendingSinceMillis >= ROLLBACK_WAITS_FOR_STAGING.toMillis()) {
-                    recovery.rollBackPending(j, now);
-                }
-                continue;
-            }
-            if (halts.tick(j, now)) {
-                continue; // halting: its final checkpoint, then the end; no interval checkpoints
-            }
-            long interval = j.started.intervalMillis();
-            if (interval > 0 && !j.recovering && now - j.lastRequestMillis >= interval) {
-                requestCheckpoint(j.job, "interval");
-            }
-        }
-    }
-
-
-    /**
-     * Requests the next generation of {@code job} unless it cannot take one now; returns whether it
-     * did. Not once a rank has finished: that rank cannot be captured, so each request would fail.
-     */
-    private boolean requestCheckpoint(String job, String why) {
-        JobView j = jobs.get(job).orElse(null);
-        if (j == null || j.started == null || j.finished() || j.capturing() || j.recovering || j.pendingRollback != null
-                || !j.allRanksRunning() || j.aRankFinished() || ownership.replaying(job)
-                || commits.markers.waiting(job)) {
-            return false;
-        }
-        long g = j.nextGeneration();
-        log.append(new Event.CheckpointRequested(job, g, why));
-        io.ferry.model.CrashPoint.reach("coordinator.checkpoint-requested"); // logged, no capture command sent
-        synchronized (this) {
-            j.lastRequestMillis = clock.millis(); // until the event comes back round
-            j.generations.putIfAbsent(g, new GenerationView(g, j.nodeNames, j.ranks()));
-            j.generations.get(g).requestedAtMillis = clock.millis();
-        }
-        Map<String, Command.Capture> capture = new java.util.LinkedHashMap<>();
-        Map<String, String> partners = PeerHints.partners(j, j.placement);
-        for (String node : j.placement.nodes()) {
-            capture.put(node, new Command.Capture(job, g, PeerHints.captureTarget(j, partners, node)));
-        }
-        log.sendAll(capture);
-        return true;
     }
 
     @Override
