@@ -22,8 +22,13 @@ import java.util.regex.Pattern;
  * their node's agent: {@code bin/ferry-rank}, a POSIX shell shim, so that a rank costs no JVM
  * (docs/protocol.md, "Ranks started by a launcher"). The agent's run directory
  * {@code <home>/run} holds {@code agent.pid} and {@code spool/}; the link
- * {@code $FERRY_RUNTIME_DIR/ferry-agent-<host name>} (default {@code /tmp}) points to it, so a
- * rank finds the agent of the host it landed on. Files, each written whole by a rename:
+ * {@code <runtime dir>/ferry-agent-<host name>} points to it, so a rank finds the agent of the
+ * host it landed on. The runtime directory is {@code $FERRY_RUNTIME_DIR}, else this user's own
+ * ({@link io.ferry.model.OwnerOnly#privateRuntimeDir}: {@code $XDG_RUNTIME_DIR/ferry} or
+ * {@code /tmp/ferry-<uid>}, 0700), so that the agents of other users on the host neither take
+ * the link nor can plant one. An agent never takes the link from another live agent of the same
+ * user on the host (several agents on one host, as on a test bed): it says so, and the ranks meant
+ * for it are pointed at it with {@code FERRY_AGENT_DIR}. Files, each written whole by a rename:
  * <ul>
  * <li>the shim writes {@code spool/<job>.<rank>.hello}: {@code <generation> <pid>};</li>
  * <li>the agent answers {@code spool/<job>.<rank>.env} ({@code export K='V'} lines the shim
@@ -50,22 +55,44 @@ public final class RankSpool implements Closeable {
      * @param hostName the name ranks on this host see ({@link #hostName()}): the link's name
      */
     public RankSpool(Path home, String hostName) throws IOException {
+        this(home, hostName, runtimeDir());
+    }
+
+    /** {@link #RankSpool(Path, String)} with its link in {@code runtimeDir}. */
+    RankSpool(Path home, String hostName, Path runtimeDir) throws IOException {
         this.run = home.toAbsolutePath().resolve("run");
         this.spool = run.resolve("spool");
         io.ferry.model.OwnerOnly.createDirectories(spool);
         io.ferry.model.OwnerOnly.restrict(Files.writeString(run.resolve("agent.pid"), ProcessHandle.current().pid() + "\n"));
-        this.link = runtimeDir().resolve("ferry-agent-" + hostName);
+        this.link = runtimeDir.resolve("ferry-agent-" + hostName);
         io.ferry.model.OwnerOnly.createDirectories(link.getParent());
+        Path other = liveAgentAt(link);
+        if (other != null && !other.equals(run.toRealPath())) {
+            LOG.warn("ferry agent: the ranks a launcher starts on {} find the live agent of {} ({}); ranks meant"
+                    + " for this one need FERRY_AGENT_DIR={}", hostName, other, link, run);
+            return;
+        }
         Path tmp = link.resolveSibling(".ferry-agent-" + hostName + "." + ProcessHandle.current().pid());
         Files.deleteIfExists(tmp);
         Files.createSymbolicLink(tmp, run);
         Files.move(tmp, link, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 
-    /** {@code $FERRY_RUNTIME_DIR}, or /tmp: where the shim looks for its host's agent. */
-    static Path runtimeDir() {
+    /** The run directory {@code link} leads to when a live agent holds it ({@link HomeLock#held}), else null. */
+    private static Path liveAgentAt(Path link) {
+        try {
+            Path target = link.toRealPath();
+            return HomeLock.held(target) ? target : null;
+        } catch (IOException noneThere) {
+            return null;
+        }
+    }
+
+    /** {@code $FERRY_RUNTIME_DIR}, else this user's own runtime directory: where the shim looks for its agent. */
+    static Path runtimeDir() throws IOException {
         String dir = System.getenv("FERRY_RUNTIME_DIR");
-        return Path.of(dir == null || dir.isBlank() ? "/tmp" : dir);
+        return dir == null || dir.isBlank() ? io.ferry.model.OwnerOnly.privateRuntimeDir(System.getenv())
+                : Path.of(dir);
     }
 
     /** The host name as processes on this host see it (the kernel's, not a DNS lookup). */

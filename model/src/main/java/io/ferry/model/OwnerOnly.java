@@ -87,8 +87,10 @@ public final class OwnerOnly {
     }
 
     /**
-     * This user's directory for sockets (an agent's control socket): {@code $XDG_RUNTIME_DIR/ferry}
-     * where the session has one, else {@code /tmp/ferry-<uid>}; short, since a Unix socket's path
+     * This user's directory for sockets and links (an agent's control socket, the link ranks find
+     * their agent by): {@code $XDG_RUNTIME_DIR/ferry} where the session has one and it exists (a
+     * batch job may carry its login node's {@code XDG_RUNTIME_DIR} to a compute node that has no
+     * such directory), else {@code /tmp/ferry-<uid>}; short, since a Unix socket's path
      * holds at most 107 bytes. Created 0700 when missing. Refused, with the reason, when it is a
      * link, belongs to another user, or is open to group or others: {@code /tmp} is everyone's,
      * and a directory someone else made there first could hand this user's ranks to a socket of
@@ -97,7 +99,8 @@ public final class OwnerOnly {
     public static Path privateRuntimeDir(java.util.Map<String, String> env) throws IOException {
         String xdg = env.get("XDG_RUNTIME_DIR");
         int uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
-        Path dir = xdg != null && !xdg.isBlank() ? Path.of(xdg, "ferry") : Path.of("/tmp", "ferry-" + uid);
+        Path dir = xdg != null && !xdg.isBlank() && Files.isDirectory(Path.of(xdg)) ? Path.of(xdg, "ferry")
+                : Path.of("/tmp", "ferry-" + uid);
         try {
             Files.createDirectory(dir, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(DIR));
         } catch (FileAlreadyExistsException exists) {

@@ -27,6 +27,15 @@ class OwnerOnlyTest {
         assertEquals(dir, OwnerOnly.privateRuntimeDir(env), "found again as it was left");
     }
 
+    /** sbatch exports the login node's XDG_RUNTIME_DIR; a compute node may have no such directory. */
+    @Test
+    void aSessionDirectoryThatDoesNotExistHereFallsBackToTmp() throws IOException {
+        int uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        Path dir = OwnerOnly.privateRuntimeDir(Map.of("XDG_RUNTIME_DIR", tmp.resolve("run/user/4242").toString()));
+        assertEquals(Path.of("/tmp", "ferry-" + uid), dir);
+        assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(dir)));
+    }
+
     @Test
     void aDirectoryOpenToOthersOrALinkIsRefused() throws IOException {
         Map<String, String> env = Map.of("XDG_RUNTIME_DIR", tmp.toString());
