@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiConsumer;
 
 /**
  * How long a coordinator takes from its start to serving, over the history of a long job on many
@@ -147,7 +148,7 @@ public final class CoordinatorStartBenchmark {
             }
             String beatTopic = layout.equals("events") ? KafkaLog.EVENTS : KafkaLog.HEARTBEATS;
             long beatsFrom = layout.equals("events") ? begin : end - KafkaLog.HEARTBEAT_RETENTION.toMillis();
-            java.util.function.BiConsumer<Long, Event> progress = !layout.equals("live") ? event : (ts, e) -> {
+            BiConsumer<Long, Event> progress = !layout.equals("live") ? event : (ts, e) -> {
                 if (ts >= beatsFrom) { // older progress has expired with the topic's retention
                     p.send(new ProducerRecord<>(KafkaLog.HEARTBEATS, null, ts, key, EventCodec.encode(e)));
                     count[1]++;
@@ -173,8 +174,8 @@ public final class CoordinatorStartBenchmark {
     }
 
     /** One generation of the job as its agents and the coordinator append it, all ranks captured and staged. */
-    private static void generation(java.util.function.BiConsumer<Long, Event> event,
-                                   java.util.function.BiConsumer<Long, Event> progress, long g, long t, List<String> names) {
+    private static void generation(BiConsumer<Long, Event> event, BiConsumer<Long, Event> progress, long g, long t,
+                                   List<String> names) {
         int nodes = names.size();
         long raw = ClusterScaleBenchmark.RAW_BYTES;
         event.accept(t, new Event.CheckpointRequested(JOB, g, "interval"));
@@ -183,8 +184,10 @@ public final class CoordinatorStartBenchmark {
         }
         for (int i = 1; i <= PROGRESS_PER_NODE; i++) {
             for (int n = 0; n < nodes; n++) {
-                progress.accept(t + 300 + i * 1000L, new Event.StagingProgress(JOB, g, names.get(n), raw * i / PROGRESS_PER_NODE,
-                        raw, raw * i / PROGRESS_PER_NODE / 3, ClusterScaleBenchmark.STORED_BYTES * i / PROGRESS_PER_NODE));
+                long read = raw * i / PROGRESS_PER_NODE;
+                long written = ClusterScaleBenchmark.STORED_BYTES * i / PROGRESS_PER_NODE;
+                progress.accept(t + 300 + i * 1000L, new Event.StagingProgress(JOB, g, names.get(n), read, raw, read / 3,
+                        written));
             }
         }
         for (int n = 0; n < nodes; n++) {

@@ -99,8 +99,8 @@ public final class Coordinator implements Closeable {
         this.reach = new LogReach(log, clock::millis);
         this.overdue = new Overdue(log, this);
         this.reactions = new Reactions(log, recovery, commits, clock);
-        this.decisions = new Decisions(log, this, clock, jobs, ownership, quarantine, commits, recovery, overdue, orders,
-                heartbeatTimeoutMillis, () -> lease.held());
+        this.decisions = new Decisions(log, this, clock, jobs, ownership, quarantine, commits, recovery, overdue,
+                orders, heartbeatTimeoutMillis, () -> lease.held());
         this.thread = new Thread(this::run, "ferry-coordinator");
         this.thread.setDaemon(true);
     }

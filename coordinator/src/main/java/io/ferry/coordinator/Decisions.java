@@ -42,8 +42,9 @@ final class Decisions {
      * @param lock      the coordinator's lock, held while a decision changes the folded state ahead of its event
      * @param leaseHeld whether this coordinator may still decide (not stalled past its lease)
      */
-    Decisions(KafkaLog log, Object lock, Clock clock, Jobs jobs, Ownership ownership, Quarantine quarantine, Commits commits,
-              Recovery recovery, Overdue overdue, Orders orders, long heartbeatTimeoutMillis, BooleanSupplier leaseHeld) {
+    Decisions(KafkaLog log, Object lock, Clock clock, Jobs jobs, Ownership ownership, Quarantine quarantine,
+              Commits commits, Recovery recovery, Overdue overdue, Orders orders, long heartbeatTimeoutMillis,
+              BooleanSupplier leaseHeld) {
         this.log = log;
         this.lock = lock;
         this.clock = clock;
@@ -70,7 +71,7 @@ final class Decisions {
             }
             if (j.started == null || ownership.replaying(j.job) || quarantine.holds(j.job)
                     || commits.markers.waiting(j.job)) {
-                continue; // a job just taken over is replayed (one just started, its store listed) before anything is decided
+                continue; // replayed after a takeover, or its store listed after its start, before anything is decided
             }
             // Also after the job finished: its last snapshots are still being staged.
             for (GenerationView g : j.generations.values()) {
@@ -87,7 +88,8 @@ final class Decisions {
                 continue;
             }
             if (j.pendingRollback != null) {
-                boolean staging = j.generations.values().stream().anyMatch(g -> g.state == GenerationView.State.CAPTURED);
+                boolean staging = j.generations.values().stream()
+                        .anyMatch(g -> g.state == GenerationView.State.CAPTURED);
                 if (!staging || now - j.pendingSinceMillis >= ROLLBACK_WAITS_FOR_STAGING.toMillis()) {
                     recovery.rollBackPending(j, now);
                 }

@@ -30,7 +30,7 @@ final class JobStores implements Closeable {
         this.secrets = Map.copyOf(secrets);
     }
 
-    /** The repository of {@code started}'s store, opened on first use (by one caller; others of that store wait for it). */
+    /** The repository of {@code started}'s store, opened on first use (by one caller; that store's others wait). */
     Repository of(Event.JobStarted started) throws IOException {
         String key = started.store() + "\n" + started.launch().settings();
         Opening o;

@@ -7,20 +7,23 @@ import io.ferry.staging.Repository;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
 /**
  * At a job's start, and when a coordinator takes a running job over, the generations
  * established on its store (a commit marker) above every generation the log knows: what a log
  * that lost its tail no longer says (the embedded broker's host lost power before its last
- * writes reached the disk, or a coordinator started over an empty home). The store's markers are the truth for established generations: each one found is
- * reported established (tier {@link #MARKER_TIER}) and folded at once, so that the job resumes
- * from it and no new generation is numbered as one a marker names already.
+ * writes reached the disk, or a coordinator started over an empty home). The store's markers
+ * are the truth for established generations: each one found is reported established (tier
+ * {@link #MARKER_TIER}) and folded at once, so that the job resumes from it and no new generation
+ * is numbered as one a marker names already.
  *
  * <p>The store is listed on a committer thread, never on the coordinator's: a store that does not
  * answer holds up its own job's decisions (for {@link #PATIENCE_MILLIS} at most, then the job goes
@@ -69,7 +72,8 @@ final class MarkerListings {
         } catch (RejectedExecutionException closing) {
             return;
         }
-        Pending before = pending.put(j.job, new Pending(j, answer, System.nanoTime() + PATIENCE_MILLIS * 1_000_000, then));
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(PATIENCE_MILLIS);
+        Pending before = pending.put(j.job, new Pending(j, answer, deadline, then));
         if (before != null) {
             before.answer().cancel(true);
         }
@@ -104,7 +108,8 @@ final class MarkerListings {
                 log.append(new Event.SnapshotEstablished(p.job().job, g, MARKER_TIER, -1));
                 JobView j = p.job();
                 synchronized (lock) { // now: the decision that follows reads it (the event folds it again)
-                    GenerationView v = j.generations.computeIfAbsent(g, x -> new GenerationView(x, j.nodeNames, j.ranks()));
+                    GenerationView v = j.generations.computeIfAbsent(g,
+                            x -> new GenerationView(x, j.nodeNames, j.ranks()));
                     v.state = GenerationView.State.ESTABLISHED;
                 }
             }
@@ -115,11 +120,12 @@ final class MarkerListings {
     private static List<Long> found(Pending p) {
         try {
             return p.answer().get(0, TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.TimeoutException | ExecutionException | java.util.concurrent.CancellationException e) {
+        } catch (TimeoutException | ExecutionException | CancellationException e) {
             p.answer().cancel(true);
-            System.err.println("ferry coordinator: job " + p.job().job + ": cannot list the generations established on its"
-                    + " store (" + (e instanceof ExecutionException x ? x.getCause().getMessage()
-                    : "no answer within " + PATIENCE_MILLIS / 1000 + " s") + "): it goes on from what the event log knows");
+            String why = e instanceof ExecutionException x ? x.getCause().getMessage()
+                    : "no answer within " + PATIENCE_MILLIS / 1000 + " s";
+            System.err.println("ferry coordinator: job " + p.job().job + ": cannot list the generations established on"
+                    + " its store (" + why + "): it goes on from what the event log knows");
             return List.of();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
