@@ -24,11 +24,17 @@ final class Commits implements Closeable {
     /** Jobs with a commit under way. */
     private final java.util.Set<String> committing = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** A few, so that one job's hanging store holds up its own commits, not everyone's. */
-    private final java.util.concurrent.ExecutorService committers = java.util.concurrent.Executors.newFixedThreadPool(4, r -> {
-        Thread t = new Thread(r, "ferry-coordinator-commit");
-        t.setDaemon(true);
-        return t;
-    });
+    private final java.util.concurrent.ExecutorService committers = daemons(4, "ferry-coordinator-commit");
+
+    /**
+     * The marker listings' own threads, as many as listings hang at once: a takeover of many jobs
+     * whose stores hang keeps each busy until its S3 client gives up (its socket timeout, longer
+     * than the listing's patience); healthy jobs' commits must not wait behind them, nor healthy
+     * jobs' own listings (a fixed pool would queue them behind the hung ones, past their patience).
+     * Idle threads end after a minute.
+     */
+    private final java.util.concurrent.ExecutorService listers = java.util.concurrent.Executors.newCachedThreadPool(
+            daemon("ferry-coordinator-markers"));
 
     /** The listing of a starting job's store for generations established above what the log knows. */
     final MarkerListings markers;
@@ -38,7 +44,19 @@ final class Commits implements Closeable {
         this.log = log;
         this.lock = lock;
         this.stores = new JobStores(secrets);
-        this.markers = new MarkerListings(log, lock, stores, committers);
+        this.markers = new MarkerListings(log, lock, stores, listers);
+    }
+
+    private static java.util.concurrent.ExecutorService daemons(int threads, String name) {
+        return java.util.concurrent.Executors.newFixedThreadPool(threads, daemon(name));
+    }
+
+    private static java.util.concurrent.ThreadFactory daemon(String name) {
+        return r -> {
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        };
     }
 
     /** A rank was staged for a generation still in flight: its manifest's digest is kept now, not read at the commit. */
@@ -147,6 +165,7 @@ final class Commits implements Closeable {
 
     @Override
     public void close() {
+        listers.shutdownNow(); // a listing's answer is of no use once the coordinator closes
         committers.shutdown();
         try {
             if (!committers.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS)) {

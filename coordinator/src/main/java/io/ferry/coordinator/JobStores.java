@@ -47,13 +47,27 @@ final class JobStores implements Closeable {
                 // The coordinator reads manifests and writes markers, never a blob: it needs no key of encryption at
                 // rest, and the key file a job names need not exist on the coordinator's host.
                 settings.keySet().removeIf(io.ferry.staging.crypt.Keys.TABLE::knows);
-                o.store = OpenedStore.open(started.store(), settings, Map.of());
+                OpenedStore opened = OpenedStore.open(started.store(), settings, Map.of());
+                boolean late;
+                synchronized (this) { // under the lock close() reads the opened stores with: never open after it
+                    late = closed;
+                    if (!late) {
+                        o.store = opened;
+                    }
+                }
+                if (late) {
+                    closeQuietly(opened);
+                    throw new IOException("the coordinator is closing");
+                }
             }
             return o.store.pipeline().repository();
         }
     }
 
-    /** Closes the stores opened so far; one still opening (its store hangs) is left to its opener's end. */
+    /**
+     * Closes the stores opened so far; one still opening (its store hangs) is closed by its opener
+     * once its open returns.
+     */
     @Override
     public void close() {
         java.util.List<OpenedStore> opened;
@@ -62,12 +76,14 @@ final class JobStores implements Closeable {
             opened = open.values().stream().map(o -> o.store).filter(java.util.Objects::nonNull).toList();
             open.clear();
         }
-        for (OpenedStore s : opened) {
-            try {
-                s.close();
-            } catch (IOException e) {
-                System.err.println("ferry coordinator: closing store " + s.store().uri() + ": " + e.getMessage());
-            }
+        opened.forEach(JobStores::closeQuietly);
+    }
+
+    private static void closeQuietly(OpenedStore s) {
+        try {
+            s.close();
+        } catch (IOException e) {
+            System.err.println("ferry coordinator: closing store " + s.store().uri() + ": " + e.getMessage());
         }
     }
 }

@@ -25,9 +25,10 @@ import java.util.function.Consumer;
  * {@link #MARKER_TIER}) and folded at once, so that the job resumes from it and no new generation
  * is numbered as one a marker names already.
  *
- * <p>The store is listed on a committer thread, never on the coordinator's: a store that does not
- * answer holds up its own job's decisions (for {@link #PATIENCE_MILLIS} at most, then the job goes
- * on from what the log knows, and says so), never the loop, the other jobs or the heartbeats.
+ * <p>The store is listed on a lister thread (not a committer, whose commits a hanging store would
+ * hold up), never on the coordinator's: a store that does not answer holds up its own job's
+ * decisions (for {@link #PATIENCE_MILLIS} at most, then the job goes on from what the log knows,
+ * and says so), never the loop, the other jobs or the heartbeats.
  * The answer is taken on the coordinator thread by {@link #settle()}, each tick. Coordinator thread
  * only, but for the listing itself.
  */

@@ -76,6 +76,58 @@ class MarkerListingIT {
     }
 
     /**
+     * Listings of stores that hang run on threads of their own, one each: five jobs whose store
+     * never answers (more than the coordinator's four committers), then a job on a file store,
+     * launched and its first generation captured, staged and established while the five still
+     * wait, before their patience runs out and they launch. Before, the listings took the
+     * committers, and the healthy job's commit waited behind them until the S3 client gave up.
+     */
+    @Test
+    void listingsThatHangDoNotHoldUpAnotherJobsCommit() throws Exception {
+        Path image = Files.createDirectories(tmp.resolve("image"));
+        Files.writeString(image.resolve("state"), "42");
+        try (ServerSocket blackHole = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+             EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));
+             KafkaLog log = new KafkaLog(kafka.bootstrapServers());
+             Store store = Stores.open(tmp.resolve("store").toUri(), Map.of());
+             StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC());
+             KafkaConsumer<byte[], byte[]> agentView = log.reader(KafkaLog.COMMANDS, true)) {
+            Coordinator c = new Coordinator(log, Clock.systemUTC()).start();
+            assertTrue(c.awaitLive(Duration.ofSeconds(30)));
+            Map<String, String> s3 = Map.of("s3.endpoint", "http://127.0.0.1:" + blackHole.getLocalPort(),
+                    "s3.access-key-id", "ferry", "s3.secret-access-key", "not-checked", "s3.path-style", "true");
+            for (int i = 0; i < 5; i++) {
+                log.append(new Event.JobStarted("stuck" + i, 1, 0, true, "s3://ckpt", "n-stuck",
+                        Placement.single(1, "n-stuck").toString(), new LaunchSpec(List.of(), "app", 60_000, "USR2", s3)));
+            }
+            log.append(new Event.JobStarted("free", 1, 0, true, store.uri().toString(), "n-free"));
+            List<Command.Launch> launches = new ArrayList<>();
+            await("the free job's launch", agentView, launches, "n-free");
+            log.send(KafkaLog.COORDINATOR, new Command.RequestCheckpoint("free"));
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            while (c.query(j -> j.get("free").map(v -> v.nextGeneration() == 0).orElse(true))) {
+                assertTrue(System.nanoTime() < deadline, "timed out waiting for the free job's generation 0");
+                Thread.sleep(20);
+            }
+            pipeline.push(image, new ImageRef("free", 0, 0), Progress.NONE);
+            log.append(new Event.ImageCaptured("free", 0, 0, "n-free", 2, 0.01));
+            log.append(new Event.ImageStaged("free", 0, 0, "remote", 2, 100, 0.02));
+            while (!pipeline.repository().isEstablished("free", 0)) {
+                assertTrue(System.nanoTime() < deadline, "timed out waiting for the free job's commit");
+                Thread.sleep(20);
+            }
+            for (ConsumerRecord<byte[], byte[]> r : agentView.poll(Duration.ofMillis(200))) {
+                if (EventCodec.decodeCommand(r.value()) instanceof Command.Launch l) {
+                    launches.add(l);
+                }
+            }
+            assertFalse(launches.stream().anyMatch(l -> l.node().equals("n-stuck")), "the free job's generation 0"
+                    + " was established while the stuck jobs' listings still waited: " + launches);
+            c.close();
+        }
+    }
+
+    /**
      * A coordinator that takes a running job over from a log that lost its tail (its agents ran
      * on, and generations 0 to 2 were established on the store meanwhile, the log knowing none):
      * it lists the job's markers before deciding anything, so the next checkpoint is generation
