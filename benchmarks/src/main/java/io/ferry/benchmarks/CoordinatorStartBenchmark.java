@@ -3,6 +3,7 @@ package io.ferry.benchmarks;
 import io.ferry.coordinator.Coordinator;
 import io.ferry.eventlog.EmbeddedKafka;
 import io.ferry.eventlog.KafkaLog;
+import io.ferry.eventlog.LoopbackLogin;
 import io.ferry.eventlog.LogSettings;
 import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
@@ -131,10 +132,11 @@ public final class CoordinatorStartBenchmark {
         }
         byte[] key = JOB.getBytes(StandardCharsets.UTF_8);
         long[] count = new long[2];
-        try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+        try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(LoopbackLogin.clientConfig(bootstrap,
+                Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 ProducerConfig.ACKS_CONFIG, "1", ProducerConfig.LINGER_MS_CONFIG, "20",
                 ProducerConfig.BATCH_SIZE_CONFIG, Integer.toString(1 << 20),
-                ProducerConfig.BUFFER_MEMORY_CONFIG, Long.toString(256L << 20)),
+                ProducerConfig.BUFFER_MEMORY_CONFIG, Long.toString(256L << 20))),
                 new ByteArraySerializer(), new ByteArraySerializer())) {
             java.util.function.BiConsumer<Long, Event> event = (ts, e) -> {
                 p.send(new ProducerRecord<>(KafkaLog.EVENTS, null, ts, key, EventCodec.encode(e)));

@@ -2,6 +2,7 @@ package io.ferry.benchmarks;
 
 import io.ferry.compression.Digests;
 import io.ferry.eventlog.KafkaLog;
+import io.ferry.eventlog.LoopbackLogin;
 import io.ferry.model.Command;
 import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
@@ -73,11 +74,12 @@ final class SimulatedAgents {
         this.heartbeats = heartbeats;
         this.running = running;
         mine.forEach(n -> names.add(nodeNames.get(n)));
-        this.producer = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+        this.producer = new KafkaProducer<>(LoopbackLogin.clientConfig(bootstrap,
+                Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true",
                 ProducerConfig.LINGER_MS_CONFIG, "5", ProducerConfig.BATCH_SIZE_CONFIG, Integer.toString(256 << 10),
                 ProducerConfig.BUFFER_MEMORY_CONFIG, Long.toString(64L << 20),
-                ProducerConfig.MAX_BLOCK_MS_CONFIG, "600000"),
+                ProducerConfig.MAX_BLOCK_MS_CONFIG, "600000")),
                 new ByteArraySerializer(), new ByteArraySerializer());
     }
 

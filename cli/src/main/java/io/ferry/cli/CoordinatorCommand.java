@@ -18,7 +18,8 @@ final class CoordinatorCommand implements Callable<Integer> {
     Path home;
     @Option(names = "--listen", defaultValue = "127.0.0.1:9092", paramLabel = "HOST:PORT",
             description = {"Where the embedded broker listens for agents and commands (0.0.0.0: every interface).",
-                    "Beyond loopback, clients must log in with SASL: set kafka.embedded.users-file (see README).",
+                    "Clients must log in with SASL. On loopback this user's own processes find the broker's",
+                    "login by themselves; beyond loopback set kafka.embedded.users-file (see docs/operators.md).",
                     "Default ${DEFAULT-VALUE}."})
     String listen;
     @Option(names = "--kafka", paramLabel = "HOST:PORT", description = "A site Kafka cluster instead of the embedded broker.")
@@ -62,7 +63,9 @@ final class CoordinatorCommand implements Callable<Integer> {
         }, "ferry-coordinator-stop"));
         System.out.println("ferry coordinator: serving jobs; agents and ferry run connect with --kafka "
                 + s.bootstrapServers() + (access.embedded().required() ? " and a login of " + access.embedded().users().size()
-                + " user(s) of " + io.ferry.eventlog.EmbeddedAuth.USERS_FILE_KEY + " (SASL/PLAIN, " + access.embedded().protocol() + ")" : ""));
+                + " user(s) of " + io.ferry.eventlog.EmbeddedAuth.USERS_FILE_KEY + " (SASL/PLAIN, "
+                + access.embedded().protocol() + ")" : "")
+                + s.loopbackLogin().map(f -> "; this user's own processes log in on loopback from " + f).orElse(""));
         System.out.flush();
         while (!stop.await(1, java.util.concurrent.TimeUnit.SECONDS)) {
             if (s.coordinator().fenced()) {

@@ -88,6 +88,11 @@ final class CoordinatorService implements Closeable {
     }
 
     /** Where agents and commands connect: the embedded broker's client listener, or the cluster given. */
+    /** Where the embedded broker on loopback left its own user's login; empty for a site's Kafka or beyond loopback. */
+    java.util.Optional<java.nio.file.Path> loopbackLogin() {
+        return kafka != null ? kafka.loginFile() : java.util.Optional.empty();
+    }
+
     String bootstrapServers() {
         return kafka != null ? kafka.bootstrapServers() : log.bootstrapServers();
     }

@@ -2,6 +2,7 @@ package io.ferry.coordinator;
 
 import io.ferry.eventlog.EmbeddedKafka;
 import io.ferry.eventlog.KafkaLog;
+import io.ferry.eventlog.LoopbackLogin;
 import io.ferry.model.Command;
 import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
@@ -45,8 +46,9 @@ class ClockSkewIT {
     void heartbeatsCountWhenTheyArriveNotByTheirSendersClocks() throws Exception {
         try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));
              KafkaLog log = new KafkaLog(kafka.bootstrapServers());
-             KafkaProducer<byte[], byte[]> skewed = new KafkaProducer<>(Map.of(
-                     ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(), ProducerConfig.ACKS_CONFIG, "all"),
+             KafkaProducer<byte[], byte[]> skewed = new KafkaProducer<>(
+                     LoopbackLogin.clientConfig(kafka.bootstrapServers(), Map.of(
+                             ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(), ProducerConfig.ACKS_CONFIG, "all")),
                      new ByteArraySerializer(), new ByteArraySerializer());
              KafkaConsumer<byte[], byte[]> agentView = log.reader(KafkaLog.COMMANDS, true);
              Coordinator c = new Coordinator(log, Clock.systemUTC(), TIMEOUT).start()) {

@@ -2,6 +2,7 @@ package io.ferry.coordinator;
 
 import io.ferry.eventlog.EmbeddedKafka;
 import io.ferry.eventlog.KafkaLog;
+import io.ferry.eventlog.LoopbackLogin;
 import io.ferry.model.Command;
 import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
@@ -48,8 +49,9 @@ class HeartbeatsTopicIT {
     void heartbeatsOnTheirOwnTopicKeepNodesAliveAndOldOnesInTheEventsStillCount() throws Exception {
         try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));
              KafkaLog log = new KafkaLog(kafka.bootstrapServers());
-             KafkaProducer<byte[], byte[]> raw = new KafkaProducer<>(Map.of(
-                     ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(), ProducerConfig.ACKS_CONFIG, "all"),
+             KafkaProducer<byte[], byte[]> raw = new KafkaProducer<>(
+                     LoopbackLogin.clientConfig(kafka.bootstrapServers(), Map.of(
+                             ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(), ProducerConfig.ACKS_CONFIG, "all")),
                      new ByteArraySerializer(), new ByteArraySerializer());
              KafkaConsumer<byte[], byte[]> agentView = log.reader(KafkaLog.COMMANDS, true);
              Coordinator c = new Coordinator(log, Clock.systemUTC(), TIMEOUT).start()) {
@@ -156,7 +158,8 @@ class HeartbeatsTopicIT {
     @Test
     void aCoordinatorRefusesAnEventsTopicThatDropsEvents() throws Exception {
         try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"))) {
-            try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()))) {
+            try (Admin admin = Admin.create(LoopbackLogin.clientConfig(kafka.bootstrapServers(),
+                    Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers())))) {
                 admin.createTopics(List.of(new NewTopic(KafkaLog.EVENTS, 8, (short) 1)
                         .configs(Map.of("retention.ms", "604800000")))).all().get(30, TimeUnit.SECONDS);
             }

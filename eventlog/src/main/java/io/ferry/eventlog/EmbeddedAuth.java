@@ -96,6 +96,20 @@ public record EmbeddedAuth(Map<String, String> users, Map<String, String> ssl) {
         }
     }
 
+    /**
+     * These users and {@code name} with {@code password}: the loopback login ({@link LoopbackLogin}),
+     * refused when the users file already names it.
+     */
+    EmbeddedAuth with(String name, String password) {
+        if (users.containsKey(name)) {
+            throw new IllegalArgumentException(USERS_FILE_KEY + " names user '" + name + "', which Ferry keeps for the"
+                    + " login of its own user on loopback: rename it");
+        }
+        Map<String, String> more = new TreeMap<>(users);
+        more.put(name, password);
+        return new EmbeddedAuth(more, ssl);
+    }
+
     /** Whether clients must authenticate. */
     public boolean required() {
         return !users.isEmpty();

@@ -24,12 +24,14 @@ import java.util.Map;
  * loopback unless {@link #start(Path, String)} names another address (agents on other hosts
  * connect there); the controller listener is always on loopback.
  *
- * <p>A client listener beyond loopback requires SASL ({@link EmbeddedAuth}): anyone who can
- * write the log can command every agent to run a job's program. With authentication on, the
- * broker's own clients (this JVM's coordinator and agent, and the broker to itself) use a
- * second listener on loopback that accepts only an internal user whose random password lives
- * in this JVM's memory: they never need a site's users or its TLS trust. The controller listener
- * stays unauthenticated on loopback: the service host's own users are trusted with it.
+ * <p>Every listener requires SASL/PLAIN ({@link EmbeddedAuth}): anyone who can write the log can
+ * command every agent to run a job's program. A client listener beyond loopback takes the site's
+ * users; one on loopback takes its own user's login ({@link LoopbackLogin}, a password drawn once
+ * per log and left in a file only that user reads), and the site's users too where a users
+ * file is set. The broker's own clients (this JVM's coordinator and agent, the broker to itself
+ * and to its controller) use a second listener on loopback, and the controller listener, which
+ * accept only an internal user whose random password lives in this JVM's memory: they never need
+ * a site's users or its TLS trust.
  */
 public final class EmbeddedKafka implements Closeable {
     /** Another process holds the broker of this data directory (it is starting or running it). */
@@ -48,6 +50,11 @@ public final class EmbeddedKafka implements Closeable {
     private final String localBootstrap;
     private final KafkaClientSettings localClient;
     private java.nio.channels.FileChannel lockChannel;
+    /** The loopback login: its client settings, the file it was left in, its password; null beyond loopback. */
+    private KafkaClientSettings login;
+    private Path loginFile;
+    private String loginPassword;
+    private int controllerPort;
 
     private EmbeddedKafka(KafkaRaftServer server, String bootstrap, String localBootstrap, KafkaClientSettings localClient) {
         this.server = server;
@@ -140,32 +147,40 @@ public final class EmbeddedKafka implements Closeable {
         props.put("process.roles", "broker,controller");
         props.put("node.id", "1");
         props.put("controller.quorum.voters", "1@127.0.0.1:" + controllerPort);
-        String localBootstrap = clientAddress;
-        KafkaClientSettings localClient = KafkaClientSettings.NONE;
-        if (!auth.required()) {
-            props.put("listeners", "PLAINTEXT://" + listen.bracketedHost() + ":" + brokerPort + ",CONTROLLER://127.0.0.1:" + controllerPort);
-            props.put("advertised.listeners", "PLAINTEXT://" + clientAddress);
-            props.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
-            props.put("inter.broker.listener.name", "PLAINTEXT");
-        } else {
-            int internalPort = freePort();
-            localBootstrap = "127.0.0.1:" + internalPort;
-            String internalPassword = randomPassword();
-            localClient = new KafkaClientSettings(EmbeddedAuth.plainClient("SASL_PLAINTEXT", INTERNAL_USER, internalPassword));
-            props.put("listeners", "CLIENT://" + listen.bracketedHost() + ":" + brokerPort + ",INTERNAL://" + localBootstrap
-                    + ",CONTROLLER://127.0.0.1:" + controllerPort);
-            props.put("advertised.listeners", "CLIENT://" + clientAddress + ",INTERNAL://" + localBootstrap);
-            props.put("listener.security.protocol.map", "CLIENT:" + auth.protocol() + ",INTERNAL:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT");
-            props.put("inter.broker.listener.name", "INTERNAL");
-            props.put("sasl.enabled.mechanisms", "PLAIN");
-            props.put("sasl.mechanism.inter.broker.protocol", "PLAIN");
-            // the site's users on the client listener only; the internal user on the loopback one only
-            props.put("listener.name.client.plain.sasl.jaas.config",
-                    new org.apache.kafka.common.config.types.Password(EmbeddedAuth.plainServerJaas(auth.users(), null)));
-            props.put("listener.name.internal.plain.sasl.jaas.config", new org.apache.kafka.common.config.types.Password(
-                    EmbeddedAuth.plainServerJaas(Map.of(INTERNAL_USER, internalPassword), Map.entry(INTERNAL_USER, internalPassword))));
-            auth.ssl().forEach((k, v) -> props.put("listener.name.client." + k, v));
+        // Every listener requires a login, loopback too: whoever can write the log can have an agent run a
+        // program as the agent's user. On loopback the broker's own user logs in with a password drawn now
+        // and left where only that user reads it (LoopbackLogin); beyond loopback, the site's users.
+        String loopbackPassword = null;
+        if (listen.loopbackOnly()) {
+            loopbackPassword = loopbackPassword(dataDir);
+            auth = auth.with(LoopbackLogin.USER, loopbackPassword);
         }
+        int internalPort = freePort();
+        String localBootstrap = "127.0.0.1:" + internalPort;
+        String internalPassword = randomPassword();
+        KafkaClientSettings localClient = new KafkaClientSettings(EmbeddedAuth.plainClient("SASL_PLAINTEXT",
+                INTERNAL_USER, internalPassword));
+        String internalJaas = EmbeddedAuth.plainServerJaas(Map.of(INTERNAL_USER, internalPassword),
+                Map.entry(INTERNAL_USER, internalPassword));
+        props.put("listeners", "CLIENT://" + listen.bracketedHost() + ":" + brokerPort + ",INTERNAL://" + localBootstrap
+                + ",CONTROLLER://127.0.0.1:" + controllerPort);
+        props.put("advertised.listeners", "CLIENT://" + clientAddress + ",INTERNAL://" + localBootstrap);
+        // The controller listener too: an admin client speaking to it directly (bootstrap.controllers) could
+        // otherwise delete or reconfigure Ferry's topics without a login.
+        props.put("listener.security.protocol.map", "CLIENT:" + auth.protocol()
+                + ",INTERNAL:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT");
+        props.put("inter.broker.listener.name", "INTERNAL");
+        props.put("sasl.enabled.mechanisms", "PLAIN");
+        props.put("sasl.mechanism.inter.broker.protocol", "PLAIN");
+        props.put("sasl.mechanism.controller.protocol", "PLAIN");
+        // the site's users (and the loopback login) on the client listener only; the internal user on the others
+        props.put("listener.name.client.plain.sasl.jaas.config",
+                new org.apache.kafka.common.config.types.Password(EmbeddedAuth.plainServerJaas(auth.users(), null)));
+        props.put("listener.name.internal.plain.sasl.jaas.config", new org.apache.kafka.common.config.types.Password(
+                internalJaas));
+        props.put("listener.name.controller.plain.sasl.jaas.config", new org.apache.kafka.common.config.types.Password(
+                internalJaas));
+        auth.ssl().forEach((k, v) -> props.put("listener.name.client." + k, v));
         props.put("message.max.bytes", Integer.toString(KafkaLog.MAX_RECORD_BYTES));
         props.put("controller.listener.names", "CONTROLLER");
         props.put("log.dirs", dataDir.toString());
@@ -205,7 +220,20 @@ public final class EmbeddedKafka implements Closeable {
             server.shutdown();
             throw new IOException("the embedded Kafka broker cannot listen on " + listen + ": " + e.getMessage(), e);
         }
-        return new EmbeddedKafka(server, clientAddress, localBootstrap, localClient);
+        EmbeddedKafka k = new EmbeddedKafka(server, clientAddress, localBootstrap, localClient);
+        k.controllerPort = controllerPort;
+        if (loopbackPassword != null) {
+            try {
+                k.login = new KafkaClientSettings(EmbeddedAuth.plainClient(auth.protocol(), LoopbackLogin.USER,
+                        loopbackPassword));
+                k.loginFile = LoopbackLogin.publish(brokerPort, loopbackPassword);
+                k.loginPassword = loopbackPassword;
+            } catch (IOException | RuntimeException e) {
+                k.close();
+                throw e;
+            }
+        }
+        return k;
     }
 
     /** Where clients connect: the client listener's advertised address. */
@@ -226,6 +254,52 @@ public final class EmbeddedKafka implements Closeable {
         return localClient;
     }
 
+    /**
+     * The client settings that log in at {@link #bootstrapServers()} as this broker's own user on
+     * loopback ({@link LoopbackLogin}); {@link KafkaClientSettings#NONE} for a listener beyond
+     * loopback, whose clients bring a site's login. {@link KafkaLog} finds it by itself; a raw
+     * Kafka client (a test's, a benchmark's) adds these settings.
+     */
+    public KafkaClientSettings login() {
+        return login != null ? login : KafkaClientSettings.NONE;
+    }
+
+    /** Where the loopback login was left for this broker's own user ({@link LoopbackLogin}); empty beyond loopback. */
+    public java.util.Optional<Path> loginFile() {
+        return java.util.Optional.ofNullable(loginFile);
+    }
+
+    /** The controller listener's address, on loopback (for tests that knock on it). */
+    String controllerAddress() {
+        return "127.0.0.1:" + controllerPort;
+    }
+
+    /**
+     * The loopback login's password, kept beside the log ({@code <dataDir>.login}, 0600) so that
+     * it outlives a restart: agents that logged in before a coordinator restarts log in again
+     * with what they read at their start. Drawn when the file is missing or unreadable.
+     */
+    private static String loopbackPassword(Path dataDir) throws IOException {
+        Path file = dataDir.resolveSibling(dataDir.getFileName() + ".login");
+        if (Files.isRegularFile(file)) {
+            String kept = Files.readString(file, java.nio.charset.StandardCharsets.US_ASCII).strip();
+            if (kept.matches("[0-9a-f]{48}")) {
+                return kept;
+            }
+        }
+        String drawn = randomPassword();
+        Path tmp = Files.createTempFile(file.getParent(), ".login", ".tmp");
+        try {
+            Files.writeString(io.ferry.model.OwnerOnly.restrict(tmp), drawn + "\n",
+                    java.nio.charset.StandardCharsets.US_ASCII);
+            Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                    java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+        return drawn;
+    }
+
     private static String randomPassword() {
         byte[] b = new byte[24];
         new java.security.SecureRandom().nextBytes(b);
@@ -240,6 +314,9 @@ public final class EmbeddedKafka implements Closeable {
 
     @Override
     public void close() {
+        if (loginFile != null) {
+            LoopbackLogin.withdraw(loginFile, loginPassword);
+        }
         server.shutdown();
         server.awaitShutdown();
         try {

@@ -100,9 +100,10 @@ public final class KafkaLog implements Closeable {
      */
     public KafkaLog(String bootstrap, KafkaClientSettings client, LogSettings settings) throws IOException {
         this.bootstrap = bootstrap;
-        this.client = client;
+        this.client = withLoopbackLogin(bootstrap, client);
         ensureTopics(settings);
-        this.producer = new KafkaProducer<>(client.producer(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+        this.producer = new KafkaProducer<>(this.client.producer(Map.of(
+                ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                 ProducerConfig.ACKS_CONFIG, "all", ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true",
                 ProducerConfig.LINGER_MS_CONFIG, "0", ProducerConfig.MAX_BLOCK_MS_CONFIG, "30000",
                 ProducerConfig.MAX_REQUEST_SIZE_CONFIG, Integer.toString(MAX_RECORD_BYTES))),
@@ -110,6 +111,21 @@ public final class KafkaLog implements Closeable {
         for (String t : List.of(EVENTS, COMMANDS, STATE, DEAD_LETTER, HEARTBEATS)) {
             partitions.put(t, producer.partitionsFor(t).size());
         }
+    }
+
+    /**
+     * {@code client}, with this user's loopback login added when it names no security protocol of
+     * its own and {@code bootstrap} is an embedded broker on loopback ({@link LoopbackLogin}).
+     */
+    static KafkaClientSettings withLoopbackLogin(String bootstrap, KafkaClientSettings client) {
+        if (client.settings().containsKey("security.protocol")) {
+            return client;
+        }
+        return LoopbackLogin.find(bootstrap).map(login -> {
+            Map<String, String> both = new HashMap<>(client.settings());
+            both.putAll(login.settings());
+            return new KafkaClientSettings(both);
+        }).orElse(client);
     }
 
     public String bootstrapServers() {

@@ -75,7 +75,8 @@ class EmbeddedKafkaAuthIT {
     @Test
     void aClientWithoutSaslIsDroppedAndToldWhatToCheck() {
         IOException e = assertThrows(IOException.class, () -> new KafkaLog(broker.bootstrapServers(),
-                new KafkaClientSettings(Map.of("default.api.timeout.ms", "5000", "request.timeout.ms", "4000")), LogSettings.EMBEDDED));
+                new KafkaClientSettings(Map.of("security.protocol", "PLAINTEXT", "default.api.timeout.ms", "5000",
+                        "request.timeout.ms", "4000")), LogSettings.EMBEDDED));
         assertTrue(e.getMessage().contains("did not answer") && e.getMessage().contains("kafka.security.protocol"),
                 e.getMessage());
     }

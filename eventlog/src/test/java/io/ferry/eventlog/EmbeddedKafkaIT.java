@@ -20,11 +20,11 @@ class EmbeddedKafkaIT {
     @Test
     void brokerStartsServesAndKeepsItsTopicsAcrossRestarts() throws Exception {
         try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
-             Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, k.bootstrapServers()))) {
+             Admin admin = admin(k)) {
             admin.createTopics(List.of(new NewTopic("t", 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
         }
         try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
-             Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, k.bootstrapServers()))) {
+             Admin admin = admin(k)) {
             assertTrue(admin.listTopics().names().get(30, TimeUnit.SECONDS).contains("t"));
         }
         assertTrue(java.nio.file.attribute.PosixFilePermissions.toString(java.nio.file.Files.getPosixFilePermissions(
@@ -46,7 +46,7 @@ class EmbeddedKafkaIT {
     void theEventsCommandsAndDeadLetterTopicsKeepEverythingForever() throws Exception {
         try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
              KafkaLog log = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED);
-             Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, k.bootstrapServers()))) {
+             Admin admin = admin(k)) {
             for (String topic : List.of(KafkaLog.EVENTS, KafkaLog.COMMANDS, KafkaLog.DEAD_LETTER)) {
                 org.apache.kafka.common.config.ConfigResource r = new org.apache.kafka.common.config.ConfigResource(
                         org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
@@ -131,7 +131,7 @@ class EmbeddedKafkaIT {
     @Test
     void anEventsTopicMadeWithAFiniteRetentionOrCompactionIsNamed() throws Exception {
         try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
-             Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, k.bootstrapServers()))) {
+             Admin admin = admin(k)) {
             admin.createTopics(List.of(
                     new org.apache.kafka.clients.admin.NewTopic(KafkaLog.EVENTS, 8, (short) 1)
                             .configs(Map.of("retention.ms", "604800000", "cleanup.policy", "compact")),
@@ -146,7 +146,7 @@ class EmbeddedKafkaIT {
                 org.junit.jupiter.api.Assertions.assertTrue(problems.get(1).contains("cleanup.policy=compact"), problems.get(1));
                 org.junit.jupiter.api.Assertions.assertEquals(problems, log.eventLoss(), "both drop events");
                 // A log made before the heartbeats topic (an older Ferry, or a site's four topics) gets it beside them.
-                try (Admin again = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, k.bootstrapServers()))) {
+                try (Admin again = admin(k)) {
                     assertExpires(again, KafkaLog.HEARTBEATS);
                 }
             }
@@ -162,7 +162,7 @@ class EmbeddedKafkaIT {
     @Test
     void aHeartbeatsTopicKeptForeverIsNamedButLosesNoEvents() throws Exception {
         try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
-             Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, k.bootstrapServers()))) {
+             Admin admin = admin(k)) {
             Map<String, String> forever = Map.of("retention.ms", "-1", "retention.bytes", "-1");
             admin.createTopics(List.of(new NewTopic(KafkaLog.EVENTS, 8, (short) 1).configs(forever),
                     new NewTopic(KafkaLog.COMMANDS, 8, (short) 1).configs(forever),
@@ -177,5 +177,12 @@ class EmbeddedKafkaIT {
                 org.junit.jupiter.api.Assertions.assertEquals(List.of(), log.eventLoss());
             }
         }
+    }
+
+    /** An admin client of {@code k}, logged in as its own user on loopback. */
+    static Admin admin(EmbeddedKafka k) {
+        Map<String, Object> config = new java.util.HashMap<>(k.login().settings());
+        config.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, k.bootstrapServers());
+        return Admin.create(config);
     }
 }
