@@ -182,7 +182,7 @@ public final class AgentService implements Closeable {
         try {
             while (running) {
                 for (ConsumerRecord<byte[], byte[]> r : commands.poll(Duration.ofMillis(100))) {
-                    if (node.equals(new String(r.key(), StandardCharsets.UTF_8))) {
+                    if (node.equals(new String(r.key(), StandardCharsets.UTF_8)) && forThisAgent(r)) {
                         dispatch(r);
                     }
                 }
@@ -195,6 +195,36 @@ public final class AgentService implements Closeable {
         } finally {
             commands.close();
         }
+    }
+
+    /** This agent's epoch under its node name ({@link io.ferry.eventlog.NodeClaim}), or -1: it takes every command. */
+    private volatile long epoch = -1;
+    private final AtomicLong superseded = new AtomicLong();
+
+    /**
+     * The epoch this agent claimed its node name at (before {@link #start()}): a command stamped
+     * with a higher one is for a newer agent of the name, and this one leaves it alone.
+     */
+    public AgentService claimedAt(long epoch) {
+        this.epoch = epoch;
+        return this;
+    }
+
+    private boolean forThisAgent(ConsumerRecord<byte[], byte[]> r) {
+        long stamped = KafkaLog.epochOf(r);
+        if (epoch < 0 || stamped <= epoch) {
+            return true; // for this agent, or sent before the coordinator heard of it
+        }
+        if (superseded.getAndIncrement() == 0) {
+            LOG.error("ferry agent {}: a newer agent runs under this node name (epoch {}, this one's {}): its commands"
+                    + " are left to it; stop this agent", node, stamped, epoch);
+        }
+        return false;
+    }
+
+    /** Commands left to a newer agent of this node name since this one started. */
+    public long supersededCommands() {
+        return superseded.get();
     }
 
     /** Ranks that registered with this node: the coordinator learns where they are and answers with a launch. */

@@ -16,7 +16,9 @@ import java.util.concurrent.CountDownLatch;
 final class AgentCommand implements Callable<Integer> {
     @Option(names = "--kafka", required = true, paramLabel = "HOST:PORT", description = "The coordinator's Kafka log.")
     String kafka;
-    @Option(names = "--node", paramLabel = "NAME", description = "This node's name in placements (default: the host name).")
+    @Option(names = "--node", paramLabel = "NAME", description = {"This node's name in placements (default: the host name).",
+            "One agent per name: refused while an agent of another host or home",
+            "holds it."})
     String node;
     @Option(names = "--home", paramLabel = "DIR", description = "The node's directory: its cache is DIR/cache (default: $FERRY_HOME or ~/.ferry).")
     Path home;
@@ -51,13 +53,23 @@ final class AgentCommand implements Callable<Integer> {
         java.net.InetSocketAddress bind = peerBind();
         io.ferry.agent.peer.PeerEndpoint peer = bind == null ? null : new io.ferry.agent.peer.PeerEndpoint(bind, peerAuth(bind));
         KafkaLog log = new KafkaLog(kafka, KafkaAccess.configured(kafka).client()); // kafka.*: this host's TLS/SASL login
+        io.ferry.eventlog.NodeClaim claim;
+        try { // one agent per node name: refused while another host's or home's agent holds it
+            claim = io.ferry.eventlog.NodeClaim.claim(log, name, io.ferry.agent.RankSpool.hostName(),
+                    h.dir().toAbsolutePath().toString(), every);
+        } catch (RuntimeException taken) {
+            log.close();
+            homeLock.close();
+            throw taken;
+        }
         // Credentials: the configuration file and FERRY_* variables of this host (never the log); the SDKs' own
         // environment as well. Ranks a launcher starts on this host find this agent by its host name.
         AgentService agent = new AgentService(log, name, h.dir(), every, Configuration.secrets(System.getenv()), true,
-                peer).allowingChaos(allowChaos).reclaiming(retention);
+                peer).allowingChaos(allowChaos).reclaiming(retention).claimedAt(claim.epoch());
         io.ferry.agent.MetricsEndpoint metrics = AgentMetrics.start(agent, metricsAt, System.out);
         agent.start();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            claim.close();
             agent.close();
             if (metrics != null) {
                 metrics.close();

@@ -18,8 +18,9 @@ final class CoordinatorCommand implements Callable<Integer> {
     Path home;
     @Option(names = "--listen", defaultValue = "127.0.0.1:9092", paramLabel = "HOST:PORT",
             description = {"Where the embedded broker listens for agents and commands (0.0.0.0: every interface).",
-                    "Clients must log in with SASL. On loopback this user's own processes find the broker's",
-                    "login by themselves; beyond loopback set kafka.embedded.users-file (see docs/operators.md).",
+                    "Clients must log in with SASL. On loopback, this user's own processes",
+                    "find the broker's login by themselves; beyond loopback, set",
+                    "kafka.embedded.users-file (see docs/operators.md).",
                     "Default ${DEFAULT-VALUE}."})
     String listen;
     @Option(names = "--kafka", paramLabel = "HOST:PORT", description = "A site Kafka cluster instead of the embedded broker.")

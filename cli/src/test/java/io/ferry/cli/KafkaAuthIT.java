@@ -89,6 +89,15 @@ class KafkaAuthIT {
                 agent.environment().put("FERRY_KAFKA_SASL_JAAS_CONFIG", KafkaLogin.jaas(login.user(), login.password()));
                 start(agent).await("agent " + n, l -> l.startsWith("ferry agent " + n));
             }
+            // A second agent under n1's name, on another home: refused, naming the agent that holds the name.
+            Process twin = login.applyTo(FerryProcess.builder(List.of("-Xmx256m"), "agent", "--kafka", kafka, "--node",
+                    "n1", "--home", tmp.resolve("n1-twin").toString(), "--heartbeat", "1s")).redirectErrorStream(true).start();
+            started.add(twin);
+            String twinOut = new String(twin.getInputStream().readAllBytes());
+            assertTrue(twin.waitFor(2, TimeUnit.MINUTES), twinOut);
+            assertNotEquals(0, twin.exitValue(), twinOut);
+            assertTrue(twinOut.contains("node name n1 is taken") && twinOut.contains(tmp.resolve("n1").toString()),
+                    twinOut);
 
             Path results = Files.createDirectories(tmp.resolve("results"));
             Path script = LcgRank.script(tmp, STEPS);

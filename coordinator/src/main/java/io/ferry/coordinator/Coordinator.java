@@ -34,6 +34,7 @@ import java.util.function.Function;
  */
 public final class Coordinator implements Closeable {
     private static final Logger LOG = LoggerFactory.getLogger(Coordinator.class);
+    private final AgentEpochs epochs = new AgentEpochs();
     private final KafkaLog log;
     private final Commits commits;
     private final Clock clock;
@@ -92,6 +93,7 @@ public final class Coordinator implements Closeable {
         this.commits = new Commits(log, this, secrets);
         this.heartbeatTimeoutMillis = heartbeatTimeout.toMillis();
         this.log = log;
+        log.stampCommands(epochs::of); // every command to a node names the newest agent heard under its name
         this.clock = clock;
         this.recovery = new Recovery(log, this, clock);
         this.ownership = new Ownership("pid " + ProcessHandle.current().pid(), this::forgetJobs);
@@ -171,9 +173,14 @@ public final class Coordinator implements Closeable {
      * coordinator's clock: folded into its job when this coordinator holds that job (another's, or
      * one not started yet, is passed over). A heartbeat is not a change of the job's state record:
      * liveness is judged live, never read back. Progress is reacted to as a live event (the
-     * generation's forecast again), once the job's replay is over.
+     * generation's forecast again), once the job's replay is over. An agent's presence gives its
+     * node's newest epoch, which commands to that node carry from then on ({@link AgentEpochs}).
      */
     private void heard(Event e) {
+        if (e instanceof Event.AgentPresent p) {
+            epochs.heard(p);
+            return;
+        }
         long now = clock.millis();
         JobView j;
         synchronized (this) {

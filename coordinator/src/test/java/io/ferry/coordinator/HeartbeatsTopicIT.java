@@ -45,6 +45,37 @@ class HeartbeatsTopicIT {
     @TempDir
     Path tmp;
 
+    /**
+     * Commands carry the newest epoch the coordinator heard of their node's agent: once n1's agent
+     * said it is present at epoch 7, the captures sent to n1 name epoch 7, so an older agent of
+     * the name (cut off, then back) leaves them to the newer one.
+     */
+    @Test
+    void commandsToANodeCarryTheNewestEpochHeardOfItsAgent() throws Exception {
+        try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));
+             KafkaLog log = new KafkaLog(kafka.bootstrapServers());
+             KafkaConsumer<byte[], byte[]> agentView = log.reader(KafkaLog.COMMANDS, true);
+             Coordinator c = new Coordinator(log, Clock.systemUTC(), TIMEOUT).start()) {
+            assertTrue(c.awaitLive(Duration.ofSeconds(30)));
+            log.append(new Event.JobStarted("fenced", 1, 0, true, tmp.resolve("store").toUri().toString(), "n1"));
+            log.append(new Event.AgentPresent("n1", "00000000000000a1", "h", "/old", 1000, 3, false));
+            log.append(new Event.AgentPresent("n1", "00000000000000b2", "h", "/new", 1000, 7, false));
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            List<Long> stamped = new ArrayList<>();
+            while (!stamped.contains(7L)) {
+                assertTrue(System.nanoTime() < deadline, "no command to n1 named epoch 7: " + stamped);
+                log.send(KafkaLog.COORDINATOR, new Command.RequestCheckpoint("fenced"));
+                for (ConsumerRecord<byte[], byte[]> r : agentView.poll(Duration.ofMillis(300))) {
+                    if (new String(r.key(), java.nio.charset.StandardCharsets.UTF_8).equals("n1")) {
+                        stamped.add(KafkaLog.epochOf(r));
+                    }
+                }
+            }
+            assertTrue(stamped.stream().allMatch(e -> e == -1 || e == 7),
+                    "before the agent was heard, none; after, the newest, never the older agent's: " + stamped);
+        }
+    }
+
     @Test
     void heartbeatsOnTheirOwnTopicKeepNodesAliveAndOldOnesInTheEventsStillCount() throws Exception {
         try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));

@@ -214,7 +214,7 @@ public final class KafkaLog implements Closeable {
 
     /** Whether {@code e} is read live only, never replayed: a heartbeat or a node's staging progress ({@link #HEARTBEATS}). */
     public static boolean live(Event e) {
-        return e instanceof Event.Heartbeat || e instanceof Event.StagingProgress;
+        return e instanceof Event.Heartbeat || e instanceof Event.StagingProgress || e instanceof Event.AgentPresent;
     }
 
     /**
@@ -291,8 +291,7 @@ public final class KafkaLog implements Closeable {
     public void sendAll(Map<String, ? extends Command> commands) {
         List<java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata>> sent = new ArrayList<>();
         for (Map.Entry<String, ? extends Command> c : commands.entrySet()) {
-            sent.add(producer.send(new ProducerRecord<>(COMMANDS, c.getKey().getBytes(StandardCharsets.UTF_8),
-                    EventCodec.encode(c.getValue()))));
+            sent.add(producer.send(record(COMMANDS, c.getKey(), EventCodec.encode(c.getValue()))));
         }
         for (java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata> f : sent) {
             await(COMMANDS, f);
@@ -312,13 +311,55 @@ public final class KafkaLog implements Closeable {
         });
     }
 
+    /** Sends {@code e} to its topic and waits for it: where it landed (partition, offset, the broker's timestamp). */
+    org.apache.kafka.clients.producer.RecordMetadata appendLocated(Event e) {
+        java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata> sent = producer.send(
+                new ProducerRecord<>(topicOf(e), e.job().getBytes(StandardCharsets.UTF_8), EventCodec.encode(e)));
+        await(topicOf(e), sent);
+        try {
+            return sent.get();
+        } catch (InterruptedException | ExecutionException done) { // it completed in await
+            throw new IllegalStateException(done);
+        }
+    }
+
     /** Appends raw bytes to a topic: used by the dead-letter path and by tests that inject bad events. */
     public void sendRaw(String topic, String key, byte[] value) {
         send(topic, key, value);
     }
 
     private void send(String topic, String key, byte[] value) {
-        await(topic, producer.send(new ProducerRecord<>(topic, key.getBytes(StandardCharsets.UTF_8), value)));
+        await(topic, producer.send(record(topic, key, value)));
+    }
+
+    /** The header of a command that names the epoch of the agent it is for ({@link NodeClaim}). */
+    public static final String EPOCH_HEADER = "ferry-epoch";
+    private volatile java.util.function.ToLongFunction<String> epochs = node -> -1;
+
+    /**
+     * Stamps every command sent from now on to a node with {@code epochOf(node)}, the newest epoch
+     * of that node's agent this process heard (none where it is -1): what a coordinator does.
+     */
+    public void stampCommands(java.util.function.ToLongFunction<String> epochOf) {
+        this.epochs = epochOf;
+    }
+
+    /** The epoch a command was stamped with, or -1 (sent before its node's agent was heard, or by an older coordinator). */
+    public static long epochOf(org.apache.kafka.clients.consumer.ConsumerRecord<byte[], byte[]> r) {
+        org.apache.kafka.common.header.Header h = r.headers().lastHeader(EPOCH_HEADER);
+        if (h == null || h.value() == null || h.value().length != Long.BYTES) {
+            return -1;
+        }
+        return java.nio.ByteBuffer.wrap(h.value()).getLong();
+    }
+
+    private ProducerRecord<byte[], byte[]> record(String topic, String key, byte[] value) {
+        ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(topic, key.getBytes(StandardCharsets.UTF_8), value);
+        long epoch = topic.equals(COMMANDS) && !key.equals(COORDINATOR) ? epochs.applyAsLong(key) : -1;
+        if (epoch >= 0) {
+            r.headers().add(EPOCH_HEADER, java.nio.ByteBuffer.allocate(Long.BYTES).putLong(epoch).array());
+        }
+        return r;
     }
 
     private void await(String topic, java.util.concurrent.Future<?> sent) {
@@ -467,7 +508,8 @@ public final class KafkaLog implements Closeable {
         return true;
     }
 
-    private KafkaConsumer<byte[], byte[]> consumer() {
+    /** A consumer assigned nothing yet, with Ferry's settings (for the classes of this package). */
+    KafkaConsumer<byte[], byte[]> consumer() {
         return new KafkaConsumer<>(consumerConfig(), new ByteArrayDeserializer(), new ByteArrayDeserializer());
     }
 

@@ -245,6 +245,62 @@ public sealed interface Event {
     }
 
     /**
+     * A node's agent is alive under its node name, whatever jobs it runs (sent every
+     * {@code intervalMillis}; read live, never replayed). Keyed by {@link #AGENTS}, a name no job
+     * can have, so every agent's presence is in one partition of the heartbeats topic: an agent
+     * starting under a node name reads it back and refuses the name while another incarnation
+     * (another host or home) still beats under it.
+     *
+     * @param incarnation this run of the agent (random, drawn at its start)
+     * @param host        the host it runs on, and {@code home} its directory: an earlier
+     *                    incarnation on the same host and home is its own dead predecessor (the
+     *                    home's lock proves it gone)
+     * @param epoch       the offset of its first presence in the log (-1 in that first one): newer
+     *                    agents under a name have higher epochs, and commands carry the newest the
+     *                    coordinator heard, so an older agent of the name that is still alive (cut
+     *                    off, then back) knows they are not its own
+     * @param leaving     its last word: it stops (or was refused the name), and the name is free now
+     */
+    record AgentPresent(String node, String incarnation, String host, String home, long intervalMillis, long epoch,
+                        boolean leaving) implements Event {
+        /** The key of every agent's presence (not a job id: parentheses are not allowed in one). */
+        public static final String AGENTS = "(agents)";
+
+        public AgentPresent {
+            Placement.requireNode(node);
+            if (incarnation == null || !incarnation.matches("[0-9a-f]{8,64}")) {
+                throw new IllegalArgumentException("an agent's incarnation must be 8-64 lower-case hex digits, got "
+                        + Names.quote(incarnation));
+            }
+            if (host == null || host.isEmpty() || host.length() > 255 || home == null || home.length() > 4096) {
+                throw new IllegalArgumentException("an agent's presence needs a host (1-255 characters) and a home");
+            }
+            if (epoch < -1) {
+                throw new IllegalArgumentException("an agent's epoch is an offset or -1, got " + epoch);
+            }
+            if (intervalMillis < 1 || intervalMillis > 3_600_000) {
+                throw new IllegalArgumentException("an agent's presence interval must be 1 ms to 1 h, got "
+                        + intervalMillis);
+            }
+        }
+
+        @Override
+        public String job() {
+            return AGENTS;
+        }
+
+        /** The same agent's last word. */
+        public AgentPresent leave() {
+            return new AgentPresent(node, incarnation, host, home, intervalMillis, epoch, true);
+        }
+
+        /** The same agent's presence once its first is in the log at offset {@code first}. */
+        public AgentPresent at(long first) {
+            return new AgentPresent(node, incarnation, host, home, intervalMillis, first, leaving);
+        }
+    }
+
+    /**
      * A rank's process ended. {@link #UNKNOWN_EXIT} for a rank the site's launcher started
      * (its exit code is the launcher's to know; {@link LauncherExited} reports it).
      */

@@ -32,7 +32,7 @@ public final class EventCodec {
             type(Event.RestoreFailed.class), type(Event.JobPlaced.class), type(Event.RanksJoined.class),
             type(Event.LauncherRequested.class), type(Event.LauncherExited.class), type(Event.RestartPlanned.class),
             type(Event.PeerAddress.class), type(Event.PartnerCopied.class), type(Event.HaltRequested.class),
-            type(Event.StagingProgress.class),
+            type(Event.StagingProgress.class), type(Event.AgentPresent.class),
             type(Command.Capture.class), type(Command.Launch.class), type(Command.Release.class),
             type(Command.Restart.class), type(Command.RequestCheckpoint.class), type(Command.KillRank.class),
             type(Command.KillNode.class), type(Command.PlanRestart.class), type(Command.Halt.class));

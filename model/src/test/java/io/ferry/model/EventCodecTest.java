@@ -51,7 +51,9 @@ class EventCodecTest {
                 new Event.PredictionMade("j", 4, 1234, 2, 0.5, 3.0, 0.2, 5, 600, 0.25),
                 new Event.StagingProgress("j", 4, "n0", 1000, 4000, 250, 120),
                 new Event.StoreHealthReported("j", "n0", "s3://b/p", "OPEN", 10, 3, 2, 1),
-                new Event.HaltRequested("j", 1_795_000_000_000L, "ferry halt"));
+                new Event.HaltRequested("j", 1_795_000_000_000L, "ferry halt"),
+                new Event.AgentPresent("n0", "0123456789abcdef", "host-a", "/ssd/ferry", 5000, 42, false),
+                new Event.AgentPresent("n0", "0123456789abcdef", "host-a", "/ssd/ferry", 5000, -1, false).leave());
         for (Event e : all) {
             assertEquals(e, EventCodec.decode(EventCodec.encode(e)));
             assertEquals(e, EventCodec.decodeTree(EventCodec.encode(e), Event.class), "the general path alone");
