@@ -211,7 +211,7 @@ public final class AgentService implements Closeable {
     }
 
     private boolean forThisAgent(ConsumerRecord<byte[], byte[]> r) {
-        long stamped = KafkaLog.epochOf(r);
+        long stamped = io.ferry.eventlog.EpochHeader.of(r);
         if (epoch < 0 || stamped <= epoch) {
             return true; // for this agent, or sent before the coordinator heard of it
         }

@@ -67,7 +67,7 @@ class HeartbeatsTopicIT {
                 log.send(KafkaLog.COORDINATOR, new Command.RequestCheckpoint("fenced"));
                 for (ConsumerRecord<byte[], byte[]> r : agentView.poll(Duration.ofMillis(300))) {
                     if (new String(r.key(), java.nio.charset.StandardCharsets.UTF_8).equals("n1")) {
-                        stamped.add(KafkaLog.epochOf(r));
+                        stamped.add(io.ferry.eventlog.EpochHeader.of(r));
                     }
                 }
             }

@@ -100,7 +100,7 @@ public final class KafkaLog implements Closeable {
      */
     public KafkaLog(String bootstrap, KafkaClientSettings client, LogSettings settings) throws IOException {
         this.bootstrap = bootstrap;
-        this.client = withLoopbackLogin(bootstrap, client);
+        this.client = LoopbackLogin.addedTo(bootstrap, client);
         ensureTopics(settings);
         this.producer = new KafkaProducer<>(this.client.producer(Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
@@ -111,21 +111,6 @@ public final class KafkaLog implements Closeable {
         for (String t : List.of(EVENTS, COMMANDS, STATE, DEAD_LETTER, HEARTBEATS)) {
             partitions.put(t, producer.partitionsFor(t).size());
         }
-    }
-
-    /**
-     * {@code client}, with this user's loopback login added when it names no security protocol of
-     * its own and {@code bootstrap} is an embedded broker on loopback ({@link LoopbackLogin}).
-     */
-    static KafkaClientSettings withLoopbackLogin(String bootstrap, KafkaClientSettings client) {
-        if (client.settings().containsKey("security.protocol")) {
-            return client;
-        }
-        return LoopbackLogin.find(bootstrap).map(login -> {
-            Map<String, String> both = new HashMap<>(client.settings());
-            both.putAll(login.settings());
-            return new KafkaClientSettings(both);
-        }).orElse(client);
     }
 
     public String bootstrapServers() {
@@ -332,32 +317,21 @@ public final class KafkaLog implements Closeable {
         await(topic, producer.send(record(topic, key, value)));
     }
 
-    /** The header of a command that names the epoch of the agent it is for ({@link NodeClaim}). */
-    public static final String EPOCH_HEADER = "ferry-epoch";
     private volatile java.util.function.ToLongFunction<String> epochs = node -> -1;
 
     /**
      * Stamps every command sent from now on to a node with {@code epochOf(node)}, the newest epoch
-     * of that node's agent this process heard (none where it is -1): what a coordinator does.
+     * of that node's agent this process heard ({@link EpochHeader}; none where it is -1): what a
+     * coordinator does.
      */
     public void stampCommands(java.util.function.ToLongFunction<String> epochOf) {
         this.epochs = epochOf;
     }
 
-    /** The epoch a command was stamped with, or -1 (sent before its node's agent was heard, or by an older coordinator). */
-    public static long epochOf(org.apache.kafka.clients.consumer.ConsumerRecord<byte[], byte[]> r) {
-        org.apache.kafka.common.header.Header h = r.headers().lastHeader(EPOCH_HEADER);
-        if (h == null || h.value() == null || h.value().length != Long.BYTES) {
-            return -1;
-        }
-        return java.nio.ByteBuffer.wrap(h.value()).getLong();
-    }
-
     private ProducerRecord<byte[], byte[]> record(String topic, String key, byte[] value) {
         ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(topic, key.getBytes(StandardCharsets.UTF_8), value);
-        long epoch = topic.equals(COMMANDS) && !key.equals(COORDINATOR) ? epochs.applyAsLong(key) : -1;
-        if (epoch >= 0) {
-            r.headers().add(EPOCH_HEADER, java.nio.ByteBuffer.allocate(Long.BYTES).putLong(epoch).array());
+        if (topic.equals(COMMANDS) && !key.equals(COORDINATOR)) {
+            EpochHeader.stamp(r, epochs.applyAsLong(key));
         }
         return r;
     }

@@ -96,6 +96,21 @@ public final class LoopbackLogin {
         return out;
     }
 
+    /**
+     * {@code client}, with this user's loopback login added when it names no security protocol of
+     * its own and {@code bootstrap} is an embedded broker on loopback.
+     */
+    static KafkaClientSettings addedTo(String bootstrap, KafkaClientSettings client) {
+        if (client.settings().containsKey("security.protocol")) {
+            return client;
+        }
+        return find(bootstrap).map(login -> {
+            Map<String, String> both = new java.util.HashMap<>(client.settings());
+            both.putAll(login.settings());
+            return new KafkaClientSettings(both);
+        }).orElse(client);
+    }
+
     /** Where {@link #find} looks: every runtime directory this user's processes may have written to. */
     static List<Path> candidates(Map<String, String> env) {
         List<Path> out = new ArrayList<>();

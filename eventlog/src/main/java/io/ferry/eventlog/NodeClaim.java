@@ -84,7 +84,7 @@ public final class NodeClaim implements Closeable {
 
     /**
      * This agent's epoch under its name: the offset of its first presence. Commands stamped with
-     * a higher one ({@link KafkaLog#epochOf}) are for a newer agent of the name, not this one.
+     * a higher one ({@link EpochHeader}) are for a newer agent of the name, not this one.
      */
     public long epoch() {
         return beat.epoch();
