@@ -4,7 +4,8 @@
 # with `dmtcp_command --bcheckpoint`, in one run, on one program (benchmarks/transparent-state.py:
 # Python holding MIB MiB of random doubles, 5% of them rewritten every 3 s in scattered 256 KiB runs).
 #   benchmarks/run-transparent.sh [SIZES_MIB] [WORK_DIR] [GENERATIONS]   (default: 32,256, bench-work/transparent, 4)
-# PARTS (default 1,2,3) picks the parts below.
+# PARTS (default 1,2,3) picks the parts below (4: not by default). COLD=1: the page cache is dropped
+# before each kill of parts 3 and 4 (root), so every restart reads its images from the disk.
 # 1. Stall per checkpoint and time to established, one rank of each size: DMTCP's stall is the
 #    wall time of `dmtcp_command --bcheckpoint` (its images are fsynced when it returns); Ferry's is
 #    what Ferry reports (`ferry list --json`: the longest rank stall, and seconds from request to
@@ -15,7 +16,10 @@
 # 3. Restart, kill to resumed (the program's first step after SIGKILL), one rank of the first size:
 #    Ferry `--auto-recover` from its local cache and from its store (the cache's copies removed
 #    before the kill), against `dmtcp_restart` of DMTCP's own images on the same disk, started at
-#    the kill. Images are in the page cache for all (no caches are dropped on a shared machine).
+#    the kill. Images are in the page cache for all, unless COLD=1.
+# 4. Restart from a partner's copy: a coordinator and two agents on loopback, two ranks, one per
+#    node, `--partner`; n0's cached copies removed and its rank killed: rank 0 comes back from the
+#    copy in n1's cache, over the peer port (restart_partner below).
 # Needs DMTCP and CRIU on PATH (/opt/ckpt-tools/bin is added), zstd, root (CRIU). Environment: RANKS (4).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -144,6 +148,10 @@ kill_and_time() {
   coproc watch { resumed_after "$@"; }
   local line
   read -r line <&"${watch[0]}"
+  if [ "${COLD:-0}" = 1 ]; then # a cold page cache: what a node rebooted or long busy with other work has
+    sync
+    echo 3 > /proc/sys/vm/drop_caches
+  fi
   local t0
   t0="$(now)"
   kill -9 "$victim"
@@ -159,7 +167,7 @@ kill_and_time() {
 rank_pid() {
   python3 - "$1" "$2" <<'FIND'
 import re, subprocess, sys
-mine = re.compile(r"^\S*python3[.0-9]* \S*transparent-state\.py .* " + re.escape(sys.argv[1]) + r"/ready$")
+mine = re.compile(r"^\S*python3[.0-9]* \S*transparent-state\.py .* " + re.escape(sys.argv[1]) + r"/ready(\.[0-9]+)?$")
 procs = {}
 for line in subprocess.run(["ps", "-e", "-o", "pid=,ppid=,args="], capture_output=True, text=True).stdout.splitlines():
     pid, ppid, args = line.split(None, 2) + [""] * (3 - len(line.split(None, 2)))
@@ -231,6 +239,69 @@ restart_dmtcp() {
   done
 }
 
+# free_port: a TCP port free on loopback now.
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# await_line FILE PATTERN PID: waits until FILE holds a line matching PATTERN (grep -E) while PID lives.
+await_line() {
+  until grep -qE "$2" "$1" 2> /dev/null; do
+    kill -0 "$3" 2> /dev/null || { echo "run-transparent.sh: waiting for '$2' in $1, but $3 ended:" >&2; tail -30 "$1" >&2; exit 1; }
+    sleep 0.2
+  done
+}
+
+# restart_partner NAME CAPTURE MIB: a coordinator and two agents (n0, n1) on loopback, `ferry run
+# --nodes n0,n1 --partner` of two ranks, one per node; once a generation is established and n0's
+# images of it are copied into n1's cache, n0's own cached copies are removed and its rank
+# SIGKILLed: the rollback restores rank 0 from the partner copy in n1's cache (fetched over the
+# peer port, verified) and rank 1 from n1's own cache. ROUNDS times; the time is the kill to
+# rank 0's first step. Each rank's ready file carries its rank: under DMTCP the first process of
+# every computation (one per node) has the same virtual pid.
+restart_partner() {
+  local name="$1" capture="$2" mib="$3" dir="$work/$1"
+  mkdir -p "$dir"
+  local kafka pids=()
+  kafka="127.0.0.1:$(free_port)"
+  "$ferry" coordinator --home "$dir/coord" --listen "$kafka" --http off > "$dir/coord.log" 2>&1 &
+  pids+=($!)
+  await_line "$dir/coord.log" "serving jobs" "${pids[0]}"
+  for n in 0 1; do
+    "$ferry" agent --kafka "$kafka" --node "n$n" --home "$dir/n$n" --heartbeat 1s > "$dir/agent$n.log" 2>&1 &
+    pids+=($!)
+    await_line "$dir/agent$n.log" "^ferry agent n$n" "${pids[-1]}"
+  done
+  local agent0="${pids[1]}"
+  "$ferry" run --kafka "$kafka" --job "$name" --ranks 2 --nodes n0,n1 --interval 0 --capture "$capture" \
+    --auto-recover --partner --halt-grace 0 --store "$dir/store" --http off \
+    -- bash -c 'exec python3 "$0" "$1" 300 5 3 "$2.$FERRY_RANK"' "$state" "$mib" "$dir/ready" > "$dir/run.log" 2>&1 &
+  local pid=$!
+  await_ready "$dir/ready" 2 "$pid"
+  for round in $(seq 1 "${ROUNDS:-2}"); do
+    local copies
+    copies="$(grep -cE "n0's images of ranks? 0 copied into n1's cache" "$dir/run.log" || true)"
+    "$ferry" checkpoint "$name" --kafka "$kafka" > /dev/null
+    while [ "$(grep -cE "n0's images of ranks? 0 copied into n1's cache" "$dir/run.log" || true)" -le "$copies" ]; do
+      kill -0 "$pid" 2> /dev/null || { echo "run-transparent.sh: ferry run of $name ended:" >&2; tail -30 "$dir/run.log" >&2; exit 1; }
+      sleep 0.2
+    done
+    sleep 2
+    rm -rf "$dir/n0/cache/$name"/[0-9]*
+    local victim before
+    victim="$(rank_pid "$dir" "$agent0")"
+    before="$(grep -cE "restored generation .*0=partner" "$dir/run.log" || true)"
+    restart_cmd="" kill_and_time "$dir" "$victim" "$dir/agent0.log"
+    [ "$(grep -cE "restored generation .*0=partner" "$dir/run.log" || true)" -gt "$before" ] \
+      || { echo "run-transparent.sh: $name: rank 0 was not restored from the partner copy:" >&2; tail -30 "$dir/run.log" >&2; exit 1; }
+    sleep 3
+  done
+  kill -TERM "$pid"
+  wait "$pid" || true
+  kill -TERM "${pids[@]}"
+  wait || true
+}
+
 IFS=, read -r -a mibs <<< "$sizes"
 if [[ $parts == *,1,* ]]; then
   for mib in "${mibs[@]}"; do
@@ -254,6 +325,12 @@ if [[ $parts == *,3,* ]]; then
   for capture in dmtcp criu; do
     restart_ferry "restart-$capture-local" "$capture" "${mibs[0]}" local
     restart_ferry "restart-$capture-remote" "$capture" "${mibs[0]}" remote
+  done
+fi
+if [[ $parts == *,4,* ]]; then
+  echo "== restart from a partner's copy, two nodes on loopback, ranks of ${mibs[0]} MiB"
+  for capture in dmtcp criu; do
+    restart_partner "restart-$capture-partner" "$capture" "${mibs[0]}"
   done
 fi
 echo "uptime: $(uptime)"
@@ -352,7 +429,9 @@ def restart_table():
                         ("restart-dmtcp-local", "Ferry `--capture dmtcp --auto-recover`, local cache"),
                         ("restart-dmtcp-remote", "Ferry `--capture dmtcp --auto-recover`, store (cache emptied)"),
                         ("restart-criu-local", "Ferry `--capture criu --auto-recover`, local cache"),
-                        ("restart-criu-remote", "Ferry `--capture criu --auto-recover`, store (cache emptied)")):
+                        ("restart-criu-remote", "Ferry `--capture criu --auto-recover`, store (cache emptied)"),
+                        ("restart-dmtcp-partner", "Ferry `--capture dmtcp`, 2 nodes on loopback, partner's copy"),
+                        ("restart-criu-partner", "Ferry `--capture criu`, 2 nodes on loopback, partner's copy")):
         try:
             xs = [float(x) for x in open(f"{work}/{name}/restart")]
         except OSError:
@@ -364,6 +443,6 @@ if ",1," in parts:
     stall_table()
 if ",2," in parts:
     bytes_table()
-if ",3," in parts:
+if ",3," in parts or ",4," in parts:
     restart_table()
 PY
