@@ -35,9 +35,25 @@ public final class LoopbackLogin {
     private LoopbackLogin() {
     }
 
-    /** Writes the login of the broker listening on loopback {@code port}; returns the file. */
+    /**
+     * Writes the login of the broker listening on loopback {@code port} into this user's runtime
+     * directory, and into {@code /tmp/ferry-<uid>} too when that is another one (where a process
+     * without the session's {@code XDG_RUNTIME_DIR} looks: a service, a batch job); returns the first.
+     */
     static Path publish(int port, String password) throws IOException {
-        Path dir = OwnerOnly.privateRuntimeDir(System.getenv());
+        Path file = write(OwnerOnly.privateRuntimeDir(System.getenv()), port, password);
+        try {
+            Path fallback = OwnerOnly.privateRuntimeDir(Map.of());
+            if (!fallback.equals(file.getParent())) {
+                write(fallback, port, password);
+            }
+        } catch (IOException e) { // the first serves this user's sessions
+            System.err.println("ferry: the broker's login is not left in /tmp as well: " + e.getMessage());
+        }
+        return file;
+    }
+
+    private static Path write(Path dir, int port, String password) throws IOException {
         Path file = dir.resolve(fileName(port));
         Path tmp = Files.createTempFile(dir, ".kafka-" + port, ".tmp"); // 0600: a temp file's mode
         try {
@@ -49,14 +65,20 @@ public final class LoopbackLogin {
         return file;
     }
 
-    /** Removes the login file of {@code port} if it still holds {@code password} (no later broker took the port). */
+    /**
+     * Removes the login files {@link #publish} left as {@code file} (and in {@code /tmp}) if they
+     * still hold {@code password}: no later broker took the port.
+     */
     static void withdraw(Path file, String password) {
-        try {
-            if (read(file).filter(password::equals).isPresent()) {
-                Files.deleteIfExists(file);
+        for (Path dir : candidates(System.getenv())) {
+            Path f = dir.resolve(file.getFileName());
+            if (read(f).filter(password::equals).isPresent()) {
+                try {
+                    Files.deleteIfExists(f);
+                } catch (IOException ignored) {
+                    // a stale file names a port nobody listens on, or the next broker's: harmless
+                }
             }
-        } catch (IOException ignored) {
-            // a stale file names a port nobody listens on, or the next broker's: harmless
         }
     }
 
