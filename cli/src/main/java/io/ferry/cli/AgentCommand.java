@@ -91,7 +91,8 @@ final class AgentCommand implements Callable<Integer> {
     }
 
     /** This host's {@code cache.*-retention} settings (its configuration file, {@code FERRY_CACHE_*}); a bad one fails here. */
-    private static io.ferry.agent.CacheRetention cacheRetention() throws java.io.IOException {
+    /** The cache retention of this host's configuration ({@code cache.*-retention}): a bad value fails here. */
+    static io.ferry.agent.CacheRetention cacheRetention() throws java.io.IOException {
         java.util.Map<String, String> set = new java.util.HashMap<>();
         for (io.ferry.model.ConfigKey<?> k : io.ferry.agent.CacheRetention.TABLE.keys()) {
             Configuration.processSetting(k.name(), System.getenv()).ifPresent(v -> set.put(k.name(), v));

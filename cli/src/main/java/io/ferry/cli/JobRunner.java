@@ -118,8 +118,9 @@ final class JobRunner implements Closeable {
             services = CoordinatorService.start(spec.home(), spec.kafka(), "127.0.0.1:0", spec.http(),
                     io.ferry.coordinator.Coordinator.DEFAULT_HEARTBEAT_TIMEOUT, secrets, spec.job(), out);
             log = services.log();
+            // The home's cache is this node's: the jobs that ran from it before are reclaimed as `ferry agent` does.
             agents = new AgentService(log, node, spec.home().dir(), NodeAgent.HEARTBEAT_INTERVAL, secrets,
-                    spec.launcher() != null);
+                    spec.launcher() != null).reclaiming(AgentCommand.cacheRetention());
             agentMetrics = AgentMetrics.start(agents, metricsAt, out);
             agents.start();
             if (placement == null) {

@@ -102,6 +102,31 @@ class RunIT {
         }
     }
 
+    /**
+     * A one-node `ferry run` reclaims the home's cache as `ferry agent` does: a job that finished
+     * before it keeps its images for `cache.finished-retention`, here none, so the later run removes
+     * them (before, only `ferry agent` reclaimed, and a home used by `ferry run` alone kept every job's
+     * images for ever).
+     */
+    @Test
+    void aOneNodeRunReclaimsTheCacheOfAJobThatFinishedBeforeIt() throws Exception {
+        Path home = tmp.resolve("home");
+        Path results = Files.createDirectories(tmp.resolve("results"));
+        Path rank = LcgRank.script(tmp, 100);
+        FerryProcess.Result earlier = FerryProcess.run("run", "--job", "earlier", "--ranks", "1", "--interval", "1s",
+                "--home", home.toString(), "--", rank.toString(), results.toString());
+        assertEquals(0, earlier.exit(), earlier.out() + earlier.err());
+        Path cached = home.resolve("cache").resolve("earlier");
+        assertTrue(Files.isDirectory(cached), "the finished job's images stay in the cache: " + earlier.out());
+
+        ProcessBuilder later = FerryProcess.builder(java.util.List.of(), "run", "--job", "later", "--ranks", "1",
+                "--interval", "0", "--home", home.toString(), "--", rank.toString(), results.toString());
+        later.environment().put("FERRY_CACHE_FINISHED_RETENTION", "0s");
+        FerryProcess.Result r = FerryProcess.run(later);
+        assertEquals(0, r.exit(), r.out() + r.err());
+        assertFalse(Files.exists(cached), "the earlier job's cache was reclaimed by the later run: " + r.out() + r.err());
+    }
+
     @Test
     void unsafeJobNameIsRefusedBeforeAnythingStarts() throws Exception {
         Path home = tmp.resolve("home");
