@@ -53,6 +53,11 @@ final class Victim implements AutoCloseable {
             addresses.put(p[0], p[1].startsWith("0x") ? Long.parseUnsignedLong(p[1].substring(2), 16) : Long.parseLong(p[1]));
         }
         pid = new ProcCapturer().target(wrapper.pid()).orElseThrow();
+        // The ticker thread is made after "ready": its first tick says every thread of the victim exists
+        // (a capture taken before it counted one thread short on a loaded machine).
+        if (nextTick() < 0) {
+            throw new IOException("victim ended before its first tick");
+        }
     }
 
     /** The next "tick N" the victim prints, N; -1 at end of output. */
