@@ -148,8 +148,8 @@ public final class EmbeddedKafka implements Closeable {
         props.put("node.id", "1");
         props.put("controller.quorum.voters", "1@127.0.0.1:" + controllerPort);
         // Every listener requires a login, loopback too: whoever can write the log can have an agent run a
-        // program as the agent's user. On loopback the broker's own user logs in with a password drawn now
-        // and left where only that user reads it (LoopbackLogin); beyond loopback, the site's users.
+        // program as the agent's user. On loopback the broker's own user logs in with a password drawn once
+        // per log and left where only that user reads it (LoopbackLogin); beyond loopback, the site's users.
         String loopbackPassword = null;
         if (listen.loopbackOnly()) {
             loopbackPassword = loopbackPassword(dataDir);
