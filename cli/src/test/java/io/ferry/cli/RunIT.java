@@ -119,8 +119,10 @@ class RunIT {
         Path cached = home.resolve("cache").resolve("earlier");
         assertTrue(Files.isDirectory(cached), "the finished job's images stay in the cache: " + earlier.out());
 
+        // long enough (about 6 s) for the agent's first sweep, which it makes at its start
         ProcessBuilder later = FerryProcess.builder(java.util.List.of(), "run", "--job", "later", "--ranks", "1",
-                "--interval", "0", "--home", home.toString(), "--", rank.toString(), results.toString());
+                "--interval", "0", "--home", home.toString(), "--", LcgRank.script(Files.createDirectories(
+                        tmp.resolve("later")), 300).toString(), results.toString());
         later.environment().put("FERRY_CACHE_FINISHED_RETENTION", "0s");
         FerryProcess.Result r = FerryProcess.run(later);
         assertEquals(0, r.exit(), r.out() + r.err());

@@ -16,7 +16,7 @@ class NodeClaimIT {
     @TempDir
     Path tmp;
 
-    private static final Duration INTERVAL = Duration.ofMillis(300);
+    private static final Duration INTERVAL = Duration.ofSeconds(1); // a name is held three of them after the last word
 
     @Test
     void aSecondAgentUnderANameIsRefusedWhileTheFirstBeatsAndAdmittedOnceItIsGone() throws Exception {
