@@ -138,11 +138,7 @@ public final class ThinClient {
 
     /** This process's user id (the owner of {@code /proc/self}). */
     static int uid() {
-        try {
-            return (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
-        } catch (IOException | UnsupportedOperationException e) {
-            throw new IllegalStateException("cannot tell this process's user id from /proc/self", e);
-        }
+        return io.ferry.model.OwnerOnly.uid();
     }
 
     /** This process's user, as {@code SO_PEERCRED} names a peer (principals compare by uid). */

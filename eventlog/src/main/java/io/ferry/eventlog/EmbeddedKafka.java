@@ -288,15 +288,7 @@ public final class EmbeddedKafka implements Closeable {
             }
         }
         String drawn = randomPassword();
-        Path tmp = Files.createTempFile(file.getParent(), ".login", ".tmp");
-        try {
-            Files.writeString(io.ferry.model.OwnerOnly.restrict(tmp), drawn + "\n",
-                    java.nio.charset.StandardCharsets.US_ASCII);
-            Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
-                    java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-        } finally {
-            Files.deleteIfExists(tmp);
-        }
+        io.ferry.model.OwnerOnly.writePrivate(file, drawn + "\n");
         return drawn;
     }
 

@@ -7,7 +7,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
@@ -54,15 +53,7 @@ public final class LoopbackLogin {
     }
 
     private static Path write(Path dir, int port, String password) throws IOException {
-        Path file = dir.resolve(fileName(port));
-        Path tmp = Files.createTempFile(dir, ".kafka-" + port, ".tmp"); // 0600: a temp file's mode
-        try {
-            Files.writeString(OwnerOnly.restrict(tmp), USER + ":" + password + "\n", StandardCharsets.US_ASCII);
-            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-        } finally {
-            Files.deleteIfExists(tmp);
-        }
-        return file;
+        return OwnerOnly.writePrivate(dir.resolve(fileName(port)), USER + ":" + password + "\n");
     }
 
     /**
@@ -140,14 +131,14 @@ public final class LoopbackLogin {
         if (xdg != null && !xdg.isBlank()) { // a coordinator under systemd has none, the user's shell has one
             out.add(Path.of(xdg, "ferry"));
         }
-        out.add(Path.of("/tmp", "ferry-" + uid()));
+        out.add(Path.of("/tmp", "ferry-" + OwnerOnly.uid()));
         return out;
     }
 
     /** The password in {@code file}, if it and its directory are this user's own and nobody else's. */
     private static Optional<String> read(Path file) {
         try {
-            int uid = uid();
+            int uid = OwnerOnly.uid();
             if (!ownOnly(file.getParent(), uid) || !ownOnly(file, uid)) {
                 return Optional.empty();
             }
@@ -169,13 +160,5 @@ public final class LoopbackLogin {
 
     private static String fileName(int port) {
         return "kafka-" + port + ".login";
-    }
-
-    private static int uid() {
-        try {
-            return (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
     }
 }

@@ -98,7 +98,7 @@ public final class OwnerOnly {
      */
     public static Path privateRuntimeDir(java.util.Map<String, String> env) throws IOException {
         String xdg = env.get("XDG_RUNTIME_DIR");
-        int uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        int uid = uid();
         Path dir = xdg != null && !xdg.isBlank() && Files.isDirectory(Path.of(xdg)) ? Path.of(xdg, "ferry")
                 : Path.of("/tmp", "ferry-" + uid);
         try {
@@ -117,6 +117,31 @@ public final class OwnerOnly {
                     + "XDG_RUNTIME_DIR to a directory of your own");
         }
         return dir;
+    }
+
+    /** This process's user id (the owner of {@code /proc/self}). */
+    public static int uid() {
+        try {
+            return (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        } catch (IOException | UnsupportedOperationException e) {
+            throw new IllegalStateException("cannot tell this process's user id from /proc/self", e);
+        }
+    }
+
+    /**
+     * Replaces {@code file} with {@code text} (US-ASCII), its owner's only (0600), atomically: a
+     * reader sees the old text or the new, never a part, and never a moment open to others.
+     */
+    public static Path writePrivate(Path file, String text) throws IOException {
+        Path tmp = Files.createTempFile(file.getParent(), "." + file.getFileName(), ".tmp"); // a temp file is 0600
+        try {
+            Files.writeString(restrict(tmp), text, java.nio.charset.StandardCharsets.US_ASCII);
+            Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                    java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        } finally {
+            Files.deleteIfExists(tmp);
+        }
+        return file;
     }
 
     /** Makes a file Ferry wrote readable and writable by its owner only. Returns {@code file}. */
