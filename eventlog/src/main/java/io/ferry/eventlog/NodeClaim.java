@@ -78,7 +78,8 @@ public final class NodeClaim implements Closeable {
             throw new NodeNameTakenException(holder.get());
         }
         NodeClaim claim = new NodeClaim(log, first.at(at.offset()));
-        claim.beats.scheduleAtFixedRate(claim::beat, first.intervalMillis(), first.intervalMillis(), TimeUnit.MILLISECONDS);
+        long every = first.intervalMillis();
+        claim.beats.scheduleAtFixedRate(claim::beat, every, every, TimeUnit.MILLISECONDS);
         return claim;
     }
 
@@ -115,8 +116,7 @@ public final class NodeClaim implements Closeable {
                     Math.max(0, at.timestamp() - LOOK_BACK.toMillis())), Duration.ofSeconds(30));
             OffsetAndTimestamp start = from.get(tp);
             c.seek(tp, start != null ? start.offset() : at.offset());
-            Map<String, ConsumerRecord<byte[], byte[]>> newest = new java.util.LinkedHashMap<>();
-            Map<String, Event.AgentPresent> said = new java.util.HashMap<>();
+            Map<String, Word> newest = new java.util.HashMap<>(); // by incarnation: its last word before mine
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
             while (c.position(tp) < at.offset()) {
                 if (System.nanoTime() > deadline) {
@@ -128,31 +128,31 @@ public final class NodeClaim implements Closeable {
                         break;
                     }
                     try {
-                        if (EventCodec.decode(r.value()) instanceof Event.AgentPresent p && p.node().equals(mine.node())) {
-                            newest.remove(p.incarnation()); // re-inserted last: the newest word last
-                            newest.put(p.incarnation(), r);
-                            said.put(p.incarnation(), p);
+                        if (EventCodec.decode(r.value()) instanceof Event.AgentPresent p
+                                && p.node().equals(mine.node())) {
+                            newest.put(p.incarnation(), new Word(p, r.timestamp()));
                         }
                     } catch (IllegalArgumentException malformed) {
                         // not an agent's presence: another job's heartbeat sharing the partition, or garbage
                     }
                 }
             }
-            String found = null;
-            for (Map.Entry<String, ConsumerRecord<byte[], byte[]>> e : newest.entrySet()) {
-                Event.AgentPresent p = said.get(e.getKey());
-                long sentAt = e.getValue().timestamp();
-                if (alive(p, sentAt, mine, at.timestamp())) {
-                    found = String.format(java.util.Locale.ROOT, "node name %s is taken: the agent on host %s with"
-                                    + " home %s said it is alive %.1f s ago. One agent per node name: stop that agent, or"
-                                    + " start this one with another --node (the name of an agent that died is free %d s"
-                                    + " after its last word)", p.node(), p.host(), p.home(), (at.timestamp() - sentAt) / 1000.0,
-                            Math.max(1, 3 * p.intervalMillis() / 1000));
-                }
-            }
-            return Optional.ofNullable(found);
+            return newest.values().stream().filter(w -> alive(w.said(), w.at(), mine, at.timestamp()))
+                    .max(java.util.Comparator.comparingLong(Word::at)).map(w -> taken(w, at.timestamp()));
         }
     }
+
+    /** Why the name is taken, for a person: who holds it, since when, and when it would be free. */
+    private static String taken(Word w, long now) {
+        Event.AgentPresent p = w.said();
+        return String.format(java.util.Locale.ROOT, "node name %s is taken: the agent on host %s with home %s said it"
+                        + " is alive %.1f s ago. One agent per node name: stop that agent, or start this one with"
+                        + " another --node (the name of an agent that died is free %d s after its last word)",
+                p.node(), p.host(), p.home(), (now - w.at()) / 1000.0, Math.max(1, 3 * p.intervalMillis() / 1000));
+    }
+
+    /** An agent's presence and the broker's time of it. */
+    private record Word(Event.AgentPresent said, long at) {}
 
     /** Whether {@code p}, sent at {@code sentAt}, is another live agent under {@code mine}'s name at {@code now}. */
     static boolean alive(Event.AgentPresent p, long sentAt, Event.AgentPresent mine, long now) {
