@@ -77,6 +77,9 @@ final class JobOnNode {
             close();
             return;
         }
+        if (agent == null) { // the job's first launch on this node since this agent started
+            dropLeftLineage(l);
+        }
         open(l, true);
         Map<Integer, Path> dirs = new HashMap<>();
         if (!restored(l, dirs)) {
@@ -102,6 +105,9 @@ final class JobOnNode {
             return; // answered already, or gone
         }
         try {
+            if (agent == null) { // the first ranks of the job on this node: none of its generations is being made here
+                dropLeftLineage(l);
+            }
             open(l, false);
         } catch (IOException | RuntimeException e) {
             waiting.values().forEach(h -> spool.refuse(h.job(), h.rank(), "cannot open the job's store: " + e.getMessage()));
@@ -118,6 +124,30 @@ final class JobOnNode {
                 spool.answer(h, agent.adopt(h.rank(), h.pid(), l.generation(), dirs.get(h.rank())));
             } catch (IOException e) {
                 spool.refuse(h.job(), h.rank(), e.getMessage());
+            }
+        }
+    }
+
+    /**
+     * At the job's first launch on this node since this agent started, drops from the cache
+     * every generation of the job newer than the one {@code l} starts its ranks from (all of
+     * them for a fresh start): an earlier agent made them, in the history the job now leaves.
+     * Kept, they would be taken for the new generations of the same numbers: after the event
+     * log lost its tail (a power cut of the broker's host), the coordinator numbers new
+     * generations above the newest it knows or finds on the store, so generation g+1 is asked
+     * again while the cache holds the g+1 of before the cut. The agent took that capture for a
+     * repeat and ignored it, and restaged the old images as the new generation's; the job ran on
+     * without a checkpoint. Runs before the job's agent opens, so its restaging of what an
+     * earlier agent left unstaged never sees them. (An agent that stays up while the log loses
+     * its tail keeps its newer generations: see docs/operators.md.)
+     */
+    private void dropLeftLineage(Command.Launch l) throws IOException {
+        for (long g : cache.generations(l.job())) {
+            if (g > l.generation()) {
+                LOG.warn("ferry agent " + node + ": generation " + g + " of " + l.job() + " dropped from this node's cache:"
+                        + " the job starts again from " + (l.generation() >= 0 ? "generation " + l.generation() : "the start")
+                        + ", so its newer generations are a history it left");
+                cache.drop(l.job(), g);
             }
         }
     }

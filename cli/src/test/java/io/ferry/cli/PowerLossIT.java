@@ -8,8 +8,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -23,7 +21,6 @@ import java.util.stream.Stream;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Power loss on the write path (issue 13). The POSIX store sits on durablefs, a FUSE file system
@@ -43,7 +40,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * </ul>
  */
 class PowerLossIT {
-    private static final String PYTHON = "/usr/bin/python3";
     private static final int ROUNDS = Integer.getInteger("ferry.powerloss.rounds", 8);
     private static final long SEED = Long.getLong("ferry.powerloss.seed", 13);
     /** The cut comes after a seeded number of file-system changes, 1 to this (~3 pack-layout generations). */
@@ -55,20 +51,11 @@ class PowerLossIT {
     Path tmp;
     private final ObjectMapper json = new ObjectMapper();
     private final List<Process> started = new ArrayList<>();
-    private final List<Path> mounts = new ArrayList<>();
-    private Path durablefs;
+    private DurableFs durablefs;
 
     @BeforeEach
     void needsFuse() throws Exception {
-        assumeTrue("root".equals(System.getProperty("user.name")), "mounting a FUSE file system here needs root");
-        assumeTrue(Files.exists(Path.of("/dev/fuse")), "no /dev/fuse: this kernel or container has no FUSE");
-        Process p = new ProcessBuilder(PYTHON, "-c", "import fusepy").redirectErrorStream(true).start();
-        String why = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assumeTrue(p.waitFor() == 0, PYTHON + " cannot import fusepy (Debian package python3-fusepy): " + why);
-        durablefs = tmp.resolve("durablefs.py");
-        try (InputStream in = PowerLossIT.class.getResourceAsStream("/powerloss/durablefs.py")) {
-            Files.copy(in, durablefs);
-        }
+        durablefs = DurableFs.in(tmp.resolve("durablefs"));
     }
 
     @AfterEach
@@ -76,10 +63,8 @@ class PowerLossIT {
         for (Process p : started) {
             p.destroyForcibly();
         }
-        for (Path m : mounts) {
-            if (mounted(m)) {
-                new ProcessBuilder("umount", "-l", m.toString()).inheritIO().start().waitFor();
-            }
+        if (durablefs != null) {
+            durablefs.close();
         }
     }
 
@@ -146,8 +131,7 @@ class PowerLossIT {
         }
         ferry(0, where, "snapshot", "commit", "--store", store.toString(), "--job", "pl", "--generation", "2", "--ranks", "2",
                 "--json");
-        new ProcessBuilder("kill", "-USR1", Long.toString(fs.pid())).start().waitFor();
-        assertTrue(fs.waitFor(2, TimeUnit.MINUTES), "durablefs did not finish its cut");
+        DurableFs.cut(fs);
         Path survived = dir.resolve("backing/store");
         JsonNode ls = ferry(0, where, "store", "ls", survived.toString(), "--json");
         List<String> states = new ArrayList<>();
@@ -188,8 +172,7 @@ class PowerLossIT {
                 java.nio.file.StandardOpenOption.READ)) {
             d.force(true);
         }
-        new ProcessBuilder("kill", "-USR1", Long.toString(fs.pid())).start().waitFor();
-        assertTrue(fs.waitFor(2, TimeUnit.MINUTES), "durablefs did not finish its cut");
+        DurableFs.cut(fs);
         Path survived = dir.resolve("backing/cache/job/7/0/state");
         assertTrue(Files.isRegularFile(survived), "the fsynced file and the directories above it survive the cut: "
                 + Files.readString(dir.resolve("durablefs.log")));
@@ -215,17 +198,11 @@ class PowerLossIT {
         if (!fs.waitFor(90, TimeUnit.SECONDS)) {
             new ProcessBuilder("kill", "-USR1", Long.toString(fs.pid())).start().waitFor();
         }
-        assertTrue(fs.waitFor(2, TimeUnit.MINUTES), "durablefs did not finish its cut");
+        DurableFs.awaitCut(fs);
         long cutMs = (System.nanoTime() - t0) / 1_000_000;
         new ProcessBuilder("kill", "-KILL", "--", "-" + driver.pid()).start().waitFor();
         driver.waitFor(30, TimeUnit.SECONDS);
-        for (int tries = 0; mounted(mnt) && tries < 50; tries++) {
-            Thread.sleep(100); // durablefs's own lazy unmount
-        }
-        if (mounted(mnt)) {
-            new ProcessBuilder("umount", "-l", mnt.toString()).inheritIO().start().waitFor();
-        }
-        assertTrue(!mounted(mnt), mnt + " is still mounted after the cut");
+        DurableFs.awaitUnmounted(mnt);
         String cut = Files.readString(dir.resolve("durablefs.log")).trim();
 
         List<String> said = Files.exists(log) ? Files.readAllLines(log) : List.of();
@@ -287,24 +264,8 @@ class PowerLossIT {
                 cut.substring(cut.indexOf("): ") + 3, cut.indexOf("; backing")));
     }
 
-    /** Starts durablefs on {@code mnt} and waits until the kernel lists the mount. */
     private Process mount(Path backing, Path mnt, Path log, int cutAfter) throws Exception {
-        Process fs = new ProcessBuilder(PYTHON, durablefs.toString(), backing.toString(), mnt.toString(),
-                Integer.toString(cutAfter))
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        started.add(fs);
-        mounts.add(mnt);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!mounted(mnt)) {
-            assertTrue(fs.isAlive() && System.nanoTime() < deadline, "durablefs did not mount: " + Files.readString(log));
-            Thread.sleep(50);
-        }
-        return fs;
-    }
-
-    private static boolean mounted(Path mnt) throws IOException {
-        String needle = " " + mnt.toAbsolutePath() + " fuse.durablefs ";
-        return Files.readAllLines(Path.of("/proc/mounts")).stream().anyMatch(l -> l.contains(needle));
+        return durablefs.mount(backing, mnt, log, cutAfter);
     }
 
     /** The driver: the real CLI, one command after another, each logged before it starts and after it succeeds. */
