@@ -6,6 +6,7 @@ import io.ferry.coordinator.JobView;
 import io.ferry.eventlog.EmbeddedKafka;
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.Command;
+import io.ferry.model.DaemonThreads;
 import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
 import io.ferry.model.ImageRef;
@@ -199,15 +200,11 @@ public final class ClusterScaleBenchmark {
                 }
                 SimulatedAgents a = new SimulatedAgents(log, kafka.bootstrapServers(), mine, nodeNames, perNode, store,
                         this::stats, heartbeats, () -> agentsRunning);
-                Thread th = new Thread(a::run, "sim-agents-" + t);
-                th.setDaemon(true);
-                th.start();
+                Thread th = DaemonThreads.start("sim-agents-" + t, a::run);
                 agents.add(th);
             }
             Observer observer = new Observer(log);
-            Thread obs = new Thread(observer::run, "observer");
-            obs.setDaemon(true);
-            obs.start();
+            Thread obs = DaemonThreads.start("observer", observer::run);
             Thread.sleep(1000); // the agents' command readers are positioned
             long t0 = System.nanoTime();
             log.append(new Event.JobStarted(JOB, ranks, 0, false, store.toUri().toString(), "login",

@@ -2,6 +2,7 @@ package io.ferry.agent;
 
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.Command;
+import io.ferry.model.DaemonThreads;
 import io.ferry.model.EventCodec;
 import io.ferry.model.Placement;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -120,8 +121,7 @@ public final class AgentService implements Closeable {
         }
         // Positioned before start() returns: a command sent after that is never missed.
         this.commands = log.commandsFor(node);
-        this.thread = new Thread(this::run, "ferry-agent-" + node);
-        this.thread.setDaemon(true);
+        this.thread = DaemonThreads.unstarted("ferry-agent-" + node, this::run);
     }
 
     /** How long the cache of a job that is over stays here, or null where this agent reclaims nothing. */
@@ -274,11 +274,8 @@ public final class AgentService implements Closeable {
 
     /** The thread the job's commands run on, in order (and the removal of its cache, never beside them). */
     private ExecutorService lane(String job) {
-        return lanes.computeIfAbsent(job, j -> Executors.newSingleThreadExecutor(runnable -> {
-            Thread t = new Thread(runnable, "ferry-agent-job-" + j);
-            t.setDaemon(true);
-            return t;
-        }));
+        return lanes.computeIfAbsent(job, j -> Executors.newSingleThreadExecutor(
+                DaemonThreads.named("ferry-agent-job-" + j)));
     }
 
     private void handle(Command c) {

@@ -1,6 +1,7 @@
 package io.ferry.agent;
 
 import io.ferry.eventlog.KafkaLog;
+import io.ferry.model.DaemonThreads;
 import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
 import io.ferry.model.Placement;
@@ -72,11 +73,8 @@ final class CacheReclaimer implements AutoCloseable {
         this.clock = clock;
         this.served = served;
         this.onLane = onLane;
-        this.timer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "ferry-agent-reclaim-" + node);
-            t.setDaemon(true);
-            return t;
-        });
+        this.timer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+                DaemonThreads.named("ferry-agent-reclaim-" + node));
     }
 
     /** A sweep a quarter of the shorter retention apart (1 s to 10 min), the first one now. */

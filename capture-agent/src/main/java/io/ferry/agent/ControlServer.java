@@ -1,6 +1,7 @@
 package io.ferry.agent;
 
 import io.ferry.agent.protocol.Line;
+import io.ferry.model.DaemonThreads;
 
 import java.io.BufferedReader;
 import java.io.Closeable;
@@ -42,9 +43,7 @@ final class ControlServer implements Closeable {
         io.ferry.model.OwnerOnly.restrict(path); // only the owner's processes may talk to the agent (its directory is 0700 too)
         self = Files.getOwner(path);
         root = path.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("root");
-        Thread t = new Thread(this::acceptLoop, "ferry-agent-control");
-        t.setDaemon(true);
-        t.start();
+        DaemonThreads.start("ferry-agent-control", this::acceptLoop);
     }
 
     /**
@@ -75,9 +74,7 @@ final class ControlServer implements Closeable {
         while (server.isOpen()) {
             try {
                 SocketChannel ch = server.accept();
-                Thread t = new Thread(() -> serve(ch), "ferry-agent-rank-conn");
-                t.setDaemon(true);
-                t.start();
+                DaemonThreads.start("ferry-agent-rank-conn", () -> serve(ch));
             } catch (IOException e) {
                 if (server.isOpen()) {
                     LOG.warn("ferry agent: accept failed: " + e);

@@ -1,5 +1,7 @@
 package io.ferry.agent;
 
+import io.ferry.model.DaemonThreads;
+
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 
@@ -30,11 +32,8 @@ public final class MetricsEndpoint implements Closeable {
 
     private final HttpServer server;
     private final Supplier<String> text;
-    private final ExecutorService thread = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "ferry-agent-metrics");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService thread = Executors.newSingleThreadExecutor(
+            DaemonThreads.named("ferry-agent-metrics"));
 
     private MetricsEndpoint(HttpServer server, Supplier<String> text) {
         this.server = server;

@@ -4,6 +4,7 @@ import io.ferry.agent.capture.Capturer;
 import io.ferry.agent.capture.Capturers;
 import io.ferry.agent.protocol.Line;
 import io.ferry.model.CrashPoint;
+import io.ferry.model.DaemonThreads;
 import io.ferry.model.Event;
 import io.ferry.model.ImageRef;
 import io.ferry.staging.LocalCache;
@@ -46,12 +47,14 @@ public final class NodeAgent implements Closeable {
     private final StagingPipeline pipeline;
     private final Consumer<Event> events;
     private final Map<Integer, RankProcess> ranks = new ConcurrentHashMap<>();
-    private final ExecutorService capturer = Executors.newSingleThreadExecutor(named("ferry-agent-capture"));
+    private final ExecutorService capturer = Executors.newSingleThreadExecutor(
+            DaemonThreads.named("ferry-agent-capture"));
     /** Reported only when it differs from this: a healthy store with nothing to tell. */
     private volatile StoreHealth lastHealth = StoreHealth.HEALTHY;
     /** Partner copies, staging, retention and cache reports, in the background and in order. */
     private final NodeStaging staging;
-    private final ScheduledExecutorService poller = Executors.newSingleThreadScheduledExecutor(named("ferry-agent-poll"));
+    private final ScheduledExecutorService poller = Executors.newSingleThreadScheduledExecutor(
+            DaemonThreads.named("ferry-agent-poll"));
     private final ControlServer control;
     /** The transparent capture method, empty for the cooperative protocol. */
     private final Optional<Capturer> transparent;
@@ -84,14 +87,6 @@ public final class NodeAgent implements Closeable {
         this.staging = new NodeStaging(config, cache, pipeline, events, poller);
     }
 
-
-    private static java.util.concurrent.ThreadFactory named(String name) {
-        return r -> {
-            Thread t = new Thread(r, name);
-            t.setDaemon(true);
-            return t;
-        };
-    }
 
     public AgentConfig config() {
         return config;

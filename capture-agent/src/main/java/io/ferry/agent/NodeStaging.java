@@ -1,6 +1,7 @@
 package io.ferry.agent;
 
 import io.ferry.model.CrashPoint;
+import io.ferry.model.DaemonThreads;
 import io.ferry.model.Event;
 import io.ferry.model.ImageRef;
 import io.ferry.staging.LocalCache;
@@ -32,11 +33,7 @@ final class NodeStaging {
     private final Consumer<Event> events;
     /** The agent's timer: staging retries are scheduled on it. */
     private final ScheduledExecutorService poller;
-    private final ExecutorService stager = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "ferry-agent-stage");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService stager = Executors.newSingleThreadExecutor(DaemonThreads.named("ferry-agent-stage"));
     /** Set first thing when the agent closes: a push it interrupts is not a staging failure. */
     private volatile boolean closing;
 

@@ -1,5 +1,7 @@
 package io.ferry.agent;
 
+import io.ferry.model.DaemonThreads;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -11,7 +13,7 @@ public final class StreamPump {
 
     /** Starts copying {@code in} to {@code out} until its end, flushing as bytes come; returns the thread. */
     public static Thread start(InputStream in, PrintStream out, String name) {
-        Thread t = new Thread(() -> {
+        return DaemonThreads.start(name, () -> {
             byte[] b = new byte[8192];
             try (in) {
                 for (int n; (n = in.read(b)) > 0; ) {
@@ -21,9 +23,6 @@ public final class StreamPump {
             } catch (IOException closed) {
                 // the process's end of the pipe is gone: nothing more to copy
             }
-        }, name);
-        t.setDaemon(true);
-        t.start();
-        return t;
+        });
     }
 }

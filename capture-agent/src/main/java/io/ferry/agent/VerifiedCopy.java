@@ -1,5 +1,6 @@
 package io.ferry.agent;
 
+import io.ferry.model.DaemonThreads;
 import io.ferry.model.Entry;
 import io.ferry.model.Manifest;
 
@@ -141,11 +142,8 @@ final class VerifiedCopy {
             if (threads <= 1) {
                 runsOfChunks.forEach(Runnable::run);
             } else {
-                java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads, r -> {
-                    Thread t = new Thread(r, "ferry-restart-copy");
-                    t.setDaemon(true);
-                    return t;
-                });
+                java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads,
+                        DaemonThreads.named("ferry-restart-copy"));
                 try {
                     for (java.util.concurrent.Future<?> f : pool.invokeAll(runsOfChunks.stream()
                             .map(java.util.concurrent.Executors::callable).toList())) {

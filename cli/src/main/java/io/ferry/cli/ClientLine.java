@@ -1,5 +1,7 @@
 package io.ferry.cli;
 
+import io.ferry.model.DaemonThreads;
+
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
@@ -30,9 +32,7 @@ final class ClientLine implements AutoCloseable {
 
     ClientLine(SocketChannel ch) {
         this.ch = ch;
-        this.writer = new Thread(this::drain, "ferry-daemon-line");
-        writer.setDaemon(true);
-        writer.start();
+        this.writer = DaemonThreads.start("ferry-daemon-line", this::drain);
     }
 
     /** The client's stdout ({@link ThinClient#OUT}) or stderr ({@link ThinClient#ERR}) as a stream of frames on this line. */

@@ -1,5 +1,7 @@
 package io.ferry.cli;
 
+import io.ferry.model.DaemonThreads;
+
 import java.io.BufferedInputStream;
 import java.io.Closeable;
 import java.io.DataInputStream;
@@ -91,17 +93,13 @@ final class DaemonServer implements Closeable {
      */
     void serve() {
         if (!idleExit.isZero()) {
-            Thread idle = new Thread(this::closeWhenIdle, "ferry-daemon-idle");
-            idle.setDaemon(true);
-            idle.start();
+            DaemonThreads.start("ferry-daemon-idle", this::closeWhenIdle);
         }
         while (server.isOpen()) {
             try {
                 SocketChannel ch = server.accept();
                 active.incrementAndGet();
-                Thread t = new Thread(() -> serve(ch), "ferry-daemon-client");
-                t.setDaemon(true);
-                t.start();
+                DaemonThreads.start("ferry-daemon-client", () -> serve(ch));
             } catch (IOException e) {
                 if (server.isOpen()) {
                     LOG.warn("ferry daemon: accept failed: " + e);
@@ -194,7 +192,7 @@ final class DaemonServer implements Closeable {
         PrintWriter err = new PrintWriter(new OutputStreamWriter(line.stream(ThinClient.ERR), cs), true);
         AtomicBoolean done = new AtomicBoolean();
         Thread command = Thread.currentThread();
-        Thread watch = new Thread(() -> {
+        DaemonThreads.start("ferry-daemon-watch", () -> {
             try {
                 in.read(); // the client sends nothing more: this returns when it goes away
             } catch (IOException closed) {
@@ -204,9 +202,7 @@ final class DaemonServer implements Closeable {
                 LOG.warn("ferry daemon: the client of `ferry " + String.join(" ", r.args) + "` went away; interrupting it");
                 command.interrupt();
             }
-        }, "ferry-daemon-watch");
-        watch.setDaemon(true);
-        watch.start();
+        });
         int code;
         try {
             try (io.ferry.cli.log.ServedLog.Sink lines = io.ferry.cli.log.ServedLog.open(err)) {

@@ -1,5 +1,7 @@
 package io.ferry.cli;
 
+import io.ferry.model.DaemonThreads;
+
 import java.time.Duration;
 import java.time.Instant;
 
@@ -18,9 +20,7 @@ final class HaltOnTerm {
 
     static void install(JobRunner runner, Duration grace) {
         sun.misc.Signal.handle(new sun.misc.Signal("TERM"), sig -> {
-            Thread t = new Thread(() -> halt(runner, grace), "ferry-halt-on-term");
-            t.setDaemon(true);
-            t.start();
+            DaemonThreads.start("ferry-halt-on-term", () -> halt(runner, grace));
         });
     }
 

@@ -4,6 +4,7 @@ import io.ferry.coordinator.GenerationView;
 import io.ferry.coordinator.JobView;
 import io.ferry.coordinator.Jobs;
 import io.ferry.eventlog.KafkaLog;
+import io.ferry.model.DaemonThreads;
 import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -39,9 +40,7 @@ final class JobWatch implements Closeable {
         this.listener = listener;
         this.events = log.historyAndHeartbeats(); // its nodes answer with heartbeats, in their own topic
         this.startedAt = KafkaLog.ends(events);
-        this.thread = new Thread(this::run, "ferry-watch-" + job);
-        this.thread.setDaemon(true);
-        this.thread.start();
+        this.thread = DaemonThreads.start("ferry-watch-" + job, this::run);
     }
 
     private void run() {

@@ -1,6 +1,7 @@
 package io.ferry.cli;
 
 import io.ferry.eventlog.KafkaLog;
+import io.ferry.model.DaemonThreads;
 import io.ferry.model.Event;
 
 import java.io.Closeable;
@@ -37,16 +38,9 @@ final class SiteLauncher implements Closeable {
     private final List<String> passEnv;
     private final Path shim;
     private final PrintStream out;
-    private final ExecutorService lane = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "ferry-launcher");
-        t.setDaemon(true);
-        return t;
-    });
-    private final java.util.concurrent.ScheduledExecutorService alive = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "ferry-launcher-heartbeat");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService lane = Executors.newSingleThreadExecutor(DaemonThreads.named("ferry-launcher"));
+    private final java.util.concurrent.ScheduledExecutorService alive = Executors.newSingleThreadScheduledExecutor(
+            DaemonThreads.named("ferry-launcher-heartbeat"));
     private Process running;
     private int runningAttempt;
 

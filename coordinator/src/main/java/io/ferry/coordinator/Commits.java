@@ -2,6 +2,7 @@ package io.ferry.coordinator;
 
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.CrashPoint;
+import io.ferry.model.DaemonThreads;
 import io.ferry.model.Event;
 import io.ferry.staging.StagingConfig;
 import io.ferry.staging.StoreRetention;
@@ -34,7 +35,7 @@ final class Commits implements Closeable {
      * Idle threads end after a minute.
      */
     private final java.util.concurrent.ExecutorService listers = java.util.concurrent.Executors.newCachedThreadPool(
-            daemon("ferry-coordinator-markers"));
+            DaemonThreads.named("ferry-coordinator-markers"));
 
     /** The listing of a starting job's store for generations established above what the log knows. */
     final MarkerListings markers;
@@ -48,15 +49,7 @@ final class Commits implements Closeable {
     }
 
     private static java.util.concurrent.ExecutorService daemons(int threads, String name) {
-        return java.util.concurrent.Executors.newFixedThreadPool(threads, daemon(name));
-    }
-
-    private static java.util.concurrent.ThreadFactory daemon(String name) {
-        return r -> {
-            Thread t = new Thread(r, name);
-            t.setDaemon(true);
-            return t;
-        };
+        return java.util.concurrent.Executors.newFixedThreadPool(threads, DaemonThreads.named(name));
     }
 
     /** A rank was staged for a generation still in flight: its manifest's digest is kept now, not read at the commit. */

@@ -1,6 +1,7 @@
 package io.ferry.coordinator;
 
 import io.ferry.eventlog.KafkaLog;
+import io.ferry.model.DaemonThreads;
 import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -103,8 +104,7 @@ public final class Coordinator implements Closeable {
         this.reactions = new Reactions(log, recovery, commits, clock);
         this.decisions = new Decisions(log, this, clock, jobs, ownership, quarantine, commits, recovery, overdue,
                 orders, heartbeatTimeoutMillis, () -> lease.held());
-        this.thread = new Thread(this::run, "ferry-coordinator");
-        this.thread.setDaemon(true);
+        this.thread = DaemonThreads.unstarted("ferry-coordinator", this::run);
     }
 
     /** Called on the coordinator thread for every live event, after it is applied (for progress output). */

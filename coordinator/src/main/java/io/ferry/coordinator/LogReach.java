@@ -1,6 +1,7 @@
 package io.ferry.coordinator;
 
 import io.ferry.eventlog.KafkaLog;
+import io.ferry.model.DaemonThreads;
 
 import java.time.Duration;
 import java.util.concurrent.Executors;
@@ -25,11 +26,8 @@ final class LogReach {
     private static final Duration PROBE_TIMEOUT = Duration.ofMillis(1500);
     private final KafkaLog log;
     private final LongSupplier clock;
-    private final ScheduledExecutorService prober = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "ferry-coordinator-log-probe");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ScheduledExecutorService prober = Executors.newSingleThreadScheduledExecutor(
+            DaemonThreads.named("ferry-coordinator-log-probe"));
     /** Since when the log has not answered (its clock, ms), or -1 while it answers. Prober thread writes. */
     private volatile long awaySince = -1;
     private final AtomicBoolean cameBack = new AtomicBoolean();

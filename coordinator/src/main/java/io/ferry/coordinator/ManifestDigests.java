@@ -1,5 +1,6 @@
 package io.ferry.coordinator;
 
+import io.ferry.model.DaemonThreads;
 import io.ferry.model.ImageRef;
 import io.ferry.staging.Repository;
 
@@ -33,11 +34,7 @@ final class ManifestDigests implements Closeable {
     ManifestDigests() {
         for (int i = 0; i < WORKERS; i++) {
             int n = i;
-            workers[i] = Executors.newSingleThreadExecutor(r -> {
-                Thread t = new Thread(r, "ferry-coordinator-manifests-" + n);
-                t.setDaemon(true);
-                return t;
-            });
+            workers[i] = Executors.newSingleThreadExecutor(DaemonThreads.named("ferry-coordinator-manifests-" + n));
         }
     }
 

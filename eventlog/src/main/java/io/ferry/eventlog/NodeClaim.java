@@ -1,5 +1,6 @@
 package io.ferry.eventlog;
 
+import io.ferry.model.DaemonThreads;
 import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -54,11 +55,7 @@ public final class NodeClaim implements Closeable {
     private NodeClaim(KafkaLog log, Event.AgentPresent beat) {
         this.log = log;
         this.beat = beat;
-        this.beats = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "ferry-agent-presence");
-            t.setDaemon(true);
-            return t;
-        });
+        this.beats = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("ferry-agent-presence"));
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.ferry.staging;
 
+import io.ferry.model.DaemonThreads;
 import io.ferry.stores.ObjectNotFoundException;
 import io.ferry.stores.Store;
 import io.ferry.stores.TransientStoreException;
@@ -112,11 +113,7 @@ public final class GcLease implements AutoCloseable {
         this.length = length;
         this.clock = clock;
         this.expires = expires;
-        this.renewer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "ferry-gc-lease");
-            t.setDaemon(true);
-            return t;
-        });
+        this.renewer = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("ferry-gc-lease"));
     }
 
     /**

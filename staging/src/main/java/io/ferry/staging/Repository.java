@@ -2,6 +2,7 @@ package io.ferry.staging;
 
 import io.ferry.compression.Digests;
 import io.ferry.model.ChunkId;
+import io.ferry.model.DaemonThreads;
 import io.ferry.model.ImageRef;
 import io.ferry.model.MalformedManifestException;
 import io.ferry.model.Manifest;
@@ -166,11 +167,7 @@ public final class Repository {
         int shards = (m.ranks() + markerShardRanks - 1) / markerShardRanks;
         String[] sha = new String[shards];
         java.util.concurrent.ExecutorService puts = java.util.concurrent.Executors.newFixedThreadPool(
-                Math.min(SHARD_PUTS, shards), r -> {
-                    Thread t = new Thread(r, "ferry-marker-shards");
-                    t.setDaemon(true);
-                    return t;
-                });
+                Math.min(SHARD_PUTS, shards), DaemonThreads.named("ferry-marker-shards"));
         try {
             List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
             for (int i = 0; i < shards; i++) {

@@ -2,6 +2,7 @@ package io.ferry.staging;
 
 import io.ferry.compression.ChunkFormat;
 import io.ferry.compression.Codecs;
+import io.ferry.model.DaemonThreads;
 import io.ferry.model.ImageRef;
 import io.ferry.staging.internal.BufferPool;
 import io.ferry.staging.internal.ImagePull;
@@ -18,8 +19,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Pushes, pulls and verifies images against one repository with a fixed pool of named worker
@@ -42,13 +41,7 @@ public final class StagingPipeline implements Closeable {
                 config.planes() ? Codecs.zstdPlanes(config.zstdLevel()) : null,
                 config.lz4() ? Codecs.lz4() : null, config.minRatio());
         this.dedup = new io.ferry.staging.packs.DedupCache(config.dedupCache());
-        AtomicInteger n = new AtomicInteger();
-        ThreadFactory tf = r -> {
-            Thread t = new Thread(r, "ferry-staging-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        };
-        this.workers = Executors.newFixedThreadPool(config.workers(), tf);
+        this.workers = Executors.newFixedThreadPool(config.workers(), DaemonThreads.numbered("ferry-staging"));
     }
 
     public Repository repository() {

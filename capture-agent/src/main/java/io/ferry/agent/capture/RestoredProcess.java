@@ -2,6 +2,7 @@ package io.ferry.agent.capture;
 
 import com.sun.jna.LastErrorException;
 import io.ferry.agent.capture.internal.Libc;
+import io.ferry.model.DaemonThreads;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -31,9 +32,7 @@ final class RestoredProcess extends Process {
                 + " is gone already"));
         this.out = out;
         this.err = err;
-        Thread reaper = new Thread(this::reap, "ferry-reap-" + pid);
-        reaper.setDaemon(true);
-        reaper.start();
+        DaemonThreads.start("ferry-reap-" + pid, this::reap);
     }
 
     private void reap() {

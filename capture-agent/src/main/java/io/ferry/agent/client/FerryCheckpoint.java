@@ -1,6 +1,7 @@
 package io.ferry.agent.client;
 
 import io.ferry.agent.protocol.Line;
+import io.ferry.model.DaemonThreads;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -84,10 +85,7 @@ public final class FerryCheckpoint {
         this.out = out;
         BufferedReader in = new BufferedReader(new InputStreamReader(Channels.newInputStream(ch), StandardCharsets.US_ASCII));
         send(out, new Line.Hello(rank()));
-        Thread t = new Thread(() -> loop(ch, in, out, handler), "ferry-checkpoint-client");
-        t.setDaemon(true);
-        t.start();
-        return t;
+        return DaemonThreads.start("ferry-checkpoint-client", () -> loop(ch, in, out, handler));
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.ferry.agent.peer;
 
+import io.ferry.model.DaemonThreads;
 import io.ferry.model.ImageRef;
 import io.ferry.model.PeerAddresses;
 
@@ -29,11 +30,7 @@ public final class PeerClient {
     static final long PUT_BYTES_PER_SECOND = 50L << 20;
     /** Closes the socket of a copy past its deadline, which fails the blocked write or read at once. */
     private static final java.util.concurrent.ScheduledExecutorService WATCHDOG =
-            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "ferry-peer-watchdog");
-                t.setDaemon(true);
-                return t;
-            });
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("ferry-peer-watchdog"));
 
     private PeerClient() {}
 

@@ -1,5 +1,6 @@
 package io.ferry.agent.peer;
 
+import io.ferry.model.DaemonThreads;
 import io.ferry.model.ImageRef;
 import io.ferry.staging.LocalCache;
 import io.ferry.staging.internal.FileTrees;
@@ -41,11 +42,7 @@ public final class PeerServer implements Closeable {
     private final PeerAuth auth;
     private final ExecutorService workers = new ThreadPoolExecutor(4, MAX_CONNECTIONS, 30, TimeUnit.SECONDS,
             new java.util.concurrent.SynchronousQueue<>(),
-            r -> {
-                Thread t = new Thread(r, "ferry-peer");
-                t.setDaemon(true);
-                return t;
-            });
+            DaemonThreads.named("ferry-peer"));
     private final Thread acceptor;
     private final AtomicLong received = new AtomicLong();
     private final AtomicLong sent = new AtomicLong();
@@ -62,9 +59,7 @@ public final class PeerServer implements Closeable {
         this.socket = new ServerSocket();
         socket.setReuseAddress(true);
         socket.bind(bind, 64);
-        this.acceptor = new Thread(this::accept, "ferry-peer-accept");
-        acceptor.setDaemon(true);
-        acceptor.start();
+        this.acceptor = DaemonThreads.start("ferry-peer-accept", this::accept);
     }
 
     /** Where it listens ({@code HOST:PORT} with the port it got). */

@@ -7,6 +7,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.ferry.coordinator.Coordinator;
 import io.ferry.coordinator.JobView;
+import io.ferry.model.DaemonThreads;
 import io.ferry.model.Durations;
 import io.ferry.model.Names;
 
@@ -38,11 +39,7 @@ public final class HttpApi implements Closeable {
     private final byte[] tokenDigest;
     /** This process's Micrometer meters in the text format, appended to the job-state families of /metrics. */
     private final java.util.function.Supplier<String> processMetrics;
-    private final ExecutorService threads = Executors.newFixedThreadPool(2, r -> {
-        Thread t = new Thread(r, "ferry-http");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService threads = Executors.newFixedThreadPool(2, DaemonThreads.named("ferry-http"));
 
     private HttpApi(Coordinator coordinator, HttpServer server, byte[] tokenDigest,
                     java.util.function.Supplier<String> processMetrics) {

@@ -4,6 +4,7 @@ import io.ferry.compression.CorruptChunkException;
 import io.ferry.compression.Digests;
 import io.ferry.model.BlobPlace;
 import io.ferry.model.ChunkId;
+import io.ferry.model.DaemonThreads;
 import io.ferry.model.Entry;
 import io.ferry.model.ImageRef;
 import io.ferry.model.Manifest;
@@ -74,11 +75,8 @@ final class PackReads {
 
     private final io.ferry.staging.Blobs blobs;
     /** One thread that starts files' writeback ({@link #FLUSH_EVERY}); ends with {@link #pull}. */
-    private final ExecutorService flusher = Executors.newSingleThreadExecutor(r -> {
-        Thread t = new Thread(r, "ferry-pull-flusher");
-        t.setDaemon(true);
-        return t;
-    });
+    private final ExecutorService flusher = Executors.newSingleThreadExecutor(
+            DaemonThreads.named("ferry-pull-flusher"));
 
     PackReads(Store store, ExecutorService workers, io.ferry.staging.Blobs blobs) {
         this.blobs = blobs;

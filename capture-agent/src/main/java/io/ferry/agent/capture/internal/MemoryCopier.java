@@ -1,5 +1,7 @@
 package io.ferry.agent.capture.internal;
 
+import io.ferry.model.DaemonThreads;
+
 import com.sun.jna.LastErrorException;
 import com.sun.jna.Memory;
 import com.sun.jna.Pointer;
@@ -61,9 +63,7 @@ public final class MemoryCopier implements AutoCloseable {
             buffers[i].clear(); // fault every page in now, not during the freeze
             free.add(buffers[i]);
         }
-        writer = new Thread(this::drain, "ferry-proc-writer");
-        writer.setDaemon(true);
-        writer.start();
+        writer = DaemonThreads.start("ferry-proc-writer", this::drain);
     }
 
     /**
