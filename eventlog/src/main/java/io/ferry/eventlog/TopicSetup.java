@@ -1,11 +1,15 @@
 package io.ferry.eventlog;
 
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.TopicExistsException;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -43,15 +47,19 @@ final class TopicSetup {
                 missing.add(t);
             }
         }
+        int brokers = admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).size();
         if (!missing.isEmpty()) {
-            int brokers = admin.describeCluster().nodes().get(30, TimeUnit.SECONDS).size();
             short rf = settings.replicationFor(brokers);
             if (settings.replication() == 0 && rf < 3) {
                 System.err.println("ferry: the Kafka cluster at " + bootstrap + " has " + brokers
                         + " broker(s): Ferry's topics get " + rf + " replica(s), not 3");
             }
             for (NewTopic want : missing) {
-                NewTopic t = new NewTopic(want.name(), want.numPartitions(), rf).configs(want.configs());
+                Map<String, String> configs = new HashMap<>(want.configs());
+                if (rf == 1 && FLUSHED.contains(want.name())) {
+                    configs.put(FLUSH_MESSAGES, "1");
+                }
+                NewTopic t = new NewTopic(want.name(), want.numPartitions(), rf).configs(configs);
                 try {
                     admin.createTopics(List.of(t)).all().get(30, TimeUnit.SECONDS);
                 } catch (ExecutionException e) {
@@ -61,6 +69,9 @@ final class TopicSetup {
                     }
                 }
             }
+        }
+        if (brokers == 1) {
+            flushEachWrite(admin, existing, bootstrap);
         }
         // A site may have made them itself: say what would lose events, or keep heartbeats for ever.
         List<String> eventLoss = List.of();
@@ -79,6 +90,48 @@ final class TopicSetup {
         }
         all.forEach(p -> System.err.println("ferry: " + p));
         return new Checked(eventLoss, all);
+    }
+
+    /**
+     * On a log of one broker (the embedded one, or a site's single broker), the topics whose
+     * records the coordinator's decisions rest on have the broker fsync each write before it
+     * acknowledges it ({@code flush.messages=1}): with no replica elsewhere, an event left to the
+     * page cache is lost with its host's power. Heartbeats are read live only and are not worth an
+     * fsync each. Events are few (a handful per rank and checkpoint), so the cost is small:
+     * docs/benchmarks.md, "The coordinator at scale".
+     */
+    static final List<String> FLUSHED = List.of(KafkaLog.EVENTS, KafkaLog.COMMANDS, KafkaLog.DEAD_LETTER, KafkaLog.STATE);
+    static final String FLUSH_MESSAGES = "flush.messages";
+
+    /**
+     * Sets {@link #FLUSH_MESSAGES} on {@link #FLUSHED} topics of {@code existing} that a single
+     * broker holds without it (made by an older Ferry, or by hand); says so, or, where the login
+     * may not alter them, what would.
+     */
+    private static void flushEachWrite(Admin admin, Set<String> existing, String bootstrap) throws InterruptedException {
+        for (String topic : FLUSHED) {
+            if (!existing.contains(topic)) {
+                continue;
+            }
+            ConfigResource r = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+            try {
+                var e = admin.describeConfigs(List.of(r)).all().get(30, TimeUnit.SECONDS).get(r).get(FLUSH_MESSAGES);
+                if (e != null && "1".equals(e.value())) {
+                    continue;
+                }
+                admin.incrementalAlterConfigs(Map.of(r, List.of(new AlterConfigOp(new ConfigEntry(FLUSH_MESSAGES, "1"),
+                        AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS);
+                System.err.println("ferry: topic " + topic + " on the single broker at " + bootstrap + " now has its writes"
+                        + " fsynced before they are acknowledged (" + FLUSH_MESSAGES + "=1): with no other replica, an"
+                        + " acknowledged event must survive a power cut of the broker's host");
+            } catch (ExecutionException | TimeoutException notAllowed) {
+                System.err.println("ferry: topic " + topic + " on the single broker at " + bootstrap + " leaves its writes to"
+                        + " the page cache, so a power cut of its host loses the newest events; set " + FLUSH_MESSAGES
+                        + "=1 (kafka-configs.sh --bootstrap-server " + bootstrap + " --alter --entity-type topics --entity-name "
+                        + topic + " --add-config " + FLUSH_MESSAGES + "=1): " + (notAllowed.getCause() != null
+                        ? notAllowed.getCause().getMessage() : notAllowed.toString()));
+            }
+        }
     }
 
     /** Ferry's topics as it makes them (the replication factor is set when they are made). */

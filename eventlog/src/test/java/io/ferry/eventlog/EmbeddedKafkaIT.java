@@ -62,6 +62,40 @@ class EmbeddedKafkaIT {
         }
     }
 
+    /**
+     * A single broker has no replica to lose an event to but its own page cache: the topics the
+     * coordinator's decisions rest on are fsynced at each write, those it made and those it found
+     * made without that (an older Ferry's, or by hand); heartbeats are not.
+     */
+    @Test
+    void aSingleBrokerFsyncsEachWriteOfTheTopicsDecisionsRestOn() throws Exception {
+        try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
+             KafkaLog log = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED);
+             Admin admin = admin(k)) {
+            for (String topic : List.of(KafkaLog.EVENTS, KafkaLog.COMMANDS, KafkaLog.DEAD_LETTER, KafkaLog.STATE)) {
+                org.junit.jupiter.api.Assertions.assertEquals("1", config(admin, topic, "flush.messages"), topic);
+            }
+            org.junit.jupiter.api.Assertions.assertEquals(Long.toString(Long.MAX_VALUE),
+                    config(admin, KafkaLog.HEARTBEATS, "flush.messages"), "heartbeats are left to the page cache");
+        }
+        try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("older"));
+             Admin admin = admin(k)) {
+            admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(KafkaLog.EVENTS, 8, (short) 1),
+                    new org.apache.kafka.clients.admin.NewTopic(KafkaLog.COMMANDS, 8, (short) 1))).all().get(30, TimeUnit.SECONDS);
+            org.junit.jupiter.api.Assertions.assertEquals(Long.toString(Long.MAX_VALUE), config(admin, KafkaLog.EVENTS, "flush.messages"));
+            try (KafkaLog log = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED)) {
+                org.junit.jupiter.api.Assertions.assertEquals("1", config(admin, KafkaLog.EVENTS, "flush.messages"));
+                org.junit.jupiter.api.Assertions.assertEquals("1", config(admin, KafkaLog.COMMANDS, "flush.messages"));
+            }
+        }
+    }
+
+    private static String config(Admin admin, String topic, String key) throws Exception {
+        org.apache.kafka.common.config.ConfigResource r = new org.apache.kafka.common.config.ConfigResource(
+                org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
+        return admin.describeConfigs(List.of(r)).all().get(30, TimeUnit.SECONDS).get(r).get(key).value();
+    }
+
     /** Issue 40, point 6: heartbeats (17 million a day at 1,000 nodes) expire instead of joining the history. */
     private static void assertExpires(Admin admin, String topic) throws Exception {
         org.apache.kafka.common.config.ConfigResource r = new org.apache.kafka.common.config.ConfigResource(
