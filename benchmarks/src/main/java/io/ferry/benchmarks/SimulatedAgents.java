@@ -178,7 +178,8 @@ final class SimulatedAgents {
     // simulated agents stand in for thousands of processes elsewhere, so they are kept cheap here.
     static byte[] captured(long g, int rank, String node, double seconds) {
         return ("{\"job\":\"" + JOB + "\",\"generation\":" + g + ",\"rank\":" + rank + ",\"node\":\"" + node
-                + "\",\"bytes\":" + RAW_BYTES + ",\"seconds\":" + seconds + ",\"type\":\"ImageCaptured\",\"v\":1}")
+                + "\",\"bytes\":" + RAW_BYTES + ",\"seconds\":" + seconds
+                + ",\"expectedWrittenBytes\":-1,\"type\":\"ImageCaptured\",\"v\":1}")
                 .getBytes(StandardCharsets.UTF_8);
     }
 
