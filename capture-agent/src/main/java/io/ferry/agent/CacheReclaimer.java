@@ -5,6 +5,7 @@ import io.ferry.model.DaemonThreads;
 import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
 import io.ferry.model.Placement;
+import io.ferry.staging.CacheTrash;
 import io.ferry.staging.LocalCache;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -41,12 +42,15 @@ import java.util.function.Predicate;
  * A removal runs on the job's command lane, so never beside a launch of the job; every removal is
  * logged with what and why, and, for a job the log knows, a {@link Event.CacheReported} says how
  * much the job holds here after it. A sweep that cannot read the log to its end decides nothing.
+ * Each sweep first deletes what killed processes left of their deletions ({@link CacheTrash}).
  * Thread-safe: one thread sweeps.
  */
 final class CacheReclaimer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(CacheReclaimer.class);
     /** A sweep gives up reading the log after this long, deciding nothing. */
     private static final Duration READ_LIMIT = Duration.ofSeconds(60);
+    /** A deletion's trash untouched this long is a killed process's leftover, not one under way. */
+    static final Duration TRASH_AGE = Duration.ofMinutes(10);
 
     private final KafkaLog log;
     private final String node;
@@ -104,6 +108,11 @@ final class CacheReclaimer implements AutoCloseable {
 
     /** One sweep: see the class comment. */
     void sweep() throws IOException {
+        CacheTrash.Swept trash = CacheTrash.sweep(cache.root(), TRASH_AGE, clock.millis());
+        if (!trash.removed().isEmpty()) {
+            LOG.info("ferry agent {}: cache: removed {} left by deletions a killed process did not finish ({} bytes): {}",
+                    node, trash.removed().size(), trash.freedBytes(), trash.removed());
+        }
         List<String> jobs = cache.jobs(); // before the log is read: a job here started before it
         if (jobs.isEmpty()) {
             return;

@@ -60,6 +60,11 @@ class CacheReclaimIT {
             cache.installPartnerCopy(in, partnerCopy); // b's rank 1: b's restore source should b be lost
             log.append(new Event.JobPlaced("moved", both.moving("a", "b").toString(), "node a lost"));
             image(cache, "stranger", 1, 0, true); // no event of it in this log
+            // What an agent killed in the middle of removing a generation of "running" left: its trash, long untouched.
+            Path trash = Files.createDirectories(cache.root().resolve("running/.trash-0-5eed/0"));
+            Files.write(trash.resolve("state"), new byte[1000]);
+            Files.setLastModifiedTime(trash.getParent(), java.nio.file.attribute.FileTime.fromMillis(
+                    System.currentTimeMillis() - Duration.ofHours(1).toMillis()));
 
             try (AgentService agent = new AgentService(log, "a", home)
                     .reclaiming(new CacheRetention(Duration.ofSeconds(2), Duration.ofHours(1))).start()) {
@@ -73,6 +78,7 @@ class CacheReclaimIT {
                     Thread.sleep(200);
                 }
             }
+            assertTrue(Files.notExists(trash.getParent()), "a killed deletion's trash goes with the first sweep");
             for (String job : List.of("running", "failed")) {
                 assertEquals(List.of(1L, 2L), cache.generations(job), job);
                 assertTrue(Files.exists(cache.imageDir(new ImageRef(job, 2, 0)).resolve("state")), job);

@@ -426,7 +426,8 @@ public final class LocalCache {
         }
     }
 
-    private static long bytesUnder(Path dir) throws IOException {
+    /** The bytes of the files under {@code dir} (or of {@code dir}, a file), not following links. */
+    static long bytesUnder(Path dir) throws IOException {
         try (Stream<Path> s = Files.walk(dir)) {
             return s.filter(Files::isRegularFile).mapToLong(p -> {
                 try {
