@@ -87,6 +87,9 @@ final class Decisions {
                     || overdue.rollbacks(j, now, heartbeatTimeoutMillis)) {
                 continue;
             }
+            if (resendCaptures(j)) {
+                continue;
+            }
             if (j.pendingRollback != null) {
                 boolean staging = j.generations.values().stream()
                         .anyMatch(g -> g.state == GenerationView.State.CAPTURED);
@@ -124,12 +127,41 @@ final class Decisions {
             j.generations.putIfAbsent(g, new GenerationView(g, j.nodeNames, j.ranks()));
             j.generations.get(g).requestedAtMillis = clock.millis();
         }
+        log.sendAll(captures(j, g));
+        return true;
+    }
+
+    /** The capture command of generation {@code g} for each node of the job's placement, each with its partner. */
+    private static Map<String, Command.Capture> captures(JobView j, long g) {
         Map<String, Command.Capture> capture = new java.util.LinkedHashMap<>();
         Map<String, String> partners = PeerHints.partners(j, j.placement);
         for (String node : j.placement.nodes()) {
-            capture.put(node, new Command.Capture(job, g, PeerHints.captureTarget(j, partners, node)));
+            capture.put(node, new Command.Capture(j.job, g, PeerHints.captureTarget(j, partners, node)));
         }
-        log.sendAll(capture);
+        return capture;
+    }
+
+    /**
+     * Sends again, once, the capture commands of a generation an earlier coordinator requested and
+     * this one found open in its replay (requested before this one began to judge the job; a request
+     * of its own is later, on its own clock): that coordinator may have crashed between logging the
+     * request and sending them, and the generation would only fail at its deadline (the capture
+     * timeout and a grace, from when this coordinator began to judge the job: {@link Overdue}),
+     * a checkpoint lost and the job unprotected meanwhile. A node that took the capture already
+     * ignores it ({@code NodeAgent}: a repeated capture is never taken again), one that never got
+     * it captures now. The deadline still holds. Whether it sent them.
+     */
+    private boolean resendCaptures(JobView j) {
+        GenerationView g = j.latest().orElse(null);
+        if (g == null || g.state != GenerationView.State.OPEN || g.failing || g.requestedAtMillis >= j.judgedSinceMillis
+                || g.capturesResent
+                || j.recovering || j.pendingRollback != null || !j.allRanksRunning()) {
+            return false;
+        }
+        synchronized (lock) {
+            g.capturesResent = true;
+        }
+        log.sendAll(captures(j, g.generation));
         return true;
     }
 }

@@ -45,6 +45,11 @@ public final class GenerationView {
      * ({@link Overdue}); the state follows when the event comes back round.
      */
     boolean failing;
+    /**
+     * The coordinator's own, not folded: set once it sent again the capture commands of a
+     * generation an earlier coordinator requested (found open in the replay); sent once.
+     */
+    boolean capturesResent;
     /** When its last rank was captured (log time, ms since the epoch); 0 until then or if unknown. */
     long capturedAtMillis;
     /** What its ranks' agents expect staging to write, from a sample at capture, and how many ranks said so. */

@@ -46,7 +46,11 @@ class DecisionsFromStateIT {
         }
     }
 
-    /** Crashed after logging CheckpointRequested, before sending the capture commands. */
+    /**
+     * Crashed after logging CheckpointRequested, before sending the capture commands: they are
+     * sent again, and with no agent to answer them (n0 only beats here) the generation still fails
+     * at its deadline.
+     */
     @Test
     void aGenerationWhoseCaptureCommandsWereNeverSentFailsAtItsDeadlineAndCheckpointingGoesOn() throws Exception {
         try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));
@@ -63,8 +67,10 @@ class DecisionsFromStateIT {
                     toN0.addAll(commands(agentView, "n0"));
                     return toN0.contains(new Command.Capture("lost", 1));
                 });
+                assertEquals(new Command.Capture("lost", 0), toN0.get(0),
+                        "the capture commands the crashed coordinator never sent are sent first: " + toN0);
                 GenerationView g0 = c.query(j -> j.get("lost").orElseThrow().generations.get(0L));
-                assertEquals(GenerationView.State.FAILED, g0.state());
+                assertEquals(GenerationView.State.FAILED, g0.state(), "no agent answered it: it fails at its deadline");
                 assertTrue(g0.failure.contains("no capture reported within the capture timeout"), g0.failure);
             } finally {
                 beats.shutdownNow();
