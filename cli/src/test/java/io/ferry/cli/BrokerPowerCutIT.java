@@ -106,14 +106,7 @@ class BrokerPowerCutIT {
             for (long g : leftOver) { // the history the job left: never taken for the new generation of its number
                 lines.await("generation " + g + " dropped from the cache", l -> l.contains("generation " + g + " of powercut dropped"));
             }
-            String next = lines.await("a new generation established", l -> l.matches(".*generation \\d+ established on the.*"));
-            assertTrue(Lines.generationOf(next) > newest, "new generations are numbered above every marker: " + next);
-            assertTrue(again.waitFor(3, TimeUnit.MINUTES), "ferry run ended");
-            assertEquals(0, again.exitValue(), String.join("\n", lines.lines));
-            for (int r = 0; r < 2; r++) {
-                assertEquals(Long.toString(LcgRank.uninterrupted(r, STEPS)), Files.readString(results.resolve("rank-" + r)).trim(),
-                        "rank " + r);
-            }
+            Resumed.goesOnExactly(again, lines, newest, results, STEPS);
         } finally {
             again.descendants().forEach(ProcessHandle::destroyForcibly);
             again.destroyForcibly();

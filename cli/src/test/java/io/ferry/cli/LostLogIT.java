@@ -10,7 +10,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -59,14 +58,7 @@ class LostLogIT {
                     l -> l.contains("generation " + newest + " found established on the store"));
             String resumed = lines.await("the resume", l -> l.contains("recovering: all ranks roll back to generation"));
             assertTrue(Lines.generationOf(resumed) >= newest, "resumed from the newest marker or a newer one: " + resumed);
-            String next = lines.await("a new generation established", l -> l.matches(".*generation \\d+ established on the.*"));
-            assertTrue(Lines.generationOf(next) > newest, "new generations are numbered above every marker: " + next);
-            assertTrue(again.waitFor(3, TimeUnit.MINUTES), "ferry run ended");
-            assertEquals(0, again.exitValue(), String.join("\n", lines.lines));
-            for (int r = 0; r < 2; r++) {
-                assertEquals(Long.toString(LcgRank.uninterrupted(r, STEPS)), Files.readString(results.resolve("rank-" + r)).trim(),
-                        "rank " + r);
-            }
+            Resumed.goesOnExactly(again, lines, newest, results, STEPS);
         } finally {
             again.descendants().forEach(ProcessHandle::destroyForcibly);
             again.destroyForcibly();
