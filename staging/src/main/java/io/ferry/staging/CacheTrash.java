@@ -22,6 +22,9 @@ import java.util.List;
  * directory, as it removes what it holds). Stateless.
  */
 public final class CacheTrash {
+    /** Where trash lies: the cache's root, a job's directory, a generation's. */
+    private static final int LEVELS = 3;
+
     /** What one sweep removed: the trash entries and their bytes. */
     public record Swept(List<Path> removed, long freedBytes) {
         public Swept {
@@ -34,45 +37,34 @@ public final class CacheTrash {
 
     /** Deletes the trash entries under {@code root} untouched for {@code olderThan} at {@code nowMillis}. */
     public static Swept sweep(Path root, Duration olderThan, long nowMillis) throws IOException {
+        List<Path> trash = new ArrayList<>();
+        find(root, LEVELS, trash);
         List<Path> removed = new ArrayList<>();
-        long[] freed = {0};
-        for (Path job : entries(root)) {
-            if (isTrash(job)) {
-                collect(job, olderThan, nowMillis, removed, freed);
-            } else if (Files.isDirectory(job, LinkOption.NOFOLLOW_LINKS)) {
-                for (Path gen : entries(job)) {
-                    if (isTrash(gen)) {
-                        collect(gen, olderThan, nowMillis, removed, freed);
-                    } else if (Files.isDirectory(gen, LinkOption.NOFOLLOW_LINKS)) {
-                        for (Path image : entries(gen)) {
-                            if (isTrash(image)) {
-                                collect(image, olderThan, nowMillis, removed, freed);
-                            }
-                        }
-                    }
+        long freed = 0;
+        for (Path t : trash) {
+            try {
+                if (nowMillis - Files.getLastModifiedTime(t, LinkOption.NOFOLLOW_LINKS).toMillis() < olderThan.toMillis()) {
+                    continue; // a deletion may be under way
                 }
+                long bytes = LocalCache.bytesUnder(t);
+                FileTrees.delete(t);
+                removed.add(t);
+                freed += bytes;
+            } catch (NoSuchFileException gone) {
+                // its own deletion finished meanwhile
             }
         }
-        return new Swept(removed, freed[0]);
+        return new Swept(removed, freed);
     }
 
-    private static boolean isTrash(Path p) {
-        return p.getFileName().toString().startsWith(".trash-");
-    }
-
-    private static void collect(Path trash, Duration olderThan, long nowMillis, List<Path> removed, long[] freed)
-            throws IOException {
-        try {
-            long touched = Files.getLastModifiedTime(trash, LinkOption.NOFOLLOW_LINKS).toMillis();
-            if (nowMillis - touched < olderThan.toMillis()) {
-                return; // a deletion may be under way
+    /** Adds the trash entries in {@code dir} and, {@code levels} deep, in the directories below it. */
+    private static void find(Path dir, int levels, List<Path> trash) throws IOException {
+        for (Path p : entries(dir)) {
+            if (p.getFileName().toString().startsWith(".trash-")) {
+                trash.add(p);
+            } else if (levels > 1 && Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+                find(p, levels - 1, trash);
             }
-            long bytes = LocalCache.bytesUnder(trash);
-            FileTrees.delete(trash);
-            removed.add(trash);
-            freed[0] += bytes;
-        } catch (NoSuchFileException gone) {
-            // its own deletion finished meanwhile
         }
     }
 
