@@ -117,29 +117,39 @@ final class TopicSetup {
      * may not alter them, what would.
      */
     private static void flushEachWrite(Admin admin, Set<String> existing, String bootstrap) throws InterruptedException {
-        for (String topic : FLUSHED) {
-            if (!existing.contains(topic)) {
-                continue;
-            }
-            ConfigResource r = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-            try {
-                var e = admin.describeConfigs(List.of(r)).all().get(30, TimeUnit.SECONDS).get(r).get(FLUSH_MESSAGES);
-                if (e != null && "1".equals(e.value())) {
-                    continue;
-                }
-                admin.incrementalAlterConfigs(Map.of(r, List.of(new AlterConfigOp(new ConfigEntry(FLUSH_MESSAGES, "1"),
-                        AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS);
-                System.err.println("ferry: topic " + topic + " on the single broker at " + bootstrap + " now has its writes"
-                        + " fsynced before they are acknowledged (" + FLUSH_MESSAGES + "=1): with no other replica, an"
-                        + " acknowledged event must survive a power cut of the broker's host");
-            } catch (ExecutionException | TimeoutException notAllowed) {
-                System.err.println("ferry: topic " + topic + " on the single broker at " + bootstrap + " leaves its writes to"
-                        + " the page cache, so a power cut of its host loses the newest events; set " + FLUSH_MESSAGES
-                        + "=1 (kafka-configs.sh --bootstrap-server " + bootstrap + " --alter --entity-type topics --entity-name "
-                        + topic + " --add-config " + FLUSH_MESSAGES + "=1): " + (notAllowed.getCause() != null
-                        ? notAllowed.getCause().getMessage() : notAllowed.toString()));
-            }
+        List<ConfigResource> found = FLUSHED.stream().filter(existing::contains)
+                .map(t -> new ConfigResource(ConfigResource.Type.TOPIC, t)).toList();
+        if (found.isEmpty()) {
+            return;
         }
+        try {
+            Map<ConfigResource, org.apache.kafka.clients.admin.Config> configs = admin.describeConfigs(found).all()
+                    .get(30, TimeUnit.SECONDS); // one request for all of them: this runs at every log's start
+            Map<ConfigResource, java.util.Collection<AlterConfigOp>> alter = new HashMap<>();
+            for (ConfigResource r : found) {
+                ConfigEntry e = configs.get(r).get(FLUSH_MESSAGES);
+                if (e == null || !"1".equals(e.value())) {
+                    alter.put(r, List.of(new AlterConfigOp(new ConfigEntry(FLUSH_MESSAGES, "1"), AlterConfigOp.OpType.SET)));
+                }
+            }
+            if (alter.isEmpty()) {
+                return;
+            }
+            admin.incrementalAlterConfigs(alter).all().get(30, TimeUnit.SECONDS);
+            System.err.println("ferry: topics " + names(alter.keySet()) + " on the single broker at " + bootstrap
+                    + " now have their writes fsynced before they are acknowledged (" + FLUSH_MESSAGES + "=1): with no"
+                    + " other replica, an acknowledged event must survive a power cut of the broker's host");
+        } catch (ExecutionException | TimeoutException notAllowed) {
+            System.err.println("ferry: topics " + names(found) + " on the single broker at " + bootstrap + " may leave"
+                    + " their writes to the page cache, so a power cut of its host loses the newest events; set "
+                    + FLUSH_MESSAGES + "=1 on each (kafka-configs.sh --bootstrap-server " + bootstrap + " --alter"
+                    + " --entity-type topics --entity-name TOPIC --add-config " + FLUSH_MESSAGES + "=1): "
+                    + (notAllowed.getCause() != null ? notAllowed.getCause().getMessage() : notAllowed.toString()));
+        }
+    }
+
+    private static String names(java.util.Collection<ConfigResource> topics) {
+        return topics.stream().map(ConfigResource::name).sorted().toList().toString();
     }
 
     /** Ferry's topics as it makes them (the replication factor is set when they are made). */
