@@ -132,21 +132,6 @@ class FaultHarnessIT {
         }
     }
 
-    private static final class Tally {
-        int runs;
-        int injected;
-        int recoveries;
-        int established;
-        /** Of those, the ones established after the fault: checkpointing resumed. */
-        int afterFault;
-        int lost;
-        int wrong;
-        int hangs;
-        /** Damage injected into a cached or stored object, and how often it was caught. */
-        int rotted;
-        int rotCaught;
-    }
-
     @TempDir
     Path tmp;
 
@@ -165,7 +150,7 @@ class FaultHarnessIT {
         broker.main = BrokerProcess.class;
         Cluster separate = new Cluster(broker, coordinator("coordinator-site", "--kafka", siteKafka),
                 List.of(agent("m0", siteKafka), agent("m1", siteKafka)), siteKafka);
-        Map<Fault, Tally> tallies = new EnumMap<>(Fault.class);
+        Map<Fault, FaultTable.Tally> tallies = new EnumMap<>(Fault.class);
         List<String> problems = new ArrayList<>();
         Path script = LcgRank.script(tmp, STEPS);
         Path longScript = LcgRank.script(Files.createDirectories(tmp.resolve("long")), STEPS_LONG);
@@ -174,7 +159,7 @@ class FaultHarnessIT {
                 Random rnd = new Random(seed * 1_000_003 + i);
                 Fault fault = only.isEmpty() ? Fault.values()[(int) ((seed + i) % Fault.values().length)]
                         : only.get(i % only.size());
-                Tally t = tallies.computeIfAbsent(fault, f -> new Tally());
+                FaultTable.Tally t = tallies.computeIfAbsent(fault, f -> new FaultTable.Tally());
                 t.runs++;
                 long t0 = System.nanoTime();
                 Cluster cluster = fault == Fault.BROKER_KILLED ? separate : embedded;
@@ -190,7 +175,7 @@ class FaultHarnessIT {
             embedded.stop();
             separate.stop();
         }
-        System.out.println(table(tallies));
+        System.out.println(FaultTable.of(tallies));
         assertTrue(problems.isEmpty(), String.join("\n", problems));
     }
 
@@ -240,7 +225,7 @@ class FaultHarnessIT {
     }
 
     /** One job with one fault; "ok" or what went wrong. */
-    private String run(int i, Fault fault, Random rnd, Cluster cluster, Path script, int steps, Tally t) throws Exception {
+    private String run(int i, Fault fault, Random rnd, Cluster cluster, Path script, int steps, FaultTable.Tally t) throws Exception {
         Daemon coordinator = cluster.coordinator();
         List<Daemon> agents = cluster.agents();
         Daemon target = fault == Fault.BROKER_KILLED ? cluster.broker() : fault.onCoordinator() ? coordinator
@@ -432,33 +417,5 @@ class FaultHarnessIT {
             }
         }
         return out;
-    }
-
-    private static String table(Map<Fault, Tally> tallies) {
-        StringBuilder b = new StringBuilder("\n| fault | runs | injected | recoveries | snapshots established"
-                + " | of them after the fault | snapshots lost | wrong results | hangs | damage caught |\n"
-                + "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-        Tally all = new Tally();
-        for (var e : tallies.entrySet()) {
-            Tally t = e.getValue();
-            b.append(row(e.getKey().name().toLowerCase(Locale.ROOT).replace('_', ' '), t));
-            all.runs += t.runs;
-            all.injected += t.injected;
-            all.recoveries += t.recoveries;
-            all.established += t.established;
-            all.afterFault += t.afterFault;
-            all.lost += t.lost;
-            all.wrong += t.wrong;
-            all.hangs += t.hangs;
-            all.rotted += t.rotted;
-            all.rotCaught += t.rotCaught;
-        }
-        return b.append(row("**all**", all)).toString();
-    }
-
-    private static String row(String name, Tally t) {
-        return String.format(Locale.ROOT, "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %s |%n", name, t.runs, t.injected,
-                t.recoveries, t.established, t.afterFault, t.lost, t.wrong, t.hangs,
-                t.rotted == 0 ? "" : t.rotCaught + " of " + t.rotted);
     }
 }
