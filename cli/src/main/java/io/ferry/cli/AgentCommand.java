@@ -53,19 +53,28 @@ final class AgentCommand implements Callable<Integer> {
         java.net.InetSocketAddress bind = peerBind();
         io.ferry.agent.peer.PeerEndpoint peer = bind == null ? null : new io.ferry.agent.peer.PeerEndpoint(bind, peerAuth(bind));
         KafkaLog log = new KafkaLog(kafka, KafkaAccess.configured(kafka).client()); // kafka.*: this host's TLS/SASL login
+        // Credentials: the configuration file and FERRY_* variables of this host (never the log); the SDKs' own
+        // environment as well. Ranks a launcher starts on this host find this agent by its host name.
+        AgentService agent;
+        try {
+            agent = new AgentService(log, name, h.dir(), every, Configuration.secrets(System.getenv()), true, peer)
+                    .allowingChaos(allowChaos).reclaiming(retention);
+        } catch (RuntimeException e) {
+            log.close();
+            homeLock.close();
+            throw e;
+        }
         io.ferry.eventlog.NodeClaim claim;
         try { // one agent per node name: refused while another host's or home's agent holds it
             claim = io.ferry.eventlog.NodeClaim.claim(log, name, io.ferry.agent.RankSpool.hostName(),
-                    h.dir().toAbsolutePath().toString(), every);
+                    h.dir().toAbsolutePath().toString(), every, agent.peerAddress().orElse(""));
         } catch (RuntimeException taken) {
+            agent.close();
             log.close();
             homeLock.close();
             throw taken;
         }
-        // Credentials: the configuration file and FERRY_* variables of this host (never the log); the SDKs' own
-        // environment as well. Ranks a launcher starts on this host find this agent by its host name.
-        AgentService agent = new AgentService(log, name, h.dir(), every, Configuration.secrets(System.getenv()), true,
-                peer).allowingChaos(allowChaos).reclaiming(retention).claimedAt(claim.epoch());
+        agent.claimedAt(claim.epoch());
         io.ferry.agent.MetricsEndpoint metrics = AgentMetrics.start(agent, metricsAt, System.out);
         agent.start();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -11,15 +11,29 @@ import java.util.concurrent.ConcurrentHashMap;
  * higher epoch than its own and leaves the command to the newer one. Learned live from the
  * heartbeats topic, never replayed: until a node's agent is heard (within one of its
  * intervals after a coordinator starts), its commands carry none and any agent of the name
- * takes them. Thread-safe.
+ * takes them. Also where the newest agent of each node serves its cache to the others (its
+ * peer address, known before any job runs there). Thread-safe.
  */
 final class AgentEpochs {
     private final Map<String, Long> newest = new ConcurrentHashMap<>();
+    private final Map<String, String> peers = new ConcurrentHashMap<>();
 
     void heard(Event.AgentPresent p) {
         if (p.epoch() >= 0) {
-            newest.merge(p.node(), p.epoch(), Math::max);
+            long now = newest.merge(p.node(), p.epoch(), Math::max);
+            if (now == p.epoch()) {
+                if (p.peer().isEmpty() || p.leaving()) {
+                    peers.remove(p.node());
+                } else {
+                    peers.put(p.node(), p.peer());
+                }
+            }
         }
+    }
+
+    /** Where the newest agent heard of {@code node} serves its cache ({@code HOST:PORT}), or null. */
+    String peerOf(String node) {
+        return peers.get(node);
     }
 
     /** The newest epoch of {@code node}'s agent, or -1 when none was heard. */

@@ -20,11 +20,18 @@ final class Recovery {
     private static final long LAUNCHER_FRESH_MILLIS = 3 * Event.Heartbeat.LAUNCHER_INTERVAL_MILLIS;
     /** Unreadable settings already said (from an older writer's events): each is said once. */
     private static final java.util.Set<String> UNREADABLE_SAID = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Recovery.class);
     private final KafkaLog log;
     private final Object lock;
     private final java.time.Clock clock;
 
-    Recovery(KafkaLog log, Object lock, java.time.Clock clock) {
+    /** Where a node's agent serves its cache to the others ({@code HOST:PORT}), or null where unknown. */
+    private final java.util.function.Function<String, String> peerOf;
+    /** The newest launch id given (every launch of one start shares one; the next start's is higher). */
+    private long lastLaunchId;
+
+    Recovery(KafkaLog log, Object lock, java.time.Clock clock, java.util.function.Function<String, String> peerOf) {
+        this.peerOf = peerOf;
         this.log = log;
         this.lock = lock;
         this.clock = clock;
@@ -283,15 +290,52 @@ final class Recovery {
             return;
         }
         java.util.Map<String, Command.Launch> launches = new java.util.LinkedHashMap<>();
+        String lead = lead(j);
+        long id = nextLaunchId();
         for (String node : j.placement.nodes()) {
-            launches.put(node, launch(j, node, g, j.placement.ranksOn(node).toString(), cause));
+            launches.put(node, launch(j, node, g, j.placement.ranksOn(node).toString(), cause, lead, id));
         }
         log.sendAll(launches);
     }
 
     private Command.Launch launch(JobView j, String node, long g, String ranks, String cause) {
+        return launch(j, node, g, ranks, cause, "", 0);
+    }
+
+    private Command.Launch launch(JobView j, String node, long g, String ranks, String cause, String lead, long id) {
         return new Command.Launch(j.job, node, g, ranks, j.ranks(), j.started.store(), j.started.launch(), cause, false,
-                g < 0 ? java.util.Map.of() : PeerHints.forRestart(j, g, io.ferry.model.RankSet.parse(ranks), node, clock.millis()));
+                g < 0 ? java.util.Map.of() : PeerHints.forRestart(j, g, io.ferry.model.RankSet.parse(ranks), node, clock.millis()),
+                lead, id);
+    }
+
+    /**
+     * For a DMTCP job on more than one node: rank 0's node as {@code NODE=HOST:PORT}, whose agent runs
+     * the job's one DMTCP coordinator and tells the other nodes where it is (so the sockets between
+     * ranks on different nodes are checkpointed together). Empty for other jobs, and where that
+     * agent's peer address is not known (no presence heard yet, or it serves no peers): each node's
+     * ranks are then a computation of their own, as on one node.
+     */
+    private String lead(JobView j) {
+        if (!"dmtcp".equals(j.started.launch().capture()) || j.placement.nodes().size() < 2) {
+            return "";
+        }
+        String node = j.placement.nodeOf(0);
+        String address = peerOf.apply(node);
+        if (address == null) {
+            address = j.peers.get(node);
+        }
+        if (address == null) {
+            LOG.warn("job " + j.job + ": the agent of " + node + " (rank 0) serves no peers that are known: each node's"
+                    + " DMTCP ranks are checkpointed as a computation of their own (sockets across nodes are not)");
+            return "";
+        }
+        return node + "=" + address;
+    }
+
+    /** Unique to one start of a job, and higher than any given before by this coordinator. */
+    private synchronized long nextLaunchId() {
+        lastLaunchId = Math.max(lastLaunchId + 1, clock.millis());
+        return lastLaunchId;
     }
 
     /** Ranks of the current launcher attempt joined {@code node}: its agent restores them and lets them run. */

@@ -80,6 +80,54 @@ class HeartbeatsTopicIT {
         }
     }
 
+    /**
+     * A DMTCP job on several nodes is one DMTCP computation: every node's launch names rank 0's
+     * node as its lead, at the peer address its agent's presence gave (known before any job ran
+     * there), and carries one launch id shared by that start's launches. A job of another method,
+     * or on one node, has no lead.
+     */
+    @Test
+    void theLaunchesOfADmtcpJobOnSeveralNodesNameRank0sAgentAsTheirLead() throws Exception {
+        try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));
+             KafkaLog log = new KafkaLog(kafka.bootstrapServers());
+             KafkaConsumer<byte[], byte[]> agentView = log.reader(KafkaLog.COMMANDS, true);
+             Coordinator c = new Coordinator(log, Clock.systemUTC(), TIMEOUT).start()) {
+            assertTrue(c.awaitLive(Duration.ofSeconds(30)));
+            String store = tmp.resolve("store").toUri().toString();
+            log.append(new Event.AgentPresent("n1", "00000000000000a1", "h1", "/f", 1000, 7, false, "10.0.0.1:4000"));
+            // heard once a command to n1 carries its epoch
+            log.append(new Event.JobStarted("probe", 1, 0, true, store, "login", "block:n1", LaunchSpec.of(List.of("sim"))));
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            for (boolean heard = false; !heard; ) {
+                assertTrue(System.nanoTime() < deadline, "n1's presence was never heard");
+                log.send(KafkaLog.COORDINATOR, new Command.RequestCheckpoint("probe"));
+                for (ConsumerRecord<byte[], byte[]> r : agentView.poll(Duration.ofMillis(300))) {
+                    heard |= io.ferry.eventlog.EpochHeader.of(r) == 7;
+                }
+            }
+            LaunchSpec dmtcp = new LaunchSpec(List.of("sim"), "dmtcp", 60_000, "USR2", Map.of());
+            log.append(new Event.JobStarted("wide", 4, 0, true, store, "login", "block:n1,n2", dmtcp));
+            log.append(new Event.JobStarted("narrow", 2, 0, true, store, "login", "block:n1", dmtcp));
+            log.append(new Event.JobStarted("cooperative", 4, 0, true, store, "login", "block:n1,n2",
+                    LaunchSpec.of(List.of("sim"))));
+            Map<String, List<Command.Launch>> byJob = new java.util.TreeMap<>();
+            while (byJob.values().stream().mapToInt(List::size).sum() < 5) {
+                assertTrue(System.nanoTime() < deadline, "launches so far: " + byJob);
+                launches(agentView).stream().filter(l -> !l.job().equals("probe"))
+                        .forEach(l -> byJob.computeIfAbsent(l.job(), k -> new ArrayList<>()).add(l));
+            }
+            List<Command.Launch> wide = byJob.get("wide");
+            assertEquals(2, wide.size(), byJob.toString());
+            for (Command.Launch l : wide) {
+                assertEquals("n1=10.0.0.1:4000", l.lead(), "rank 0 is on n1: " + l);
+            }
+            assertTrue(wide.get(0).launchId() > 0 && wide.get(0).launchId() == wide.get(1).launchId(),
+                    "one id for one start: " + wide);
+            assertEquals("", byJob.get("narrow").get(0).lead(), "one node: its own computation");
+            byJob.get("cooperative").forEach(l -> assertEquals("", l.lead(), "not DMTCP: " + l));
+        }
+    }
+
     @Test
     void heartbeatsOnTheirOwnTopicKeepNodesAliveAndOldOnesInTheEventsStillCount() throws Exception {
         try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));

@@ -64,10 +64,15 @@ public final class NodeClaim implements Closeable {
      * agent holds it.
      */
     public static NodeClaim claim(KafkaLog log, String node, String host, String home, Duration interval) {
+        return claim(log, node, host, home, interval, "");
+    }
+
+    /** {@link #claim(KafkaLog, String, String, String, Duration)} by an agent serving its cache at {@code peer}. */
+    public static NodeClaim claim(KafkaLog log, String node, String host, String home, Duration interval, String peer) {
         byte[] id = new byte[8];
         new java.security.SecureRandom().nextBytes(id);
         Event.AgentPresent first = new Event.AgentPresent(node, HexFormat.of().formatHex(id), host, home,
-                Math.max(1, interval.toMillis()), -1, false);
+                Math.max(1, interval.toMillis()), -1, false, peer);
         RecordMetadata at = log.appendLocated(first);
         Optional<String> holder = other(log, first, at);
         if (holder.isPresent()) {

@@ -39,9 +39,17 @@ public sealed interface Command {
      * @param peers  for a rank whose image other nodes' caches may hold (where it ran, its
      *               partner), those nodes as {@code NODE=HOST:PORT,...}, nearest first
      *               ({@link PeerAddresses}); asked when this node's own cache has no copy
+     * @param lead     for ranks that one computation spans across nodes (DMTCP, whose one coordinator
+     *                 drains and restores the sockets between them): the node whose agent runs that
+     *                 coordinator, rank 0's, as {@code NODE=HOST:PORT} (where its agent answers the
+     *                 others); empty where each node's ranks are a computation of their own
+     * @param launchId the same for every node's launch of one (re)start of the job and different for
+     *                 the next: what a node asks the lead for is that start's coordinator, never an
+     *                 earlier one's (0: none)
      */
     record Launch(String job, String node, long generation, String ranks, int nranks, String store, LaunchSpec launch,
-                  String cause, boolean adopt, java.util.Map<Integer, String> peers) implements Command {
+                  String cause, boolean adopt, java.util.Map<Integer, String> peers, String lead, long launchId)
+            implements Command {
         public Launch {
             Names.requireJob(job);
             Placement.requireNode(node);
@@ -49,6 +57,23 @@ public sealed interface Command {
             java.util.Objects.requireNonNull(launch, "launch");
             java.util.Objects.requireNonNull(store, "store");
             peers = PeerAddresses.checked(peers);
+            lead = lead == null ? "" : lead;
+            if (!lead.isEmpty() && PeerAddresses.parse(lead).size() != 1) {
+                throw new IllegalArgumentException("a launch's lead is one NODE=HOST:PORT, got '" + lead + "'");
+            }
+            if (launchId < 0) {
+                throw new IllegalArgumentException("a launch id is >= 0, got " + launchId);
+            }
+        }
+
+        public Launch(String job, String node, long generation, String ranks, int nranks, String store, LaunchSpec launch,
+                      String cause, boolean adopt, java.util.Map<Integer, String> peers) {
+            this(job, node, generation, ranks, nranks, store, launch, cause, adopt, peers, "", 0);
+        }
+
+        /** The lead node's name, empty where there is none. */
+        public String leadNode() {
+            return lead.isEmpty() ? "" : PeerAddresses.parse(lead).get(0).node();
         }
 
         public Launch(String job, String node, long generation, String ranks, int nranks, String store, LaunchSpec launch,

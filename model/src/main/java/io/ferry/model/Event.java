@@ -260,9 +260,12 @@ public sealed interface Event {
      *                    coordinator heard, so an older agent of the name that is still alive (cut
      *                    off, then back) knows they are not its own
      * @param leaving     its last word: it stops (or was refused the name), and the name is free now
+     * @param peer        where it serves its cache to the other agents ({@code HOST:PORT}, "" where it does
+     *                    not): known before any job, so a job's first launch can name the node whose agent
+     *                    leads a computation that spans nodes (DMTCP's coordinator)
      */
     record AgentPresent(String node, String incarnation, String host, String home, long intervalMillis, long epoch,
-                        boolean leaving) implements Event {
+                        boolean leaving, String peer) implements Event {
         /** The key of every agent's presence (not a job id: parentheses are not allowed in one). */
         public static final String AGENTS = "(agents)";
 
@@ -282,6 +285,16 @@ public sealed interface Event {
                 throw new IllegalArgumentException("an agent's presence interval must be 1 ms to 1 h, got "
                         + intervalMillis);
             }
+            peer = peer == null ? "" : peer;
+            if (!peer.isEmpty()) {
+                PeerAddresses.requireAddress(peer);
+            }
+        }
+
+        /** An agent that serves no cache to peers. */
+        public AgentPresent(String node, String incarnation, String host, String home, long intervalMillis, long epoch,
+                            boolean leaving) {
+            this(node, incarnation, host, home, intervalMillis, epoch, leaving, "");
         }
 
         @Override
@@ -291,12 +304,12 @@ public sealed interface Event {
 
         /** The same agent's last word. */
         public AgentPresent leave() {
-            return new AgentPresent(node, incarnation, host, home, intervalMillis, epoch, true);
+            return new AgentPresent(node, incarnation, host, home, intervalMillis, epoch, true, peer);
         }
 
         /** The same agent's presence once its first is in the log at offset {@code first}. */
         public AgentPresent at(long first) {
-            return new AgentPresent(node, incarnation, host, home, intervalMillis, first, leaving);
+            return new AgentPresent(node, incarnation, host, home, intervalMillis, first, leaving, peer);
         }
     }
 

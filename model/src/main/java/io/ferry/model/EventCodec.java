@@ -45,7 +45,9 @@ public final class EventCodec {
             Event.ImageStaged.class, Map.of("manifest", ""),
             Event.PredictionMade.class, Map.of("writtenBytes", "-1", "readShare", "0"),
             Event.RestoreFailed.class, Map.of("provenBad", "true"),
-            Event.ImageCaptured.class, Map.of("expectedWrittenBytes", "-1"));
+            Event.ImageCaptured.class, Map.of("expectedWrittenBytes", "-1"),
+            Event.AgentPresent.class, Map.of("peer", ""),
+            Command.Launch.class, Map.of("lead", "", "launchId", "0"));
     private static final FlatRecords FLAT = new FlatRecords(TYPES, ADDED_LATER);
 
     private EventCodec() {}

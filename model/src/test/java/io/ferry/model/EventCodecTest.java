@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -53,7 +54,8 @@ class EventCodecTest {
                 new Event.StoreHealthReported("j", "n0", "s3://b/p", "OPEN", 10, 3, 2, 1),
                 new Event.HaltRequested("j", 1_795_000_000_000L, "ferry halt"),
                 new Event.AgentPresent("n0", "0123456789abcdef", "host-a", "/ssd/ferry", 5000, 42, false),
-                new Event.AgentPresent("n0", "0123456789abcdef", "host-a", "/ssd/ferry", 5000, -1, false).leave());
+                new Event.AgentPresent("n0", "0123456789abcdef", "host-a", "/ssd/ferry", 5000, -1, false).leave(),
+                new Event.AgentPresent("n0", "0123456789abcdef", "host-a", "/ssd/ferry", 5000, 7, false, "10.0.0.7:40123"));
         for (Event e : all) {
             assertEquals(e, EventCodec.decode(EventCodec.encode(e)));
             assertEquals(e, EventCodec.decodeTree(EventCodec.encode(e), Event.class), "the general path alone");
@@ -67,7 +69,9 @@ class EventCodecTest {
                 new Command.PlanRestart("j", "n1", 4, "2-3", "file:/s", Map.of("s3.region", "eu"), "r-1"),
                 new Command.PlanRestart("j", "n1", 4, "2-3", "file:/s", Map.of(), "r-2", Map.of(2, "n0=10.0.0.1:9,n2=h2:10")),
                 new Command.Launch("j", "n2", 4, "4-7", 8, "file:/s", LaunchSpec.of(List.of("./sim")), "node lost", false,
-                        Map.of(4, "n1=10.0.0.1:5000", 5, "n1=10.0.0.1:5000,n3=10.0.0.3:5000")))) {
+                        Map.of(4, "n1=10.0.0.1:5000", 5, "n1=10.0.0.1:5000,n3=10.0.0.3:5000")),
+                new Command.Launch("j", "n2", 4, "4-7", 8, "file:/s", LaunchSpec.of(List.of("./sim")), "node lost", false,
+                        Map.of(), "n0=10.0.0.1:5000", 1_795_000_000_123L))) {
             assertEquals(c, EventCodec.decodeCommand(EventCodec.encode(c)));
         }
     }
@@ -80,6 +84,28 @@ class EventCodecTest {
         assertEquals(new Event.RestoreFailed("j", 4, "n1", "cannot launch: x", false, true), EventCodec.decode(utf8(old)));
         String away = old.replace("\"storeUnreachable\":false", "\"storeUnreachable\":true");
         assertEquals(false, ((Event.RestoreFailed) EventCodec.decode(utf8(away))).provenBad(), "the store away proves nothing");
+    }
+
+    @Test
+    void launchesAndPresencesWrittenBeforeSpanningComputationsReadAsNoneAndAreChecked() {
+        Command.Launch plain = new Command.Launch("j", "n2", 4, "4-7", 8, "file:/s", LaunchSpec.of(List.of("./sim")), "x");
+        String json = new String(EventCodec.encode(plain), StandardCharsets.UTF_8);
+        String old = json.replace(",\"lead\":\"\"", "").replace(",\"launchId\":0", "");
+        assertFalse(old.contains("lead") || old.contains("launchId"), old);
+        Command.Launch read = (Command.Launch) EventCodec.decodeCommand(utf8(old));
+        assertEquals(plain, read);
+        assertEquals("", read.leadNode());
+        assertEquals("n0", new Command.Launch("j", "n2", 4, "4", 8, "file:/s", LaunchSpec.of(List.of("./sim")), "x", false,
+                Map.of(), "n0=10.0.0.1:5000", 9).leadNode());
+        assertThrows(IllegalArgumentException.class, () -> new Command.Launch("j", "n2", 4, "4", 8, "file:/s",
+                LaunchSpec.of(List.of("./sim")), "x", false, Map.of(), "n0=h:1,n1=h:2", 9), "one lead, not two");
+        assertThrows(IllegalArgumentException.class, () -> new Command.Launch("j", "n2", 4, "4", 8, "file:/s",
+                LaunchSpec.of(List.of("./sim")), "x", false, Map.of(), "", -1), "a negative launch id");
+        String presence = "{\"node\":\"n0\",\"incarnation\":\"0123456789abcdef\",\"host\":\"h\",\"home\":\"/f\","
+                + "\"intervalMillis\":5000,\"epoch\":3,\"leaving\":false,\"type\":\"AgentPresent\",\"v\":1}";
+        assertEquals("", ((Event.AgentPresent) EventCodec.decode(utf8(presence))).peer());
+        assertThrows(IllegalArgumentException.class, () -> EventCodec.decode(utf8(presence.replace("\"leaving\":false",
+                "\"leaving\":false,\"peer\":\"no-port\""))), "a peer address without a port");
     }
 
     private static byte[] utf8(String s) {
