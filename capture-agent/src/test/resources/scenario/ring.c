@@ -6,7 +6,9 @@
  * the value to an open file (O_APPEND), and prints "step N". At the end it appends
  * "done <value>". Each rank's file depends on every message it got, so a restore that loses,
  * repeats or reorders a message in flight leaves a different file than an uninterrupted run.
- * RANK and NRANKS default to FERRY_RANK and FERRY_NRANKS.
+ * RANK and NRANKS default to FERRY_RANK and FERRY_NRANKS. With RING_HOSTS (one IPv4 address
+ * per rank, comma-separated) the ranks are on those hosts: each listens on every address and
+ * connects to the next rank's host.
  * Usage: ring OUT STEPS STEP_MILLIS BASE_PORT [RANK NRANKS]
  */
 #include <arpa/inet.h>
@@ -63,13 +65,26 @@ int main(int argc, char **argv) {
     struct sockaddr_in a;
     memset(&a, 0, sizeof a);
     a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const char *hosts = getenv("RING_HOSTS");
+    a.sin_addr.s_addr = htonl(hosts != NULL ? INADDR_ANY : INADDR_LOOPBACK);
     a.sin_port = htons((uint16_t)(base + rank));
     if (bind(listener, (struct sockaddr *)&a, sizeof a) != 0 || listen(listener, 1) != 0) {
         perror("ring: listen");
         return 1;
     }
     a.sin_port = htons((uint16_t)(base + (rank + 1) % nranks));
+    if (hosts != NULL) { /* the next rank's host: the ((rank + 1) % nranks)-th address */
+        char copy[1024];
+        snprintf(copy, sizeof copy, "%s", hosts);
+        char *save = NULL, *h = strtok_r(copy, ",", &save);
+        for (int i = 0; h != NULL && i < (rank + 1) % nranks; i++) {
+            h = strtok_r(NULL, ",", &save);
+        }
+        if (h == NULL || inet_pton(AF_INET, h, &a.sin_addr) != 1) {
+            fprintf(stderr, "ring: RING_HOSTS names no IPv4 address for rank %d\n", (rank + 1) % nranks);
+            return 2;
+        }
+    }
     int next = -1;
     for (int tries = 0; next < 0; tries++) { /* the next rank may not listen yet: 30 s at most */
         next = socket(AF_INET, SOCK_STREAM, 0);

@@ -51,6 +51,8 @@ public final class AgentService implements Closeable {
     private final RankSpool spool;
     /** This node's cache served to the other agents (partner copies, restarts elsewhere), or null. */
     private final io.ferry.agent.peer.PeerServer peers;
+    /** What this agent answers the others about the DMTCP computations it leads (on the peer port). */
+    private final io.ferry.agent.capture.DmtcpBoard board = new io.ferry.agent.capture.DmtcpBoard();
     private final io.ferry.agent.peer.PeerAuth peerAuth;
     /** This node's meters, or null where the process keeps none. */
     private volatile AgentMeters meters;
@@ -114,7 +116,7 @@ public final class AgentService implements Closeable {
         try {
             this.peers = peerListen == null ? null
                     : new io.ferry.agent.peer.PeerServer(peerListen, io.ferry.staging.Staging.localCache(home.resolve("cache")),
-                    peerAuth);
+                    peerAuth).answering(board::answer);
         } catch (java.io.IOException e) {
             releaseHome();
             throw new java.io.UncheckedIOException("cannot serve the cache to peers on " + peerListen + ": " + e.getMessage(), e);
@@ -261,6 +263,9 @@ public final class AgentService implements Closeable {
             killNode();
             return;
         }
+        if (c instanceof Command.Launch l && l.launchId() > 0) { // before the lane: a launch under way sees it's superseded
+            board.launched(l.job(), l.launchId());
+        }
         lane(c.job()).execute(() -> {
             MDC.put("node", node); // the lane's log lines name their node and job
             MDC.put("job", c.job());
@@ -282,7 +287,7 @@ public final class AgentService implements Closeable {
         try {
             if (c instanceof Command.Launch l) {
                 JobOnNode j = jobs.computeIfAbsent(l.job(), job -> new JobOnNode(new NodeServices(log, node, home, heartbeat,
-                        secrets, spool, meters, () -> !running), new Peering(peerAddress().orElse(null), peerAuth)));
+                        secrets, spool, meters, () -> !running), new Peering(peerAddress().orElse(null), peerAuth, board)));
                 j.launch(l);
                 if (l.rankSet().isEmpty()) {
                     jobs.remove(l.job(), j);
@@ -297,6 +302,7 @@ public final class AgentService implements Closeable {
                 if (j != null) {
                     j.release();
                 }
+                board.release(rel.job());
             } else if (c instanceof Command.PlanRestart p) {
                 planRestart(p);
             } else if (c instanceof Command.KillRank k) {
@@ -312,6 +318,11 @@ public final class AgentService implements Closeable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
+            if (superseded(e)) {
+                LOG.info("ferry agent " + node + ": " + c.getClass().getSimpleName() + " of job " + c.job()
+                        + " given up for the newer one already received: " + e.getMessage());
+                return;
+            }
             failedCommands.incrementAndGet();
             if (c instanceof Command.Launch l) { // tell the job, not only this node's log: its submitter is waiting
                 try { // a program missing here or a store this node cannot open says nothing against the generation
@@ -324,6 +335,16 @@ public final class AgentService implements Closeable {
             LOG.warn("ferry agent " + node + ": " + c.getClass().getSimpleName() + " of job " + c.job()
                     + " failed: " + e.getMessage());
         }
+    }
+
+    /** Whether {@code e} is, or is caused by, a launch giving up for a newer one (see {@link io.ferry.agent.capture.SupersededLaunchException}). */
+    private static boolean superseded(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof io.ferry.agent.capture.SupersededLaunchException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** A dry run of a restart on this node: the tier each rank would come from, nothing copied. */

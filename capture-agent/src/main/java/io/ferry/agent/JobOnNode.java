@@ -85,7 +85,7 @@ final class JobOnNode {
         if (!restored(l, dirs)) {
             return; // the coordinator picks an older generation and sends another launch
         }
-        agent.launch(l.generation(), dirs);
+        agent.launch(l.generation(), dirs, peering.span(l, node));
     }
 
     /**

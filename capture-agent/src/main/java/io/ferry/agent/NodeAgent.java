@@ -102,7 +102,19 @@ public final class NodeAgent implements Closeable {
      * of ranks this agent stopped itself.
      */
     public synchronized void launch(long restartGeneration, Map<Integer, Path> restartDirs) throws IOException {
+        launch(restartGeneration, restartDirs, null);
+    }
+
+    /**
+     * {@link #launch(long, Map)}; for DMTCP ranks, as part of the job's one computation across
+     * nodes {@code span} (null: this node's ranks are a computation of their own).
+     */
+    public synchronized void launch(long restartGeneration, Map<Integer, Path> restartDirs,
+                                    io.ferry.agent.capture.DmtcpSpan span) throws IOException {
         long epoch = ++launchEpoch;
+        if (transparent.isPresent() && transparent.get() instanceof io.ferry.agent.capture.DmtcpCapturer d) {
+            d.span(span);
+        }
         try {
             startRanks(epoch, restartGeneration, restartDirs);
             if (transparent.isPresent()) {

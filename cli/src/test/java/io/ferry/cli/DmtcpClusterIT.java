@@ -2,9 +2,10 @@ package io.ferry.cli;
 
 import io.ferry.agent.capture.Capturers;
 import io.ferry.staging.internal.FileTrees;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -21,13 +22,17 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * DMTCP ranks across nodes, with the real tools: a `ferry coordinator`, three `ferry agent`s,
  * each on its own test host (a network namespace, and a mount namespace that gives each its
- * own home at the one path every agent uses; skipped where namespaces are refused), and `ferry run --kafka --nodes --capture dmtcp --partner --auto-recover` of
- * three ranks of an unmodified C program (threads, a 16 MiB heap, a file each appends to), one
- * per node. Once a generation is established and n1's images are copied into a partner's
- * cache, node n1 is lost (its agent, its DMTCP coordinator and its rank killed, its cache
- * removed): n1's rank comes back on another node from the partner copy, restored beside that
- * node's own rank (two DMTCP computations on one node), and every rank's file ends as an
- * uninterrupted run's. Skipped, saying why, where DMTCP is missing.
+ * own home at the one path every agent uses; skipped where namespaces are refused), and
+ * `ferry run --kafka --nodes --capture dmtcp --partner --auto-recover` of three ranks of an
+ * unmodified C program, one per node, all in the job's one DMTCP computation (its coordinator
+ * run by n0's agent, rank 0's): {@code appender} (threads, a 16 MiB heap, a file each appends
+ * to), and {@code ring}, whose ranks pass a message round over TCP between the hosts every step
+ * (each file depends on every message), which needs the DMTCP of {@code tools/build-dmtcp.sh}.
+ * Once a generation is established and n1's images are copied into a partner's cache, node n1
+ * is lost (its agent and its rank killed, its cache removed): n1's rank comes back on another
+ * node from the partner copy, every rank is restored into one fresh computation (the ring's
+ * connections rewired to the moved rank's new host), checkpoints go on, and every rank's file
+ * ends as an uninterrupted run's. Skipped, saying why, where DMTCP is missing.
  */
 class DmtcpClusterIT {
     private static final int RANKS = 3;
@@ -38,15 +43,23 @@ class DmtcpClusterIT {
     private final List<Process> started = new ArrayList<>();
     private KafkaLogin login;
 
-    @Test
+    @ParameterizedTest
+    @ValueSource(strings = {"appender", "ring"})
     @Timeout(value = 6, unit = TimeUnit.MINUTES)
-    void aLostNodesDmtcpRankComesBackOnAnotherNodeFromItsPartnerCopy() throws Exception {
+    void aLostNodesDmtcpRankComesBackOnAnotherNodeFromItsPartnerCopy(String program) throws Exception {
         Optional<String> why = Capturers.of("dmtcp").unavailable();
         why.ifPresent(w -> System.err.println("SKIPPED DmtcpClusterIT: " + w + "; ../shared/tools/install-checkpointers.sh"
                 + " builds it"));
         assumeTrue(why.isEmpty(), () -> "dmtcp unavailable: " + why.orElse(""));
-        Path bin = ScenarioPrograms.compile(tmp, "appender");
-        String reference = ScenarioPrograms.reference(bin, tmp.resolve("reference.txt"), STEPS);
+        boolean ring = program.equals("ring");
+        if (ring && !io.ferry.agent.capture.DmtcpCapturer.crossHostSockets()) {
+            System.err.println("SKIPPED DmtcpClusterIT ring: the DMTCP on PATH lacks the patch for sockets across hosts;"
+                    + " tools/build-dmtcp.sh builds it (as .ci/run does)");
+        }
+        assumeTrue(!ring || io.ferry.agent.capture.DmtcpCapturer.crossHostSockets(),
+                "the DMTCP on PATH lacks the patch for sockets across hosts (tools/build-dmtcp.sh)");
+        Path bin = ScenarioPrograms.compile(tmp, program);
+        List<String> reference = ScenarioPrograms.references(bin, tmp, STEPS, ring ? RANKS : 1);
         try (TestBed bed = TestBed.create(3)) {
             System.out.println("DmtcpClusterIT: " + (bed.namespaces() ? "3 test hosts in network namespaces"
                     : "agents as separate processes on loopback (" + bed.fallbackReason() + ")"));
@@ -73,16 +86,26 @@ class DmtcpClusterIT {
             for (int i = 0; i < 3; i++) {
                 agents.get(i).await("agent n" + i, l -> l.startsWith("ferry agent n"));
             }
+            // ring: rank r listens on port P + r of its host and connects to the next rank's host.
+            String hosts = String.join(",", bed.hostAddress(0), bed.hostAddress(1), bed.hostAddress(2));
+            String ringArgs = ring ? " " + ScenarioPrograms.freePorts(RANKS) : "";
             Lines run = start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "dmwide",
                     "--ranks", Integer.toString(RANKS), "--nodes", "n0,n1,n2", "--interval", "2s", "--auto-recover",
                     "--partner", "--capture", "dmtcp", "--store", tmp.resolve("store").toString(), "--", "bash", "-c",
-                    "exec " + bin + " " + tmp + "/out.$FERRY_RANK.txt " + STEPS + " 25"));
+                    (ring ? "RING_HOSTS=" + hosts + " " : "") + "exec " + bin + " " + tmp + "/out.$FERRY_RANK.txt "
+                            + STEPS + " 25" + ringArgs));
             run.await("generation 1 established", l -> l.contains("generation 1 established"));
+            // One computation for the job: one dmtcp_coordinator, run by rank 0's agent (n0's); none on n1 or n2.
+            for (int i = 0; i < 3; i++) {
+                long coordinators = started.get(1 + i).descendants().filter(h -> h.info().command()
+                        .map(c -> c.endsWith("/dmtcp_coordinator")).orElse(false)).count();
+                assertEquals(i == 0 ? 1 : 0, coordinators, "DMTCP coordinators under n" + i + "'s agent");
+            }
             String copied = run.await("n1's partner copy of generation 1",
                     l -> l.matches(".*generation 1: n1's images of ranks? 1 copied into n[02]'s cache.*"));
             String partner = copied.replaceAll(".*copied into (n[02])'s cache.*", "$1");
 
-            // Node n1 is lost: its agent, its DMTCP coordinator and its rank die, its cache is gone.
+            // Node n1 is lost: its agent and its rank die, its cache is gone.
             ProcessHandle n1 = started.get(2).toHandle();
             n1.descendants().forEach(ProcessHandle::destroyForcibly);
             n1.destroyForcibly();
@@ -100,7 +123,8 @@ class DmtcpClusterIT {
             assertTrue(runProcess.waitFor(4, TimeUnit.MINUTES), "ferry run did not finish: " + run.lines);
             assertEquals(0, runProcess.exitValue(), String.join("\n", run.lines));
             for (int r = 0; r < RANKS; r++) {
-                assertEquals(reference, Files.readString(tmp.resolve("out." + r + ".txt")), "rank " + r + "'s file");
+                assertEquals(reference.get(r % reference.size()), Files.readString(tmp.resolve("out." + r + ".txt")),
+                        "rank " + r + "'s file");
             }
         } finally {
             for (Process p : started) {

@@ -31,4 +31,49 @@ final class ScenarioPrograms {
         assertEquals(0, p.waitFor(), bin + " uninterrupted");
         return Files.readString(out);
     }
+
+    /**
+     * Each rank's file from an uninterrupted run of {@code ranks} ranks (in {@code dir/reference.R}):
+     * one for a program whose ranks are alike, one per rank for a ring (on loopback ports).
+     */
+    static java.util.List<String> references(Path bin, Path dir, int steps, int ranks) throws Exception {
+        String port = ranks > 1 ? Integer.toString(freePorts(ranks)) : null;
+        java.util.List<Process> running = new java.util.ArrayList<>();
+        for (int r = 0; r < ranks; r++) {
+            java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of(bin.toString(),
+                    dir.resolve("reference." + r).toString(), Integer.toString(steps), "0"));
+            if (port != null) {
+                cmd.addAll(java.util.List.of(port, Integer.toString(r), Integer.toString(ranks)));
+            }
+            running.add(new ProcessBuilder(cmd).redirectOutput(ProcessBuilder.Redirect.DISCARD).start());
+        }
+        java.util.List<String> files = new java.util.ArrayList<>();
+        for (int r = 0; r < ranks; r++) {
+            assertEquals(0, running.get(r).waitFor(), bin + " rank " + r + " uninterrupted");
+            files.add(Files.readString(dir.resolve("reference." + r)));
+        }
+        return files;
+    }
+
+    /** A port P such that P .. P + n - 1 were free a moment ago on the loopback. */
+    static int freePorts(int n) throws IOException {
+        for (int i = 0; i < 50; i++) {
+            java.util.List<java.net.ServerSocket> held = new java.util.ArrayList<>();
+            try {
+                held.add(new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress()));
+                int base = held.get(0).getLocalPort();
+                for (int k = 1; k < n; k++) {
+                    held.add(new java.net.ServerSocket(base + k, 1, java.net.InetAddress.getLoopbackAddress()));
+                }
+                return base;
+            } catch (java.net.BindException taken) {
+                // the next one
+            } finally {
+                for (java.net.ServerSocket s : held) {
+                    s.close();
+                }
+            }
+        }
+        throw new IllegalStateException("no " + n + " free consecutive ports on the loopback");
+    }
 }

@@ -50,8 +50,8 @@ class TransparentRunIT {
         Path bin = ScenarioPrograms.compile(tmp, program);
         // ring: the two ranks exchange a message over TCP every step (ports P and P + 1), and each one's file
         // depends on every message it got; both must be taken by one checkpoint and restored together.
-        String ports = program.equals("ring") ? " " + freePortPair() : "";
-        List<String> reference = reference(bin, program.equals("ring") ? 2 : 1);
+        String ports = program.equals("ring") ? " " + ScenarioPrograms.freePorts(2) : "";
+        List<String> reference = ScenarioPrograms.references(bin, tmp, STEPS, program.equals("ring") ? 2 : 1);
         Path home = tmp.resolve("home");
         Process ferry = FerryProcess.builder(List.of(), "run", "--job", method + program, "--ranks", "2", "--interval", "1s",
                 "--capture", method, "--auto-recover", "--http", "off", "--home", home.toString(), "--store",
@@ -87,39 +87,5 @@ class TransparentRunIT {
             ferry.descendants().forEach(ProcessHandle::destroyForcibly);
             ferry.destroyForcibly();
         }
-    }
-
-    /** Each rank's file from an uninterrupted run: one for a program whose ranks are alike, one per rank for a ring. */
-    private List<String> reference(Path bin, int ranks) throws Exception {
-        String port = ranks > 1 ? Integer.toString(freePortPair()) : null;
-        List<Process> running = new java.util.ArrayList<>();
-        for (int r = 0; r < ranks; r++) {
-            List<String> cmd = new java.util.ArrayList<>(List.of(bin.toString(), tmp.resolve("reference." + r).toString(),
-                    Integer.toString(STEPS), "0"));
-            if (port != null) {
-                cmd.addAll(List.of(port, Integer.toString(r), Integer.toString(ranks)));
-            }
-            running.add(new ProcessBuilder(cmd).redirectOutput(ProcessBuilder.Redirect.DISCARD).start());
-        }
-        List<String> files = new java.util.ArrayList<>();
-        for (int r = 0; r < ranks; r++) {
-            assertEquals(0, running.get(r).waitFor(), bin + " rank " + r + " uninterrupted");
-            files.add(Files.readString(tmp.resolve("reference." + r)));
-        }
-        return files;
-    }
-
-    /** A port P such that P and P + 1 were free a moment ago on the loopback. */
-    private static int freePortPair() throws Exception {
-        for (int i = 0; i < 50; i++) {
-            try (java.net.ServerSocket a = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
-                 java.net.ServerSocket b = new java.net.ServerSocket(a.getLocalPort() + 1, 1,
-                         java.net.InetAddress.getLoopbackAddress())) {
-                return a.getLocalPort();
-            } catch (java.net.BindException taken) {
-                // the next one
-            }
-        }
-        throw new IllegalStateException("no two free consecutive ports on the loopback");
     }
 }

@@ -96,6 +96,12 @@ public interface Capturer {
         return Optional.empty();
     }
 
+    /** {@link #checkpointTogether(java.time.Duration)} for generation {@code generation}. */
+    default Optional<java.time.Duration> checkpointTogether(long generation, java.time.Duration timeout)
+            throws IOException {
+        return checkpointTogether(timeout);
+    }
+
     /** Whether {@link #restartCommand} can restore this method's images at all. */
     boolean restores();
 

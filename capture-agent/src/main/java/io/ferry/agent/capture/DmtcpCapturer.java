@@ -27,15 +27,19 @@ import java.util.Set;
  * {@code ckpt_*_files} directories beside them (copies of the files the rank had open,
  * {@code --ckpt-open-files}) and a copy of the coordinator's restart script. Restart: every rank's
  * images through its own {@code dmtcp_restart}, all joined to a fresh coordinator, which resumes
- * them together once every one is back. Ranks on other nodes have coordinators of their own (one
- * per node and job), so their images belong to other DMTCP computations: ranks that come here
- * from a lost node are restored into a coordinator of their own computation (named by the
- * restart script in their image), beside this node's, and from then on each generation
- * checkpoints every computation on the node. DMTCP can only capture processes started under
+ * them together once every one is back. A job on several nodes is given one computation across
+ * them ({@link #span}): its lead, rank 0's agent, runs the coordinator every rank joins and asks
+ * each generation's one checkpoint; the other nodes only collect their ranks' files once the lead
+ * says it is done. Without a span (one node, or a lead the coordinator could not name), ranks on
+ * other nodes have coordinators of their own (one per node and job), so their images belong to
+ * other DMTCP computations: ranks that come here from a lost node are restored into a
+ * coordinator of their own computation (named by the restart script in their image), beside
+ * this node's, and from then on each generation checkpoints every computation on the node. DMTCP can only capture processes started under
  * it, so there is no one-off capture of an arbitrary pid. One instance per job on a node; its
  * state is guarded by {@code this}, and no lock is held while a DMTCP command runs.
  */
 public final class DmtcpCapturer implements Capturer {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(DmtcpCapturer.class);
     /** A DMTCP computation id, as in {@code dmtcp_restart_script_<id>.sh}. */
     private static final java.util.regex.Pattern COMPUTATION = java.util.regex.Pattern.compile(
             "dmtcp_restart_script_([0-9a-f]{1,16}-[0-9]{1,10}-[0-9a-f]{1,16})\\.sh");
@@ -63,6 +67,16 @@ public final class DmtcpCapturer implements Capturer {
     private final Map<String, Computation> computations = new LinkedHashMap<>();
     /** The DMTCP directories whose files from the last checkpoint are still to be collected, with its stall. */
     private final Map<Path, Duration> pending = new HashMap<>();
+    /** The job's one computation across nodes, for the launch under way; null: this node's own. */
+    private DmtcpSpan span;
+
+    /**
+     * Makes the next launch's ranks part of the job's one computation across nodes ({@code s}), or
+     * of this node's own ({@code null}). Before the launch; the launch before it was stopped.
+     */
+    public synchronized void span(DmtcpSpan s) {
+        this.span = s;
+    }
 
     @Override
     public String method() {
@@ -78,6 +92,29 @@ public final class DmtcpCapturer implements Capturer {
             }
         }
         return Optional.empty();
+    }
+
+    /** Ferry's patch for ranks joined by TCP across hosts, as {@code tools/build-dmtcp.sh} lists it. */
+    static final String CROSS_HOST_PATCH = "0001-cross-host-sockets.patch";
+
+    /**
+     * Whether the DMTCP on {@code PATH} was built with Ferry's patch for ranks joined by TCP across
+     * hosts ({@code tools/build-dmtcp.sh}, which lists its patches in
+     * {@code <prefix>/share/ferry/dmtcp-patches}). Upstream DMTCP hangs at every checkpoint of such
+     * ranks and cannot restore them on different hosts; ranks that do not talk across hosts need
+     * no patch.
+     */
+    public static boolean crossHostSockets() {
+        Optional<Path> launch = ExternalTool.onPath("dmtcp_launch");
+        if (launch.isEmpty()) {
+            return false;
+        }
+        Path list = launch.get().toAbsolutePath().getParent().resolveSibling("share").resolve("ferry").resolve("dmtcp-patches");
+        try {
+            return Files.readAllLines(list).contains(CROSS_HOST_PATCH);
+        } catch (IOException none) {
+            return false;
+        }
     }
 
     @Override
@@ -98,19 +135,77 @@ public final class DmtcpCapturer implements Capturer {
      * it ended), with the rank's DMTCP directory added to it.
      */
     private synchronized Computation join(Path rankDir, Path area, String id) {
+        if (span != null) {
+            id = ""; // every rank of the job, whatever computation its image came from, joins the one of this start
+        }
         Computation c = computations.get(id);
         if (c == null || !c.coordinator.alive()) {
             String name = ".dmtcp-coordinator" + (id.isEmpty() ? "" : "-" + id);
             Path dir = rankDir.toAbsolutePath().getParent().resolve(name);
             try {
-                c = new Computation(DmtcpCoordinator.start(dir));
+                c = new Computation(span == null ? DmtcpCoordinator.start(dir) : spanning(dir));
             } catch (IOException e) {
-                throw new UncheckedIOException("cannot start the job's DMTCP coordinator", e);
+                throw new UncheckedIOException("cannot " + (span == null || span.leads() ? "start" : "find")
+                        + " the job's DMTCP coordinator: " + e.getMessage(), e);
             }
             computations.put(id, c);
         }
         c.areas.add(area);
         return c;
+    }
+
+    /**
+     * The coordinator of the job's computation across nodes for this start: started here, on the
+     * lead's address, and posted on the board for the other nodes; or, on another node, the one
+     * the lead's agent names for this launch, asked until it has started it.
+     */
+    private DmtcpCoordinator spanning(Path dir) throws IOException {
+        if (span.leads()) {
+            if (!crossHostSockets()) {
+                LOG.warn("job {}: the DMTCP on PATH lacks Ferry's patch for sockets across hosts (tools/build-dmtcp.sh):"
+                        + " ranks that talk over TCP across nodes hang at every checkpoint", span.job());
+            }
+            DmtcpCoordinator c = DmtcpCoordinator.start(dir, span.leadHost());
+            span.board().leading(span.job(), span.launchId(), c.port());
+            return c;
+        }
+        long until = System.nanoTime() + DmtcpCoordinator.PATIENCE.toNanos();
+        while (true) {
+            Optional<String> port = span.lead().ask("COORD", span.launchId());
+            if (port.isPresent()) {
+                if (!port.get().matches("[0-9]{1,5}")) {
+                    throw new IOException("the lead node answered '" + port.get() + "' for its DMTCP coordinator's port");
+                }
+                return DmtcpCoordinator.remote(span.leadHost(), port.get());
+            }
+            if (span.board().superseded(span.job(), span.launchId())) {
+                throw new SupersededLaunchException("a newer start of the job came before the lead node started this"
+                        + " one's DMTCP coordinator", null);
+            }
+            if (System.nanoTime() > until) {
+                throw new IOException("the lead node's agent started no DMTCP coordinator for this start of the job within "
+                        + DmtcpCoordinator.PATIENCE.toSeconds() + " s");
+            }
+            DmtcpCoordinator.pause(100);
+        }
+    }
+
+    /** Whether a newer start of the job came while this one's computation is still being put together. */
+    private boolean superseded() {
+        DmtcpSpan s;
+        synchronized (this) {
+            s = span;
+        }
+        return s != null && s.board().superseded(s.job(), s.launchId());
+    }
+
+    /** How many processes the computation of {@code c} has when all are in: the job's, or the node's. */
+    private int peers(Computation c) {
+        DmtcpSpan s;
+        synchronized (this) {
+            s = span;
+        }
+        return s != null ? s.nranks() : c.areas.size();
     }
 
     /**
@@ -136,16 +231,27 @@ public final class DmtcpCapturer implements Capturer {
     public void started(boolean restored, java.util.function.Consumer<Set<Path>> lost) throws IOException {
         for (Computation c : computations()) {
             List<Process> started = List.copyOf(c.members);
-            int peers = c.areas.size();
+            int peers = peers(c);
             if (restored) {
                 // A dmtcp_restart that refuses its image (exit 99, "Unable to find checkpointed copy of file") is a
                 // restore that failed, which rolls the job back to an older generation, not a crash of the rank,
                 // which would roll it back to this image again.
                 try {
-                    c.coordinator.awaitRunning(peers, () -> started.stream().allMatch(Process::isAlive));
+                    c.coordinator.awaitRunning(peers, () -> started.stream().allMatch(Process::isAlive) && !superseded());
                 } catch (IOException e) {
                     String exit = started.stream().filter(p -> !p.isAlive()).findFirst()
                             .map(p -> " (exit " + p.exitValue() + ")").orElse("");
+                    if (superseded()) { // every node restarts for the newer one: this start's ranks will not all come
+                        throw new SupersededLaunchException("a newer start of the job came before this one's DMTCP"
+                                + " computation ran", e);
+                    }
+                    if (c.areas.size() < peers && (exit.isEmpty() || !c.coordinator.reachable())) {
+                        // Ranks of other nodes never came, or the lead ended the computation (its coordinator is gone,
+                        // and the restarting processes here with it): nothing says these images are bad.
+                        throw new IOException("the job's DMTCP computation did not run again: "
+                                + (exit.isEmpty() ? "ranks of other nodes did not join it" : "its coordinator ended")
+                                + "; " + e.getMessage(), e);
+                    }
                     throw new RestartRefusedException("dmtcp_restart refused the images of " + peers + " rank(s)" + exit
                             + ": they did not run again (DMTCP said why on the agent's standard error, just before"
                             + " this); " + e.getMessage(), e);
@@ -178,6 +284,9 @@ public final class DmtcpCapturer implements Capturer {
             all = List.copyOf(computations.values());
             computations.clear();
             pending.clear();
+            if (span != null && span.leads()) {
+                span.board().forget(span.job());
+            }
         }
         all.forEach(c -> c.coordinator.close());
     }
@@ -189,6 +298,71 @@ public final class DmtcpCapturer implements Capturer {
      */
     @Override
     public Optional<Duration> checkpointTogether(Duration timeout) throws IOException {
+        return checkpointTogether(-1, timeout);
+    }
+
+    /**
+     * {@link #checkpointTogether(Duration)}; in a computation across nodes, the lead takes the one
+     * checkpoint of every rank and posts how it ended for generation {@code generation}, and another
+     * node waits for that (its ranks' files are then in their DMTCP directories).
+     */
+    @Override
+    public Optional<Duration> checkpointTogether(long generation, Duration timeout) throws IOException {
+        DmtcpSpan s;
+        synchronized (this) {
+            s = span;
+        }
+        if (s == null) {
+            return checkpointNode(timeout);
+        }
+        if (!s.leads()) {
+            return Optional.of(awaitLead(s, generation, timeout));
+        }
+        try {
+            Optional<Duration> stall = checkpointNode(timeout);
+            s.board().checkpointed(s.job(), generation, "OK " + stall.orElse(Duration.ZERO).toMillis());
+            return stall;
+        } catch (IOException | RuntimeException e) {
+            s.board().checkpointed(s.job(), generation, "ERR " + e.getMessage());
+            throw e;
+        }
+    }
+
+    /** Waits for the lead's word on generation {@code g}'s checkpoint; its files are then here to collect. */
+    private Duration awaitLead(DmtcpSpan s, long g, Duration timeout) throws IOException {
+        List<Computation> all = computations();
+        if (all.isEmpty()) {
+            throw new IOException("no rank of this job runs under the job's DMTCP coordinator here");
+        }
+        long until = System.nanoTime() + timeout.toNanos();
+        Optional<String> said;
+        try {
+            while ((said = s.lead().ask("CKPT", g)).isEmpty()) {
+                if (System.nanoTime() > until) {
+                    throw new IOException("the lead node did not say within " + timeout.toSeconds() + " s that its DMTCP"
+                            + " checkpoint of generation " + g + " ended");
+                }
+                DmtcpCoordinator.pause(50);
+            }
+        } catch (IOException e) {
+            throw new IOException("generation " + g + ": the job's DMTCP checkpoint failed on the lead node: "
+                    + e.getMessage(), e);
+        }
+        Duration stall;
+        try {
+            stall = Duration.ofMillis(Long.parseLong(said.get().trim()));
+        } catch (NumberFormatException e) {
+            throw new IOException("the lead node answered '" + said.get() + "' for generation " + g + "'s checkpoint");
+        }
+        synchronized (this) {
+            pending.clear();
+            all.forEach(c -> c.areas.forEach(a -> pending.put(a, stall)));
+        }
+        return stall;
+    }
+
+    /** One blocking checkpoint of each computation this node runs (see {@link #checkpointTogether(Duration)}). */
+    private Optional<Duration> checkpointNode(Duration timeout) throws IOException {
         List<Computation> all = computations();
         if (all.isEmpty()) {
             throw new IOException("no rank of this job runs under a DMTCP coordinator of this agent");
@@ -209,7 +383,7 @@ public final class DmtcpCapturer implements Capturer {
             try {
                 // Right after a launch or restart the coordinator listens before every process joined it, and a
                 // checkpoint asked then would leave a rank out ("computation not in running state").
-                c.coordinator.awaitRunning(c.areas.size(), () -> c.members.stream().allMatch(Process::isAlive));
+                c.coordinator.awaitRunning(peers(c), () -> c.members.stream().allMatch(Process::isAlive));
                 // The stall: a blocking checkpoint returns once every process wrote its image and runs again;
                 // moving the files into the images and fsyncing them happen while the ranks run.
                 stall = c.coordinator.checkpoint(timeout);

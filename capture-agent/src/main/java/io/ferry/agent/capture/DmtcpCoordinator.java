@@ -25,19 +25,40 @@ final class DmtcpCoordinator implements AutoCloseable {
     /** How long a just-started coordinator may take to write its port, and its processes to join it. */
     static final Duration PATIENCE = Duration.ofSeconds(30);
 
+    /** The coordinator's process, or null for one another node's agent runs ({@link #remote}). */
     private final Process process;
+    /** Where its processes reach it: 127.0.0.1 for this node's ranks only, the lead's address for a job's. */
+    private final String host;
     private final String port;
     private final Path dir;
     private volatile boolean closing;
 
-    private DmtcpCoordinator(Process process, String port, Path dir) {
+    private DmtcpCoordinator(Process process, String host, String port, Path dir) {
         this.process = process;
+        this.host = host;
         this.port = port;
         this.dir = dir;
     }
 
-    /** Starts a fresh coordinator keeping its files in {@code dir} (created, emptied of an earlier one's port). */
+    /** Starts a fresh coordinator of this node's ranks only (on loopback), its files in {@code dir}. */
     static DmtcpCoordinator start(Path dir) throws IOException {
+        return start(dir, "127.0.0.1");
+    }
+
+    /**
+     * The coordinator of a job's ranks on several nodes, run by another node's agent (the lead of
+     * a {@link DmtcpSpan}) at {@code host}:{@code port}: this node's ranks join it and its status
+     * is asked of it; it is neither started nor stopped here.
+     */
+    static DmtcpCoordinator remote(String host, String port) {
+        return new DmtcpCoordinator(null, host, port, null);
+    }
+
+    /**
+     * Starts a fresh coordinator keeping its files in {@code dir} (created, emptied of an earlier
+     * one's port), reached at {@code host} (it listens on every address: DMTCP has no option to bind one).
+     */
+    static DmtcpCoordinator start(Path dir, String host) throws IOException {
         io.ferry.model.OwnerOnly.createDirectories(dir);
         Path portFile = dir.resolve("port");
         Files.deleteIfExists(portFile);
@@ -51,7 +72,7 @@ final class DmtcpCoordinator implements AutoCloseable {
         while (true) {
             String port = Files.exists(portFile) ? Files.readString(portFile).trim() : "";
             if (!port.isEmpty()) {
-                return new DmtcpCoordinator(p, port, dir);
+                return new DmtcpCoordinator(p, host, port, dir);
             }
             if (!p.isAlive() || System.nanoTime() > until) {
                 String why = p.isAlive() ? "wrote no port within " + PATIENCE.toSeconds() + " s" : "ended at its start";
@@ -72,20 +93,32 @@ final class DmtcpCoordinator implements AutoCloseable {
     }
 
     long pid() {
-        return process.pid();
+        return process == null ? -1 : process.pid();
     }
 
+    /** Whether it still runs (one on another node: as far as this agent can tell, yes). */
     boolean alive() {
-        return process.isAlive();
+        return process == null || process.isAlive();
+    }
+
+    /** Whether another node's agent runs it. */
+    boolean remote() {
+        return process == null;
     }
 
     /** The options that make {@code dmtcp_launch} or {@code dmtcp_restart} join this coordinator. */
     List<String> joinOptions() {
-        return List.of("--join-coordinator", "--coord-host", "127.0.0.1", "--coord-port", port);
+        return List.of("--join-coordinator", "--coord-host", host, "--coord-port", port);
     }
 
-    /** Runs {@code whenLost} if the coordinator ends other than by {@link #close()}. */
+    /**
+     * Runs {@code whenLost} if the coordinator ends other than by {@link #close()}. Not for one on
+     * another node: its end ends its processes here too, which their exits report.
+     */
     void onLost(Runnable whenLost) {
+        if (process == null) {
+            return;
+        }
         process.onExit().thenRun(() -> {
             if (!closing) {
                 if (process.exitValue() == 0) { // --exit-on-last: its last process left, the ranks' normal end
@@ -114,8 +147,8 @@ final class DmtcpCoordinator implements AutoCloseable {
             if (r.exit() == 0 && r.output().contains("RUNNING=yes") && peers(r.output()) >= Math.max(1, peers)) {
                 return;
             }
-            if (System.nanoTime() > until || !alive.getAsBoolean() || !process.isAlive()) {
-                String when = !process.isAlive() ? "(it exited)"
+            if (System.nanoTime() > until || !alive.getAsBoolean() || !alive()) {
+                String when = !alive() ? "(it exited)"
                         : alive.getAsBoolean() ? "within " + PATIENCE.toSeconds() + " s" : "before the ranks ended";
                 throw new IOException("the DMTCP coordinator on port " + port + " says no running computation of "
                         + peers + " process(es) " + when + ": " + r.lastLines(3));
@@ -124,9 +157,18 @@ final class DmtcpCoordinator implements AutoCloseable {
         }
     }
 
+    /** Whether the coordinator answers a status request (false once it ended, or cannot be reached). */
+    boolean reachable() {
+        try {
+            return ExternalTool.run(command("--status"), PATIENCE).exit() == 0;
+        } catch (IOException unreachable) {
+            return false;
+        }
+    }
+
     /** {@code dmtcp_command} of this coordinator. */
     private List<String> command(String what) {
-        return List.of("dmtcp_command", "--coord-port", port, what);
+        return List.of("dmtcp_command", "--coord-host", host, "--coord-port", port, what);
     }
 
     private static int peers(String status) {
@@ -153,6 +195,9 @@ final class DmtcpCoordinator implements AutoCloseable {
      * wedged computation, whose stopped processes the agent then kills, so the job recovers.
      */
     void abandon() {
+        if (process == null) {
+            return; // the lead's agent gives it up
+        }
         LOG.warn("the DMTCP computation of the coordinator on port {} is wedged (a process died during a checkpoint):"
                 + " it is given up as lost", port);
         process.destroyForcibly();
@@ -173,6 +218,9 @@ final class DmtcpCoordinator implements AutoCloseable {
     @Override
     public void close() {
         closing = true;
+        if (process == null) {
+            return;
+        }
         process.destroyForcibly();
         try {
             process.onExit().get(10, java.util.concurrent.TimeUnit.SECONDS);

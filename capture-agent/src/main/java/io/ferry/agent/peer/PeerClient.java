@@ -156,6 +156,30 @@ public final class PeerClient {
         }
     }
 
+    /**
+     * Asks {@code peer} a {@link PeerServer.Questions} question ({@code COORD} or {@code CKPT})
+     * about {@code job}: the text after its {@code OK}, or empty for {@code NO} (not yet); an
+     * {@code ERR} is an {@link IOException} with the peer's reason.
+     */
+    public static java.util.Optional<String> ask(PeerAddresses.Peer peer, String op, String job, long number,
+                                                 PeerAuth auth) throws IOException {
+        try (Socket s = connect(peer); InputStream in = new BufferedInputStream(s.getInputStream());
+             OutputStream out = s.getOutputStream()) {
+            handshake(s, in, out, peer, auth);
+            PeerWire.writeLine(out, new PeerWire.Request(op, new ImageRef(job, number, 0)).toString());
+            s.setSoTimeout(ANSWER_TIMEOUT_MILLIS);
+            String answer = PeerWire.readLine(in);
+            if (answer.startsWith("OK ")) {
+                return java.util.Optional.of(answer.substring(3).trim());
+            }
+            if (answer.equals("NO")) {
+                return java.util.Optional.empty();
+            }
+            throw answer.startsWith("ERR ") ? new IOException(peer.node() + ": " + answer.substring(4))
+                    : unexpected(peer, answer);
+        }
+    }
+
     /** Proves the secret within the answer timeout, where there is one to prove. */
     private static void handshake(Socket s, InputStream in, OutputStream out, PeerAddresses.Peer peer, PeerAuth auth)
             throws IOException {

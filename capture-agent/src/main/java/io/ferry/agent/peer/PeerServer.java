@@ -47,6 +47,24 @@ public final class PeerServer implements Closeable {
     private final AtomicLong received = new AtomicLong();
     private final AtomicLong sent = new AtomicLong();
     private volatile boolean open = true;
+    private volatile Questions questions = (op, job, number) -> "ERR this agent leads no computation";
+
+    /**
+     * What this agent answers the others about a computation it leads for a job (DMTCP's one
+     * coordinator for ranks on several nodes): {@code op} is {@code COORD} or {@code CKPT}; the
+     * answer is {@code OK TEXT}, {@code NO} (not yet) or {@code ERR WHY}. Answered at once, never
+     * waited on (the asker polls).
+     */
+    @FunctionalInterface
+    public interface Questions {
+        String answer(String op, String job, long number);
+    }
+
+    /** Answers the questions of {@link Questions} with {@code q} from now on. */
+    public PeerServer answering(Questions q) {
+        this.questions = java.util.Objects.requireNonNull(q);
+        return this;
+    }
 
     public PeerServer(InetSocketAddress bind, LocalCache cache) throws IOException {
         this(bind, cache, PeerAuth.NONE);
@@ -118,6 +136,8 @@ public final class PeerServer implements Closeable {
             switch (req.op()) {
                 case "PUT" -> receive(req.ref(), in, out);
                 case "GET" -> send(req.ref(), out);
+                case "COORD", "CKPT" -> PeerWire.writeLine(out, questions.answer(req.op(), req.ref().job(),
+                        req.ref().generation()));
                 default -> has(req.ref(), out);
             }
         } catch (IOException e) {

@@ -11,7 +11,10 @@ import java.nio.charset.StandardCharsets;
 /**
  * The request and answer lines of the peer protocol: {@code FERRY-PEER/1 PUT|GET|HAS JOB GEN RANK}
  * asked; {@code OK [BYTES]}, {@code YES BYTES}, {@code NO} or {@code ERR WHY} answered, each
- * ending in a newline; a {@link ImageStream} follows a PUT request and an OK to a GET.
+ * ending in a newline; a {@link ImageStream} follows a PUT request and an OK to a GET. A question
+ * about a computation this agent leads for a job ({@link PeerServer.Questions}) is
+ * {@code FERRY-PEER/1 COORD|CKPT JOB NUMBER 0}, answered {@code OK TEXT}, {@code NO} (not yet) or
+ * {@code ERR WHY}.
  */
 final class PeerWire {
     static final String MAGIC = "FERRY-PEER/1";
@@ -22,7 +25,7 @@ final class PeerWire {
     record Request(String op, ImageRef ref) {
         static Request parse(String line) throws IOException {
             String[] f = line.split(" ");
-            if (f.length != 5 || !f[0].equals(MAGIC) || !java.util.Set.of("PUT", "GET", "HAS").contains(f[1])) {
+            if (f.length != 5 || !f[0].equals(MAGIC) || !java.util.Set.of("PUT", "GET", "HAS", "COORD", "CKPT").contains(f[1])) {
                 throw new IOException("not a peer request: '" + line + "'");
             }
             try {
