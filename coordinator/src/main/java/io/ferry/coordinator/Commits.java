@@ -62,11 +62,11 @@ final class Commits implements Closeable {
             manifests.given(j.job, s.generation(), s.rank(), j.ranks(), s.manifest());
             return;
         }
-        try {
-            manifests.staged(stores.of(j.started), j.job, s.generation(), s.rank(), j.ranks());
-        } catch (java.io.IOException unopened) {
-            // the commit opens the store again, and says why it cannot
-        }
+        // An older agent's event, without its manifest's digest: read in the background, the store opened there too (an
+        // opening that hangs, as an HDFS name node away can, holds up no event of any job). One that fails is the
+        // commit's to open again and say why.
+        Event.JobStarted started = j.started;
+        manifests.staged(() -> stores.of(started), j.job, s.generation(), s.rank(), j.ranks());
     }
 
     /** Drops the manifests read for generations of {@code j} that will never be committed, or were. */

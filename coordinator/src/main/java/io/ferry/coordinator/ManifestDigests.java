@@ -89,6 +89,20 @@ final class ManifestDigests implements Closeable {
 
     /** {@code rank} of {@code job}'s generation is staged: its manifest is read in the background. */
     void staged(Repository repo, String job, long generation, int rank, int ranks) {
+        staged(() -> repo, job, generation, rank, ranks);
+    }
+
+    /** The job's store, opened on demand (an opening that hangs must not hold up the caller). */
+    @FunctionalInterface
+    interface Store {
+        Repository open() throws java.io.IOException;
+    }
+
+    /**
+     * {@link #staged(Repository, String, long, int, int)}, the store opened on the worker too: the
+     * coordinator's thread neither opens nor reads anything.
+     */
+    void staged(Store store, String job, long generation, int rank, int ranks) {
         Digests d = of(job, generation, rank, ranks);
         if (d == null) {
             return;
@@ -96,7 +110,7 @@ final class ManifestDigests implements Closeable {
         d.forget(rank);
         workers[rank % WORKERS].execute(() -> {
             try {
-                d.put(rank, repo.readManifest(new ImageRef(job, generation, rank)).sha256());
+                d.put(rank, store.open().readManifest(new ImageRef(job, generation, rank)).sha256());
             } catch (java.io.IOException | RuntimeException e) {
                 // left to the commit, which reads it again and says what is wrong
             }
