@@ -5,7 +5,7 @@ import io.ferry.staging.internal.FileTrees;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -20,21 +20,23 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * DMTCP ranks across nodes, with the real tools: a `ferry coordinator`, three `ferry agent`s,
- * each on its own test host (a network namespace, and a mount namespace that gives each its
- * own home at the one path every agent uses; skipped where namespaces are refused), and
- * `ferry run --kafka --nodes --capture dmtcp --partner --auto-recover` of three ranks of an
- * unmodified C program, one per node, all in the job's one DMTCP computation (its coordinator
- * run by n0's agent, rank 0's): {@code appender} (threads, a 16 MiB heap, a file each appends
- * to), and {@code ring}, whose ranks pass a message round over TCP between the hosts every step
- * (each file depends on every message), which needs the DMTCP of {@code tools/build-dmtcp.sh}.
- * Once a generation is established and n1's images are copied into a partner's cache, node n1
- * is lost (its agent and its rank killed, its cache removed): n1's rank comes back on another
- * node from the partner copy, every rank is restored into one fresh computation (the ring's
- * connections rewired to the moved rank's new host), checkpoints go on, and every rank's file
- * ends as an uninterrupted run's. Skipped, saying why, where DMTCP is missing.
+ * Transparent checkpoints across nodes, with the real tools: a `ferry coordinator`, three
+ * `ferry agent`s, each on its own test host (a network namespace, and a mount namespace that
+ * gives each its own home at the one path every agent uses; skipped where namespaces are
+ * refused), and `ferry run --kafka --nodes --capture dmtcp|criu --partner --auto-recover` of
+ * three ranks of an unmodified C program, one per node: {@code appender} (threads, a 16 MiB
+ * heap, a file each appends to) under DMTCP and under CRIU, and {@code ring} under DMTCP, whose
+ * ranks pass a message round over TCP between the hosts every step (each file depends on every
+ * message), which needs the DMTCP of {@code tools/build-dmtcp.sh}. Under DMTCP every rank is in
+ * the job's one DMTCP computation (its coordinator run by n0's agent, rank 0's). Once a
+ * generation is established and n1's images are copied into a partner's cache, node n1 is lost
+ * (its agent and its rank killed, its cache removed): n1's rank comes back on another node from
+ * the partner copy (under DMTCP every rank restored into one fresh computation, the ring's
+ * connections rewired to the moved rank's new host; under CRIU the moved process tree restored
+ * on a host it never ran on), checkpoints go on, and every rank's file ends as an uninterrupted
+ * run's. Skipped, saying why, where the tool is missing.
  */
-class DmtcpClusterIT {
+class TransparentClusterIT {
     private static final int RANKS = 3;
     private static final int STEPS = 400;
 
@@ -43,25 +45,25 @@ class DmtcpClusterIT {
     private final List<Process> started = new ArrayList<>();
     private KafkaLogin login;
 
-    @ParameterizedTest
-    @ValueSource(strings = {"appender", "ring"})
+    @ParameterizedTest(name = "{0} {1}")
+    @CsvSource({"dmtcp, appender", "dmtcp, ring", "criu, appender"})
     @Timeout(value = 6, unit = TimeUnit.MINUTES)
-    void aLostNodesDmtcpRankComesBackOnAnotherNodeFromItsPartnerCopy(String program) throws Exception {
-        Optional<String> why = Capturers.of("dmtcp").unavailable();
-        why.ifPresent(w -> System.err.println("SKIPPED DmtcpClusterIT: " + w + "; ../shared/tools/install-checkpointers.sh"
-                + " builds it"));
-        assumeTrue(why.isEmpty(), () -> "dmtcp unavailable: " + why.orElse(""));
+    void aLostNodesRankComesBackOnAnotherNodeFromItsPartnerCopy(String method, String program) throws Exception {
+        Optional<String> why = Capturers.of(method).unavailable();
+        why.ifPresent(w -> System.err.println("SKIPPED TransparentClusterIT " + method + ": " + w
+                + "; ../shared/tools/install-checkpointers.sh builds it"));
+        assumeTrue(why.isEmpty(), () -> method + " unavailable: " + why.orElse(""));
         boolean ring = program.equals("ring");
-        if (ring && !io.ferry.agent.capture.DmtcpCapturer.crossHostSockets()) {
-            System.err.println("SKIPPED DmtcpClusterIT ring: the DMTCP on PATH lacks the patch for sockets across hosts;"
-                    + " tools/build-dmtcp.sh builds it (as .ci/run does)");
+        if (ring && !io.ferry.agent.capture.DmtcpSpan.crossHostSockets()) {
+            System.err.println("SKIPPED TransparentClusterIT ring: the DMTCP on PATH lacks the patch for sockets across"
+                    + " hosts; tools/build-dmtcp.sh builds it (as .ci/run does)");
         }
-        assumeTrue(!ring || io.ferry.agent.capture.DmtcpCapturer.crossHostSockets(),
+        assumeTrue(!ring || io.ferry.agent.capture.DmtcpSpan.crossHostSockets(),
                 "the DMTCP on PATH lacks the patch for sockets across hosts (tools/build-dmtcp.sh)");
         Path bin = ScenarioPrograms.compile(tmp, program);
         List<String> reference = ScenarioPrograms.references(bin, tmp, STEPS, ring ? RANKS : 1);
         try (TestBed bed = TestBed.create(3)) {
-            System.out.println("DmtcpClusterIT: " + (bed.namespaces() ? "3 test hosts in network namespaces"
+            System.out.println("TransparentClusterIT: " + (bed.namespaces() ? "3 test hosts in network namespaces"
                     : "agents as separate processes on loopback (" + bed.fallbackReason() + ")"));
             String kafka = bed.serviceAddress() + ":" + TestBed.freePort();
             login = KafkaLogin.create(tmp.resolve("site"));
@@ -91,12 +93,12 @@ class DmtcpClusterIT {
             String ringArgs = ring ? " " + ScenarioPrograms.freePorts(RANKS) : "";
             Lines run = start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "dmwide",
                     "--ranks", Integer.toString(RANKS), "--nodes", "n0,n1,n2", "--interval", "2s", "--auto-recover",
-                    "--partner", "--capture", "dmtcp", "--store", tmp.resolve("store").toString(), "--", "bash", "-c",
+                    "--partner", "--capture", method, "--store", tmp.resolve("store").toString(), "--", "bash", "-c",
                     (ring ? "RING_HOSTS=" + hosts + " " : "") + "exec " + bin + " " + tmp + "/out.$FERRY_RANK.txt "
                             + STEPS + " 25" + ringArgs));
             run.await("generation 1 established", l -> l.contains("generation 1 established"));
             // One computation for the job: one dmtcp_coordinator, run by rank 0's agent (n0's); none on n1 or n2.
-            for (int i = 0; i < 3; i++) {
+            for (int i = 0; i < 3 && method.equals("dmtcp"); i++) {
                 long coordinators = started.get(1 + i).descendants().filter(h -> h.info().command()
                         .map(c -> c.endsWith("/dmtcp_coordinator")).orElse(false)).count();
                 assertEquals(i == 0 ? 1 : 0, coordinators, "DMTCP coordinators under n" + i + "'s agent");

@@ -18,28 +18,25 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * The {@code dmtcp} method, as DMTCP's papers use it: the ranks of a job on this node run under
- * {@code dmtcp_launch}, all joined to one {@code dmtcp_coordinator} the agent starts for them
- * ({@link DmtcpCoordinator}), each with its checkpoint directory in {@code <rankDir>/dmtcp}. A
- * generation is one blocking checkpoint of them all ({@code dmtcp_command --bcheckpoint}), so the
- * sockets between them are drained and restored with them; each rank's capture then moves
- * everything DMTCP wrote for it into its image: the {@code ckpt_*.dmtcp} files, the
- * {@code ckpt_*_files} directories beside them (copies of the files the rank had open,
- * {@code --ckpt-open-files}) and a copy of the coordinator's restart script. Restart: every rank's
- * images through its own {@code dmtcp_restart}, all joined to a fresh coordinator, which resumes
- * them together once every one is back. A job on several nodes is given one computation across
- * them ({@link #span}): its lead, rank 0's agent, runs the coordinator every rank joins and asks
- * each generation's one checkpoint; the other nodes only collect their ranks' files once the lead
- * says it is done. Without a span (one node, or a lead the coordinator could not name), ranks on
- * other nodes have coordinators of their own (one per node and job), so their images belong to
- * other DMTCP computations: ranks that come here from a lost node are restored into a
- * coordinator of their own computation (named by the restart script in their image), beside
- * this node's, and from then on each generation checkpoints every computation on the node. DMTCP can only capture processes started under
- * it, so there is no one-off capture of an arbitrary pid. One instance per job on a node; its
- * state is guarded by {@code this}, and no lock is held while a DMTCP command runs.
+ * The {@code dmtcp} method, as DMTCP's papers use it: the ranks of a job run under
+ * {@code dmtcp_launch}, joined to one {@code dmtcp_coordinator} ({@link DmtcpCoordinator}), each
+ * with its checkpoint directory in {@code <rankDir>/dmtcp}. A generation is one blocking
+ * checkpoint of them all ({@code dmtcp_command --bcheckpoint}), so the sockets between them are
+ * drained and restored with them; each rank's capture then moves everything DMTCP wrote for it
+ * into its image: the {@code ckpt_*.dmtcp} files, the {@code ckpt_*_files} directories beside
+ * them (copies of the files the rank had open, {@code --ckpt-open-files}) and a copy of the
+ * coordinator's restart script. Restart: every rank's images through its own
+ * {@code dmtcp_restart}, all joined to a fresh coordinator, which resumes them together once every
+ * one is back. A job on several nodes is one computation across them ({@link DmtcpSpan}): rank 0's
+ * agent runs its coordinator and asks each checkpoint; the other nodes collect their ranks' files
+ * once it says the checkpoint ended. Without a span (one node, or no lead named) the node's ranks
+ * are a computation of their own: ranks that come here from a lost node are restored into a
+ * coordinator of their own computation (named by the restart script in their image) beside this
+ * node's, and each generation then checkpoints both. DMTCP captures only processes started under
+ * it: no one-off capture of an arbitrary pid. One instance per job on a node; its state is guarded
+ * by {@code this}, and no lock is held while a DMTCP command runs.
  */
 public final class DmtcpCapturer implements Capturer {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(DmtcpCapturer.class);
     /** A DMTCP computation id, as in {@code dmtcp_restart_script_<id>.sh}. */
     private static final java.util.regex.Pattern COMPUTATION = java.util.regex.Pattern.compile(
             "dmtcp_restart_script_([0-9a-f]{1,16}-[0-9]{1,10}-[0-9a-f]{1,16})\\.sh");
@@ -94,29 +91,6 @@ public final class DmtcpCapturer implements Capturer {
         return Optional.empty();
     }
 
-    /** Ferry's patch for ranks joined by TCP across hosts, as {@code tools/build-dmtcp.sh} lists it. */
-    static final String CROSS_HOST_PATCH = "0001-cross-host-sockets.patch";
-
-    /**
-     * Whether the DMTCP on {@code PATH} was built with Ferry's patch for ranks joined by TCP across
-     * hosts ({@code tools/build-dmtcp.sh}, which lists its patches in
-     * {@code <prefix>/share/ferry/dmtcp-patches}). Upstream DMTCP hangs at every checkpoint of such
-     * ranks and cannot restore them on different hosts; ranks that do not talk across hosts need
-     * no patch.
-     */
-    public static boolean crossHostSockets() {
-        Optional<Path> launch = ExternalTool.onPath("dmtcp_launch");
-        if (launch.isEmpty()) {
-            return false;
-        }
-        Path list = launch.get().toAbsolutePath().getParent().resolveSibling("share").resolve("ferry").resolve("dmtcp-patches");
-        try {
-            return Files.readAllLines(list).contains(CROSS_HOST_PATCH);
-        } catch (IOException none) {
-            return false;
-        }
-    }
-
     @Override
     public List<String> launchCommand(List<String> command, Path rankDir) {
         Path area = area(rankDir);
@@ -143,7 +117,7 @@ public final class DmtcpCapturer implements Capturer {
             String name = ".dmtcp-coordinator" + (id.isEmpty() ? "" : "-" + id);
             Path dir = rankDir.toAbsolutePath().getParent().resolve(name);
             try {
-                c = new Computation(span == null ? DmtcpCoordinator.start(dir) : spanning(dir));
+                c = new Computation(span == null ? DmtcpCoordinator.start(dir) : span.coordinator(dir));
             } catch (IOException e) {
                 throw new UncheckedIOException("cannot " + (span == null || span.leads() ? "start" : "find")
                         + " the job's DMTCP coordinator: " + e.getMessage(), e);
@@ -154,57 +128,19 @@ public final class DmtcpCapturer implements Capturer {
         return c;
     }
 
-    /**
-     * The coordinator of the job's computation across nodes for this start: started here, on the
-     * lead's address, and posted on the board for the other nodes; or, on another node, the one
-     * the lead's agent names for this launch, asked until it has started it.
-     */
-    private DmtcpCoordinator spanning(Path dir) throws IOException {
-        if (span.leads()) {
-            if (!crossHostSockets()) {
-                LOG.warn("job {}: the DMTCP on PATH lacks Ferry's patch for sockets across hosts (tools/build-dmtcp.sh):"
-                        + " ranks that talk over TCP across nodes hang at every checkpoint", span.job());
-            }
-            DmtcpCoordinator c = DmtcpCoordinator.start(dir, span.leadHost());
-            span.board().leading(span.job(), span.launchId(), c.port());
-            return c;
-        }
-        long until = System.nanoTime() + DmtcpCoordinator.PATIENCE.toNanos();
-        while (true) {
-            Optional<String> port = span.lead().ask("COORD", span.launchId());
-            if (port.isPresent()) {
-                if (!port.get().matches("[0-9]{1,5}")) {
-                    throw new IOException("the lead node answered '" + port.get() + "' for its DMTCP coordinator's port");
-                }
-                return DmtcpCoordinator.remote(span.leadHost(), port.get());
-            }
-            if (span.board().superseded(span.job(), span.launchId())) {
-                throw new SupersededLaunchException("a newer start of the job came before the lead node started this"
-                        + " one's DMTCP coordinator", null);
-            }
-            if (System.nanoTime() > until) {
-                throw new IOException("the lead node's agent started no DMTCP coordinator for this start of the job within "
-                        + DmtcpCoordinator.PATIENCE.toSeconds() + " s");
-            }
-            DmtcpCoordinator.pause(100);
-        }
+    private synchronized DmtcpSpan currentSpan() {
+        return span;
     }
 
     /** Whether a newer start of the job came while this one's computation is still being put together. */
     private boolean superseded() {
-        DmtcpSpan s;
-        synchronized (this) {
-            s = span;
-        }
-        return s != null && s.board().superseded(s.job(), s.launchId());
+        DmtcpSpan s = currentSpan();
+        return s != null && s.superseded();
     }
 
     /** How many processes the computation of {@code c} has when all are in: the job's, or the node's. */
     private int peers(Computation c) {
-        DmtcpSpan s;
-        synchronized (this) {
-            s = span;
-        }
+        DmtcpSpan s = currentSpan();
         return s != null ? s.nranks() : c.areas.size();
     }
 
@@ -308,10 +244,7 @@ public final class DmtcpCapturer implements Capturer {
      */
     @Override
     public Optional<Duration> checkpointTogether(long generation, Duration timeout) throws IOException {
-        DmtcpSpan s;
-        synchronized (this) {
-            s = span;
-        }
+        DmtcpSpan s = currentSpan();
         if (s == null) {
             return checkpointNode(timeout);
         }
@@ -334,26 +267,7 @@ public final class DmtcpCapturer implements Capturer {
         if (all.isEmpty()) {
             throw new IOException("no rank of this job runs under the job's DMTCP coordinator here");
         }
-        long until = System.nanoTime() + timeout.toNanos();
-        Optional<String> said;
-        try {
-            while ((said = s.lead().ask("CKPT", g)).isEmpty()) {
-                if (System.nanoTime() > until) {
-                    throw new IOException("the lead node did not say within " + timeout.toSeconds() + " s that its DMTCP"
-                            + " checkpoint of generation " + g + " ended");
-                }
-                DmtcpCoordinator.pause(50);
-            }
-        } catch (IOException e) {
-            throw new IOException("generation " + g + ": the job's DMTCP checkpoint failed on the lead node: "
-                    + e.getMessage(), e);
-        }
-        Duration stall;
-        try {
-            stall = Duration.ofMillis(Long.parseLong(said.get().trim()));
-        } catch (NumberFormatException e) {
-            throw new IOException("the lead node answered '" + said.get() + "' for generation " + g + "'s checkpoint");
-        }
+        Duration stall = s.awaitCheckpoint(g, timeout);
         synchronized (this) {
             pending.clear();
             all.forEach(c -> c.areas.forEach(a -> pending.put(a, stall)));
