@@ -318,7 +318,7 @@ public final class AgentService implements Closeable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (Exception e) {
-            if (superseded(e)) {
+            if (RestoreErrors.superseded(e)) {
                 LOG.info("ferry agent " + node + ": " + c.getClass().getSimpleName() + " of job " + c.job()
                         + " given up for the newer one already received: " + e.getMessage());
                 return;
@@ -335,16 +335,6 @@ public final class AgentService implements Closeable {
             LOG.warn("ferry agent " + node + ": " + c.getClass().getSimpleName() + " of job " + c.job()
                     + " failed: " + e.getMessage());
         }
-    }
-
-    /** Whether {@code e} is, or is caused by, a launch giving up for a newer one (see {@link io.ferry.agent.capture.SupersededLaunchException}). */
-    private static boolean superseded(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof io.ferry.agent.capture.SupersededLaunchException) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** A dry run of a restart on this node: the tier each rank would come from, nothing copied. */

@@ -55,6 +55,19 @@ final class RestoreErrors {
         return false;
     }
 
+    /**
+     * Whether the launch gave up for a newer one of its job already received
+     * ({@link io.ferry.agent.capture.SupersededLaunchException}): nothing to report, the newer one is on its way.
+     */
+    static boolean superseded(Throwable e) {
+        for (Throwable t = e; t != null; t = next(t)) {
+            if (t instanceof io.ferry.agent.capture.SupersededLaunchException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private static boolean proof(Throwable t) {
         return t instanceof ImageCorruptException || t instanceof MalformedManifestException
                 || t instanceof RestartRefusedException || t instanceof NotCommitted;
