@@ -23,9 +23,9 @@ public final class GenerationView {
 
     final long generation;
     State state = State.OPEN;
-    private final NodeNames names;
-    private int capturedCount;
-    private int stagedCount;
+    final NodeNames names;
+    int capturedCount;
+    int stagedCount;
     long rawBytes;
     long storedBytes;
     double maxStallSeconds;
@@ -68,30 +68,38 @@ public final class GenerationView {
     int partnerRanks;
     long partnerBytes;
 
+    // Package-private below: FoldSnapshot carries them.
     // Per-rank detail, while in flight (null once compacted). A bit set that covers every rank
     // 0..n-1 is dropped too when compacted: null then means "all of the first count ranks".
-    private BitSet captured = new BitSet();
-    private BitSet staged = new BitSet();
+    BitSet captured = new BitSet();
+    BitSet staged = new BitSet();
     /** Each captured rank's node (index into {@link #names}), bytes and stall; staging seconds of each staged rank. */
-    private int[] nodeOf = new int[0];
-    private long[] bytes = new long[0];
-    private double[] stall = new double[0];
-    private double[] staging = new double[0];
+    int[] nodeOf = new int[0];
+    long[] bytes = new long[0];
+    double[] stall = new double[0];
+    double[] staging = new double[0];
 
     // What is kept once compacted: per node (indexed as names), and the stalls' spread.
-    private long[] bytesByNode;
-    private double[] stagingByNode;
-    private BitSet nodesCaptured;
-    private double stragglerSpread = 1;
+    long[] bytesByNode;
+    double[] stagingByNode;
+    BitSet nodesCaptured;
+    double stragglerSpread = 1;
 
     /** The job's rank count when this generation was taken (0: unknown): a run of another count cannot restore it. */
     final int ranks;
 
     GenerationView(long generation, NodeNames names, int ranks) {
+        this(generation, names, ranks, true);
+    }
+
+    /** @param sized whether to size the per-rank arrays for {@code ranks} (not when {@link FoldSnapshot} sets them) */
+    GenerationView(long generation, NodeNames names, int ranks, boolean sized) {
         this.generation = generation;
         this.ranks = ranks;
         this.names = names;
-        grow(Math.max(0, ranks));
+        if (sized) {
+            grow(Math.max(0, ranks));
+        }
     }
 
     private void grow(int ranks) {

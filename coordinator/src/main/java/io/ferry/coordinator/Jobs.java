@@ -23,6 +23,11 @@ public final class Jobs {
         return Optional.ofNullable(jobs.get(job));
     }
 
+    /** Installs a job's state read from a {@link FoldSnapshot}, in place of what was folded of it. */
+    void put(JobView j) {
+        jobs.put(j.job, j);
+    }
+
     /** Forgets a job: another coordinator of the group owns it now. */
     void remove(String job) {
         jobs.remove(job);

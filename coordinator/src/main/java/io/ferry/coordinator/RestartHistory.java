@@ -22,16 +22,16 @@ public final class RestartHistory {
 
     /** One restart; the tallies grow as nodes report. */
     public static final class Restart {
-        private final long generation;
-        private final String cause;
-        private final long startedAtMillis;
-        private long lastRestoredAtMillis;
-        private final Map<String, Integer> ranksBySource = new TreeMap<>();
+        final long generation;
+        final String cause;
+        final long startedAtMillis;
+        long lastRestoredAtMillis;
+        final Map<String, Integer> ranksBySource = new TreeMap<>();
         /** Each node's source: its ranks' tier, or "mixed" when they came from several. */
-        private final Map<String, String> sourceByNode = new TreeMap<>();
-        private final Map<String, String> failedNodes = new TreeMap<>();
+        final Map<String, String> sourceByNode = new TreeMap<>();
+        final Map<String, String> failedNodes = new TreeMap<>();
         /** Ranks counted already: a bit each, so a job of 10,000 ranks spends 1.25 KB per restart. */
-        private final BitSet counted = new BitSet();
+        final BitSet counted = new BitSet();
 
         Restart(long generation, String cause, long startedAtMillis) {
             this.generation = generation;
@@ -76,7 +76,7 @@ public final class RestartHistory {
         }
     }
 
-    private final ArrayDeque<Restart> restarts = new ArrayDeque<>();
+    final ArrayDeque<Restart> restarts = new ArrayDeque<>();
 
     void started(long generation, String cause, long atMillis) {
         restarts.addLast(new Restart(generation, cause, atMillis));
@@ -136,6 +136,42 @@ public final class RestartHistory {
             }
         }
         return null;
+    }
+
+    /** Writes the kept restarts for a {@link FoldSnapshot}. */
+    void writeTo(java.io.DataOutputStream out) throws java.io.IOException {
+        out.writeInt(restarts.size());
+        for (Restart r : restarts) {
+            out.writeLong(r.generation);
+            FoldSnapshot.writeString(out, r.cause);
+            out.writeLong(r.startedAtMillis);
+            out.writeLong(r.lastRestoredAtMillis);
+            FoldSnapshot.writeMap(out, r.ranksBySource, (k, v) -> FoldSnapshot.writeString(out, k),
+                    (k, v) -> out.writeInt(v));
+            FoldSnapshot.writeMap(out, r.sourceByNode, (k, v) -> FoldSnapshot.writeString(out, k),
+                    (k, v) -> FoldSnapshot.writeString(out, v));
+            FoldSnapshot.writeMap(out, r.failedNodes, (k, v) -> FoldSnapshot.writeString(out, k),
+                    (k, v) -> FoldSnapshot.writeString(out, v));
+            FoldSnapshot.writeBits(out, r.counted);
+        }
+    }
+
+    /** Reads what {@link #writeTo} wrote into this empty history. */
+    void readFrom(java.io.DataInputStream in) throws java.io.IOException {
+        for (int n = FoldSnapshot.count(in, 40); n > 0; n--) {
+            Restart r = new Restart(in.readLong(), FoldSnapshot.readString(in), in.readLong());
+            r.lastRestoredAtMillis = in.readLong();
+            FoldSnapshot.readMap(in, 8, () -> r.ranksBySource.put(FoldSnapshot.readString(in), in.readInt()));
+            FoldSnapshot.readMap(in, 8, () -> r.sourceByNode.put(FoldSnapshot.readString(in),
+                    FoldSnapshot.readString(in)));
+            FoldSnapshot.readMap(in, 8, () -> r.failedNodes.put(FoldSnapshot.readString(in),
+                    FoldSnapshot.readString(in)));
+            BitSet counted = FoldSnapshot.readBits(in);
+            if (counted != null) {
+                r.counted.or(counted);
+            }
+            restarts.addLast(r);
+        }
     }
 
     /** The kept restarts, oldest first. */

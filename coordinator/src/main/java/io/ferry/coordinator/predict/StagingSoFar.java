@@ -1,7 +1,11 @@
 package io.ferry.coordinator.predict;
 
 import io.ferry.model.Event;
+import io.ferry.model.EventCodec;
 
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -90,5 +94,57 @@ public final class StagingSoFar {
         double share = read > 0 ? (double) writtenSoFar / read : fallbackShare;
         written += Math.max(0, rawBytes - covered) * share;
         return Math.round(written);
+    }
+
+    /**
+     * Writes what it folded, for the coordinator's snapshot of its state: each node's first and
+     * newest report (encoded as events) and their times.
+     */
+    public void writeTo(DataOutputStream out) throws IOException {
+        out.writeInt(byNode.size());
+        for (Map.Entry<String, Event.StagingProgress> e : byNode.entrySet()) {
+            writeEvent(out, e.getValue());
+            writeEvent(out, firstByNode.get(e.getKey()));
+            long[] t = timesByNode.get(e.getKey());
+            out.writeLong(t[0]);
+            out.writeLong(t[1]);
+        }
+        out.writeLong(readTotal);
+    }
+
+    /** Reads what {@link #writeTo} wrote; {@link IllegalArgumentException} for what it did not. */
+    public static StagingSoFar readFrom(DataInputStream in) throws IOException {
+        StagingSoFar s = new StagingSoFar();
+        int n = in.readInt();
+        if (n < 0 || (long) n * 24 > in.available()) {
+            throw new IllegalArgumentException("staging progress of " + n + " nodes in " + in.available() + " bytes");
+        }
+        for (int i = 0; i < n; i++) {
+            Event.StagingProgress newest = readEvent(in);
+            s.byNode.put(newest.node(), newest);
+            s.firstByNode.put(newest.node(), readEvent(in));
+            s.timesByNode.put(newest.node(), new long[]{in.readLong(), in.readLong()});
+        }
+        s.readTotal = in.readLong();
+        return s;
+    }
+
+    private static void writeEvent(DataOutputStream out, Event.StagingProgress p) throws IOException {
+        byte[] b = EventCodec.encode(p);
+        out.writeInt(b.length);
+        out.write(b);
+    }
+
+    private static Event.StagingProgress readEvent(DataInputStream in) throws IOException {
+        int n = in.readInt();
+        if (n < 0 || n > in.available()) {
+            throw new IllegalArgumentException("a staging report of " + n + " bytes in " + in.available());
+        }
+        byte[] b = new byte[n];
+        in.readFully(b);
+        if (EventCodec.decode(b) instanceof Event.StagingProgress p) {
+            return p;
+        }
+        throw new IllegalArgumentException("not a staging report where one belongs");
     }
 }
