@@ -73,6 +73,8 @@ public final class Coordinator implements Closeable {
     /** What the coordinator decides at each tick. */
     private final Decisions decisions;
     private final Quarantine quarantine = new Quarantine();
+    private final SnapshotTopic snapshotTopic;
+    private SnapshotKeeper snapshots;
 
     /** How long a node may stay silent before its ranks are moved (or its job rolled back, or failed). */
     public static final Duration DEFAULT_HEARTBEAT_TIMEOUT = Duration.ofSeconds(30);
@@ -105,6 +107,23 @@ public final class Coordinator implements Closeable {
         this.decisions = new Decisions(log, this, clock, jobs, ownership, quarantine, commits, recovery, overdue,
                 orders, heartbeatTimeoutMillis, () -> lease.held());
         this.thread = DaemonThreads.unstarted("ferry-coordinator", this::run);
+        this.snapshotTopic = new SnapshotTopic(log, "pid " + ProcessHandle.current().pid());
+        snapshotEvery(SnapshotKeeper.DEFAULT_EVERY);
+    }
+
+    /**
+     * Snapshots its folded state every {@code events} events folded per events partition (before
+     * {@link #start()}; 0: never, though a start still loads the snapshots others wrote): a restart
+     * then replays at most about that many events per partition, not the jobs' whole history.
+     */
+    public Coordinator snapshotEvery(long events) {
+        this.snapshots = new SnapshotKeeper(snapshotTopic, events);
+        ownership.startFrom(snapshots, j -> {
+            synchronized (this) {
+                jobs.put(j);
+            }
+        });
+        return this;
     }
 
     /** Called on the coordinator thread for every live event, after it is applied (for progress output). */
@@ -238,6 +257,11 @@ public final class Coordinator implements Closeable {
         return query.apply(jobs);
     }
 
+    /** Records of the events topic folded since its start, replayed or live: what a start from a snapshot spares. */
+    public long foldedEvents() {
+        return snapshots.folded();
+    }
+
     public long malformedEvents() {
         return malformed.get();
     }
@@ -277,6 +301,7 @@ public final class Coordinator implements Closeable {
                     if (live.getCount() > 0 && ownership.caughtUp()) {
                         live.countDown();
                     }
+                    guard.run("snapshot", () -> snapshots.maybeWrite(ownership, jobs, quarantine));
                     if (live.getCount() == 0 && lease.held()) {
                         // While events stream in, take only the commands already fetched: waiting here would cap the fold rate.
                         var asked = commands.poll(batch.isEmpty() ? Duration.ofMillis(20) : Duration.ZERO);
@@ -322,6 +347,7 @@ public final class Coordinator implements Closeable {
                 }
             }
             commits.close();
+            snapshots.close(); // a snapshot being written is finished (bounded), so a stop on purpose leaves it whole
             ended.countDown();
         }
     }

@@ -8,6 +8,7 @@ import org.apache.kafka.common.TopicPartition;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -29,9 +30,16 @@ final class Ownership implements ConsumerRebalanceListener {
     private final Map<TopicPartition, Long> replayUntil = new HashMap<>();
     /** Owned partitions still replaying. */
     private final Set<Integer> replaying = new HashSet<>();
+    /**
+     * Partitions taken on from a snapshot with nothing after it to replay: live at once, and their
+     * jobs reported by the next {@link #advance()} as a replay's end is (liveness re-armed, stores listed).
+     */
+    private final Set<Integer> liveFromSnapshot = new HashSet<>();
     private final Map<String, Integer> partitionOf = new HashMap<>();
     private boolean assignedOnce;
     private volatile boolean closing;
+    private SnapshotKeeper snapshots;
+    private Consumer<JobView> install = j -> { };
 
     /** @param drop called with the jobs of partitions given up: forget them */
     Ownership(String who, Consumer<Set<String>> drop) {
@@ -48,22 +56,43 @@ final class Ownership implements ConsumerRebalanceListener {
         this.events = consumer;
     }
 
+    /** Partitions taken on start from their snapshots in {@code keeper}, whose jobs go to {@code install}. */
+    void startFrom(SnapshotKeeper keeper, Consumer<JobView> install) {
+        this.snapshots = keeper;
+        this.install = install;
+    }
+
     @Override
     public void onPartitionsAssigned(Collection<TopicPartition> parts) {
         assignedOnce = true;
         if (parts.isEmpty()) {
             return;
         }
-        events.seekToBeginning(parts);
+        Map<TopicPartition, SnapshotKeeper.Started> started = snapshots == null ? Map.of()
+                : snapshots.resume(parts, install);
         Map<TopicPartition, Long> ends = events.endOffsets(parts);
         replayUntil.putAll(ends);
+        long skipped = 0;
         for (TopicPartition tp : parts) {
-            if (ends.getOrDefault(tp, 0L) > 0) {
+            SnapshotKeeper.Started s = started.get(tp);
+            long from = 0;
+            if (s == null) {
+                events.seekToBeginning(List.of(tp));
+            } else { // its snapshot's jobs are installed: only what came after the snapshot is replayed
+                from = s.nextOffset();
+                skipped += from;
+                events.seek(tp, from);
+                s.jobs().forEach(job -> partitionOf.put(job, tp.partition()));
+            }
+            if (ends.getOrDefault(tp, 0L) > from) {
                 replaying.add(tp.partition());
+            } else if (s != null) {
+                liveFromSnapshot.add(tp.partition());
             }
         }
         System.err.println("ferry coordinator " + who + ": took on events partitions " + numbers(parts)
-                + " (replaying their jobs before acting on them)");
+                + " (replaying their jobs before acting on them" + (started.isEmpty() ? ")"
+                : "; " + started.size() + " from a snapshot, " + skipped + " events not replayed)"));
     }
 
     @Override
@@ -91,6 +120,10 @@ final class Ownership implements ConsumerRebalanceListener {
         jobs.forEach(partitionOf::remove);
         parts.forEach(replayUntil::remove);
         replaying.removeAll(gone);
+        liveFromSnapshot.removeAll(gone);
+        if (snapshots != null) {
+            snapshots.forget(parts);
+        }
         drop.accept(jobs);
         System.err.println("ferry coordinator " + who + ": " + how + " events partitions " + numbers(parts)
                 + (jobs.isEmpty() ? "" : ", jobs " + jobs + " go to another coordinator"));
@@ -101,15 +134,19 @@ final class Ownership implements ConsumerRebalanceListener {
         if (!job.isEmpty()) {
             partitionOf.put(job, r.partition());
         }
+        if (snapshots != null) {
+            snapshots.folded(r);
+        }
         return r.offset() >= replayUntil.getOrDefault(new TopicPartition(r.topic(), r.partition()), 0L);
     }
 
     /** After a poll: partitions whose replay reached its end are live from now on; returns their jobs. */
     Set<String> advance() {
-        if (replaying.isEmpty()) {
+        if (replaying.isEmpty() && liveFromSnapshot.isEmpty()) {
             return Set.of();
         }
-        Set<Integer> done = new HashSet<>();
+        Set<Integer> done = new HashSet<>(liveFromSnapshot);
+        liveFromSnapshot.clear();
         replaying.removeIf(p -> {
             TopicPartition tp = new TopicPartition(io.ferry.eventlog.KafkaLog.EVENTS, p);
             boolean caughtUp = events.position(tp) >= replayUntil.getOrDefault(tp, 0L);
@@ -131,6 +168,22 @@ final class Ownership implements ConsumerRebalanceListener {
     boolean replaying(String job) {
         Integer p = partitionOf.get(job);
         return p != null && replaying.contains(p);
+    }
+
+    /** Whether events partition {@code p} is still being replayed. */
+    boolean replayingPartition(int p) {
+        return replaying.contains(p);
+    }
+
+    /** The jobs of events partition {@code p} seen so far. */
+    Set<String> jobsOf(int p) {
+        Set<String> out = new TreeSet<>();
+        partitionOf.forEach((job, q) -> {
+            if (q == p) {
+                out.add(job);
+            }
+        });
+        return out;
     }
 
     /** Whether this coordinator joined its group and replayed what it owns. */

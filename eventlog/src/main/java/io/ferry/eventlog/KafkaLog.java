@@ -51,6 +51,12 @@ public final class KafkaLog implements Closeable {
      */
     public static final String HEARTBEATS = "ferry.heartbeats";
     /**
+     * Coordinators' snapshots of their folded state, one per events partition (compacted, one
+     * partition): a start loads the newest and replays only the events after it. Derived: a
+     * snapshot lost or refused costs a longer start, never an event.
+     */
+    public static final String SNAPSHOTS = "ferry.snapshots";
+    /**
      * How long {@link #HEARTBEATS} keeps a heartbeat ({@code retention.ms}): an hour, 120 times
      * the default {@code --heartbeat-timeout} (30 s) and several times any timeout a site would
      * set. A coordinator reads heartbeats from its start on and judges them by when it reads

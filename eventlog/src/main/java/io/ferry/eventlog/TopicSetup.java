@@ -8,6 +8,7 @@ import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.TopicExistsException;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -64,7 +65,11 @@ final class TopicSetup {
                 try {
                     admin.createTopics(List.of(t)).all().get(30, TimeUnit.SECONDS);
                 } catch (ExecutionException e) {
-                    if (!(e.getCause() instanceof TopicExistsException)) {
+                    if (t.name().equals(KafkaLog.SNAPSHOTS) && !(e.getCause() instanceof TopicExistsException)) {
+                        // Derived state: without it a coordinator replays whole histories, slower but whole.
+                        System.err.println("ferry: cannot create topic " + t.name() + " on " + bootstrap + " ("
+                                + e.getCause().getMessage() + "): coordinators start without snapshots");
+                    } else if (!(e.getCause() instanceof TopicExistsException)) {
                         throw new IOException("cannot create topic " + t.name() + " on " + bootstrap + ": "
                                 + e.getCause().getMessage(), e);
                     }
@@ -167,6 +172,10 @@ final class TopicSetup {
                 new NewTopic(KafkaLog.COMMANDS, settings.partitions(), unset).configs(forever),
                 new NewTopic(KafkaLog.DEAD_LETTER, 1, unset).configs(forever),
                 new NewTopic(KafkaLog.STATE, settings.partitions(), unset).configs(compacted),
-                new NewTopic(KafkaLog.HEARTBEATS, settings.partitions(), unset).configs(expiring));
+                new NewTopic(KafkaLog.HEARTBEATS, settings.partitions(), unset).configs(expiring),
+                // One partition: every coordinator reads it whole at a takeover. A segment an hour, so that
+                // the cleaner, which never compacts the active segment, can drop replaced snapshots.
+                new NewTopic(KafkaLog.SNAPSHOTS, 1, unset).configs(Map.of("cleanup.policy", "compact",
+                        "max.message.bytes", maxBytes, "segment.ms", Long.toString(Duration.ofHours(1).toMillis()))));
     }
 }
