@@ -6,7 +6,12 @@
 # embedded broker: `events` (heartbeats in ferry.events, as Ferry kept them before
 # ferry.heartbeats: the coordinator replays them all), `heartbeats` (in ferry.heartbeats, the
 # last hour only, as its retention leaves it) and `live` (the staging progress there too, as
-# agents send it now; LAYOUTS="heartbeats live" runs only those two). The history is HOURS long,
+# agents send it now; LAYOUTS="heartbeats live" runs only those two). After the `live` layout, two
+# restarts in new JVMs load the snapshot of the folded state its start left: with nothing written
+# after it, its broker started cold (the JVM's first, as a service after a crash) and warm (the JVM
+# started it once before, as for the first measured start), then warm with TAIL generations after
+# it (default: about 200,000 events, the snapshot interval: the longest replay a restart meets).
+# The history is HOURS long,
 # not 30 days: a replay is
 # linear in the events it folds, so each run also prints the start projected to 30 days (the
 # events x 30 days / HOURS, folded at the rate measured, plus the start on an empty log).
@@ -22,4 +27,14 @@ echo "uptime: $(uptime)"
 for layout in ${LAYOUTS:-events heartbeats live}; do
   java -Xmx${HEAP:-4g} -XX:+UseG1GC ${JAVA_OPTS:-} -cp "$cp" \
     io.ferry.benchmarks.CoordinatorStartBenchmark "$layout" "$nodes" "$hours" "$interval" "$work"
+  # Then the restarts that load the snapshot the measured start left, each in a new JVM: with nothing
+  # after the snapshot, and with TAIL generations after it (by default about as many events as the
+  # coordinator folds between two snapshots, 200,000: the longest replay a restart meets).
+  if [ "$layout" = live ]; then
+    for run in "0 cold" "0 warm" "${TAIL:-$(( 200000 / (2 * nodes + 2) ))} warm"; do
+      set -- $run
+      java -Xmx${HEAP:-4g} -XX:+UseG1GC ${JAVA_OPTS:-} -cp "$cp" \
+        io.ferry.benchmarks.CoordinatorStartBenchmark restart "$layout" "$nodes" "$1" "$work" "$2"
+    done
+  fi
 done

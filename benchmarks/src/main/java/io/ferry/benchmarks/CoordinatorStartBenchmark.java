@@ -55,6 +55,11 @@ public final class CoordinatorStartBenchmark {
     private CoordinatorStartBenchmark() {}
 
     public static void main(String[] args) throws Exception {
+        if (args[0].equals("restart")) {
+            restart(args[1], Integer.parseInt(args[2]), Integer.parseInt(args[3]), Path.of(args[4]),
+                    args.length > 5 && args[5].equals("cold"));
+            return;
+        }
         String layout = args[0];
         if (!List.of("events", "heartbeats", "live").contains(layout)) {
             throw new IllegalArgumentException("layout must be events, heartbeats or live, got " + layout);
@@ -118,9 +123,107 @@ public final class CoordinatorStartBenchmark {
                     System.out.printf("layout %s: projected for %.0f days (x%.0f the events, folded at that rate, plus the"
                                     + " empty start): %,.0f events, %.0f s from coordinator start to live%n", layout, days, scale,
                             written[0] * scale, empty + folding * scale);
+                    // The replay's end snapshots the folded state when it folded enough: what the next start loads.
+                    long w = System.nanoTime();
+                    boolean snapshot = awaitSnapshot(log, Duration.ofMinutes(2));
+                    System.out.printf("layout %s: %s%n", layout, snapshot
+                            ? String.format("snapshot of the folded state written %.1f s after live", (System.nanoTime() - w) / 1e9)
+                            : "no snapshot written (fewer events than the coordinator's snapshot interval)");
                 }
             }
         }
+    }
+
+    /**
+     * A restart over the log a first run left (and its snapshot): {@code tail} more generations
+     * are written first, as a coordinator that was down would find them, then the start is timed
+     * as in the first run, in this new JVM. Warm (as the first run's measured start, whose JVM had
+     * started the broker before): the broker is started and stopped once before the timed start,
+     * writing the tail; {@code cold}: the timed start is the JVM's first, as a service's after a crash.
+     */
+    private static void restart(String layout, int nodes, int tail, Path work, boolean cold) throws Exception {
+        Path kafkaDir = work.resolve("kafka-" + layout);
+        long tailEvents = 0;
+        if (cold && tail > 0) {
+            throw new IllegalArgumentException("a cold restart writes no tail (its JVM would start the broker first)");
+        }
+        if (!cold) {
+            try (EmbeddedKafka k = EmbeddedKafka.start(kafkaDir);
+                 KafkaLog log = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED)) {
+                long end = System.currentTimeMillis();
+                long[] n = writeTail(k.bootstrapServers(), layout, nodes, tail, end);
+                tailEvents = n[0];
+            }
+        }
+        long t0 = System.nanoTime();
+        try (EmbeddedKafka k = EmbeddedKafka.start(kafkaDir)) {
+            long t1 = System.nanoTime();
+            try (KafkaLog log = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED);
+                 Coordinator c = new Coordinator(log, Clock.systemUTC())) {
+                long t2 = System.nanoTime();
+                c.start();
+                if (!c.awaitLive(Duration.ofMinutes(30))) {
+                    throw new IllegalStateException("the coordinator did not catch up within 30 minutes");
+                }
+                long t3 = System.nanoTime();
+                long generations = c.query(j -> j.get(JOB).map(v -> (long) v.generations().size()).orElse(0L));
+                System.out.printf("restart %s (%s JVM), %,d events written after the snapshot: broker start %.2f s,"
+                                + " connect %.2f s, coordinator start to live %.2f s; from start to serving %.2f s (%,d events"
+                                + " folded; %d generations)%n", layout, cold ? "cold" : "warm", tailEvents, (t1 - t0) / 1e9,
+                        (t2 - t1) / 1e9, (t3 - t2) / 1e9, (t3 - t0) / 1e9, c.foldedEvents(), generations);
+            }
+        }
+    }
+
+    /** Whether a snapshot index is (or comes) on the snapshots topic within {@code patience}. */
+    private static boolean awaitSnapshot(KafkaLog log, Duration patience) {
+        long deadline = System.nanoTime() + patience.toNanos();
+        try (var c = log.reader(KafkaLog.SNAPSHOTS, true)) {
+            while (System.nanoTime() < deadline) {
+                for (var r : c.poll(Duration.ofMillis(500))) {
+                    String key = r.key() == null ? "" : new String(r.key(), StandardCharsets.UTF_8);
+                    if (key.startsWith("events-") && !key.contains("/") && r.value() != null) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
+    }
+
+    /** {@code generations} more generations of the job, numbered after any of the history, ending at {@code end}. */
+    private static long[] writeTail(String bootstrap, String layout, int nodes, int generations, long end) {
+        List<String> names = new ArrayList<>();
+        for (int n = 0; n < nodes; n++) {
+            names.add(String.format("n%05d", n));
+        }
+        byte[] key = JOB.getBytes(StandardCharsets.UTF_8);
+        long[] count = new long[2];
+        try (KafkaProducer<byte[], byte[]> p = producer(bootstrap)) {
+            BiConsumer<Long, Event> event = (ts, e) -> {
+                p.send(new ProducerRecord<>(KafkaLog.EVENTS, null, ts, key, EventCodec.encode(e)));
+                count[0]++;
+            };
+            BiConsumer<Long, Event> progress = !layout.equals("live") ? event : (ts, e) -> {
+                p.send(new ProducerRecord<>(KafkaLog.HEARTBEATS, null, ts, key, EventCodec.encode(e)));
+                count[1]++;
+            };
+            long first = 1_000_000; // above any generation of a history (4,320 in 30 days at one every 10 minutes)
+            for (int i = 0; i < generations; i++) {
+                generation(event, progress, first + i, end - (generations - i) * 15_000L, names);
+            }
+            p.flush();
+        }
+        return count;
+    }
+
+    private static KafkaProducer<byte[], byte[]> producer(String bootstrap) {
+        return new KafkaProducer<>(LoopbackLogin.clientConfig(bootstrap,
+                Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
+                        ProducerConfig.ACKS_CONFIG, "1", ProducerConfig.LINGER_MS_CONFIG, "20",
+                        ProducerConfig.BATCH_SIZE_CONFIG, Integer.toString(1 << 20),
+                        ProducerConfig.BUFFER_MEMORY_CONFIG, Long.toString(256L << 20))),
+                new ByteArraySerializer(), new ByteArraySerializer());
     }
 
     /** Writes the history; returns {records in ferry.events, records in ferry.heartbeats}. */
@@ -132,12 +235,7 @@ public final class CoordinatorStartBenchmark {
         }
         byte[] key = JOB.getBytes(StandardCharsets.UTF_8);
         long[] count = new long[2];
-        try (KafkaProducer<byte[], byte[]> p = new KafkaProducer<>(LoopbackLogin.clientConfig(bootstrap,
-                Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                ProducerConfig.ACKS_CONFIG, "1", ProducerConfig.LINGER_MS_CONFIG, "20",
-                ProducerConfig.BATCH_SIZE_CONFIG, Integer.toString(1 << 20),
-                ProducerConfig.BUFFER_MEMORY_CONFIG, Long.toString(256L << 20))),
-                new ByteArraySerializer(), new ByteArraySerializer())) {
+        try (KafkaProducer<byte[], byte[]> p = producer(bootstrap)) {
             java.util.function.BiConsumer<Long, Event> event = (ts, e) -> {
                 p.send(new ProducerRecord<>(KafkaLog.EVENTS, null, ts, key, EventCodec.encode(e)));
                 count[0]++;
