@@ -45,6 +45,9 @@ public final class Jobs {
         }
         int rank = e instanceof Event.ImageCaptured c ? c.rank() : e instanceof Event.ImageStaged s ? s.rank()
                 : e instanceof Event.StagingFailed f ? f.rank() : e instanceof Event.RankExited x ? x.rank() : -1;
+        if (e instanceof Event.RanksJoined r) { // a launcher's ranks: the newest of them counts, as for one rank above
+            rank = r.rankSet().stream().max().orElse(-1);
+        }
         if (rank >= j.ranks()) {
             return java.util.Optional.of("rank " + rank + " of job " + e.job() + ", which has " + j.ranks() + " ranks");
         }

@@ -26,6 +26,9 @@ class JobsTest {
         assertTrue(jobs.refuses(new Event.ImageCaptured("j", 0, 2, "n", 10, 0.1)).orElseThrow().contains("rank 2"));
         assertTrue(jobs.refuses(new Event.ImageStaged("j", 0, 5, "remote", 1, 1, 0.1)).isPresent());
         assertTrue(jobs.refuses(new Event.RankExited("j", 2, 0)).isPresent());
+        // A launcher's ranks joining: one beyond the job's ranks made the fold throw (the job set aside), not parked.
+        assertTrue(jobs.refuses(new Event.RanksJoined("j", -1, "n1", "0-2")).orElseThrow().contains("rank 2"));
+        assertTrue(jobs.refuses(new Event.RanksJoined("j", -1, "n1", "0-1")).isEmpty());
         assertTrue(jobs.refuses(new Event.ImageCaptured("j", 0, 1, "n", 10, 0.1)).isEmpty());
         assertTrue(jobs.refuses(new Event.ImageCaptured("unknown", 0, 7, "n", 10, 0.1)).isEmpty(), "its job decides, once known");
     }
