@@ -86,6 +86,17 @@ public final class AgentMeters {
         }
     }
 
+    /**
+     * A job's cache usage after a removal by the reclaimer (the job does not run here): the gauges
+     * follow it, and go once the job holds nothing here, as they would with the job.
+     */
+    void reclaimed(Event.CacheReported c) {
+        observe(c);
+        if (c.jobBytes() == 0 && c.generations() == 0) {
+            closed(c.job());
+        }
+    }
+
     /** The job's store, opened on this node: its meters read it until {@link #closed(String)}. */
     void opened(String job, OpenedStore store) {
         closed(job);

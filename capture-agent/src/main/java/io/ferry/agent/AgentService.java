@@ -3,6 +3,7 @@ package io.ferry.agent;
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.Command;
 import io.ferry.model.DaemonThreads;
+import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
 import io.ferry.model.Placement;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -150,13 +151,23 @@ public final class AgentService implements Closeable {
         if (retention != null) {
             reclaimer = new CacheReclaimer(log, node, io.ferry.staging.Staging.localCache(home.resolve("cache")), retention,
                     java.time.Clock.systemUTC(), jobs::containsKey,
-                    (job, task) -> java.util.concurrent.CompletableFuture.runAsync(task, lane(job))).start();
+                    (job, task) -> java.util.concurrent.CompletableFuture.runAsync(task, lane(job)), this::reclaimed)
+                    .start();
         }
         return this;
     }
 
     public String node() {
         return node;
+    }
+
+    /** A job's cache usage after the reclaimer removed some of it: logged, and this node's meters follow. */
+    private void reclaimed(Event.CacheReported c) {
+        AgentMeters m = meters;
+        if (m != null) {
+            m.reclaimed(c);
+        }
+        log.append(c);
     }
 
     /** The job's agent on this node, while this node runs ranks of it. */
@@ -237,7 +248,7 @@ public final class AgentService implements Closeable {
             for (RankSpool.Hello h : spool.arrivals()) {
                 joined.computeIfAbsent(new Attempt(h.job(), h.generation()), k -> new java.util.ArrayList<>()).add(h.rank());
             }
-            joined.forEach((k, ranks) -> log.append(new io.ferry.model.Event.RanksJoined(k.job(), k.generation(), node,
+            joined.forEach((k, ranks) -> log.append(new Event.RanksJoined(k.job(), k.generation(), node,
                     io.ferry.model.RankSet.of(ranks.stream().mapToInt(Integer::intValue)).toString())));
         } catch (java.io.IOException | RuntimeException e) {
             LOG.warn("reading registered ranks failed, retrying: {}", e.getMessage());
@@ -326,7 +337,7 @@ public final class AgentService implements Closeable {
             failedCommands.incrementAndGet();
             if (c instanceof Command.Launch l) { // tell the job, not only this node's log: its submitter is waiting
                 try { // a program missing here or a store this node cannot open says nothing against the generation
-                    log.append(new io.ferry.model.Event.RestoreFailed(l.job(), l.generation(), node,
+                    log.append(new Event.RestoreFailed(l.job(), l.generation(), node,
                             "cannot launch: " + e.getMessage(), RestoreErrors.storeUnreachable(e), RestoreErrors.provenBad(e)));
                 } catch (RuntimeException unreported) {
                     // the log is away too; the coordinator's heartbeat check will notice
@@ -356,7 +367,7 @@ public final class AgentService implements Closeable {
         } catch (java.io.IOException | RuntimeException e) {
             problem = String.valueOf(e.getMessage());
         }
-        log.append(new io.ferry.model.Event.RestartPlanned(p.job(), p.generation(), node, p.request(), sources, problem));
+        log.append(new Event.RestartPlanned(p.job(), p.generation(), node, p.request(), sources, problem));
     }
 
     /**

@@ -59,6 +59,8 @@ final class CacheReclaimer implements AutoCloseable {
     private final Clock clock;
     private final Predicate<String> served;
     private final BiFunction<String, Runnable, CompletableFuture<Void>> onLane;
+    /** Where a job's cache usage after a removal goes: the log, and this node's meters. */
+    private final java.util.function.Consumer<Event.CacheReported> report;
     private final Set<String> reportedUnknown = new HashSet<>();
     /** Generations kept unstaged, said once each per job (every sweep finds them again). */
     private final Set<String> reportedKept = new HashSet<>();
@@ -67,9 +69,11 @@ final class CacheReclaimer implements AutoCloseable {
     /**
      * @param served whether this agent serves the job now (it then keeps its cache whatever the log says)
      * @param onLane runs a task on the job's command lane
+     * @param report appends a job's cache usage after a removal (to the log, and to the node's meters)
      */
     CacheReclaimer(KafkaLog log, String node, LocalCache cache, CacheRetention retention, Clock clock,
-                   Predicate<String> served, BiFunction<String, Runnable, CompletableFuture<Void>> onLane) {
+                   Predicate<String> served, BiFunction<String, Runnable, CompletableFuture<Void>> onLane,
+                   java.util.function.Consumer<Event.CacheReported> report) {
         this.log = log;
         this.node = node;
         this.cache = cache;
@@ -77,6 +81,7 @@ final class CacheReclaimer implements AutoCloseable {
         this.clock = clock;
         this.served = served;
         this.onLane = onLane;
+        this.report = report;
         this.timer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
                 DaemonThreads.named("ferry-agent-reclaim-" + node));
     }
@@ -211,7 +216,7 @@ final class CacheReclaimer implements AutoCloseable {
         if (s != null && !r.removed().isEmpty()) {
             try {
                 LocalCache.Usage u = cache.usage(job);
-                log.append(new Event.CacheReported(job, node, u.capacityBytes(), u.freeBytes(), u.jobBytes(),
+                report.accept(new Event.CacheReported(job, node, u.capacityBytes(), u.freeBytes(), u.jobBytes(),
                         u.generations(), s.keepGenerations));
             } catch (IOException | RuntimeException e) {
                 LOG.warn("ferry agent {}: cache usage of {} after reclaiming not reported: {}", node, job, e.getMessage());

@@ -12,6 +12,7 @@ import io.ferry.staging.LocalCache;
 import io.ferry.staging.Staging;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -66,7 +67,12 @@ class CacheReclaimIT {
             Files.setLastModifiedTime(trash.getParent(), java.nio.file.attribute.FileTime.fromMillis(
                     System.currentTimeMillis() - Duration.ofHours(1).toMillis()));
 
-            try (AgentService agent = new AgentService(log, "a", home)
+            SimpleMeterRegistry registry = new SimpleMeterRegistry();
+            AgentMeters meters = new AgentMeters(registry);
+            // The job's gauges as a running agent left them before the sweep: they must follow the removals.
+            meters.observe(new Event.CacheReported("done", "a", 1 << 30, 1 << 29, 3000, 2, 2));
+            meters.observe(new Event.CacheReported("moved", "a", 1 << 30, 1 << 29, 5000, 2, 2));
+            try (AgentService agent = new AgentService(log, "a", home).metered(meters)
                     .reclaiming(new CacheRetention(Duration.ofSeconds(2), Duration.ofHours(1))).start()) {
                 long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
                 while (System.nanoTime() < deadline && !cache.jobs().equals(List.of("failed", "moved", "running"))) {
@@ -94,6 +100,10 @@ class CacheReclaimIT {
                     && r.generations() == 0), "the freed space is reported: " + reports);
             assertTrue(reports.stream().anyMatch(r -> r.job().equals("moved") && r.jobBytes() == 2000), reports.toString());
             assertTrue(reports.stream().noneMatch(r -> r.job().equals("stranger")), "no event of a job the log does not know");
+            assertEquals(2000, registry.get("ferry.agent.cache.job").tag("job", "moved").gauge().value(),
+                    "the node's meters follow what the sweep left of a job");
+            assertTrue(registry.find("ferry.agent.cache.job").tag("job", "done").gauges().isEmpty(),
+                    "a job that holds nothing here has no cache gauges left");
         }
     }
 
