@@ -151,7 +151,7 @@ public final class AgentService implements Closeable {
         if (retention != null) {
             reclaimer = new CacheReclaimer(log, node, io.ferry.staging.Staging.localCache(home.resolve("cache")), retention,
                     java.time.Clock.systemUTC(), jobs::containsKey,
-                    (job, task) -> java.util.concurrent.CompletableFuture.runAsync(task, lane(job)), this::reclaimed)
+                    (job, task) -> java.util.concurrent.CompletableFuture.runAsync(task, lane(job)), () -> meters)
                     .start();
         }
         return this;
@@ -161,14 +161,6 @@ public final class AgentService implements Closeable {
         return node;
     }
 
-    /** A job's cache usage after the reclaimer removed some of it: logged, and this node's meters follow. */
-    private void reclaimed(Event.CacheReported c) {
-        AgentMeters m = meters;
-        if (m != null) {
-            m.reclaimed(c);
-        }
-        log.append(c);
-    }
 
     /** The job's agent on this node, while this node runs ranks of it. */
     public Optional<NodeAgent> agent(String job) {

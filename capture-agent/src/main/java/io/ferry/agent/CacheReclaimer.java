@@ -59,8 +59,8 @@ final class CacheReclaimer implements AutoCloseable {
     private final Clock clock;
     private final Predicate<String> served;
     private final BiFunction<String, Runnable, CompletableFuture<Void>> onLane;
-    /** Where a job's cache usage after a removal goes: the log, and this node's meters. */
-    private final java.util.function.Consumer<Event.CacheReported> report;
+    /** This node's meters (null where it keeps none): they follow a job's cache usage after a removal. */
+    private final java.util.function.Supplier<AgentMeters> meters;
     private final Set<String> reportedUnknown = new HashSet<>();
     /** Generations kept unstaged, said once each per job (every sweep finds them again). */
     private final Set<String> reportedKept = new HashSet<>();
@@ -69,11 +69,11 @@ final class CacheReclaimer implements AutoCloseable {
     /**
      * @param served whether this agent serves the job now (it then keeps its cache whatever the log says)
      * @param onLane runs a task on the job's command lane
-     * @param report appends a job's cache usage after a removal (to the log, and to the node's meters)
+     * @param meters this node's meters, or null where it keeps none
      */
     CacheReclaimer(KafkaLog log, String node, LocalCache cache, CacheRetention retention, Clock clock,
                    Predicate<String> served, BiFunction<String, Runnable, CompletableFuture<Void>> onLane,
-                   java.util.function.Consumer<Event.CacheReported> report) {
+                   java.util.function.Supplier<AgentMeters> meters) {
         this.log = log;
         this.node = node;
         this.cache = cache;
@@ -81,7 +81,7 @@ final class CacheReclaimer implements AutoCloseable {
         this.clock = clock;
         this.served = served;
         this.onLane = onLane;
-        this.report = report;
+        this.meters = meters;
         this.timer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
                 DaemonThreads.named("ferry-agent-reclaim-" + node));
     }
@@ -216,8 +216,13 @@ final class CacheReclaimer implements AutoCloseable {
         if (s != null && !r.removed().isEmpty()) {
             try {
                 LocalCache.Usage u = cache.usage(job);
-                report.accept(new Event.CacheReported(job, node, u.capacityBytes(), u.freeBytes(), u.jobBytes(),
-                        u.generations(), s.keepGenerations));
+                Event.CacheReported c = new Event.CacheReported(job, node, u.capacityBytes(), u.freeBytes(),
+                        u.jobBytes(), u.generations(), s.keepGenerations);
+                AgentMeters m = meters.get();
+                if (m != null) {
+                    m.reclaimed(c);
+                }
+                log.append(c);
             } catch (IOException | RuntimeException e) {
                 LOG.warn("ferry agent {}: cache usage of {} after reclaiming not reported: {}", node, job, e.getMessage());
             }

@@ -2,7 +2,6 @@ package io.ferry.coordinator;
 
 import io.ferry.coordinator.predict.StagingSoFar;
 import io.ferry.model.Event;
-import io.ferry.model.EventCodec;
 import io.ferry.model.Placement;
 
 import java.io.ByteArrayInputStream;
@@ -13,9 +12,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.BitSet;
 import java.util.Collection;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -85,7 +82,7 @@ final class FoldSnapshot {
                 throw new IllegalArgumentException("coordinator snapshot of version " + version
                         + ", this coordinator reads " + VERSION);
             }
-            int n = count(in, 8);
+            int n = SnapshotData.count(in, 8);
             List<JobView> out = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
                 out.add(readJob(in));
@@ -108,11 +105,11 @@ final class FoldSnapshot {
     }
 
     private static void writeJob(DataOutputStream out, JobView j) throws IOException {
-        writeString(out, j.job);
-        writeEvent(out, j.started);
+        SnapshotData.writeString(out, j.job);
+        SnapshotData.writeEvent(out, j.started);
         out.writeInt(j.nodeNames.size());
         for (int i = 0; i < j.nodeNames.size(); i++) {
-            writeString(out, j.nodeNames.name(i));
+            SnapshotData.writeString(out, j.nodeNames.name(i));
         }
         // Generations share the job's placement object while it is unchanged: written once, referred to by number.
         IdentityHashMap<Placement, Integer> placements = new IdentityHashMap<>();
@@ -124,11 +121,11 @@ final class FoldSnapshot {
         }
         out.writeInt(table.size());
         for (Placement p : table) {
-            writeString(out, p.toString());
+            SnapshotData.writeString(out, p.toString());
             out.writeInt(p.ranks());
         }
         out.writeInt(j.placement == null ? -1 : placements.get(j.placement));
-        writeMap(out, j.exits, (k, v) -> out.writeInt(k), (k, v) -> out.writeInt(v));
+        SnapshotData.writeMap(out, j.exits, (k, v) -> out.writeInt(k), (k, v) -> out.writeInt(v));
         j.restarts.writeTo(out);
         out.writeInt(j.recoveries);
         out.writeInt(j.rollbacksWithoutProgress);
@@ -136,29 +133,29 @@ final class FoldSnapshot {
         out.writeLong(j.lastRecoveryMillis);
         out.writeLong(j.recoveryGeneration);
         out.writeBoolean(j.recovering);
-        writeEvent(out, j.launcherExit);
-        writeEvent(out, j.restoreFailed);
-        writeStrings(out, j.restoredNodes);
-        writeBits(out, j.restoredRanks);
+        SnapshotData.writeEvent(out, j.launcherExit);
+        SnapshotData.writeEvent(out, j.restoreFailed);
+        SnapshotData.writeStrings(out, j.restoredNodes);
+        SnapshotData.writeBits(out, j.restoredRanks);
         out.writeInt(j.launchAttempt);
         out.writeLong(j.launchGeneration);
-        writeString(out, j.launchCause);
+        SnapshotData.writeString(out, j.launchCause);
         out.writeLong(j.lastRequestMillis);
-        writeMap(out, j.heartbeats, (k, v) -> writeString(out, k), (k, v) -> out.writeLong(v));
+        SnapshotData.writeMap(out, j.heartbeats, (k, v) -> SnapshotData.writeString(out, k), (k, v) -> out.writeLong(v));
         out.writeLong(j.launcherSeenMillis);
-        writeStrings(out, j.answered);
-        writeString(out, j.launchFailure);
+        SnapshotData.writeStrings(out, j.answered);
+        SnapshotData.writeString(out, j.launchFailure);
         out.writeLong(j.startedAtMillis);
         out.writeLong(j.finishedAtMillis);
         out.writeLong(j.haltDeadlineMillis);
         out.writeLong(j.haltRequestedAtMillis);
         out.writeBoolean(j.halted);
-        writeMap(out, j.storeHealth, (k, v) -> writeString(out, k), (k, v) -> writeEvent(out, v));
-        writeMap(out, j.peers, (k, v) -> writeString(out, k), (k, v) -> writeString(out, v));
-        writeMap(out, j.peerSeenMillis, (k, v) -> writeString(out, k), (k, v) -> out.writeLong(v));
-        writeMap(out, j.caches, (k, v) -> writeString(out, k), (k, v) -> writeEvent(out, v));
+        SnapshotData.writeMap(out, j.storeHealth, (k, v) -> SnapshotData.writeString(out, k), (k, v) -> SnapshotData.writeEvent(out, v));
+        SnapshotData.writeMap(out, j.peers, (k, v) -> SnapshotData.writeString(out, k), (k, v) -> SnapshotData.writeString(out, v));
+        SnapshotData.writeMap(out, j.peerSeenMillis, (k, v) -> SnapshotData.writeString(out, k), (k, v) -> out.writeLong(v));
+        SnapshotData.writeMap(out, j.caches, (k, v) -> SnapshotData.writeString(out, k), (k, v) -> SnapshotData.writeEvent(out, v));
         out.writeByte(j.success == null ? -1 : j.success ? 1 : 0);
-        writeString(out, j.finishDetail);
+        SnapshotData.writeString(out, j.finishDetail);
         out.writeInt(j.generations.size());
         for (GenerationView g : j.generations.values()) {
             writeGeneration(out, g, g.placement == null ? -1 : placements.get(g.placement));
@@ -173,20 +170,20 @@ final class FoldSnapshot {
     }
 
     private static JobView readJob(DataInputStream in) throws IOException {
-        JobView j = new JobView(readString(in));
-        j.started = readEvent(in, Event.JobStarted.class);
-        int names = count(in, 4);
+        JobView j = new JobView(SnapshotData.readString(in));
+        j.started = SnapshotData.readEvent(in, Event.JobStarted.class);
+        int names = SnapshotData.count(in, 4);
         for (int i = 0; i < names; i++) {
-            j.nodeNames.index(readString(in));
+            j.nodeNames.index(SnapshotData.readString(in));
         }
-        int n = count(in, 8);
+        int n = SnapshotData.count(in, 8);
         List<Placement> table = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            String text = readString(in);
+            String text = SnapshotData.readString(in);
             table.add(Placement.parse(text, in.readInt()));
         }
         j.placement = placement(table, in.readInt());
-        readMap(in, 8, () -> j.exits.put(in.readInt(), in.readInt()));
+        SnapshotData.readMap(in, 8, () -> j.exits.put(in.readInt(), in.readInt()));
         j.restarts.readFrom(in);
         j.recoveries = in.readInt();
         j.rollbacksWithoutProgress = in.readInt();
@@ -194,31 +191,31 @@ final class FoldSnapshot {
         j.lastRecoveryMillis = in.readLong();
         j.recoveryGeneration = in.readLong();
         j.recovering = in.readBoolean();
-        j.launcherExit = readEvent(in, Event.LauncherExited.class);
-        j.restoreFailed = readEvent(in, Event.RestoreFailed.class);
-        readMap(in, 4, () -> j.restoredNodes.add(readString(in)));
-        j.restoredRanks.or(orEmpty(readBits(in)));
+        j.launcherExit = SnapshotData.readEvent(in, Event.LauncherExited.class);
+        j.restoreFailed = SnapshotData.readEvent(in, Event.RestoreFailed.class);
+        SnapshotData.readMap(in, 4, () -> j.restoredNodes.add(SnapshotData.readString(in)));
+        j.restoredRanks.or(SnapshotData.orEmpty(SnapshotData.readBits(in)));
         j.launchAttempt = in.readInt();
         j.launchGeneration = in.readLong();
-        j.launchCause = readString(in);
+        j.launchCause = SnapshotData.readString(in);
         j.lastRequestMillis = in.readLong();
-        readMap(in, 12, () -> j.heartbeats.put(readString(in), in.readLong()));
+        SnapshotData.readMap(in, 12, () -> j.heartbeats.put(SnapshotData.readString(in), in.readLong()));
         j.launcherSeenMillis = in.readLong();
-        readMap(in, 4, () -> j.answered.add(readString(in)));
-        j.launchFailure = readString(in);
+        SnapshotData.readMap(in, 4, () -> j.answered.add(SnapshotData.readString(in)));
+        j.launchFailure = SnapshotData.readString(in);
         j.startedAtMillis = in.readLong();
         j.finishedAtMillis = in.readLong();
         j.haltDeadlineMillis = in.readLong();
         j.haltRequestedAtMillis = in.readLong();
         j.halted = in.readBoolean();
-        readMap(in, 8, () -> j.storeHealth.put(readString(in), readEvent(in, Event.StoreHealthReported.class)));
-        readMap(in, 8, () -> j.peers.put(readString(in), readString(in)));
-        readMap(in, 12, () -> j.peerSeenMillis.put(readString(in), in.readLong()));
-        readMap(in, 8, () -> j.caches.put(readString(in), readEvent(in, Event.CacheReported.class)));
+        SnapshotData.readMap(in, 8, () -> j.storeHealth.put(SnapshotData.readString(in), SnapshotData.readEvent(in, Event.StoreHealthReported.class)));
+        SnapshotData.readMap(in, 8, () -> j.peers.put(SnapshotData.readString(in), SnapshotData.readString(in)));
+        SnapshotData.readMap(in, 12, () -> j.peerSeenMillis.put(SnapshotData.readString(in), in.readLong()));
+        SnapshotData.readMap(in, 8, () -> j.caches.put(SnapshotData.readString(in), SnapshotData.readEvent(in, Event.CacheReported.class)));
         byte success = in.readByte();
         j.success = success < 0 ? null : success == 1;
-        j.finishDetail = readString(in);
-        int gens = count(in, 8);
+        j.finishDetail = SnapshotData.readString(in);
+        int gens = SnapshotData.count(in, 8);
         for (int i = 0; i < gens; i++) {
             GenerationView g = readGeneration(in, j, table);
             if (j.generations.put(g.generation, g) != null) {
@@ -245,20 +242,20 @@ final class FoldSnapshot {
         out.writeLong(g.storedBytes);
         out.writeDouble(g.maxStallSeconds);
         out.writeDouble(g.secondsToEstablished);
-        writeString(out, g.failure);
-        writeString(out, g.stagingProblem);
-        writeString(out, g.restoreFailure);
+        SnapshotData.writeString(out, g.failure);
+        SnapshotData.writeString(out, g.stagingProblem);
+        SnapshotData.writeString(out, g.restoreFailure);
         out.writeLong(g.requestedAtMillis);
         out.writeLong(g.capturedAtMillis);
         out.writeLong(g.expectedWritten);
         out.writeInt(g.expectedRanks);
         out.writeLong(g.lastStagedAtMillis);
-        writeEvent(out, g.prediction);
+        SnapshotData.writeEvent(out, g.prediction);
         out.writeInt(g.stagingPredictions == null ? -1 : g.stagingPredictions.size());
         if (g.stagingPredictions != null) {
             for (Map.Entry<Double, Event.PredictionMade> e : g.stagingPredictions.entrySet()) {
                 out.writeDouble(e.getKey());
-                writeEvent(out, e.getValue());
+                SnapshotData.writeEvent(out, e.getValue());
             }
         }
         out.writeBoolean(g.stagingSoFar != null);
@@ -268,15 +265,15 @@ final class FoldSnapshot {
         out.writeInt(placement);
         out.writeInt(g.partnerRanks);
         out.writeLong(g.partnerBytes);
-        writeBits(out, g.captured);
-        writeBits(out, g.staged);
-        writeInts(out, g.nodeOf);
-        writeLongs(out, g.bytes);
-        writeDoubles(out, g.stall);
-        writeDoubles(out, g.staging);
-        writeLongs(out, g.bytesByNode);
-        writeDoubles(out, g.stagingByNode);
-        writeBits(out, g.nodesCaptured);
+        SnapshotData.writeBits(out, g.captured);
+        SnapshotData.writeBits(out, g.staged);
+        SnapshotData.writeInts(out, g.nodeOf);
+        SnapshotData.writeLongs(out, g.bytes);
+        SnapshotData.writeDoubles(out, g.stall);
+        SnapshotData.writeDoubles(out, g.staging);
+        SnapshotData.writeLongs(out, g.bytesByNode);
+        SnapshotData.writeDoubles(out, g.stagingByNode);
+        SnapshotData.writeBits(out, g.nodesCaptured);
         out.writeDouble(g.stragglerSpread);
     }
 
@@ -296,217 +293,36 @@ final class FoldSnapshot {
         g.storedBytes = in.readLong();
         g.maxStallSeconds = in.readDouble();
         g.secondsToEstablished = in.readDouble();
-        g.failure = readString(in);
-        g.stagingProblem = readString(in);
-        g.restoreFailure = readString(in);
+        g.failure = SnapshotData.readString(in);
+        g.stagingProblem = SnapshotData.readString(in);
+        g.restoreFailure = SnapshotData.readString(in);
         g.requestedAtMillis = in.readLong();
         g.capturedAtMillis = in.readLong();
         g.expectedWritten = in.readLong();
         g.expectedRanks = in.readInt();
         g.lastStagedAtMillis = in.readLong();
-        g.prediction = readEvent(in, Event.PredictionMade.class);
+        g.prediction = SnapshotData.readEvent(in, Event.PredictionMade.class);
         int predictions = in.readInt();
         if (predictions >= 0) {
             g.stagingPredictions = new TreeMap<>();
-            for (int i = count(in, predictions, 12); i > 0; i--) {
-                g.stagingPredictions.put(in.readDouble(), readEvent(in, Event.PredictionMade.class));
+            for (int i = SnapshotData.count(in, predictions, 12); i > 0; i--) {
+                g.stagingPredictions.put(in.readDouble(), SnapshotData.readEvent(in, Event.PredictionMade.class));
             }
         }
         g.stagingSoFar = in.readBoolean() ? StagingSoFar.readFrom(in) : null;
         g.placement = placement(table, in.readInt());
         g.partnerRanks = in.readInt();
         g.partnerBytes = in.readLong();
-        g.captured = readBits(in);
-        g.staged = readBits(in);
-        g.nodeOf = readInts(in);
-        g.bytes = readLongs(in);
-        g.stall = readDoubles(in);
-        g.staging = readDoubles(in);
-        g.bytesByNode = readLongs(in);
-        g.stagingByNode = readDoubles(in);
-        g.nodesCaptured = readBits(in);
+        g.captured = SnapshotData.readBits(in);
+        g.staged = SnapshotData.readBits(in);
+        g.nodeOf = SnapshotData.readInts(in);
+        g.bytes = SnapshotData.readLongs(in);
+        g.stall = SnapshotData.readDoubles(in);
+        g.staging = SnapshotData.readDoubles(in);
+        g.bytesByNode = SnapshotData.readLongs(in);
+        g.stagingByNode = SnapshotData.readDoubles(in);
+        g.nodesCaptured = SnapshotData.readBits(in);
         g.stragglerSpread = in.readDouble();
         return g;
-    }
-
-    // The pieces below are shared with RestartHistory, which writes its own part.
-
-    interface Writer<K, V> {
-        void write(K key, V value) throws IOException;
-    }
-
-    interface Reader {
-        void read() throws IOException;
-    }
-
-    static <K, V> void writeMap(DataOutputStream out, Map<K, V> map, Writer<K, V> key, Writer<K, V> value)
-            throws IOException {
-        out.writeInt(map.size());
-        for (Map.Entry<K, V> e : map.entrySet()) {
-            key.write(e.getKey(), e.getValue());
-            value.write(e.getKey(), e.getValue());
-        }
-    }
-
-    /** Reads a count, then calls {@code entry} that many times; each entry takes at least {@code minBytes}. */
-    static void readMap(DataInputStream in, int minBytes, Reader entry) throws IOException {
-        for (int i = count(in, minBytes); i > 0; i--) {
-            entry.read();
-        }
-    }
-
-    static void writeStrings(DataOutputStream out, Collection<String> strings) throws IOException {
-        out.writeInt(strings.size());
-        for (String s : strings) {
-            writeString(out, s);
-        }
-    }
-
-    static void writeString(DataOutputStream out, String s) throws IOException {
-        if (s == null) {
-            out.writeInt(-1);
-            return;
-        }
-        byte[] b = s.getBytes(StandardCharsets.UTF_8);
-        out.writeInt(b.length);
-        out.write(b);
-    }
-
-    static String readString(DataInputStream in) throws IOException {
-        int n = in.readInt();
-        return n < 0 ? null : new String(bytes(in, n), StandardCharsets.UTF_8);
-    }
-
-    private static void writeEvent(DataOutputStream out, Event e) throws IOException {
-        if (e == null) {
-            out.writeInt(-1);
-            return;
-        }
-        byte[] b = EventCodec.encode(e);
-        out.writeInt(b.length);
-        out.write(b);
-    }
-
-    private static <E extends Event> E readEvent(DataInputStream in, Class<E> type) throws IOException {
-        int n = in.readInt();
-        if (n < 0) {
-            return null;
-        }
-        Event e = EventCodec.decode(bytes(in, n));
-        if (!type.isInstance(e)) {
-            throw new IllegalArgumentException("a " + e.getClass().getSimpleName() + " where a " + type.getSimpleName()
-                    + " belongs");
-        }
-        return type.cast(e);
-    }
-
-    static void writeBits(DataOutputStream out, BitSet bits) throws IOException {
-        if (bits == null) {
-            out.writeInt(-1);
-            return;
-        }
-        long[] words = bits.toLongArray();
-        out.writeInt(words.length);
-        for (long w : words) {
-            out.writeLong(w);
-        }
-    }
-
-    static BitSet readBits(DataInputStream in) throws IOException {
-        int n = in.readInt();
-        if (n < 0) {
-            return null;
-        }
-        long[] words = new long[count(in, n, 8)];
-        for (int i = 0; i < words.length; i++) {
-            words[i] = in.readLong();
-        }
-        return BitSet.valueOf(words);
-    }
-
-    private static BitSet orEmpty(BitSet b) {
-        return b == null ? new BitSet() : b;
-    }
-
-    private static void writeInts(DataOutputStream out, int[] a) throws IOException {
-        out.writeInt(a == null ? -1 : a.length);
-        if (a != null) {
-            for (int v : a) {
-                out.writeInt(v);
-            }
-        }
-    }
-
-    private static int[] readInts(DataInputStream in) throws IOException {
-        int n = in.readInt();
-        if (n < 0) {
-            return null;
-        }
-        int[] a = new int[count(in, n, 4)];
-        for (int i = 0; i < a.length; i++) {
-            a[i] = in.readInt();
-        }
-        return a;
-    }
-
-    private static void writeLongs(DataOutputStream out, long[] a) throws IOException {
-        out.writeInt(a == null ? -1 : a.length);
-        if (a != null) {
-            for (long v : a) {
-                out.writeLong(v);
-            }
-        }
-    }
-
-    private static long[] readLongs(DataInputStream in) throws IOException {
-        int n = in.readInt();
-        if (n < 0) {
-            return null;
-        }
-        long[] a = new long[count(in, n, 8)];
-        for (int i = 0; i < a.length; i++) {
-            a[i] = in.readLong();
-        }
-        return a;
-    }
-
-    private static void writeDoubles(DataOutputStream out, double[] a) throws IOException {
-        out.writeInt(a == null ? -1 : a.length);
-        if (a != null) {
-            for (double v : a) {
-                out.writeDouble(v);
-            }
-        }
-    }
-
-    private static double[] readDoubles(DataInputStream in) throws IOException {
-        int n = in.readInt();
-        if (n < 0) {
-            return null;
-        }
-        double[] a = new double[count(in, n, 8)];
-        for (int i = 0; i < a.length; i++) {
-            a[i] = in.readDouble();
-        }
-        return a;
-    }
-
-    /** Reads a count of items of at least {@code minBytes} each, refused if the bytes left cannot hold them. */
-    static int count(DataInputStream in, int minBytes) throws IOException {
-        return count(in, in.readInt(), minBytes);
-    }
-
-    static int count(DataInputStream in, int n, int minBytes) throws IOException {
-        if (n < 0 || (long) n * minBytes > in.available()) {
-            throw new IllegalArgumentException("coordinator snapshot counts " + n + " items where "
-                    + in.available() + " bytes are left");
-        }
-        return n;
-    }
-
-    private static byte[] bytes(DataInputStream in, int n) throws IOException {
-        byte[] b = new byte[count(in, n, 1)];
-        in.readFully(b);
-        return b;
     }
 }

@@ -423,36 +423,4 @@ public final class GenerationView {
     public String problem() {
         return !failure.isEmpty() ? failure : !restoreFailure.isEmpty() ? "unusable: " + restoreFailure : stagingProblem;
     }
-
-    /**
-     * A job's node names, each held once and numbered in order of first appearance, so that
-     * per-rank and per-node state can hold an int instead of a string. Not thread-safe.
-     */
-    static final class NodeNames {
-        private final java.util.ArrayList<String> names = new java.util.ArrayList<>();
-        private final java.util.HashMap<String, Integer> index = new java.util.HashMap<>();
-
-        int index(String name) {
-            Integer i = index.get(name);
-            if (i == null) {
-                i = names.size();
-                names.add(name);
-                index.put(name, i);
-            }
-            return i;
-        }
-
-        int find(String name) {
-            Integer i = index.get(name);
-            return i == null ? -1 : i;
-        }
-
-        String name(int i) {
-            return names.get(i);
-        }
-
-        int size() {
-            return names.size();
-        }
-    }
 }

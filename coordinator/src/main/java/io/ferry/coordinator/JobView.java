@@ -14,7 +14,7 @@ public final class JobView {
     Event.JobStarted started;
     final TreeMap<Long, GenerationView> generations = new TreeMap<>();
     /** The names of the nodes its generations' ranks were captured on, each held once. */
-    final GenerationView.NodeNames nodeNames = new GenerationView.NodeNames();
+    final NodeNames nodeNames = new NodeNames();
     /** Which node runs which rank: from the start event, or the latest {@link Event.JobPlaced}. */
     io.ferry.model.Placement placement;
     final Map<Integer, Integer> exits = new HashMap<>();

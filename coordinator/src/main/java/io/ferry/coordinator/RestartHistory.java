@@ -143,30 +143,30 @@ public final class RestartHistory {
         out.writeInt(restarts.size());
         for (Restart r : restarts) {
             out.writeLong(r.generation);
-            FoldSnapshot.writeString(out, r.cause);
+            SnapshotData.writeString(out, r.cause);
             out.writeLong(r.startedAtMillis);
             out.writeLong(r.lastRestoredAtMillis);
-            FoldSnapshot.writeMap(out, r.ranksBySource, (k, v) -> FoldSnapshot.writeString(out, k),
+            SnapshotData.writeMap(out, r.ranksBySource, (k, v) -> SnapshotData.writeString(out, k),
                     (k, v) -> out.writeInt(v));
-            FoldSnapshot.writeMap(out, r.sourceByNode, (k, v) -> FoldSnapshot.writeString(out, k),
-                    (k, v) -> FoldSnapshot.writeString(out, v));
-            FoldSnapshot.writeMap(out, r.failedNodes, (k, v) -> FoldSnapshot.writeString(out, k),
-                    (k, v) -> FoldSnapshot.writeString(out, v));
-            FoldSnapshot.writeBits(out, r.counted);
+            SnapshotData.writeMap(out, r.sourceByNode, (k, v) -> SnapshotData.writeString(out, k),
+                    (k, v) -> SnapshotData.writeString(out, v));
+            SnapshotData.writeMap(out, r.failedNodes, (k, v) -> SnapshotData.writeString(out, k),
+                    (k, v) -> SnapshotData.writeString(out, v));
+            SnapshotData.writeBits(out, r.counted);
         }
     }
 
     /** Reads what {@link #writeTo} wrote into this empty history. */
     void readFrom(java.io.DataInputStream in) throws java.io.IOException {
-        for (int n = FoldSnapshot.count(in, 40); n > 0; n--) {
-            Restart r = new Restart(in.readLong(), FoldSnapshot.readString(in), in.readLong());
+        for (int n = SnapshotData.count(in, 40); n > 0; n--) {
+            Restart r = new Restart(in.readLong(), SnapshotData.readString(in), in.readLong());
             r.lastRestoredAtMillis = in.readLong();
-            FoldSnapshot.readMap(in, 8, () -> r.ranksBySource.put(FoldSnapshot.readString(in), in.readInt()));
-            FoldSnapshot.readMap(in, 8, () -> r.sourceByNode.put(FoldSnapshot.readString(in),
-                    FoldSnapshot.readString(in)));
-            FoldSnapshot.readMap(in, 8, () -> r.failedNodes.put(FoldSnapshot.readString(in),
-                    FoldSnapshot.readString(in)));
-            BitSet counted = FoldSnapshot.readBits(in);
+            SnapshotData.readMap(in, 8, () -> r.ranksBySource.put(SnapshotData.readString(in), in.readInt()));
+            SnapshotData.readMap(in, 8, () -> r.sourceByNode.put(SnapshotData.readString(in),
+                    SnapshotData.readString(in)));
+            SnapshotData.readMap(in, 8, () -> r.failedNodes.put(SnapshotData.readString(in),
+                    SnapshotData.readString(in)));
+            BitSet counted = SnapshotData.readBits(in);
             if (counted != null) {
                 r.counted.or(counted);
             }
