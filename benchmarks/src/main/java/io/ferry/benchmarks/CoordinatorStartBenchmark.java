@@ -193,10 +193,7 @@ public final class CoordinatorStartBenchmark {
 
     /** {@code generations} more generations of the job, numbered after any of the history, ending at {@code end}. */
     private static long[] writeTail(String bootstrap, String layout, int nodes, int generations, long end) {
-        List<String> names = new ArrayList<>();
-        for (int n = 0; n < nodes; n++) {
-            names.add(String.format("n%05d", n));
-        }
+        List<String> names = nodeNames(nodes);
         byte[] key = JOB.getBytes(StandardCharsets.UTF_8);
         long[] count = new long[2];
         try (KafkaProducer<byte[], byte[]> p = producer(bootstrap)) {
@@ -217,6 +214,14 @@ public final class CoordinatorStartBenchmark {
         return count;
     }
 
+    private static List<String> nodeNames(int nodes) {
+        List<String> names = new ArrayList<>();
+        for (int n = 0; n < nodes; n++) {
+            names.add(String.format("n%05d", n));
+        }
+        return names;
+    }
+
     private static KafkaProducer<byte[], byte[]> producer(String bootstrap) {
         return new KafkaProducer<>(LoopbackLogin.clientConfig(bootstrap,
                 Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
@@ -229,10 +234,7 @@ public final class CoordinatorStartBenchmark {
     /** Writes the history; returns {records in ferry.events, records in ferry.heartbeats}. */
     private static long[] writeHistory(String bootstrap, KafkaLog log, String layout, int nodes, long begin, long end,
                                        long interval, Path work) throws Exception {
-        List<String> names = new ArrayList<>();
-        for (int n = 0; n < nodes; n++) {
-            names.add(String.format("n%05d", n));
-        }
+        List<String> names = nodeNames(nodes);
         byte[] key = JOB.getBytes(StandardCharsets.UTF_8);
         long[] count = new long[2];
         try (KafkaProducer<byte[], byte[]> p = producer(bootstrap)) {
