@@ -30,13 +30,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * every rank's result is an uninterrupted run's. (b) A second job is cancelled ({@code scancel}) once
  * a generation is established; the same script submitted again resumes it from the newest
  * established generation, every rank restored; (c) then Slurm's SIGTERM before the time limit
- * ({@code scancel --signal=TERM --batch}, what {@code #SBATCH --signal=B:TERM@180} sends) halts it with a final
- * checkpoint and it ends COMPLETED; a third submission resumes from that checkpoint and ends with an
+ * ({@code scancel --signal=TERM --batch}, what {@code #SBATCH --signal=B:TERM@180} sends), sent while the
+ * coordinator has been SIGKILLed and is restarting, halts it with a final checkpoint once the coordinator
+ * is back, and it ends COMPLETED; a third submission resumes from that checkpoint and ends with an
  * uninterrupted run's results. Three slurmd nodes in network namespaces; on the loopback bed (no namespaces) one node.
  */
 class SlurmIT {
     private static final int RANKS = 6;
     private static final int STEPS = 600;
+    /**
+     * The resumed job's steps: enough that it still runs while (c) kills and restarts the coordinator
+     * and halts it (with {@link #STEPS} it ended on its own first, and nothing was left to halt).
+     */
+    private static final int STEPS_B = 1500;
 
     @TempDir
     Path tmp;
@@ -63,8 +69,10 @@ class SlurmIT {
 
             String kafka = bed.serviceAddress() + ":" + TestBed.freePort();
             login = KafkaLogin.create(tmp.resolve("site")); // beyond loopback the broker requires SASL
-            Lines coordinator = start(FerryProcess.builder(List.of("-Xmx512m"), "coordinator", "--home",
-                    tmp.resolve("coord").toString(), "--listen", kafka, "--http", "off"));
+            ProcessBuilder service = FerryProcess.builder(List.of("-Xmx512m"), "coordinator", "--home",
+                    tmp.resolve("coord").toString(), "--listen", kafka, "--http", "off");
+            Lines coordinator = start(service);
+            Process coordinatorProcess = started.get(started.size() - 1);
             coordinator.await("the coordinator", l -> l.startsWith("ferry coordinator: serving jobs"));
 
             String net = bed.namespaces() ? bed.serviceAddress().replaceFirst("\\.1$", ".0/24") : "127.0.0.1/8";
@@ -99,7 +107,7 @@ class SlurmIT {
             assertTrue(outA.lines.stream().anyMatch(l -> l.matches(".*generation \\d+ established.*")), "no snapshot");
             Set<String> joined = nodesJoined(outA);
             assertEquals(new TreeSet<>(slurm.nodes()), joined, "nodes the ranks joined");
-            assertResults(results, mpi);
+            assertResults(results, mpi, STEPS);
             System.out.printf("SlurmIT: (a) Slurm job %s COMPLETED in %.0f s on %s, %d generations established%n", a,
                     secondsSince(ta), endA.get("NodeList"), outA.lines.stream().filter(l -> l.contains(" established")).count());
 
@@ -107,7 +115,8 @@ class SlurmIT {
             Path results2 = Files.createDirectories(tmp.resolve("results-b"));
             env.put("FERRY_JOB", "slurm-b");
             long tb = System.nanoTime();
-            List<String> args = List.of(program.toString(), results2.toString(), Integer.toString(STEPS));
+            Path programB = mpi ? program : LcgRank.script(Files.createDirectories(tmp.resolve("b")), STEPS_B);
+            List<String> args = List.of(programB.toString(), results2.toString(), Integer.toString(STEPS_B));
             String b1 = slurm.sbatch(withOutput(options, "b1"), script, args, env);
             Lines outB1 = tail("b1");
             String est = outB1.await("generation 1 established", l -> l.contains("generation 1 established"));
@@ -122,6 +131,7 @@ class SlurmIT {
             System.out.printf("SlurmIT: (b) Slurm job %s CANCELLED after %.0f s (%s; newest established seen: %d)%n",
                     b1, secondsSince(tb), est.trim(), established);
 
+            env.put("FERRY_HALT_GRACE", "90s"); // (c) halts while the coordinator restarts: its final checkpoint waits for it
             String b2 = slurm.sbatch(withOutput(options, "b2"), script, args, env);
             Lines outB2 = tail("b2");
             String resume = outB2.await("the resume", l -> l.contains("(resumed by a new ferry run)"));
@@ -134,12 +144,17 @@ class SlurmIT {
             }
             assertEquals(RANKS, sources.size(), "every rank restored from generation " + g + ": " + sources);
 
-            // (c) The time limit comes: Slurm's SIGTERM to the batch script (#SBATCH --signal=B:TERM@180) halts the
-            // job with a final checkpoint, and the job ends COMPLETED; the next submission resumes from that checkpoint.
+            // (c) The time limit comes while the coordinator (and its broker) is down, killed and restarting: Slurm's
+            // SIGTERM to the batch script (#SBATCH --signal=B:TERM@180) still halts the job with a final checkpoint
+            // once the coordinator is back, and the job ends COMPLETED; the next submission resumes from that checkpoint.
             outB2.await("a checkpoint after the resume", l -> l.matches(".*generation \\d+ established.*")
                     && Lines.generationOf(l) > g);
+            coordinatorProcess.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
+            coordinatorProcess.destroyForcibly(); // SIGKILL: no goodbye to its group, no clean broker shutdown
+            assertTrue(coordinatorProcess.waitFor(30, TimeUnit.SECONDS), "the killed coordinator is gone");
             slurm.terminateBatch(b2);
             outB2.await("the script passing SIGTERM on", l -> l.contains("ferry-job.sbatch: SIGTERM"));
+            start(service).await("the coordinator again", l -> l.startsWith("ferry coordinator: serving jobs"));
             long halted = Lines.generationOf(outB2.await("the halt", l -> l.contains("halted: generation")));
             Map<String, String> endB2 = slurm.awaitEnd(b2, 120);
             assertEquals("COMPLETED", endB2.get("JobState"), endB2 + "\n" + String.join("\n", outB2.lines));
@@ -154,9 +169,9 @@ class SlurmIT {
             Map<String, String> endB3 = slurm.awaitEnd(b3, 150);
             assertEquals("COMPLETED", endB3.get("JobState"), endB3 + "\n" + String.join("\n", outB3.lines));
             outB3.await("the job's end", l -> l.contains("job finished: the launcher exited 0"));
-            assertResults(results2, mpi);
+            assertResults(results2, mpi, STEPS_B);
             System.out.printf("SlurmIT: (b) Slurm job %s resumed from generation %d (sources by rank %s); (c) SIGTERM"
-                    + " halted it at generation %d, COMPLETED; job %s resumed from there and COMPLETED; (b, c) took %.0f s%n",
+                    + " during a coordinator restart halted it at generation %d, COMPLETED; job %s resumed from there and COMPLETED; (b, c) took %.0f s%n",
                     b2, g, sources, halted, b3, secondsSince(tb));
         } finally {
             for (Process p : started) {
@@ -219,12 +234,12 @@ class SlurmIT {
     }
 
     /** Each rank's result against an uninterrupted run's: lcg_allreduce's (the sum over ranks in every step), or the bash rank's. */
-    private static void assertResults(Path results, boolean mpi) throws IOException {
+    private static void assertResults(Path results, boolean mpi, int steps) throws IOException {
         long[] x = new long[RANKS];
         for (int r = 0; r < RANKS; r++) {
             x[r] = r + 1;
         }
-        for (int s = 0; s < STEPS; s++) {
+        for (int s = 0; s < steps; s++) {
             long sum = 0;
             for (long v : x) {
                 sum += v % 1000;
