@@ -5,20 +5,19 @@ import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.utils.Utils;
 
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -80,6 +79,7 @@ public final class KafkaLog implements Closeable {
     private final KafkaProducer<byte[], byte[]> producer;
     private final Map<String, Integer> partitions = new HashMap<>();
     private final LogProbe probe = new LogProbe(this::admin);
+    private final LogReaders readers;
     /** What is wrong with the retention of topics found already there (made by a site, or by hand): see {@link #retentionProblems}. */
     private List<String> retentionProblems = List.of();
     private List<String> eventLoss = List.of();
@@ -107,6 +107,7 @@ public final class KafkaLog implements Closeable {
     public KafkaLog(String bootstrap, KafkaClientSettings client, LogSettings settings) throws IOException {
         this.bootstrap = bootstrap;
         this.client = LoopbackLogin.addedTo(bootstrap, client);
+        this.readers = new LogReaders(bootstrap, this.client);
         ensureTopics(settings);
         this.producer = new KafkaProducer<>(this.client.producer(Map.of(
                 ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
@@ -355,13 +356,7 @@ public final class KafkaLog implements Closeable {
 
     /** A consumer of every partition of {@code topic}, positioned at its beginning or its end. */
     public KafkaConsumer<byte[], byte[]> reader(String topic, boolean fromBeginning) {
-        KafkaConsumer<byte[], byte[]> c = consumer();
-        List<TopicPartition> tps = new ArrayList<>();
-        for (PartitionInfo p : c.partitionsFor(topic)) {
-            tps.add(new TopicPartition(topic, p.partition()));
-        }
-        position(c, tps, fromBeginning);
-        return c;
+        return readers.reader(topic, fromBeginning);
     }
 
     /**
@@ -370,22 +365,7 @@ public final class KafkaLog implements Closeable {
      * nodes answer). Records of the two topics come in no order between them.
      */
     public KafkaConsumer<byte[], byte[]> historyAndHeartbeats() {
-        KafkaConsumer<byte[], byte[]> c = consumer();
-        List<TopicPartition> history = new ArrayList<>();
-        List<TopicPartition> beats = new ArrayList<>();
-        for (PartitionInfo p : c.partitionsFor(EVENTS)) {
-            history.add(new TopicPartition(EVENTS, p.partition()));
-        }
-        for (PartitionInfo p : c.partitionsFor(HEARTBEATS)) {
-            beats.add(new TopicPartition(HEARTBEATS, p.partition()));
-        }
-        List<TopicPartition> all = new ArrayList<>(history);
-        all.addAll(beats);
-        c.assign(all);
-        c.seekToBeginning(history);
-        c.seekToEnd(beats);
-        beats.forEach(c::position); // resolve now: what is sent after this call is read
-        return c;
+        return readers.historyAndHeartbeats();
     }
 
     /**
@@ -396,26 +376,7 @@ public final class KafkaLog implements Closeable {
      * group membership: the id only names the stored offsets.
      */
     public KafkaConsumer<byte[], byte[]> resumableReader(String topic, String readerId) {
-        Map<String, Object> config = new java.util.HashMap<>(consumerConfig());
-        config.put(ConsumerConfig.GROUP_ID_CONFIG, readerId);
-        config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "latest");
-        KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
-        List<TopicPartition> tps = new ArrayList<>();
-        for (PartitionInfo p : c.partitionsFor(topic)) {
-            tps.add(new TopicPartition(topic, p.partition()));
-        }
-        c.assign(tps);
-        Map<TopicPartition, org.apache.kafka.clients.consumer.OffsetAndMetadata> committed = c.committed(new java.util.HashSet<>(tps));
-        for (TopicPartition tp : tps) {
-            var at = committed.get(tp);
-            if (at != null) {
-                c.seek(tp, at.offset());
-            } else {
-                c.seekToEnd(List.of(tp));
-            }
-            c.position(tp); // resolve now: what is sent after this call is read
-        }
-        return c;
+        return readers.resumableReader(topic, readerId);
     }
 
     /**
@@ -432,21 +393,8 @@ public final class KafkaLog implements Closeable {
      * poll). Close such a reader with {@link #leaveGroup}, or its partitions wait for the timeout.
      */
     public KafkaConsumer<byte[], byte[]> groupReader(String topic, String group, String instance,
-                                                     org.apache.kafka.clients.consumer.ConsumerRebalanceListener listener,
-                                                     java.time.Duration sessionTimeout) {
-        Map<String, Object> config = new java.util.HashMap<>(consumerConfig());
-        config.put(ConsumerConfig.GROUP_ID_CONFIG, group);
-        if (!instance.isEmpty()) {
-            config.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, instance);
-        }
-        config.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, Integer.toString((int) sessionTimeout.toMillis()));
-        config.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, Integer.toString((int) Math.max(500, sessionTimeout.toMillis() / 4)));
-        config.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
-                org.apache.kafka.clients.consumer.CooperativeStickyAssignor.class.getName());
-        config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(config, new ByteArrayDeserializer(), new ByteArrayDeserializer());
-        c.subscribe(List.of(topic), listener);
-        return c;
+                                                     ConsumerRebalanceListener listener, Duration sessionTimeout) {
+        return readers.groupReader(topic, group, instance, listener, sessionTimeout);
     }
 
     /**
@@ -455,9 +403,8 @@ public final class KafkaLog implements Closeable {
      * timeout, waiting for its own return).
      */
     public static void leaveGroup(KafkaConsumer<byte[], byte[]> reader) {
-        reader.close(org.apache.kafka.clients.consumer.CloseOptions.groupMembershipOperation(
-                org.apache.kafka.clients.consumer.CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
-                .withTimeout(java.time.Duration.ofSeconds(5)));
+        reader.close(CloseOptions.groupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
+                .withTimeout(Duration.ofSeconds(5)));
     }
 
     /**
@@ -466,11 +413,7 @@ public final class KafkaLog implements Closeable {
      * partition, not every node's commands. Records of other nodes sharing it must be skipped.
      */
     public KafkaConsumer<byte[], byte[]> commandsFor(String node) {
-        KafkaConsumer<byte[], byte[]> c = consumer();
-        int n = partitions.get(COMMANDS);
-        int p = Utils.toPositive(Utils.murmur2(node.getBytes(StandardCharsets.UTF_8))) % n;
-        position(c, List.of(new TopicPartition(COMMANDS, p)), false);
-        return c;
+        return readers.commandsFor(node, partitions.get(COMMANDS));
     }
 
     /** The end offset of every partition of {@code topic} now: a replay is caught up once it reaches them all. */
@@ -490,25 +433,7 @@ public final class KafkaLog implements Closeable {
 
     /** A consumer assigned nothing yet, with Ferry's settings (for the classes of this package). */
     KafkaConsumer<byte[], byte[]> consumer() {
-        return new KafkaConsumer<>(consumerConfig(), new ByteArrayDeserializer(), new ByteArrayDeserializer());
-    }
-
-    private Map<String, Object> consumerConfig() {
-        return client.consumer(Map.of(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false", ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
-                ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, Integer.toString(MAX_RECORD_BYTES),
-                // larger batches per poll: each poll of the coordinator is followed by a tick
-                ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "5000"));
-    }
-
-    private static void position(KafkaConsumer<byte[], byte[]> c, List<TopicPartition> tps, boolean fromBeginning) {
-        c.assign(tps);
-        if (fromBeginning) {
-            c.seekToBeginning(tps);
-        } else {
-            c.seekToEnd(tps);
-            tps.forEach(c::position); // resolve now: what is sent after this call is read
-        }
+        return readers.consumer();
     }
 
     @Override
