@@ -55,23 +55,12 @@ public final class LocalCache {
     /**
      * Records, durably, that {@code ref} is on the remote store as {@code pushed} put it, with
      * the cache's own check of its copy: the manifest's SHA-256 and every chunk's CRC32C (the
-     * {@code .staged-<rank>} file's bytes: {@code "FCK1"}, the manifest's 32-byte SHA-256, the
-     * number of chunks as a big-endian int32, then each CRC32C as a big-endian int32, in manifest
-     * order). A restart from this cache checks each chunk against its CRC32C when the committed
-     * manifest is that one (see {@link #stagedCheck}).
+     * {@code .staged-<rank>} file's bytes: {@link StagedMarker}). A restart from this cache checks
+     * each chunk against its CRC32C when the committed manifest is that one (see {@link #stagedCheck}).
      */
     public void markStaged(ImageRef ref, PushResult pushed) throws IOException {
-        int[] crc = pushed.chunkCrc32c();
-        byte[] sha = java.util.HexFormat.of().parseHex(pushed.manifestSha256());
-        ByteBuffer b = ByteBuffer.allocate(4 + 32 + 4 + 4 * crc.length);
-        b.put(CHECK_MAGIC).put(sha).putInt(crc.length);
-        for (int c : crc) {
-            b.putInt(c);
-        }
-        writeStaged(ref, b.flip());
+        writeStaged(ref, StagedMarker.encode(pushed.manifestSha256(), pushed.chunkCrc32c()));
     }
-
-    private static final byte[] CHECK_MAGIC = {'F', 'C', 'K', '1'};
 
     /** The cache's check of its copy of an image: the manifest it was pushed as, and each chunk's CRC32C in manifest order. */
     public record StagedCheck(String manifestSha256, int[] chunkCrc32c) {}
@@ -92,22 +81,7 @@ public final class LocalCache {
         } catch (java.nio.file.NoSuchFileException e) {
             return java.util.Optional.empty();
         }
-        ByteBuffer b = ByteBuffer.wrap(bytes);
-        if (bytes.length < 40 || !java.util.Arrays.equals(bytes, 0, 4, CHECK_MAGIC, 0, 4)) {
-            return java.util.Optional.empty();
-        }
-        b.position(4);
-        byte[] sha = new byte[32];
-        b.get(sha);
-        int n = b.getInt();
-        if (n < 0 || b.remaining() != 4L * n) {
-            return java.util.Optional.empty();
-        }
-        int[] crc = new int[n];
-        for (int i = 0; i < n; i++) {
-            crc[i] = b.getInt();
-        }
-        return java.util.Optional.of(new StagedCheck(java.util.HexFormat.of().formatHex(sha), crc));
+        return StagedMarker.decode(bytes);
     }
 
     private void writeStaged(ImageRef ref, ByteBuffer content) throws IOException {
