@@ -19,7 +19,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -324,7 +323,8 @@ public final class NodeAgent implements Closeable {
                     : quiesceCooperatively(g);
             Map<Integer, Long> bytes = new HashMap<>();
             for (RankProcess r : ranks.values()) {
-                bytes.put(r.rank(), moveIntoCache(r, g));
+                bytes.put(r.rank(), CacheFiles.moveIn(cache, r.generationDir(g),
+                        new ImageRef(config.job(), g, r.rank())));
             }
             Map<Integer, Long> expected = CaptureSample.expectedWritten(pipeline, cache, config, g, bytes.keySet());
             CrashPoint.reach("agent.captured");
@@ -399,7 +399,7 @@ public final class NodeAgent implements Closeable {
     }
 
     private CaptureResult failed(long g, String reason) {
-        reason += cacheSpaceNote(); // before the failed generation's files are freed
+        reason += CacheFiles.spaceNote(cache.root()); // before the failed generation's files are freed
         for (RankProcess r : ranks.values()) {
             try {
                 FileTrees.delete(r.generationDir(g));
@@ -410,42 +410,6 @@ public final class NodeAgent implements Closeable {
         events.accept(new Event.CaptureFailed(config.job(), g, reason));
         return new CaptureResult(g, Map.of(), Map.of());
     }
-
-    /**
-     * What a capture failure adds when the node cache's file system is (nearly) full, the likely
-     * reason a rank could not write its image: "" otherwise, or when it cannot be read.
-     */
-    private String cacheSpaceNote() {
-        try {
-            java.nio.file.FileStore fs = Files.getFileStore(cache.root());
-            long free = fs.getUsableSpace();
-            long total = fs.getTotalSpace();
-            if (free < Math.max(1L << 20, total / 100)) {
-                return "; the node cache's file system (" + cache.root() + ") is full: " + io.ferry.model.Sizes.format(free)
-                        + " free of " + io.ferry.model.Sizes.format(total);
-            }
-        } catch (IOException | RuntimeException unreadable) {
-            // no note
-        }
-        return "";
-    }
-
-    /** fsyncs a rank's files and renames them into {@code <cache>/<job>/<g>/<rank>/}; returns bytes. */
-    private long moveIntoCache(RankProcess r, long g) throws IOException {
-        Path src = r.generationDir(g);
-        Files.deleteIfExists(src.resolve("DONE"));
-        long bytes = Durability.fsyncTree(src);
-        Path dst = cache.imageDir(new ImageRef(config.job(), g, r.rank()));
-        FileTrees.delete(dst);
-        io.ferry.model.OwnerOnly.createDirectories(dst.getParent());
-        Files.move(src, dst, StandardCopyOption.ATOMIC_MOVE);
-        Durability.fsyncDir(dst.getParent());
-        return bytes;
-    }
-
-
-
-
 
     /** Waits until queued staging work has run (not counting retries scheduled for later). */
     public void drainStaging() throws InterruptedException, java.util.concurrent.ExecutionException {
