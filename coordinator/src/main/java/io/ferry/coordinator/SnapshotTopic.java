@@ -4,7 +4,6 @@ import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.DaemonThreads;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 
 import java.io.ByteArrayOutputStream;
@@ -168,18 +167,10 @@ final class SnapshotTopic implements AutoCloseable {
     /** Every key's latest value in the snapshots topic (tombstones removed); empty if there is no such topic. */
     private Map<String, byte[]> readAll() {
         Map<String, byte[]> latest = new HashMap<>();
-        try (KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.EVENTS, true)) {
-            List<PartitionInfo> infos = c.partitionsFor(KafkaLog.SNAPSHOTS, Duration.ofSeconds(10));
-            if (infos == null || infos.isEmpty()) {
-                return latest;
-            }
-            List<TopicPartition> tps = infos.stream()
-                    .map(p -> new TopicPartition(KafkaLog.SNAPSHOTS, p.partition())).toList();
-            c.assign(tps);
-            c.seekToBeginning(tps);
-            Map<TopicPartition, Long> ends = c.endOffsets(tps);
+        try (KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.SNAPSHOTS, true)) { // none: no partitions
+            Map<TopicPartition, Long> ends = KafkaLog.ends(c);
             long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-            while (tps.stream().anyMatch(tp -> c.position(tp) < ends.get(tp))) {
+            while (!KafkaLog.reached(c, ends)) {
                 if (System.nanoTime() > deadline) {
                     throw new IllegalStateException("reading " + KafkaLog.SNAPSHOTS + " took over 2 minutes");
                 }
