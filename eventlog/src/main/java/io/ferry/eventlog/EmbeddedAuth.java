@@ -21,20 +21,40 @@ import java.util.TreeMap;
  * API, which would need a privileged path into the broker before anyone may connect. PLAIN
  * sends the password itself, so off a trusted network give the listener a keystore (SASL_SSL).
  *
- * @param users name to password
- * @param ssl   the listener's {@code ssl.*} settings (keystore location, passwords, type); empty: no TLS
+ * <p>Operators ({@code kafka.embedded.operators}): the logins that write Ferry's topics (agents,
+ * administrators) and control every job. Where some are named, every other login of the users
+ * file is a user: it reads the log, writes only its own request topic ({@link RequestTopics}, Kafka
+ * ACLs), and controls only the jobs it submitted. None named: every login is an operator, as
+ * before jobs had owners.
+ *
+ * @param users     name to password
+ * @param ssl       the listener's {@code ssl.*} settings (keystore location, passwords, type); empty: no TLS
+ * @param operators the logins that control every job; empty: all of them (jobs have no owners)
  */
-public record EmbeddedAuth(Map<String, String> users, Map<String, String> ssl) {
+public record EmbeddedAuth(Map<String, String> users, Map<String, String> ssl, java.util.Set<String> operators) {
     /** The configuration key that names the users file (Ferry's configuration, not Kafka's). */
     public static final String USERS_FILE_KEY = "kafka.embedded.users-file";
     /** The prefix of the keys that give the listener TLS: {@code kafka.embedded.ssl.keystore.location}... */
     public static final String SSL_PREFIX = "kafka.embedded.";
+    /** The configuration key that names the operators' logins, comma-separated. */
+    public static final String OPERATORS_KEY = "kafka.embedded.operators";
     /** No authentication. */
     public static final EmbeddedAuth NONE = new EmbeddedAuth(Map.of(), Map.of());
 
     private static final java.util.regex.Pattern NAME = java.util.regex.Pattern.compile("[A-Za-z0-9._-]{1,64}");
 
+    public EmbeddedAuth(Map<String, String> users, Map<String, String> ssl) {
+        this(users, ssl, java.util.Set.of());
+    }
+
     public EmbeddedAuth {
+        operators = java.util.Set.copyOf(operators);
+        for (String o : operators) {
+            if (!users.containsKey(o)) {
+                throw new IllegalArgumentException(OPERATORS_KEY + " names '" + o + "', which is not a user of "
+                        + USERS_FILE_KEY);
+            }
+        }
         users = Map.copyOf(new TreeMap<>(users));
         ssl = Map.copyOf(new TreeMap<>(ssl));
         users.forEach((name, password) -> {
@@ -107,7 +127,28 @@ public record EmbeddedAuth(Map<String, String> users, Map<String, String> ssl) {
         }
         Map<String, String> more = new TreeMap<>(users);
         more.put(name, password);
-        return new EmbeddedAuth(more, ssl);
+        java.util.Set<String> ops = new java.util.TreeSet<>(operators);
+        if (!ops.isEmpty()) {
+            ops.add(name); // the broker's own user on loopback runs the service: an operator
+        }
+        return new EmbeddedAuth(more, ssl, ops);
+    }
+
+    /** These users, with {@code operators} alone controlling every job ({@link #OPERATORS_KEY}). */
+    public EmbeddedAuth operatedBy(java.util.Set<String> operators) {
+        return new EmbeddedAuth(users, ssl, operators);
+    }
+
+    /** Whether jobs have owners: some logins are operators, the others users. */
+    public boolean owners() {
+        return !operators.isEmpty();
+    }
+
+    /** The logins that are not operators, each writing through its own request topic; none when {@link #owners()} is false. */
+    public java.util.SortedSet<String> restricted() {
+        java.util.SortedSet<String> r = new java.util.TreeSet<>(users.keySet());
+        r.removeAll(operators);
+        return owners() ? r : new java.util.TreeSet<>();
     }
 
     /** Whether clients must authenticate. */
@@ -139,6 +180,6 @@ public record EmbeddedAuth(Map<String, String> users, Map<String, String> ssl) {
 
     @Override
     public String toString() {
-        return "EmbeddedAuth[users=" + users.keySet() + ", " + protocol() + "]";
+        return "EmbeddedAuth[users=" + users.keySet() + ", " + protocol() + (owners() ? ", operators=" + operators : "") + "]";
     }
 }

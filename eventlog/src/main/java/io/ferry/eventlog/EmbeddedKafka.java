@@ -200,6 +200,9 @@ public final class EmbeddedKafka implements Closeable {
         props.put("broker.heartbeat.interval.ms", "500");
         props.put("auto.create.topics.enable", "false");
         props.put("num.partitions", "1");
+        if (auth.owners()) {
+            BrokerAcls.configure(props, INTERNAL_USER, auth.operators());
+        }
         KafkaConfig config = new KafkaConfig(props, false);
         if (!Files.exists(dataDir.resolve("meta.properties"))) {
             try {
@@ -222,6 +225,22 @@ public final class EmbeddedKafka implements Closeable {
         }
         EmbeddedKafka k = new EmbeddedKafka(server, clientAddress, localBootstrap, localClient);
         k.controllerPort = controllerPort;
+        // Rights and request topics where jobs have owners; the request topics removed once they have none
+        // (the marker says a log ever had them, so that a log that never did pays nothing at start).
+        Path owned = dataDir.resolveSibling(dataDir.getFileName() + ".owners");
+        if (auth.owners() || Files.exists(owned)) {
+            try {
+                BrokerAcls.apply(localBootstrap, localClient, auth);
+                if (auth.owners()) {
+                    io.ferry.model.OwnerOnly.writePrivate(owned, String.join("\n", auth.operators()) + "\n");
+                } else {
+                    Files.delete(owned);
+                }
+            } catch (IOException e) {
+                k.close();
+                throw e;
+            }
+        }
         if (loopbackPassword != null) {
             try {
                 k.login = new KafkaClientSettings(EmbeddedAuth.plainClient(auth.protocol(), LoopbackLogin.USER,

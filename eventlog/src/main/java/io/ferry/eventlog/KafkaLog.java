@@ -83,6 +83,8 @@ public final class KafkaLog implements Closeable {
     /** What is wrong with the retention of topics found already there (made by a site, or by hand): see {@link #retentionProblems}. */
     private List<String> retentionProblems = List.of();
     private List<String> eventLoss = List.of();
+    /** This login's request topic, which it writes through ({@link RequestTopics}); null: it writes Ferry's topics. */
+    private String requests;
 
     /** Connects to an external cluster with {@link LogSettings#EXTERNAL}. */
     public KafkaLog(String bootstrap) throws IOException {
@@ -129,6 +131,7 @@ public final class KafkaLog implements Closeable {
             TopicSetup.Checked checked = TopicSetup.ensure(admin, settings, bootstrap);
             eventLoss = checked.eventLoss();
             retentionProblems = checked.all();
+            requests = RequestTopics.routeFor(admin, client);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof org.apache.kafka.common.errors.AuthenticationException
                     || e.getCause() instanceof org.apache.kafka.common.errors.AuthorizationException) {
@@ -218,47 +221,7 @@ public final class KafkaLog implements Closeable {
      * fold takes a duplicate as a no-op in any case). Says once on standard error that it waits.
      */
     public void appendPatiently(Event e, java.util.function.BooleanSupplier giveUp) {
-        byte[] value = EventCodec.encode(e);
-        byte[] key = e.job().getBytes(StandardCharsets.UTF_8);
-        boolean said = false;
-        while (true) {
-            java.util.concurrent.Future<?> sent = producer.send(new ProducerRecord<>(topicOf(e), key, value));
-            while (true) {
-                try {
-                    sent.get(5, TimeUnit.SECONDS);
-                    if (said) {
-                        System.err.println("ferry: the event log at " + bootstrap + " is back; " + e.getClass().getSimpleName()
-                                + " of " + e.job() + " is in it");
-                    }
-                    EventLines.log(e);
-                    return;
-                } catch (TimeoutException stillWaiting) {
-                    // the producer still holds it: keep waiting
-                } catch (ExecutionException failed) {
-                    break; // the producer gave up on it: send it again
-                } catch (InterruptedException interrupted) {
-                    Thread.currentThread().interrupt();
-                    throw new IllegalStateException("interrupted appending to " + EVENTS, interrupted);
-                }
-                if (giveUp.getAsBoolean()) {
-                    throw new IllegalStateException("cannot append to " + EVENTS + " on " + bootstrap + ": gave up waiting");
-                }
-                if (!said) {
-                    said = true;
-                    System.err.println("ferry: the event log at " + bootstrap + " does not answer; " + e.getClass().getSimpleName()
-                            + " of " + e.job() + " waits for it");
-                }
-            }
-            if (giveUp.getAsBoolean()) {
-                throw new IllegalStateException("cannot append to " + EVENTS + " on " + bootstrap + ": gave up waiting");
-            }
-            try {
-                Thread.sleep(1000);
-            } catch (InterruptedException interrupted) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted appending to " + EVENTS, interrupted);
-            }
-        }
+        PatientAppend.append(producer, record(topicOf(e), e.job(), EventCodec.encode(e)), e, bootstrap, giveUp);
     }
 
     /**
@@ -266,7 +229,7 @@ public final class KafkaLog implements Closeable {
      * thread never stalls on a broker outage, and a failure is left to the next one.
      */
     public void offer(Event e) {
-        producer.send(new ProducerRecord<>(topicOf(e), e.job().getBytes(StandardCharsets.UTF_8), EventCodec.encode(e)));
+        producer.send(record(topicOf(e), e.job(), EventCodec.encode(e)));
         EventLines.log(e);
     }
 
@@ -306,7 +269,7 @@ public final class KafkaLog implements Closeable {
     /** Sends {@code e} to its topic and waits for it: where it landed (partition, offset, the broker's timestamp). */
     org.apache.kafka.clients.producer.RecordMetadata appendLocated(Event e) {
         java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata> sent = producer.send(
-                new ProducerRecord<>(topicOf(e), e.job().getBytes(StandardCharsets.UTF_8), EventCodec.encode(e)));
+                record(topicOf(e), e.job(), EventCodec.encode(e)));
         await(topicOf(e), sent);
         try {
             return sent.get();
@@ -340,7 +303,22 @@ public final class KafkaLog implements Closeable {
         if (topic.equals(COMMANDS) && !key.equals(COORDINATOR)) {
             EpochHeader.stamp(r, epochs.applyAsLong(key));
         }
-        return r;
+        return RequestTopics.route(r, requests);
+    }
+
+    /** The login this client asks as, through its request topic ({@link RequestTopics}); null: an operator's. */
+    public String requester() {
+        return requests == null ? null : RequestTopics.loginOf(requests);
+    }
+
+    /** Sends a request of {@code login} on to {@code topic}, stamped with the login ({@link RequestTopics#by}). */
+    public void relay(String topic, byte[] key, byte[] value, String login) {
+        await(topic, producer.send(RequestTopics.relayed(topic, key, value, login)));
+    }
+
+    /** A reader of every login's request topic in consumer group {@code group}, from where the group left off. */
+    public KafkaConsumer<byte[], byte[]> requestReader(String group) {
+        return readers.requestReader(group);
     }
 
     private void await(String topic, java.util.concurrent.Future<?> sent) {

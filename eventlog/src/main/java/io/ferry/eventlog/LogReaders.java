@@ -87,6 +87,16 @@ final class LogReaders {
         return c;
     }
 
+    KafkaConsumer<byte[], byte[]> requestReader(String group) {
+        Map<String, Object> config = new HashMap<>(consumerConfig());
+        config.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest"); // a login's first requests too
+        config.put(ConsumerConfig.METADATA_MAX_AGE_CONFIG, "10000"); // a login added to the log is heard within 10 s
+        KafkaConsumer<byte[], byte[]> c = consumer(config);
+        c.subscribe(RequestTopics.ALL);
+        return c;
+    }
+
     KafkaConsumer<byte[], byte[]> commandsFor(String node, int n) {
         KafkaConsumer<byte[], byte[]> c = consumer();
         int p = Utils.toPositive(Utils.murmur2(node.getBytes(StandardCharsets.UTF_8))) % n;

@@ -33,6 +33,21 @@ class EmbeddedAuthTest {
     }
 
     @Test
+    void operatorsControlEveryJobAndTheLoopbackLoginIsOneOfThem() {
+        EmbeddedAuth none = new EmbeddedAuth(Map.of("agents", "a", "alice", "b"), Map.of());
+        assertFalse(none.owners());
+        assertEquals(java.util.Set.of(), none.restricted(), "no operators named: nobody is restricted");
+        assertFalse(none.with(LoopbackLogin.USER, "p").owners(), "the loopback login adds no owners");
+        EmbeddedAuth owned = none.operatedBy(java.util.Set.of("agents")).with(LoopbackLogin.USER, "p");
+        assertEquals(java.util.Set.of("agents", LoopbackLogin.USER), owned.operators());
+        assertEquals(java.util.Set.of("alice"), owned.restricted());
+        assertTrue(owned.toString().contains("operators=") && !owned.toString().contains("\"b\""), owned.toString());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> none.operatedBy(java.util.Set.of("carol")));
+        assertTrue(e.getMessage().contains("'carol'"), e.getMessage());
+    }
+
+    @Test
     void aUsersFileOthersMayReadIsRefused() throws Exception {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> EmbeddedAuth.fromUsersFile(users("agent:pw\n", "rw-r--r--"), Map.of()));

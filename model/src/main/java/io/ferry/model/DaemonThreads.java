@@ -36,4 +36,13 @@ public final class DaemonThreads {
         t.setDaemon(true);
         return t;
     }
+
+    /** Sleeps {@code millis}; an interrupt ends the sleep early and stays set for the caller's loop to see. */
+    public static void pause(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
 }
