@@ -74,6 +74,8 @@ public final class Coordinator implements Closeable {
     private final Decisions decisions;
     private final Quarantine quarantine = new Quarantine();
     private final SnapshotTopic snapshotTopic;
+    /** Relays what logins that are not operators ask through their request topics (started with the loop). */
+    private RequestRelay relay;
     private SnapshotKeeper snapshots;
 
     /** How long a node may stay silent before its ranks are moved (or its job rolled back, or failed). */
@@ -195,7 +197,7 @@ public final class Coordinator implements Closeable {
      * generation's forecast again), once the job's replay is over. An agent's presence gives its
      * node's newest epoch, which commands to that node carry from then on ({@link AgentEpochs}).
      */
-    private void heard(Event e) {
+    private void heard(Event e, String by) {
         if (e instanceof Event.AgentPresent p) {
             epochs.heard(p);
             return;
@@ -203,8 +205,9 @@ public final class Coordinator implements Closeable {
         long now = clock.millis();
         JobView j;
         synchronized (this) {
-            if (jobs.get(e.job()).isEmpty()) {
-                return;
+            JobView held = jobs.get(e.job()).orElse(null);
+            if (held == null || JobOwners.refuses(held, e.job(), false, by).isPresent()) {
+                return; // not held here, or a login's heartbeat of a job not its own
             }
             j = jobs.apply(e, now);
         }
@@ -243,6 +246,7 @@ public final class Coordinator implements Closeable {
         }
         lease = Lease.of(takeoverAfter, Duration.ofMillis(heartbeatTimeoutMillis));
         reach.start();
+        relay = RequestRelay.start(log, group);
         thread.start();
         return this;
     }
@@ -326,7 +330,7 @@ public final class Coordinator implements Closeable {
                     }
                     failures.incrementAndGet(); // the broker is away: poll again, the log keeps our place
                     LOG.warn("reading the log failed, retrying: {}", e.getMessage()); // expected: no stack trace
-                    sleepQuietly(1000);
+                    DaemonThreads.pause(1000);
                 }
             }
         } catch (org.apache.kafka.common.errors.InterruptException | org.apache.kafka.common.errors.WakeupException e) {
@@ -347,6 +351,7 @@ public final class Coordinator implements Closeable {
                 }
             }
             commits.close();
+            relay.close();
             snapshots.close(); // a snapshot being written is finished (bounded), so a stop on purpose leaves it whole
             ended.countDown();
         }
@@ -355,14 +360,6 @@ public final class Coordinator implements Closeable {
     /** Times the coordinator noticed it had been stalled ({@link Lease}) and held its decisions back. */
     public long stalls() {
         return lease.stalls();
-    }
-
-    private static void sleepQuietly(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 
     private void onEvent(ConsumerRecord<byte[], byte[]> r) {
@@ -379,9 +376,10 @@ public final class Coordinator implements Closeable {
             return;
         }
         boolean isLive = ownership.live(r, e.job());
+        String by = io.ferry.eventlog.RequestTopics.by(r);
         java.util.Optional<String> refused;
         synchronized (this) {
-            refused = jobs.refuses(e);
+            refused = jobs.refuses(e, by);
         }
         if (refused.isPresent()) {
             malformed.incrementAndGet();
@@ -407,7 +405,7 @@ public final class Coordinator implements Closeable {
             // Live, an event counts from when it arrives, on this coordinator's clock: never by its
             // sender's clock (a node's skewed clock would make it look silent, or alive for ever). A
             // replayed one has only its record's time; heardAfresh() re-arms liveness after a replay.
-            j = jobs.apply(e, isLive ? clock.millis() : r.timestamp());
+            j = jobs.apply(e, isLive ? clock.millis() : r.timestamp(), io.ferry.eventlog.RequestTopics.by(r));
         }
         if (isLive) {
             listener.accept(e);

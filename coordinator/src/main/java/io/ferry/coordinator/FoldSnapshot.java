@@ -40,7 +40,7 @@ import java.util.zip.CRC32;
 final class FoldSnapshot {
     static final int MAGIC = 0x46534E50; // "FSNP"
     /** Changes whenever the form or what the fold keeps changes: an older snapshot is then replayed past. */
-    static final int VERSION = 1;
+    static final int VERSION = 2;
 
     private FoldSnapshot() {}
 
@@ -107,6 +107,7 @@ final class FoldSnapshot {
     private static void writeJob(DataOutputStream out, JobView j) throws IOException {
         SnapshotData.writeString(out, j.job);
         SnapshotData.writeEvent(out, j.started);
+        SnapshotData.writeString(out, j.owner);
         out.writeInt(j.nodeNames.size());
         for (int i = 0; i < j.nodeNames.size(); i++) {
             SnapshotData.writeString(out, j.nodeNames.name(i));
@@ -172,6 +173,7 @@ final class FoldSnapshot {
     private static JobView readJob(DataInputStream in) throws IOException {
         JobView j = new JobView(SnapshotData.readString(in));
         j.started = SnapshotData.readEvent(in, Event.JobStarted.class);
+        j.owner = SnapshotData.readString(in);
         int names = SnapshotData.count(in, 4);
         for (int i = 0; i < names; i++) {
             j.nodeNames.index(SnapshotData.readString(in));

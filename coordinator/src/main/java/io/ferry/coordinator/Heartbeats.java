@@ -11,7 +11,6 @@ import org.slf4j.LoggerFactory;
 import java.io.Closeable;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.Consumer;
 
 /**
  * The coordinator's reader of {@link KafkaLog#HEARTBEATS}: every partition, from where the topic
@@ -43,7 +42,7 @@ final class Heartbeats implements Closeable {
      * waiting for more than the consumer already fetched; returns how many. A heartbeat the
      * coordinator sees late only looks fresher, never older: lateness never makes a node look silent.
      */
-    int drain(Consumer<Event> each) {
+    int drain(java.util.function.BiConsumer<Event, String> each) {
         int n = 0;
         for (ConsumerRecord<byte[], byte[]> r : reader.poll(Duration.ZERO)) {
             Event e;
@@ -57,7 +56,7 @@ final class Heartbeats implements Closeable {
                 park(r, "a " + e.getClass().getSimpleName() + " is neither a heartbeat nor staging progress");
                 continue;
             }
-            each.accept(e);
+            each.accept(e, io.ferry.eventlog.RequestTopics.by(r)); // the login a relayed one came from, or null
             n++;
         }
         read += n;

@@ -12,6 +12,8 @@ import java.util.TreeMap;
 public final class JobView {
     final String job;
     Event.JobStarted started;
+    /** The login that submitted it through its request topic ({@link JobOwners}); null: an operator's job. */
+    String owner;
     final TreeMap<Long, GenerationView> generations = new TreeMap<>();
     /** The names of the nodes its generations' ranks were captured on, each held once. */
     final NodeNames nodeNames = new NodeNames();

@@ -39,7 +39,19 @@ public final class Jobs {
      * Such an event is parked like a malformed one, never folded.
      */
     public java.util.Optional<String> refuses(Event e) {
+        return refuses(e, null);
+    }
+
+    /**
+     * {@link #refuses(Event)}, and for an event a login asked for through its request topic
+     * ({@code by}; null: an operator's), a job that is not that login's ({@link JobOwners}).
+     */
+    public java.util.Optional<String> refuses(Event e, String by) {
         JobView j = jobs.get(e.job());
+        java.util.Optional<String> notOwner = JobOwners.refuses(j, e.job(), e instanceof Event.JobStarted, by);
+        if (notOwner.isPresent()) {
+            return notOwner;
+        }
         if (j == null || j.started == null) {
             return java.util.Optional.empty();
         }
@@ -54,10 +66,28 @@ public final class Jobs {
         return java.util.Optional.empty();
     }
 
+    /**
+     * Folds {@code e}, read from record {@code r}, as the coordinator does when it is not refused
+     * ({@link #refuses(Event, String)}, the requester from the record): what a viewer of the log
+     * (`ferry status`, `ferry run`) folds, so it shows what the coordinator decided on. Empty when refused.
+     */
+    public Optional<JobView> fold(Event e, org.apache.kafka.clients.consumer.ConsumerRecord<byte[], byte[]> r) {
+        String by = io.ferry.eventlog.RequestTopics.by(r);
+        return refuses(e, by).isPresent() ? Optional.empty() : Optional.of(apply(e, r.timestamp(), by));
+    }
+
     /** Applies one event, logged at {@code timestampMillis}; returns the job it changed. */
     public JobView apply(Event e, long timestampMillis) {
+        return apply(e, timestampMillis, null);
+    }
+
+    /** {@link #apply(Event, long)}, {@code by} the login that asked for it (null: an operator). */
+    public JobView apply(Event e, long timestampMillis, String by) {
         JobView j = jobs.computeIfAbsent(e.job(), JobView::new);
         if (e instanceof Event.JobStarted s) {
+            if (by != null) {
+                j.owner = by; // refuses() let it through: the job is new, or already this login's
+            }
             j.started = s;
             j.lastRequestMillis = timestampMillis; // the first interval starts with the job
             if (j.startedAtMillis == 0) {

@@ -87,6 +87,18 @@ final class Orders {
             log.sendRaw(KafkaLog.DEAD_LETTER, "command-" + r.partition() + "-" + r.offset(), r.value());
             return;
         }
+        String by = io.ferry.eventlog.RequestTopics.by(r);
+        if (by != null && !ownership.replaying(c.job())) { // a login's request: its own jobs only (JobOwners)
+            var refused = JobOwners.refuses(jobs.get(c.job()).orElse(null), c.job(), false, by);
+            if (refused.isPresent()) {
+                if (jobs.get(c.job()).isPresent()) { // every coordinator reads these: the job's own says it
+                    System.err.println("ferry coordinator: refused " + c.getClass().getSimpleName() + ": "
+                            + refused.get());
+                    log.sendRaw(KafkaLog.DEAD_LETTER, "refused-" + r.partition() + "-" + r.offset(), r.value());
+                }
+                return;
+            }
+        }
         if (c instanceof Command.RequestCheckpoint rc) {
             // Kept even for a job not known yet: its start event may be a moment behind (forgotten if not).
             requested.putIfAbsent(rc.job(), clock.millis());

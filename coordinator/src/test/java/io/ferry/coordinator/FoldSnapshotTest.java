@@ -55,7 +55,12 @@ class FoldSnapshotTest {
     private static final List<String> CIRCUITS = List.of("CLOSED", "OPEN", "HALF_OPEN");
     private static final Map<Class<?>, List<Field>> FIELDS = new ConcurrentHashMap<>();
 
-    record Logged(Event event, long at) {}
+    /** An event, when it was logged, and the login that asked for it through its request topic (null: an operator). */
+    record Logged(Event event, long at, String by) {
+        Logged(Event event, long at) {
+            this(event, at, null);
+        }
+    }
 
     @Test
     void aSnapshotPlusTheTailIsTheWholeFold() {
@@ -151,7 +156,7 @@ class FoldSnapshotTest {
     }
 
     private static Jobs fold(List<Logged> log, int from, int to, Jobs into) {
-        log.subList(from, to).forEach(l -> into.apply(l.event(), l.at()));
+        log.subList(from, to).forEach(l -> into.apply(l.event(), l.at(), l.by()));
         return into;
     }
 
@@ -176,12 +181,16 @@ class FoldSnapshotTest {
             String job = names.get(rnd.nextInt(names.size()));
             Event e = draw(rnd, fold.get(job).orElse(null), job, t);
             t += 1 + rnd.nextInt(3000);
-            if (fold.refuses(e).isPresent()) {
+            // a user's start (its job then the user's), or the user's launcher exit, now and then
+            String by = e instanceof Event.JobStarted || e instanceof Event.LauncherExited
+                    ? List.of("alice", "bob", "-").get(rnd.nextInt(3)) : "-";
+            by = by.equals("-") ? null : by;
+            if (fold.refuses(e, by).isPresent()) {
                 continue;
             }
             try {
-                fold.apply(e, t);
-                log.add(new Logged(e, t));
+                fold.apply(e, t, by);
+                log.add(new Logged(e, t, by));
             } catch (RuntimeException x) {
                 thrown++; // the fold may have changed part of its state: fold again without the event
                 fold = fold(log, 0, log.size(), new Jobs());
