@@ -53,6 +53,12 @@ final class AgentCommand implements Callable<Integer> {
         java.net.InetSocketAddress bind = peerBind();
         io.ferry.agent.peer.PeerEndpoint peer = bind == null ? null : new io.ferry.agent.peer.PeerEndpoint(bind, peerAuth(bind));
         KafkaLog log = new KafkaLog(kafka, KafkaAccess.configured(kafka).client()); // kafka.*: this host's TLS/SASL login
+        if (log.requester() != null) { // a user's agent could claim another's node name and be sent its jobs
+            log.close();
+            throw new IllegalArgumentException("ferry agent needs an operator's login: login " + log.requester()
+                    + " controls only its own jobs (" + io.ferry.eventlog.EmbeddedAuth.OPERATORS_KEY
+                    + " on the coordinator)");
+        }
         // Credentials: the configuration file and FERRY_* variables of this host (never the log); the SDKs' own
         // environment as well. Ranks a launcher starts on this host find this agent by its host name.
         AgentService agent;

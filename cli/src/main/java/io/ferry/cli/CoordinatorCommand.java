@@ -67,6 +67,14 @@ final class CoordinatorCommand implements Callable<Integer> {
                 + " user(s) of " + io.ferry.eventlog.EmbeddedAuth.USERS_FILE_KEY + " (SASL/PLAIN, "
                 + access.embedded().protocol() + ")" : "")
                 + s.loopbackLogin().map(f -> "; this user's own processes log in on loopback from " + f).orElse(""));
+        io.ferry.eventlog.EmbeddedAuth users = access.embedded();
+        if (kafka == null && users.owners()) {
+            System.out.println("ferry coordinator: jobs have owners: " + users.operators().stream().sorted().toList()
+                    + " control every job (operators); " + users.restricted() + " each their own");
+        } else if (kafka == null && users.required()) {
+            System.out.println("ferry coordinator: every login controls every job: name the operators' logins in "
+                    + io.ferry.eventlog.EmbeddedAuth.OPERATORS_KEY + " so that the others control only their own");
+        }
         System.out.flush();
         while (!stop.await(1, java.util.concurrent.TimeUnit.SECONDS)) {
             if (s.coordinator().fenced()) {

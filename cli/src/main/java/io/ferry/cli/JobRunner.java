@@ -152,6 +152,7 @@ final class JobRunner implements Closeable {
                         : placement.nodes().size() == 1 ? placement.nodes().get(0)
                         : placement.nodes().size() + " nodes (" + placement + ")",
                 spec.interval().toMillis() / 1000.0, store, log.bootstrapServers());
+        watch.awaitOwnStart(LAUNCH_PATIENCE); // refused at once where the job is another login's
         if (placement.byLauncher()) {
             awaitCoordinator(watch.attemptsAtStart(LAUNCH_PATIENCE));
         } else {

@@ -34,10 +34,14 @@ final class JobWatch implements Closeable {
     /** Whether the watch has folded a JobStarted of its job appended after it began (this run's own start). */
     private volatile boolean ownStart;
     private volatile int attemptsAtStart;
+    /** Why the coordinator refused this run's start (a job of another login), or null. */
+    private volatile String refusedStart;
+    private final String requester;
 
     JobWatch(KafkaLog log, String job, Consumer<Event> listener) {
         this.job = job;
         this.listener = listener;
+        this.requester = log.requester();
         this.events = log.historyAndHeartbeats(); // its nodes answer with heartbeats, in their own topic
         this.startedAt = KafkaLog.ends(events);
         this.thread = DaemonThreads.start("ferry-watch-" + job, this::run);
@@ -58,7 +62,14 @@ final class JobWatch implements Closeable {
                     }
                     boolean fresh = r.offset() >= startedAt.getOrDefault(new TopicPartition(r.topic(), r.partition()), 0L);
                     synchronized (this) {
-                        JobView j = jobs.apply(e, r.timestamp());
+                        JobView j = jobs.fold(e, r).orElse(null);
+                        if (j == null) { // refused by the coordinator too (a login's request for a job not its own)
+                            String by = io.ferry.eventlog.RequestTopics.by(r);
+                            if (fresh && e instanceof Event.JobStarted && by != null && by.equals(requester)) {
+                                refusedStart = jobs.refuses(e, by).orElse("refused");
+                            }
+                            continue;
+                        }
                         if (fresh && e instanceof Event.JobStarted) {
                             attemptsAtStart = j.launchAttempt();
                             ownStart = true;
@@ -99,12 +110,16 @@ final class JobWatch implements Closeable {
         return attemptsAtStart;
     }
 
-    private void awaitOwnStart(Duration max) throws InterruptedException {
+    void awaitOwnStart(Duration max) throws InterruptedException {
         long deadline = System.nanoTime() + max.toNanos();
         while (!ownStart) {
+            if (refusedStart != null) {
+                throw new IllegalStateException("the coordinator refused this run: " + refusedStart);
+            }
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("job " + job + ": its start did not come back from the log within "
-                        + max.toSeconds() + " s");
+                        + max.toSeconds() + " s" + (requester == null ? "" : " (login " + requester
+                        + " asks through its request topic, which a running coordinator relays: is one running?)"));
             }
             Thread.sleep(20);
         }

@@ -24,7 +24,7 @@ record KafkaAccess(String bootstrap, KafkaClientSettings client, EmbeddedAuth em
 
     /** Whether {@code key} is one of the {@code kafka.*} configuration keys. */
     static boolean knows(String key) {
-        if (key.equals(EmbeddedAuth.USERS_FILE_KEY)) {
+        if (key.equals(EmbeddedAuth.USERS_FILE_KEY) || key.equals(EmbeddedAuth.OPERATORS_KEY)) {
             return true;
         }
         if (key.startsWith(EMBEDDED_SSL)) {
@@ -47,6 +47,11 @@ record KafkaAccess(String bootstrap, KafkaClientSettings client, EmbeddedAuth em
             if (value.isBlank()) {
                 throw new IllegalArgumentException(key + " must name a file");
             }
+        } else if (key.equals(EmbeddedAuth.OPERATORS_KEY)) {
+            if (operators(value).isEmpty()) {
+                throw new IllegalArgumentException(key + " must name at least one login of "
+                        + EmbeddedAuth.USERS_FILE_KEY + " (comma-separated)");
+            }
         } else if (key.startsWith(EMBEDDED_SSL)) {
             new KafkaClientSettings(Map.of(key.substring(EmbeddedAuth.SSL_PREFIX.length()), value));
         } else {
@@ -59,6 +64,7 @@ record KafkaAccess(String bootstrap, KafkaClientSettings client, EmbeddedAuth em
         Map<String, String> client = new LinkedHashMap<>();
         Map<String, String> ssl = new LinkedHashMap<>();
         String users = null;
+        String operators = null;
         for (Map.Entry<String, String> e : settings.entrySet()) {
             String k = e.getKey();
             if (!k.startsWith(PREFIX)) {
@@ -70,6 +76,8 @@ record KafkaAccess(String bootstrap, KafkaClientSettings client, EmbeddedAuth em
             check(k, e.getValue());
             if (k.equals(EmbeddedAuth.USERS_FILE_KEY)) {
                 users = e.getValue();
+            } else if (k.equals(EmbeddedAuth.OPERATORS_KEY)) {
+                operators = e.getValue();
             } else if (k.startsWith(EMBEDDED_SSL)) {
                 ssl.put(k.substring(EmbeddedAuth.SSL_PREFIX.length()), e.getValue());
             } else {
@@ -79,11 +87,29 @@ record KafkaAccess(String bootstrap, KafkaClientSettings client, EmbeddedAuth em
         // the users file matters only to the process that runs the embedded broker
         EmbeddedAuth embedded = bootstrap != null || users == null ? EmbeddedAuth.NONE
                 : EmbeddedAuth.fromUsersFile(Path.of(users), ssl);
+        if (bootstrap == null && users == null && operators != null) {
+            throw new IllegalArgumentException(EmbeddedAuth.OPERATORS_KEY + " needs " + EmbeddedAuth.USERS_FILE_KEY
+                    + ": operators are logins of the users file");
+        }
+        if (operators != null && bootstrap == null) {
+            embedded = embedded.operatedBy(operators(operators));
+        }
         if (bootstrap == null && users == null && !ssl.isEmpty()) {
             throw new IllegalArgumentException("TLS on the embedded broker (" + EMBEDDED_SSL + "*) needs users too: set "
                     + EmbeddedAuth.USERS_FILE_KEY);
         }
         return new KafkaAccess(bootstrap, new KafkaClientSettings(client), embedded);
+    }
+
+    /** The logins a {@link EmbeddedAuth#OPERATORS_KEY} value names. */
+    private static java.util.Set<String> operators(String value) {
+        java.util.Set<String> names = new java.util.TreeSet<>();
+        for (String n : value.split(",")) {
+            if (!n.isBlank()) {
+                names.add(n.strip());
+            }
+        }
+        return names;
     }
 
     /** The access of {@code bootstrap} configured by this host's file and {@code FERRY_KAFKA_*} variables. */

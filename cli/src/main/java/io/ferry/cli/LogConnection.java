@@ -77,7 +77,7 @@ final class LogConnection implements Closeable {
             while (!KafkaLog.reached(c, end)) {
                 for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
                     try {
-                        jobs.apply(EventCodec.decode(r.value()), r.timestamp());
+                        jobs.fold(EventCodec.decode(r.value()), r); // what the coordinator refused is not shown
                     } catch (IllegalArgumentException malformed) {
                         // parked by the coordinator; nothing to show
                     }

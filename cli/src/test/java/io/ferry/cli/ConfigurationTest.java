@@ -197,6 +197,28 @@ class ConfigurationTest {
     }
 
     @Test
+    void operatorsAreLoginsOfTheUsersFile() throws Exception {
+        Path users = Files.writeString(tmp.resolve("users"), "agents:pw1\nalice:pw2\nbob:pw3\n");
+        Files.setPosixFilePermissions(users, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        KafkaAccess a = KafkaAccess.of(null, Map.of("kafka.embedded.users-file", users.toString(),
+                "kafka.embedded.operators", " agents , "));
+        assertEquals(java.util.Set.of("agents"), a.embedded().operators());
+        assertEquals(java.util.Set.of("alice", "bob"), a.embedded().restricted());
+        assertFalse(KafkaAccess.of(null, Map.of("kafka.embedded.users-file", users.toString())).embedded().owners(),
+                "no operators named: every login an operator, as before");
+        IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class, () -> KafkaAccess.of(null,
+                Map.of("kafka.embedded.users-file", users.toString(), "kafka.embedded.operators", "agents,carol")));
+        assertTrue(unknown.getMessage().contains("'carol'") && unknown.getMessage().contains("kafka.embedded.operators"),
+                unknown.getMessage());
+        IllegalArgumentException noUsers = assertThrows(IllegalArgumentException.class,
+                () -> KafkaAccess.of(null, Map.of("kafka.embedded.operators", "agents")));
+        assertTrue(noUsers.getMessage().contains("kafka.embedded.users-file"), noUsers.getMessage());
+        IllegalArgumentException empty = assertThrows(IllegalArgumentException.class, () -> KafkaAccess.of(null,
+                Map.of("kafka.embedded.users-file", users.toString(), "kafka.embedded.operators", " , ")));
+        assertTrue(empty.getMessage().contains("at least one login"), empty.getMessage());
+    }
+
+    @Test
     void ferryConfigShowHidesTheLogsSecrets() throws Exception {
         Path f = file("kafka.sasl.jaas.config = " + JAAS + "\nkafka.ssl.truststore.password = trust-me-7\n"
                 + "kafka.security.protocol = SASL_SSL\n");
