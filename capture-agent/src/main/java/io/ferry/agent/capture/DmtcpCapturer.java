@@ -25,7 +25,7 @@ import java.util.Set;
  * drained and restored with them; each rank's capture then moves everything DMTCP wrote for it
  * into its image: the {@code ckpt_*.dmtcp} files, the {@code ckpt_*_files} directories beside
  * them (copies of the files the rank had open, {@code --ckpt-open-files}) and a copy of the
- * coordinator's restart script. Restart: every rank's images through its own
+ * coordinator's restart script ({@link DmtcpFiles}). Restart: every rank's images through its own
  * {@code dmtcp_restart}, all joined to a fresh coordinator, which resumes them together once every
  * one is back. A job on several nodes is one computation across them ({@link DmtcpSpan}): rank 0's
  * agent runs its coordinator and asks each checkpoint; the other nodes collect their ranks' files
@@ -37,13 +37,6 @@ import java.util.Set;
  * by {@code this}, and no lock is held while a DMTCP command runs.
  */
 public final class DmtcpCapturer implements Capturer {
-    /** A DMTCP computation id, as in {@code dmtcp_restart_script_<id>.sh}. */
-    private static final java.util.regex.Pattern COMPUTATION = java.util.regex.Pattern.compile(
-            "dmtcp_restart_script_([0-9a-f]{1,16}-[0-9]{1,10}-[0-9a-f]{1,16})\\.sh");
-
-    /** What DMTCP writes for one checkpoint of a rank, all of it the rank's image. */
-    private static final String IMAGE_FILES = "{ckpt_*.dmtcp,ckpt_*_files,dmtcp_restart_script*.sh}";
-
     /** The ranks under one coordinator: launched together, or restored from images of one computation. */
     private static final class Computation {
         final DmtcpCoordinator coordinator;
@@ -93,7 +86,7 @@ public final class DmtcpCapturer implements Capturer {
 
     @Override
     public List<String> launchCommand(List<String> command, Path rankDir) {
-        Path area = area(rankDir);
+        Path area = DmtcpFiles.prepareArea(rankDir);
         // --ckpt-open-files: the files the rank writes roll back with it (an appended log is cut back
         // to its length at the checkpoint instead of getting the lines after it twice); DMTCP puts
         // them back on restart only when allowed to overwrite them.
@@ -142,20 +135,6 @@ public final class DmtcpCapturer implements Capturer {
     private int peers(Computation c) {
         DmtcpSpan s = currentSpan();
         return s != null ? s.nranks() : c.areas.size();
-    }
-
-    /**
-     * The rank's DMTCP directory, created: absolute, because DMTCP records the path of its
-     * {@code ckpt_*_files} directory at the checkpoint and looks there on restart.
-     */
-    private static Path area(Path rankDir) {
-        Path area = rankDir.toAbsolutePath().resolve("dmtcp");
-        try {
-            io.ferry.model.OwnerOnly.createDirectories(area);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot prepare " + area + " for dmtcp", e);
-        }
-        return area;
     }
 
     @Override
@@ -286,12 +265,8 @@ public final class DmtcpCapturer implements Capturer {
         }
         Duration longest = Duration.ZERO;
         for (Computation c : all) {
-            for (Path area : c.areas) { // what a checkpoint whose collection failed left: never mixed into this one
-                try (DirectoryStream<Path> ds = Files.newDirectoryStream(area, "{ckpt_*,dmtcp_restart_script*}")) {
-                    for (Path p : ds) {
-                        ImageDirs.delete(p);
-                    }
-                }
+            for (Path area : c.areas) {
+                DmtcpFiles.clearLeftovers(area);
             }
             Duration stall;
             try {
@@ -307,12 +282,7 @@ public final class DmtcpCapturer implements Capturer {
                 }
                 throw e;
             }
-            Path script = newestScript(c.coordinator);
-            for (Path area : c.areas) {
-                if (script != null) { // names the computation: a restore elsewhere joins its ranks again
-                    Files.copy(script, area.resolve(script.getFileName()));
-                }
-            }
+            DmtcpFiles.copyScript(c.coordinator.dir(), c.areas);
             synchronized (this) {
                 c.areas.forEach(a -> pending.put(a, stall));
             }
@@ -321,27 +291,13 @@ public final class DmtcpCapturer implements Capturer {
         return Optional.of(longest);
     }
 
-    /** The restart script the coordinator wrote at its last checkpoint (not the link to it), or null. */
-    private static Path newestScript(DmtcpCoordinator c) throws IOException {
-        Path newest = null;
-        try (DirectoryStream<Path> ds = Files.newDirectoryStream(c.dir(), "dmtcp_restart_script_*.sh")) {
-            for (Path p : ds) {
-                if (!Files.isSymbolicLink(p) && (newest == null
-                        || Files.getLastModifiedTime(p).compareTo(Files.getLastModifiedTime(newest)) > 0)) {
-                    newest = p;
-                }
-            }
-        }
-        return newest;
-    }
-
     @Override
     public Captured capture(long pid, Path rankDir, Path dir, Progress progress) throws IOException {
         if (rankDir == null) {
             throw new IllegalArgumentException("dmtcp captures only ranks started under dmtcp_launch: use "
                     + "`ferry run --capture dmtcp`");
         }
-        Path area = rankDir.toAbsolutePath().resolve("dmtcp");
+        Path area = DmtcpFiles.area(rankDir);
         boolean taken;
         synchronized (this) {
             taken = pending.containsKey(area);
@@ -351,15 +307,7 @@ public final class DmtcpCapturer implements Capturer {
         }
         long[] bytes = new long[1];
         ImageDirs.fill(dir, partial -> {
-            int moved = 0;
-            // The ckpt_*_files directories too: dmtcp_restart refuses to start without the copies in them.
-            try (DirectoryStream<Path> ds = Files.newDirectoryStream(area, IMAGE_FILES)) {
-                for (Path p : ds) {
-                    Files.move(p, partial.resolve(p.getFileName()));
-                    moved += p.getFileName().toString().endsWith(".dmtcp") ? 1 : 0;
-                }
-            }
-            if (moved == 0) {
+            if (DmtcpFiles.moveImage(area, partial) == 0) {
                 throw new IOException("dmtcp wrote no ckpt_*.dmtcp file into " + area + " (process " + pid + ")");
             }
             bytes[0] = ImageDirs.size(partial);
@@ -392,31 +340,21 @@ public final class DmtcpCapturer implements Capturer {
     /**
      * {@code dmtcp_restart} of the image's checkpoint files, joined to this launch's coordinator
      * (started now for the first rank), its next checkpoints going to the rank's DMTCP directory,
-     * as after {@code dmtcp_launch}. The image's {@code ckpt_*_files} directories are copied (not
-     * linked: DMTCP rewrites them in place at the next checkpoint) to where DMTCP wrote them, the
-     * rank's DMTCP directory, which is the same path when the rank restarts under the same Ferry
-     * home, on this node or another. Returns at once: the restored processes resume only once
-     * every rank of the node joined; {@link #started} waits for that.
+     * as after {@code dmtcp_launch}. The image's {@code ckpt_*_files} directories are copied to
+     * where DMTCP wrote them, the rank's DMTCP directory, which is the same path when the rank
+     * restarts under the same Ferry home, on this node or another. Returns at once: the restored
+     * processes resume only once every rank of the node joined; {@link #started} waits for that.
      */
     @Override
     public Process restore(Path imageDir, Path rankDir, ProcessBuilder rank) throws IOException {
-        Path area = area(rankDir);
-        Computation computation = join(rankDir, area, computation(imageDir));
+        Path area = DmtcpFiles.prepareArea(rankDir);
+        Computation computation = join(rankDir, area, DmtcpFiles.computation(imageDir));
         List<String> cmd = new ArrayList<>(List.of("dmtcp_restart"));
         cmd.addAll(computation.coordinator.joinOptions());
         cmd.addAll(List.of("--ckptdir", area.toString()));
-        int images = 0;
-        try (DirectoryStream<Path> ds = Files.newDirectoryStream(imageDir, "ckpt_*")) {
-            for (Path p : ds) {
-                if (Files.isDirectory(p)) {
-                    ImageDirs.copyTree(p, area.resolve(p.getFileName()));
-                } else if (p.getFileName().toString().endsWith(".dmtcp")) {
-                    cmd.add(p.toAbsolutePath().toString());
-                    images++;
-                }
-            }
-        }
-        if (images == 0) {
+        List<String> images = DmtcpFiles.unpackImage(imageDir, area);
+        cmd.addAll(images);
+        if (images.isEmpty()) {
             throw new RestartRefusedException("no ckpt_*.dmtcp file in " + imageDir + ": not a dmtcp image", null);
         }
         // In the rank's DMTCP directory: DMTCP restores the rank's own working directory.
@@ -425,23 +363,6 @@ public final class DmtcpCapturer implements Capturer {
             computation.members.add(p);
         }
         return p;
-    }
-
-    /**
-     * The DMTCP computation the image belongs to, from the restart script saved with it: images
-     * of one computation restart only into one coordinator, and those of two computations (this
-     * node's, and a lost node's moved here) only into two. "" for an image without one.
-     */
-    private static String computation(Path imageDir) throws IOException {
-        try (DirectoryStream<Path> ds = Files.newDirectoryStream(imageDir, "dmtcp_restart_script_*.sh")) {
-            for (Path p : ds) {
-                java.util.regex.Matcher m = COMPUTATION.matcher(p.getFileName().toString());
-                if (m.matches()) {
-                    return m.group(1);
-                }
-            }
-        }
-        return "";
     }
 
     @Override
