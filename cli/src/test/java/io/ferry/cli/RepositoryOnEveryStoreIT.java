@@ -32,9 +32,10 @@ import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import static io.ferry.cli.StoreCommands.FOSSILS;
+import static io.ferry.cli.StoreCommands.count;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -324,40 +325,6 @@ class RepositoryOnEveryStoreIT {
         }
     }
 
-    private static String gcKilledUri(String kind) {
-        return kind.equals("hdfs") ? hdfs.uri("/gc-killed").toString() : "s3://ferry/gc-killed";
-    }
-
-    private static Map<String, String> options(String kind) {
-        return kind.equals("hdfs") ? Map.of() : s3.options();
-    }
-
-    /** {@code ferry store SUBCOMMAND URI ARGS...} on the killed gc's store, with its options. */
-    private static String[] store(String kind, String subcommand, String... args) {
-        List<String> cmd = new ArrayList<>(List.of("store", subcommand, gcKilledUri(kind)));
-        cmd.addAll(List.of(args));
-        return withOptions(kind, cmd);
-    }
-
-    /** {@code ferry ARGS... --store URI} on the killed gc's store, with its options. */
-    private static String[] withStore(String kind, String... args) {
-        List<String> cmd = new ArrayList<>(List.of(args));
-        cmd.addAll(List.of("--store", gcKilledUri(kind)));
-        return withOptions(kind, cmd);
-    }
-
-    private static String[] withOptions(String kind, List<String> cmd) {
-        options(kind).forEach((k, v) -> cmd.addAll(List.of("--set", k + "=" + v)));
-        return cmd.toArray(String[]::new);
-    }
-
-    /** Where gc moves what it collects (StoreGc's prefix; the store's own listing counts it). */
-    private static final String FOSSILS = "ferry/v1/fossils/";
-
-    private static int count(Store s, String prefix) throws Exception {
-        return s.list(prefix).size();
-    }
-
     /**
      * `ferry store gc` SIGKILLed while it repacks, on HDFS and S3, as {@link StoreGcIT} does it on POSIX:
      * the store still verifies and the kept generation pulls, and the next runs finish the work. On these
@@ -378,7 +345,9 @@ class RepositoryOnEveryStoreIT {
         Files.write(img1.resolve("kept"), kept);
         Files.writeString(img1.resolve("big"), "rewritten");
         Map<String, String> packs = Map.of("staging.layout", "packs", "staging.blob-size", "16KiB", "staging.pack-size", "1MiB");
-        try (Store s = Stores.open(URI.create(gcKilledUri(kind)), options(kind))) {
+        StoreCommands cli = kind.equals("hdfs") ? new StoreCommands(hdfs.uri("/gc-killed").toString(), Map.of())
+                : new StoreCommands("s3://ferry/gc-killed", s3.options());
+        try (Store s = Stores.open(URI.create(cli.uri()), cli.options())) {
             try (StagingPipeline p = Staging.pipeline(s, StagingConfig.from(packs), Clock.systemUTC())) {
                 p.push(img0, new ImageRef("sim", 0, 0), Progress.NONE);
                 p.repository().commitSnapshot("sim", 0, 1);
@@ -387,31 +356,18 @@ class RepositoryOnEveryStoreIT {
             }
             int before = count(s, io.ferry.staging.packs.PackKeys.PACKS);
             assertTrue(before >= 20, "24 MiB of random bytes in packs of 1 MiB: " + before);
-            FerryProcess.Result pruned = FerryProcess.run(store(kind, "prune", "--job", "sim", "--keep-last", "1"));
+            FerryProcess.Result pruned = FerryProcess.run(cli.store("prune", "--job", "sim", "--keep-last", "1"));
             assertEquals(0, pruned.exit(), pruned.out() + pruned.err());
 
-            Process gc = FerryProcess.builder(List.of("-Xmx256m"), store(kind, "gc", "--grace", "0s"))
-                    .redirectErrorStream(true).start();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-            while (count(s, FOSSILS) < 3 && gc.isAlive() && System.nanoTime() < deadline) {
-                Thread.sleep(5);
-            }
-            boolean running = gc.isAlive();
-            gc.toHandle().destroyForcibly(); // SIGKILL, among the moves
-            gc.waitFor();
-            String said = new String(gc.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            StoreCommands.Killed gc = cli.gcKilledAfter(s, 3);
             int aside = count(s, FOSSILS);
             int left = count(s, io.ferry.staging.packs.PackKeys.PACKS);
-            assertTrue(running, "gc ended before it was killed: " + said);
+            assertTrue(gc.running(), "gc ended before it was killed: " + gc.said());
             assertTrue(aside > 0 && left > 1, "killed midway: " + aside + " aside, " + left + " left of " + before);
             System.err.println(kind + ": gc killed with " + aside + " packs moved aside, " + left + " of " + before + " left");
 
-            FerryProcess.Result verify = FerryProcess.run(store(kind, "verify"));
-            assertEquals(0, verify.exit(), verify.out() + verify.err());
             Path out = tmp.resolve(kind + "-pulled");
-            FerryProcess.Result pull = FerryProcess.run(withStore(kind, "image", "pull", "--job", "sim", "--generation", "1",
-                    "--rank", "0", out.toString()));
-            assertEquals(0, pull.exit(), pull.out() + pull.err());
+            cli.verifyAndPull(out);
             assertEquals(-1, Files.mismatch(img1.resolve("kept"), out.resolve("kept")));
 
             StringBuilder runs = new StringBuilder();
@@ -419,19 +375,15 @@ class RepositoryOnEveryStoreIT {
             // the second deletes; a third, once nothing is left aside, only found nothing to do).
             for (int i = 0; i < 3 && (i == 0 || count(s, FOSSILS) > 0
                     || count(s, io.ferry.staging.packs.PackKeys.PACKS) >= before / 4); i++) {
-                FerryProcess.Result again = FerryProcess.run(store(kind, "gc", "--grace", "0s"));
+                FerryProcess.Result again = FerryProcess.run(cli.store("gc", "--grace", "0s"));
                 assertEquals(0, again.exit(), again.out() + again.err());
                 runs.append(again.out());
             }
             assertEquals(0, count(s, FOSSILS), runs + "left aside: " + s.list(FOSSILS));
             assertTrue(count(s, io.ferry.staging.packs.PackKeys.PACKS) < before / 4, runs + "packs left: " + count(s, io.ferry.staging.packs.PackKeys.PACKS)
                     + " of " + before);
-            verify = FerryProcess.run(store(kind, "verify"));
-            assertEquals(0, verify.exit(), verify.out() + verify.err());
             Path out2 = tmp.resolve(kind + "-pulled2");
-            pull = FerryProcess.run(withStore(kind, "image", "pull", "--job", "sim", "--generation", "1", "--rank", "0",
-                    out2.toString()));
-            assertEquals(0, pull.exit(), pull.out() + pull.err());
+            cli.verifyAndPull(out2);
             assertEquals(-1, Files.mismatch(img1.resolve("kept"), out2.resolve("kept")));
             assertEquals("rewritten", Files.readString(out2.resolve("big")));
         }
