@@ -79,7 +79,8 @@ public final class ChunkFormat {
             stored = codec.compress(raw, off, len, out, body);
         } else {
             PlanesChoice choice = choices.get();
-            stored = choice.compress(codec, planes, lz4 != null ? lz4 : codec, raw, off, len, out, body, maxObjectLength(len));
+            stored = choice.compress(codec, planes, lz4 != null ? lz4 : codec, raw, off, len, out, body,
+                    maxObjectLength(len));
             used = choice.usedPlanes() ? planes : codec;
         }
         if (fast != null && used != lz4) {
@@ -148,7 +149,8 @@ public final class ChunkFormat {
                     + (len - ChunkHeader.LENGTH) + " (truncated or padded)");
         }
         if (h.rawLength() > rawOut.length) {
-            throw new CorruptChunkException(name, "raw length " + h.rawLength() + " exceeds the chunk size " + rawOut.length);
+            throw new CorruptChunkException(name,
+                    "raw length " + h.rawLength() + " exceeds the chunk size " + rawOut.length);
         }
         CRC32C crc = new CRC32C();
         crc.update(object, off + ChunkHeader.LENGTH, h.storedLength());
@@ -157,7 +159,8 @@ public final class ChunkFormat {
                     h.crc32c(), (int) crc.getValue()));
         }
         try {
-            Codecs.forId(h.codec()).decompress(object, off + ChunkHeader.LENGTH, h.storedLength(), rawOut, 0, h.rawLength());
+            Codecs.forId(h.codec()).decompress(object, off + ChunkHeader.LENGTH, h.storedLength(), rawOut,
+                    0, h.rawLength());
         } catch (IllegalArgumentException e) {
             throw new CorruptChunkException(name, e.getMessage());
         }

@@ -20,7 +20,8 @@ public record ChunkHeader(int version, int codec, int flags, int rawLength, int 
     /** Parses a header; throws {@link IllegalArgumentException} naming what is wrong. */
     static ChunkHeader parse(byte[] src, int off, int len) {
         if (len < LENGTH) {
-            throw new IllegalArgumentException("object of " + len + " bytes is shorter than the " + LENGTH + "-byte header");
+            throw new IllegalArgumentException("object of " + len + " bytes is shorter than the " + LENGTH
+                    + "-byte header");
         }
         ByteBuffer b = ByteBuffer.wrap(src, off, LENGTH);
         int magic = b.getInt();

@@ -33,7 +33,9 @@ final class PlanesChoice {
     static final double TRY_BELOW = 1.3;
     static final double CHECK_FROM = 2.0;
     static final int EVERY = 16;
-    /** Bytes at the start of a chunk that plain zstd compresses, while planes win, to see whether the data changed kind. */
+    /**
+     * Bytes at the start of a chunk that plain zstd compresses, while planes win, to see whether the data changed kind.
+     */
     static final int SAMPLE = 8 << 10;
     private boolean planes;
     private int since;
@@ -50,7 +52,8 @@ final class PlanesChoice {
      * {@code overPlanes}, whichever this thread's data favours; returns the compressed length. {@code probe}
      * compresses the samples that tell whether the data changed kind: LZ4, or {@code plain} itself.
      */
-    int compress(Codec plain, Codec overPlanes, Codec probe, byte[] raw, int off, int len, byte[] out, int at, int bound) {
+    int compress(Codec plain, Codec overPlanes, Codec probe, byte[] raw, int off, int len, byte[] out,
+            int at, int bound) {
         if (planes) {
             int p = overPlanes.compress(raw, off, len, out, at);
             usedPlanes = true;

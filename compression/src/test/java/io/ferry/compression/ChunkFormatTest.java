@@ -130,7 +130,8 @@ class ChunkFormatTest {
             System.arraycopy(body, 0, obj, ChunkHeader.LENGTH, body.length);
             java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
             crc.update(body);
-            new ChunkHeader(ChunkHeader.VERSION, Codecs.LZ4_ID, 0, SIZE, body.length, (int) crc.getValue()).writeTo(obj, 0);
+            new ChunkHeader(ChunkHeader.VERSION, Codecs.LZ4_ID, 0, SIZE, body.length, (int) crc.getValue())
+                    .writeTo(obj, 0);
             byte[] back = new byte[SIZE];
             try {
                 decode(obj, compressible(), back);
@@ -138,7 +139,8 @@ class ChunkFormatTest {
                 refused++;
                 continue;
             }
-            // A flip can leave the block valid (an offset to equal bytes, say): then it gives back exactly the named bytes.
+            // A flip can leave the block valid (an offset to equal bytes, say): then it gives back
+            // exactly the named bytes.
             assertArrayEquals(compressible(), back, "block " + i);
         }
         assertTrue(refused > 450, refused + " of 500 refused");

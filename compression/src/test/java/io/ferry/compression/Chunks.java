@@ -14,7 +14,9 @@ final class Chunks {
 
     private Chunks() {}
 
-    /** A smooth field of doubles with noisy low mantissa bits, as a simulation's state (and SyntheticImage's fields). */
+    /**
+     * A smooth field of doubles with noisy low mantissa bits, as a simulation's state (and SyntheticImage's fields).
+     */
     static byte[] field(int seed) {
         Random r = new Random(seed);
         ByteBuffer b = ByteBuffer.allocate(SIZE).order(ByteOrder.LITTLE_ENDIAN);
@@ -45,7 +47,8 @@ final class Chunks {
             boolean untouched = page % 3 == 0;
             for (int i = 0; i < 512 && b.hasRemaining(); i++) {
                 int kind = r.nextInt(10);
-                b.putLong(untouched ? 0 : kind < 5 ? r.nextInt(1000) : kind < 8 ? base + (r.nextInt(4096) & ~7) : r.nextLong());
+                b.putLong(untouched ? 0 : kind < 5 ? r.nextInt(1000) : kind < 8 ? base + (r.nextInt(4096) & ~7)
+                        : r.nextLong());
             }
         }
         return b.array();
@@ -60,7 +63,10 @@ final class Chunks {
     /** A chunk as encoded: its codec and object length. */
     record Encoded(int codec, int length) {}
 
-    /** Encodes {@code raw} with {@code f}, checks that it decodes back to exactly {@code raw}, and says how it was stored. */
+    /**
+     * Encodes {@code raw} with {@code f}, checks that it decodes back to exactly {@code raw}, and
+     * says how it was stored.
+     */
     static Encoded encode(ChunkFormat f, byte[] raw) throws CorruptChunkException {
         byte[] out = new byte[f.maxObjectLength(raw.length)];
         int n = f.encode(raw, raw.length, out);

@@ -18,14 +18,16 @@ class Lz4ChoiceTest {
 
     @Test
     void heapPagesGoToLz4AfterZstdsFirstChunkAndAreStoredAtHalfOrLess() throws Exception {
-        assertEquals(Codecs.ZSTD_ID, encode(all, heap(0)).codec(), "the thread's first chunk: zstd, whose ratio hints at LZ4");
+        assertEquals(Codecs.ZSTD_ID, encode(all, heap(0)).codec(),
+                "the thread's first chunk: zstd, whose ratio hints at LZ4");
         long lz4 = 0;
         long zstd = 0;
         for (int i = 1; i < 40; i++) {
             byte[] h = heap(i);
             Chunks.Encoded e = encode(all, h);
             assertEquals(Codecs.LZ4_ID, e.codec(), "heap chunk " + i);
-            assertTrue(e.length() <= SIZE / 2 + ChunkHeader.LENGTH, "kept only where it halves the chunk: " + e.length());
+            assertTrue(e.length() <= SIZE / 2 + ChunkHeader.LENGTH,
+                    "kept only where it halves the chunk: " + e.length());
             lz4 += e.length();
             zstd += encode(zstdOnly, h).length();
         }
@@ -63,8 +65,10 @@ class Lz4ChoiceTest {
         byte[] l = letters(0);
         Chunks.Encoded z = encode(all, l);
         assertEquals(Codecs.ZSTD_ID, z.codec());
-        assertTrue(z.length() * Lz4Choice.TRY_FROM <= SIZE, "zstd shrinks such letters enough to hint at LZ4: " + z.length());
-        assertEquals(Codecs.ZSTD_ID, encode(all, letters(1)).codec(), "LZ4 does not halve them: zstd again, the hint misled");
+        assertTrue(z.length() * Lz4Choice.TRY_FROM <= SIZE,
+                "zstd shrinks such letters enough to hint at LZ4: " + z.length());
+        assertEquals(Codecs.ZSTD_ID, encode(all, letters(1)).codec(),
+                "LZ4 does not halve them: zstd again, the hint misled");
         for (int i = 0; i < Lz4Choice.BACK_OFF + 1; i++) { // the next sixteen hints ignored, the seventeenth taken
             assertEquals(Codecs.ZSTD_ID, encode(all, heap(i)).codec(), "heap chunk " + i);
         }

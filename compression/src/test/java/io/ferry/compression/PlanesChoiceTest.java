@@ -48,7 +48,8 @@ class PlanesChoiceTest {
                 assertEquals(Codecs.ZSTD_ID, encode(both, text(200 + i)).codec(), "text " + i + " after fields");
             }
         }
-        assertTrue(mixed <= plain * 1.01, mixed + " against " + plain + ": text after fields must not stay over planes");
+        assertTrue(mixed <= plain * 1.01,
+                mixed + " against " + plain + ": text after fields must not stay over planes");
     }
 
     @Test
@@ -60,7 +61,8 @@ class PlanesChoiceTest {
 
     @Test
     void aChunkOfNoiseOrTextBetweenFieldsDoesNotKeepTheNextFieldsOffPlanes() throws Exception {
-        // A worker moves from file to file: fields, then the random bytes or the text of the next file, then fields again.
+        // A worker moves from file to file: fields, then the random bytes or the text of the next
+        // file, then fields again.
         for (int i = 0; i < 5; i++) {
             assertEquals(Codecs.PLANES_ID, encode(both, field(i)).codec());
         }

@@ -36,7 +36,8 @@ class PlanesCodecTest {
             int n = codec.compress(src, 5, len, out, 2);
             byte[] back = new byte[len + 1];
             codec.decompress(out, 2, n, back, 1, len);
-            assertArrayEquals(Arrays.copyOfRange(src, 5, 5 + len), Arrays.copyOfRange(back, 1, 1 + len), "length " + len);
+            assertArrayEquals(Arrays.copyOfRange(src, 5, 5 + len), Arrays.copyOfRange(back, 1, 1 + len),
+                    "length " + len);
         }
     }
 
@@ -64,13 +65,15 @@ class PlanesCodecTest {
                     expected[k * n + i] = src[3 + i * PlanesCodec.WIDTH + k];
                 }
             }
-            System.arraycopy(src, 3 + n * PlanesCodec.WIDTH, expected, n * PlanesCodec.WIDTH, len - n * PlanesCodec.WIDTH);
+            System.arraycopy(src, 3 + n * PlanesCodec.WIDTH, expected, n * PlanesCodec.WIDTH,
+                    len - n * PlanesCodec.WIDTH);
             byte[] planes = new byte[len];
             PlanesCodec.split(src, 3, len, planes);
             assertArrayEquals(expected, planes, "length " + len);
             byte[] back = new byte[len + 2];
             PlanesCodec.join(planes, len, back, 2);
-            assertArrayEquals(Arrays.copyOfRange(src, 3, 3 + len), Arrays.copyOfRange(back, 2, 2 + len), "length " + len);
+            assertArrayEquals(Arrays.copyOfRange(src, 3, 3 + len), Arrays.copyOfRange(back, 2, 2 + len),
+                    "length " + len);
         }
     }
 }
