@@ -20,9 +20,13 @@ import java.nio.channels.FileChannel;
  * Thread-safe: each thread has its own buffer.
  */
 public final class FileIo {
-    /** Bytes per system call, and the size of each thread's buffer: under a core's L2 cache on common x86 and Arm servers. */
+    /**
+     * Bytes per system call, and the size of each thread's buffer: under a core's L2 cache on
+     * common x86 and Arm servers.
+     */
     public static final int SLICE = 256 << 10;
-    private static final ThreadLocal<ByteBuffer> BUFFERS = ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(SLICE));
+    private static final ThreadLocal<ByteBuffer> BUFFERS =
+            ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(SLICE));
 
     private FileIo() {}
 
@@ -65,7 +69,10 @@ public final class FileIo {
         }
     }
 
-    /** Writes {@code src[off, off + len)} to the channel at {@code pos}, without moving its position (safe from several threads). */
+    /**
+     * Writes {@code src[off, off + len)} to the channel at {@code pos}, without moving its position
+     * (safe from several threads).
+     */
     public static void writeFully(FileChannel ch, long pos, byte[] src, int off, int len) throws IOException {
         if (pos < 0) {
             throw new IllegalArgumentException("negative position " + pos);

@@ -19,7 +19,8 @@ public final class Keys {
                 continue;
             }
             if (!validPart(key, start, i)) {
-                throw new IllegalArgumentException("invalid object key '" + key + "': bad part '" + key.substring(start, i) + "'");
+                throw new IllegalArgumentException("invalid object key '" + key + "': bad part '"
+                        + key.substring(start, i) + "'");
             }
             start = i + 1;
         }
@@ -32,7 +33,8 @@ public final class Keys {
         }
         for (int i = from; i < to; i++) {
             char c = key.charAt(i);
-            if (!(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-')) {
+            if (!(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.'
+                    || c == '_' || c == '-')) {
                 return false;
             }
         }

@@ -87,8 +87,8 @@ public final class ResilientStore implements Store {
         });
         breaker.getEventPublisher().onCallNotPermitted(e -> rejected.increment());
         breaker.getEventPublisher().onStateTransition(e ->
-                LOG.warn("store {}: circuit {} ({})", name, e.getStateTransition(), breaker.getMetrics().getFailureRate()
-                        + "% of recent calls failed"));
+                LOG.warn("store {}: circuit {} ({})", name, e.getStateTransition(),
+                        breaker.getMetrics().getFailureRate() + "% of recent calls failed"));
     }
 
     public Store inner() {

@@ -53,7 +53,8 @@ public interface Store extends Closeable {
             return len == first.length ? first : java.util.Arrays.copyOf(first, len);
         }
         if (len > maxBytes) {
-            throw new PermanentStoreException(key + " in " + uri() + " is " + len + " bytes, over the limit of " + maxBytes
+            throw new PermanentStoreException(key + " in " + uri() + " is " + len
+                    + " bytes, over the limit of " + maxBytes
                     + " for what it should hold: damaged, or not written by Ferry", null);
         }
         byte[] all = java.util.Arrays.copyOf(first, len);

@@ -75,7 +75,10 @@ public final class Stores {
         return p.remote() ? new ResilientStore(store, resilience) : store;
     }
 
-    /** Whether {@code text} (not blank) is a plain path, which {@link #parse} makes a {@code file:} store, rather than a URI. */
+    /**
+     * Whether {@code text} (not blank) is a plain path, which {@link #parse} makes a {@code file:}
+     * store, rather than a URI.
+     */
     public static boolean isPlainPath(String text) {
         return text.startsWith("/") || !text.matches("[A-Za-z][A-Za-z0-9+.-]*:.*");
     }

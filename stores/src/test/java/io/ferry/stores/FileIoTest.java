@@ -66,13 +66,15 @@ class FileIoTest {
     void positionalCallsLeaveThePositionAndRefuseAReadPastTheEnd() throws Exception {
         byte[] data = random(3 * FileIo.SLICE, 2);
         Path f = dir.resolve("pos");
-        try (FileChannel ch = FileChannel.open(f, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, StandardOpenOption.READ)) {
+        try (FileChannel ch = FileChannel.open(f, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+                StandardOpenOption.READ)) {
             FileIo.writeFully(ch, 1000, data, 0, data.length);
             assertEquals(0, ch.position());
             assertEquals(1000 + data.length, ch.size());
             byte[] back = new byte[FileIo.SLICE + 5];
             FileIo.readFully(ch, 1000 + FileIo.SLICE - 2, back, 5, FileIo.SLICE);
-            assertArrayEquals(Arrays.copyOfRange(data, FileIo.SLICE - 2, 2 * FileIo.SLICE - 2), Arrays.copyOfRange(back, 5, back.length));
+            assertArrayEquals(Arrays.copyOfRange(data, FileIo.SLICE - 2, 2 * FileIo.SLICE - 2),
+                    Arrays.copyOfRange(back, 5, back.length));
             EOFException e = assertThrows(EOFException.class, () -> FileIo.readFully(ch, ch.size() - 10, back, 0, 11));
             assertEquals("the file ends at " + ch.size() + " bytes, before " + (ch.size() + 1), e.getMessage());
             assertEquals(0, ch.position());
@@ -86,7 +88,8 @@ class FileIoTest {
         byte[][] data = new byte[parts][];
         Path f = dir.resolve("parallel");
         ExecutorService pool = Executors.newFixedThreadPool(4);
-        try (FileChannel ch = FileChannel.open(f, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, StandardOpenOption.READ)) {
+        try (FileChannel ch = FileChannel.open(f, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+                StandardOpenOption.READ)) {
             Future<?>[] done = new Future<?>[parts];
             for (int i = 0; i < parts; i++) {
                 data[i] = random(part, 100 + i);

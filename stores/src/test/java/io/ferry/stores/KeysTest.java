@@ -9,7 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class KeysTest {
     @Test
     void keysOfSafePartsPassUnchanged() {
-        for (String k : new String[]{"a", "ferry/v2/packs/c2/c272f9d853b91c45", "jobs/my-job_1/0/0.manifest", "A.b-C_d/9", "x..y"}) {
+        for (String k : new String[]{"a", "ferry/v2/packs/c2/c272f9d853b91c45", "jobs/my-job_1/0/0.manifest",
+                "A.b-C_d/9", "x..y"}) {
             assertEquals(k, Keys.require(k));
         }
     }

@@ -73,7 +73,8 @@ public abstract class StoreContractTest {
         assertEquals(0, store.getAtMost("empty", 10).length);
         PermanentStoreException e = assertThrows(PermanentStoreException.class, () -> store.getAtMost("big", 199_999));
         assertTrue(e.getMessage().contains("is 200000 bytes, over the limit of 199999"), e.getMessage());
-        assertThrows(PermanentStoreException.class, () -> store.getAtMost("small", 4), "also under the first read's size");
+        assertThrows(PermanentStoreException.class, () -> store.getAtMost("small", 4),
+                "also under the first read's size");
         assertThrows(ObjectNotFoundException.class, () -> store.getAtMost("nope", 10));
     }
 
@@ -100,7 +101,8 @@ public abstract class StoreContractTest {
         store.put("pack/p1", ByteBuffer.wrap(data));
         byte[] dst = new byte[5_010];
         store.readRange("pack/p1", 61_234, dst, 10, 5_000);
-        assertArrayEquals(java.util.Arrays.copyOfRange(data, 61_234, 66_234), java.util.Arrays.copyOfRange(dst, 10, 5_010));
+        assertArrayEquals(java.util.Arrays.copyOfRange(data, 61_234, 66_234),
+                java.util.Arrays.copyOfRange(dst, 10, 5_010));
         assertEquals(0, dst[0]);
         store.readRange("pack/p1", 0, dst, 0, 1);
         assertEquals(data[0], dst[0]);
@@ -153,7 +155,8 @@ public abstract class StoreContractTest {
             assertThrows(IllegalArgumentException.class, () -> store.delete(k), k);
         }
         assertEquals(List.of("a/b"), store.list(""));
-        assertEquals("there", new String(store.get("a/b"), StandardCharsets.UTF_8), "a refused delete of a/../b deleted nothing");
+        assertEquals("there", new String(store.get("a/b"), StandardCharsets.UTF_8),
+                "a refused delete of a/../b deleted nothing");
         if (outside != null) {
             assertEquals(besideBefore, listing(outside), "nothing written beside the store's directory");
             assertFalse(java.nio.file.Files.exists(java.nio.file.Path.of("/abs")));

@@ -127,7 +127,8 @@ public final class HdfsStore implements Store {
      */
     public static void tuneForManyFiles(Configuration conf) {
         String[] sources = conf.getPropertySources(CLOSE_POLL_DELAY);
-        boolean setBySite = sources != null && java.util.Arrays.stream(sources).anyMatch(x -> !x.endsWith("-default.xml"));
+        boolean setBySite = sources != null
+                && java.util.Arrays.stream(sources).anyMatch(x -> !x.endsWith("-default.xml"));
         if (!setBySite) {
             conf.setInt(CLOSE_POLL_DELAY, 10);
         }

@@ -199,7 +199,8 @@ public final class S3Store implements Store {
         try (ResponseInputStream<GetObjectResponse> in = s3.getObject(r -> r.bucket(bucket).key(k).range(range))) {
             int n = in.readNBytes(dst, dstOff, len);
             if (n < len) {
-                throw new PermanentStoreException(key + " in " + uri + " ends before " + (offset + len) + " bytes", null);
+                throw new PermanentStoreException(key + " in " + uri + " ends before " + (offset + len)
+                        + " bytes", null);
             }
         } catch (StoreException e) {
             throw e;
@@ -304,7 +305,8 @@ public final class S3Store implements Store {
                 return new TransientStoreException(msg, e);
             }
             if (status == 403) {
-                return new PermanentStoreException(msg + " (access denied: check the credentials and the bucket policy)", e);
+                return new PermanentStoreException(msg
+                        + " (access denied: check the credentials and the bucket policy)", e);
             }
             return new PermanentStoreException(msg, e);
         }

@@ -87,7 +87,8 @@ class S3StoreTest extends StoreContractTest {
         try (CuttingTcpProxy relay = new CuttingTcpProxy(server.endpoint(), 7L << 20)) {
             opts.put("s3.endpoint", relay.endpoint().toString());
             try (S3Store cutOff = S3Store.open(uri, S3Settings.from(opts, Map.of()))) {
-                assertThrows(io.ferry.stores.StoreException.class, () -> cutOff.put("half", ByteBuffer.allocate(64 << 20)));
+                assertThrows(io.ferry.stores.StoreException.class,
+                        () -> cutOff.put("half", ByteBuffer.allocate(64 << 20)));
             }
             assertTrue(relay.isCut(), "the upload failed because the network went away");
         }
@@ -136,7 +137,8 @@ class S3StoreTest extends StoreContractTest {
 
     @Test
     void settingsFallBackToTheAwsEnvironment() {
-        S3Settings s = S3Settings.from(Map.of(), Map.of("AWS_ENDPOINT_URL", "http://minio:9000", "AWS_REGION", "eu-west-3"));
+        S3Settings s = S3Settings.from(Map.of(),
+                Map.of("AWS_ENDPOINT_URL", "http://minio:9000", "AWS_REGION", "eu-west-3"));
         assertEquals(URI.create("http://minio:9000"), s.endpoint());
         assertEquals("eu-west-3", s.region());
         assertTrue(s.pathStyle(), "a site endpoint defaults to path-style");

@@ -26,13 +26,15 @@ final class LustreStriping {
         List<String> cmd = new ArrayList<>(List.of("lfs", "setstripe"));
         if (count != null) {
             if (!count.matches("-1|[1-9][0-9]{0,4}")) {
-                throw new IllegalArgumentException(PosixStore.STRIPE_COUNT + " must be -1 or a positive integer, got '" + count + "'");
+                throw new IllegalArgumentException(PosixStore.STRIPE_COUNT
+                        + " must be -1 or a positive integer, got '" + count + "'");
             }
             cmd.addAll(List.of("-c", count));
         }
         if (size != null) {
             if (!size.matches("[1-9][0-9]*[KMG]?")) {
-                throw new IllegalArgumentException(PosixStore.STRIPE_SIZE + " must look like 1M or 4M, got '" + size + "'");
+                throw new IllegalArgumentException(PosixStore.STRIPE_SIZE
+                        + " must look like 1M or 4M, got '" + size + "'");
             }
             cmd.addAll(List.of("-S", size));
         }

@@ -37,7 +37,10 @@ final class ObjectWriter {
     private final AtomicBoolean direct;
     private final java.util.concurrent.atomic.AtomicLong directWrites = new java.util.concurrent.atomic.AtomicLong();
     private final ConcurrentLinkedQueue<ByteBuffer> aligned = new ConcurrentLinkedQueue<>();
-    /** What pads an object's last block: copied in, not put byte by byte (up to 4095 calls per pack, a loop the JIT compiled only in the second pushes a daemon served). */
+    /**
+     * What pads an object's last block: copied in, not put byte by byte (up to 4095 calls per pack,
+     * a loop the JIT compiled only in the second pushes a daemon served).
+     */
     private static final byte[] ZEROS = new byte[4096];
     /**
      * The block size O_DIRECT needs (the file system's fragment size, as the JDK checks it), found
@@ -102,7 +105,8 @@ final class ObjectWriter {
                 return false;
             }
         }
-        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, ExtendedOpenOption.DIRECT)) {
+        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE,
+                ExtendedOpenOption.DIRECT)) {
             PosixStore.ownerOnly(tmp);
             writeDirect(ch, data.duplicate());
             ch.force(false);

@@ -37,8 +37,8 @@ import java.util.stream.Stream;
  * object is visible only whole and only once durable. Directories created on the way are
  * fsynced into their parents too, and so, once per process, is a directory of the store found
  * already there (it may be the unsynced leftover of a killed put). A crash can leave
- * temporary files; they never show in {@link #list} and are safe to delete. Thread-safe: concurrent puts of one key each write
- * their own temporary file and the last rename wins (chunk keys are content-addressed, so
+ * temporary files; they never show in {@link #list} and are safe to delete. Thread-safe: concurrent puts of one key
+ * each write their own temporary file and the last rename wins (chunk keys are content-addressed, so
  * both carry the same bytes).
  */
 public final class PosixStore implements Store {
@@ -133,7 +133,8 @@ public final class PosixStore implements Store {
     public void put(String key, ByteBuffer data) throws StoreException {
         Path target = path(key);
         Path dir = target.getParent();
-        Path tmp = dir.resolve("." + target.getFileName() + ".tmp-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
+        Path tmp = dir.resolve("." + target.getFileName() + ".tmp-"
+                + Long.toHexString(ThreadLocalRandom.current().nextLong()));
         try {
             ensureDir(dir);
             writer.write(tmp, data);
@@ -214,7 +215,8 @@ public final class PosixStore implements Store {
         try (Stream<Path> walk = Files.walk(root)) {
             for (Path p : (Iterable<Path>) walk::iterator) {
                 String name = p.getFileName().toString();
-                if (name.startsWith(".") && name.contains(".tmp-") && Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                if (name.startsWith(".") && name.contains(".tmp-")
+                        && Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)
                         && Files.getLastModifiedTime(p, java.nio.file.LinkOption.NOFOLLOW_LINKS).toMillis() < before) {
                     if (!dryRun) {
                         Files.deleteIfExists(p);

@@ -61,7 +61,8 @@ class PosixStoreTest extends StoreContractTest {
         Path fresh = dir.resolve("a/.i.tmp-5678"); // a put in progress
         Files.write(stale, new byte[10]);
         Files.write(fresh, new byte[10]);
-        Files.setLastModifiedTime(stale, java.nio.file.attribute.FileTime.from(java.time.Instant.now().minusSeconds(7 * 3600)));
+        Files.setLastModifiedTime(stale,
+                java.nio.file.attribute.FileTime.from(java.time.Instant.now().minusSeconds(7 * 3600)));
         java.time.Duration grace = java.time.Duration.ofHours(6);
         assertEquals(1, store.deleteAbandoned(grace, true));
         assertTrue(Files.exists(stale), "a dry run deletes nothing");
@@ -110,7 +111,8 @@ class PosixStoreTest extends StoreContractTest {
             Path f = dir.resolve("packs/p" + len);
             assertEquals(len, Files.size(f), "no padding left at the end");
             assertTrue(java.util.Arrays.equals(data, Files.readAllBytes(f)), "bytes of a " + len + "-byte object");
-            assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(f)));
+            assertEquals("rw-------",
+                    java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(f)));
             // reads go in 1 MiB slices: a range and a whole read across several of them come back whole
             byte[] range = new byte[len - 3];
             store.readRange("packs/p" + len, 3, range, 0, len - 3);
@@ -154,7 +156,8 @@ class PosixStoreTest extends StoreContractTest {
                 assertEquals(0, b.position(), "the caller's buffer is left as it was");
                 Path f = dir.resolve(key);
                 assertEquals(len, Files.size(f), "no padding left at the end");
-                assertTrue(java.util.Arrays.equals(data, Files.readAllBytes(f)), "bytes of a " + len + "-byte object, misaligned by " + misalign);
+                assertTrue(java.util.Arrays.equals(data, Files.readAllBytes(f)),
+                        "bytes of a " + len + "-byte object, misaligned by " + misalign);
             }
         }
         try (Stream<Path> s = Files.walk(dir)) {
@@ -168,7 +171,8 @@ class PosixStoreTest extends StoreContractTest {
      */
     @Test
     void aFileSystemThatRefusesODirectGetsTheObjectThroughThePageCache() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue("root".equals(System.getProperty("user.name")), "mounting ramfs needs root");
+        org.junit.jupiter.api.Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
+                "mounting ramfs needs root");
         Path mnt = Files.createDirectories(dir.resolve("ramfs"));
         Process mount = new ProcessBuilder("mount", "-t", "ramfs", "ramfs", mnt.toString()).inheritIO().start();
         org.junit.jupiter.api.Assumptions.assumeTrue(mount.waitFor() == 0, "cannot mount ramfs here");
@@ -199,7 +203,10 @@ class PosixStoreTest extends StoreContractTest {
         return Long.parseLong(out);
     }
 
-    /** What O_DIRECT is for: a pack written by the store does not sit in the node's page cache; one written through it does. */
+    /**
+     * What O_DIRECT is for: a pack written by the store does not sit in the node's page cache; one
+     * written through it does.
+     */
     @Test
     void aPackWrittenWithODirectLeavesNothingInThePageCache() throws Exception {
         org.junit.jupiter.api.Assumptions.assumeTrue(takesDirectIo(dir), "this file system refuses O_DIRECT");
