@@ -66,8 +66,8 @@ public sealed interface Command {
             }
         }
 
-        public Launch(String job, String node, long generation, String ranks, int nranks, String store, LaunchSpec launch,
-                      String cause, boolean adopt, java.util.Map<Integer, String> peers) {
+        public Launch(String job, String node, long generation, String ranks, int nranks, String store,
+                      LaunchSpec launch, String cause, boolean adopt, java.util.Map<Integer, String> peers) {
             this(job, node, generation, ranks, nranks, store, launch, cause, adopt, peers, "", 0);
         }
 
@@ -76,13 +76,13 @@ public sealed interface Command {
             return lead.isEmpty() ? "" : PeerAddresses.parse(lead).get(0).node();
         }
 
-        public Launch(String job, String node, long generation, String ranks, int nranks, String store, LaunchSpec launch,
-                      String cause, boolean adopt) {
+        public Launch(String job, String node, long generation, String ranks, int nranks, String store,
+                      LaunchSpec launch, String cause, boolean adopt) {
             this(job, node, generation, ranks, nranks, store, launch, cause, adopt, java.util.Map.of());
         }
 
-        public Launch(String job, String node, long generation, String ranks, int nranks, String store, LaunchSpec launch,
-                      String cause) {
+        public Launch(String job, String node, long generation, String ranks, int nranks, String store,
+                      LaunchSpec launch, String cause) {
             this(job, node, generation, ranks, nranks, store, launch, cause, false);
         }
 
@@ -149,7 +149,10 @@ public sealed interface Command {
         }
     }
 
-    /** Coordinator: roll the job back to {@code generation} (-1: the newest established one), from {@code ferry restart}. */
+    /**
+     * Coordinator: roll the job back to {@code generation} (-1: the newest established one), from
+     * {@code ferry restart}.
+     */
     record Restart(String job, long generation, String cause) implements Command {
         public Restart {
             Names.requireJob(job);

@@ -42,12 +42,14 @@ public sealed interface Entry {
                 for (int i = 0; i < places.size(); i++) {
                     if (chunks.get(i).isZero() != places.get(i).isZero()) {
                         throw new IllegalArgumentException("file " + path + ": blob " + i
-                                + (chunks.get(i).isZero() ? " is all zeros but has a pack record" : " has no pack record"));
+                                + (chunks.get(i).isZero() ? " is all zeros but has a pack record"
+                                        : " has no pack record"));
                     }
                     sum += places.get(i).length();
                 }
                 if (sum != size) {
-                    throw new IllegalArgumentException("file " + path + ": blob lengths add up to " + sum + ", not its size " + size);
+                    throw new IllegalArgumentException("file " + path + ": blob lengths add up to " + sum
+                            + ", not its size " + size);
                 }
             }
         }
@@ -62,7 +64,9 @@ public sealed interface Entry {
             return !places.isEmpty();
         }
 
-        /** Where each chunk starts in the file, plus the file's size at the end ({@code chunks().size() + 1} values). */
+        /**
+         * Where each chunk starts in the file, plus the file's size at the end ({@code chunks().size() + 1} values).
+         */
         public long[] offsets(int chunkSize) {
             long[] at = new long[chunks.size() + 1];
             for (int i = 0; i < chunks.size(); i++) {

@@ -21,7 +21,8 @@ public sealed interface Event {
         public JobStarted {
             Names.requireJob(job);
             if (ranks < 1 || ranks > RankSet.MAX_RANK + 1) {
-                throw new IllegalArgumentException("ranks must be within 1.." + (RankSet.MAX_RANK + 1) + ", got " + ranks);
+                throw new IllegalArgumentException("ranks must be within 1.." + (RankSet.MAX_RANK + 1)
+                        + ", got " + ranks);
             }
             Placement.parse(placement, ranks); // validated here, so a bad one is parked, never folded
             java.util.Objects.requireNonNull(launch, "launch");
@@ -61,7 +62,8 @@ public sealed interface Event {
             Names.requireGeneration(generation);
             Names.requireRank(rank);
             if (expectedWrittenBytes < -1) {
-                throw new IllegalArgumentException("expectedWrittenBytes must be -1 (unknown) or more, got " + expectedWrittenBytes);
+                throw new IllegalArgumentException("expectedWrittenBytes must be -1 (unknown) or more, got "
+                        + expectedWrittenBytes);
             }
         }
 
@@ -156,7 +158,8 @@ public sealed interface Event {
 
         /** The forecast at capture. */
         public PredictionMade(String job, long generation, long rawBytes, int ranks, double predictedStallSeconds,
-                              double predictedSecondsToEstablished, double idealSeconds, int basedOn, long writtenBytes) {
+                              double predictedSecondsToEstablished, double idealSeconds, int basedOn,
+                              long writtenBytes) {
             this(job, generation, rawBytes, ranks, predictedStallSeconds, predictedSecondsToEstablished, idealSeconds,
                     basedOn, writtenBytes, 0);
         }
@@ -170,8 +173,8 @@ public sealed interface Event {
 
         /** This forecast made again at {@code share} of the bytes read, for {@code seconds} and {@code written}. */
         public PredictionMade during(double share, double seconds, long written) {
-            return new PredictionMade(job, generation, rawBytes, ranks, predictedStallSeconds, seconds, idealSeconds, basedOn,
-                    written, share);
+            return new PredictionMade(job, generation, rawBytes, ranks, predictedStallSeconds, seconds,
+                    idealSeconds, basedOn, written, share);
         }
     }
 
@@ -187,7 +190,8 @@ public sealed interface Event {
             Names.requireJob(job);
             Names.requireGeneration(generation);
             Placement.requireNode(node);
-            if (readBytes < 0 || totalBytes < readBytes || freshBytes < 0 || freshBytes > readBytes || writtenBytes < 0) {
+            if (readBytes < 0 || totalBytes < readBytes || freshBytes < 0 || freshBytes > readBytes
+                    || writtenBytes < 0) {
                 throw new IllegalArgumentException("staging progress needs 0 <= fresh <= read <= total and written >= 0, got read "
                         + readBytes + ", total " + totalBytes + ", fresh " + freshBytes + ", written " + writtenBytes);
             }

@@ -93,7 +93,8 @@ public final class EventCodec {
 
     private static <T> T decode(byte[] bytes, Class<T> base) {
         if (bytes.length > MAX_BYTES) {
-            throw new IllegalArgumentException("record of " + bytes.length + " bytes is over the limit of " + MAX_BYTES);
+            throw new IllegalArgumentException("record of " + bytes.length
+                    + " bytes is over the limit of " + MAX_BYTES);
         }
         T plain = FLAT.decode(bytes, base, VERSION);
         return plain != null ? plain : decodeTree(bytes, base);

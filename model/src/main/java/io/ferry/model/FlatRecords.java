@@ -45,7 +45,8 @@ final class FlatRecords {
     <T> T decode(byte[] bytes, Class<T> base, int version) {
         Object[] scratch = null;
         Flat f = null;
-        Object[] early = null; // fields before "type" (how the encoder writes them): kept by name until the type is known
+        // fields before "type" (how the encoder writes them): kept by name until the type is known
+        Object[] early = null;
         int earlyCount = 0;
         boolean versionSeen = false;
         Scanner in = new Scanner(bytes);
@@ -172,7 +173,8 @@ final class FlatRecords {
             }
             if (c == 't' || c == 'f') {
                 String word = c == 't' ? "true" : "false";
-                if (b.length - i < word.length() || !word.equals(new String(b, i, word.length(), StandardCharsets.ISO_8859_1))) {
+                if (b.length - i < word.length()
+                        || !word.equals(new String(b, i, word.length(), StandardCharsets.ISO_8859_1))) {
                     return null;
                 }
                 i += word.length();
@@ -306,7 +308,8 @@ final class FlatRecords {
             if (k == long.class) {
                 v = value instanceof Long ? value : null;
             } else if (k == int.class) {
-                v = value instanceof Long l && l >= Integer.MIN_VALUE && l <= Integer.MAX_VALUE ? (Object) l.intValue() : null;
+                v = value instanceof Long l && l >= Integer.MIN_VALUE && l <= Integer.MAX_VALUE
+                        ? (Object) l.intValue() : null;
             } else if (k == double.class) {
                 v = value instanceof Double ? value : value instanceof Long l ? (Object) l.doubleValue() : null;
             } else if (k == String.class) {

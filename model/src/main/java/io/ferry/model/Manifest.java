@@ -32,16 +32,20 @@ public record Manifest(ImageRef image, int chunkSize, List<Entry> entries, List<
         packs = List.copyOf(packs);
         for (String p : packs) {
             if (!Names.isSha256Hex(p)) {
-                throw new IllegalArgumentException("manifest " + image + ": pack name must be 64 lower-case hex digits, got "
+                throw new IllegalArgumentException("manifest " + image
+                        + ": pack name must be 64 lower-case hex digits, got "
                         + Names.quote(p));
             }
         }
-        boolean inPacks = !packs.isEmpty() || entries.stream().anyMatch(e -> e instanceof Entry.RegularFile f && f.inPacks());
+        boolean inPacks = !packs.isEmpty()
+                || entries.stream().anyMatch(e -> e instanceof Entry.RegularFile f && f.inPacks());
         if (keyId == null || !keyId.isEmpty() && !keyId.matches("[0-9a-f]{16}")) {
-            throw new IllegalArgumentException("manifest " + image + ": key id must be empty or 16 lower-case hex digits, got "
+            throw new IllegalArgumentException("manifest " + image
+                    + ": key id must be empty or 16 lower-case hex digits, got "
                     + Names.quote(String.valueOf(keyId)));
         }
-        if (!keyId.isEmpty() && !inPacks && entries.stream().anyMatch(e -> e instanceof Entry.RegularFile f && f.size() > 0)) {
+        if (!keyId.isEmpty() && !inPacks
+                && entries.stream().anyMatch(e -> e instanceof Entry.RegularFile f && f.size() > 0)) {
             throw new IllegalArgumentException("manifest " + image + ": an encrypted image must be in packs");
         }
         Set<String> paths = new HashSet<>();
@@ -95,7 +99,8 @@ public record Manifest(ImageRef image, int chunkSize, List<Entry> entries, List<
 
     private static void requirePlaces(ImageRef image, int chunkSize, int packCount, Entry.RegularFile f) {
         if (f.size() > 0 && !f.inPacks()) {
-            throw new IllegalArgumentException("manifest " + image + ": file " + f.path() + " has no blob places in a pack-layout image");
+            throw new IllegalArgumentException("manifest " + image + ": file " + f.path()
+                    + " has no blob places in a pack-layout image");
         }
         for (int i = 0; i < f.places().size(); i++) {
             BlobPlace p = f.places().get(i);

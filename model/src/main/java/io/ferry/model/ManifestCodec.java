@@ -42,7 +42,8 @@ public final class ManifestCodec {
         // An encrypted image is version 4, so that a Ferry without encryption refuses it ("unsupported
         // version 4") instead of reading sealed records as damaged ones; every other manifest is
         // byte for byte what it was before encryption existed.
-        root.put("format", MANIFEST_FORMAT).put("version", m.encrypted() ? MANIFEST_V4 : v3 ? MANIFEST_V3 : v1 ? VERSION : MANIFEST_V2);
+        root.put("format", MANIFEST_FORMAT)
+                .put("version", m.encrypted() ? MANIFEST_V4 : v3 ? MANIFEST_V3 : v1 ? VERSION : MANIFEST_V2);
         root.put("job", m.image().job()).put("generation", m.image().generation()).put("rank", m.image().rank());
         root.put("chunkSize", m.chunkSize());
         if (m.encrypted()) {
@@ -210,9 +211,11 @@ public final class ManifestCodec {
                     for (JsonNode c : chunks) {
                         ids.add(ChunkId.parse(c.isTextual() ? c.asText() : null));
                     }
-                    String sha = digestOptional && n.get("sha256") == null ? Entry.RegularFile.NOT_RECORDED : text(n, "sha256");
+                    String sha = digestOptional && n.get("sha256") == null ? Entry.RegularFile.NOT_RECORDED
+                            : text(n, "sha256");
                     if (!Names.isSha256Hex(sha) && !(digestOptional && sha.equals(Entry.RegularFile.NOT_RECORDED))) {
-                        throw new IllegalArgumentException("file " + path + ": sha256 must be 64 lower-case hex digits");
+                        throw new IllegalArgumentException("file " + path
+                                + ": sha256 must be 64 lower-case hex digits");
                     }
                     yield new Entry.RegularFile(path, mode(n), longField(n, "size"), sha, ids);
                 }
@@ -225,7 +228,9 @@ public final class ManifestCodec {
         }
     }
 
-    /** A version-3 file: {@code blobs} as {@code [id, length, pack, offset, recordLength]} or {@code ["zero", length]}. */
+    /**
+     * A version-3 file: {@code blobs} as {@code [id, length, pack, offset, recordLength]} or {@code ["zero", length]}.
+     */
     private static Entry blobFile(JsonNode n, String path) {
         JsonNode blobs = n.get("blobs");
         if (blobs == null || !blobs.isArray()) {
@@ -236,15 +241,18 @@ public final class ManifestCodec {
         for (int j = 0; j < blobs.size(); j++) {
             JsonNode b = blobs.get(j);
             if (b == null || !b.isArray() || (b.size() != 2 && b.size() != 5) || !b.get(0).isTextual()) {
-                throw new IllegalArgumentException("blobs[" + j + "] must be [id, length, pack, offset, recordLength] or [\"zero\", length]");
+                throw new IllegalArgumentException("blobs[" + j
+                        + "] must be [id, length, pack, offset, recordLength] or [\"zero\", length]");
             }
             ChunkId id = ChunkId.parse(b.get(0).asText());
             if (id.isZero() != (b.size() == 2)) {
-                throw new IllegalArgumentException("blobs[" + j + "]: " + (id.isZero() ? "an all-zero blob has no pack record"
+                throw new IllegalArgumentException("blobs[" + j + "]: "
+                        + (id.isZero() ? "an all-zero blob has no pack record"
                         : "a stored blob needs its pack, offset and record length"));
             }
             int len = intAt(b, 1, j);
-            places.add(id.isZero() ? BlobPlace.zero(len) : new BlobPlace(len, intAt(b, 2, j), longAt(b, 3, j), intAt(b, 4, j)));
+            places.add(id.isZero() ? BlobPlace.zero(len)
+                    : new BlobPlace(len, intAt(b, 2, j), longAt(b, 3, j), intAt(b, 4, j)));
             ids.add(id);
         }
         String sha = n.get("sha256") == null ? Entry.RegularFile.NOT_RECORDED : text(n, "sha256");

@@ -30,7 +30,8 @@ public final class Names {
         }
         for (int i = 0; i < n; i++) {
             char c = s.charAt(i);
-            if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-')) {
+            if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.'
+                    || c == '_' || c == '-')) {
                 return false;
             }
         }
@@ -60,7 +61,8 @@ public final class Names {
 
     public static long requireGeneration(long generation) {
         if (generation < 0 || generation > MAX_GENERATION) {
-            throw new IllegalArgumentException("generation must be within 0.." + MAX_GENERATION + ", got " + generation);
+            throw new IllegalArgumentException("generation must be within 0.." + MAX_GENERATION
+                    + ", got " + generation);
         }
         return generation;
     }

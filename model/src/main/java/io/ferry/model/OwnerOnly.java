@@ -81,7 +81,8 @@ public final class OwnerOnly {
     }
 
     private static void fsync(Path dir) throws IOException {
-        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(dir, java.nio.file.StandardOpenOption.READ)) {
+        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(dir,
+                java.nio.file.StandardOpenOption.READ)) {
             ch.force(true);
         }
     }
@@ -109,11 +110,13 @@ public final class OwnerOnly {
         java.nio.file.attribute.PosixFileAttributes a = Files.readAttributes(dir,
                 java.nio.file.attribute.PosixFileAttributes.class, java.nio.file.LinkOption.NOFOLLOW_LINKS);
         int owner = (Integer) Files.getAttribute(dir, "unix:uid", java.nio.file.LinkOption.NOFOLLOW_LINKS);
-        if (!a.isDirectory() || owner != uid || a.permissions().stream().anyMatch(p -> !p.name().startsWith("OWNER_"))) {
+        if (!a.isDirectory() || owner != uid
+                || a.permissions().stream().anyMatch(p -> !p.name().startsWith("OWNER_"))) {
             throw new IOException(dir + " is not this user's own directory (" + (a.isSymbolicLink() ? "a link"
                     : a.isDirectory() ? "owner uid " + owner + ", mode "
                     + java.nio.file.attribute.PosixFilePermissions.toString(a.permissions()) : "not a directory")
-                    + "; uid " + uid + " and rwx------ expected): someone else may have made it first; remove it, or set "
+                    + "; uid " + uid
+                    + " and rwx------ expected): someone else may have made it first; remove it, or set "
                     + "XDG_RUNTIME_DIR to a directory of your own");
         }
         return dir;

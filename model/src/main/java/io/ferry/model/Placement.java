@@ -157,7 +157,8 @@ public final class Placement {
             case "cyclic" -> cyclic(ranks, List.of(rest.split(",", -1)));
             case "map" -> map(rest, ranks);
             case "launcher" -> map(rest, ranks, true);
-            default -> throw new IllegalArgumentException("unknown placement '" + kind + "': block, cyclic, map or launcher");
+            default -> throw new IllegalArgumentException("unknown placement '" + kind
+                    + "': block, cyclic, map or launcher");
         };
     }
 
@@ -179,7 +180,8 @@ public final class Placement {
             throw new IllegalArgumentException("no node to place ranks on");
         }
         if (unique.size() > ranks) {
-            throw new IllegalArgumentException(unique.size() + " nodes for " + ranks + " ranks: every node needs a rank");
+            throw new IllegalArgumentException(unique.size() + " nodes for " + ranks
+                    + " ranks: every node needs a rank");
         }
         return nodes;
     }

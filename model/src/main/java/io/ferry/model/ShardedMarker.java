@@ -86,8 +86,8 @@ public final class ShardedMarker {
             }
             for (int i = 0; i < manifestSha256.size(); i++) {
                 if (!Names.isSha256Hex(manifestSha256.get(i))) {
-                    throw new IllegalArgumentException("shard of " + job + "/" + generation + ": rank " + (firstRank + i)
-                            + " has no valid manifest digest");
+                    throw new IllegalArgumentException("shard of " + job + "/" + generation + ": rank "
+                            + (firstRank + i) + " has no valid manifest digest");
                 }
             }
         }
@@ -139,7 +139,8 @@ public final class ShardedMarker {
             return new Shard(ManifestCodec.text(root, "job"), ManifestCodec.longField(root, "generation"),
                     Math.toIntExact(ManifestCodec.longField(root, "firstRank")), strings(root, "manifestSha256"));
         } catch (IllegalArgumentException | ArithmeticException e) {
-            throw new MalformedManifestException("malformed snapshot digest shard " + source + ": " + e.getMessage(), e);
+            throw new MalformedManifestException("malformed snapshot digest shard " + source + ": "
+                    + e.getMessage(), e);
         }
     }
 

@@ -9,7 +9,8 @@ import java.util.regex.Pattern;
  * (decimal), up to exabytes ({@code EB}, {@code EiB}) and the largest a long holds (~9.2 EB).
  */
 public final class Sizes {
-    private static final Pattern SIZE = Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*([KMGTPE]?)(I?B?)", Pattern.CASE_INSENSITIVE);
+    private static final Pattern SIZE = Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*([KMGTPE]?)(I?B?)",
+            Pattern.CASE_INSENSITIVE);
 
     private Sizes() {}
 

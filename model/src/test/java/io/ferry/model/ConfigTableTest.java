@@ -23,7 +23,8 @@ class ConfigTableTest {
 
     @Test
     void unknownKeyIsNamed() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> TABLE.resolve(Map.of("x.levle", "3")));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> TABLE.resolve(Map.of("x.levle", "3")));
         assertTrue(e.getMessage().contains("x.levle"), e.getMessage());
     }
 

@@ -45,7 +45,8 @@ class DecoderFuzzTest {
                 new Event.ImagesRestored("j", 2, "n1", Map.of(0, "local", 1, "remote")),
                 new Event.PredictionMade("j", 4, 1234, 2, 0.5, 3.0, 0.2, 5, 600),
                 new Event.PartnerCopied("j", 4, "n1", "n2", "4-7", 4096, 0.125))) {
-            s.add(new Sample(e.getClass().getSimpleName(), EventCodec.encode(e), EventCodec::decode, IllegalArgumentException.class));
+            s.add(new Sample(e.getClass().getSimpleName(), EventCodec.encode(e), EventCodec::decode,
+                    IllegalArgumentException.class));
         }
         s.add(new Sample("Launch", EventCodec.encode(new Command.Launch("j", "n2", 4, "4-7", 8, "file:/s",
                 LaunchSpec.of(List.of("./sim")), "node lost", false, Map.of(4, "n1=10.0.0.1:5000"))),
@@ -53,16 +54,19 @@ class DecoderFuzzTest {
         Manifest m = new Manifest(new ImageRef("job", 3, 1), 4096, List.of(new Entry.Directory("d", 0750),
                 new Entry.RegularFile("d/state.bin", 0640, 4097 + 4096, SHA, List.of(ChunkId.parse("01".repeat(32)),
                         ChunkId.ZERO, ChunkId.parse("02".repeat(32)))),
-                new Entry.RegularFile("v2", 0600, 10, Entry.RegularFile.NOT_RECORDED, List.of(ChunkId.parse("03".repeat(32)))),
+                new Entry.RegularFile("v2", 0600, 10, Entry.RegularFile.NOT_RECORDED,
+                        List.of(ChunkId.parse("03".repeat(32)))),
                 new Entry.Symlink("latest", "d/state.bin")));
         s.add(new Sample("manifest", ManifestCodec.encode(m), b -> ManifestCodec.decodeManifest(b, "fuzz"),
                 MalformedManifestException.class));
-        s.add(new Sample("manifest v3", ManifestCodec.encode(ManifestCodecTest.packed()), b -> ManifestCodec.decodeManifest(b, "fuzz"),
+        s.add(new Sample("manifest v3", ManifestCodec.encode(ManifestCodecTest.packed()),
+                b -> ManifestCodec.decodeManifest(b, "fuzz"),
                 MalformedManifestException.class));
         Instant at = Instant.parse("2026-11-23T10:00:00Z");
         s.add(new Sample("marker v1", ManifestCodec.encode(new SnapshotMarker("job", 3, 2, Map.of(0, SHA, 1, SHA), at)),
                 b -> ManifestCodec.decodeCommitMarker(b, "fuzz"), MalformedManifestException.class));
-        s.add(new Sample("marker v2", ShardedMarker.encode(new ShardedMarker.Head("job", 3, 5, 2, List.of(SHA, SHA, SHA), at)),
+        s.add(new Sample("marker v2",
+                ShardedMarker.encode(new ShardedMarker.Head("job", 3, 5, 2, List.of(SHA, SHA, SHA), at)),
                 b -> ManifestCodec.decodeCommitMarker(b, "fuzz"), MalformedManifestException.class));
         s.add(new Sample("marker shard", ShardedMarker.encode(new ShardedMarker.Shard("job", 3, 2, List.of(SHA, SHA))),
                 b -> ShardedMarker.decodeShard(b, "fuzz"), MalformedManifestException.class));
@@ -84,7 +88,8 @@ class DecoderFuzzTest {
                 } catch (Exception e) {
                     if (!sample.refusal().isInstance(e)) {
                         fail(sample.name() + " mutant " + i + " (seed " + seed + ") raised " + e + " instead of "
-                                + sample.refusal().getSimpleName() + ":\n" + new String(mutant, StandardCharsets.UTF_8), e);
+                                + sample.refusal().getSimpleName() + ":\n"
+                                + new String(mutant, StandardCharsets.UTF_8), e);
                     }
                     assertTrue(e.getMessage() != null && !e.getMessage().isBlank(), "a refusal says why: " + e);
                     refused++;
@@ -123,7 +128,8 @@ class DecoderFuzzTest {
                     assertTrue(e.getMessage() != null && !e.getMessage().isBlank(), "a refusal says why: " + e);
                     refused++;
                 } catch (RuntimeException | StackOverflowError e) {
-                    fail("'" + mutant + "' (mutant " + i + " of '" + p.getKey() + "', seed " + seed + ") raised " + e, e);
+                    fail("'" + mutant + "' (mutant " + i + " of '" + p.getKey() + "', seed " + seed
+                            + ") raised " + e, e);
                 }
             }
         }

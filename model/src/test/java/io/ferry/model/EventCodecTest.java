@@ -19,7 +19,8 @@ class EventCodecTest {
         IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
                 () -> EventCodec.decode(huge));
         assertTrue(e.getMessage().contains("over the limit of " + EventCodec.MAX_BYTES), e.getMessage());
-        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> EventCodec.decodeCommand(huge));
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> EventCodec.decodeCommand(huge));
     }
 
     @Test
@@ -43,7 +44,8 @@ class EventCodecTest {
                 new Event.RestartPlanned("j", 4, "n1", "r-1", Map.of(2, "local", 3, "remote"), ""),
                 new Event.PeerAddress("j", "n1", "10.0.0.7:40123"), new Event.PeerAddress("j", "n2", "[fd00::2]:7"),
                 new Event.PartnerCopied("j", 4, "n1", "n2", "4-7", 4096, 0.125),
-                new Event.JobStarted("j", 8, 0, true, "file:/s", "login1", "launcher:", LaunchSpec.of(List.of("./sim"))),
+                new Event.JobStarted("j", 8, 0, true, "file:/s", "login1", "launcher:",
+                        LaunchSpec.of(List.of("./sim"))),
                 new Event.JobStarted("j", 8, 0, false, "file:/s", "login1", "block:n1,n2",
                         new LaunchSpec(List.of("./sim", "in.cfg"), "app", 30_000, "USR2", Map.of("s3.region", "eu"))),
                 new Event.JobFinished("j", true, "all ranks exited 0"), new Event.Heartbeat("j", "n0"),
@@ -55,7 +57,8 @@ class EventCodecTest {
                 new Event.HaltRequested("j", 1_795_000_000_000L, "ferry halt"),
                 new Event.AgentPresent("n0", "0123456789abcdef", "host-a", "/ssd/ferry", 5000, 42, false),
                 new Event.AgentPresent("n0", "0123456789abcdef", "host-a", "/ssd/ferry", 5000, -1, false).leave(),
-                new Event.AgentPresent("n0", "0123456789abcdef", "host-a", "/ssd/ferry", 5000, 7, false, "10.0.0.7:40123"));
+                new Event.AgentPresent("n0", "0123456789abcdef", "host-a", "/ssd/ferry", 5000, 7, false,
+                        "10.0.0.7:40123"));
         for (Event e : all) {
             assertEquals(e, EventCodec.decode(EventCodec.encode(e)));
             assertEquals(e, EventCodec.decodeTree(EventCodec.encode(e), Event.class), "the general path alone");
@@ -65,13 +68,15 @@ class EventCodecTest {
                 new Command.RequestCheckpoint("j"), new Command.Launch("j", "n2", 4, "4-7", 8, "file:/s",
                         LaunchSpec.of(List.of("./sim")), "rank 3 exited with 137"),
                 new Command.Launch("j", "n2", -1, "4", 8, "file:/s", LaunchSpec.of(List.of("./sim")), "joined", true),
-                new Command.KillRank("j", 4), new Command.KillNode("n2"), new Command.Halt("j", 1_795_000_000_000L, "SIGTERM"),
+                new Command.KillRank("j", 4), new Command.KillNode("n2"),
+                new Command.Halt("j", 1_795_000_000_000L, "SIGTERM"),
                 new Command.PlanRestart("j", "n1", 4, "2-3", "file:/s", Map.of("s3.region", "eu"), "r-1"),
-                new Command.PlanRestart("j", "n1", 4, "2-3", "file:/s", Map.of(), "r-2", Map.of(2, "n0=10.0.0.1:9,n2=h2:10")),
-                new Command.Launch("j", "n2", 4, "4-7", 8, "file:/s", LaunchSpec.of(List.of("./sim")), "node lost", false,
-                        Map.of(4, "n1=10.0.0.1:5000", 5, "n1=10.0.0.1:5000,n3=10.0.0.3:5000")),
-                new Command.Launch("j", "n2", 4, "4-7", 8, "file:/s", LaunchSpec.of(List.of("./sim")), "node lost", false,
-                        Map.of(), "n0=10.0.0.1:5000", 1_795_000_000_123L))) {
+                new Command.PlanRestart("j", "n1", 4, "2-3", "file:/s", Map.of(), "r-2",
+                        Map.of(2, "n0=10.0.0.1:9,n2=h2:10")),
+                new Command.Launch("j", "n2", 4, "4-7", 8, "file:/s", LaunchSpec.of(List.of("./sim")),
+                        "node lost", false, Map.of(4, "n1=10.0.0.1:5000", 5, "n1=10.0.0.1:5000,n3=10.0.0.3:5000")),
+                new Command.Launch("j", "n2", 4, "4-7", 8, "file:/s", LaunchSpec.of(List.of("./sim")),
+                        "node lost", false, Map.of(), "n0=10.0.0.1:5000", 1_795_000_000_123L))) {
             assertEquals(c, EventCodec.decodeCommand(EventCodec.encode(c)));
         }
     }
@@ -81,21 +86,25 @@ class EventCodecTest {
         // as the coordinator read these then: bad data unless the store was away
         String old = "{\"job\":\"j\",\"generation\":4,\"node\":\"n1\",\"reason\":\"cannot launch: x\","
                 + "\"storeUnreachable\":false,\"type\":\"RestoreFailed\",\"v\":1}";
-        assertEquals(new Event.RestoreFailed("j", 4, "n1", "cannot launch: x", false, true), EventCodec.decode(utf8(old)));
+        assertEquals(new Event.RestoreFailed("j", 4, "n1", "cannot launch: x", false, true),
+                EventCodec.decode(utf8(old)));
         String away = old.replace("\"storeUnreachable\":false", "\"storeUnreachable\":true");
-        assertEquals(false, ((Event.RestoreFailed) EventCodec.decode(utf8(away))).provenBad(), "the store away proves nothing");
+        assertEquals(false, ((Event.RestoreFailed) EventCodec.decode(utf8(away))).provenBad(),
+                "the store away proves nothing");
     }
 
     @Test
     void launchesAndPresencesWrittenBeforeSpanningComputationsReadAsNoneAndAreChecked() {
-        Command.Launch plain = new Command.Launch("j", "n2", 4, "4-7", 8, "file:/s", LaunchSpec.of(List.of("./sim")), "x");
+        Command.Launch plain = new Command.Launch("j", "n2", 4, "4-7", 8, "file:/s",
+                LaunchSpec.of(List.of("./sim")), "x");
         String json = new String(EventCodec.encode(plain), StandardCharsets.UTF_8);
         String old = json.replace(",\"lead\":\"\"", "").replace(",\"launchId\":0", "");
         assertFalse(old.contains("lead") || old.contains("launchId"), old);
         Command.Launch read = (Command.Launch) EventCodec.decodeCommand(utf8(old));
         assertEquals(plain, read);
         assertEquals("", read.leadNode());
-        assertEquals("n0", new Command.Launch("j", "n2", 4, "4", 8, "file:/s", LaunchSpec.of(List.of("./sim")), "x", false,
+        assertEquals("n0", new Command.Launch("j", "n2", 4, "4", 8, "file:/s",
+                LaunchSpec.of(List.of("./sim")), "x", false,
                 Map.of(), "n0=10.0.0.1:5000", 9).leadNode());
         assertThrows(IllegalArgumentException.class, () -> new Command.Launch("j", "n2", 4, "4", 8, "file:/s",
                 LaunchSpec.of(List.of("./sim")), "x", false, Map.of(), "n0=h:1,n1=h:2", 9), "one lead, not two");
@@ -114,7 +123,8 @@ class EventCodecTest {
 
     @Test
     void theHotEventsTakeTheFastPathAndGiveWhatTheGeneralPathGives() {
-        FlatRecords flat = new FlatRecords(Map.of("ImageCaptured", Event.ImageCaptured.class, "ImageStaged", Event.ImageStaged.class,
+        FlatRecords flat = new FlatRecords(Map.of("ImageCaptured", Event.ImageCaptured.class, "ImageStaged",
+                Event.ImageStaged.class,
                         "Heartbeat", Event.Heartbeat.class, "JobStarted", Event.JobStarted.class),
                 Map.of(Event.ImageStaged.class, Map.of("manifest", ""), Event.ImageCaptured.class,
                         Map.of("expectedWrittenBytes", "-1")));
@@ -132,9 +142,12 @@ class EventCodecTest {
         assertEquals(expected, flat.decode(utf8(old), Event.class, 1));
         assertEquals(expected, EventCodec.decodeTree(utf8(old), Event.class));
         // the type first, a whole number for a double: still the plain case
-        assertEquals(new Event.ImageCaptured("j", 2, 1, "n0", 7, 1.0), flat.decode(utf8("{\"type\":\"ImageCaptured\",\"v\":1,"
-                + "\"job\":\"j\",\"generation\":2,\"rank\":1,\"node\":\"n0\",\"bytes\":7,\"seconds\":1}"), Event.class, 1));
-        assertEquals(new Event.Heartbeat("j", "n0"), flat.decode(utf8(" {\n \"job\" : \"j\" ,\t\"node\":\"n0\", \"type\":\"Heartbeat\",\"v\":1 }\n"),
+        assertEquals(new Event.ImageCaptured("j", 2, 1, "n0", 7, 1.0),
+                flat.decode(utf8("{\"type\":\"ImageCaptured\",\"v\":1,"
+                + "\"job\":\"j\",\"generation\":2,\"rank\":1,\"node\":\"n0\",\"bytes\":7,\"seconds\":1}"),
+                Event.class, 1));
+        assertEquals(new Event.Heartbeat("j", "n0"),
+                flat.decode(utf8(" {\n \"job\" : \"j\" ,\t\"node\":\"n0\", \"type\":\"Heartbeat\",\"v\":1 }\n"),
                 Event.class, 1), "white space between tokens");
         // not the plain case: left to the general path (which coerces or refuses by Jackson's rules)
         for (String other : List.of(
@@ -158,8 +171,10 @@ class EventCodecTest {
                 "{\"job\":\"j\",\"ranks\":2,\"type\":\"JobStarted\",\"v\":1}")) {
             assertEquals(null, flat.decode(utf8(other), Event.class, 1), other);
         }
-        assertEquals(null, flat.decode(EventCodec.encode(new Event.Heartbeat("j", "n0")), Command.class, 1), "not a command");
-        assertEquals(new Event.Heartbeat("j", "nœud"), EventCodec.decode(EventCodec.encode(new Event.Heartbeat("j", "nœud"))),
+        assertEquals(null, flat.decode(EventCodec.encode(new Event.Heartbeat("j", "n0")), Command.class, 1),
+                "not a command");
+        assertEquals(new Event.Heartbeat("j", "nœud"),
+                EventCodec.decode(EventCodec.encode(new Event.Heartbeat("j", "nœud"))),
                 "the general path reads what the fast one leaves");
     }
 
@@ -183,10 +198,12 @@ class EventCodecTest {
         assertTrue(r.getMessage().contains("1000000000"), r.getMessage());
         String generation = "{\"type\":\"CheckpointRequested\",\"v\":1,\"job\":\"j\",\"generation\":"
                 + Long.MAX_VALUE + ",\"why\":\"x\"}";
-        IllegalArgumentException g = assertThrows(IllegalArgumentException.class, () -> EventCodec.decode(utf8(generation)));
+        IllegalArgumentException g = assertThrows(IllegalArgumentException.class,
+                () -> EventCodec.decode(utf8(generation)));
         assertTrue(g.getMessage().contains(Long.toString(Long.MAX_VALUE)), g.getMessage());
         assertThrows(IllegalArgumentException.class, () -> new Event.RankExited("j", RankSet.MAX_RANK + 1, 1));
-        assertThrows(IllegalArgumentException.class, () -> new Event.JobStarted("j", RankSet.MAX_RANK + 2, 0, false, "file:/s", "n"));
+        assertThrows(IllegalArgumentException.class,
+                () -> new Event.JobStarted("j", RankSet.MAX_RANK + 2, 0, false, "file:/s", "n"));
         assertEquals(Names.MAX_GENERATION, new Event.CheckpointRequested("j", Names.MAX_GENERATION, "x").generation());
     }
 
@@ -211,7 +228,8 @@ class EventCodecTest {
         }
         assertThrows(IllegalArgumentException.class,
                 () -> EventCodec.decode(EventCodec.encode(new Command.Capture("j", 1))), "a command is not an event");
-        assertThrows(IllegalArgumentException.class, () -> new Command.Capture("j", 1, "n2"), "a partner without an address");
+        assertThrows(IllegalArgumentException.class, () -> new Command.Capture("j", 1, "n2"),
+                "a partner without an address");
         assertThrows(IllegalArgumentException.class, () -> new Command.Launch("j", "n2", 4, "4", 8, "file:/s",
                 LaunchSpec.of(List.of("./sim")), "x", false, Map.of(4, "n1=host")), "a peer without a port");
     }

@@ -17,7 +17,8 @@ class LaunchSpecTest {
         for (String k : List.of("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
                 "AWS_SHARED_CREDENTIALS_FILE", "AZURE_STORAGE_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "KRB5CCNAME",
                 "KRB5_KTNAME", "KRB5_CLIENT_KTNAME", "HADOOP_TOKEN_FILE_LOCATION", "HADOOP_TOKEN",
-                "FERRY_S3_SECRET_ACCESS_KEY", "FERRY_KAFKA_SASL_JAAS_CONFIG", "PATH", "HOME", "FERRY_HOME", "KRB5_CONFIG")) {
+                "FERRY_S3_SECRET_ACCESS_KEY", "FERRY_KAFKA_SASL_JAAS_CONFIG", "PATH", "HOME", "FERRY_HOME",
+                "KRB5_CONFIG")) {
             env.put(k, "v-" + k);
         }
         return env;

@@ -30,7 +30,8 @@ class ManifestCodecTest {
         return new Manifest(new ImageRef("job", 4, 0), 262144, List.of(
                 new Entry.Directory("d", 0750),
                 new Entry.RegularFile("d/state.bin", 0640, 70_000 + 5_000 + 70_000, Entry.RegularFile.NOT_RECORDED,
-                        List.of(C1, ChunkId.ZERO, C1), List.of(new BlobPlace(70_000, 0, 8, 31_000), BlobPlace.zero(5_000),
+                        List.of(C1, ChunkId.ZERO, C1),
+                        List.of(new BlobPlace(70_000, 0, 8, 31_000), BlobPlace.zero(5_000),
                                 new BlobPlace(70_000, 0, 8, 31_000))),
                 new Entry.RegularFile("b", 0600, 17, SHA, List.of(b2), List.of(new BlobPlace(17, 1, 8, 37))),
                 new Entry.RegularFile("empty", 0600, 0, Entry.RegularFile.NOT_RECORDED, List.of(), List.of())),
@@ -45,7 +46,8 @@ class ManifestCodecTest {
         assertEquals(m, ManifestCodec.decodeManifest(ManifestCodec.encode(m), "test"));
         assertTrue(m.inPacks());
         assertEquals(List.of(0L, 70_000L, 75_000L, 145_000L),
-                java.util.Arrays.stream(((Entry.RegularFile) m.entries().get(1)).offsets(m.chunkSize())).boxed().toList());
+                java.util.Arrays.stream(((Entry.RegularFile) m.entries().get(1)).offsets(m.chunkSize()))
+                .boxed().toList());
     }
 
     @Test
@@ -54,11 +56,13 @@ class ManifestCodecTest {
         assertMalformed(json.replace("\"size\" : 145000", "\"size\" : 145001"), "add up to 145000");
         assertMalformed(json.replace("[ \"" + "02".repeat(32) + "\", 17, 1,", "[ \"" + "02".repeat(32) + "\", 17, 2,"),
                 "names pack 2 of 2");
-        assertMalformed(json.replace("[ \"zero\", 5000 ]", "[ \"zero\", 5000, 0, 8, 9 ]"), "all-zero blob has no pack record");
+        assertMalformed(json.replace("[ \"zero\", 5000 ]", "[ \"zero\", 5000, 0, 8, 9 ]"),
+                "all-zero blob has no pack record");
         assertMalformed(json.replace("\"bb", "\"../"), "packs");
-        assertMalformed(json.replace("[ \"" + "02".repeat(32) + "\", 17, 1, 8, 37 ]", "[ \"" + "02".repeat(32) + "\", 17 ]"),
-                "needs its pack");
-        assertMalformed(json.replace("\"chunkSize\" : 262144", "\"chunkSize\" : 65536"), "exceeds the largest blob size");
+        assertMalformed(json.replace("[ \"" + "02".repeat(32) + "\", 17, 1, 8, 37 ]",
+                "[ \"" + "02".repeat(32) + "\", 17 ]"), "needs its pack");
+        assertMalformed(json.replace("\"chunkSize\" : 262144", "\"chunkSize\" : 65536"),
+                "exceeds the largest blob size");
     }
 
     @Test
@@ -70,7 +74,8 @@ class ManifestCodecTest {
 
     @Test
     void markerRoundTrips() throws Exception {
-        SnapshotMarker s = new SnapshotMarker("job", 3, 2, Map.of(0, SHA, 1, SHA), Instant.parse("2026-11-22T10:00:00Z"));
+        SnapshotMarker s = new SnapshotMarker("job", 3, 2, Map.of(0, SHA, 1, SHA),
+                Instant.parse("2026-11-22T10:00:00Z"));
         assertEquals(s, ManifestCodec.decodeMarker(ManifestCodec.encode(s), "test"));
     }
 
@@ -105,7 +110,8 @@ class ManifestCodecTest {
     void wrongFormatOrVersionIsMalformed() {
         String json = new String(ManifestCodec.encode(sample()), StandardCharsets.UTF_8);
         assertMalformed(json.replace("ferry-image-manifest", "something-else"), "format");
-        assertMalformed(json.replace("\"version\" : 1", "\"version\" : 5"), "unsupported version 5 (this Ferry reads 1 to 4)");
+        assertMalformed(json.replace("\"version\" : 1", "\"version\" : 5"),
+                "unsupported version 5 (this Ferry reads 1 to 4)");
         assertMalformed(json.replace("\"version\" : 1", "\"version\" : 4"), "field 'keyId' must be a string");
     }
 
@@ -127,7 +133,8 @@ class ManifestCodecTest {
                 .replaceAll(",\\s*\"keyId\" : \"1a2b3c4d5e6f7081\"", ""), "version 4 is version 3 and its key id");
         assertMalformed(json.replace("1a2b3c4d5e6f7081", "1A2B"), "key id must be empty or 16 lower-case hex digits");
         assertThrows(IllegalArgumentException.class, () -> new Manifest(ref, 262144, List.of(
-                new Entry.RegularFile("a", 0644, 10, Entry.RegularFile.NOT_RECORDED, List.of(ChunkId.parse("cd".repeat(32))))),
+                new Entry.RegularFile("a", 0644, 10, Entry.RegularFile.NOT_RECORDED,
+                        List.of(ChunkId.parse("cd".repeat(32))))),
                 List.of(), "1a2b3c4d5e6f7081"), "an encrypted image is in packs");
     }
 
@@ -145,7 +152,8 @@ class ManifestCodecTest {
 
         String v1 = json.replace("\"version\" : 2", "\"version\" : 1");
         assertMalformed(v1, "field 'sha256' must be a string");
-        assertMalformed(v1.replace("\"size\" : 4097", "\"size\" : 4097, \"sha256\" : \"\""), "sha256 must be 64 lower-case hex");
+        assertMalformed(v1.replace("\"size\" : 4097", "\"size\" : 4097, \"sha256\" : \"\""),
+                "sha256 must be 64 lower-case hex");
         assertMalformed(json.replace(SHA, "not-hex"), "sha256 must be 64 lower-case hex");
     }
 

@@ -42,7 +42,8 @@ class OwnerOnlyTest {
         Path dir = Files.createDirectory(tmp.resolve("ferry"));
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxrwxrwx"));
         IOException open = assertThrows(IOException.class, () -> OwnerOnly.privateRuntimeDir(env));
-        assertTrue(open.getMessage().contains("is not this user's own directory") && open.getMessage().contains("rwxrwxrwx"),
+        assertTrue(open.getMessage().contains("is not this user's own directory")
+                && open.getMessage().contains("rwxrwxrwx"),
                 open.getMessage());
         Files.delete(dir);
         Files.createSymbolicLink(dir, Files.createDirectory(tmp.resolve("elsewhere")));

@@ -40,7 +40,8 @@ class ShardedMarkerTest {
     @Test
     void theOneObjectDecoderSaysASharedMarkerNeedsItsShards() {
         byte[] head = ShardedMarker.encode(new ShardedMarker.Head("job", 4, 3, 2, List.of(A, B), AT));
-        MalformedManifestException e = assertThrows(MalformedManifestException.class, () -> ManifestCodec.decodeMarker(head, "k"));
+        MalformedManifestException e = assertThrows(MalformedManifestException.class,
+                () -> ManifestCodec.decodeMarker(head, "k"));
         assertTrue(e.getMessage().contains("is sharded"), e.getMessage());
     }
 
@@ -48,7 +49,8 @@ class ShardedMarkerTest {
     void malformedHeadsAndShardsNameTheProblem() {
         String head = new String(ShardedMarker.encode(new ShardedMarker.Head("job", 4, 3, 2, List.of(A, B), AT)),
                 StandardCharsets.UTF_8);
-        assertMalformedHead(head.replace("\"version\" : 2", "\"version\" : 3"), "unsupported version 3 (this Ferry reads 1 to 2)");
+        assertMalformedHead(head.replace("\"version\" : 2", "\"version\" : 3"),
+                "unsupported version 3 (this Ferry reads 1 to 2)");
         assertMalformedHead(head.replace("\"ranks\" : 3", "\"ranks\" : 5"), "lists 2 shards for 5 ranks");
         assertMalformedHead(head.replace(B, "zz"), "shard 1 has no valid digest");
         assertMalformedHead(head.replace("\"shardRanks\" : 2", "\"shardRanks\" : 0"), "must be >= 1");
