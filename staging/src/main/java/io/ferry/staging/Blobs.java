@@ -82,7 +82,8 @@ public final class Blobs {
         if (!keyId.isEmpty()) {
             BlobSealer s = openers.get(keyId);
             if (s == null) {
-                throw new IllegalArgumentException(EncryptionKeyException.of("an image", keyId, keys().orElse(null)).getMessage());
+                throw new IllegalArgumentException(EncryptionKeyException.of("an image", keyId,
+                        keys().orElse(null)).getMessage());
             }
             javax.crypto.Mac mac = s.newMac();
             return new Namer() {
@@ -146,7 +147,9 @@ public final class Blobs {
         return s;
     }
 
-    /** {@link #decode} for a caller that wants only the verdict (a scrub): the raw bytes go to a buffer of this thread. */
+    /**
+     * {@link #decode} for a caller that wants only the verdict (a scrub): the raw bytes go to a buffer of this thread.
+     */
     public void check(byte[] rec, int off, int len, ChunkId id, String what)
             throws CorruptChunkException, EncryptionKeyException {
         boolean sealed = BlobSealer.isSealed(rec, off, len);
@@ -186,7 +189,9 @@ public final class Blobs {
         return keyId.isEmpty() || openers.containsKey(keyId);
     }
 
-    /** Fails in one line unless this configuration (its current key or a previous one) can open the blobs of {@code m}. */
+    /**
+     * Fails in one line unless this configuration (its current key or a previous one) can open the blobs of {@code m}.
+     */
     public void requireKeyOf(Manifest m, String what) throws EncryptionKeyException {
         if (m.encrypted() && !opens(m.keyId())) {
             throw EncryptionKeyException.of(what, m.keyId(), keys().orElse(null));

@@ -43,7 +43,8 @@ public final class CacheTrash {
         long freed = 0;
         for (Path t : trash) {
             try {
-                if (nowMillis - Files.getLastModifiedTime(t, LinkOption.NOFOLLOW_LINKS).toMillis() < olderThan.toMillis()) {
+                if (nowMillis - Files.getLastModifiedTime(t, LinkOption.NOFOLLOW_LINKS)
+                        .toMillis() < olderThan.toMillis()) {
                     continue; // a deletion may be under way
                 }
                 long bytes = LocalCache.bytesUnder(t);

@@ -70,11 +70,12 @@ public final class CommittedDigests {
         try {
             bytes = repo.store().getAtMost(key, ReadLimits.MARKER);
         } catch (ObjectNotFoundException e) {
-            throw new MalformedManifestException("snapshot " + h.job() + "/" + h.generation() + " is committed but its digest shard "
-                    + key + " is missing", e);
+            throw new MalformedManifestException("snapshot " + h.job() + "/" + h.generation()
+                    + " is committed but its digest shard " + key + " is missing", e);
         }
         if (!Digests.sha256Hex(bytes).equals(h.shardSha256().get(shard))) {
-            throw new MalformedManifestException("digest shard " + key + " is not the one its snapshot committed", null);
+            throw new MalformedManifestException("digest shard " + key
+                    + " is not the one its snapshot committed", null);
         }
         ShardedMarker.Shard s = ShardedMarker.decodeShard(bytes, key);
         if (!s.job().equals(h.job()) || s.generation() != h.generation() || s.firstRank() != h.firstRank(shard)

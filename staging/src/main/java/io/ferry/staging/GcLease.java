@@ -126,7 +126,8 @@ public final class GcLease implements AutoCloseable {
             throw new IllegalArgumentException("a gc lease must last a positive time, got " + length);
         }
         String key = PREFIX + safe(holder.host()) + "-" + holder.pid() + "-"
-                + HexFormat.of().formatHex(java.nio.ByteBuffer.allocate(8).putLong(ThreadLocalRandom.current().nextLong()).array());
+                + HexFormat.of().formatHex(java.nio.ByteBuffer.allocate(8)
+                        .putLong(ThreadLocalRandom.current().nextLong()).array());
         List<Entry> others = List.of();
         TransientStoreException trouble = null;
         for (int attempt = 1; attempt <= ATTEMPTS; attempt++) {
@@ -134,7 +135,8 @@ public final class GcLease implements AutoCloseable {
                 others = others(store, key, clock);
                 refuseIfHeld(store, others);
                 if (others.isEmpty()) {
-                    Instant until = clock.instant().plus(length).truncatedTo(java.time.temporal.ChronoUnit.MILLIS); // as stored
+                    // as stored
+                    Instant until = clock.instant().plus(length).truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
                     store.put(key, encode(holder, until, false));
                     others = others(store, key, clock);
                     if (others.isEmpty()) {
@@ -168,15 +170,18 @@ public final class GcLease implements AutoCloseable {
             throw trouble != null ? trouble : new IOException("gc of " + store.uri() + ": cannot take the gc lease");
         }
         Entry e = others.get(0);
-        throw new HeldException("gc of " + store.uri() + ": " + e.holder() + " has been claiming the gc lease at the same time"
-                + " through " + ATTEMPTS + " tries; one gc at a time: try again once it has finished", e.holder(), e.expires());
+        throw new HeldException("gc of " + store.uri() + ": " + e.holder()
+                + " has been claiming the gc lease at the same time"
+                + " through " + ATTEMPTS + " tries; one gc at a time: try again once it has finished",
+                e.holder(), e.expires());
     }
 
     private static void refuseIfHeld(Store store, List<Entry> others) throws HeldException {
         Optional<Entry> held = others.stream().filter(Entry::held).findFirst();
         if (held.isPresent()) {
             Entry e = held.get();
-            throw new HeldException("another gc of " + store.uri() + " is running: " + e.holder() + " holds the gc lease ("
+            throw new HeldException("another gc of " + store.uri() + " is running: " + e.holder()
+                    + " holds the gc lease ("
                     + e.key() + ") until " + e.expires() + " and renews it while it runs; wait for it to finish (if it"
                     + " crashed on another host, its lease is taken over once it expires)", e.holder(), e.expires());
         }
@@ -278,10 +283,12 @@ public final class GcLease implements AutoCloseable {
         }
         try {
             return new Entry(key, new Holder(f.getOrDefault("user", "?"), f.getOrDefault("host", "?"),
-                    Long.parseLong(f.getOrDefault("pid", "-1"))), Instant.ofEpochMilli(Long.parseLong(f.get("expires"))),
+                    Long.parseLong(f.getOrDefault("pid", "-1"))),
+                    Instant.ofEpochMilli(Long.parseLong(f.get("expires"))),
                     !"claim".equals(f.get("state")));
         } catch (RuntimeException e) {
-            throw new IOException("gc lease " + key + " is damaged ('" + new String(bytes, StandardCharsets.UTF_8).strip()
+            throw new IOException("gc lease " + key + " is damaged ('"
+                    + new String(bytes, StandardCharsets.UTF_8).strip()
                     + "'): delete it if no gc runs on this store", e);
         }
     }

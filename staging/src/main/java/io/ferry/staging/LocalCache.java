@@ -20,9 +20,9 @@ import java.util.stream.Stream;
 /**
  * A node-local cache directory: {@code <root>/<job>/<generation>/<rank>/} holds a rank's image
  * as it dumped it, and {@code <root>/<job>/<generation>/.staged-<rank>} records that the
- * image reached the remote store (and holds the check of the cached copy a restart uses). A partner copy of another node's rank sits in the same
- * place, {@code .partner-<rank>} beside it saying so (it is staged by its own node, so it never
- * holds up retention here). Retention keeps the newest N generations of a job and
+ * image reached the remote store (and holds the check of the cached copy a restart uses). A partner copy of another
+ * node's rank sits in the same place, {@code .partner-<rank>} beside it saying so (it is staged by its own node, so it
+ * never holds up retention here). Retention keeps the newest N generations of a job and
  * never deletes the newest generation established remotely, nor any generation holding an
  * image not yet staged. Once a job is over or has left the node, {@link #reclaim} removes what
  * it no longer needs. Thread-safe per job when one agent owns the directory.
@@ -62,7 +62,10 @@ public final class LocalCache {
         writeStaged(ref, StagedMarker.encode(pushed.manifestSha256(), pushed.chunkCrc32c()));
     }
 
-    /** The cache's check of its copy of an image: the manifest it was pushed as, and each chunk's CRC32C in manifest order. */
+    /**
+     * The cache's check of its copy of an image: the manifest it was pushed as, and each chunk's
+     * CRC32C in manifest order.
+     */
     public record StagedCheck(String manifestSha256, int[] chunkCrc32c) {}
 
     /**
@@ -112,7 +115,8 @@ public final class LocalCache {
             ch.force(true); // before the image: a rank directory here without a marker would look like our own
         }
         if (Files.exists(dst)) {
-            Path old = gen.resolve(".trash-" + ref.rank() + "-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
+            Path old = gen.resolve(".trash-" + ref.rank() + "-"
+                    + Long.toHexString(ThreadLocalRandom.current().nextLong()));
             Files.move(dst, old, StandardCopyOption.ATOMIC_MOVE);
             FileTrees.delete(old);
         }
@@ -233,12 +237,16 @@ public final class LocalCache {
         if (!Files.exists(dir)) {
             return;
         }
-        Path trash = dir.resolveSibling(".trash-" + generation + "-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
+        Path trash = dir.resolveSibling(".trash-" + generation + "-"
+                + Long.toHexString(ThreadLocalRandom.current().nextLong()));
         Files.move(dir, trash, StandardCopyOption.ATOMIC_MOVE);
         FileTrees.delete(trash);
     }
 
-    /** Jobs with a directory in the cache, by name (entries that are no job's name, such as a half-deleted job, left out). */
+    /**
+     * Jobs with a directory in the cache, by name (entries that are no job's name, such as a
+     * half-deleted job, left out).
+     */
     public List<String> jobs() throws IOException {
         if (!Files.isDirectory(root)) {
             return List.of();
@@ -366,14 +374,16 @@ public final class LocalCache {
                 }
                 Path image = imageDir(ref);
                 freed += bytesUnder(image);
-                Path trash = gen.resolve(".trash-" + r + "-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
+                Path trash = gen.resolve(".trash-" + r + "-"
+                        + Long.toHexString(ThreadLocalRandom.current().nextLong()));
                 Files.move(image, trash, StandardCopyOption.ATOMIC_MOVE);
                 FileTrees.delete(trash);
                 Files.deleteIfExists(gen.resolve(".staged-" + r)); // last: an image here never lacks its marker
                 own.add(r);
             }
             if (!own.isEmpty()) {
-                removed.add("generation " + g + " ranks " + io.ferry.model.RankSet.of(own.stream().mapToInt(Integer::intValue)));
+                removed.add("generation " + g + " ranks "
+                        + io.ferry.model.RankSet.of(own.stream().mapToInt(Integer::intValue)));
             }
             if (ranks(gen).isEmpty() && !receiving(gen)) {
                 drop(job, g);
@@ -423,7 +433,8 @@ public final class LocalCache {
         }
         try (Stream<Path> s = Files.list(dir)) {
             return s.map(p -> p.getFileName().toString()).filter(n -> n.matches("\\d{1,9}"))
-                    .filter(r -> !Files.exists(dir.resolve(".staged-" + r)) && !Files.exists(dir.resolve(".partner-" + r)))
+                    .filter(r -> !Files.exists(dir.resolve(".staged-" + r))
+                            && !Files.exists(dir.resolve(".partner-" + r)))
                     .map(Integer::parseInt).sorted().toList();
         }
     }

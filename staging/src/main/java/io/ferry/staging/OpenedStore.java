@@ -34,7 +34,8 @@ public record OpenedStore(Store store, StagingPipeline pipeline) implements Clos
      * names a file holding it instead): each process takes the key from its own environment or file,
      * so it never travels in the event log nor on a command line.
      */
-    public static OpenedStore open(String storeText, Map<String, String> settings, Map<String, String> env) throws IOException {
+    public static OpenedStore open(String storeText, Map<String, String> settings, Map<String, String> env)
+            throws IOException {
         Map<String, String> staging = new LinkedHashMap<>();
         Map<String, String> resilience = new LinkedHashMap<>();
         Map<String, String> encryption = new LinkedHashMap<>();

@@ -93,7 +93,8 @@ public final class PackHeal {
             }
         }
         for (Map.Entry<String, Integer> a : added.entrySet()) {
-            store.put(PackMoves.key(a.getKey()), ByteBuffer.wrap(new PackMoves(a.getKey(), moves.get(a.getKey())).encode()));
+            store.put(PackMoves.key(a.getKey()),
+                    ByteBuffer.wrap(new PackMoves(a.getKey(), moves.get(a.getKey())).encode()));
             details.add("healed " + a.getValue() + " damaged record(s) of quarantined pack " + a.getKey()
                     + " from copies on the store");
         }

@@ -93,7 +93,9 @@ final class PackNames {
         return lo;
     }
 
-    /** The sub-folder of pack folder {@code folder} (0-255) under a packs or fossil packs prefix: {@code "<2 hex>/"}. */
+    /**
+     * The sub-folder of pack folder {@code folder} (0-255) under a packs or fossil packs prefix: {@code "<2 hex>/"}.
+     */
     static String folder(int folder) {
         return String.format("%02x/", folder);
     }

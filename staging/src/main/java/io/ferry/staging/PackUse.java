@@ -41,7 +41,9 @@ final class PackUse {
     private final int from;
     private final int to;
     private final PackResolver resolver;
-    /** Live records of each pack (8 to 16 bytes each: gc's memory grows with the live records, see docs/operators.md). */
+    /**
+     * Live records of each pack (8 to 16 bytes each: gc's memory grows with the live records, see docs/operators.md).
+     */
     private final Map<String, LiveRecords> live = new HashMap<>();
     /** Packs in this range some manifest names, or that a record in use moved out of (whether there now or moved). */
     private final Set<String> named = new HashSet<>();
@@ -90,7 +92,9 @@ final class PackUse {
         }
     }
 
-    /** Keys of the packs a record in use lies in (where the record is now, or the pack a manifest names if it is gone). */
+    /**
+     * Keys of the packs a record in use lies in (where the record is now, or the pack a manifest names if it is gone).
+     */
     Set<String> referencedPackKeys() {
         Set<String> keys = new HashSet<>();
         live.keySet().forEach(p -> keys.add(PackKeys.packKey(p)));
@@ -129,9 +133,11 @@ final class PackUse {
             }
             byte[] bytes = store.getAtMost(PackKeys.packKey(pack), ReadLimits.PACK);
             List<PackFormat.Record> records = PackFormat.records(bytes, bytes.length);
-            List<PackFormat.Record> kept = records.stream().filter(r -> en.getValue().lengthAt(r.offset()) == r.length()).toList();
+            List<PackFormat.Record> kept = records.stream()
+                    .filter(r -> en.getValue().lengthAt(r.offset()) == r.length()).toList();
             if (kept.size() == records.size()) {
-                continue; // no dead record: a small pack is mostly header and trailer, and a repack would write the same again
+                // no dead record: a small pack is mostly header and trailer, and a repack would write the same again
+                continue;
             }
             old.add(PackKeys.packKey(pack));
             if (dryRun) {
@@ -159,8 +165,8 @@ final class PackUse {
     List<String> unneededMoves(Set<String> fossilPacks) throws IOException {
         List<String> out = new ArrayList<>();
         for (String key : store.list(PackMoves.MOVED)) {
-            PackMoves.packOf(key).filter(p -> covers(p) && !named.contains(p) && !present.contains(p) && !fossilPacks.contains(p))
-                    .ifPresent(p -> out.add(key));
+            PackMoves.packOf(key).filter(p -> covers(p) && !named.contains(p) && !present.contains(p)
+                    && !fossilPacks.contains(p)).ifPresent(p -> out.add(key));
         }
         return out;
     }

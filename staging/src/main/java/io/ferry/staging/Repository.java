@@ -29,8 +29,8 @@ import java.util.TreeSet;
  * <pre>
  * ferry/v1/chunks/&lt;first 2 hex&gt;/&lt;sha256&gt;          immutable chunk objects
  * ferry/v1/jobs/&lt;job&gt;/&lt;generation&gt;/&lt;rank&gt;.manifest image manifest (JSON)
- * ferry/v1/jobs/&lt;job&gt;/&lt;generation&gt;/SNAPSHOT.&lt;i&gt;   digest shard i of a sharded marker (more ranks than a shard holds)
- * ferry/v1/jobs/&lt;job&gt;/&lt;generation&gt;/SNAPSHOT       commit marker, written last
+ * ferry/v1/jobs/&lt;job&gt;/&lt;generation&gt;/SNAPSHOT.&lt;i&gt;   digest shard i of a sharded marker (more ranks than
+ * a shard holds) ferry/v1/jobs/&lt;job&gt;/&lt;generation&gt;/SNAPSHOT       commit marker, written last
  * </pre>
  * Thread-safe, as its store is.
  */
@@ -195,11 +195,13 @@ public final class Repository {
             if (e.getCause() instanceof IOException io) {
                 throw io;
             }
-            throw new IllegalStateException("writing the marker shards of " + m.job() + "/" + m.generation(), e.getCause());
+            throw new IllegalStateException("writing the marker shards of " + m.job() + "/"
+                    + m.generation(), e.getCause());
         } finally {
             puts.shutdownNow();
         }
-        return new ShardedMarker.Head(m.job(), m.generation(), m.ranks(), markerShardRanks, List.of(sha), m.committedAt());
+        return new ShardedMarker.Head(m.job(), m.generation(), m.ranks(), markerShardRanks, List.of(sha),
+                m.committedAt());
     }
 
     /**
@@ -210,7 +212,8 @@ public final class Repository {
     public Optional<CommittedDigests> committed(String job, long generation) throws IOException {
         String key = markerKey(job, generation);
         try {
-            return Optional.of(new CommittedDigests(this, ManifestCodec.decodeCommitMarker(store.getAtMost(key, ReadLimits.MARKER), key)));
+            return Optional.of(new CommittedDigests(this,
+                    ManifestCodec.decodeCommitMarker(store.getAtMost(key, ReadLimits.MARKER), key)));
         } catch (ObjectNotFoundException e) {
             return Optional.empty();
         }

@@ -19,9 +19,11 @@ import java.util.Map;
  *                         whatever the image size (pack layout: plus two packs of at most half of it)
  * @param keepGenerations  generations a node-local cache keeps per job
  * @param fileSha256       whether a push also records each file's whole SHA-256 (manifest version 1)
- * @param packs            whether a push writes the pack layout (blobs cut by content, in packs) instead of chunk objects
+ * @param packs            whether a push writes the pack layout (blobs cut by content, in packs)
+ * instead of chunk objects
  * @param packSize         stored bytes after which a pack is closed and written
- * @param blobSize         average blob size of the pack layout (FastCDC); blobs are from it (less 64 bytes) to four times it
+ * @param blobSize         average blob size of the pack layout (FastCDC); blobs are from it (less
+ * 64 bytes) to four times it
  * @param dedupGenerations the rank's earlier generations a pack-layout push deduplicates against
  * @param dedupCache       heap bytes a node's cache of blob places may take
  * @param packsInFlight    packs a push holds at once, one filling and the others being written
@@ -46,7 +48,8 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
                     + " because workers also wait on fsync and remote stores.", 0, 0, 256);
     public static final ConfigKey<Double> MIN_RATIO = ConfigKey.doubleKey("staging.min-compression-ratio",
             "Store a chunk raw unless compression shrinks it by at least this ratio (raw/compressed); the default"
-                    + " keeps zstd for anything that saves 2%, since zstd decodes near-raw data at memory speed.", 1.02, 1.0, 100.0);
+                    + " keeps zstd for anything that saves 2%, since zstd decodes near-raw data at memory speed.",
+                    1.02, 1.0, 100.0);
     public static final ConfigKey<Boolean> PLANES = new ConfigKey<>("staging.planes",
             "Also try zstd over the bytes regrouped into eight planes (byte k of every 8-byte element together, the"
                     + " 'shuffle' of HDF5 and Blosc) for chunks that plain zstd shrinks by less than 30%: arrays of doubles"
@@ -80,7 +83,8 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
     public static final ConfigKey<Long> PACK_SIZE = ConfigKey.sizeKey("staging.pack-size",
             "Stored bytes after which a pack is closed and written with one durable put (pack layout),"
                     + " 1 MiB..64 MiB; at most"
-                    + " staging.max-bytes-in-flight over staging.packs-in-flight, since a push holds that many packs.", "16MiB",
+                    + " staging.max-bytes-in-flight over staging.packs-in-flight, since a push holds that many packs.",
+                    "16MiB",
             1L << 20, 64L << 20);
     public static final ConfigKey<Integer> PACKS_IN_FLIGHT = ConfigKey.intKey("staging.packs-in-flight",
             "Packs a push holds at once: one being filled, the others being written, each with its own durable put."
@@ -99,9 +103,12 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
                     + " share once.", 2, 0, 8);
     public static final ConfigKey<Long> DEDUP_CACHE = ConfigKey.sizeKey("staging.dedup-cache",
             "Heap a node's cache of blob places may take (about 150 bytes a blob: 64 MiB holds the places of about"
-                    + " 27 GiB of 64 KiB blobs); least recently used manifests are dropped beyond it.", "64MiB", 0L, 16L << 30);
+                    + " 27 GiB of 64 KiB blobs); least recently used manifests are dropped beyond it.",
+                    "64MiB", 0L, 16L << 30);
 
-    /** Read by the coordinator ({@code ferry run --partner}); declared here so every node accepts the job's settings. */
+    /**
+     * Read by the coordinator ({@code ferry run --partner}); declared here so every node accepts the job's settings.
+     */
     public static final ConfigKey<Boolean> PARTNER = new ConfigKey<>("cache.partner",
             "Copy each node's images into one other node's cache right after capture (SCR's PARTNER level), so"
                     + " losing a node does not force a restart from the remote store; set by ferry run --partner.",
@@ -134,7 +141,8 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
                     + " recovery.max-backoff); the first rollback after progress never waits.", "2s",
             java.time.Duration.ZERO, java.time.Duration.ofDays(1));
     /** Read by the coordinator. */
-    public static final ConfigKey<java.time.Duration> RECOVERY_MAX_BACKOFF = ConfigKey.durationKey("recovery.max-backoff",
+    public static final ConfigKey<java.time.Duration> RECOVERY_MAX_BACKOFF =
+            ConfigKey.durationKey("recovery.max-backoff",
             "The longest wait between two rollbacks.", "5m", java.time.Duration.ZERO, java.time.Duration.ofDays(1));
 
     /** Read by the agent when it starts the job's ranks, and by ferry run when it starts the site's launcher. */
@@ -145,9 +153,11 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
                     + " HADOOP_TOKEN_FILE_LOCATION, HADOOP_TOKEN (Ferry's own FERRY_* secrets never).", "",
             io.ferry.model.LaunchSpec::parsePassEnv);
 
-    public static final ConfigTable TABLE = new ConfigTable(List.of(CHUNK_SIZE, ZSTD_LEVEL, WORKERS, MIN_RATIO, PLANES, LZ4,
+    public static final ConfigTable TABLE =
+            new ConfigTable(List.of(CHUNK_SIZE, ZSTD_LEVEL, WORKERS, MIN_RATIO, PLANES, LZ4,
             MAX_IN_FLIGHT, KEEP_GENERATIONS, FILE_SHA256, LAYOUT_PACKS, PACK_SIZE, PACKS_IN_FLIGHT, BLOB_SIZE,
-            DEDUP_GENERATIONS, DEDUP_CACHE, PARTNER, PARTNER_DOMAINS, PARTNER_TIMEOUT, STORE_KEEP_GENERATIONS, RECOVERY_MAX_ATTEMPTS, RECOVERY_BACKOFF,
+            DEDUP_GENERATIONS, DEDUP_CACHE, PARTNER, PARTNER_DOMAINS, PARTNER_TIMEOUT, STORE_KEEP_GENERATIONS,
+            RECOVERY_MAX_ATTEMPTS, RECOVERY_BACKOFF,
             RECOVERY_MAX_BACKOFF, PASS_ENV));
 
     /**
@@ -185,14 +195,16 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
                     + Manifest.MIN_CHUNK_SIZE + ".." + Manifest.MAX_CHUNK_SIZE + ", got " + chunkSize);
         }
         if (packsInFlight < 2) {
-            throw new IllegalArgumentException(PACKS_IN_FLIGHT.name() + " must be >= 2 (one filling, one being written), got "
+            throw new IllegalArgumentException(PACKS_IN_FLIGHT.name()
+                    + " must be >= 2 (one filling, one being written), got "
                     + packsInFlight);
         }
         if (workers < 1) {
             throw new IllegalArgumentException(WORKERS.name() + " must be >= 1, got " + workers);
         }
         if (blobSize < 4096 || Integer.bitCount(blobSize) != 1) {
-            throw new IllegalArgumentException(BLOB_SIZE.name() + " must be a power of two from 4 KiB, got " + blobSize);
+            throw new IllegalArgumentException(BLOB_SIZE.name()
+                    + " must be a power of two from 4 KiB, got " + blobSize);
         }
     }
 
@@ -215,7 +227,8 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
                 workers == 0 ? Math.min(64, Math.max(4, 3 * Runtime.getRuntime().availableProcessors())) : workers,
                 r.get(MIN_RATIO),
                 r.get(MAX_IN_FLIGHT), r.get(KEEP_GENERATIONS), r.get(FILE_SHA256), r.get(LAYOUT_PACKS),
-                (int) (long) r.get(PACK_SIZE), (int) (long) r.get(BLOB_SIZE), r.get(DEDUP_GENERATIONS), r.get(DEDUP_CACHE),
+                (int) (long) r.get(PACK_SIZE), (int) (long) r.get(BLOB_SIZE), r.get(DEDUP_GENERATIONS),
+                r.get(DEDUP_CACHE),
                 r.get(PACKS_IN_FLIGHT), r.get(PLANES), r.get(LZ4), r.get(PASS_ENV), r.get(PARTNER_TIMEOUT));
     }
 

@@ -141,9 +141,10 @@ public final class StagingPipeline implements Closeable {
             listed.add(ImageScanner.scan(i.dir()));
         }
         io.ferry.staging.chunking.FastCdc cdc = new io.ferry.staging.chunking.FastCdc(config.blobSize());
-        var base = new io.ferry.staging.internal.PackPush(repo, format, new BufferPool(1, cdc.max()), cdc.max(), workers,
-                objectBuffers, cdc, null, dedup, config.dedupGenerations(), false).baseFor(images);
-        long[][] sampled = new io.ferry.staging.internal.PushSample(repo, format, cdc, base).sample(images, listed, share);
+        var base = new io.ferry.staging.internal.PackPush(repo, format, new BufferPool(1, cdc.max()),
+                cdc.max(), workers, objectBuffers, cdc, null, dedup, config.dedupGenerations(), false).baseFor(images);
+        long[][] sampled = new io.ferry.staging.internal.PushSample(repo, format, cdc, base)
+                .sample(images, listed, share);
         for (int i = 0; i < images.size(); i++) {
             long raw = listed.get(i).stream().mapToLong(ImageScanner.Found::size).sum();
             out[i] = sampled[i][0] == 0 ? 0 : Math.round((double) raw * sampled[i][2] / sampled[i][0]);
@@ -151,8 +152,8 @@ public final class StagingPipeline implements Closeable {
         return out;
     }
 
-    private void pushGroup(List<PushImage> group, List<List<ImageScanner.Found>> listed, Progress progress, Pushed pushed)
-            throws IOException {
+    private void pushGroup(List<PushImage> group, List<List<ImageScanner.Found>> listed,
+            Progress progress, Pushed pushed) throws IOException {
         List<PushResult> results = pushPacks(group, listed, progress);
         for (int i = 0; i < group.size(); i++) {
             pushed.pushed(group.get(i), results.get(i));
@@ -168,10 +169,11 @@ public final class StagingPipeline implements Closeable {
     private List<PushResult> pushPacks(List<PushImage> images, List<List<ImageScanner.Found>> listed, Progress progress)
             throws IOException {
         BufferPool pool = new BufferPool(config.segments(), config.segmentSize());
-        io.ferry.staging.packs.PackWriter packs = new io.ferry.staging.packs.PackWriter(repo.store(), config.effectivePackSize(),
-                config.packsInFlight());
+        io.ferry.staging.packs.PackWriter packs = new io.ferry.staging.packs.PackWriter(repo.store(),
+                config.effectivePackSize(), config.packsInFlight());
         try {
-            return new io.ferry.staging.internal.PackPush(repo, format, pool, config.segmentSize(), workers, objectBuffers,
+            return new io.ferry.staging.internal.PackPush(repo, format, pool, config.segmentSize(),
+                    workers, objectBuffers,
                     new io.ferry.staging.chunking.FastCdc(config.blobSize()), packs, dedup, config.dedupGenerations(),
                     config.fileSha256()).run(images, listed, progress);
         } catch (InterruptedException e) {
@@ -199,7 +201,8 @@ public final class StagingPipeline implements Closeable {
      * caller read from the marker already ({@link Repository#committed}): the marker is not read
      * again, and a manifest whose bytes differ from {@code committedManifestSha256} is refused.
      */
-    public PullResult pull(ImageRef ref, Path dest, Progress progress, String committedManifestSha256) throws IOException {
+    public PullResult pull(ImageRef ref, Path dest, Progress progress, String committedManifestSha256)
+            throws IOException {
         try {
             return new ImagePull(repo, workers, objectBuffers).run(ref, dest, config.buffers(), progress,
                     java.util.Optional.of(committedManifestSha256));
@@ -238,10 +241,11 @@ public final class StagingPipeline implements Closeable {
      * the marker already ({@link Repository#committed}), in the order of {@code images}: a restart
      * restores its node's ranks that no cache holds this way.
      */
-    public List<PullResult> pullAllCommitted(List<PullImage> images, List<String> committedManifestSha256, Progress progress)
-            throws IOException {
+    public List<PullResult> pullAllCommitted(List<PullImage> images, List<String> committedManifestSha256,
+            Progress progress) throws IOException {
         if (images.size() != committedManifestSha256.size()) {
-            throw new IllegalArgumentException(images.size() + " images but " + committedManifestSha256.size() + " digests");
+            throw new IllegalArgumentException(images.size() + " images but "
+                    + committedManifestSha256.size() + " digests");
         }
         return pullAll(images, committedManifestSha256.stream().map(Optional::of).toList(), progress);
     }

@@ -77,7 +77,8 @@ public final class StoreGc {
      * of the 256 pack folders: a pass reads every manifest again and counts only the records
      * that lie in its range, so gc's memory is one range's live records, not the store's.
      */
-    public static Collected run(Repository repo, Duration grace, Clock clock, boolean dryRun, int passes) throws IOException {
+    public static Collected run(Repository repo, Duration grace, Clock clock, boolean dryRun, int passes)
+            throws IOException {
         return run(repo, grace, clock, dryRun, passes, GcLease.Holder.current(), GcLease.DEFAULT_LENGTH);
     }
 
@@ -97,8 +98,8 @@ public final class StoreGc {
         }
     }
 
-    private static Collected collect(Repository repo, Duration grace, Clock clock, boolean dryRun, int passes, GcLease lease)
-            throws IOException {
+    private static Collected collect(Repository repo, Duration grace, Clock clock, boolean dryRun,
+            int passes, GcLease lease) throws IOException {
         Store store = repo.store();
         // Interrupted puts' temporary objects: a put takes less than the grace period, as for fossils.
         int abandoned = store.deleteAbandoned(grace, dryRun);
@@ -190,7 +191,8 @@ public final class StoreGc {
         void pass(int from, int to, boolean chunks) throws IOException {
             Store store = repo.store();
             PackUse packs = new PackUse(store, present, from, to);
-            Set<String> referenced = referencedChunkKeys(repo, packs, chunks); // the first pass deals with the chunk layout's
+            // the first pass deals with the chunk layout's
+            Set<String> referenced = referencedChunkKeys(repo, packs, chunks);
             referenced.addAll(packs.referencedPackKeys());
             this.referenced += referenced.size();
             List<String> fossils = new java.util.ArrayList<>();
@@ -231,11 +233,13 @@ public final class StoreGc {
             }
             List<String> garbage = new java.util.ArrayList<>();
             if (chunks) {
-                repo.listChunkKeys().stream().filter(k -> Repository.chunkIdOf(k).isPresent() && !referenced.contains(k))
+                repo.listChunkKeys().stream()
+                        .filter(k -> Repository.chunkIdOf(k).isPresent() && !referenced.contains(k))
                         .forEach(garbage::add);
             }
             // A pack goes when no manifest references any blob in it; one that is mostly dead is repacked below.
-            present.inFolders(from, to).stream().map(PackKeys::packKey).filter(k -> !referenced.contains(k)).forEach(garbage::add);
+            present.inFolders(from, to).stream().map(PackKeys::packKey).filter(k -> !referenced.contains(k))
+                    .forEach(garbage::add);
             // Mostly dead packs: their live records go into new packs, then the old ones go as garbage below.
             // (after the listing above: the packs a repack writes are in use)
             PackUse.Repacked done = packs.repack(dryRun);
@@ -285,7 +289,8 @@ public final class StoreGc {
                 } catch (ObjectNotFoundException prunedMeanwhile) {
                     continue;
                 } catch (IOException | RuntimeException e) {
-                    throw new IOException("gc stops: manifest " + Repository.manifestKey(ref) + " cannot be read, so what it"
+                    throw new IOException("gc stops: manifest " + Repository.manifestKey(ref)
+                            + " cannot be read, so what it"
                             + " references is unknown (" + e.getMessage() + "); repair or remove it first", e);
                 }
                 if (packs != null) {
@@ -314,7 +319,8 @@ public final class StoreGc {
     /** The key a fossil came from. */
     static String liveKey(String fossil) {
         String rest = fossil.substring(FOSSILS.length());
-        return rest.startsWith("packs/") ? PackKeys.PACKS + rest.substring("packs/".length()) : Repository.CHUNKS + rest;
+        return rest.startsWith("packs/") ? PackKeys.PACKS + rest.substring("packs/".length())
+                : Repository.CHUNKS + rest;
     }
 
     /**

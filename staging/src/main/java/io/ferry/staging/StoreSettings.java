@@ -18,7 +18,8 @@ public final class StoreSettings {
     public static final ConfigKey<Integer> ATTEMPTS = ConfigKey.intKey("store.retry.attempts",
             "Tries per remote call, the first included; only transient failures are retried.", D.attempts(), 1, 100);
     public static final ConfigKey<Duration> INITIAL_BACKOFF = ConfigKey.durationKey("store.retry.initial-backoff",
-            "Wait before the first retry; each further wait doubles.", "200ms", Duration.ofMillis(1), Duration.ofMinutes(10));
+            "Wait before the first retry; each further wait doubles.", "200ms", Duration.ofMillis(1),
+            Duration.ofMinutes(10));
     public static final ConfigKey<Duration> MAX_BACKOFF = ConfigKey.durationKey("store.retry.max-backoff",
             "Longest wait between two tries.", "10s", Duration.ofMillis(1), Duration.ofHours(1));
     public static final ConfigKey<Double> JITTER = ConfigKey.doubleKey("store.retry.jitter",
@@ -34,7 +35,8 @@ public final class StoreSettings {
             "How long a store marked down is left alone before trial calls probe it.", "10s",
             Duration.ofMillis(1), Duration.ofHours(1));
     public static final ConfigKey<Integer> FILES = ConfigKey.intKey("store.bulkhead.files",
-            "Objects in transfer at once per node and store (Open MPI's stage component uses 10).", D.maxFiles(), 1, 1024);
+            "Objects in transfer at once per node and store (Open MPI's stage component uses 10).",
+            D.maxFiles(), 1, 1024);
     public static final ConfigKey<Long> BYTES = ConfigKey.sizeKey("store.bulkhead.bytes",
             "Bytes in transfer at once per node and store.", "256MiB", 1L << 20, 64L << 30);
 

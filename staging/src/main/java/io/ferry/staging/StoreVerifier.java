@@ -130,7 +130,8 @@ final class StoreVerifier {
             byte[] out = raw.get();
             if (out.length < h.rawLength()) {
                 if (h.rawLength() > io.ferry.model.Manifest.MAX_CHUNK_SIZE) {
-                    throw new CorruptChunkException(id.get().toString(), "raw length " + h.rawLength() + " is too large");
+                    throw new CorruptChunkException(id.get().toString(),
+                            "raw length " + h.rawLength() + " is too large");
                 }
                 out = new byte[h.rawLength()];
                 raw.set(out);
@@ -195,16 +196,19 @@ final class StoreVerifier {
                     try {
                         at = resolver.resolve(pack, p.offset(), p.recordLength()); // where gc moved it, if it did
                     } catch (IOException | IllegalArgumentException bad) {
-                        problem(VerifyReport.Kind.DAMAGED_IMAGE, m.image().toString(), "file '" + f.path() + "' blob " + i
+                        problem(VerifyReport.Kind.DAMAGED_IMAGE, m.image().toString(),
+                                "file '" + f.path() + "' blob " + i
                                 + ": the moves of pack " + pack + " cannot be read: " + bad.getMessage());
                         continue;
                     }
                     pack = at.pack();
                     PackRecord r = soundRecords.get(at.pack() + "@" + at.offset());
                     if (r == null || !r.id().equals(f.chunks().get(i)) || r.length() != at.recordLength()) {
-                        problem(VerifyReport.Kind.DAMAGED_IMAGE, m.image().toString(), "file '" + f.path() + "' blob " + i
+                        problem(VerifyReport.Kind.DAMAGED_IMAGE, m.image().toString(),
+                                "file '" + f.path() + "' blob " + i
                                 + " (" + f.chunks().get(i) + ") in pack " + pack + " at " + at.offset() + " is "
-                                + (!packsSeen.contains(pack) ? "missing: no such pack" : r == null ? "corrupt or not a record"
+                                + (!packsSeen.contains(pack) ? "missing: no such pack" : r == null
+                                        ? "corrupt or not a record"
                                 : "not the blob the pack holds there"));
                     }
                 }

@@ -38,7 +38,8 @@ class CacheTrashTest {
         Path fresh = Files.createDirectories(root.resolve("j/.trash-5-aa"));
         Files.write(fresh.resolve("part"), new byte[10]);
         for (Path p : List.of(jobTrash, genTrash, imageTrash)) {
-            Files.setLastModifiedTime(p, FileTime.fromMillis(System.currentTimeMillis() - Duration.ofHours(1).toMillis()));
+            Files.setLastModifiedTime(p,
+                    FileTime.fromMillis(System.currentTimeMillis() - Duration.ofHours(1).toMillis()));
         }
 
         CacheTrash.Swept swept = CacheTrash.sweep(root, Duration.ofMinutes(10), System.currentTimeMillis());
@@ -57,7 +58,8 @@ class CacheTrashTest {
 
     @Test
     void aCacheWithoutTrashOrWithoutARootIsLeftAlone() throws Exception {
-        assertEquals(List.of(), CacheTrash.sweep(tmp.resolve("none"), Duration.ZERO, System.currentTimeMillis()).removed());
+        assertEquals(List.of(), CacheTrash.sweep(tmp.resolve("none"), Duration.ZERO,
+                System.currentTimeMillis()).removed());
         LocalCache cache = new LocalCache(tmp.resolve("cache"));
         Files.createDirectories(cache.imageDir(new ImageRef("j", 0, 0)));
         assertEquals(List.of(), CacheTrash.sweep(cache.root(), Duration.ZERO, System.currentTimeMillis()).removed());

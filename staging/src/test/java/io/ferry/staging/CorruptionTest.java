@@ -44,7 +44,8 @@ class CorruptionTest {
     }
 
     private Path chunkFile(int index) throws IOException {
-        Entry.RegularFile f = (Entry.RegularFile) fx.pipeline.repository().readManifest(ref).manifest().entries().get(0);
+        Entry.RegularFile f = (Entry.RegularFile) fx.pipeline.repository().readManifest(ref).manifest()
+                .entries().get(0);
         second = f.chunks().get(index);
         return fx.storeDir().resolve(Repository.chunkKey(second));
     }
@@ -54,7 +55,8 @@ class CorruptionTest {
                 () -> fx.pipeline.pull(ref, tmp.resolve("out"), Progress.NONE));
         assertFalse(Files.exists(tmp.resolve("out")), "nothing is handed out");
         try (var s = Files.list(tmp)) {
-            assertTrue(s.noneMatch(p -> p.getFileName().toString().contains("ferry-partial")), "no partial directory left");
+            assertTrue(s.noneMatch(p -> p.getFileName().toString().contains("ferry-partial")),
+                    "no partial directory left");
         } catch (IOException io) {
             throw new AssertionError(io);
         }
@@ -127,7 +129,8 @@ class CorruptionTest {
     }
 
     @Test
-    void aChunkThatRottedOnTheStoreIsReusedByDedupUntilTheScrubQuarantinesItThenTheNextPushHealsEveryImage() throws Exception {
+    void aChunkThatRottedOnTheStoreIsReusedByDedupUntilTheScrubQuarantinesItThenTheNextPushHealsEveryImage()
+            throws Exception {
         Path rotten = chunkFile(1);
         byte[] obj = Files.readAllBytes(rotten);
         obj[obj.length - 5] ^= 0x40; // a bit flipped in the stored bytes
@@ -146,7 +149,8 @@ class CorruptionTest {
         try (var q = Files.list(fx.storeDir().resolve(ChunkQuarantine.QUARANTINE))) {
             assertEquals(1, q.count(), "kept aside for inspection, outside the chunks area");
         }
-        assertEquals(List.of(), ChunkQuarantine.repair(fx.pipeline.repository(), fx.pipeline.verify(Progress.NONE)).stream()
+        assertEquals(List.of(), ChunkQuarantine.repair(fx.pipeline.repository(),
+                fx.pipeline.verify(Progress.NONE)).stream()
                 .filter(ChunkQuarantine.Outcome::quarantined).toList(), "nothing corrupt left to move");
 
         PushResult healing = fx.pipeline.push(image, new ImageRef("job", 9, 0), Progress.NONE);
@@ -154,7 +158,8 @@ class CorruptionTest {
         for (long g = 7; g <= 9; g++) { // the generations pushed before the repair are whole again too
             Path out = tmp.resolve("healed-" + g);
             fx.pipeline.pull(new ImageRef("job", g, 0), out, Progress.NONE);
-            assertArrayEquals(Files.readAllBytes(image.resolve("state.bin")), Files.readAllBytes(out.resolve("state.bin")));
+            assertArrayEquals(Files.readAllBytes(image.resolve("state.bin")),
+                    Files.readAllBytes(out.resolve("state.bin")));
         }
         assertTrue(fx.pipeline.verify(Progress.NONE).ok());
     }
@@ -163,7 +168,8 @@ class CorruptionTest {
     void aChunkThatVerifiesWhenReadAgainIsLeftAlone() throws Exception {
         String key = Repository.chunkKey(((Entry.RegularFile) fx.pipeline.repository().readManifest(ref).manifest()
                 .entries().get(0)).chunks().get(0));
-        VerifyReport stale = new VerifyReport(3, 0, 1, 1, List.of(new VerifyReport.Problem(VerifyReport.Kind.CORRUPT_CHUNK, key,
+        VerifyReport stale = new VerifyReport(3, 0, 1, 1,
+                List.of(new VerifyReport.Problem(VerifyReport.Kind.CORRUPT_CHUNK, key,
                 "unreadable: the store timed out"))); // what a scrub during an outage reports
         List<ChunkQuarantine.Outcome> done = ChunkQuarantine.repair(fx.pipeline.repository(), stale);
         assertFalse(done.get(0).quarantined(), done.toString());

@@ -46,7 +46,10 @@ class EncryptionTest {
         return Stores.open(tmp.resolve(name).toUri(), Map.of());
     }
 
-    /** An image whose text file repeats a marker (it compresses, so the zstd path is taken) beside random and zero bytes. */
+    /**
+     * An image whose text file repeats a marker (it compresses, so the zstd path is taken) beside
+     * random and zero bytes.
+     */
     private Path image(String name) throws IOException {
         Path dir = Files.createDirectories(tmp.resolve(name));
         StringBuilder text = new StringBuilder();
@@ -56,7 +59,8 @@ class EncryptionTest {
         Fixture.write(dir.resolve("state/text.log"), text.toString().getBytes(StandardCharsets.US_ASCII));
         Fixture.write(dir.resolve("state/random.bin"), Fixture.randomBytes(700_000, 5));
         byte[] raw = Fixture.randomBytes(300_000, 6);
-        System.arraycopy(MARKER.getBytes(StandardCharsets.US_ASCII), 0, raw, 1000, MARKER.length()); // incompressible: raw path
+        // incompressible: raw path
+        System.arraycopy(MARKER.getBytes(StandardCharsets.US_ASCII), 0, raw, 1000, MARKER.length());
         Fixture.write(dir.resolve("state/raw.bin"), raw);
         Fixture.write(dir.resolve("state/zeros.bin"), new byte[200_000]);
         Files.createSymbolicLink(dir.resolve("latest"), Path.of("state"));
@@ -100,7 +104,8 @@ class EncryptionTest {
             assertFalse(contains(bytes, "FRYC".getBytes(StandardCharsets.US_ASCII)), f + " holds a clear record");
         }
         String manifest = Files.readString(tmp.resolve("store/ferry/v1/jobs/job/1/0.manifest"));
-        assertTrue(manifest.contains("\"version\" : 4") && manifest.contains("\"keyId\" : \"" + A.id() + "\""), manifest);
+        assertTrue(manifest.contains("\"version\" : 4")
+                && manifest.contains("\"keyId\" : \"" + A.id() + "\""), manifest);
     }
 
     private static boolean contains(byte[] hay, byte[] needle) {
@@ -134,8 +139,10 @@ class EncryptionTest {
             PushResult first = p.push(img, new ImageRef("job", 1, 0), Progress.NONE);
             underA = blobIds(p.repository().readManifest(new ImageRef("job", 1, 0)).manifest());
             PushResult second = p.push(img, new ImageRef("job", 2, 0), Progress.NONE);
-            assertEquals(second.chunks(), second.knownChunks() + second.zeroChunks(), "the same key finds every blob again");
-            assertTrue(second.storedBytes() < first.storedBytes() / 20, "nothing new is stored: " + second.storedBytes());
+            assertEquals(second.chunks(), second.knownChunks() + second.zeroChunks(),
+                    "the same key finds every blob again");
+            assertTrue(second.storedBytes() < first.storedBytes() / 20,
+                    "nothing new is stored: " + second.storedBytes());
             // A pipeline opened afresh (no node cache) reads the earlier manifest and deduplicates too.
             try (StagingPipeline again = pipeline(s, Optional.of(A))) {
                 PushResult third = again.push(img, new ImageRef("job", 3, 0), Progress.NONE);
@@ -164,12 +171,17 @@ class EncryptionTest {
             try (StagingPipeline wrong = pipeline(store, Optional.of(B))) {
                 EncryptionKeyException e = assertThrows(EncryptionKeyException.class,
                         () -> wrong.pull(ref, tmp.resolve("out-b"), Progress.NONE));
-                assertEquals("generation 3 of job job is encrypted with key id " + A.id() + "; the configured key has id "
-                        + B.id() + " (a key of before a rotation goes in encryption.previous-key-files)", e.getMessage());
-                EncryptionKeyException v = assertThrows(EncryptionKeyException.class, () -> wrong.verify(Progress.NONE));
+                assertEquals("generation 3 of job job is encrypted with key id " + A.id()
+                        + "; the configured key has id "
+                        + B.id() + " (a key of before a rotation goes in encryption.previous-key-files)",
+                        e.getMessage());
+                EncryptionKeyException v = assertThrows(EncryptionKeyException.class,
+                        () -> wrong.verify(Progress.NONE));
                 assertFalse(v.getMessage().contains("\n"), v.getMessage());
-                assertTrue(v.getMessage().matches("cannot verify the store: ferry/v2/packs/[0-9a-f]{2}/[0-9a-f]{64} record at \\d+"
-                        + " \\(blob [0-9a-f]{64}\\) is encrypted with key id " + A.id() + "; the configured key has id " + B.id()
+                assertTrue(v.getMessage()
+                        .matches("cannot verify the store: ferry/v2/packs/[0-9a-f]{2}/[0-9a-f]{64} record at \\d+"
+                        + " \\(blob [0-9a-f]{64}\\) is encrypted with key id " + A.id()
+                        + "; the configured key has id " + B.id()
                         + " \\(a key of before a rotation goes in encryption.previous-key-files\\)"),
                         v.getMessage());
                 // Even handed a report that blames the pack, a repair with the wrong key leaves it alone.
@@ -214,7 +226,8 @@ class EncryptionTest {
             assertTrue(pulled.getMessage().contains("AES-GCM tag mismatch"), pulled.getMessage());
             VerifyReport report = p.verify(Progress.NONE);
             assertTrue(report.problems().stream().anyMatch(x -> x.kind() == VerifyReport.Kind.CORRUPT_CHUNK
-                    && x.key().equals(pack) && x.detail().contains("AES-GCM tag mismatch")), report.problems().toString());
+                    && x.key().equals(pack) && x.detail().contains("AES-GCM tag mismatch")),
+                    report.problems().toString());
             List<ChunkQuarantine.Outcome> done = PackQuarantine.repair(p.repository(), report);
             assertTrue(done.get(0).quarantined(), done.toString());
             assertFalse(store.exists(pack));
@@ -243,7 +256,8 @@ class EncryptionTest {
             repo.commitSnapshot("job", 1, 1);
             StoreRetention.prune(repo, "job", 1, 0, false); // generation 0's b.bin is dead, its a.bin lives on in 1
             java.time.Instant t0 = java.time.Instant.parse("2026-11-24T10:00:00Z");
-            StoreGc.Collected first = StoreGc.run(repo, java.time.Duration.ofHours(1), Clock.fixed(t0, java.time.ZoneOffset.UTC), false);
+            StoreGc.Collected first = StoreGc.run(repo, java.time.Duration.ofHours(1),
+                    Clock.fixed(t0, java.time.ZoneOffset.UTC), false);
             assertTrue(first.repacked() >= 1, first.toString());
             assertTrue(p.verify(Progress.NONE).ok());
             p.pull(new ImageRef("job", 1, 0), tmp.resolve("out"), Progress.NONE);
@@ -259,7 +273,8 @@ class EncryptionTest {
             assertTrue(e.getMessage().contains("staging.layout=packs"), e.getMessage());
             IllegalArgumentException digest = assertThrows(IllegalArgumentException.class, () -> Staging.pipeline(store,
                     StagingConfig.from(Map.of("staging.file-sha256", "true")), Clock.systemUTC(), Optional.of(A)));
-            assertTrue(digest.getMessage().startsWith("staging.file-sha256=true would write each file's plaintext SHA-256"),
+            assertTrue(digest.getMessage()
+                    .startsWith("staging.file-sha256=true would write each file's plaintext SHA-256"),
                     digest.getMessage());
         }
     }
@@ -290,15 +305,18 @@ class EncryptionTest {
     @Test
     void aRotatedKeyOpensWhatThePreviousKeySealedAndSealsOnlyWithTheNewOne() throws Exception {
         Path img = image("img");
-        Path keyA = Files.writeString(tmp.resolve("a.key"), "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n");
-        Path keyB = Files.writeString(tmp.resolve("b.key"), "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100\n");
+        Path keyA = Files.writeString(tmp.resolve("a.key"),
+                "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n");
+        Path keyB = Files.writeString(tmp.resolve("b.key"),
+                "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100\n");
         for (Path k : List.of(keyA, keyB)) { // key files are read only when only their owner may read them
             Files.setPosixFilePermissions(k, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
         }
         Keys ring = Keys.resolveWithPrevious(Map.of("encryption.key-file", keyB.toString(),
                 "encryption.previous-key-files", keyA + ", " + keyB), Map.of()).orElseThrow();
         assertEquals(B.id(), ring.id());
-        assertEquals(List.of(A.id()), ring.previous().stream().map(Keys::id).toList(), "the current key is not its own previous");
+        assertEquals(List.of(A.id()), ring.previous().stream().map(Keys::id).toList(),
+                "the current key is not its own previous");
         try (Store store = store("store")) {
             try (StagingPipeline p = pipeline(store, Optional.of(A))) {
                 p.push(img, new ImageRef("job", 1, 0), Progress.NONE);
@@ -306,7 +324,8 @@ class EncryptionTest {
             }
             try (StagingPipeline p = pipeline(store, Optional.of(ring))) {
                 PushResult after = p.push(img, new ImageRef("job", 2, 0), Progress.NONE);
-                assertEquals(0, after.knownChunks(), "blobs under the new key have new names: nothing is shared with the old");
+                assertEquals(0, after.knownChunks(),
+                        "blobs under the new key have new names: nothing is shared with the old");
                 p.repository().commitSnapshot("job", 2, 1);
                 assertEquals(B.id(), p.repository().readManifest(new ImageRef("job", 2, 0)).manifest().keyId());
                 for (long g = 1; g <= 2; g++) {
@@ -317,18 +336,22 @@ class EncryptionTest {
                 assertTrue(v.ok(), v.problems().toString());
             }
             try (StagingPipeline newOnly = pipeline(store, Optional.of(B))) {
-                EncryptionKeyException e = assertThrows(EncryptionKeyException.class, () -> newOnly.verify(Progress.NONE));
-                assertTrue(e.getMessage().contains("key id " + A.id()) && e.getMessage().contains("encryption.previous-key-files"),
+                EncryptionKeyException e = assertThrows(EncryptionKeyException.class,
+                        () -> newOnly.verify(Progress.NONE));
+                assertTrue(e.getMessage().contains("key id " + A.id())
+                        && e.getMessage().contains("encryption.previous-key-files"),
                         e.getMessage());
                 newOnly.pull(new ImageRef("job", 2, 0), tmp.resolve("out-new"), Progress.NONE);
                 Fixture.assertSameTree(img, tmp.resolve("out-new"));
             }
         }
-        IllegalArgumentException noCurrent = assertThrows(IllegalArgumentException.class, () -> Keys.resolveWithPrevious(
-                Map.of("encryption.previous-key-files", keyA.toString()), Map.of()));
-        assertTrue(noCurrent.getMessage().startsWith("encryption.previous-key-files needs a current key"), noCurrent.getMessage());
+        IllegalArgumentException noCurrent = assertThrows(IllegalArgumentException.class,
+                () -> Keys.resolveWithPrevious( Map.of("encryption.previous-key-files", keyA.toString()), Map.of()));
+        assertTrue(noCurrent.getMessage().startsWith("encryption.previous-key-files needs a current key"),
+                noCurrent.getMessage());
         IllegalArgumentException missing = assertThrows(IllegalArgumentException.class, () -> Keys.resolveWithPrevious(
-                Map.of("encryption.key-file", keyB.toString(), "encryption.previous-key-files", tmp.resolve("gone.key").toString()),
+                Map.of("encryption.key-file", keyB.toString(), "encryption.previous-key-files",
+                        tmp.resolve("gone.key").toString()),
                 Map.of()));
         assertEquals("encryption.previous-key-files=" + tmp.resolve("gone.key") + ": cannot read the key file"
                 + " (NoSuchFileException)", missing.getMessage());

@@ -10,7 +10,9 @@ import java.time.Clock;
 import java.util.Map;
 import java.util.Random;
 
-/** A real file: store and a pipeline with small chunks (the chunk layout, unless told), so boundaries are cheap to test. */
+/**
+ * A real file: store and a pipeline with small chunks (the chunk layout, unless told), so boundaries are cheap to test.
+ */
 final class Fixture implements AutoCloseable {
     static final int CHUNK = 64 * 1024;
     final Path root;
@@ -18,7 +20,8 @@ final class Fixture implements AutoCloseable {
     final StagingPipeline pipeline;
 
     Fixture(Path root) throws IOException {
-        this(root, Map.of("staging.layout", "chunks", "staging.chunk-size", Integer.toString(CHUNK), "staging.workers", "3"));
+        this(root, Map.of("staging.layout", "chunks", "staging.chunk-size", Integer.toString(CHUNK),
+                "staging.workers", "3"));
     }
 
     Fixture(Path root, Map<String, String> settings) throws IOException {
@@ -68,9 +71,11 @@ final class Fixture implements AutoCloseable {
             Path x = a.resolve(rel);
             Path y = b.resolve(rel);
             if (Files.isSymbolicLink(x)) {
-                org.junit.jupiter.api.Assertions.assertEquals(Files.readSymbolicLink(x), Files.readSymbolicLink(y), rel.toString());
+                org.junit.jupiter.api.Assertions.assertEquals(Files.readSymbolicLink(x), Files.readSymbolicLink(y),
+                        rel.toString());
             } else {
-                org.junit.jupiter.api.Assertions.assertEquals(Files.getPosixFilePermissions(x, java.nio.file.LinkOption.NOFOLLOW_LINKS),
+                org.junit.jupiter.api.Assertions.assertEquals(Files.getPosixFilePermissions(x,
+                        java.nio.file.LinkOption.NOFOLLOW_LINKS),
                         Files.getPosixFilePermissions(y, java.nio.file.LinkOption.NOFOLLOW_LINKS), rel.toString());
                 if (Files.isRegularFile(x, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
                     org.junit.jupiter.api.Assertions.assertEquals(-1, Files.mismatch(x, y), rel.toString());

@@ -80,7 +80,8 @@ class GcLeaseTest {
     /** A lease whose holder crashed (never renewed, never released) is taken over once it has expired, not before. */
     static void anExpiredLeaseIsTakenOverAndItsHolderLearnsItLostIt(Store store, Repository repo) throws Exception {
         GcLease crashed = GcLease.acquire(store, other("crashed"), LENGTH, at(T0));
-        GcLease.HeldException early = assertThrows(GcLease.HeldException.class, () -> StoreGc.run(repo, Duration.ofHours(1),
+        GcLease.HeldException early = assertThrows(GcLease.HeldException.class,
+                () -> StoreGc.run(repo, Duration.ofHours(1),
                 at(T0.plus(LENGTH).minusSeconds(1)), false, 0, other("second"), LENGTH));
         assertEquals("crashed", early.holder().user());
         assertEquals(T0.plus(LENGTH), early.expires());
@@ -109,7 +110,8 @@ class GcLeaseTest {
             try (GcLease running = GcLease.acquire(store, other("first"), LENGTH, Clock.systemUTC())) {
                 GcLease.HeldException e = assertThrows(GcLease.HeldException.class,
                         () -> StoreGc.run(p.repository(), Duration.ofHours(1), Clock.systemUTC(), false));
-                assertTrue(e.getMessage().contains("another gc of " + store.uri() + " is running: first@"), e.getMessage());
+                assertTrue(e.getMessage().contains("another gc of " + store.uri() + " is running: first@"),
+                        e.getMessage());
                 assertTrue(e.getMessage().contains("until " + running.expires()), e.getMessage());
                 StoreGc.run(p.repository(), Duration.ofHours(1), Clock.systemUTC(), true); // changes nothing: no lease
             }
@@ -132,7 +134,8 @@ class GcLeaseTest {
         gone.waitFor();
         GcLease.Holder me = GcLease.Holder.current();
         try (Store store = Stores.open(tmp.resolve("store").toUri(), Map.of())) {
-            GcLease killed = GcLease.acquire(store, new GcLease.Holder("killed", me.host(), gone.pid()), LENGTH, at(T0));
+            GcLease killed = GcLease.acquire(store, new GcLease.Holder("killed", me.host(), gone.pid()),
+                    LENGTH, at(T0));
             GcLease.acquire(store, other("next"), LENGTH, at(T0)).close(); // well before its expiry
             assertThrows(IOException.class, killed::renew);
             killed.close();

@@ -32,8 +32,10 @@ class GcRepackChainTest {
 
     /** One worker, so a push fills its packs in file order: a.bin first. */
     private static StagingPipeline pipeline(Store store) {
-        return Staging.pipeline(store, StagingConfig.from(Map.of("staging.layout", "packs", "staging.blob-size", "16KiB",
-                "staging.pack-size", "1MiB", "staging.workers", "1", "staging.dedup-generations", "4")), Clock.systemUTC());
+        return Staging.pipeline(store,
+                StagingConfig.from(Map.of("staging.layout", "packs", "staging.blob-size", "16KiB",
+                "staging.pack-size", "1MiB", "staging.workers", "1", "staging.dedup-generations", "4")),
+                Clock.systemUTC());
     }
 
     private Path image(String name, long seedA, int sizeA, long seedB) throws Exception {
@@ -65,7 +67,8 @@ class GcRepackChainTest {
         }
         StoreGc.Collected many = gc(repo, step, passes);
         assertEquals(one, many, "gc step " + step + " in " + passes + " passes against one pass over the same store");
-        assertEquals(oneState, state(store), "the store after gc step " + step + " in " + passes + " passes and in one");
+        assertEquals(oneState, state(store),
+                "the store after gc step " + step + " in " + passes + " passes and in one");
         return many;
     }
 
@@ -116,7 +119,8 @@ class GcRepackChainTest {
      */
     void repackTwice(int passes) throws Exception {
         // With more than one pass, each gc step is checked against one pass over a copy of the store.
-        try (Store store = Stores.open(tmp.resolve("store-" + passes).toUri(), Map.of()); StagingPipeline p = pipeline(store)) {
+        try (Store store = Stores.open(tmp.resolve("store-" + passes).toUri(),
+                Map.of()); StagingPipeline p = pipeline(store)) {
             Repository repo = p.repository();
             Path x1 = image("x1-" + passes, 1, 256 << 10, 3);
             push(p, image("x0-" + passes, 1, 256 << 10, 2), "x", 0);
@@ -125,7 +129,8 @@ class GcRepackChainTest {
             push(p, image("y1-" + passes, 5, 400 << 10, 7), "y", 1);
             StoreRetention.prune(repo, "x", 1, 0, false);
             StoreRetention.prune(repo, "y", 1, 0, false);
-            StoreGc.Collected first = gcSameAsOnePass(store, repo, 0, passes); // both first packs are mostly dead: into one new pack
+            // both first packs are mostly dead: into one new pack
+            StoreGc.Collected first = gcSameAsOnePass(store, repo, 0, passes);
             assertTrue(first.repacked() >= 2, first.toString());
             gcSameAsOnePass(store, repo, 1, passes); // the old packs go for good
 

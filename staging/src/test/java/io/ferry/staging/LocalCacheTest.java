@@ -23,7 +23,8 @@ class LocalCacheTest {
         LocalCache c = Staging.localCache(tmp.resolve("cache"));
         Path incoming = c.incomingDir(new ImageRef("j", 5, 0));
         for (Path d = incoming; !d.equals(tmp); d = d.getParent()) {
-            org.junit.jupiter.api.Assertions.assertEquals("rwx------", java.nio.file.attribute.PosixFilePermissions.toString(
+            org.junit.jupiter.api.Assertions.assertEquals("rwx------",
+                    java.nio.file.attribute.PosixFilePermissions.toString(
                     Files.getPosixFilePermissions(d)), d.toString());
         }
     }
@@ -109,7 +110,8 @@ class LocalCacheTest {
             assertEquals(whole.get(1L), regularFiles(root.resolve("j").resolve("1")));
 
             Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-cp", System.getProperty("java.class.path"), DropInChild.class.getName(), root.toString(), "j", "1")
+                    "-cp", System.getProperty("java.class.path"), DropInChild.class.getName(),
+                    root.toString(), "j", "1")
                     .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
             boolean killedMidway = false;
             try {
@@ -133,12 +135,15 @@ class LocalCacheTest {
             killedMidway = killedMidway && left > 0;
             // Whatever the kill hit, every generation the cache shows is whole.
             for (long g : c.generations("j")) {
-                assertEquals(whole.get(g), regularFiles(root.resolve("j").resolve(Long.toString(g))), "generation " + g);
+                assertEquals(whole.get(g), regularFiles(root.resolve("j").resolve(Long.toString(g))),
+                        "generation " + g);
             }
             assertTrue(c.generations("j").contains(2L), "the generation not dropped stays");
             if (killedMidway) {
-                assertEquals(List.of(2L), c.generations("j"), "the drop got past its rename: generation 1 is gone from sight");
-                System.out.println("drop killed on attempt " + attempt + " with " + left + " of " + whole.get(1L) + " files left");
+                assertEquals(List.of(2L), c.generations("j"),
+                        "the drop got past its rename: generation 1 is gone from sight");
+                System.out.println("drop killed on attempt " + attempt + " with " + left + " of " + whole.get(1L)
+                        + " files left");
                 assertTrue(c.isStaged(new ImageRef("j", 2, 0)) && !c.isStaged(new ImageRef("j", 1, 0)));
                 return;
             }
@@ -204,7 +209,8 @@ class LocalCacheTest {
         assertTrue(u.capacityBytes() > 0 && u.freeBytes() <= u.capacityBytes());
         c.applyRetention("j", 1, g -> true);
         LocalCache.Usage after = c.usage("j"); // free space is the disk's: other writers move it, so it is not compared
-        assertEquals(List.of(u.capacityBytes(), 2L, 1L), List.of(after.capacityBytes(), after.jobBytes(), (long) after.generations()));
+        assertEquals(List.of(u.capacityBytes(), 2L, 1L),
+                List.of(after.capacityBytes(), after.jobBytes(), (long) after.generations()));
         assertEquals(0, c.usage("never-seen").jobBytes());
     }
 

@@ -68,7 +68,8 @@ class PackCodecsTest extends PackStoreTestBase {
             long base = 0x00007f0000000000L + ((long) r.nextInt(1 << 20) << 12);
             for (int i = 0; i < 512; i++) {
                 int kind = r.nextInt(10);
-                b.putLong(p % 3 == 0 ? 0 : kind < 5 ? r.nextInt(1000) : kind < 8 ? base + (r.nextInt(4096) & ~7) : r.nextLong());
+                b.putLong(p % 3 == 0 ? 0 : kind < 5 ? r.nextInt(1000) : kind < 8 ? base + (r.nextInt(4096) & ~7)
+                        : r.nextLong());
             }
         }
         return b.array();
@@ -95,7 +96,8 @@ class PackCodecsTest extends PackStoreTestBase {
         fx.pipeline.pull(gen(1), out, Progress.NONE);
         Fixture.assertSameTree(image, out);
         int[] codecs = codecs(fx);
-        // Each worker's first heap blob goes to zstd, whose ratio sends the next ones to LZ4; the fields stay over planes.
+        // Each worker's first heap blob goes to zstd, whose ratio sends the next ones to LZ4; the
+        // fields stay over planes.
         assertTrue(codecs[Codecs.LZ4_ID] > 150, java.util.Arrays.toString(codecs));
         assertTrue(codecs[Codecs.PLANES_ID] > 50, java.util.Arrays.toString(codecs));
 

@@ -47,7 +47,8 @@ class PackPushPullTest extends PackStoreTestBase {
         assertTrue(next.storedBytes() < rank0.storedBytes() / 20, "nothing changed: " + next.storedBytes());
         // Another job's ranks are not looked at.
         PushResult stranger = fx.pipeline.push(other, new ImageRef("other", 1, 1), Progress.NONE);
-        assertTrue(stranger.storedBytes() > rank0.storedBytes() / 2, "another job writes its own: " + stranger.storedBytes());
+        assertTrue(stranger.storedBytes() > rank0.storedBytes() / 2,
+                "another job writes its own: " + stranger.storedBytes());
     }
 
     /** Four ranks' images of generation 0: the program's 1.5 MB every rank holds, and 300 KB of each rank's own. */
@@ -75,7 +76,8 @@ class PackPushPullTest extends PackStoreTestBase {
         List<PushResult> told = new java.util.ArrayList<>();
         fx.pipeline.pushAll(ranks, Progress.NONE, (image, result) -> {
             assertEquals(image.ref(), result.image());
-            assertTrue(fx.pipeline.repository().readManifest(image.ref()).manifest().inPacks(), "its manifest is written first");
+            assertTrue(fx.pipeline.repository().readManifest(image.ref()).manifest().inPacks(),
+                    "its manifest is written first");
             told.add(result);
         });
         assertEquals(ranks.stream().map(PushImage::ref).toList(), told.stream().map(PushResult::image).toList());
@@ -85,7 +87,8 @@ class PackPushPullTest extends PackStoreTestBase {
             packBytes += fx.store.size(key);
         }
         assertTrue(packBytes < 2_800_000 + 100_000, "one copy of what the ranks share: " + packBytes);
-        assertEquals(3, fx.store.list(PackKeys.PACKS).size(), "2.7 MB in packs of 1 MiB, not a part-filled pack per rank");
+        assertEquals(3, fx.store.list(PackKeys.PACKS).size(),
+                "2.7 MB in packs of 1 MiB, not a part-filled pack per rank");
         assertEquals(packBytes, told.stream().mapToLong(PushResult::storedBytes).sum(), 4,
                 "the ranks' stored bytes add up to the packs'");
         // Rank 0 wrote the shared blobs; the others found them written and wrote only their own.
@@ -98,7 +101,8 @@ class PackPushPullTest extends PackStoreTestBase {
             assertEquals(1_800_000, r.rawBytes());
         }
         double seconds = told.stream().mapToDouble(r -> r.elapsed().toNanos() / 1e9).sum();
-        assertTrue(told.stream().allMatch(r -> r.elapsed().toNanos() > 0) && seconds < 60, "the group's time shared: " + seconds);
+        assertTrue(told.stream().allMatch(r -> r.elapsed().toNanos() > 0) && seconds < 60,
+                "the group's time shared: " + seconds);
         for (PushImage i : ranks) {
             Path out = tmp.resolve("out-" + i.ref().rank());
             PullResult pulled = fx.pipeline.pull(i.ref(), out, Progress.NONE);
@@ -123,7 +127,8 @@ class PackPushPullTest extends PackStoreTestBase {
         for (PushImage i : ranks) {
             alone += fx.pipeline.pull(i.ref(), tmp.resolve("alone-" + i.ref().rank()), Progress.NONE).readBytes();
         }
-        List<PullImage> images = ranks.stream().map(i -> new PullImage(i.ref(), tmp.resolve("node-out/" + i.ref().rank()))).toList();
+        List<PullImage> images = ranks.stream()
+                .map(i -> new PullImage(i.ref(), tmp.resolve("node-out/" + i.ref().rank()))).toList();
         List<PullResult> together = fx.pipeline.pullAll(images, Progress.NONE);
         for (int r = 0; r < 4; r++) {
             assertEquals(ranks.get(r).ref(), together.get(r).image());
@@ -132,20 +137,25 @@ class PackPushPullTest extends PackStoreTestBase {
         }
         long read = together.stream().mapToLong(PullResult::readBytes).sum();
         long records = together.stream().mapToLong(PullResult::fetchedBytes).sum();
-        // Each of the 2.7 MB of records is read once, where four pulls one after another read the shared 1.5 MB four times.
-        assertTrue(read <= packBytes && records <= packBytes, "read " + read + " and records " + records + " of packs of " + packBytes);
+        // Each of the 2.7 MB of records is read once, where four pulls one after another read the
+        // shared 1.5 MB four times.
+        assertTrue(read <= packBytes && records <= packBytes,
+                "read " + read + " and records " + records + " of packs of " + packBytes);
         assertTrue(alone > 2 * read, "rank by rank " + alone + ", together " + read);
-        assertTrue(together.get(0).fetchedBytes() > 1_500_000, "the first rank is counted the shared records: " + together.get(0));
+        assertTrue(together.get(0).fetchedBytes() > 1_500_000,
+                "the first rank is counted the shared records: " + together.get(0));
 
         // The marker is read and checked for a committed snapshot; a damaged one fails the pull of them all.
         fx.pipeline.repository().commitSnapshot("job", 0, 4);
-        List<PullImage> again = ranks.stream().map(i -> new PullImage(i.ref(), tmp.resolve("again/" + i.ref().rank()))).toList();
+        List<PullImage> again = ranks.stream()
+                .map(i -> new PullImage(i.ref(), tmp.resolve("again/" + i.ref().rank()))).toList();
         assertTrue(fx.pipeline.pullAll(again, Progress.NONE).stream().allMatch(PullResult::committed));
         String pack = fx.store.list(PackKeys.PACKS).get(0);
         byte[] bytes = fx.store.get(pack);
         bytes[100] ^= 0x40; // a record of rank 0's shared text, which every rank needs
         fx.store.put(pack, ByteBuffer.wrap(bytes));
-        List<PullImage> broken = ranks.stream().map(i -> new PullImage(i.ref(), tmp.resolve("broken/" + i.ref().rank()))).toList();
+        List<PullImage> broken = ranks.stream()
+                .map(i -> new PullImage(i.ref(), tmp.resolve("broken/" + i.ref().rank()))).toList();
         assertThrows(ImageCorruptException.class, () -> fx.pipeline.pullAll(broken, Progress.NONE));
         try (Stream<Path> left = Files.list(tmp.resolve("broken"))) {
             assertEquals(List.of(), left.toList(), "no rank's image, and no partial directory, is left");
@@ -172,7 +182,8 @@ class PackPushPullTest extends PackStoreTestBase {
         }
         assertTrue(packBytes < 1_100_000, "one copy of the file in the packs: " + packBytes);
         assertEquals(pushed.storedBytes(), packBytes, 4);
-        assertEquals(7 * (pushed.chunks() / 8), pushed.knownChunks(), "every blob of seven copies found written: " + pushed);
+        assertEquals(7 * (pushed.chunks() / 8), pushed.knownChunks(),
+                "every blob of seven copies found written: " + pushed);
         fx.pipeline.pull(gen(1), tmp.resolve("out"), Progress.NONE);
         Fixture.assertSameTree(image, tmp.resolve("out"));
     }
@@ -187,10 +198,12 @@ class PackPushPullTest extends PackStoreTestBase {
         Exception e = assertThrows(Exception.class, () -> fx.pipeline.pushAll(ranks, Progress.NONE,
                 (image, result) -> told.add(image.ref()), 3_700_000));
         assertTrue(e.getMessage().contains("pipe"), e.getMessage());
-        assertEquals(List.of(new ImageRef("job", 0, 0), new ImageRef("job", 0, 1)), told, "groups of two ranks: the first was pushed");
+        assertEquals(List.of(new ImageRef("job", 0, 0), new ImageRef("job", 0, 1)), told,
+                "groups of two ranks: the first was pushed");
         assertTrue(fx.pipeline.repository().readManifest(new ImageRef("job", 0, 1)).manifest().inPacks());
         assertThrows(io.ferry.stores.ObjectNotFoundException.class,
-                () -> fx.pipeline.repository().readManifest(new ImageRef("job", 0, 2)), "the failed group wrote no manifest");
+                () -> fx.pipeline.repository().readManifest(new ImageRef("job", 0, 2)),
+                "the failed group wrote no manifest");
         Files.delete(fifo);
         told.clear();
         fx.pipeline.pushAll(ranks.subList(2, 4), Progress.NONE, (image, result) -> told.add(image.ref()), 3_700_000);
@@ -216,7 +229,8 @@ class PackPushPullTest extends PackStoreTestBase {
 
         PushResult pushed = fx.pipeline.push(image, gen(1), Progress.NONE);
         assertTrue(pushed.zeroChunks() > 0, "zero blobs are stored nowhere");
-        assertTrue(pushed.knownChunks() > 100, "the second copy of a 5 MB file is found in this push: " + pushed.knownChunks());
+        assertTrue(pushed.knownChunks() > 100,
+                "the second copy of a 5 MB file is found in this push: " + pushed.knownChunks());
         assertEquals(List.of(), fx.store.list("ferry/v1/chunks/"));
         List<String> packs = fx.store.list(PackKeys.PACKS);
         assertTrue(packs.size() >= 3 && packs.size() <= 12, "about 7 MB stored in 1 MiB packs: " + packs);
@@ -276,7 +290,8 @@ class PackPushPullTest extends PackStoreTestBase {
         try (Fixture other = new Fixture(tmp, PACKS)) { // a retry on another agent: nothing cached
             PushResult again = other.pipeline.push(image, gen(1), Progress.NONE);
             assertEquals(0, again.newChunks());
-            assertEquals(first.manifestSha256(), again.manifestSha256(), "a coordinator may hold the first digest already");
+            assertEquals(first.manifestSha256(), again.manifestSha256(),
+                    "a coordinator may hold the first digest already");
         }
     }
 
@@ -302,7 +317,8 @@ class PackPushPullTest extends PackStoreTestBase {
         bytes[100] ^= 0x40; // inside the first record
         fx.store.put(pack, ByteBuffer.wrap(bytes));
         Path out = tmp.resolve("out");
-        ImageCorruptException e = assertThrows(ImageCorruptException.class, () -> fx.pipeline.pull(gen(1), out, Progress.NONE));
+        ImageCorruptException e = assertThrows(ImageCorruptException.class,
+                () -> fx.pipeline.pull(gen(1), out, Progress.NONE));
         assertTrue(e.getMessage().contains("CRC32C") || e.getMessage().contains("SHA-256"), e.getMessage());
         assertFalse(Files.exists(out));
         try (Stream<Path> s = Files.list(tmp)) {
@@ -364,7 +380,8 @@ class PackPushPullTest extends PackStoreTestBase {
         Fixture.write(image.resolve("a.bin"), Fixture.randomBytes(1_000_003, 7));
         fx.pipeline.push(image, gen(1), Progress.NONE);
         Manifest m = fx.pipeline.repository().readManifest(gen(1)).manifest();
-        Entry.RegularFile f = (Entry.RegularFile) m.entries().stream().filter(e -> e.path().equals("a.bin")).findFirst().orElseThrow();
+        Entry.RegularFile f = (Entry.RegularFile) m.entries().stream().filter(e -> e.path().equals("a.bin"))
+                .findFirst().orElseThrow();
         long[] at = f.offsets(m.chunkSize());
         assertEquals(1_000_003, at[at.length - 1]);
         assertTrue(f.chunks().size() > 20 && f.chunks().size() < 250, "16 KiB average blobs: " + f.chunks().size());

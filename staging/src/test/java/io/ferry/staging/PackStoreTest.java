@@ -58,7 +58,8 @@ class PackStoreTest {
             bytes[bytes.length / 3] ^= 0x10;
             store.put(pack, ByteBuffer.wrap(bytes));
             VerifyReport damaged = p.verify(Progress.NONE);
-            assertTrue(damaged.problems().stream().anyMatch(x -> x.kind() == VerifyReport.Kind.CORRUPT_CHUNK && x.key().equals(pack)),
+            assertTrue(damaged.problems().stream()
+                    .anyMatch(x -> x.kind() == VerifyReport.Kind.CORRUPT_CHUNK && x.key().equals(pack)),
                     damaged.problems().toString());
             assertTrue(damaged.problems().stream().anyMatch(x -> x.kind() == VerifyReport.Kind.DAMAGED_IMAGE
                     && x.key().equals("job/1/0") && x.detail().contains(pack.substring(pack.lastIndexOf('/') + 1))),
@@ -66,7 +67,8 @@ class PackStoreTest {
 
             store.delete(pack);
             VerifyReport missing = p.verify(Progress.NONE);
-            assertTrue(missing.problems().stream().anyMatch(x -> x.detail().contains("no such pack")), missing.problems().toString());
+            assertTrue(missing.problems().stream().anyMatch(x -> x.detail().contains("no such pack")),
+                    missing.problems().toString());
         }
     }
 
@@ -82,8 +84,10 @@ class PackStoreTest {
             store.put(pack, ByteBuffer.wrap(bytes));
             PushResult g2 = p.push(a, new ImageRef("job", 2, 0), Progress.NONE);
             p.repository().commitSnapshot("job", 2, 1);
-            assertEquals(g2.chunks(), g2.knownChunks(), "a push reuses every place of a pack that exists, the rotten one too");
-            assertThrows(java.io.IOException.class, () -> p.pull(new ImageRef("job", 2, 0), tmp.resolve("out2"), Progress.NONE));
+            assertEquals(g2.chunks(), g2.knownChunks(),
+                    "a push reuses every place of a pack that exists, the rotten one too");
+            assertThrows(java.io.IOException.class,
+                    () -> p.pull(new ImageRef("job", 2, 0), tmp.resolve("out2"), Progress.NONE));
 
             VerifyReport damaged = p.verify(Progress.NONE);
             List<ChunkQuarantine.Outcome> done = PackQuarantine.repair(p.repository(), damaged);
@@ -102,7 +106,8 @@ class PackStoreTest {
             Fixture.assertSameTree(a, tmp.resolve("out3"));
             // The older images: their sound records resolve through the moves; the damaged one is gone.
             VerifyReport after = p.verify(Progress.NONE);
-            assertTrue(after.problems().stream().noneMatch(x -> x.kind() == VerifyReport.Kind.CORRUPT_CHUNK), after.problems().toString());
+            assertTrue(after.problems().stream().noneMatch(x -> x.kind() == VerifyReport.Kind.CORRUPT_CHUNK),
+                    after.problems().toString());
             List<String> broken = after.problems().stream().filter(x -> x.kind() == VerifyReport.Kind.DAMAGED_IMAGE)
                     .map(VerifyReport.Problem::key).distinct().sorted().toList();
             assertEquals(List.of("job/1/0", "job/2/0"), broken, after.problems().toString());
@@ -135,7 +140,8 @@ class PackStoreTest {
             PackHeal.Healed none = PackHeal.run(p.repository());
             assertEquals(0, none.healed(), none.toString());
             assertEquals(1, none.missing(), "no push wrote the blob again: " + none);
-            assertThrows(java.io.IOException.class, () -> p.pull(new ImageRef("job", 1, 0), tmp.resolve("out"), Progress.NONE));
+            assertThrows(java.io.IOException.class,
+                    () -> p.pull(new ImageRef("job", 1, 0), tmp.resolve("out"), Progress.NONE));
         }
     }
 
@@ -164,10 +170,12 @@ class PackStoreTest {
             // A push after the first step does not count on a pack moved aside: it writes the blobs again.
             PushResult after = p.push(image("after", 100), new ImageRef("job", 4, 0), Progress.NONE);
             assertEquals(after.chunks(), after.newChunks(), after.toString());
-            store.put(Repository.manifestKey(new ImageRef("job", 3, 0)), ByteBuffer.wrap(lateManifest)); // the late push ends
+            // the late push ends
+            store.put(Repository.manifestKey(new ImageRef("job", 3, 0)), ByteBuffer.wrap(lateManifest));
 
             StoreGc.Collected second = StoreGc.run(repo, GRACE, Clock.fixed(t0.plus(GRACE), ZoneOffset.UTC), false);
-            assertEquals(first.fossilized(), second.restored(), "generation 3's manifest needs generation 0's packs: " + second);
+            assertEquals(first.fossilized(), second.restored(),
+                    "generation 3's manifest needs generation 0's packs: " + second);
             assertEquals(0, second.deleted());
             assertTrue(store.list(StoreGc.FOSSILS).isEmpty());
             assertTrue(p.verify(Progress.NONE).ok());
@@ -178,8 +186,10 @@ class PackStoreTest {
             repo.commitSnapshot("job", 3, 1);
             repo.commitSnapshot("job", 4, 1);
             StoreRetention.prune(repo, "job", 1, 0, false); // keeps 4 only
-            StoreGc.Collected third = StoreGc.run(repo, GRACE, Clock.fixed(t0.plus(GRACE.multipliedBy(2)), ZoneOffset.UTC), false);
-            StoreGc.Collected fourth = StoreGc.run(repo, GRACE, Clock.fixed(t0.plus(GRACE.multipliedBy(3)), ZoneOffset.UTC), false);
+            StoreGc.Collected third = StoreGc.run(repo, GRACE,
+                    Clock.fixed(t0.plus(GRACE.multipliedBy(2)), ZoneOffset.UTC), false);
+            StoreGc.Collected fourth = StoreGc.run(repo, GRACE,
+                    Clock.fixed(t0.plus(GRACE.multipliedBy(3)), ZoneOffset.UTC), false);
             assertEquals(third.fossilized(), fourth.deleted(), fourth.toString());
             assertTrue(fourth.deleted() >= 3, "the packs of 0 (with 3), 1 and 2: " + fourth);
             assertTrue(p.verify(Progress.NONE).ok());
@@ -202,7 +212,8 @@ class PackStoreTest {
             Path g1 = twoFiles("g1", 1, 3); // a.bin kept, b.bin rewritten
             p.push(g1, new ImageRef("job", 1, 0), Progress.NONE);
             repo.commitSnapshot("job", 1, 1);
-            StoreRetention.prune(repo, "job", 1, 0, false); // generation 0 goes: its b.bin is dead, its a.bin lives on in 1
+            // generation 0 goes: its b.bin is dead, its a.bin lives on in 1
+            StoreRetention.prune(repo, "job", 1, 0, false);
             Instant t0 = Instant.parse("2026-11-23T10:00:00Z");
 
             StoreGc.Collected first = StoreGc.run(repo, GRACE, Clock.fixed(t0, ZoneOffset.UTC), false);
@@ -214,7 +225,8 @@ class PackStoreTest {
             p.pull(new ImageRef("job", 1, 0), tmp.resolve("out1"), Progress.NONE);
             Fixture.assertSameTree(g1, tmp.resolve("out1"));
 
-            // A push after the repack finds generation 1's a.bin where the repack moved it: nothing of it is written again.
+            // A push after the repack finds generation 1's a.bin where the repack moved it: nothing
+            // of it is written again.
             PushResult again = p.push(g1, new ImageRef("job", 2, 0), Progress.NONE);
             assertEquals(0, again.newChunks(), "every blob is on the store, some of them moved: " + again);
             repo.commitSnapshot("job", 2, 1);
@@ -228,7 +240,8 @@ class PackStoreTest {
             p.pull(new ImageRef("job", 1, 0), tmp.resolve("out2"), Progress.NONE);
             Fixture.assertSameTree(g1, tmp.resolve("out2"));
 
-            // Generation 3 rewrites a.bin too: once 1 and 2 are pruned, nothing names generation 0's packs, and their moves go.
+            // Generation 3 rewrites a.bin too: once 1 and 2 are pruned, nothing names generation
+            // 0's packs, and their moves go.
             Path g2 = twoFiles("g2", 4, 3);
             p.push(g2, new ImageRef("job", 3, 0), Progress.NONE);
             repo.commitSnapshot("job", 3, 1);

@@ -10,7 +10,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 
-/** A pack-layout pipeline ({@link #PACKS}) on a real POSIX store in a temporary directory, and an empty image directory. */
+/**
+ * A pack-layout pipeline ({@link #PACKS}) on a real POSIX store in a temporary directory, and an empty image directory.
+ */
 abstract class PackStoreTestBase {
     static final Map<String, String> PACKS = Map.of("staging.layout", "packs", "staging.blob-size", "16KiB",
             "staging.pack-size", "1MiB", "staging.workers", "3");

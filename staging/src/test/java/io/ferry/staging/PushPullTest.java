@@ -125,7 +125,8 @@ class PushPullTest {
 
     @Test
     void largeFileStreamsThroughFewBuffers() throws Exception {
-        try (Fixture small = new Fixture(tmp.resolve("small"), java.util.Map.of("staging.layout", "chunks", "staging.chunk-size", "64KiB",
+        try (Fixture small = new Fixture(tmp.resolve("small"),
+                java.util.Map.of("staging.layout", "chunks", "staging.chunk-size", "64KiB",
                 "staging.max-bytes-in-flight", "1MiB", "staging.workers", "2"))) {
             assertEquals(16, small.pipeline.config().buffers());
             byte[] data = Fixture.randomBytes(300 * CHUNK + 17, 5);
@@ -166,7 +167,8 @@ class PushPullTest {
     void malformedManifestIsAClearErrorAndNothingIsWritten() throws Exception {
         Fixture.write(image.resolve("a"), Fixture.randomBytes(10, 1));
         fx.pipeline.push(image, ref, Progress.NONE);
-        Files.writeString(fx.storeDir().resolve(Repository.manifestKey(ref)), "{\"format\":\"ferry-image-manifest\",\"version\":1}");
+        Files.writeString(fx.storeDir().resolve(Repository.manifestKey(ref)),
+                "{\"format\":\"ferry-image-manifest\",\"version\":1}");
         MalformedManifestException e = assertThrows(MalformedManifestException.class,
                 () -> fx.pipeline.pull(ref, tmp.resolve("out"), Progress.NONE));
         assertTrue(e.getMessage().contains("job/1/0.manifest"), e.getMessage());
@@ -214,14 +216,17 @@ class PushPullTest {
 
     @Test
     void withFileSha256OnTheManifestIsVersionOneWithEachFilesDigestAndPullChecksIt() throws Exception {
-        try (Fixture v1 = new Fixture(tmp.resolve("v1"), Map.of("staging.layout", "chunks", "staging.chunk-size", Integer.toString(CHUNK),
+        try (Fixture v1 = new Fixture(tmp.resolve("v1"),
+                Map.of("staging.layout", "chunks", "staging.chunk-size", Integer.toString(CHUNK),
                 "staging.file-sha256", "true"))) {
             byte[] data = Fixture.randomBytes(CHUNK + 3, 4);
             Fixture.write(image.resolve("f"), data);
             v1.pipeline.push(image, ref, Progress.NONE);
-            var f = (io.ferry.model.Entry.RegularFile) v1.pipeline.repository().readManifest(ref).manifest().entries().get(0);
+            var f = (io.ferry.model.Entry.RegularFile) v1.pipeline.repository().readManifest(ref).manifest()
+                    .entries().get(0);
             assertEquals(io.ferry.compression.Digests.sha256Hex(data), f.sha256());
-            assertTrue(Files.readString(v1.storeDir().resolve(Repository.manifestKey(ref))).contains("\"version\" : 1"));
+            assertTrue(Files.readString(v1.storeDir().resolve(Repository.manifestKey(ref)))
+                    .contains("\"version\" : 1"));
             Path back = tmp.resolve("back1");
             v1.pipeline.pull(ref, back, Progress.NONE);
             assertArrayEquals(data, Files.readAllBytes(back.resolve("f")));

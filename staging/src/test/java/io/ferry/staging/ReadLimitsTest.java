@@ -26,7 +26,8 @@ class ReadLimitsTest {
             Repository repo = new Repository(store, Clock.systemUTC());
             store.put(Repository.markerKey("j", 0), ByteBuffer.allocate(ReadLimits.MARKER + 1));
             PermanentStoreException e = assertThrows(PermanentStoreException.class, () -> repo.readMarker("j", 0));
-            assertTrue(e.getMessage().contains("is " + (ReadLimits.MARKER + 1) + " bytes, over the limit of " + ReadLimits.MARKER),
+            assertTrue(e.getMessage()
+                    .contains("is " + (ReadLimits.MARKER + 1) + " bytes, over the limit of " + ReadLimits.MARKER),
                     e.getMessage());
             assertThrows(PermanentStoreException.class, () -> repo.committed("j", 0));
             // Within the limit it is read, and refused for what it says (not a marker), as before.
@@ -34,7 +35,8 @@ class ReadLimitsTest {
             Exception bad = assertThrows(Exception.class, () -> repo.readMarker("j", 1));
             assertTrue(!(bad instanceof PermanentStoreException), bad.toString());
             // The manifest's limit is read the same way (not written here: it is 1 GiB).
-            assertThrows(io.ferry.stores.ObjectNotFoundException.class, () -> repo.readManifest(new ImageRef("j", 0, 0)));
+            assertThrows(io.ferry.stores.ObjectNotFoundException.class,
+                    () -> repo.readManifest(new ImageRef("j", 0, 0)));
         }
     }
 }

@@ -57,9 +57,11 @@ class ShardedCommitTest {
             CommittedDigests c = fx.pipeline.repository().committed("job", 4).orElseThrow();
             assertInstanceOf(ShardedMarker.Head.class, c.marker(), "any reader reads it, whatever its own shard size");
             for (int r = 0; r < RANKS; r++) {
-                assertEquals(fx.pipeline.repository().readManifest(new ImageRef("job", 4, r)).sha256(), c.manifestSha256(r));
+                assertEquals(fx.pipeline.repository().readManifest(new ImageRef("job", 4, r)).sha256(),
+                        c.manifestSha256(r));
             }
-            assertEquals(committed, fx.pipeline.repository().readMarker("job", 4).orElseThrow(), "the whole marker, assembled");
+            assertEquals(committed, fx.pipeline.repository().readMarker("job", 4).orElseThrow(),
+                    "the whole marker, assembled");
             assertThrows(IllegalArgumentException.class, () -> c.manifestSha256(RANKS));
             assertTrue(fx.pipeline.verify(Progress.NONE).ok());
 
@@ -95,15 +97,18 @@ class ShardedCommitTest {
             MalformedManifestException e = assertThrows(MalformedManifestException.class, () -> c.manifestSha256(4));
             assertTrue(e.getMessage().contains("not the one its snapshot committed"), e.getMessage());
             VerifyReport report = fx.pipeline.verify(Progress.NONE);
-            assertTrue(report.problems().stream().anyMatch(p -> p.kind() == VerifyReport.Kind.BAD_SNAPSHOT), report.toString());
+            assertTrue(report.problems().stream().anyMatch(p -> p.kind() == VerifyReport.Kind.BAD_SNAPSHOT),
+                    report.toString());
 
             Files.delete(shard1);
             e = assertThrows(MalformedManifestException.class,
                     () -> fx.pipeline.repository().committed("job", 6).orElseThrow().manifestSha256(3));
             assertTrue(e.getMessage().contains("is missing"), e.getMessage());
             Path dest = tmp.resolve("pulled");
-            assertThrows(MalformedManifestException.class, () -> fx.pipeline.pull(new ImageRef("job", 6, 3), dest, Progress.NONE));
-            assertFalse(Files.exists(dest), "nothing pulled from a generation whose commit cannot be read whole for it");
+            assertThrows(MalformedManifestException.class,
+                    () -> fx.pipeline.pull(new ImageRef("job", 6, 3), dest, Progress.NONE));
+            assertFalse(Files.exists(dest),
+                    "nothing pulled from a generation whose commit cannot be read whole for it");
         }
     }
 
@@ -134,7 +139,8 @@ class ShardedCommitTest {
             }
             repo.commitSnapshot("job", 2, RANKS);
             repo.commitSnapshot("job", 1, RANKS); // nothing changes: idempotent
-            Files.delete(key(Repository.markerKey("job", 1))); // as if killed between prune's deletes, or before the head
+            // as if killed between prune's deletes, or before the head
+            Files.delete(key(Repository.markerKey("job", 1)));
             StoreRetention.Pruned p = StoreRetention.prune(fx.pipeline.repository(), "job", 1, 0, false);
             assertEquals(List.of(1L), p.dropped());
             for (int i = 0; i < 3; i++) {

@@ -44,7 +44,8 @@ class StoreGcTest {
 
     /** The chunk layout, 64 KiB chunks: each file of {@link #image} is one chunk. */
     private static StagingPipeline chunkPipeline(Store store) {
-        return Staging.pipeline(store, StagingConfig.from(Map.of("staging.layout", "chunks", "staging.chunk-size", "64KiB")),
+        return Staging.pipeline(store,
+                StagingConfig.from(Map.of("staging.layout", "chunks", "staging.chunk-size", "64KiB")),
                 Clock.systemUTC());
     }
 
@@ -71,7 +72,8 @@ class StoreGcTest {
             StoreRetention.Pruned p = StoreRetention.prune(repo, "job", 2, 5, false);
             assertEquals(List.of(1L, 2L, 3L), p.dropped());
             assertEquals(List.of(0L, 4L, 5L, 6L), p.kept(), "the newest two, every fifth (0, 5), and the open one");
-            assertEquals(List.of(0L, 4L, 5L, 6L), repo.listGenerations().stream().map(Repository.GenerationListing::generation).toList());
+            assertEquals(List.of(0L, 4L, 5L, 6L),
+                    repo.listGenerations().stream().map(Repository.GenerationListing::generation).toList());
 
             // A push whose chunk lookup happened before gc moves the chunks: its manifest lands after the move.
             pipeline.push(image("late", 101), new ImageRef("late", 0, 0), Progress.NONE); // own chunk = generation 1's
@@ -94,7 +96,8 @@ class StoreGcTest {
             // Generations 1 and 3's own chunks, and 2's unless the push beside wrote its manifest before the scan.
             assertTrue(first.fossilized() == 2 || first.fossilized() == 3, first.toString());
             assertEquals(t0.plus(GRACE), first.waitUntil());
-            store.put(Repository.manifestKey(new ImageRef("late", 0, 0)), ByteBuffer.wrap(lateManifest)); // the late push ends
+            // the late push ends
+            store.put(Repository.manifestKey(new ImageRef("late", 0, 0)), ByteBuffer.wrap(lateManifest));
 
             StoreGc.Collected early = StoreGc.run(repo, GRACE, at(t0.plus(GRACE).minusSeconds(1)), false);
             assertEquals(t0.plus(GRACE), early.waitUntil(), "nothing happens before the grace period is over");
@@ -102,7 +105,8 @@ class StoreGcTest {
 
             StoreGc.Collected second = StoreGc.run(repo, GRACE, at(t0.plus(GRACE)), false);
             assertEquals(1, second.deleted(), "generation 3's own chunk, which nothing references: " + second);
-            assertEquals(first.fossilized() - 1, second.restored(), "1's (the late push) and 2's (the push beside): " + second);
+            assertEquals(first.fossilized() - 1, second.restored(),
+                    "1's (the late push) and 2's (the push beside): " + second);
             assertTrue(pipeline.verify(Progress.NONE).ok(), "every manifest's chunks are there");
             assertEquals(0, second.fossilized(), "nothing left unreferenced");
             assertTrue(store.list(StoreGc.FOSSILS).isEmpty());
@@ -118,7 +122,8 @@ class StoreGcTest {
             Repository repo = pipeline.repository();
             pipeline.push(image("g0", 100), new ImageRef("job", 0, 0), Progress.NONE);
             store.put(StoreGc.RECORD, ByteBuffer.wrap("junk".getBytes()));
-            java.io.IOException e = assertThrows(java.io.IOException.class, () -> StoreGc.run(repo, GRACE, Clock.systemUTC(), false));
+            java.io.IOException e = assertThrows(java.io.IOException.class,
+                    () -> StoreGc.run(repo, GRACE, Clock.systemUTC(), false));
             assertTrue(e.getMessage().contains("fossilized-at"), e.getMessage());
             store.delete(StoreGc.RECORD);
             store.put(Repository.manifestKey(new ImageRef("job", 1, 0)), ByteBuffer.wrap("{not a manifest".getBytes()));

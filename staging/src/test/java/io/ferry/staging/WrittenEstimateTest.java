@@ -42,7 +42,10 @@ class WrittenEstimateTest {
         }
     }
 
-    /** Estimates generation {@code g} of {@code state}, pushes it, and compares with what it wrote (about {@code share} of it). */
+    /**
+     * Estimates generation {@code g} of {@code state}, pushes it, and compares with what it wrote
+     * (about {@code share} of it).
+     */
     private void check(StagingPipeline pipeline, long g, byte[] state, double share) throws Exception {
         Path dir = Files.createDirectories(tmp.resolve("g" + g));
         Files.write(dir.resolve("memory"), state);

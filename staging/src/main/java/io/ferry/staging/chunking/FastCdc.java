@@ -62,10 +62,12 @@ public final class FastCdc {
      */
     public FastCdc(int avg, int min) {
         if (avg < 256 || Integer.bitCount(avg) != 1 || avg > (1 << 26)) {
-            throw new IllegalArgumentException("average chunk size must be a power of two from 256 B to 64 MiB, got " + avg);
+            throw new IllegalArgumentException("average chunk size must be a power of two from 256 B to 64 MiB, got "
+                    + avg);
         }
         if (min < 64 || min > avg) {
-            throw new IllegalArgumentException("minimum chunk size must be from 64 B up to the average " + avg + ", got " + min);
+            throw new IllegalArgumentException("minimum chunk size must be from 64 B up to the average " + avg
+                    + ", got " + min);
         }
         int bits = Integer.numberOfTrailingZeros(avg);
         this.avg = avg;

@@ -17,7 +17,8 @@ import java.util.HexFormat;
  * {@code docs/formats/pack.md} ("Sealed records") lays them out:
  *
  * <pre>
- * magic "FRYE" | version 1 | algorithm 1 (AES-256-GCM) | reserved 0 (2) | key id (8) | nonce (12) | ciphertext | tag (16)
+ * magic "FRYE" | version 1 | algorithm 1 (AES-256-GCM) | reserved 0 (2) | key id (8) | nonce (12) |
+ * ciphertext | tag (16)
  * </pre>
  *
  * The ciphertext is the blob's v1 chunk object (header, CRC32C, zstd or raw bytes), so an opened
@@ -39,7 +40,8 @@ public final class BlobSealer {
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Keys keys;
-    private final ThreadLocal<Cipher> ciphers = ThreadLocal.withInitial(() -> instance(() -> Cipher.getInstance("AES/GCM/NoPadding")));
+    private final ThreadLocal<Cipher> ciphers =
+            ThreadLocal.withInitial(() -> instance(() -> Cipher.getInstance("AES/GCM/NoPadding")));
     private final ThreadLocal<Mac> macs;
 
     public BlobSealer(Keys keys) {
@@ -115,11 +117,13 @@ public final class BlobSealer {
     public int open(ChunkId id, byte[] record, int off, int len, byte[] out, String what)
             throws CorruptChunkException, EncryptionKeyException {
         if (len < OVERHEAD + 1) {
-            throw new CorruptChunkException(what, "sealed record of " + len + " bytes is shorter than its header and tag");
+            throw new CorruptChunkException(what,
+                    "sealed record of " + len + " bytes is shorter than its header and tag");
         }
         ByteBuffer h = ByteBuffer.wrap(record, off, HEADER);
         if (h.getInt() != MAGIC || h.get() != VERSION || h.get() != AES_256_GCM || h.getShort() != 0) {
-            throw new CorruptChunkException(what, "sealed record header unknown (version, algorithm or reserved bytes)");
+            throw new CorruptChunkException(what,
+                    "sealed record header unknown (version, algorithm or reserved bytes)");
         }
         if (!keys.isId(record, off + 8)) {
             throw EncryptionKeyException.of(what, keyIdOf(record, off), keys);
@@ -131,7 +135,8 @@ public final class BlobSealer {
             c.updateAAD(id.bytes());
             return c.doFinal(record, off + HEADER, len - HEADER, out, 0);
         } catch (AEADBadTagException e) {
-            throw new CorruptChunkException(what, "AES-GCM tag mismatch: the sealed record was altered or belongs to another blob");
+            throw new CorruptChunkException(what,
+                    "AES-GCM tag mismatch: the sealed record was altered or belongs to another blob");
         } catch (GeneralSecurityException e) {
             throw new CorruptChunkException(what, "sealed record does not open: " + e.getMessage());
         }

@@ -80,14 +80,16 @@ public final class Keys {
     public static Optional<Keys> resolve(Map<String, String> settings, Map<String, String> env) {
         String file = settings.getOrDefault(KEY_FILE.name(), "").trim();
         String text = env.getOrDefault(VARIABLE, "");
-        Optional<Keys> fromEnv = text.isEmpty() ? Optional.empty() : Optional.of(parse(text, "environment variable " + VARIABLE));
+        Optional<Keys> fromEnv = text.isEmpty() ? Optional.empty()
+                : Optional.of(parse(text, "environment variable " + VARIABLE));
         if (file.isEmpty()) {
             return fromEnv;
         }
         Keys fromFile = readFile(Path.of(file));
         if (fromEnv.isPresent() && !fromEnv.get().id().equals(fromFile.id())) {
             throw new IllegalArgumentException(KEY_FILE.name() + " (" + file + ") and " + VARIABLE
-                    + " hold different keys (ids " + fromFile.id() + " and " + fromEnv.get().id() + "): set one of them");
+                    + " hold different keys (ids " + fromFile.id() + " and " + fromEnv.get().id()
+                    + "): set one of them");
         }
         return Optional.of(fromFile);
     }
@@ -105,7 +107,8 @@ public final class Keys {
         }
         if (current.isEmpty()) {
             throw new IllegalArgumentException(PREVIOUS_KEY_FILES.name() + " needs a current key (" + KEY_FILE.name()
-                    + " or " + VARIABLE + "): previous keys only open what they sealed, and pushes seal with the current one");
+                    + " or " + VARIABLE
+                    + "): previous keys only open what they sealed, and pushes seal with the current one");
         }
         List<Keys> previous = new java.util.ArrayList<>();
         for (String f : files.split(",")) {

@@ -33,7 +33,10 @@ final class FileFeed<T> {
         T stage(int index, byte[] buf, int len);
     }
 
-    /** A regular file as read: its whole-file digest ({@link Entry.RegularFile#NOT_RECORDED} unless asked) and its pieces. */
+    /**
+     * A regular file as read: its whole-file digest ({@link Entry.RegularFile#NOT_RECORDED} unless
+     * asked) and its pieces.
+     */
     record Read<T>(ImageScanner.Found found, String sha256, List<CompletableFuture<T>> pieces) {}
 
     private final BufferPool pool;
@@ -117,7 +120,9 @@ final class FileFeed<T> {
         return new Read<>(f, whole == null ? Entry.RegularFile.NOT_RECORDED : Digests.hex(whole.digest()), pieces);
     }
 
-    /** Through this thread's small direct buffer ({@link FileIo}), not the JDK's temporary one of the segment's size. */
+    /**
+     * Through this thread's small direct buffer ({@link FileIo}), not the JDK's temporary one of the segment's size.
+     */
     private static void readFully(FileChannel ch, byte[] buf, int len, ImageScanner.Found f) throws IOException {
         if (FileIo.read(ch, buf, 0, len) < len) {
             throw new IOException("file " + f.path() + " shrank while being pushed: quiesce the rank first");

@@ -65,10 +65,14 @@ public final class ImagePull {
 
     private record Fetched(byte[] buf, int len) {}
 
-    /** {@link #run(ImageRef, Path, int, Progress, Optional)} with the commit marker read here (empty: not committed). */
-    public PullResult run(ImageRef ref, Path dest, int buffers, Progress progress) throws IOException, InterruptedException {
+    /**
+     * {@link #run(ImageRef, Path, int, Progress, Optional)} with the commit marker read here (empty: not committed).
+     */
+    public PullResult run(ImageRef ref, Path dest, int buffers, Progress progress) throws IOException,
+            InterruptedException {
         Optional<CommittedDigests> c = repo.committed(ref.job(), ref.generation());
-        return run(ref, dest, buffers, progress, c.isEmpty() ? Optional.empty() : Optional.of(c.get().manifestSha256(ref.rank())));
+        return run(ref, dest, buffers, progress, c.isEmpty() ? Optional.empty()
+                : Optional.of(c.get().manifestSha256(ref.rank())));
     }
 
     /**
@@ -85,8 +89,8 @@ public final class ImagePull {
     }
 
     /** A chunk-layout image whose manifest {@code m} was read and checked already. */
-    private PullResult pullChunks(ImageRef ref, Manifest m, Path dest, int buffers, Progress progress, Optional<String> committed)
-            throws IOException, InterruptedException {
+    private PullResult pullChunks(ImageRef ref, Manifest m, Path dest, int buffers, Progress progress,
+            Optional<String> committed) throws IOException, InterruptedException {
         long t0 = System.nanoTime();
         Path target = target(dest);
         Path tmp = partial(target);
@@ -113,8 +117,8 @@ public final class ImagePull {
         } finally {
             progress.finish();
         }
-        return new PullResult(ref, target, m.rawBytes(), files, fetchedChunks.get(), fetchedBytes.get(), fetchedBytes.get(),
-                committed.isPresent(), Duration.ofNanos(System.nanoTime() - t0));
+        return new PullResult(ref, target, m.rawBytes(), files, fetchedChunks.get(), fetchedBytes.get(),
+                fetchedBytes.get(), committed.isPresent(), Duration.ofNanos(System.nanoTime() - t0));
     }
 
     /**
@@ -128,8 +132,8 @@ public final class ImagePull {
      * written before packs) are pulled one after another, after the others, each with
      * {@code buffers} chunk buffers.
      */
-    public List<PullResult> runAll(List<PullImage> images, List<Optional<String>> committed, int buffers, Progress progress)
-            throws IOException, InterruptedException {
+    public List<PullResult> runAll(List<PullImage> images, List<Optional<String>> committed, int buffers,
+            Progress progress) throws IOException, InterruptedException {
         List<Integer> packed = new ArrayList<>();
         List<Manifest> all = new ArrayList<>();
         for (int i = 0; i < images.size(); i++) {
@@ -155,7 +159,8 @@ public final class ImagePull {
         return List.of(out);
     }
 
-    private List<PullResult> pullPacks(List<PullImage> images, List<Manifest> manifests, List<Optional<String>> committed,
+    private List<PullResult> pullPacks(List<PullImage> images, List<Manifest> manifests,
+            List<Optional<String>> committed,
                                        Progress progress) throws IOException, InterruptedException {
         long t0 = System.nanoTime();
         if (images.isEmpty()) {
@@ -210,7 +215,9 @@ public final class ImagePull {
         }
     }
 
-    /** The manifest of {@code ref}, refused unless its bytes are the ones committed (where given) and its key is here. */
+    /**
+     * The manifest of {@code ref}, refused unless its bytes are the ones committed (where given) and its key is here.
+     */
     private Manifest manifest(ImageRef ref, Optional<String> committed) throws IOException {
         Repository.StoredManifest sm;
         try {
@@ -309,7 +316,8 @@ public final class ImagePull {
      * worker also writes it there at its offset and returns no buffer, so chunks are written in
      * parallel; without, the calling thread writes (and hashes) them in order.
      */
-    private CompletableFuture<Fetched> submit(ImageRef ref, Entry.RegularFile f, int index, int chunkSize, FileChannel sink) {
+    private CompletableFuture<Fetched> submit(ImageRef ref, Entry.RegularFile f, int index, int chunkSize,
+            FileChannel sink) {
         ChunkId id = f.chunks().get(index);
         if (id.isZero()) {
             return CompletableFuture.completedFuture(new Fetched(null, 0));
@@ -320,7 +328,8 @@ public final class ImagePull {
 
     private Fetched fetch(ImageRef ref, Entry.RegularFile f, int index, ChunkId id, int expected, int chunkSize,
                           FileChannel sink) {
-        String where = "image " + ref + " file '" + f.path() + "' chunk " + index + " of " + f.chunks().size() + " (" + id + ")";
+        String where = "image " + ref + " file '" + f.path() + "' chunk " + index + " of " + f.chunks().size()
+                + " (" + id + ")";
         byte[] raw = null;
         try {
             byte[] obj = objectBuffers.get();
@@ -336,7 +345,8 @@ public final class ImagePull {
             raw = pool.take();
             int len = ChunkFormat.decode(obj, n, id.bytes(), raw, id.toString());
             if (len != expected) {
-                throw new CorruptChunkException(id.toString(), "holds " + len + " bytes where the file needs " + expected);
+                throw new CorruptChunkException(id.toString(),
+                        "holds " + len + " bytes where the file needs " + expected);
             }
             fetchedChunks.incrementAndGet();
             fetchedBytes.addAndGet(n);
@@ -356,7 +366,8 @@ public final class ImagePull {
             throw new java.util.concurrent.CompletionException(new ImageCorruptException(where + ": missing chunk", e));
         } catch (CorruptChunkException e) {
             giveBack(raw);
-            throw new java.util.concurrent.CompletionException(new ImageCorruptException(where + ": " + e.getMessage(), e));
+            throw new java.util.concurrent.CompletionException(new ImageCorruptException(where + ": "
+                    + e.getMessage(), e));
         } catch (IOException e) {
             giveBack(raw);
             throw new java.util.concurrent.CompletionException(new IOException(where + ": " + e.getMessage(), e));

@@ -27,8 +27,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * One push of one image directory in the chunk layout. The calling thread reads files in order,
  * chunk by chunk, into pooled buffers ({@link FileFeed}; it keeps the whole-file SHA-256 only
  * when asked: {@code fileSha256}; else the chunk ids prove each file, and no byte is hashed
- * twice); workers test for zeros, hash, skip chunks the store has, compress and write. The manifest is written only after every chunk
- * is durable, so a crash before it leaves no visible image. Single use, not thread-safe.
+ * twice); workers test for zeros, hash, skip chunks the store has, compress and write. The manifest is written only
+ * after every chunk is durable, so a crash before it leaves no visible image. Single use, not thread-safe.
  */
 public final class ImagePush {
     private final Repository repo;
@@ -64,7 +64,8 @@ public final class ImagePush {
     private record Staged(ChunkId id, int crc32c) {}
 
     @SuppressWarnings("unchecked")
-    public PushResult run(java.nio.file.Path dir, ImageRef ref, Progress progress) throws IOException, InterruptedException {
+    public PushResult run(java.nio.file.Path dir, ImageRef ref, Progress progress) throws IOException,
+            InterruptedException {
         long t0 = System.nanoTime();
         List<ImageScanner.Found> found = ImageScanner.scan(dir);
         long total = found.stream().mapToLong(ImageScanner.Found::size).sum();
@@ -88,7 +89,8 @@ public final class ImagePush {
                     ids.add(st.id());
                     crc32c.add(st.crc32c());
                 }
-                entries.add(new Entry.RegularFile(r.found().path(), r.found().mode(), r.found().size(), r.sha256(), ids));
+                entries.add(new Entry.RegularFile(r.found().path(), r.found().mode(), r.found().size(),
+                        r.sha256(), ids));
             } else {
                 entries.add((Entry) o);
             }

@@ -82,7 +82,8 @@ public final class PackPush {
                     ThreadLocal<byte[]> objectBuffers, FastCdc cdc, PackWriter packs, DedupCache cache,
                     int baseGenerations, boolean fileSha256) {
         if (segment < cdc.max()) {
-            throw new IllegalArgumentException("a segment of " + segment + " bytes cannot hold the largest blob " + cdc.max());
+            throw new IllegalArgumentException("a segment of " + segment
+                    + " bytes cannot hold the largest blob " + cdc.max());
         }
         this.repo = repo;
         this.packsOnStore = new PackResolver(repo.store());
@@ -169,14 +170,16 @@ public final class PackPush {
             Written w = written.get(i);
             long stored = fresh == 0 ? 0 : Math.round((double) packs.bytes() * w.freshBytes() / fresh);
             double share = total == 0 ? 1.0 / images.size() : (double) raw[i] / total;
-            out.add(new PushResult(images.get(i).ref(), raw[i], w.files(), w.crcs().length, w.zero(), w.known(), w.fresh(),
+            out.add(new PushResult(images.get(i).ref(), raw[i], w.files(), w.crcs().length, w.zero(),
+                    w.known(), w.fresh(),
                     stored, w.manifestSha256(), Duration.ofNanos(Math.round(seconds * share * 1e9)), w.crcs()));
         }
         return out;
     }
 
     /** What writing one image's manifest found in its blobs. */
-    private record Written(String manifestSha256, int files, int[] crcs, long zero, long known, long fresh, long freshBytes) {}
+    private record Written(String manifestSha256, int files, int[] crcs, long zero, long known, long fresh,
+            long freshBytes) {}
 
     /** Writes {@code ref}'s manifest (version 3) from its scanned entries and read files. */
     @SuppressWarnings("unchecked")
@@ -210,10 +213,12 @@ public final class PackPush {
                         known++;
                     }
                     places.add(b.at() == null ? BlobPlace.zero(b.length()) : new BlobPlace(b.length(),
-                            packNumbers.computeIfAbsent(b.at().pack(), k -> packNumbers.size()), b.at().offset(), b.at().recordLength()));
+                            packNumbers.computeIfAbsent(b.at().pack(), k -> packNumbers.size()), b.at().offset(),
+                            b.at().recordLength()));
                 }
             }
-            entries.add(new Entry.RegularFile(r.found().path(), r.found().mode(), r.found().size(), r.sha256(), ids, places));
+            entries.add(new Entry.RegularFile(r.found().path(), r.found().mode(), r.found().size(),
+                    r.sha256(), ids, places));
         }
         Manifest m = new Manifest(ref, cdc.max(), entries, List.copyOf(packNumbers.keySet()), repo.blobs().keyId());
         String manifestSha = repo.putManifest(m);
@@ -235,12 +240,14 @@ public final class PackPush {
      */
     private Map<ChunkId, BlobLocation> baseLocations(List<PushImage> images) {
         Map<ChunkId, BlobLocation> out = new HashMap<>();
-        java.util.Set<Map<ChunkId, BlobLocation>> merged = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        java.util.Set<Map<ChunkId, BlobLocation>> merged =
+                java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
         for (PushImage i : images) {
             ImageRef ref = i.ref();
             addBase(out, merged, ref);
             int used = 0;
-            for (long g = ref.generation() - 1; g >= Math.max(0, ref.generation() - LOOKBACK) && used < baseGenerations; g--) {
+            for (long g = ref.generation() - 1; g >= Math.max(0, ref.generation() - LOOKBACK)
+                    && used < baseGenerations; g--) {
                 if (addBase(out, merged, new ImageRef(ref.job(), g, ref.rank()))) {
                     used++;
                 }
@@ -281,8 +288,12 @@ public final class PackPush {
     /** Other ranks' manifests a push deduplicates against, per generation (bounds the lookup map it builds). */
     static final int SIBLINGS = 8;
 
-    /** Adds the blobs of {@code ref}'s manifest not already placed; false if there is none (a damaged one counts as one). */
-    private boolean addBase(Map<ChunkId, BlobLocation> out, java.util.Set<Map<ChunkId, BlobLocation>> merged, ImageRef ref) {
+    /**
+     * Adds the blobs of {@code ref}'s manifest not already placed; false if there is none (a
+     * damaged one counts as one).
+     */
+    private boolean addBase(Map<ChunkId, BlobLocation> out,
+            java.util.Set<Map<ChunkId, BlobLocation>> merged, ImageRef ref) {
         String key = Repository.manifestKey(ref);
         var held = cache.get(key);
         if (held.isPresent()) {

@@ -69,7 +69,8 @@ final class PackReads {
      * Span buffers of {@link #SPAN} bytes, reused from span to span (a fresh array per span cost the
      * pull its zeroing and page faults) and gone with this pull.
      */
-    private final java.util.concurrent.ConcurrentLinkedQueue<byte[]> spanBuffers = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final java.util.concurrent.ConcurrentLinkedQueue<byte[]> spanBuffers =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
     /** What each image of the pull read, in the order given to {@link #pull(List, Progress)}. */
     private Counts[] counts = new Counts[0];
 
@@ -170,7 +171,8 @@ final class PackReads {
         return counts[i];
     }
 
-    private void batch(List<Into> images, List<FileOf> files, Progress progress) throws IOException, InterruptedException {
+    private void batch(List<Into> images, List<FileOf> files, Progress progress) throws IOException,
+            InterruptedException {
         List<FileChannel> open = new ArrayList<>(files.size());
         try {
             Map<RecordKey, Need> needs = new LinkedHashMap<>();
@@ -197,7 +199,8 @@ final class PackReads {
                     RecordKey key = new RecordKey(pack, p.offset());
                     Need n = needs.get(key);
                     if (n == null) {
-                        n = new Need(f.chunks().get(i), p, resolver.resolve(pack, p.offset(), p.recordLength()), of.image());
+                        n = new Need(f.chunks().get(i), p,
+                                resolver.resolve(pack, p.offset(), p.recordLength()), of.image());
                         needs.put(key, n);
                     }
                     if (!n.id.equals(f.chunks().get(i)) || n.place.recordLength() != p.recordLength()) {
@@ -226,7 +229,8 @@ final class PackReads {
             }
             drainFlusher();
             for (Restored r : restored) {
-                // Linux reports a failed writeback once per open file: to the early flush that met it, not the fsync after.
+                // Linux reports a failed writeback once per open file: to the early flush that met
+                // it, not the fsync after.
                 IOException failed = r.writeback().failed.get();
                 if (failed != null) {
                     throw new IOException("image " + r.ref() + " file '" + r.file().path() + "': writing it failed: "
@@ -291,10 +295,12 @@ final class PackReads {
                 String name = "blob " + n.id + " of file '" + n.targets.get(0).path() + "'";
                 int len = blobs.decode(buf, (int) (n.at.offset() - s.start()), n.at.recordLength(), n.id, raw, name);
                 if (len != n.place.length()) {
-                    throw new CorruptChunkException(name, "holds " + len + " bytes where the file needs " + n.place.length());
+                    throw new CorruptChunkException(name,
+                            "holds " + len + " bytes where the file needs " + n.place.length());
                 }
                 for (Target t : n.targets) {
-                    FileIo.writeFully(t.ch(), t.pos(), raw, 0, len); // positional, through this thread's small direct buffer
+                    // positional, through this thread's small direct buffer
+                    FileIo.writeFully(t.ch(), t.pos(), raw, 0, len);
                     progress.advance(len);
                     startWriteback(t.file(), len);
                     if (t.file().pending().decrementAndGet() == 0) {

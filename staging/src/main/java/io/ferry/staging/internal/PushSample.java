@@ -46,22 +46,26 @@ public final class PushSample {
      * new ones encoded as they would be stored. Per image: {@code [sampled raw, of which new raw,
      * their stored bytes]}.
      */
-    public long[][] sample(List<PushImage> images, List<List<ImageScanner.Found>> scanned, double share) throws IOException {
+    public long[][] sample(List<PushImage> images, List<List<ImageScanner.Found>> scanned, double share)
+            throws IOException {
         long[][] out = new long[images.size()][3];
         int window = Math.max(2 * cdc.max(), 256 << 10); // a few blobs past the two a window's start may cut wrong
         byte[] buf = new byte[window];
         byte[] obj = new byte[repo.blobs().maxRecordLength(format, cdc.max())];
         for (int i = 0; i < images.size(); i++) {
             Map<String, long[]> cuts = previousCuts(images.get(i).ref());
-            long total = scanned.get(i).stream().filter(f -> f.kind() == ImageScanner.Kind.FILE).mapToLong(ImageScanner.Found::size).sum();
+            long total = scanned.get(i).stream().filter(f -> f.kind() == ImageScanner.Kind.FILE)
+                    .mapToLong(ImageScanner.Found::size).sum();
             long budget = Math.max((long) MIN_WINDOWS * window, (long) Math.ceil(total * share)); // at least a spread
             for (ImageScanner.Found f : scanned.get(i)) {
                 if (f.kind() != ImageScanner.Kind.FILE || f.size() == 0 || total == 0) {
                     continue;
                 }
-                long mine = Math.max(1, Math.round((double) budget * f.size() / total)); // this file's part of the sample
+                // this file's part of the sample
+                long mine = Math.max(1, Math.round((double) budget * f.size() / total));
                 int windows = (int) Math.max(1, Math.min(1024, mine / window));
-                try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(f.file(), java.nio.file.StandardOpenOption.READ)) {
+                try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(f.file(),
+                        java.nio.file.StandardOpenOption.READ)) {
                     for (int w = 0; w < windows; w++) {
                         long at = f.size() <= window ? 0 : (f.size() - window) * w / Math.max(1, windows - 1);
                         int len = (int) Math.min(window, f.size() - at);
@@ -69,7 +73,8 @@ public final class PushSample {
                         while (bb.hasRemaining() && ch.read(bb, at + bb.position()) >= 0) {
                             // read the window whole
                         }
-                        sampleWindow(buf, bb.position(), at == 0 ? 0 : firstCutIn(cuts.get(f.path()), at, bb.position()), obj,
+                        sampleWindow(buf, bb.position(), at == 0 ? 0
+                                : firstCutIn(cuts.get(f.path()), at, bb.position()), obj,
                                 out[i]);
                     }
                 }

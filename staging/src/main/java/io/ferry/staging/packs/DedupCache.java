@@ -43,7 +43,8 @@ public final class DedupCache {
      * (one generation's directory), other than those in {@code except}, most recently used first:
      * what this node pushed for the job's other ranks. Does not mark them used.
      */
-    public synchronized List<Map<ChunkId, BlobLocation>> siblings(String prefix, java.util.Set<String> except, int max) {
+    public synchronized List<Map<ChunkId, BlobLocation>> siblings(String prefix,
+            java.util.Set<String> except, int max) {
         List<Map<ChunkId, BlobLocation>> out = new ArrayList<>();
         List<Map.Entry<String, Map<ChunkId, BlobLocation>>> entries = new ArrayList<>(byManifest.entrySet());
         for (int i = entries.size() - 1; i >= 0 && out.size() < max; i--) {
@@ -86,7 +87,8 @@ public final class DedupCache {
                 for (int i = 0; i < f.chunks().size(); i++) {
                     BlobPlace p = f.places().get(i);
                     if (!p.isZero()) {
-                        out.put(f.chunks().get(i), new BlobLocation(m.packs().get(p.pack()), p.offset(), p.recordLength(), p.length()));
+                        out.put(f.chunks().get(i),
+                                new BlobLocation(m.packs().get(p.pack()), p.offset(), p.recordLength(), p.length()));
                     }
                 }
             }

@@ -25,7 +25,9 @@ public final class PackFormat {
     public static final int HEADER = 8;
     public static final int ENTRY = 40;
     public static final int FOOTER = 24;
-    /** Largest pack a reader accepts (a pack is closed at {@code staging.pack-size}, at most 64 MiB, plus one record). */
+    /**
+     * Largest pack a reader accepts (a pack is closed at {@code staging.pack-size}, at most 64 MiB, plus one record).
+     */
     public static final int MAX_PACK = 80 << 20;
 
     private PackFormat() {}
@@ -38,7 +40,10 @@ public final class PackFormat {
         dst.putInt(0, MAGIC).put(4, (byte) VERSION).put(5, (byte) 0).putShort(6, (short) 0);
     }
 
-    /** Writes the trailer for {@code records} at {@code dst[at..]} (absolute: the buffer's position is not used); returns the pack's whole length. */
+    /**
+     * Writes the trailer for {@code records} at {@code dst[at..]} (absolute: the buffer's position
+     * is not used); returns the pack's whole length.
+     */
     static int writeTrailer(ByteBuffer dst, int at, List<Record> records) {
         byte[] trailer = new byte[trailerLength(records.size())];
         ByteBuffer b = ByteBuffer.wrap(trailer);
@@ -98,7 +103,8 @@ public final class PackFormat {
             throw new IllegalArgumentException("bad trailer magic: the pack is truncated or is not one");
         }
         if (trailer < HEADER || trailer + count * ENTRY != packLength - FOOTER) {
-            throw new IllegalArgumentException("trailer at " + trailer + " with " + count + " entries does not end where the footer begins");
+            throw new IllegalArgumentException("trailer at " + trailer + " with " + count
+                    + " entries does not end where the footer begins");
         }
         return trailer;
     }

@@ -34,7 +34,9 @@ public final class PackMoves {
     public static final String MOVED = "ferry/v2/moved/";
     private static final int MAGIC = 0x4652594D; // FRYM
     private static final HexFormat HEX = HexFormat.of();
-    /** A cap on what a decoder accepts: a 64 MiB pack of 16 KiB-record blobs has about 4,000 records; small ones more. */
+    /**
+     * A cap on what a decoder accepts: a 64 MiB pack of 16 KiB-record blobs has about 4,000 records; small ones more.
+     */
     public static final int MAX_MOVES = 1 << 22;
 
     private final String pack;
@@ -67,7 +69,8 @@ public final class PackMoves {
     /** The old pack a moves key names, or empty for another key. */
     public static Optional<String> packOf(String key) {
         String name = key.substring(key.lastIndexOf('/') + 1);
-        return key.startsWith(MOVED) && Names.isSha256Hex(name) && key.equals(key(name)) ? Optional.of(name) : Optional.empty();
+        return key.startsWith(MOVED) && Names.isSha256Hex(name) && key.equals(key(name)) ? Optional.of(name)
+                : Optional.empty();
     }
 
     public byte[] encode() {
@@ -127,7 +130,8 @@ public final class PackMoves {
                 long off = b.getInt() & 0xffffffffL;
                 int len = b.getInt();
                 if (t < 0 || t >= p || len < 1) {
-                    throw new IllegalArgumentException("move " + i + " names pack " + t + " of " + p + " or length " + len);
+                    throw new IllegalArgumentException("move " + i + " names pack " + t + " of " + p
+                            + " or length " + len);
                 }
                 moves.put(old, new Moved(targets.get(t), off, len));
             }

@@ -33,7 +33,8 @@ public final class PackWriter {
     private final int packSize;
     private final Semaphore alive;
     /** Buffers of packs written, filled again by the next packs: a writer allocates at most {@code alive} of them. */
-    private final java.util.concurrent.ConcurrentLinkedQueue<ByteBuffer> spare = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final java.util.concurrent.ConcurrentLinkedQueue<ByteBuffer> spare =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
     /** Whether packs are filled in direct memory ({@link PackBuffers}), which the store writes without a copy. */
     private final boolean direct;
     private final AtomicInteger written = new AtomicInteger();

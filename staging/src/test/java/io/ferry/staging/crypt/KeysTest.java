@@ -29,7 +29,8 @@ class KeysTest {
         ownerOnly(Files.writeString(f, HEX.substring(0, 62) + "\n"));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> Keys.resolve(Map.of("encryption.key-file", f.toString()), Map.of()));
-        assertEquals("encryption.key-file=" + f + ": expected the 32-byte key as 64 hex digits, found 62 characters", e.getMessage());
+        assertEquals("encryption.key-file=" + f + ": expected the 32-byte key as 64 hex digits, found 62 characters",
+                e.getMessage());
         assertFalse(e.getMessage().contains(HEX.substring(0, 16)));
         Path b64 = tmp.resolve("base64.key");
         ownerOnly(Files.writeString(b64, "ABEiM0RVZneImaq7zN3u/wARIjNEVWZ3iJmqu8zd7v8="));
@@ -89,15 +90,18 @@ class KeysTest {
         assertEquals(sealed.length, s.seal(id, plain, plain.length, sealed));
         byte[] again = new byte[sealed.length];
         s.seal(id, plain, plain.length, again);
-        assertNotEquals(java.util.Arrays.toString(sealed), java.util.Arrays.toString(again), "a fresh nonce per record");
+        assertNotEquals(java.util.Arrays.toString(sealed), java.util.Arrays.toString(again),
+                "a fresh nonce per record");
         byte[] out = new byte[plain.length];
         assertEquals(plain.length, s.open(id, sealed, 0, sealed.length, out, "r"));
         assertArrayEquals(plain, out);
         ChunkId other = s.name(new byte[]{1}, 0, 1);
-        CorruptChunkException moved = assertThrows(CorruptChunkException.class, () -> s.open(other, sealed, 0, sealed.length, out, "r"));
+        CorruptChunkException moved = assertThrows(CorruptChunkException.class,
+                () -> s.open(other, sealed, 0, sealed.length, out, "r"));
         assertTrue(moved.getMessage().contains("AES-GCM tag mismatch"), moved.getMessage());
         BlobSealer wrong = new BlobSealer(Keys.parse("1" + HEX.substring(1), "y"));
-        EncryptionKeyException key = assertThrows(EncryptionKeyException.class, () -> wrong.open(id, sealed, 0, sealed.length, out, "r"));
+        EncryptionKeyException key = assertThrows(EncryptionKeyException.class,
+                () -> wrong.open(id, sealed, 0, sealed.length, out, "r"));
         assertTrue(key.getMessage().contains("key id " + Keys.parse(HEX, "x").id()), key.getMessage());
         sealed[9] ^= 1; // the key id is authenticated too: altered, it names no key and opens under none
         assertThrows(EncryptionKeyException.class, () -> s.open(id, sealed, 0, sealed.length, out, "r"));

@@ -71,7 +71,8 @@ class PackWriterTest {
         @Override public URI uri() { return real.uri(); }
         @Override public byte[] get(String key) throws StoreException { return real.get(key); }
         @Override public int read(String key, byte[] dst) throws StoreException { return real.read(key, dst); }
-        @Override public void readRange(String key, long offset, byte[] dst, int dstOff, int len) throws StoreException {
+        @Override public void readRange(String key, long offset, byte[] dst, int dstOff, int len)
+                throws StoreException {
             real.readRange(key, offset, dst, dstOff, len);
         }
         @Override public boolean exists(String key) throws StoreException { return real.exists(key); }
@@ -90,7 +91,8 @@ class PackWriterTest {
             List<Appended> all = appendConcurrently(writer, 6, 30);
             writer.finish();
             assertTrue(store.most.get() >= 2, "a second pack was written while the first one was: " + store.most.get());
-            assertTrue(store.most.get() <= 4, "at most four packs exist, filling or being written: " + store.most.get());
+            assertTrue(store.most.get() <= 4,
+                    "at most four packs exist, filling or being written: " + store.most.get());
             assertEquals(writer.packs(), store.puts.get());
             assertTrue(writer.packs() >= 4, "180 records of 100 KiB fill several 1 MiB packs: " + writer.packs());
             for (Appended a : all) {
@@ -123,7 +125,8 @@ class PackWriterTest {
                         r.nextBytes(name);
                         ChunkId id = ChunkId.of(name);
                         ids.put(id, true);
-                        out.add(new Appended(Arrays.copyOf(record, record.length), writer.append(id, record, 0, record.length)));
+                        out.add(new Appended(Arrays.copyOf(record, record.length),
+                                writer.append(id, record, 0, record.length)));
                     }
                     return out;
                 }));
