@@ -29,7 +29,8 @@ import java.util.function.ToDoubleFunction;
  */
 public final class AgentMeters {
     /** Histogram buckets in seconds; the coordinator's {@code CoordinatorMeters} uses the same, so panels line up. */
-    static final double[] SECONDS_BUCKETS = {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600};
+    static final double[] SECONDS_BUCKETS = {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300,
+            600, 1800, 3600};
 
     private final MeterRegistry registry;
     private final Timer capture;
@@ -44,13 +45,15 @@ public final class AgentMeters {
     public AgentMeters(MeterRegistry registry) {
         this.registry = registry;
         this.capture = histogram("ferry.agent.capture", "Rank images captured on this node: the rank's stall.");
-        this.staging = histogram("ferry.agent.staging", "Rank images staged from this node to the store: time to push.");
+        this.staging = histogram("ferry.agent.staging",
+                "Rank images staged from this node to the store: time to push.");
         for (String tier : new String[]{"local", "partner", "remote"}) {
             bytes("raw", tier);
             bytes("stored", tier);
         }
         Gauge.builder("ferry.agent.cache.capacity", cacheCapacity, AtomicLong::get).baseUnit("bytes")
-                .description("Size of the file system holding this node's cache (as last reported).").register(registry);
+                .description("Size of the file system holding this node's cache (as last reported).")
+                .register(registry);
         Gauge.builder("ferry.agent.cache.free", cacheFree, AtomicLong::get).baseUnit("bytes")
                 .description("Bytes still usable on the file system holding this node's cache (as last reported).")
                 .register(registry);
@@ -117,7 +120,8 @@ public final class AgentMeters {
             counter(job, "ferry.agent.store.rejected.calls", null, tags, store, s -> s.store().health().rejected(),
                     "Store calls refused untried while the circuit was open.");
             add(job, Gauge.builder("ferry.agent.store.circuit", store, s -> circuit(s.store().health().circuit()))
-                    .tags(tags).description("The store's circuit breaker: 0 closed, 1 half-open (probing), 2 open (down).")
+                    .tags(tags)
+                    .description("The store's circuit breaker: 0 closed, 1 half-open (probing), 2 open (down).")
                     .strongReference(true).register(registry));
         }
     }
@@ -143,7 +147,8 @@ public final class AgentMeters {
     private void counter(String job, String name, String unit, Tags tags, OpenedStore store,
                          ToDoubleFunction<OpenedStore> value, String help) {
         // Micrometer holds the store weakly: the job's JobOnNode holds it while it is open, and closed() removes these.
-        add(job, FunctionCounter.builder(name, store, value).baseUnit(unit).tags(tags).description(help).register(registry));
+        add(job, FunctionCounter.builder(name, store, value).baseUnit(unit).tags(tags).description(help)
+                .register(registry));
     }
 
     private void add(String job, Meter m) {
@@ -162,7 +167,8 @@ public final class AgentMeters {
     private Counter bytes(String kind, String tier) {
         return bytes.computeIfAbsent(kind + "/" + tier, k -> Counter.builder("ferry.agent." + kind).baseUnit("bytes")
                 .tag("tier", tier)
-                .description(kind.equals("raw") ? "Bytes of this node's rank images as captured, by the tier they reached."
+                .description(kind.equals("raw")
+                        ? "Bytes of this node's rank images as captured, by the tier they reached."
                         : "Bytes the tier holds of those images (compressed and deduplicated on the store).")
                 .register(registry));
     }

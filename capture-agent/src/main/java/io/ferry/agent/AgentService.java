@@ -58,7 +58,9 @@ public final class AgentService implements Closeable {
     /** This node's meters, or null where the process keeps none. */
     private volatile AgentMeters meters;
 
-    /** Whether {@code ferry chaos} may kill this node's ranks or the node itself ({@code ferry agent --allow-chaos}). */
+    /**
+     * Whether {@code ferry chaos} may kill this node's ranks or the node itself ({@code ferry agent --allow-chaos}).
+     */
     private volatile boolean chaos;
 
     /** Lets {@code ferry chaos} kill ranks here and lose this node (before {@link #start()}); refused otherwise. */
@@ -112,15 +114,18 @@ public final class AgentService implements Closeable {
             this.spool = launcherRanks ? new RankSpool(home, RankSpool.hostName()) : null;
         } catch (java.io.IOException e) {
             releaseHome();
-            throw new java.io.UncheckedIOException("cannot open the rank spool under " + home + ": " + e.getMessage(), e);
+            throw new java.io.UncheckedIOException("cannot open the rank spool under " + home + ": "
+                    + e.getMessage(), e);
         }
         try {
             this.peers = peerListen == null ? null
-                    : new io.ferry.agent.peer.PeerServer(peerListen, io.ferry.staging.Staging.localCache(home.resolve("cache")),
+                    : new io.ferry.agent.peer.PeerServer(peerListen,
+                            io.ferry.staging.Staging.localCache(home.resolve("cache")),
                     peerAuth).answering(board::answer);
         } catch (java.io.IOException e) {
             releaseHome();
-            throw new java.io.UncheckedIOException("cannot serve the cache to peers on " + peerListen + ": " + e.getMessage(), e);
+            throw new java.io.UncheckedIOException("cannot serve the cache to peers on " + peerListen + ": "
+                    + e.getMessage(), e);
         }
         // Positioned before start() returns: a command sent after that is never missed.
         this.commands = log.commandsFor(node);
@@ -149,7 +154,8 @@ public final class AgentService implements Closeable {
     public AgentService start() {
         thread.start();
         if (retention != null) {
-            reclaimer = new CacheReclaimer(log, node, io.ferry.staging.Staging.localCache(home.resolve("cache")), retention,
+            reclaimer = new CacheReclaimer(log, node,
+                    io.ferry.staging.Staging.localCache(home.resolve("cache")), retention,
                     java.time.Clock.systemUTC(), jobs::containsKey,
                     (job, task) -> java.util.concurrent.CompletableFuture.runAsync(task, lane(job)), () -> meters)
                     .start();
@@ -238,7 +244,8 @@ public final class AgentService implements Closeable {
             record Attempt(String job, long generation) {}
             Map<Attempt, java.util.List<Integer>> joined = new java.util.LinkedHashMap<>();
             for (RankSpool.Hello h : spool.arrivals()) {
-                joined.computeIfAbsent(new Attempt(h.job(), h.generation()), k -> new java.util.ArrayList<>()).add(h.rank());
+                joined.computeIfAbsent(new Attempt(h.job(), h.generation()),
+                        k -> new java.util.ArrayList<>()).add(h.rank());
             }
             joined.forEach((k, ranks) -> log.append(new Event.RanksJoined(k.job(), k.generation(), node,
                     io.ferry.model.RankSet.of(ranks.stream().mapToInt(Integer::intValue)).toString())));
@@ -253,7 +260,8 @@ public final class AgentService implements Closeable {
             c = EventCodec.decodeCommand(r.value());
         } catch (IllegalArgumentException bad) {
             failedCommands.incrementAndGet();
-            LOG.warn("ignoring malformed command at offset {}: {}", r.offset(), io.ferry.eventlog.EventLines.oneLine(bad.getMessage()));
+            LOG.warn("ignoring malformed command at offset {}: {}", r.offset(),
+                    io.ferry.eventlog.EventLines.oneLine(bad.getMessage()));
             return;
         }
         if ((c instanceof Command.KillNode || c instanceof Command.KillRank) && !chaos) {
@@ -266,7 +274,8 @@ public final class AgentService implements Closeable {
             killNode();
             return;
         }
-        if (c instanceof Command.Launch l && l.launchId() > 0) { // before the lane: a launch under way sees it's superseded
+        if (c instanceof Command.Launch l && l.launchId() > 0) {
+            // before the lane: a launch under way sees it's superseded
             board.launched(l.job(), l.launchId());
         }
         lane(c.job()).execute(() -> {
@@ -289,8 +298,10 @@ public final class AgentService implements Closeable {
     private void handle(Command c) {
         try {
             if (c instanceof Command.Launch l) {
-                JobOnNode j = jobs.computeIfAbsent(l.job(), job -> new JobOnNode(new NodeServices(log, node, home, heartbeat,
-                        secrets, spool, meters, () -> !running), new Peering(peerAddress().orElse(null), peerAuth, board)));
+                JobOnNode j = jobs.computeIfAbsent(l.job(),
+                        job -> new JobOnNode(new NodeServices(log, node, home, heartbeat,
+                        secrets, spool, meters, () -> !running),
+                        new Peering(peerAddress().orElse(null), peerAuth, board)));
                 j.launch(l);
                 if (l.rankSet().isEmpty()) {
                     jobs.remove(l.job(), j);
@@ -313,7 +324,8 @@ public final class AgentService implements Closeable {
                 boolean killed = j != null && j.kill(k.rank());
                 LOG.info("ferry agent " + node + ": chaos: rank " + k.rank() + " of " + k.job()
                         + (killed ? " killed (SIGKILL)" : " does not run here"));
-            } else if (c instanceof Command.Restart || c instanceof Command.RequestCheckpoint || c instanceof Command.Halt) {
+            } else if (c instanceof Command.Restart || c instanceof Command.RequestCheckpoint
+                    || c instanceof Command.Halt) {
                 // the coordinator's commands, on a partition this node shares
             } else {
                 throw new AssertionError(c);
@@ -330,7 +342,8 @@ public final class AgentService implements Closeable {
             if (c instanceof Command.Launch l) { // tell the job, not only this node's log: its submitter is waiting
                 try { // a program missing here or a store this node cannot open says nothing against the generation
                     log.append(new Event.RestoreFailed(l.job(), l.generation(), node,
-                            "cannot launch: " + e.getMessage(), RestoreErrors.storeUnreachable(e), RestoreErrors.provenBad(e)));
+                            "cannot launch: " + e.getMessage(), RestoreErrors.storeUnreachable(e),
+                            RestoreErrors.provenBad(e)));
                 } catch (RuntimeException unreported) {
                     // the log is away too; the coordinator's heartbeat check will notice
                 }
@@ -348,11 +361,13 @@ public final class AgentService implements Closeable {
         settings.putAll(secrets);
         try (io.ferry.staging.OpenedStore store = io.ferry.staging.OpenedStore.open(p.store(), settings)) {
             io.ferry.staging.LocalCache cache = io.ferry.staging.Staging.localCache(home.resolve("cache"));
-            io.ferry.staging.CommittedDigests committed = store.pipeline().repository().committed(p.job(), p.generation())
+            io.ferry.staging.CommittedDigests committed = store.pipeline().repository()
+                    .committed(p.job(), p.generation())
                     .orElseThrow(() -> new java.io.IOException("generation " + p.generation() + " of " + p.job()
                             + " has no commit marker on " + p.store()));
             for (int r : io.ferry.model.RankSet.parse(p.ranks()).toList()) {
-                sources.put(r, RestartSource.tier(store.pipeline(), cache, new io.ferry.model.ImageRef(p.job(), p.generation(), r),
+                sources.put(r, RestartSource.tier(store.pipeline(), cache,
+                        new io.ferry.model.ImageRef(p.job(), p.generation(), r),
                         io.ferry.model.PeerAddresses.parse(p.peers().getOrDefault(r, "")), committed.manifestSha256(r),
                         peerAuth));
             }

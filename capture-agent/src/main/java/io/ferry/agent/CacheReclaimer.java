@@ -140,7 +140,8 @@ final class CacheReclaimer implements AutoCloseable {
                 long idle = now - cache.lastModifiedMillis(job);
                 if (reportedUnknown.add(job)) {
                     LOG.warn("ferry agent {}: cache: job {} is not known to the event log; its directory {} goes once"
-                                    + " untouched for {} (cache.finished-retention), all but images not yet staged", node, job,
+                                    + " untouched for {} (cache.finished-retention), all but images not yet staged",
+                                    node, job,
                             cache.root().resolve(job), human(retention.finished()));
                 }
                 if (idle < retention.finished().toMillis()) {
@@ -191,8 +192,8 @@ final class CacheReclaimer implements AutoCloseable {
                 try {
                     reclaim(job, what, why, s);
                 } catch (IOException e) {
-                    LOG.warn("ferry agent {}: cache: reclaiming job {} failed, trying again at the next sweep: {}", node,
-                            job, e.getMessage());
+                    LOG.warn("ferry agent {}: cache: reclaiming job {} failed, trying again at the next sweep: {}",
+                            node, job, e.getMessage());
                 }
             }).get(5, TimeUnit.MINUTES);
         } catch (InterruptedException e) {
@@ -205,13 +206,14 @@ final class CacheReclaimer implements AutoCloseable {
     private void reclaim(String job, LocalCache.Standing what, String why, Standing s) throws IOException {
         LocalCache.Reclaimed r = cache.reclaim(job, what);
         if (!r.removed().isEmpty()) {
-            LOG.info("ferry agent {}: cache: removed {} of job {} ({} bytes freed): {}", node, String.join(", ", r.removed()),
-                    job, r.freedBytes(), why);
+            LOG.info("ferry agent {}: cache: removed {} of job {} ({} bytes freed): {}", node,
+                    String.join(", ", r.removed()), job, r.freedBytes(), why);
         }
         if (!r.keptUnstaged().isEmpty() && reportedKept.add(job + " " + r.keptUnstaged())) {
             LOG.warn("ferry agent {}: cache: kept generations {} of job {} ({}): they hold images of this node not yet"
                     + " staged, which stay until a run of the job stages them or finishes successfully; remove them from {}"
-                    + " by hand if the job will not run again", node, r.keptUnstaged(), job, why, cache.root().resolve(job));
+                    + " by hand if the job will not run again", node, r.keptUnstaged(), job, why,
+                    cache.root().resolve(job));
         }
         if (s != null && !r.removed().isEmpty()) {
             try {
@@ -224,7 +226,8 @@ final class CacheReclaimer implements AutoCloseable {
                 }
                 log.append(c);
             } catch (IOException | RuntimeException e) {
-                LOG.warn("ferry agent {}: cache usage of {} after reclaiming not reported: {}", node, job, e.getMessage());
+                LOG.warn("ferry agent {}: cache usage of {} after reclaiming not reported: {}", node, job,
+                        e.getMessage());
             }
         }
     }
@@ -267,7 +270,8 @@ final class CacheReclaimer implements AutoCloseable {
             s.placement = st.where();
             String keep = st.launch().settings().get(io.ferry.staging.StagingConfig.KEEP_GENERATIONS.name());
             try {
-                s.keepGenerations = keep == null ? Integer.parseInt(io.ferry.staging.StagingConfig.KEEP_GENERATIONS.defaultValue())
+                s.keepGenerations = keep == null
+                        ? Integer.parseInt(io.ferry.staging.StagingConfig.KEEP_GENERATIONS.defaultValue())
                         : io.ferry.staging.StagingConfig.KEEP_GENERATIONS.parse(keep);
             } catch (IllegalArgumentException bad) {
                 s.keepGenerations = 1;

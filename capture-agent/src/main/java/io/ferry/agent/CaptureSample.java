@@ -42,8 +42,9 @@ final class CaptureSample {
             for (int i = 0; i < order.size(); i++) {
                 out.put(order.get(i), est[i]);
             }
-            LOG.debug("ferry agent {}: generation {} of {}: staging should write {} (sampled in {} ms)", config.node(), g,
-                    config.job(), io.ferry.model.Sizes.format(out.values().stream().mapToLong(Long::longValue).filter(x -> x > 0)
+            LOG.debug("ferry agent {}: generation {} of {}: staging should write {} (sampled in {} ms)",
+                    config.node(), g, config.job(),
+                    io.ferry.model.Sizes.format(out.values().stream().mapToLong(Long::longValue).filter(x -> x > 0)
                             .sum()), (System.nanoTime() - t0) / 1_000_000);
             return out;
         } catch (java.io.IOException | RuntimeException e) {

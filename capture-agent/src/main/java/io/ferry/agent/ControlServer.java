@@ -32,7 +32,8 @@ final class ControlServer implements Closeable {
     private final java.nio.file.attribute.UserPrincipal root;
 
     /** @param restartFailed told when a rank says its restart data failed its own check */
-    ControlServer(Path path, IntFunction<RankProcess> ranks, java.util.function.BiConsumer<Integer, Line.RestartFail> restartFailed)
+    ControlServer(Path path, IntFunction<RankProcess> ranks,
+            java.util.function.BiConsumer<Integer, Line.RestartFail> restartFailed)
             throws IOException {
         this.path = path;
         this.ranks = ranks;
@@ -40,7 +41,8 @@ final class ControlServer implements Closeable {
         Files.deleteIfExists(path);
         server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         server.bind(UnixDomainSocketAddress.of(path));
-        io.ferry.model.OwnerOnly.restrict(path); // only the owner's processes may talk to the agent (its directory is 0700 too)
+        // only the owner's processes may talk to the agent (its directory is 0700 too)
+        io.ferry.model.OwnerOnly.restrict(path);
         self = Files.getOwner(path);
         root = path.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("root");
         DaemonThreads.start("ferry-agent-control", this::acceptLoop);
@@ -89,7 +91,8 @@ final class ControlServer implements Closeable {
             checkPeer(ch);
             Line first = Line.parse(Line.read(in));
             if (!(first instanceof Line.Hello hello) || ranks.apply(hello.rank()) == null) {
-                throw new IllegalArgumentException("first line must be HELLO <rank> of a rank of this job, got " + first);
+                throw new IllegalArgumentException("first line must be HELLO <rank> of a rank of this job, got "
+                        + first);
             }
             RankProcess rank = ranks.apply(hello.rank());
             if (!rank.attach(ch)) {

@@ -110,13 +110,15 @@ final class JobOnNode {
             }
             open(l, false);
         } catch (IOException | RuntimeException e) {
-            waiting.values().forEach(h -> spool.refuse(h.job(), h.rank(), "cannot open the job's store: " + e.getMessage()));
+            waiting.values()
+                    .forEach(h -> spool.refuse(h.job(), h.rank(), "cannot open the job's store: " + e.getMessage()));
             throw e;
         }
         Map<Integer, Path> dirs = new HashMap<>();
         if (!restored(l, dirs)) {
             waiting.values().forEach(h -> spool.refuse(h.job(), h.rank(), "generation " + l.generation()
-                    + " cannot be restored on " + node + " (see the job's events); the coordinator picks an older one"));
+                    + " cannot be restored on " + node
+                    + " (see the job's events); the coordinator picks an older one"));
             return;
         }
         for (RankSpool.Hello h : waiting.values()) {
@@ -144,8 +146,10 @@ final class JobOnNode {
     private void dropLeftLineage(Command.Launch l) throws IOException {
         for (long g : cache.generations(l.job())) {
             if (g > l.generation()) {
-                LOG.warn("ferry agent " + node + ": generation " + g + " of " + l.job() + " dropped from this node's cache:"
-                        + " the job starts again from " + (l.generation() >= 0 ? "generation " + l.generation() : "the start")
+                LOG.warn("ferry agent " + node + ": generation " + g + " of " + l.job()
+                        + " dropped from this node's cache:"
+                        + " the job starts again from "
+                        + (l.generation() >= 0 ? "generation " + l.generation() : "the start")
                         + ", so its newer generations are a history it left");
                 cache.drop(l.job(), g);
             }
@@ -180,7 +184,8 @@ final class JobOnNode {
             LaunchSpec s = l.launch();
             agent = new NodeAgent(new AgentConfig(l.job(), l.rankSet(), l.nranks(), node, s.program(),
                     new Quiesce(s.capture(), Duration.ofMillis(s.captureTimeoutMillis()), s.signal()),
-                    io.ferry.model.OwnerOnly.privateRuntimeDir(System.getenv())), cache, store.pipeline(), patient(), heartbeat);
+                    io.ferry.model.OwnerOnly.privateRuntimeDir(System.getenv())), cache, store.pipeline(),
+                    patient(), heartbeat);
             if (peering.address() != null) {
                 agent.announcePeer(peering.address());
             }
@@ -270,7 +275,9 @@ final class JobOnNode {
         }
     }
 
-    /** Tries of a restore the store's unavailability fails (2, 4, 8, 16 s between them, after the store's own retries). */
+    /**
+     * Tries of a restore the store's unavailability fails (2, 4, 8, 16 s between them, after the store's own retries).
+     */
     static final int RESTORE_ATTEMPTS = 5;
 
     /** SIGKILLs rank {@code rank} here, if it runs here ({@code ferry chaos kill-rank}). */
@@ -299,7 +306,8 @@ final class JobOnNode {
             ImageRef ref = new ImageRef(l.job(), l.generation(), r);
             String digest = committed.manifestSha256(r);
             Optional<String> near = RestartSource.nearby(store.pipeline(), cache, ref, dir,
-                    io.ferry.model.PeerAddresses.parse(l.peers().getOrDefault(r, "")), unreachable, digest, peering.auth());
+                    io.ferry.model.PeerAddresses.parse(l.peers().getOrDefault(r, "")), unreachable, digest,
+                    peering.auth());
             if (near.isPresent()) {
                 sources.put(r, near.get());
             } else {

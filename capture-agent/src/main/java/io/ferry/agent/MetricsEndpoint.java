@@ -40,7 +40,9 @@ public final class MetricsEndpoint implements Closeable {
         this.text = text;
     }
 
-    /** Serves {@code text} at {@code address} (port 0: any free port); a taken port is a {@link java.net.BindException}. */
+    /**
+     * Serves {@code text} at {@code address} (port 0: any free port); a taken port is a {@link java.net.BindException}.
+     */
     public static MetricsEndpoint start(InetSocketAddress address, Supplier<String> text) throws IOException {
         MetricsEndpoint m = new MetricsEndpoint(HttpServer.create(address, 8), text);
         m.server.createContext("/", m::handle);

@@ -58,7 +58,10 @@ public final class NodeAgent implements Closeable {
     /** The transparent capture method, empty for the cooperative protocol. */
     private final Optional<Capturer> transparent;
     private volatile long launchEpoch;
-    /** The newest generation a capture was asked of (capture thread only): a command delivered twice is not acted on twice. */
+    /**
+     * The newest generation a capture was asked of (capture thread only): a command delivered twice
+     * is not acted on twice.
+     */
     private long lastCaptureAsked = -1;
     /** How often the agent tells the coordinator it is alive, unless told otherwise; well under its 30 s timeout. */
     public static final java.time.Duration HEARTBEAT_INTERVAL = java.time.Duration.ofSeconds(5);
@@ -75,9 +78,11 @@ public final class NodeAgent implements Closeable {
         this.cache = cache;
         this.pipeline = pipeline;
         this.events = events;
-        this.transparent = config.quiesce().cooperative() ? Optional.empty() : Optional.of(Capturers.of(config.quiesce().method()));
+        this.transparent = config.quiesce().cooperative() ? Optional.empty()
+                : Optional.of(Capturers.of(config.quiesce().method()));
         io.ferry.model.OwnerOnly.createDirectories(config.socketDir());
-        this.control = new ControlServer(config.socketDir().resolve(ControlServer.socketName(config.job(), ProcessHandle.current().pid())),
+        this.control = new ControlServer(config.socketDir()
+                .resolve(ControlServer.socketName(config.job(), ProcessHandle.current().pid())),
                 ranks::get, (rank, f) ->
                 // The whole job rolls back to an older generation; this one is never chosen again.
                 events.accept(new Event.RestoreFailed(config.job(), f.generation(), config.node(), "rank " + rank
@@ -120,7 +125,8 @@ public final class NodeAgent implements Closeable {
                 transparent.get().started(restartGeneration >= 0, this::killLiving);
             }
         } catch (IOException | RuntimeException e) {
-            if (transparent.isPresent()) { // ranks waiting for one that never came (DMTCP's restores) would wait for ever
+            if (transparent.isPresent()) {
+                // ranks waiting for one that never came (DMTCP's restores) would wait for ever
                 try {
                     stopRanks();
                 } catch (InterruptedException interrupted) {
@@ -139,12 +145,14 @@ public final class NodeAgent implements Closeable {
             Map<String, String> env = pb.environment();
             env.remove("FERRY_RESTART_DIR");
             env.remove("FERRY_RESTART_GENERATION");
-            // Credentials the agent took from its environment (FERRY_S3_SECRET_ACCESS_KEY, FERRY_KAFKA_SASL_JAAS_CONFIG,
-            // AWS_SECRET_ACCESS_KEY, KRB5CCNAME...) are not the ranks', unless the job passes a store's (rank.pass-env).
+            // Credentials the agent took from its environment (FERRY_S3_SECRET_ACCESS_KEY,
+            // FERRY_KAFKA_SASL_JAAS_CONFIG, AWS_SECRET_ACCESS_KEY, KRB5CCNAME...) are not the
+            // ranks', unless the job passes a store's (rank.pass-env).
             io.ferry.model.LaunchSpec.removeSecrets(env, pipeline.config().passEnv());
             env.putAll(rankEnvironment(r, ckpt, restartGeneration, restartDir));
             Process p = RankStart.start(pb, config.command(), transparent, r, ckpt, restartDir);
-            watch(new RankProcess(r, p, ckpt, config.quiesce().signal()).withHelloGrace(config.quiesce().helloGrace()), epoch);
+            watch(new RankProcess(r, p, ckpt, config.quiesce().signal())
+                    .withHelloGrace(config.quiesce().helloGrace()), epoch);
         }
     }
 
@@ -158,7 +166,8 @@ public final class NodeAgent implements Closeable {
     public synchronized Map<String, String> adopt(int rank, long pid, long restartGeneration, Path restartDir)
             throws IOException {
         ProcessHandle h = ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
-                .orElseThrow(() -> new IOException("rank " + rank + " (pid " + pid + ") is gone before it could start"));
+                .orElseThrow(() -> new IOException("rank " + rank + " (pid " + pid
+                        + ") is gone before it could start"));
         RankProcess old = ranks.remove(rank);
         if (old != null && old.process().isAlive() && old.process().pid() != pid) {
             old.process().descendants().forEach(ProcessHandle::destroyForcibly);
@@ -212,7 +221,8 @@ public final class NodeAgent implements Closeable {
      */
     public Optional<String> cannotRestore() {
         if (transparent.isPresent() && !transparent.get().restores()) {
-            return Optional.of("job " + config.job() + " captures with " + transparent.get().method() + ": its images are ELF "
+            return Optional.of("job " + config.job() + " captures with " + transparent.get().method()
+                    + ": its images are ELF "
                     + "core files for gdb, and restoring them needs an external restorer; its ranks are not rolled back");
         }
         return Optional.empty();
@@ -241,8 +251,10 @@ public final class NodeAgent implements Closeable {
     private void killLiving(java.util.Set<Path> rankDirs) {
         for (RankProcess r : ranks.values()) {
             if (rankDirs.contains(r.area().toAbsolutePath()) && kill(r.rank())) {
-                LOG.warn("ferry agent " + config.node() + ": rank " + r.rank() + " of " + config.job() + " killed: what its "
-                        + transparent.map(Capturer::method).orElse("capture") + " checkpoints depend on ended under it");
+                LOG.warn("ferry agent " + config.node() + ": rank " + r.rank() + " of " + config.job()
+                        + " killed: what its "
+                        + transparent.map(Capturer::method).orElse("capture")
+                        + " checkpoints depend on ended under it");
             }
         }
     }
@@ -274,12 +286,15 @@ public final class NodeAgent implements Closeable {
             try {
                 h.onExit().get(Math.max(1, until - System.nanoTime()), TimeUnit.NANOSECONDS);
             } catch (java.util.concurrent.ExecutionException | TimeoutException e) {
-                LOG.warn("ferry agent: process " + h.pid() + " under a rank of " + config.job() + " did not end within 10 s of SIGKILL");
+                LOG.warn("ferry agent: process " + h.pid() + " under a rank of " + config.job()
+                        + " did not end within 10 s of SIGKILL");
             }
         }
     }
 
-    /** SIGKILLs one rank and its descendants, as a crash would ({@code ferry chaos kill-rank}); its exit is reported. */
+    /**
+     * SIGKILLs one rank and its descendants, as a crash would ({@code ferry chaos kill-rank}); its exit is reported.
+     */
     public boolean kill(int rank) {
         RankProcess r = ranks.get(rank);
         if (r == null || !r.process().isAlive()) {
@@ -299,7 +314,8 @@ public final class NodeAgent implements Closeable {
      * copy of the images into that node's cache, before they are staged to the store, proving
      * {@code auth}'s secret to the partner.
      */
-    public CompletableFuture<CaptureResult> checkpoint(long generation, String partner, io.ferry.agent.peer.PeerAuth auth) {
+    public CompletableFuture<CaptureResult> checkpoint(long generation, String partner,
+            io.ferry.agent.peer.PeerAuth auth) {
         return CompletableFuture.supplyAsync(() -> capture(generation, partner, auth), capturer);
     }
 
@@ -337,7 +353,8 @@ public final class NodeAgent implements Closeable {
             staging.captured(g, captured, partner, auth);
             return new CaptureResult(g, bytes, stall);
         } catch (Exception e) {
-            Throwable t = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null ? e.getCause() : e;
+            Throwable t = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null
+                    ? e.getCause() : e;
             if (!reported) {
                 // Ranks moved into the cache before another's move failed would stay there unstaged, and
                 // retention never drops an unstaged image: the whole generation goes.
@@ -386,9 +403,10 @@ public final class NodeAgent implements Closeable {
             CompletableFuture.allOf(answers.values().toArray(CompletableFuture[]::new))
                     .get(config.quiesce().timeout().toMillis(), TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
-            List<Integer> silent = answers.entrySet().stream().filter(a -> !a.getValue().isDone()).map(Map.Entry::getKey)
-                    .sorted().toList();
-            throw new IOException("ranks " + silent + " did not answer within " + config.quiesce().timeout().toSeconds() + " s");
+            List<Integer> silent = answers.entrySet().stream().filter(a -> !a.getValue().isDone())
+                    .map(Map.Entry::getKey).sorted().toList();
+            throw new IOException("ranks " + silent + " did not answer within "
+                    + config.quiesce().timeout().toSeconds() + " s");
         }
         for (var e : answers.entrySet()) {
             if (e.getValue().join() instanceof Line.Fail f) {

@@ -19,6 +19,6 @@ import java.util.function.BooleanSupplier;
  * @param meters    the node's meters (fed with the agents' reports), or null where none are kept
  * @param stopping  true once the agent is closing: a report still waiting for the log gives up
  */
-record NodeServices(KafkaLog log, String node, Path home, Duration heartbeat, Map<String, String> secrets, RankSpool spool,
-                    AgentMeters meters, BooleanSupplier stopping) {
+record NodeServices(KafkaLog log, String node, Path home, Duration heartbeat, Map<String, String> secrets,
+                    RankSpool spool, AgentMeters meters, BooleanSupplier stopping) {
 }

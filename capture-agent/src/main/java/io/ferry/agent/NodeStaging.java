@@ -114,7 +114,8 @@ final class NodeStaging {
             }
         }
         try {
-            Progress report = attempt > 0 || todo.isEmpty() ? Progress.NONE : new StagingReport(config.job(), g, config.node(),
+            Progress report = attempt > 0 || todo.isEmpty() ? Progress.NONE
+                    : new StagingReport(config.job(), g, config.node(),
                     StagingReport.rawBytes(todo.stream().map(PushImage::dir).toList()), events);
             pipeline.pushAll(todo, report, (image, p) -> {
                 CrashPoint.reach("agent.manifest-written");
@@ -137,7 +138,8 @@ final class NodeStaging {
             // this node, without a request to the store; the store's own retries and breaker pace the requests.
             long delay = Math.min(5_000, 500L << Math.min(6, attempt));
             try {
-                poller.schedule(() -> stager.execute(() -> stage(g, captured, attempt + 1)), delay, TimeUnit.MILLISECONDS);
+                poller.schedule(() -> stager.execute(() -> stage(g, captured, attempt + 1)), delay,
+                        TimeUnit.MILLISECONDS);
             } catch (java.util.concurrent.RejectedExecutionException closed) {
                 // closed meanwhile: nothing more is staged by this agent
             }
@@ -178,7 +180,8 @@ final class NodeStaging {
             ImageRef ref = new ImageRef(config.job(), g, r);
             long left = deadline - System.nanoTime();
             if (left <= 0) {
-                LOG.warn("ferry agent " + config.node() + ": partner copy of " + config.job() + " generation " + g + " to "
+                LOG.warn("ferry agent " + config.node() + ": partner copy of " + config.job()
+                        + " generation " + g + " to "
                         + partner.node() + " given up at rank " + r + ": its time (" + (deadline - t0) / 1_000_000_000
                         + " s) is spent; the rest is staged to the store only");
                 break;

@@ -73,7 +73,10 @@ public final class RankProcess {
         return child != null ? child.onExit() : process.onExit();
     }
 
-    /** Its exit code once ended, or {@link io.ferry.model.Event.RankExited#UNKNOWN_EXIT} for a rank the launcher started. */
+    /**
+     * Its exit code once ended, or {@link io.ferry.model.Event.RankExited#UNKNOWN_EXIT} for a rank
+     * the launcher started.
+     */
     public int exitCode() {
         return child != null ? child.exitValue() : io.ferry.model.Event.RankExited.UNKNOWN_EXIT;
     }
@@ -135,7 +138,8 @@ public final class RankProcess {
             }
             Path tmp = ckptDir.resolve(".REQUEST.tmp");
             Files.writeString(tmp, g + "\n");
-            Files.move(tmp, ckptDir.resolve("REQUEST"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            Files.move(tmp, ckptDir.resolve("REQUEST"), StandardCopyOption.ATOMIC_MOVE,
+                    StandardCopyOption.REPLACE_EXISTING);
             Process kill = new ProcessBuilder("kill", "-s", signal, Long.toString(process.pid())).start();
             try {
                 if (kill.waitFor() != 0) {
@@ -172,7 +176,8 @@ public final class RankProcess {
      */
     private void awaitHelloGrace() throws IOException {
         long until = startedNanos + helloGrace.toNanos();
-        while (channel == null && process.isAlive() && System.nanoTime() < until && !Boolean.TRUE.equals(catchesSignal())) {
+        while (channel == null && process.isAlive() && System.nanoTime() < until
+                && !Boolean.TRUE.equals(catchesSignal())) {
             try {
                 Thread.sleep(10);
             } catch (InterruptedException e) {

@@ -63,7 +63,8 @@ public final class RankSpool implements Closeable {
         this.run = home.toAbsolutePath().resolve("run");
         this.spool = run.resolve("spool");
         io.ferry.model.OwnerOnly.createDirectories(spool);
-        io.ferry.model.OwnerOnly.restrict(Files.writeString(run.resolve("agent.pid"), ProcessHandle.current().pid() + "\n"));
+        io.ferry.model.OwnerOnly.restrict(Files.writeString(run.resolve("agent.pid"),
+                ProcessHandle.current().pid() + "\n"));
         this.link = runtimeDir.resolve("ferry-agent-" + hostName);
         io.ferry.model.OwnerOnly.createDirectories(link.getParent());
         Path other = liveAgentAt(link);

@@ -56,7 +56,8 @@ public final class RestartSource {
      */
     public static String materialise(StagingPipeline pipeline, LocalCache cache, ImageRef ref, Path target,
                                      List<PeerAddresses.Peer> peers, Set<String> unreachable) throws IOException {
-        return materialise(pipeline, cache, ref, target, peers, unreachable, committedDigest(pipeline, ref), PeerAuth.NONE);
+        return materialise(pipeline, cache, ref, target, peers, unreachable,
+                committedDigest(pipeline, ref), PeerAuth.NONE);
     }
 
     /**
@@ -70,7 +71,8 @@ public final class RestartSource {
     public static String materialise(StagingPipeline pipeline, LocalCache cache, ImageRef ref, Path target,
                                      List<PeerAddresses.Peer> peers, Set<String> unreachable,
                                      String committedManifestSha256, PeerAuth auth) throws IOException {
-        java.util.Optional<String> near = nearby(pipeline, cache, ref, target, peers, unreachable, committedManifestSha256, auth);
+        java.util.Optional<String> near = nearby(pipeline, cache, ref, target, peers, unreachable,
+                committedManifestSha256, auth);
         if (near.isPresent()) {
             return near.get();
         }
@@ -84,7 +86,8 @@ public final class RestartSource {
      * {@code target}, else empty, with {@code target} absent, for the caller to pull it from the
      * store (a node pulls its ranks that no cache holds together: {@link StagingPipeline#pullAllCommitted}).
      */
-    public static java.util.Optional<String> nearby(StagingPipeline pipeline, LocalCache cache, ImageRef ref, Path target,
+    public static java.util.Optional<String> nearby(StagingPipeline pipeline, LocalCache cache,
+            ImageRef ref, Path target,
                                                     List<PeerAddresses.Peer> peers, Set<String> unreachable,
                                                     String committedManifestSha256, PeerAuth auth) throws IOException {
         io.ferry.staging.Repository.StoredManifest sm = committedManifest(pipeline, ref, committedManifestSha256);
@@ -100,7 +103,8 @@ public final class RestartSource {
             FileTrees.delete(target);
             Files.createDirectories(target.getParent());
             try {
-                if (PeerClient.get(peer, ref, target, auth) && VerifiedCopy.copy(target, m, null, null, pipeline.repository().blobs())) {
+                if (PeerClient.get(peer, ref, target, auth)
+                        && VerifiedCopy.copy(target, m, null, null, pipeline.repository().blobs())) {
                     return java.util.Optional.of("partner");
                 }
                 LOG.warn("ferry agent: rank " + ref.rank() + " of " + ref.job() + " generation "
@@ -129,7 +133,8 @@ public final class RestartSource {
             throws java.io.InterruptedIOException {
         Path local = cache.imageDir(ref);
         try {
-            return Files.isDirectory(local) && VerifiedCopy.copy(local, sm.manifest(), target, localCheck(cache, ref, sm),
+            return Files.isDirectory(local)
+                    && VerifiedCopy.copy(local, sm.manifest(), target, localCheck(cache, ref, sm),
                     pipeline.repository().blobs());
         } catch (java.io.InterruptedIOException stop) {
             throw stop;
@@ -172,7 +177,8 @@ public final class RestartSource {
         io.ferry.staging.Repository.StoredManifest sm = committedManifest(pipeline, ref, committedManifestSha256);
         Path local = cache.imageDir(ref);
         if (localCopyVerifies(pipeline, cache, ref, sm, null)) {
-            return cache.isPartnerCopy(ref) ? "partner (a partner copy in this node's cache, verified against the manifest)"
+            return cache.isPartnerCopy(ref)
+                    ? "partner (a partner copy in this node's cache, verified against the manifest)"
                     : "local (cache copy verified against the manifest)";
         }
         for (PeerAddresses.Peer peer : peers) {
@@ -185,7 +191,8 @@ public final class RestartSource {
             }
         }
         return "remote (" + (Files.isDirectory(local) ? "cache copy does not verify" : "not in this node's cache")
-                + (peers.isEmpty() ? "" : ", nor with " + String.join(", ", peers.stream().map(PeerAddresses.Peer::node).toList()))
+                + (peers.isEmpty() ? "" : ", nor with "
+                        + String.join(", ", peers.stream().map(PeerAddresses.Peer::node).toList()))
                 + ")";
     }
 
@@ -195,7 +202,10 @@ public final class RestartSource {
         return tier(pipeline, cache, ref, peers, committedDigest(pipeline, ref), PeerAuth.NONE);
     }
 
-    /** {@link #tier(StagingPipeline, LocalCache, ImageRef, List)} against the commit marker's digest, showing peers {@code auth}. */
+    /**
+     * {@link #tier(StagingPipeline, LocalCache, ImageRef, List)} against the commit marker's
+     * digest, showing peers {@code auth}.
+     */
     public static String tier(StagingPipeline pipeline, LocalCache cache, ImageRef ref, List<PeerAddresses.Peer> peers,
                               String committedManifestSha256, PeerAuth auth) throws IOException {
         String p = plan(pipeline, cache, ref, peers, committedManifestSha256, auth);
@@ -226,7 +236,8 @@ public final class RestartSource {
         }
         int chunks = sm.manifest().entries().stream().filter(e -> e instanceof Entry.RegularFile)
                 .mapToInt(e -> ((Entry.RegularFile) e).chunks().size()).sum();
-        return cache.stagedCheck(ref).filter(c -> c.manifestSha256().equals(sm.sha256()) && c.chunkCrc32c().length == chunks)
+        return cache.stagedCheck(ref)
+                .filter(c -> c.manifestSha256().equals(sm.sha256()) && c.chunkCrc32c().length == chunks)
                 .map(LocalCache.StagedCheck::chunkCrc32c).orElse(null);
     }
 }

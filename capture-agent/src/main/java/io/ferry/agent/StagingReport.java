@@ -74,9 +74,11 @@ final class StagingReport implements Progress {
         }
         read = Math.min(total, read + bytes);
         long step = read * STEPS / total;
-        if (step > reportedStep && step < STEPS) { // the last tenth is not reported: ImageStaged says it all a moment later
+        if (step > reportedStep && step < STEPS) {
+            // the last tenth is not reported: ImageStaged says it all a moment later
             reportedStep = step;
-            events.accept(new Event.StagingProgress(job, generation, node, read, total, Math.min(fresh, read), written));
+            events.accept(new Event.StagingProgress(job, generation, node, read, total,
+                    Math.min(fresh, read), written));
         }
     }
 

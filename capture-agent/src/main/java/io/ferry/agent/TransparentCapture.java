@@ -28,7 +28,8 @@ final class TransparentCapture {
             throws IOException, InterruptedException {
         Map<Integer, Double> stall = new HashMap<>();
         long deadline = System.nanoTime() + timeout.toNanos();
-        capturer.checkpointTogether(g, timeout); // DMTCP: every rank of the node in one checkpoint, each collected below
+        // DMTCP: every rank of the node in one checkpoint, each collected below
+        capturer.checkpointTogether(g, timeout);
         for (RankProcess r : ranks) {
             long pid = capturer.target(r.process().pid()).orElseThrow(() -> new IOException("rank " + r.rank()
                     + " has no process to capture (not started yet, or exited)"));

@@ -39,7 +39,8 @@ final class VerifiedCopy {
      * {@code crc32c} (every chunk's, in manifest order: {@code RestartSource.localCheck}) each chunk is checked
      * against its CRC32C instead of its SHA-256.
      */
-    static boolean copy(Path dir, Manifest m, Path target, int[] crc32c, io.ferry.staging.Blobs blobs) throws IOException {
+    static boolean copy(Path dir, Manifest m, Path target, int[] crc32c, io.ferry.staging.Blobs blobs)
+            throws IOException {
         if ((crc32c == null && !blobs.opens(m.keyId())) || !layoutMatches(dir, m)) {
             return false;
         }
@@ -47,7 +48,8 @@ final class VerifiedCopy {
         if (copy) {
             Files.createDirectories(target);
         }
-        java.util.Map<String, Integer> firstChunk = new java.util.HashMap<>(); // each file's first chunk, in manifest order
+        // each file's first chunk, in manifest order
+        java.util.Map<String, Integer> firstChunk = new java.util.HashMap<>();
         int counted = 0;
         for (Entry e : m.entries()) {
             if (e instanceof Entry.RegularFile f) {
@@ -60,11 +62,13 @@ final class VerifiedCopy {
         List<java.nio.channels.FileChannel> open = new ArrayList<>();
         List<Runnable> runsOfChunks = new ArrayList<>();
         java.util.concurrent.atomic.AtomicBoolean ok = new java.util.concurrent.atomic.AtomicBoolean(true);
-        java.util.concurrent.atomic.AtomicReference<IOException> failed = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicReference<IOException> failed =
+                new java.util.concurrent.atomic.AtomicReference<>();
         int chunkSize = m.chunkSize();
         // Direct buffers: the bytes go from the page cache into the buffer and back out once each (as cat's);
         // a heap array would be copied through a temporary direct buffer both ways.
-        ThreadLocal<java.nio.ByteBuffer> buffers = ThreadLocal.withInitial(() -> java.nio.ByteBuffer.allocateDirect(PIECE));
+        ThreadLocal<java.nio.ByteBuffer> buffers =
+                ThreadLocal.withInitial(() -> java.nio.ByteBuffer.allocateDirect(PIECE));
         try {
             for (Entry e : entries) {
                 Path src = dir.resolve(e.path());
@@ -189,7 +193,10 @@ final class VerifiedCopy {
 
         boolean matches();
 
-        /** The check of chunk {@code id} of a manifest that records {@code keyId} (the current key, a previous one, or none). */
+        /**
+         * The check of chunk {@code id} of a manifest that records {@code keyId} (the current key,
+         * a previous one, or none).
+         */
         static ChunkCheck of(io.ferry.model.ChunkId id, io.ferry.staging.Blobs blobs, String keyId) {
             return id.isZero() ? new Zeros() : new Named(id, blobs.namer(keyId));
         }
@@ -225,7 +232,8 @@ final class VerifiedCopy {
 
         /** An all-zero chunk: every byte zero. */
         final class Zeros implements ChunkCheck {
-            private static final java.nio.ByteBuffer ZEROS = java.nio.ByteBuffer.allocateDirect(PIECE).asReadOnlyBuffer();
+            private static final java.nio.ByteBuffer ZEROS = java.nio.ByteBuffer.allocateDirect(PIECE)
+                    .asReadOnlyBuffer();
             private boolean zero = true;
 
             public void update(java.nio.ByteBuffer bytes) {
@@ -238,7 +246,9 @@ final class VerifiedCopy {
         }
     }
 
-    /** The layout check of {@link #copy}, without reading the files' bytes: types, sizes, link targets, nothing extra. */
+    /**
+     * The layout check of {@link #copy}, without reading the files' bytes: types, sizes, link targets, nothing extra.
+     */
     private static boolean layoutMatches(Path dir, Manifest m) throws IOException {
         Set<String> expected = new HashSet<>();
         for (Entry e : m.entries()) {

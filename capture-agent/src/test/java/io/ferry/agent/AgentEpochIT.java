@@ -37,7 +37,8 @@ class AgentEpochIT {
             log.sendRaw(KafkaLog.COMMANDS, "n1", junk); // sent before any agent of the name was heard
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
             while (agent.failedCommands() < 2 || agent.supersededCommands() < 1) {
-                assertTrue(System.nanoTime() < deadline, "the agent handled " + agent.failedCommands() + " of 2 and left "
+                assertTrue(System.nanoTime() < deadline,
+                        "the agent handled " + agent.failedCommands() + " of 2 and left "
                         + agent.supersededCommands() + " of 1");
                 Thread.sleep(50);
             }

@@ -38,7 +38,8 @@ class AgentMetersTest {
         assertTrue(text.contains("ferry_agent_cache_job_bytes{job=\"j\"} 5000.0"), text);
         assertTrue(text.contains("ferry_agent_cache_generations{job=\"j\"} 1.0"), text);
         meters.closed("j");
-        assertFalse(registry.scrape().contains("ferry_agent_cache_job_bytes{"), "a job that left the node leaves no gauge");
+        assertFalse(registry.scrape().contains("ferry_agent_cache_job_bytes{"),
+                "a job that left the node leaves no gauge");
     }
 
     @Test
@@ -60,7 +61,8 @@ class AgentMetersTest {
     void aStoreBehindTheResilienceLayerAlsoShowsItsRetriesAndCircuit() throws Exception {
         // What Stores.open makes of an S3 or HDFS URI, over a real POSIX store here.
         io.ferry.stores.Store remote = new io.ferry.stores.CountingStore(new io.ferry.stores.ResilientStore(
-                io.ferry.stores.posix.PosixStore.open(tmp.resolve("remote"), Map.of()), io.ferry.stores.Resilience.DEFAULTS));
+                io.ferry.stores.posix.PosixStore.open(tmp.resolve("remote"), Map.of()),
+                io.ferry.stores.Resilience.DEFAULTS));
         try (OpenedStore store = new OpenedStore(remote, io.ferry.staging.Staging.pipeline(remote,
                 io.ferry.staging.StagingConfig.from(Map.of()), java.time.Clock.systemUTC()))) {
             meters.opened("j", store);

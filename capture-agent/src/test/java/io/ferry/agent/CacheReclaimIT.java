@@ -89,17 +89,21 @@ class CacheReclaimIT {
                 assertEquals(List.of(1L, 2L), cache.generations(job), job);
                 assertTrue(Files.exists(cache.imageDir(new ImageRef(job, 2, 0)).resolve("state")), job);
             }
-            assertTrue(Files.notExists(cache.imageDir(new ImageRef("moved", 1, 0))), "a's own staged image of moved is gone");
+            assertTrue(Files.notExists(cache.imageDir(new ImageRef("moved", 1, 0))),
+                    "a's own staged image of moved is gone");
             assertTrue(cache.isPartnerCopy(partnerCopy) && Files.exists(cache.imageDir(partnerCopy).resolve("state")),
                     "the partner copy stays while the job runs");
             assertTrue(Files.exists(cache.imageDir(new ImageRef("moved", 2, 0)).resolve("state")),
                     "an image not yet staged stays");
 
             List<Event.CacheReported> reports = cacheReports(log);
-            assertTrue(reports.stream().anyMatch(r -> r.job().equals("done") && r.node().equals("a") && r.jobBytes() == 0
+            assertTrue(reports.stream()
+                    .anyMatch(r -> r.job().equals("done") && r.node().equals("a") && r.jobBytes() == 0
                     && r.generations() == 0), "the freed space is reported: " + reports);
-            assertTrue(reports.stream().anyMatch(r -> r.job().equals("moved") && r.jobBytes() == 2000), reports.toString());
-            assertTrue(reports.stream().noneMatch(r -> r.job().equals("stranger")), "no event of a job the log does not know");
+            assertTrue(reports.stream().anyMatch(r -> r.job().equals("moved") && r.jobBytes() == 2000),
+                    reports.toString());
+            assertTrue(reports.stream().noneMatch(r -> r.job().equals("stranger")),
+                    "no event of a job the log does not know");
             assertEquals(2000, registry.get("ferry.agent.cache.job").tag("job", "moved").gauge().value(),
                     "the node's meters follow what the sweep left of a job");
             assertTrue(registry.find("ferry.agent.cache.job").tag("job", "done").gauges().isEmpty(),
@@ -108,7 +112,8 @@ class CacheReclaimIT {
     }
 
     private static Event.JobStarted started(String job, String store, Placement p) {
-        return new Event.JobStarted(job, p.ranks(), 60_000, true, store, "a", p.toString(), LaunchSpec.of(List.of("true")));
+        return new Event.JobStarted(job, p.ranks(), 60_000, true, store, "a", p.toString(),
+                LaunchSpec.of(List.of("true")));
     }
 
     private static void image(LocalCache cache, String job, long g, int rank, boolean staged) throws Exception {

@@ -60,14 +60,17 @@ class CachedCopyDiskFaultIT {
             Path backing = tmp.resolve("backing");
             Files.move(image, backing);
             Files.createDirectories(image);
-            Process fs = new ProcessBuilder("/usr/bin/python3", faultfs().toString(), backing.toString(), image.toString(), fault)
+            Process fs = new ProcessBuilder("/usr/bin/python3", faultfs().toString(), backing.toString(),
+                    image.toString(), fault)
                     .redirectErrorStream(true).redirectOutput(tmp.resolve("faultfs.log").toFile()).start();
             try {
                 awaitMounted(image, fs);
                 assertEquals(state.length, Files.size(image.resolve("sub/state.bin")), "the layout reads as before");
-                IOException seen = assertThrows(IOException.class, () -> Files.readAllBytes(image.resolve("sub/state.bin")));
+                IOException seen = assertThrows(IOException.class,
+                        () -> Files.readAllBytes(image.resolve("sub/state.bin")));
                 assertTrue(String.valueOf(seen.getMessage()).contains(fault.equals("EIO") ? "Input/output error" : "")
-                        && (fault.equals("EIO") || seen instanceof java.nio.file.AccessDeniedException), "the fault is real: " + seen);
+                        && (fault.equals("EIO") || seen instanceof java.nio.file.AccessDeniedException),
+                        "the fault is real: " + seen);
 
                 Path target = tmp.resolve("restart");
                 assertEquals("remote", RestartSource.materialise(pipeline, cache, ref, target));
@@ -76,7 +79,8 @@ class CachedCopyDiskFaultIT {
                 assertTrue(RestartSource.plan(pipeline, cache, ref, List.of()).startsWith("remote"),
                         "a dry run plans the store too");
             } finally {
-                new ProcessBuilder("fusermount", "-u", "-z", image.toString()).inheritIO().start().waitFor(10, TimeUnit.SECONDS);
+                new ProcessBuilder("fusermount", "-u", "-z", image.toString()).inheritIO().start()
+                        .waitFor(10, TimeUnit.SECONDS);
                 fs.destroy();
                 if (!fs.waitFor(10, TimeUnit.SECONDS)) {
                     fs.destroyForcibly();
@@ -123,7 +127,8 @@ class CachedCopyDiskFaultIT {
                 return;
             }
             if (!fs.isAlive()) {
-                throw new AssertionError("faultfs exited " + fs.exitValue() + ": " + Files.readString(tmp.resolve("faultfs.log")));
+                throw new AssertionError("faultfs exited " + fs.exitValue() + ": "
+                        + Files.readString(tmp.resolve("faultfs.log")));
             }
             Thread.sleep(50);
         }

@@ -53,7 +53,8 @@ class ControlServerIT {
                 assertTrue(closedByServer(second), "the second HELLO 0 is dropped");
                 assertTrue(first.isOpen());
                 first.configureBlocking(false);
-                assertEquals(0, first.read(ByteBuffer.allocate(8)), "the first channel is still served (open, nothing to read)");
+                assertEquals(0, first.read(ByteBuffer.allocate(8)),
+                        "the first channel is still served (open, nothing to read)");
             }
         } finally {
             sleeper.destroyForcibly();
@@ -79,8 +80,8 @@ class ControlServerIT {
             String client = "import socket,sys\ns=socket.socket(socket.AF_UNIX)\ns.connect(sys.argv[1])\n"
                     + "try:\n  s.sendall(b'HELLO 0\\n')\n  print('closed' if s.recv(64)==b'' else 'answered')\n"
                     + "except (ConnectionResetError, BrokenPipeError):\n  print('closed')\n";
-            Process p = new ProcessBuilder("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c",
-                    client, server.path().toString()).redirectErrorStream(true).start();
+            Process p = new ProcessBuilder("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                    "/usr/bin/python3", "-c", client, server.path().toString()).redirectErrorStream(true).start();
             assertTrue(p.waitFor(20, TimeUnit.SECONDS));
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertEquals(0, p.exitValue(), out);

@@ -22,7 +22,8 @@ class ControlSocketTest {
         io.ferry.model.Names.requireJob(longest);
         Path dir = OwnerOnly.privateRuntimeDir(System.getenv());
         Path socket = dir.resolve(ControlServer.socketName(longest, 4_194_304L));
-        assertTrue(socket.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length <= 107, socket.toString());
+        assertTrue(socket.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length <= 107,
+                socket.toString());
         try (ServerSocketChannel ch = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             ch.bind(UnixDomainSocketAddress.of(socket)); // before: /tmp/ferry-<128 characters>-<pid>.sock did not fit
         } finally {

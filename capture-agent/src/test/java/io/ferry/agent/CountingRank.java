@@ -26,7 +26,8 @@ public final class CountingRank {
         }
         ferry.serve((dir, generation) -> {
             if (hang) { // says it was asked (a test then knows the rank is mid-checkpoint), and never answers
-                Files.writeString(result.resolveSibling(result.getFileName() + ".asked." + ferry.rank()), Long.toString(generation));
+                Files.writeString(result.resolveSibling(result.getFileName() + ".asked." + ferry.rank()),
+                        Long.toString(generation));
                 Thread.sleep(Long.MAX_VALUE);
             }
             synchronized (lock) {

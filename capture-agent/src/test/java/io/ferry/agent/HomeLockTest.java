@@ -22,7 +22,8 @@ class HomeLockTest {
     void aSecondAgentOnOneHomeIsRefusedInThisProcess() throws Exception {
         try (HomeLock first = HomeLock.take(tmp)) {
             IllegalStateException e = assertThrows(IllegalStateException.class, () -> HomeLock.take(tmp));
-            assertTrue(e.getMessage().contains("another ferry agent (pid " + ProcessHandle.current().pid() + ") serves the home"),
+            assertTrue(e.getMessage()
+                    .contains("another ferry agent (pid " + ProcessHandle.current().pid() + ") serves the home"),
                     e.getMessage());
         }
         HomeLock.take(tmp).close(); // released: free again

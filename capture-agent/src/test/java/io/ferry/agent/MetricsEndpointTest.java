@@ -28,7 +28,8 @@ class MetricsEndpointTest {
             assertEquals("up 1\n", ok.body());
             assertTrue(ok.headers().firstValue("Content-Type").orElse("").startsWith("text/plain; version=0.0.4"));
             assertEquals(404, send(HttpRequest.newBuilder(m.uri().resolve("/api"))).statusCode());
-            assertEquals(405, send(HttpRequest.newBuilder(m.uri()).POST(HttpRequest.BodyPublishers.noBody())).statusCode());
+            assertEquals(405,
+                    send(HttpRequest.newBuilder(m.uri()).POST(HttpRequest.BodyPublishers.noBody())).statusCode());
         }
     }
 

@@ -50,7 +50,8 @@ class NodeAgentIT {
         Files.writeString(script, String.join("\n",
                 "#!/bin/bash",
                 "if [ \"$FERRY_RANK\" = 0 ] || [ \"" + javaMode + "\" = all ]; then",
-                "  exec " + java + " -cp '" + System.getProperty("java.class.path") + "' io.ferry.agent.CountingRank 400 10 "
+                "  exec " + java + " -cp '" + System.getProperty("java.class.path")
+                + "' io.ferry.agent.CountingRank 400 10 "
                         + tmp.resolve("result") + " " + ("hang".equals(javaMode) ? "hang" : ""),
                 "fi",
                 "n=0; [ -n \"$FERRY_RESTART_DIR\" ] && n=$(cat \"$FERRY_RESTART_DIR/n\")",
@@ -61,8 +62,8 @@ class NodeAgentIT {
         store = Stores.open(tmp.resolve("store").toUri(), Map.of());
         pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC());
         cache = Staging.localCache(tmp.resolve("cache"));
-        agent = new NodeAgent(new AgentConfig("job", ranks, "node0", List.of(script.toString()), Quiesce.app(timeout, "USR2"),
-                Path.of("/tmp")), cache, pipeline, events::add);
+        agent = new NodeAgent(new AgentConfig("job", ranks, "node0", List.of(script.toString()),
+                Quiesce.app(timeout, "USR2"), Path.of("/tmp")), cache, pipeline, events::add);
         agent.launch(-1, Map.of());
         awaitReady("all".equals(javaMode) ? agent.ranks().keySet() : Set.of(0));
     }
@@ -77,7 +78,8 @@ class NodeAgentIT {
             boolean socket = socketRanks.contains(r.rank());
             while (socket ? !r.socketMode() : !catchesUsr2(r.process())) {
                 assertTrue(r.process().isAlive(), "rank " + r.rank() + " ended before it was ready: " + events);
-                assertTrue(System.nanoTime() < deadline, "rank " + r.rank() + (socket ? " said HELLO" : " trapped SIGUSR2"));
+                assertTrue(System.nanoTime() < deadline,
+                        "rank " + r.rank() + (socket ? " said HELLO" : " trapped SIGUSR2"));
                 Thread.sleep(10);
             }
         }
@@ -135,17 +137,21 @@ class NodeAgentIT {
         CaptureResult c = agent.checkpoint(0).get();
         assertEquals(2, c.bytes().size(), events.toString());
         try (var socks = Files.list(Path.of("/tmp"))) { // the agent's control socket: its owner's processes only
-            Path sock = socks.filter(p -> p.getFileName().toString().equals("ferry-job-" + ProcessHandle.current().pid() + ".sock"))
+            Path sock = socks.filter(p -> p.getFileName().toString()
+                    .equals("ferry-job-" + ProcessHandle.current().pid() + ".sock"))
                     .findFirst().orElseThrow();
-            assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(sock)));
+            assertEquals("rw-------",
+                    java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(sock)));
         }
         for (Path d = cache.imageDir(new ImageRef("job", 0, 0)); !d.equals(tmp); d = d.getParent()) {
-            assertEquals("rwx------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(d)),
+            assertEquals("rwx------",
+                    java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(d)),
                     "the cache holds process memory: " + d);
         }
         assertTrue(Files.exists(cache.imageDir(new ImageRef("job", 0, 0)).resolve("counter")));
         assertTrue(Files.exists(cache.imageDir(new ImageRef("job", 0, 1)).resolve("n")));
-        assertFalse(Files.exists(cache.imageDir(new ImageRef("job", 0, 1)).resolve("DONE")), "DONE is not part of the image");
+        assertFalse(Files.exists(cache.imageDir(new ImageRef("job", 0, 1)).resolve("DONE")),
+                "DONE is not part of the image");
         agent.checkpoint(1).get(); // requested while generation 0 may still be staging
         agent.drainStaging();
         List<Event.ImageStaged> staged = of(Event.ImageStaged.class);
@@ -215,15 +221,16 @@ class NodeAgentIT {
         store = Stores.open(tmp.resolve("store").toUri(), Map.of());
         pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC());
         cache = Staging.localCache(tmp.resolve("cache"));
-        agent = new NodeAgent(new AgentConfig("job", 2, "node0", List.of(script.toString()), Quiesce.app(Duration.ofSeconds(20),
-                "USR2"), Path.of("/tmp")), cache, pipeline, events::add);
+        agent = new NodeAgent(new AgentConfig("job", 2, "node0", List.of(script.toString()),
+                Quiesce.app(Duration.ofSeconds(20), "USR2"), Path.of("/tmp")), cache, pipeline, events::add);
         try {
             agent.launch(-1, Map.of());
             awaitReady(Set.of());
             CaptureResult c = agent.checkpoint(0).get();
             assertTrue(c.bytes().isEmpty(), c.toString());
             assertEquals(1, of(Event.CaptureFailed.class).size(), events.toString());
-            assertFalse(Files.exists(cache.imageDir(new ImageRef("job", 0, 0))), "rank 0's image, moved before rank 1 failed");
+            assertFalse(Files.exists(cache.imageDir(new ImageRef("job", 0, 0))),
+                    "rank 0's image, moved before rank 1 failed");
             assertEquals(List.of(), cache.generations("job"), "nothing of the failed generation is left to stage");
         } finally {
             new ProcessBuilder("chattr", "-R", "-i", tmp.toString()).redirectErrorStream(true).start().waitFor();
@@ -249,7 +256,8 @@ class NodeAgentIT {
         while (of(Event.ImageStaged.class).size() < 2 && System.nanoTime() < deadline) {
             Thread.sleep(50);
         }
-        assertEquals(List.of(0L, 0L), of(Event.ImageStaged.class).stream().map(Event.ImageStaged::generation).toList(), events.toString());
+        assertEquals(List.of(0L, 0L), of(Event.ImageStaged.class).stream().map(Event.ImageStaged::generation).toList(),
+                events.toString());
         assertTrue(cache.isStaged(new ImageRef("job", 0, 0)) && cache.isStaged(new ImageRef("job", 0, 1)));
         assertTrue(pipeline.repository().readManifest(new ImageRef("job", 0, 1)).manifest() != null, "on the store");
     }
@@ -278,7 +286,8 @@ class NodeAgentIT {
         store.close();
         assertFalse(said.toString().contains("RejectedExecutionException"), said.toString());
         assertEquals(failures, of(Event.StagingFailed.class).size(), "closing is not a staging failure: " + events);
-        assertTrue(Files.exists(cache.imageDir(new ImageRef("job", 0, 0)).resolve("counter")), "the images stay in the cache");
+        assertTrue(Files.exists(cache.imageDir(new ImageRef("job", 0, 0)).resolve("counter")),
+                "the images stay in the cache");
     }
 
     @Test

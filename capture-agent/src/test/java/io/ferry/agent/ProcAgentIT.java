@@ -36,7 +36,8 @@ class ProcAgentIT {
              StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC())) {
             LocalCache cache = Staging.localCache(tmp.resolve("cache"));
             NodeAgent agent = new NodeAgent(new AgentConfig("plain", 2, "node0", List.of("sleep", "300"),
-                    new Quiesce("proc", Duration.ofSeconds(30), "USR2"), Path.of("/tmp")), cache, pipeline, events::add);
+                    new Quiesce("proc", Duration.ofSeconds(30), "USR2"), Path.of("/tmp")), cache,
+                    pipeline, events::add);
             List<Long> sleepers = new ArrayList<>();
             try {
                 agent.launch(-1, Map.of());
@@ -45,7 +46,8 @@ class ProcAgentIT {
                         && System.nanoTime() < deadline) {
                     Thread.sleep(10);
                 }
-                agent.ranks().values().forEach(r -> sleepers.add(r.process().children().findFirst().orElseThrow().pid()));
+                agent.ranks().values()
+                        .forEach(r -> sleepers.add(r.process().children().findFirst().orElseThrow().pid()));
                 CaptureResult c = agent.checkpoint(0).get();
                 assertEquals(2, c.bytes().size(), "both ranks captured: " + events);
                 assertTrue(c.stallSeconds().get(1) > 0);
@@ -60,7 +62,8 @@ class ProcAgentIT {
                 agent.close();
             }
             for (long pid : sleepers) {
-                ProcessHandle.of(pid).ifPresent(h -> h.onExit().completeOnTimeout(h, 10, java.util.concurrent.TimeUnit.SECONDS).join());
+                ProcessHandle.of(pid).ifPresent(h -> h.onExit()
+                        .completeOnTimeout(h, 10, java.util.concurrent.TimeUnit.SECONDS).join());
                 assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false), "no orphaned rank " + pid);
             }
         }

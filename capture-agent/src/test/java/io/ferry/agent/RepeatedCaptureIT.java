@@ -80,8 +80,8 @@ class RepeatedCaptureIT {
 
     private NodeAgent agent(Path script, LocalCache cache, StagingPipeline pipeline) throws Exception {
         NodeAgent agent = new NodeAgent(new AgentConfig("job", 2, "node0", List.of(script.toString()),
-                new Quiesce("app", Duration.ofSeconds(20), "USR2", Duration.ofMillis(300)), Path.of("/tmp")), cache, pipeline,
-                events::add);
+                new Quiesce("app", Duration.ofSeconds(20), "USR2", Duration.ofMillis(300)), Path.of("/tmp")),
+                cache, pipeline, events::add);
         Files.deleteIfExists(tmp.resolve("ready-0"));
         Files.deleteIfExists(tmp.resolve("ready-1"));
         agent.launch(-1, Map.of());

@@ -28,7 +28,8 @@ class RestartSourceTest {
 
     @org.junit.jupiter.params.ParameterizedTest(name = "check recorded at staging: {0}")
     @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
-    void restoresFromTheCacheWhenEveryChunkVerifiesAndFromTheStoreWhenOneByteDiffers(boolean crcRecorded) throws Exception {
+    void restoresFromTheCacheWhenEveryChunkVerifiesAndFromTheStoreWhenOneByteDiffers(boolean crcRecorded)
+            throws Exception {
         LocalCache cache = Staging.localCache(tmp.resolve("cache"));
         ImageRef ref = new ImageRef("job", 1, 0);
         Path image = cache.imageDir(ref);
@@ -51,7 +52,8 @@ class RestartSourceTest {
                 long chunks = pipeline.repository().readManifest(ref).manifest().entries().stream()
                         .filter(e -> e instanceof io.ferry.model.Entry.RegularFile)
                         .mapToLong(e -> ((io.ferry.model.Entry.RegularFile) e).chunks().size()).sum();
-                assertEquals(chunks, cache.stagedCheck(ref).orElseThrow().chunkCrc32c().length, "one CRC32C per chunk or blob");
+                assertEquals(chunks, cache.stagedCheck(ref).orElseThrow().chunkCrc32c().length,
+                        "one CRC32C per chunk or blob");
             } else {
                 cache.markStaged(ref); // as older agents did: SHA-256
                 assertEquals(java.util.Optional.empty(), cache.stagedCheck(ref));
@@ -62,7 +64,8 @@ class RestartSourceTest {
             assertArrayEquals(big, Files.readAllBytes(target.resolve("sub/state.bin")));
             assertEquals("42", Files.readString(target.resolve("small")));
             assertEquals(0, Files.size(target.resolve("empty")));
-            assertEquals("rwxr-x---", PosixFilePermissions.toString(Files.getPosixFilePermissions(target.resolve("small"))));
+            assertEquals("rwxr-x---",
+                    PosixFilePermissions.toString(Files.getPosixFilePermissions(target.resolve("small"))));
             assertEquals(Path.of("small"), Files.readSymbolicLink(target.resolve("link")));
 
             try (RandomAccessFile f = new RandomAccessFile(image.resolve("sub/state.bin").toFile(), "rw")) {
@@ -108,8 +111,10 @@ class RestartSourceTest {
                     java.util.Optional.of(other))) {
                 var e = org.junit.jupiter.api.Assertions.assertThrows(io.ferry.staging.crypt.EncryptionKeyException.class,
                         () -> RestartSource.materialise(wrong, cache, ref, target));
-                assertEquals("generation 1 of job job is encrypted with key id " + key.id() + "; the configured key has id "
-                        + other.id() + " (a key of before a rotation goes in encryption.previous-key-files)", e.getMessage());
+                assertEquals("generation 1 of job job is encrypted with key id " + key.id()
+                        + "; the configured key has id "
+                        + other.id() + " (a key of before a rotation goes in encryption.previous-key-files)",
+                        e.getMessage());
             }
             // After a rotation to the other key, with the old one kept as a previous key, the cached copy of the
             // generation sealed before still restores locally, checked by the names of its own key.
@@ -174,8 +179,10 @@ class RestartSourceTest {
             cache.markStaged(ref, pipeline.push(image, ref, Progress.NONE));
             Path target = tmp.resolve("restart");
             io.ferry.staging.ImageCorruptException e = org.junit.jupiter.api.Assertions.assertThrows(
-                    io.ferry.staging.ImageCorruptException.class, () -> RestartSource.materialise(pipeline, cache, ref, target));
-            org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("is not the one its snapshot committed"),
+                    io.ferry.staging.ImageCorruptException.class,
+                    () -> RestartSource.materialise(pipeline, cache, ref, target));
+            org.junit.jupiter.api.Assertions.assertTrue(e.getMessage()
+                    .contains("is not the one its snapshot committed"),
                     e.getMessage());
             org.junit.jupiter.api.Assertions.assertFalse(Files.exists(target.resolve("state")));
             org.junit.jupiter.api.Assertions.assertThrows(io.ferry.staging.ImageCorruptException.class,

@@ -14,22 +14,26 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class RestoreErrorsTest {
     @Test
     void onlyATransientStoreErrorWithNothingAgainstTheDataIsTheStoreBeingAway() {
-        TransientStoreException down = new TransientStoreException("store s3://b is considered down (circuit open)", null);
+        TransientStoreException down =
+                new TransientStoreException("store s3://b is considered down (circuit open)", null);
         assertTrue(RestoreErrors.storeUnreachable(down));
         assertTrue(RestoreErrors.storeUnreachable(new IOException("restart copy failed", down)), "wrapped by a worker");
         assertFalse(RestoreErrors.storeUnreachable(new ImageCorruptException("chunk does not verify", down)));
         assertFalse(RestoreErrors.storeUnreachable(new PermanentStoreException("access denied", null)));
         assertFalse(RestoreErrors.storeUnreachable(new IOException("no tier holds rank 1")));
-        assertFalse(RestoreErrors.storeUnreachable(new IOException("x", new PermanentStoreException("404 bucket", down))));
+        assertFalse(RestoreErrors.storeUnreachable(new IOException("x",
+                new PermanentStoreException("404 bucket", down))));
     }
 
     @Test
     void onlyProofAgainstTheDataSetsAGenerationAside() {
-        TransientStoreException down = new TransientStoreException("store s3://b is considered down (circuit open)", null);
+        TransientStoreException down =
+                new TransientStoreException("store s3://b is considered down (circuit open)", null);
         assertTrue(RestoreErrors.provenBad(new ImageCorruptException("chunk 3 of state.bin does not verify", null)));
         assertTrue(RestoreErrors.provenBad(new IOException("restart copy failed",
                 new io.ferry.model.MalformedManifestException("truncated manifest", null))), "wrapped by a worker");
-        assertTrue(RestoreErrors.provenBad(new io.ferry.agent.capture.RestartRefusedException("dmtcp_restart refused", null)));
+        assertTrue(RestoreErrors.provenBad(new io.ferry.agent.capture.RestartRefusedException("dmtcp_restart refused",
+                null)));
         assertTrue(RestoreErrors.provenBad(new RestoreErrors.NotCommitted("generation 4 of j has no commit marker")));
         // what says nothing against the data
         assertFalse(RestoreErrors.provenBad(down));

@@ -46,7 +46,8 @@ class SignalModeIT {
 
     @Test
     void aRankThatInstallsItsHandlerLateIsWaitedForNotKilled() throws Exception {
-        RankProcess rank = start("sleep 1; trap 'g=$(cat \"$FERRY_CKPT_DIR/REQUEST\"); echo x > \"$FERRY_CKPT_DIR/$g/state\";"
+        RankProcess rank =
+                start("sleep 1; trap 'g=$(cat \"$FERRY_CKPT_DIR/REQUEST\"); echo x > \"$FERRY_CKPT_DIR/$g/state\";"
                 + " : > \"$FERRY_CKPT_DIR/$g/DONE\"' USR2; while :; do sleep 0.05; done", Duration.ofSeconds(10));
         Line answer = rank.request(1, poller).get(30, TimeUnit.SECONDS);
         assertInstanceOf(Line.Done.class, answer, answer.toString());

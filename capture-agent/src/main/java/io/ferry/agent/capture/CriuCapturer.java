@@ -33,7 +33,8 @@ public final class CriuCapturer implements Capturer {
     static final Duration TIMEOUT = Duration.ofMinutes(30);
     /** How long a restore waits for the pids of the image's processes to be free (killed ones to be reaped). */
     static final Duration PID_PATIENCE = Duration.ofSeconds(10);
-    private static final List<String> SHARED = List.of("--shell-job", "--ext-unix-sk", "--tcp-established", "--file-locks");
+    private static final List<String> SHARED = List.of("--shell-job", "--ext-unix-sk", "--tcp-established",
+            "--file-locks");
 
     @Override
     public String method() {
@@ -49,7 +50,8 @@ public final class CriuCapturer implements Capturer {
         try {
             ExternalTool.Result r = ExternalTool.run(List.of(criu.get().toString(), "check"), Duration.ofMinutes(1));
             return r.exit() == 0 ? Optional.empty()
-                    : Optional.of("`criu check` fails on this machine (kernel " + System.getProperty("os.version") + "): "
+                    : Optional.of("`criu check` fails on this machine (kernel "
+                            + System.getProperty("os.version") + "): "
                             + r.lastLines(3));
         } catch (IOException e) {
             return Optional.of("cannot run criu: " + e.getMessage());
@@ -80,7 +82,8 @@ public final class CriuCapturer implements Capturer {
 
     @Override
     public Captured capture(long pid, Path rankDir, Path dir, Progress progress) throws IOException {
-        String criu = ExternalTool.onPath("criu").orElseThrow(() -> new IOException("criu is not installed")).toString();
+        String criu = ExternalTool.onPath("criu")
+                .orElseThrow(() -> new IOException("criu is not installed")).toString();
         long[] bytes = new long[1];
         long[] stall = new long[1];
         ImageDirs.fill(dir, partial -> {
@@ -105,12 +108,14 @@ public final class CriuCapturer implements Capturer {
         });
         Duration took = Duration.ofNanos(stall[0]);
         return new Captured(took, bytes[0], String.format(java.util.Locale.ROOT,
-                "criu dump of process tree %d: %.1f MiB, stopped %.3f s", pid, bytes[0] / 1048576.0, took.toNanos() / 1e9));
+                "criu dump of process tree %d: %.1f MiB, stopped %.3f s", pid, bytes[0] / 1048576.0,
+                took.toNanos() / 1e9));
     }
 
     private static final java.util.regex.Pattern FOREIGN_FILE = java.util.regex.Pattern.compile(
             "Can't dump file (\\d+) of that type \\[\\d+\\] \\((chr|blk) (\\d+):(\\d+)\\)");
-    private static final java.util.regex.Pattern DUMPING_PID = java.util.regex.Pattern.compile("Dump files \\(pid: (\\d+)\\)");
+    private static final java.util.regex.Pattern DUMPING_PID =
+            java.util.regex.Pattern.compile("Dump files \\(pid: (\\d+)\\)");
 
     /**
      * What CRIU said it cannot capture, in plain words, where it said so: a device CRIU has no
@@ -139,7 +144,8 @@ public final class CriuCapturer implements Capturer {
 
     @Override
     public Optional<List<String>> restartCommand(Path imageDir) {
-        List<String> cmd = new ArrayList<>(List.of("criu", "restore", "--images-dir", imageDir.toString(), "--restore-detached"));
+        List<String> cmd = new ArrayList<>(List.of("criu", "restore", "--images-dir", imageDir.toString(),
+                "--restore-detached"));
         cmd.addAll(SHARED);
         return Optional.of(cmd);
     }
@@ -153,17 +159,21 @@ public final class CriuCapturer implements Capturer {
      */
     @Override
     public Process restore(Path imageDir, Path rankDir, ProcessBuilder rank) throws IOException {
-        String criu = ExternalTool.onPath("criu").orElseThrow(() -> new IOException("criu is not installed")).toString();
+        String criu = ExternalTool.onPath("criu")
+                .orElseThrow(() -> new IOException("criu is not installed")).toString();
         CriuFiles.putBack(imageDir);
         List<Long> taken = CriuFiles.awaitPidsFree(imageDir, PID_PATIENCE);
         if (!taken.isEmpty()) {
-            throw new IOException("criu restore of " + imageDir + ": pids " + taken + " of its processes are still taken "
+            throw new IOException("criu restore of " + imageDir + ": pids " + taken
+                    + " of its processes are still taken "
                     + PID_PATIENCE.toSeconds() + " s on (CRIU restores every process under its own pid)");
         }
         Path log = rankDir.toAbsolutePath().resolve("criu-restore.log");
         Path pidFile = rankDir.toAbsolutePath().resolve("criu-restore.pid");
-        List<String> cmd = new ArrayList<>(List.of(criu, "restore", "--images-dir", imageDir.toAbsolutePath().toString(),
-                "--restore-detached", "--restore-sibling", "--pidfile", pidFile.toString(), "--log-file", log.toString()));
+        List<String> cmd = new ArrayList<>(List.of(criu, "restore", "--images-dir",
+                imageDir.toAbsolutePath().toString(),
+                "--restore-detached", "--restore-sibling", "--pidfile", pidFile.toString(), "--log-file",
+                log.toString()));
         cmd.addAll(SHARED);
         Map<String, int[]> pipes = new LinkedHashMap<>(); // the dump's pipe name -> a new pipe {read, write}
         InputStream[] reads = {InputStream.nullInputStream(), InputStream.nullInputStream()};
@@ -196,7 +206,8 @@ public final class CriuCapturer implements Capturer {
             try {
                 if (!restorer.waitFor(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
                     restorer.destroyForcibly();
-                    throw new IOException("criu restore of " + imageDir + " did not finish within " + TIMEOUT.toMinutes() + " min");
+                    throw new IOException("criu restore of " + imageDir + " did not finish within "
+                            + TIMEOUT.toMinutes() + " min");
                 }
             } catch (InterruptedException e) {
                 restorer.destroyForcibly();
@@ -204,8 +215,10 @@ public final class CriuCapturer implements Capturer {
                 throw new java.io.InterruptedIOException("interrupted restoring " + imageDir);
             }
             if (restorer.exitValue() != 0) {
-                throw new RestartRefusedException("criu restore of " + imageDir + " failed (exit " + restorer.exitValue()
-                        + "): " + new ExternalTool.Result(restorer.exitValue(), Files.exists(log) ? Files.readString(log) : "")
+                throw new RestartRefusedException("criu restore of " + imageDir + " failed (exit "
+                        + restorer.exitValue()
+                        + "): " + new ExternalTool.Result(restorer.exitValue(), Files.exists(log)
+                                ? Files.readString(log) : "")
                         .errorLines(4), null);
             }
             return new RestoredProcess(Long.parseLong(Files.readString(pidFile).trim()), reads[0], reads[1]);

@@ -142,7 +142,8 @@ final class CriuFiles {
             }
             Path file = Path.of(line.substring(sp + 1));
             Files.createDirectories(file.getParent());
-            Files.copy(imageDir.resolve(FILES).resolve(line.substring(0, sp)), file, StandardCopyOption.REPLACE_EXISTING);
+            Files.copy(imageDir.resolve(FILES).resolve(line.substring(0, sp)), file,
+                    StandardCopyOption.REPLACE_EXISTING);
         }
     }
 

@@ -152,7 +152,8 @@ public final class DmtcpCapturer implements Capturer {
                 // restore that failed, which rolls the job back to an older generation, not a crash of the rank,
                 // which would roll it back to this image again.
                 try {
-                    c.coordinator.awaitRunning(peers, () -> started.stream().allMatch(Process::isAlive) && !superseded());
+                    c.coordinator.awaitRunning(peers, () -> started.stream().allMatch(Process::isAlive)
+                            && !superseded());
                 } catch (IOException e) {
                     String exit = started.stream().filter(p -> !p.isAlive()).findFirst()
                             .map(p -> " (exit " + p.exitValue() + ")").orElse("");

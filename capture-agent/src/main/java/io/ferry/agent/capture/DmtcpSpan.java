@@ -80,7 +80,8 @@ public record DmtcpSpan(String job, boolean leads, String leadHost, long launchI
             Optional<String> port = lead.ask("COORD", launchId);
             if (port.isPresent()) {
                 if (!port.get().matches("[0-9]{1,5}")) {
-                    throw new IOException("the lead node answered '" + port.get() + "' for its DMTCP coordinator's port");
+                    throw new IOException("the lead node answered '" + port.get()
+                            + "' for its DMTCP coordinator's port");
                 }
                 return DmtcpCoordinator.remote(leadHost, port.get());
             }
@@ -107,8 +108,8 @@ public record DmtcpSpan(String job, boolean leads, String leadHost, long launchI
         try {
             while ((said = lead.ask("CKPT", g)).isEmpty()) {
                 if (System.nanoTime() > until) {
-                    throw new IOException("the lead node did not say within " + timeout.toSeconds() + " s that its DMTCP"
-                            + " checkpoint of generation " + g + " ended");
+                    throw new IOException("the lead node did not say within " + timeout.toSeconds()
+                            + " s that its DMTCP" + " checkpoint of generation " + g + " ended");
                 }
                 DmtcpCoordinator.pause(50);
             }

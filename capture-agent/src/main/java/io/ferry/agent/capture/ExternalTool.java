@@ -16,13 +16,15 @@ final class ExternalTool {
         /** The last few non-blank lines, joined: a tool says last why it failed, and just before, what. */
         String lastLines(int n) {
             List<String> lines = output.lines().map(String::trim).filter(l -> !l.isEmpty()).toList();
-            return lines.isEmpty() ? "(no output)" : String.join(" / ", lines.subList(Math.max(0, lines.size() - n), lines.size()));
+            return lines.isEmpty() ? "(no output)"
+                    : String.join(" / ", lines.subList(Math.max(0, lines.size() - n), lines.size()));
         }
 
         /** The last few lines that say "Error" (CRIU's log says much else around them), else {@link #lastLines}. */
         String errorLines(int n) {
             List<String> errors = output.lines().map(String::trim).filter(l -> l.contains("Error")).toList();
-            return errors.isEmpty() ? lastLines(n) : String.join(" / ", errors.subList(Math.max(0, errors.size() - n), errors.size()));
+            return errors.isEmpty() ? lastLines(n)
+                    : String.join(" / ", errors.subList(Math.max(0, errors.size() - n), errors.size()));
         }
     }
 
@@ -47,7 +49,8 @@ final class ExternalTool {
     }
 
     static Result run(List<String> command, Duration timeout) throws IOException {
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectInput(ProcessBuilder.Redirect.PIPE).start();
+        Process p = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectInput(ProcessBuilder.Redirect.PIPE).start();
         p.getOutputStream().close();
         var out = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
             try {

@@ -155,7 +155,8 @@ public final class ProcCapturer implements Capturer {
                 List<ElfCore> cores = new ArrayList<>();
                 for (int p : frozen.members()) {
                     if (p != pid && !capturable(p)) {
-                        continue; // a member that exited just before the stop (a zombie its frozen parent has not reaped)
+                        // a member that exited just before the stop (a zombie its frozen parent has not reaped)
+                        continue;
                     }
                     List<Registers.Thread> regs;
                     List<ProcFs.Region> maps;
@@ -164,7 +165,8 @@ public final class ProcCapturer implements Capturer {
                         maps = ProcFs.maps(p);
                     } catch (IOException e) {
                         if (p != pid && exiting(e)) {
-                            continue; // a member already in exit when stopped: its memory is gone, it is not part of the image
+                            // a member already in exit when stopped: its memory is gone, it is not part of the image
+                            continue;
                         }
                         throw e;
                     }
@@ -181,7 +183,8 @@ public final class ProcCapturer implements Capturer {
                     SparseFile out = new SparseFile(dir.resolve("core." + pids.get(i)), core.size());
                     files.add(out);
                     out.writeAll(core.head(), 0);
-                    MemoryCopier.Copied c = copier.read(pids.get(i).intValue(), core.regions(), core.offsets(), (bytes, at) -> {
+                    MemoryCopier.Copied c = copier.read(pids.get(i).intValue(), core.regions(), core.offsets(),
+                            (bytes, at) -> {
                         int n = bytes.remaining();
                         if (tap != null) {
                             tap.write(bytes.duplicate(), at);

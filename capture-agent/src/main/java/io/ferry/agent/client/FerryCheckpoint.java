@@ -83,7 +83,8 @@ public final class FerryCheckpoint {
         ch.connect(UnixDomainSocketAddress.of(required("FERRY_SOCKET")));
         OutputStream out = Channels.newOutputStream(ch);
         this.out = out;
-        BufferedReader in = new BufferedReader(new InputStreamReader(Channels.newInputStream(ch), StandardCharsets.US_ASCII));
+        BufferedReader in = new BufferedReader(new InputStreamReader(Channels.newInputStream(ch),
+                StandardCharsets.US_ASCII));
         send(out, new Line.Hello(rank()));
         return DaemonThreads.start("ferry-checkpoint-client", () -> loop(ch, in, out, handler));
     }

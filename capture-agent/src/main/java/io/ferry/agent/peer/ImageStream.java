@@ -125,7 +125,8 @@ public final class ImageStream {
                         throw new IOException("negative size for " + target.relativize(p));
                     }
                     Files.createDirectories(p.getParent());
-                    try (FileChannel ch = FileChannel.open(p, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+                    try (FileChannel ch = FileChannel.open(p, StandardOpenOption.CREATE_NEW,
+                            StandardOpenOption.WRITE)) {
                         long left = size;
                         while (left > 0) {
                             int n = in.read(buf, 0, (int) Math.min(buf.length, left));

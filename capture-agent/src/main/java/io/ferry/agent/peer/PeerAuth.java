@@ -59,7 +59,10 @@ public final class PeerAuth {
         return secret != null;
     }
 
-    /** The server's side: challenges, checks the client's proof, proves itself; throws (after saying ERR) on a bad proof. */
+    /**
+     * The server's side: challenges, checks the client's proof, proves itself; throws (after saying
+     * ERR) on a bad proof.
+     */
     void serve(InputStream in, OutputStream out) throws IOException {
         String serverNonce = nonce();
         PeerWire.writeLine(out, MAGIC + " CHALLENGE " + serverNonce);
@@ -69,7 +72,8 @@ public final class PeerAuth {
                 || !MessageDigest.isEqual(mac("client", serverNonce, f[2]).getBytes(StandardCharsets.US_ASCII),
                 f[3].getBytes(StandardCharsets.US_ASCII))) {
             PeerWire.writeLine(out, "ERR peer authentication failed: this agent requires " + KEY);
-            throw new IOException("refused: " + (line.startsWith(MAGIC) ? "a wrong proof of " + KEY : "no proof of " + KEY));
+            throw new IOException("refused: "
+                    + (line.startsWith(MAGIC) ? "a wrong proof of " + KEY : "no proof of " + KEY));
         }
         PeerWire.writeLine(out, MAGIC + " OK " + mac("server", serverNonce, f[2]));
     }
@@ -85,13 +89,17 @@ public final class PeerAuth {
         PeerWire.writeLine(out, MAGIC + " PROOF " + clientNonce + " " + mac("client", f[2], clientNonce));
         String answer = PeerWire.readLine(in);
         String expected = MAGIC + " OK " + mac("server", f[2], clientNonce);
-        if (!MessageDigest.isEqual(expected.getBytes(StandardCharsets.US_ASCII), answer.getBytes(StandardCharsets.US_ASCII))) {
-            throw new IOException(peer + " refused this agent or did not prove " + KEY + ": " + (answer.startsWith("ERR")
-                    ? answer : "a wrong proof"));
+        if (!MessageDigest.isEqual(expected.getBytes(StandardCharsets.US_ASCII),
+                answer.getBytes(StandardCharsets.US_ASCII))) {
+            throw new IOException(peer + " refused this agent or did not prove " + KEY + ": "
+                    + (answer.startsWith("ERR") ? answer : "a wrong proof"));
         }
     }
 
-    /** HMAC-SHA256 of "ferry-peer SIDE SERVER_NONCE CLIENT_NONCE": the side keeps one side's proof from serving as the other's. */
+    /**
+     * HMAC-SHA256 of "ferry-peer SIDE SERVER_NONCE CLIENT_NONCE": the side keeps one side's proof
+     * from serving as the other's.
+     */
     private String mac(String side, String serverNonce, String clientNonce) {
         try {
             Mac m = Mac.getInstance("HmacSHA256");

@@ -80,7 +80,8 @@ public final class PeerClient {
             return putOn(s, peer, ref, dir, auth);
         } catch (IOException e) {
             if (expired.get()) {
-                throw new IOException("the partner copy of rank " + ref.rank() + " to " + peer.node() + " did not finish within "
+                throw new IOException("the partner copy of rank " + ref.rank() + " to " + peer.node()
+                        + " did not finish within "
                         + deadline.toSeconds() + " s (a frozen or overloaded partner?): given up", e);
             }
             throw e;
@@ -90,7 +91,8 @@ public final class PeerClient {
         }
     }
 
-    private static long putOn(Socket s, PeerAddresses.Peer peer, ImageRef ref, Path dir, PeerAuth auth) throws IOException {
+    private static long putOn(Socket s, PeerAddresses.Peer peer, ImageRef ref, Path dir, PeerAuth auth)
+            throws IOException {
         try (InputStream in = new BufferedInputStream(s.getInputStream());
              OutputStream out = new BufferedOutputStream(s.getOutputStream(), 1 << 16)) {
             handshake(s, in, out, peer, auth);
@@ -99,7 +101,8 @@ public final class PeerClient {
             String answer = PeerWire.readLine(in);
             if (!answer.startsWith("OK ")) {
                 throw answer.startsWith(PeerAuth.MAGIC) ? unexpected(peer, answer)
-                        : new IOException(peer.node() + " refused the partner copy of rank " + ref.rank() + ": " + answer);
+                        : new IOException(peer.node() + " refused the partner copy of rank " + ref.rank()
+                                + ": " + answer);
             }
             return Long.parseLong(answer.substring(3).trim());
         }

@@ -106,7 +106,8 @@ public final class PeerServer implements Closeable {
                     if (!open) {
                         return; // closing
                     }
-                    LOG.warn("ferry agent: peer server: " + MAX_CONNECTIONS + " connections at once already: one refused");
+                    LOG.warn("ferry agent: peer server: " + MAX_CONNECTIONS
+                            + " connections at once already: one refused");
                 }
             } catch (IOException e) {
                 if (open) {
@@ -178,7 +179,8 @@ public final class PeerServer implements Closeable {
         }
         long bytes;
         try (java.util.stream.Stream<Path> s = Files.walk(dir)) {
-            bytes = s.filter(p -> Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)).mapToLong(p -> p.toFile().length()).sum();
+            bytes = s.filter(p -> Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS))
+                    .mapToLong(p -> p.toFile().length()).sum();
         }
         PeerWire.writeLine(out, "YES " + bytes);
     }

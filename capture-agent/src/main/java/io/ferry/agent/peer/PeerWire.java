@@ -25,7 +25,8 @@ final class PeerWire {
     record Request(String op, ImageRef ref) {
         static Request parse(String line) throws IOException {
             String[] f = line.split(" ");
-            if (f.length != 5 || !f[0].equals(MAGIC) || !java.util.Set.of("PUT", "GET", "HAS", "COORD", "CKPT").contains(f[1])) {
+            if (f.length != 5 || !f[0].equals(MAGIC)
+                    || !java.util.Set.of("PUT", "GET", "HAS", "COORD", "CKPT").contains(f[1])) {
                 throw new IOException("not a peer request: '" + line + "'");
             }
             try {

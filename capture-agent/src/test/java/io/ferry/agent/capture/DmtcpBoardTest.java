@@ -44,15 +44,18 @@ class DmtcpBoardTest {
 
             board.leading("job", 100, "41234");
             assertEquals(Optional.of("41234"), PeerClient.ask(lead, "COORD", "job", 100, auth));
-            assertEquals(Optional.empty(), PeerClient.ask(lead, "COORD", "job", 99, auth), "an earlier start's is not named");
-            assertEquals(Optional.empty(), PeerClient.ask(lead, "COORD", "other", 100, auth), "another job's is not named");
+            assertEquals(Optional.empty(), PeerClient.ask(lead, "COORD", "job", 99, auth),
+                    "an earlier start's is not named");
+            assertEquals(Optional.empty(), PeerClient.ask(lead, "COORD", "other", 100, auth),
+                    "another job's is not named");
 
             assertEquals(Optional.empty(), PeerClient.ask(lead, "CKPT", "job", 3, auth), "generation 3 not taken yet");
             board.checkpointed("job", 3, "OK 640");
             assertEquals(Optional.of("640"), PeerClient.ask(lead, "CKPT", "job", 3, auth));
             board.checkpointed("job", 4, "ERR dmtcp_command --bcheckpoint failed\n(exit 99)");
             IOException failed = assertThrows(IOException.class, () -> PeerClient.ask(lead, "CKPT", "job", 4, auth));
-            assertTrue(failed.getMessage().contains("n0: dmtcp_command --bcheckpoint failed (exit 99)"), failed.getMessage());
+            assertTrue(failed.getMessage().contains("n0: dmtcp_command --bcheckpoint failed (exit 99)"),
+                    failed.getMessage());
 
             board.leading("job", 101, "41300"); // the next start: the last one's outcomes go with it
             assertEquals(Optional.empty(), PeerClient.ask(lead, "CKPT", "job", 3, auth));

@@ -37,7 +37,8 @@ class ExternalCapturersIT {
             Capturer.Captured c = criu.capture(v.pid, null, tmp.resolve("img"), Progress.NONE);
             assertTrue(c.imageBytes() > 16L << 20, c.summary());
             try (var files = Files.list(tmp.resolve("img"))) {
-                assertTrue(files.anyMatch(f -> f.getFileName().toString().startsWith("pages-")), "criu wrote its page images");
+                assertTrue(files.anyMatch(f -> f.getFileName().toString().startsWith("pages-")),
+                        "criu wrote its page images");
             }
             long tick = v.nextTick();
             assertTrue(v.nextTick() > tick, "stopped for the dump only: the process goes on");
@@ -50,7 +51,8 @@ class ExternalCapturersIT {
         Capturer dmtcp = Capturers.of("dmtcp");
         requireAvailable(dmtcp);
         Path rankDir = Files.createDirectories(tmp.resolve("rank").resolve("dmtcp")).getParent();
-        Process p = new ProcessBuilder(dmtcp.launchCommand(List.of(Victim.binary().toString(), "16", "1", "idle"), rankDir))
+        Process p =
+                new ProcessBuilder(dmtcp.launchCommand(List.of(Victim.binary().toString(), "16", "1", "idle"), rankDir))
                 .start();
         try {
             assertTrue(new String(p.getInputStream().readNBytes(6)).startsWith("ready"));
@@ -71,7 +73,8 @@ class ExternalCapturersIT {
     void aDeviceCriuCannotCaptureIsAPlainErrorAndLeavesNoImage() throws Exception {
         Capturer criu = Capturers.of("criu");
         requireAvailable(criu);
-        org.junit.jupiter.api.Assumptions.assumeTrue(Files.exists(Path.of("/dev/fuse")), "no /dev/fuse on this machine");
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.exists(Path.of("/dev/fuse")),
+                "no /dev/fuse on this machine");
         Path rankDir = Files.createDirectories(tmp.resolve("rank"));
         Process p = new ProcessBuilder(criu.launchCommand(List.of("python3", "-c", "import sys, time\n"
                 + "f = open('/dev/fuse', 'rb', buffering=0)\nprint('ready', flush=True)\ntime.sleep(600)"), rankDir))

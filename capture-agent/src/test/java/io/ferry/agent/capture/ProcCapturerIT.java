@@ -81,7 +81,8 @@ class ProcCapturerIT {
                 }
             }
             String gdb = gdb(Victim.binary(), core, "info threads", "p/x marker");
-            assertEquals(6, gdb.lines().filter(l -> l.matches("^\\*?\\s+\\d+\\s+Thread .*\\(LWP \\d+\\).*")).count(), gdb);
+            assertEquals(6, gdb.lines()
+                    .filter(l -> l.matches("^\\*?\\s+\\d+\\s+Thread .*\\(LWP \\d+\\).*")).count(), gdb);
             assertTrue(gdb.contains(" in spin ("), "gdb unwinds the spinning threads from their registers: " + gdb);
             assertTrue(gdb.contains("0x314b4d5952524546"), gdb);
             assertEquals(0, v.quit());
@@ -120,7 +121,8 @@ class ProcCapturerIT {
 
     /** The 64-bit word at {@code address} of process {@code pid}'s memory now (/proc/PID/mem). */
     private static long u64At(long pid, long address) throws IOException {
-        try (java.nio.channels.FileChannel mem = java.nio.channels.FileChannel.open(Path.of("/proc", Long.toString(pid), "mem"))) {
+        try (java.nio.channels.FileChannel mem =
+                java.nio.channels.FileChannel.open(Path.of("/proc", Long.toString(pid), "mem"))) {
             ByteBuffer b = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder());
             while (b.hasRemaining()) {
                 if (mem.read(b, address + b.position()) < 0) {
@@ -154,7 +156,8 @@ class ProcCapturerIT {
                 public void finish() {}
             };
             // The smallest buffer: reading waits for the writer, so the kill lands before the last read.
-            IOException e = assertThrows(ProcessGoneException.class, () -> new ProcCapturer(0).dump(v.pid, img, killer));
+            IOException e = assertThrows(ProcessGoneException.class,
+                    () -> new ProcCapturer(0).dump(v.pid, img, killer));
             assertTrue(e.getMessage().contains("exited during capture"), e.getMessage());
             assertFalse(Files.exists(img));
             try (var left = Files.list(tmp)) {
@@ -167,7 +170,8 @@ class ProcCapturerIT {
     void aGroupThatForksAllTheTimeIsThawedWhole() throws Exception {
         // A shell starting a command every 10 ms: a child forked between listing the group and the
         // SIGSTOP is stopped too, and must be thawed too, or the shell waits for it forever.
-        Process wrapper = new ProcessBuilder(proc.launchCommand(List.of("bash", "-c", "while :; do sleep 0.01; done"), null))
+        Process wrapper =
+                new ProcessBuilder(proc.launchCommand(List.of("bash", "-c", "while :; do sleep 0.01; done"), null))
                 .start();
         try {
             Thread.sleep(200);
@@ -218,11 +222,13 @@ class ProcCapturerIT {
                 Progress.NONE));
         Files.createDirectories(tmp.resolve("exists"));
         assertThrows(IllegalArgumentException.class, () -> proc.dump(1, tmp.resolve("exists"), Progress.NONE));
-        IOException none = assertThrows(IOException.class, () -> proc.dump(999_999_999L, tmp.resolve("b"), Progress.NONE));
+        IOException none = assertThrows(IOException.class,
+                () -> proc.dump(999_999_999L, tmp.resolve("b"), Progress.NONE));
         assertTrue(none.getMessage().contains("no process"), none.getMessage());
         Process child = new ProcessBuilder("sleep", "30").start();
         try {
-            IOException e = assertThrows(IOException.class, () -> proc.dump(child.pid(), tmp.resolve("c"), Progress.NONE));
+            IOException e = assertThrows(IOException.class,
+                    () -> proc.dump(child.pid(), tmp.resolve("c"), Progress.NONE));
             assertTrue(e.getMessage().contains("setsid"), e.getMessage());
             assertTrue(child.isAlive(), "a refused child is not left stopped or reaped");
             assertFalse(child.waitFor(200, TimeUnit.MILLISECONDS));

@@ -28,7 +28,8 @@ final class Scenario {
             try (var in = Scenario.class.getResourceAsStream("/scenario/" + name + ".c")) {
                 Files.write(src, in.readAllBytes());
             }
-            Process gcc = new ProcessBuilder("gcc", "-O1", "-pthread", "-o", bin.toString(), src.toString()).inheritIO().start();
+            Process gcc = new ProcessBuilder("gcc", "-O1", "-pthread", "-o", bin.toString(), src.toString())
+                    .inheritIO().start();
             if (gcc.waitFor() != 0) {
                 throw new IOException("gcc failed on " + name + ".c");
             }

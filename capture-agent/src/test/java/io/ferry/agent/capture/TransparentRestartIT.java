@@ -107,7 +107,8 @@ class TransparentRestartIT {
         Path[] rankDir = {fresh(tmp.resolve("ranks").resolve("0")), fresh(tmp.resolve("ranks").resolve("1"))};
         Process[] p = new Process[2];
         for (int r = 0; r < 2; r++) {
-            p[r] = streams(c, new ProcessBuilder(c.launchCommand(ring(tmp.resolve("out." + r), steps, STEP_MILLIS, runPort,
+            p[r] = streams(c,
+                    new ProcessBuilder(c.launchCommand(ring(tmp.resolve("out." + r), steps, STEP_MILLIS, runPort,
                     r), rankDir[r]))).start();
         }
         c.started(false, dirs -> { });
@@ -161,7 +162,8 @@ class TransparentRestartIT {
         Process[] p = new Process[2];
         Scenario.Steps[] s = new Scenario.Steps[2];
         for (int r = 0; r < 2; r++) {
-            p[r] = streams(node[r], new ProcessBuilder(node[r].launchCommand(List.of(Scenario.binary("appender").toString(),
+            p[r] = streams(node[r],
+                    new ProcessBuilder(node[r].launchCommand(List.of(Scenario.binary("appender").toString(),
                     tmp.resolve("out." + r).toString(), Integer.toString(steps), STEP_MILLIS), rankDir[r]))).start();
             node[r].started(false, dirs -> { });
             s[r] = new Scenario.Steps(p[r]);
@@ -212,7 +214,8 @@ class TransparentRestartIT {
         Path rankDir = fresh(tmp.resolve("ranks").resolve("0"));
         Process p = streams(c, new ProcessBuilder(c.launchCommand(List.of(Scenario.binary("appender").toString(),
                 tmp.resolve("out.txt").toString(), "1000000", STEP_MILLIS), rankDir))).start();
-        java.util.concurrent.CompletableFuture<java.util.Set<Path>> lost = new java.util.concurrent.CompletableFuture<>();
+        java.util.concurrent.CompletableFuture<java.util.Set<Path>> lost =
+                new java.util.concurrent.CompletableFuture<>();
         c.started(false, dirs -> lost.complete(dirs));
         new Scenario.Steps(p).awaitStep(3);
         ProcessHandle coordinator = ProcessHandle.of(((DmtcpCapturer) c).coordinatorPid()).orElseThrow();
@@ -251,7 +254,8 @@ class TransparentRestartIT {
             p[r] = streams(c, new ProcessBuilder(c.launchCommand(List.of(Scenario.binary("appender").toString(),
                     tmp.resolve("out." + r).toString(), "1000000", STEP_MILLIS), rankDir[r]))).start();
         }
-        java.util.concurrent.CompletableFuture<java.util.Set<Path>> lost = new java.util.concurrent.CompletableFuture<>();
+        java.util.concurrent.CompletableFuture<java.util.Set<Path>> lost =
+                new java.util.concurrent.CompletableFuture<>();
         c.started(false, lost::complete);
         for (int r = 0; r < 2; r++) {
             new Scenario.Steps(p[r]).awaitStep(3);
@@ -340,7 +344,9 @@ class TransparentRestartIT {
             if (c.method().equals("dmtcp")) { // everything DMTCP wrote for the checkpoint, after a restart too
                 try (var files = Files.list(img)) {
                     assertEquals(List.of("ckpt_*.dmtcp", "ckpt_*_files", "dmtcp_restart_script_*.sh"), files
-                            .map(f -> f.getFileName().toString().replaceAll("^(ckpt|dmtcp_restart_script)(_.*?)?(\\.dmtcp|_files|\\.sh)$", "$1_*$3"))
+                            .map(f -> f.getFileName().toString()
+                                    .replaceAll("^(ckpt|dmtcp_restart_script)(_.*?)?(\\.dmtcp|_files|\\.sh)$",
+                                    "$1_*$3"))
                             .distinct().sorted().toList(), "image " + round);
                 }
             }
@@ -359,8 +365,10 @@ class TransparentRestartIT {
             }
             steps = new Scenario.Steps(p);
             resumedAt = steps.next();
-            assertTrue(resumedAt > captured && resumedAt <= linesAfterCapture, "resumed from the image, taken after step "
-                    + captured + " and before line " + linesAfterCapture + " was written, not from the start nor from the"
+            assertTrue(resumedAt > captured && resumedAt <= linesAfterCapture,
+                    "resumed from the image, taken after step "
+                    + captured + " and before line " + linesAfterCapture
+                    + " was written, not from the start nor from the"
                     + " kill: the first step after the restore is " + resumedAt);
         }
         Scenario.Steps rest = new Scenario.Steps(p);

@@ -50,7 +50,8 @@ final class Victim implements AutoCloseable {
         }
         for (String kv : ready.substring(6).split(" ")) {
             String[] p = kv.split("=");
-            addresses.put(p[0], p[1].startsWith("0x") ? Long.parseUnsignedLong(p[1].substring(2), 16) : Long.parseLong(p[1]));
+            addresses.put(p[0], p[1].startsWith("0x") ? Long.parseUnsignedLong(p[1].substring(2), 16)
+                    : Long.parseLong(p[1]));
         }
         pid = new ProcCapturer().target(wrapper.pid()).orElseThrow();
         // The ticker thread is made after "ready": its first tick says every thread of the victim exists

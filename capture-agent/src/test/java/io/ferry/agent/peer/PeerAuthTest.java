@@ -48,15 +48,18 @@ class PeerAuthTest {
             PeerAddresses.Peer n1 = PeerAddresses.parse("n1=" + server.address()).get(0);
             ImageRef ref = new ImageRef("job", 3, 0);
 
-            IOException none = assertThrows(IOException.class, () -> PeerClient.put(n1, ref, image("a"), PeerAuth.NONE));
-            assertFalse(Files.isDirectory(cache.imageDir(ref)), "nothing planted without the secret: " + none.getMessage());
+            IOException none = assertThrows(IOException.class,
+                    () -> PeerClient.put(n1, ref, image("a"), PeerAuth.NONE));
+            assertFalse(Files.isDirectory(cache.imageDir(ref)),
+                    "nothing planted without the secret: " + none.getMessage());
             IOException ask = assertThrows(IOException.class, () -> PeerClient.has(n1, ref, PeerAuth.NONE));
             assertTrue(ask.getMessage().contains("requires peer authentication: give this agent peer.secret-file"),
                     ask.getMessage());
 
             PeerAuth wrong = secret("wrong", "0123456789abcdef-not-the-secret");
             IOException bad = assertThrows(IOException.class, () -> PeerClient.put(n1, ref, image("b"), wrong));
-            assertTrue(bad.getMessage().contains("n1 refused this agent") && bad.getMessage().contains("peer authentication failed"),
+            assertTrue(bad.getMessage().contains("n1 refused this agent")
+                    && bad.getMessage().contains("peer authentication failed"),
                     bad.getMessage());
             assertFalse(Files.isDirectory(cache.imageDir(ref)));
 
@@ -78,7 +81,8 @@ class PeerAuthTest {
         try (PeerServer server = new PeerServer(new InetSocketAddress("127.0.0.1", 0), cache,
                 secret("s", "0123456789abcdef-the-agents-secret"))) {
             String[] hp = server.address().split(":");
-            for (String first : new String[]{"FERRY-PEER/1 HAS job 1 0", PeerAuth.MAGIC + " PROOF " + "ab".repeat(32) + " "
+            for (String first : new String[]{"FERRY-PEER/1 HAS job 1 0",
+                    PeerAuth.MAGIC + " PROOF " + "ab".repeat(32) + " "
                     + "cd".repeat(32)}) {
                 try (Socket s = new Socket(hp[0], Integer.parseInt(hp[1]))) {
                     s.setSoTimeout(10_000);

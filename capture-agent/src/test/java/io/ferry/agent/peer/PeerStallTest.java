@@ -44,8 +44,8 @@ class PeerStallTest {
                 }
                 PeerAddresses.Peer n1 = new PeerAddresses.Peer("n1", "127.0.0.1", port);
                 long t0 = System.nanoTime();
-                assertTrue(PeerClient.put(n1, new ImageRef("j", 0, 0), image("a", 1 << 16), io.ferry.agent.peer.PeerAuth.NONE,
-                        Duration.ofSeconds(50)) > 0);
+                assertTrue(PeerClient.put(n1, new ImageRef("j", 0, 0), image("a", 1 << 16),
+                        io.ferry.agent.peer.PeerAuth.NONE, Duration.ofSeconds(50)) > 0);
                 double seconds = (System.nanoTime() - t0) / 1e9;
                 // Queued behind the idle ones, it waited for their 60 s read timeout; a bound far from both.
                 assertTrue(seconds < 30, "the copy waited " + seconds + " s behind idle connections");

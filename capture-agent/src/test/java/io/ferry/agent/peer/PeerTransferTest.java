@@ -77,10 +77,12 @@ class PeerTransferTest {
             assertTrue(n2.isPartnerCopy(ref));
             assertFalse(n1.isPartnerCopy(ref));
             assertArrayEquals(big, Files.readAllBytes(n2.imageDir(ref).resolve("sub/state.bin")));
-            assertEquals("rwxr-x---", PosixFilePermissions.toString(Files.getPosixFilePermissions(n2.imageDir(ref).resolve("small"))));
+            assertEquals("rwxr-x---",
+                    PosixFilePermissions.toString(Files.getPosixFilePermissions(n2.imageDir(ref).resolve("small"))));
             assertEquals(Path.of("small"), Files.readSymbolicLink(n2.imageDir(ref).resolve("link")));
             try (var left = Files.list(n2.imageDir(ref).getParent())) {
-                assertTrue(left.noneMatch(p -> p.getFileName().toString().startsWith(".incoming")), "nothing half-received is left");
+                assertTrue(left.noneMatch(p -> p.getFileName().toString().startsWith(".incoming")),
+                        "nothing half-received is left");
             }
             assertEquals(big.length + 2, PeerClient.has(peer("n2", s2), ref).orElseThrow());
             assertTrue(PeerClient.has(peer("n2", s2), new ImageRef("job", 4, 5)).isEmpty());
@@ -159,7 +161,8 @@ class PeerTransferTest {
         assertFalse(Files.exists(tmp.resolve("n2/escaped")));
         assertFalse(Files.exists(n2.imageDir(new ImageRef("job", 1, 0))), "nothing installed");
         try (var left = Files.list(n2.imageDir(new ImageRef("job", 1, 0)).getParent())) {
-            assertTrue(left.allMatch(p -> p.getFileName().toString().startsWith(".partner-")), "no half-received directory left");
+            assertTrue(left.allMatch(p -> p.getFileName().toString().startsWith(".partner-")),
+                    "no half-received directory left");
         }
     }
 

@@ -50,7 +50,8 @@ class LineFuzzTest {
         long seed = 20261123L;
         Random rnd = new Random(seed);
         int refused = 0;
-        for (String valid : List.of("HELLO 3", "CHECKPOINT 4 /tmp/ckpt/4", "DONE 4", "FAIL 4 disk full", "RESTART_FAIL 3 bad data")) {
+        for (String valid : List.of("HELLO 3", "CHECKPOINT 4 /tmp/ckpt/4", "DONE 4", "FAIL 4 disk full",
+                "RESTART_FAIL 3 bad data")) {
             for (int i = 0; i < 2000; i++) {
                 String m = mutate(valid, rnd);
                 Line l;
@@ -71,7 +72,8 @@ class LineFuzzTest {
             }
         }
         assertTrue(refused > 5000, refused + " of 10,000 refused");
-        assertTrue(refusal(Line.MAX_LENGTH + 1).contains("longer than"), "an over-long line is refused before it is split");
+        assertTrue(refusal(Line.MAX_LENGTH + 1).contains("longer than"),
+                "an over-long line is refused before it is split");
     }
 
     private static String refusal(int length) {

@@ -94,8 +94,10 @@ public final class ElfCore {
         return size;
     }
 
-    private static void phdr(ByteBuffer b, int type, int flags, long offset, long vaddr, long filesz, long memsz, long align) {
-        b.putInt(type).putInt(flags).putLong(offset).putLong(vaddr).putLong(0).putLong(filesz).putLong(memsz).putLong(align);
+    private static void phdr(ByteBuffer b, int type, int flags, long offset, long vaddr, long filesz,
+            long memsz, long align) {
+        b.putInt(type).putInt(flags).putLong(offset).putLong(vaddr).putLong(0).putLong(filesz).putLong(memsz)
+                .putLong(align);
     }
 
     private static long align(long v, long a) {
@@ -204,12 +206,14 @@ public final class ElfCore {
         List<Long> blocked = new ArrayList<>();
         for (Registers.Thread t : threads) {
             stats.add(ProcFs.taskStat(pid, t.tid()));
-            String sig = ProcFs.status(ProcFs.dir(pid).resolve("task/" + t.tid() + "/status")).getOrDefault("SigBlk", "");
+            String sig = ProcFs.status(ProcFs.dir(pid).resolve("task/" + t.tid() + "/status"))
+                    .getOrDefault("SigBlk", "");
             blocked.add(sig.isEmpty() ? 0 : Long.parseUnsignedLong(sig, 16));
         }
         java.util.Map<String, String> status = ProcFs.status(ProcFs.dir(pid).resolve("status"));
         return new Process(ProcFs.stat(pid), firstField(status.getOrDefault("Uid", "")),
-                firstField(status.getOrDefault("Gid", "")), ProcFs.cmdline(pid), ProcFs.auxv(pid), threads, stats, blocked);
+                firstField(status.getOrDefault("Gid", "")), ProcFs.cmdline(pid), ProcFs.auxv(pid), threads,
+                stats, blocked);
     }
 
     private static int firstField(String s) {

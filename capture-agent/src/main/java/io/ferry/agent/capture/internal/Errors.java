@@ -15,7 +15,8 @@ final class Errors {
             case Libc.ESRCH -> new ProcessGoneException(pid);
             case Libc.EPERM -> new IOException("permission denied to " + action + " process " + pid
                     + ": capture it as its owner or as root (CAP_SYS_PTRACE and CAP_KILL)");
-            default -> new IOException("cannot " + action + " process " + pid + ": " + Libc.errnoName(e.getErrorCode()), e);
+            default -> new IOException("cannot " + action + " process " + pid + ": "
+                    + Libc.errnoName(e.getErrorCode()), e);
         };
     }
 }

@@ -21,8 +21,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * {@link #read} returns as soon as the last byte is read and the process can be thawed while
  * the writer is still writing: the stall is then the copy out of the process and nothing
  * more. The writer waits until then (or until the buffers run out), so as not to share the
- * memory bandwidth with the reader during the freeze. A page the kernel refuses (past the end of a mapped file, a guard page) is left as
- * zeros and counted. Used by one capture: {@code read} for each process, then
+ * memory bandwidth with the reader during the freeze. A page the kernel refuses (past the end of a mapped file, a guard
+ * page) is left as zeros and counted. Used by one capture: {@code read} for each process, then
  * {@link #finish}, then {@link #close}.
  */
 public final class MemoryCopier implements AutoCloseable {
@@ -48,7 +48,10 @@ public final class MemoryCopier implements AutoCloseable {
     private final AtomicReference<IOException> writeFailure = new AtomicReference<>();
     private final Thread writer;
     private final Memory iov = new Memory(32);
-    /** Opened at finish, or when the reader runs out of buffers: until then the writer leaves the memory bus to the reader. */
+    /**
+     * Opened at finish, or when the reader runs out of buffers: until then the writer leaves the
+     * memory bus to the reader.
+     */
     private final java.util.concurrent.CountDownLatch writeGate = new java.util.concurrent.CountDownLatch(1);
     private boolean finished;
 

@@ -69,7 +69,8 @@ public final class ProcFs {
             // f[0] is field 3 (state) of proc(5)
             return new Stat(Integer.parseInt(text.substring(0, open).trim()), text.substring(open + 1, close),
                     f[0].charAt(0), Integer.parseInt(f[1]), Integer.parseInt(f[2]), Integer.parseInt(f[3]),
-                    Long.parseUnsignedLong(f[6]), Long.parseLong(f[11]), Long.parseLong(f[12]), Integer.parseInt(f[16]));
+                    Long.parseUnsignedLong(f[6]), Long.parseLong(f[11]), Long.parseLong(f[12]),
+                    Integer.parseInt(f[16]));
         }
 
         /** Stopped by a signal or by a tracer, or already gone: either way it runs no more. */
@@ -122,7 +123,8 @@ public final class ProcFs {
     /** Every live process whose process group is {@code pgid}, ascending. */
     public static List<Integer> groupMembers(int pgid) throws IOException {
         List<Integer> out = new ArrayList<>();
-        try (DirectoryStream<Path> ds = Files.newDirectoryStream(PROC, p -> p.getFileName().toString().matches("\\d+"))) {
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(PROC,
+                p -> p.getFileName().toString().matches("\\d+"))) {
             for (Path p : ds) {
                 int pid = Integer.parseInt(p.getFileName().toString());
                 try {
