@@ -115,7 +115,8 @@ final class CacheReclaimer implements AutoCloseable {
     void sweep() throws IOException {
         CacheTrash.Swept trash = CacheTrash.sweep(cache.root(), TRASH_AGE, clock.millis());
         if (!trash.removed().isEmpty()) {
-            LOG.info("ferry agent {}: cache: removed {} left by deletions a killed process did not finish ({} bytes): {}",
+            LOG.info("ferry agent {}: cache: removed {} left by deletions a killed process did"
+                    + " not finish ({} bytes): {}",
                     node, trash.removed().size(), trash.freedBytes(), trash.removed());
         }
         List<String> jobs = cache.jobs(); // before the log is read: a job here started before it
@@ -210,9 +211,9 @@ final class CacheReclaimer implements AutoCloseable {
                     String.join(", ", r.removed()), job, r.freedBytes(), why);
         }
         if (!r.keptUnstaged().isEmpty() && reportedKept.add(job + " " + r.keptUnstaged())) {
-            LOG.warn("ferry agent {}: cache: kept generations {} of job {} ({}): they hold images of this node not yet"
-                    + " staged, which stay until a run of the job stages them or finishes successfully; remove them from {}"
-                    + " by hand if the job will not run again", node, r.keptUnstaged(), job, why,
+            LOG.warn("ferry agent {}: cache: kept generations {} of job {} ({}): they hold images of this node"
+                    + " not yet staged, which stay until a run of the job stages them or finishes successfully;"
+                    + " remove them from {} by hand if the job will not run again", node, r.keptUnstaged(), job, why,
                     cache.root().resolve(job));
         }
         if (s != null && !r.removed().isEmpty()) {

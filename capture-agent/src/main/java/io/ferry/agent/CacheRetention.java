@@ -25,10 +25,10 @@ public record CacheRetention(Duration finished, Duration failed) {
                     + " not yet staged. Read by ferry agent from its host's configuration.",
             "24h", Duration.ZERO, Duration.ofDays(36500));
     public static final ConfigKey<Duration> FAILED = ConfigKey.durationKey("cache.failed-retention",
-            "How long a node agent keeps a failed job's images in its cache, for running the job again to restart"
-                    + " from; then the images the store holds are removed (a run again restores them from the store) and"
-                    + " those not yet staged stay until a run of the job stages them. Read by ferry agent from its"
-                    + " host's configuration.",
+            "How long a node agent keeps a failed job's images in its cache, for running the job"
+                    + " again to restart from; then the images the store holds are removed (a run"
+                    + " again restores them from the store) and those not yet staged stay until a run"
+                    + " of the job stages them. Read by ferry agent from its host's configuration.",
             "168h", Duration.ZERO, Duration.ofDays(36500));
     public static final ConfigTable TABLE = new ConfigTable(List.of(FINISHED, FAILED));
 

@@ -222,8 +222,8 @@ public final class NodeAgent implements Closeable {
     public Optional<String> cannotRestore() {
         if (transparent.isPresent() && !transparent.get().restores()) {
             return Optional.of("job " + config.job() + " captures with " + transparent.get().method()
-                    + ": its images are ELF "
-                    + "core files for gdb, and restoring them needs an external restorer; its ranks are not rolled back");
+                    + ": its images are ELF core files for gdb, and restoring them"
+                    + " needs an external restorer; its ranks are not rolled back");
         }
         return Optional.empty();
     }

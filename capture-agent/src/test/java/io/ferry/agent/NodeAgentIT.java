@@ -55,7 +55,8 @@ class NodeAgentIT {
                         + tmp.resolve("result") + " " + ("hang".equals(javaMode) ? "hang" : ""),
                 "fi",
                 "n=0; [ -n \"$FERRY_RESTART_DIR\" ] && n=$(cat \"$FERRY_RESTART_DIR/n\")",
-                "trap 'g=$(cat \"$FERRY_CKPT_DIR/REQUEST\"); echo $n > \"$FERRY_CKPT_DIR/$g/n\"; : > \"$FERRY_CKPT_DIR/$g/DONE\"' USR2",
+                "trap 'g=$(cat \"$FERRY_CKPT_DIR/REQUEST\"); echo $n > \"$FERRY_CKPT_DIR/$g/n\"; : >"
+                        + " \"$FERRY_CKPT_DIR/$g/DONE\"' USR2",
                 "while [ $n -lt 400 ]; do (( n++ )); sleep 0.01; done",
                 "echo $n > " + tmp.resolve("result") + ".$FERRY_RANK", ""));
         script.toFile().setExecutable(true);
@@ -215,7 +216,8 @@ class NodeAgentIT {
         Path script = tmp.resolve("imm.sh");
         Files.writeString(script, String.join("\n", "#!/bin/bash",
                 "trap 'g=$(cat \"$FERRY_CKPT_DIR/REQUEST\"); echo x > \"$FERRY_CKPT_DIR/$g/n\";"
-                        + " [ $FERRY_RANK = 1 ] && chattr +i \"$FERRY_CKPT_DIR/$g/n\"; : > \"$FERRY_CKPT_DIR/$g/DONE\"' USR2",
+                        + " [ $FERRY_RANK = 1 ] && chattr +i \"$FERRY_CKPT_DIR/$g/n\"; : > \"$FERRY_CKPT_DIR/$g/DONE\"'"
+                        + " USR2",
                 "while :; do sleep 0.05; done", ""));
         script.toFile().setExecutable(true);
         store = Stores.open(tmp.resolve("store").toUri(), Map.of());

@@ -109,7 +109,8 @@ class RestartSourceTest {
             assertArrayEquals(big, Files.readAllBytes(target.resolve("state.bin")));
             try (StagingPipeline wrong = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC(),
                     java.util.Optional.of(other))) {
-                var e = org.junit.jupiter.api.Assertions.assertThrows(io.ferry.staging.crypt.EncryptionKeyException.class,
+                var e = org.junit.jupiter.api.Assertions.assertThrows(
+                        io.ferry.staging.crypt.EncryptionKeyException.class,
                         () -> RestartSource.materialise(wrong, cache, ref, target));
                 assertEquals("generation 1 of job job is encrypted with key id " + key.id()
                         + "; the configured key has id "

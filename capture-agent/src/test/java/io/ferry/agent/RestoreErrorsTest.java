@@ -37,10 +37,12 @@ class RestoreErrorsTest {
         assertTrue(RestoreErrors.provenBad(new RestoreErrors.NotCommitted("generation 4 of j has no commit marker")));
         // what says nothing against the data
         assertFalse(RestoreErrors.provenBad(down));
-        assertFalse(RestoreErrors.provenBad(new IOException("Cannot run program \"./sim\": error=2, No such file or directory")));
+        assertFalse(RestoreErrors.provenBad(new IOException("Cannot run program \"./sim\": error=2,"
+                + " No such file or directory")));
         assertFalse(RestoreErrors.provenBad(new java.nio.file.AccessDeniedException("/cache/j/4/0/state.bin")));
         assertFalse(RestoreErrors.provenBad(new PermanentStoreException("403 access denied to bucket b", null)),
                 "a store this node cannot open");
-        assertFalse(RestoreErrors.provenBad(new IOException("criu restore: pids [77] of its processes are still taken")));
+        assertFalse(RestoreErrors.provenBad(
+                new IOException("criu restore: pids [77] of its processes are still taken")));
     }
 }

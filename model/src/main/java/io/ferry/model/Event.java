@@ -149,7 +149,8 @@ public sealed interface Event {
             Names.requireJob(job);
             Names.requireGeneration(generation);
             if (rawBytes < 0 || ranks < 1 || basedOn < 0 || writtenBytes < -1) {
-                throw new IllegalArgumentException("prediction needs rawBytes >= 0, ranks >= 1, basedOn >= 0, writtenBytes >= -1");
+                throw new IllegalArgumentException("prediction needs rawBytes >= 0, ranks >= 1, basedOn"
+                        + " >= 0, writtenBytes >= -1");
             }
             if (!(readShare >= 0 && readShare <= 1)) {
                 throw new IllegalArgumentException("prediction needs a readShare from 0 to 1, got " + readShare);
@@ -192,7 +193,8 @@ public sealed interface Event {
             Placement.requireNode(node);
             if (readBytes < 0 || totalBytes < readBytes || freshBytes < 0 || freshBytes > readBytes
                     || writtenBytes < 0) {
-                throw new IllegalArgumentException("staging progress needs 0 <= fresh <= read <= total and written >= 0, got read "
+                throw new IllegalArgumentException("staging progress needs 0 <= fresh <= read <= total"
+                        + " and written >= 0, got read "
                         + readBytes + ", total " + totalBytes + ", fresh " + freshBytes + ", written " + writtenBytes);
             }
         }

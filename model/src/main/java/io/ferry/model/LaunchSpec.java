@@ -104,9 +104,10 @@ public record LaunchSpec(List<String> program, String capture, long captureTimeo
                 continue;
             }
             if (!isStoreCredential(name)) {
-                throw new IllegalArgumentException("'" + name + "' is not a store credential that ranks are kept from"
-                        + " (AWS_*, AZURE_*, GOOGLE_APPLICATION_CREDENTIALS, KRB5CCNAME, KRB5_KTNAME, KRB5_CLIENT_KTNAME,"
-                        + " HADOOP_TOKEN_FILE_LOCATION, HADOOP_TOKEN): every other variable reaches them anyway");
+                throw new IllegalArgumentException("'" + name + "' is not a store credential that"
+                        + " ranks are kept from (AWS_*, AZURE_*, GOOGLE_APPLICATION_CREDENTIALS,"
+                        + " KRB5CCNAME, KRB5_KTNAME, KRB5_CLIENT_KTNAME, HADOOP_TOKEN_FILE_LOCATION,"
+                        + " HADOOP_TOKEN): every other variable reaches them anyway");
             }
             out.add(name);
         }

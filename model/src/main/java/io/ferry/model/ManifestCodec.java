@@ -110,7 +110,8 @@ public final class ManifestCodec {
                 }
                 for (JsonNode n : p) {
                     if (!n.isTextual() || !Names.isSha256Hex(n.asText())) {
-                        throw new IllegalArgumentException("field 'packs' must hold pack names of 64 lower-case hex digits");
+                        throw new IllegalArgumentException("field 'packs' must hold pack names of"
+                                + " 64 lower-case hex digits");
                     }
                     packs.add(n.asText());
                 }

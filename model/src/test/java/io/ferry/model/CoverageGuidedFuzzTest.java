@@ -60,7 +60,8 @@ class CoverageGuidedFuzzTest {
     @FuzzTest(maxDuration = DURATION)
     void textValues(FuzzedDataProvider in) {
         String s = in.consumeRemainingAsString();
-        for (java.util.function.Function<String, Object> parser : java.util.List.<java.util.function.Function<String, Object>>of(
+        for (java.util.function.Function<String, Object> parser
+                : java.util.List.<java.util.function.Function<String, Object>>of(
                 Sizes::parse, Durations::parse, RankSet::parse, PeerAddresses::parse, t -> Placement.parse(t, 8),
                 Names::requireJob)) {
             try {

@@ -180,9 +180,9 @@ class EventCodecTest {
 
     @Test
     void aForecastRecordedBeforeItSaidWhatItExpectedWrittenReadsAsMinusOne() {
-        String old = "{\"type\":\"PredictionMade\",\"v\":1,\"job\":\"j\",\"generation\":4,\"rawBytes\":1234,"
-                + "\"ranks\":2,\"predictedStallSeconds\":0.5,\"predictedSecondsToEstablished\":3.0,\"idealSeconds\":0.2,"
-                + "\"basedOn\":5}";
+        String old = "{\"type\":\"PredictionMade\",\"v\":1,\"job\":\"j\",\"generation\":4,"
+                + "\"rawBytes\":1234,\"ranks\":2,\"predictedStallSeconds\":0.5,"
+                + "\"predictedSecondsToEstablished\":3.0,\"idealSeconds\":0.2,\"basedOn\":5}";
         assertEquals(new Event.PredictionMade("j", 4, 1234, 2, 0.5, 3.0, 0.2, 5, -1), EventCodec.decode(utf8(old)));
         Event.PredictionMade now = new Event.PredictionMade("j", 4, 1234, 2, 0.5, 3.0, 0.2, 5, 600);
         assertEquals(now, EventCodec.decode(EventCodec.encode(now)));
@@ -216,8 +216,8 @@ class EventCodecTest {
                 "{\"type\":\"RankExited\",\"v\":1,\"job\":\"j\",\"rank\":1,\"exitCode\":0,\"extra\":1}",
                 "{\"type\":\"PeerAddress\",\"v\":1,\"job\":\"j\",\"node\":\"n1\",\"address\":\"10.0.0.1\"}",
                 "{\"type\":\"PeerAddress\",\"v\":1,\"job\":\"j\",\"node\":\"n1\",\"address\":\"h:70000\"}",
-                "{\"type\":\"PartnerCopied\",\"v\":1,\"job\":\"j\",\"generation\":1,\"node\":\"n1\",\"partner\":\"../n\","
-                        + "\"ranks\":\"0\",\"bytes\":1,\"seconds\":0}",
+                "{\"type\":\"PartnerCopied\",\"v\":1,\"job\":\"j\",\"generation\":1,\"node\":\"n1\","
+                        + "\"partner\":\"../n\",\"ranks\":\"0\",\"bytes\":1,\"seconds\":0}",
                 "{\"type\":\"ImageStaged\",\"v\":1,\"job\":\"j\",\"generation\":1,\"rank\":0,\"tier\":\"remote\","
                         + "\"rawBytes\":1,\"storedBytes\":1,\"seconds\":0,\"manifest\":\"not a digest\"}",
                 "{\"type\":\"ImageCaptured\",\"v\":1,\"job\":\"j\",\"generation\":1,\"rank\":3000000000,\"node\":\"n\","

@@ -25,9 +25,9 @@ public final class Staging {
                     + " names each chunk object by the SHA-256 of its bytes and stores it in the clear");
         }
         if (keys.isPresent() && config.fileSha256()) {
-            throw new IllegalArgumentException("staging.file-sha256=true would write each file's plaintext SHA-256 into its"
-                    + " manifest, in the clear, where it confirms a guessed file: leave it off with encryption (the keyed"
-                    + " blob names prove every file)");
+            throw new IllegalArgumentException("staging.file-sha256=true would write each file's"
+                    + " plaintext SHA-256 into its manifest, in the clear, where it confirms a guessed"
+                    + " file: leave it off with encryption (the keyed blob names prove every file)");
         }
         return new StagingPipeline(new Repository(store, clock, Blobs.of(keys)), config);
     }

@@ -51,16 +51,18 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
                     + " keeps zstd for anything that saves 2%, since zstd decodes near-raw data at memory speed.",
                     1.02, 1.0, 100.0);
     public static final ConfigKey<Boolean> PLANES = new ConfigKey<>("staging.planes",
-            "Also try zstd over the bytes regrouped into eight planes (byte k of every 8-byte element together, the"
-                    + " 'shuffle' of HDF5 and Blosc) for chunks that plain zstd shrinks by less than 30%: arrays of doubles"
-                    + " or longs then compress much better, and faster (docs/formats/chunk.md, codec 2). Each worker then also"
-                    + " holds two more buffers of a chunk (the regrouped bytes, the losing result). Off: plain zstd only,"
-                    + " as Ferry wrote before; pulls read both.", "on", StagingConfig::parseBoolean);
+            "Also try zstd over the bytes regrouped into eight planes (byte k of every 8-byte element"
+                    + " together, the 'shuffle' of HDF5 and Blosc) for chunks that plain zstd shrinks"
+                    + " by less than 30%: arrays of doubles or longs then compress much better, and"
+                    + " faster (docs/formats/chunk.md, codec 2). Each worker then also holds two more"
+                    + " buffers of a chunk (the regrouped bytes, the losing result). Off: plain zstd"
+                    + " only, as Ferry wrote before; pulls read both.", "on", StagingConfig::parseBoolean);
     public static final ConfigKey<Boolean> LZ4 = new ConfigKey<>("staging.lz4",
-            "Store a chunk with LZ4 (docs/formats/chunk.md, codec 3) when LZ4 shrinks it to half or less: heap pages"
-                    + " and much machine code then compress 1.4x to 1.6x and decode 3x faster than with zstd level 1, for about"
-                    + " a quarter more stored bytes of them (on the benchmark's seeded image, 6% more in all, still 8% less than"
-                    + " zstd -1 on the files). Off: zstd for every chunk, for stores whose bandwidth or space is the limit; pulls read both.",
+            "Store a chunk with LZ4 (docs/formats/chunk.md, codec 3) when LZ4 shrinks it to half or less:"
+                    + " heap pages and much machine code then compress 1.4x to 1.6x and decode 3x faster than"
+                    + " with zstd level 1, for about a quarter more stored bytes of them (on the benchmark's"
+                    + " seeded image, 6% more in all, still 8% less than zstd -1 on the files). Off: zstd for"
+                    + " every chunk, for stores whose bandwidth or space is the limit; pulls read both.",
             "on", StagingConfig::parseBoolean);
     public static final ConfigKey<Long> MAX_IN_FLIGHT = ConfigKey.sizeKey("staging.max-bytes-in-flight",
             "Raw chunk bytes buffered between pipeline stages (the reader blocks beyond it); each worker"
@@ -76,10 +78,10 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
             "false", StagingConfig::parseBoolean);
 
     public static final ConfigKey<Boolean> LAYOUT_PACKS = new ConfigKey<>("staging.layout",
-            "How a push writes an image: 'chunks' (one object per 4 MiB chunk, manifest version 1/2) or 'packs' (blobs"
-                    + " cut by content, about 64 KiB, deduplicated against the rank's latest generations and packed into"
-                    + " objects of about 16 MiB with one durable write each; manifest version 3, docs/formats/pack.md)."
-                    + " Pulls read both.", "packs", StagingConfig::parseLayout);
+            "How a push writes an image: 'chunks' (one object per 4 MiB chunk, manifest version 1/2) or 'packs'"
+                    + " (blobs cut by content, about 64 KiB, deduplicated against the rank's latest generations"
+                    + " and packed into objects of about 16 MiB with one durable write each; manifest version"
+                    + " 3, docs/formats/pack.md). Pulls read both.", "packs", StagingConfig::parseLayout);
     public static final ConfigKey<Long> PACK_SIZE = ConfigKey.sizeKey("staging.pack-size",
             "Stored bytes after which a pack is closed and written with one durable put (pack layout),"
                     + " 1 MiB..64 MiB; at most"
@@ -93,9 +95,10 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
                     + " here: 356 MB/s one at a time, 929 MB/s four at a time). Packs are then at most"
                     + " staging.max-bytes-in-flight over this many. 2..64.", 4, 2, 64);
     public static final ConfigKey<Long> BLOB_SIZE = ConfigKey.sizeKey("staging.blob-size",
-            "Average blob size of the pack layout, a power of two: content-defined cuts give blobs of it (less 64 bytes)"
-                    + " to four times it, about 1.3 times it on average. Smaller finds more repeats in scattered rewrites, at more index entries per GiB"
-                    + " (benchmarks/run-chunking.sh measured 64 KiB).", "64KiB", 4L << 10, 4L << 20);
+            "Average blob size of the pack layout, a power of two: content-defined cuts give"
+                    + " blobs of it (less 64 bytes) to four times it, about 1.3 times it on"
+                    + " average. Smaller finds more repeats in scattered rewrites, at more index"
+                    + " entries per GiB (benchmarks/run-chunking.sh measured 64 KiB).", "64KiB", 4L << 10, 4L << 20);
     public static final ConfigKey<Integer> DEDUP_GENERATIONS = ConfigKey.intKey("staging.dedup-generations",
             "Latest earlier generations of the same rank a pack-layout push looks its blobs up in (their manifests,"
                     + " read once and cached); blobs found nowhere are written again. 0..8; 0 also skips the"
@@ -126,14 +129,16 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
 
     /** Read by the coordinator, which prunes the job's generations on the store after each establishment. */
     public static final ConfigKey<Integer> STORE_KEEP_GENERATIONS = ConfigKey.intKey("store.keep-generations",
-            "Established generations of the job kept on the store (the coordinator prunes older ones after each"
-                    + " snapshot, as ferry store prune --keep-last; their chunks go at the next ferry store gc); 0 keeps all.",
+            "Established generations of the job kept on the store (the coordinator prunes"
+                    + " older ones after each snapshot, as ferry store prune --keep-last;"
+                    + " their chunks go at the next ferry store gc); 0 keeps all.",
             0, 0, 1_000_000);
 
     /** Read by the coordinator, which decides rollbacks (with --auto-recover). */
     public static final ConfigKey<Integer> RECOVERY_MAX_ATTEMPTS = ConfigKey.intKey("recovery.max-attempts",
-            "Rollbacks in a row without a newer established snapshot before the job fails with the reason, as a batch"
-                    + " system's requeue limit (a rank that fails at start would otherwise be rolled back for ever); 0: no limit.",
+            "Rollbacks in a row without a newer established snapshot before the job fails"
+                    + " with the reason, as a batch system's requeue limit (a rank that fails"
+                    + " at start would otherwise be rolled back for ever); 0: no limit.",
             5, 0, 1_000_000);
     /** Read by the coordinator. */
     public static final ConfigKey<java.time.Duration> RECOVERY_BACKOFF = ConfigKey.durationKey("recovery.backoff",

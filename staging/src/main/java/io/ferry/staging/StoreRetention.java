@@ -29,7 +29,8 @@ public final class StoreRetention {
             throws StoreException {
         Names.requireJob(job);
         if (keepLast < 1) {
-            throw new IllegalArgumentException("--keep-last must be >= 1 (the newest established generation is always kept), got "
+            throw new IllegalArgumentException("--keep-last must be >= 1 (the newest established"
+                    + " generation is always kept), got "
                     + keepLast);
         }
         if (keepEvery < 0) {

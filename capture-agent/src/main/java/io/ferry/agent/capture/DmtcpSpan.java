@@ -68,8 +68,9 @@ public record DmtcpSpan(String job, boolean leads, String leadHost, long launchI
     DmtcpCoordinator coordinator(Path dir) throws IOException {
         if (leads) {
             if (!crossHostSockets()) {
-                LOG.warn("job {}: the DMTCP on PATH lacks Ferry's patch for sockets across hosts (tools/build-dmtcp.sh):"
-                        + " ranks that talk over TCP across nodes hang at every checkpoint", job);
+                LOG.warn("job {}: the DMTCP on PATH lacks Ferry's patch for sockets"
+                        + " across hosts (tools/build-dmtcp.sh): ranks that talk"
+                        + " over TCP across nodes hang at every checkpoint", job);
             }
             DmtcpCoordinator c = DmtcpCoordinator.start(dir, leadHost);
             board.leading(job, launchId, c.port());

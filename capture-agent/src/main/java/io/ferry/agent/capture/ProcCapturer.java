@@ -42,7 +42,8 @@ public final class ProcCapturer implements Capturer {
                          long copiedBytes, long zeroBytes, long unreadableBytes, long fileBytes) {
         public Captured captured() {
             return new Captured(stall, fileBytes, String.format(java.util.Locale.ROOT,
-                    "%s pid %s, %d threads, %.1f MiB memory: %.1f MiB copied (%.1f MiB zero pages left as holes), stall %.3f s",
+                    "%s pid %s, %d threads, %.1f MiB memory: %.1f MiB copied (%.1f MiB zero pages"
+                            + " left as holes), stall %.3f s",
                     wholeGroup ? "process group of" : "process", pids, threads, memoryBytes / 1048576.0,
                     copiedBytes / 1048576.0, zeroBytes / 1048576.0, stall.toNanos() / 1e9));
         }
@@ -234,9 +235,10 @@ public final class ProcCapturer implements Capturer {
     }
 
     private static String describe(Result r) {
-        return String.format(java.util.Locale.ROOT, "{\"method\":\"proc\",\"pids\":%s,\"wholeGroup\":%s,\"threads\":%d,"
-                        + "\"stallSeconds\":%.6f,\"memoryBytes\":%d,\"copiedBytes\":%d,\"zeroBytes\":%d,\"unreadableBytes\":%d,"
-                        + "\"restore\":\"needs an external restorer: Ferry writes ELF cores for gdb, not restartable images\"}%n",
+        return String.format(java.util.Locale.ROOT, "{\"method\":\"proc\",\"pids\":%s,\"wholeGroup\":%s,"
+                        + "\"threads\":%d,\"stallSeconds\":%.6f,\"memoryBytes\":%d,\"copiedBytes\":%d,"
+                        + "\"zeroBytes\":%d,\"unreadableBytes\":%d,\"restore\":\"needs an external"
+                        + " restorer: Ferry writes ELF cores for gdb, not restartable images\"}%n",
                 r.pids(), r.wholeGroup(), r.threads(), r.stall().toNanos() / 1e9, r.memoryBytes(), r.copiedBytes(),
                 r.zeroBytes(), r.unreadableBytes());
     }

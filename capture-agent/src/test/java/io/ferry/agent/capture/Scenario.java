@@ -57,7 +57,8 @@ final class Scenario {
     /** Where the tools come from, as this clone stands (module tests run in the module's directory). */
     static final String TOOLS_HINT = Files.exists(Path.of("..", "..", "shared", "tools", "install-checkpointers.sh"))
             ? "../shared/tools/install-checkpointers.sh builds DMTCP and CRIU and prints the directory to put on PATH"
-            : "this clone has no ../shared beside it, whose tools/install-checkpointers.sh .ci/run uses to build DMTCP and CRIU";
+            : "this clone has no ../shared beside it, whose tools/install-checkpointers.sh .ci/run"
+                    + " uses to build DMTCP and CRIU";
 
     /** SIGKILLs {@code p} and every process under it, as a crash of the node's rank would, and waits for its end. */
     static void kill(Process p) throws InterruptedException {

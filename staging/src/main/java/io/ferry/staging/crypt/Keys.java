@@ -41,9 +41,9 @@ public final class Keys {
             "", v -> v);
     public static final ConfigKey<String> PREVIOUS_KEY_FILES = new ConfigKey<>("encryption.previous-key-files",
             "Key files of keys this store was encrypted with before encryption.key-file's, comma-separated:"
-                    + " pulls, restarts, verify and repair open what they sealed; pushes seal with the current key only."
-                    + " Rotating: make the new key current and list the old one here until no kept generation uses it"
-                    + " ('ferry store ls' shows each generation's key id).",
+                    + " pulls, restarts, verify and repair open what they sealed; pushes seal with the"
+                    + " current key only. Rotating: make the new key current and list the old one here"
+                    + " until no kept generation uses it ('ferry store ls' shows each generation's key id).",
             "", v -> v);
     public static final ConfigTable TABLE = new ConfigTable(List.of(KEY_FILE, PREVIOUS_KEY_FILES));
     static final int MASTER = 32;
