@@ -110,7 +110,7 @@ public final class Coordinator implements Closeable {
                 orders, heartbeatTimeoutMillis, () -> lease.held());
         this.thread = DaemonThreads.unstarted("ferry-coordinator", this::run);
         this.snapshotTopic = new SnapshotTopic(log, "pid " + ProcessHandle.current().pid());
-        snapshotEvery(SnapshotKeeper.DEFAULT_EVERY);
+        configured(CoordinatorSettings.DEFAULT);
     }
 
     /**
@@ -126,6 +126,11 @@ public final class Coordinator implements Closeable {
             }
         });
         return this;
+    }
+
+    /** Takes {@code settings} (before {@link #start()}): its snapshot interval. */
+    public Coordinator configured(CoordinatorSettings settings) {
+        return snapshotEvery(settings.snapshotEvery());
     }
 
     /** Called on the coordinator thread for every live event, after it is applied (for progress output). */

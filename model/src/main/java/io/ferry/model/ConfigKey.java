@@ -20,6 +20,19 @@ public record ConfigKey<T>(String name, String doc, String defaultValue, Functio
         return new ConfigKey<>(name, doc, Integer.toString(dflt), s -> inRange(Integer.parseInt(s), min, max));
     }
 
+    /** A whole number of things (events, records): digits only, no units, within {@code min..max}. */
+    public static ConfigKey<Long> countKey(String name, String doc, long dflt, long min, long max) {
+        return new ConfigKey<>(name, doc, Long.toString(dflt), s -> {
+            long v;
+            try {
+                v = Long.parseLong(s);
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("not a whole number");
+            }
+            return inRange(v, min, max);
+        });
+    }
+
     public static ConfigKey<Long> sizeKey(String name, String doc, String dflt, long min, long max) {
         return new ConfigKey<>(name, doc, dflt, s -> inRange(Sizes.parse(s), min, max));
     }
