@@ -1,6 +1,7 @@
 package io.ferry.cli;
 
 import io.ferry.cli.log.Logs;
+import io.ferry.coordinator.CoordinatorSettings;
 import io.ferry.model.ConfigKey;
 import io.ferry.staging.StagingConfig;
 import io.ferry.staging.StoreSettings;
@@ -69,11 +70,13 @@ final class Configuration {
      * Whether {@code key} configures a Ferry process rather than a job: the event log's login
      * ({@code kafka.*}), the agents' peer secret and where an agent serves its metrics
      * ({@code agent.metrics}), and how long an agent keeps the cache of a job that is over
-     * ({@code cache.finished-retention}, {@code cache.failed-retention}). Never a job's setting, never in the log.
+     * ({@code cache.finished-retention}, {@code cache.failed-retention}), and the coordinator's own
+     * ({@code coordinator.*}). Never a job's setting, never in the log.
      */
     static boolean processKey(String key) {
         return key.startsWith(KafkaAccess.PREFIX) || key.equals(io.ferry.agent.peer.PeerAuth.KEY) || Logs.isKey(key)
-                || key.equals(io.ferry.agent.MetricsEndpoint.KEY) || io.ferry.agent.CacheRetention.TABLE.knows(key);
+                || key.equals(io.ferry.agent.MetricsEndpoint.KEY) || io.ferry.agent.CacheRetention.TABLE.knows(key)
+                || CoordinatorSettings.TABLE.knows(key);
     }
 
     /** The value of the process key {@code key} from the file and the environment, if set. */
@@ -194,6 +197,7 @@ final class Configuration {
         keys.addAll(StoreSettings.TABLE.keys());
         keys.addAll(io.ferry.staging.crypt.Keys.TABLE.keys());
         keys.addAll(io.ferry.agent.CacheRetention.TABLE.keys());
+        keys.addAll(CoordinatorSettings.TABLE.keys());
         return keys;
     }
 
@@ -249,7 +253,7 @@ final class Configuration {
 
     private static boolean known(String key) {
         return StagingConfig.TABLE.knows(key) || StoreSettings.TABLE.knows(key) || io.ferry.staging.crypt.Keys.TABLE.knows(key)
-                || io.ferry.agent.CacheRetention.TABLE.knows(key)
+                || io.ferry.agent.CacheRetention.TABLE.knows(key) || CoordinatorSettings.TABLE.knows(key)
                 || !Stores.schemesAccepting(key).isEmpty()
                 || KafkaAccess.knows(key) || key.equals(io.ferry.agent.peer.PeerAuth.KEY)
                 || key.equals(io.ferry.agent.MetricsEndpoint.KEY);

@@ -2,6 +2,7 @@ package io.ferry.cli;
 
 import io.ferry.coordinator.Coordinator;
 import io.ferry.coordinator.CoordinatorMeters;
+import io.ferry.coordinator.CoordinatorSettings;
 import io.ferry.coordinator.http.HttpApi;
 import io.ferry.eventlog.EmbeddedKafka;
 import io.ferry.eventlog.KafkaLog;
@@ -51,6 +52,7 @@ final class CoordinatorService implements Closeable {
                                     Duration heartbeatTimeout, java.util.Map<String, String> secrets, String owner,
                                     PrintStream out, String group, Duration takeoverAfter)
             throws IOException, InterruptedException {
+        CoordinatorSettings settings = settings(); // a bad coordinator.* value fails before anything starts
         CoordinatorService s = new CoordinatorService(home);
         try {
             if (!access.external()) {
@@ -69,7 +71,7 @@ final class CoordinatorService implements Closeable {
             home.writeRun(owner, s.bootstrapServers(), s.kafka != null && access.embedded().required());
             s.ownsRunFile = true;
             s.coordinator = new Coordinator(s.log, Clock.systemUTC(), heartbeatTimeout, secrets)
-                    .inGroup(group, takeoverAfter, home.coordinatorInstance())
+                    .inGroup(group, takeoverAfter, home.coordinatorInstance()).configured(settings)
                     .metered(new CoordinatorMeters(ProcessMetrics.registry())).start();
             if (!s.coordinator.awaitLive(Duration.ofSeconds(60))) {
                 throw new IOException("the coordinator did not catch up with the log at " + s.log.bootstrapServers()
@@ -81,6 +83,15 @@ final class CoordinatorService implements Closeable {
             s.close();
             throw e;
         }
+    }
+
+    /** This host's {@code coordinator.*} settings (its configuration file, {@code FERRY_COORDINATOR_*}); a bad one fails here. */
+    static CoordinatorSettings settings() throws IOException {
+        java.util.Map<String, String> set = new java.util.HashMap<>();
+        for (io.ferry.model.ConfigKey<?> k : CoordinatorSettings.TABLE.keys()) {
+            Configuration.processSetting(k.name(), System.getenv()).ifPresent(v -> set.put(k.name(), v));
+        }
+        return CoordinatorSettings.of(set);
     }
 
     KafkaLog log() {

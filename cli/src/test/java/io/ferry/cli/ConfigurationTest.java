@@ -68,6 +68,22 @@ class ConfigurationTest {
     }
 
     @Test
+    void theSnapshotIntervalIsTheCoordinatorsHostsNeverAJobsAndABadOneFailsNamingIt() throws Exception {
+        Path f = file("coordinator.snapshot-every = 5000\n");
+        assertEquals(Optional.of("5000"), Configuration.processSetting("coordinator.snapshot-every",
+                Map.of("FERRY_CONFIG", f.toString())));
+        assertEquals(Optional.of("0"), Configuration.processSetting("coordinator.snapshot-every",
+                Map.of("FERRY_CONFIG", f.toString(), "FERRY_COORDINATOR_SNAPSHOT_EVERY", "0")), "the environment over the file");
+        assertTrue(Configuration.processKey("coordinator.snapshot-every"), "never a job's setting, never in the log");
+        for (String bad : List.of("-1", "often")) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Configuration.processSetting(
+                    "coordinator.snapshot-every", Map.of("FERRY_COORDINATOR_SNAPSHOT_EVERY", bad)));
+            assertTrue(e.getMessage().startsWith("env FERRY_COORDINATOR_SNAPSHOT_EVERY: coordinator.snapshot-every=" + bad),
+                    e.getMessage());
+        }
+    }
+
+    @Test
     void logLevelsComeFromTheFileTheEnvironmentAndFlagsAndABadOneFailsNamingTheKeyAndWhere() throws Exception {
         Path f = file("staging.zstd-level = 3\nlog.level.io.ferry = debug\nlog.level.org.apache.kafka = info\n");
         Map<String, String> env = Map.of("FERRY_CONFIG", f.toString(), "FERRY_LOG_LEVEL_ORG_APACHE_KAFKA", "error",
