@@ -238,13 +238,14 @@ public final class Coordinator implements Closeable {
     /**
      * Starts the coordinator's thread. Refused ({@link IllegalStateException}, naming the topic and
      * the command that fixes it) when the events topic was made by someone else with a retention
-     * or compaction that drops events ({@link KafkaLog#eventLoss}): the state is a fold over the
+     * or compaction that drops events ({@link KafkaLog#retentionProblems}): the state is a fold over the
      * whole topic, and one folded from what a retention left would decide on a job's tail (its
      * start, placement or established generations gone). An error, not a warning: the first
      * deletion happens days after such a start, when nobody reads the warning any more.
      */
     public Coordinator start() {
-        java.util.List<String> loss = log.eventLoss();
+        java.util.List<String> loss = new java.util.ArrayList<>(log.eventRetention());
+        loss.addAll(log.eventCompaction());
         if (!loss.isEmpty()) {
             throw new IllegalStateException("the coordinator will not start on an events topic that drops events: "
                     + String.join("; ", loss));

@@ -82,7 +82,7 @@ public final class KafkaLog implements Closeable {
     private final LogReaders readers;
     /** What is wrong with the retention of topics found already there (made by a site, or by hand): see {@link #retentionProblems}. */
     private List<String> retentionProblems = List.of();
-    private List<String> eventLoss = List.of();
+    private TopicRetention.Loss eventLoss = new TopicRetention.Loss(List.of(), List.of());
     /** This login's request topic, which it writes through ({@link RequestTopics}); null: it writes Ferry's topics. */
     private String requests;
 
@@ -154,8 +154,9 @@ public final class KafkaLog implements Closeable {
 
     /**
      * What is wrong with the retention of Ferry's topics that were already there (a site's, or
-     * made by hand), each said once on standard error at connection: the {@link #eventLoss} of
-     * the events topic, and a heartbeats topic that keeps its heartbeats for ever (disk only).
+     * made by hand), each said once on standard error at connection: the {@link #eventRetention} and
+     * {@link #eventCompaction} of the events topic, and a heartbeats topic that keeps its
+     * heartbeats for ever (disk only).
      * Empty when Ferry made the topics, or they were made as Ferry makes them.
      */
     public List<String> retentionProblems() {
@@ -163,14 +164,17 @@ public final class KafkaLog implements Closeable {
     }
 
     /**
-     * What would make the events topic drop events (a finite retention by time or size, or
-     * compaction), found when it was already there. A coordinator refuses to start on such a
-     * topic: its state is a fold over the whole topic, so a job whose start was deleted would be
-     * folded from a tail, and decided on from it. Empty also where the login may not read topic
-     * configurations (said on standard error at connection).
+     * The events topic's finite retention (by time or size), found when it was already there: a
+     * coordinator starts on it only while its snapshots cover what it deleted. Empty: none, or a
+     * login that may not read topic configurations (said at connection).
      */
-    public List<String> eventLoss() {
-        return eventLoss;
+    public List<String> eventRetention() {
+        return eventLoss.retention();
+    }
+
+    /** The events topic's compaction, found when it was already there: nothing covers what it drops (it keeps one per job). */
+    public List<String> eventCompaction() {
+        return eventLoss.compaction();
     }
 
     /**

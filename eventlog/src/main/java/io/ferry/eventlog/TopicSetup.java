@@ -29,12 +29,12 @@ final class TopicSetup {
     /**
      * What was found wrong with the topics that were already there.
      *
-     * @param eventLoss what would drop events of the events topic ({@link KafkaLog#eventLoss})
-     * @param all       every problem, {@code eventLoss} first ({@link KafkaLog#retentionProblems})
+     * @param eventLoss what would drop events of the events topic ({@link KafkaLog#eventRetention},
+     *                  {@link KafkaLog#eventCompaction})
+     * @param all       every problem, the events topic's first ({@link KafkaLog#retentionProblems})
      */
-    record Checked(List<String> eventLoss, List<String> all) {
+    record Checked(TopicRetention.Loss eventLoss, List<String> all) {
         Checked {
-            eventLoss = List.copyOf(eventLoss);
             all = List.copyOf(all);
         }
     }
@@ -87,12 +87,12 @@ final class TopicSetup {
             flushEachWrite(admin, existing, bootstrap);
         }
         // A site may have made them itself: say what would lose events, or keep heartbeats for ever.
-        List<String> eventLoss = List.of();
+        TopicRetention.Loss eventLoss = new TopicRetention.Loss(List.of(), List.of());
         List<String> all = new ArrayList<>();
         try {
             if (existing.contains(KafkaLog.EVENTS)) {
                 eventLoss = TopicRetention.problems(admin, KafkaLog.EVENTS, bootstrap);
-                all.addAll(eventLoss);
+                all.addAll(eventLoss.all());
             }
             if (existing.contains(KafkaLog.HEARTBEATS)) {
                 all.addAll(TopicRetention.keptForever(admin, KafkaLog.HEARTBEATS, bootstrap));
