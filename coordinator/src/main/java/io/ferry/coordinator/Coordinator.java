@@ -77,6 +77,7 @@ public final class Coordinator implements Closeable {
     /** Relays what logins that are not operators ask through their request topics (started with the loop). */
     private RequestRelay relay;
     private SnapshotKeeper snapshots;
+    private final String who = "pid " + ProcessHandle.current().pid();
 
     /** How long a node may stay silent before its ranks are moved (or its job rolled back, or failed). */
     public static final Duration DEFAULT_HEARTBEAT_TIMEOUT = Duration.ofSeconds(30);
@@ -101,7 +102,7 @@ public final class Coordinator implements Closeable {
         log.stampCommands(epochs::of); // every command to a node names the newest agent heard under its name
         this.clock = clock;
         this.recovery = new Recovery(log, this, clock, epochs::peerOf);
-        this.ownership = new Ownership("pid " + ProcessHandle.current().pid(), this::forgetJobs);
+        this.ownership = new Ownership(who, this::forgetJobs);
         this.orders = new Orders(log, jobs, recovery, ownership, clock, malformed);
         this.reach = new LogReach(log, clock::millis);
         this.overdue = new Overdue(log, this);
@@ -109,7 +110,7 @@ public final class Coordinator implements Closeable {
         this.decisions = new Decisions(log, this, clock, jobs, ownership, quarantine, commits, recovery, overdue,
                 orders, heartbeatTimeoutMillis, () -> lease.held());
         this.thread = DaemonThreads.unstarted("ferry-coordinator", this::run);
-        this.snapshotTopic = new SnapshotTopic(log, "pid " + ProcessHandle.current().pid());
+        this.snapshotTopic = new SnapshotTopic(log, who);
         configured(CoordinatorSettings.DEFAULT);
     }
 
@@ -236,20 +237,12 @@ public final class Coordinator implements Closeable {
     }
 
     /**
-     * Starts the coordinator's thread. Refused ({@link IllegalStateException}, naming the topic and
-     * the command that fixes it) when the events topic was made by someone else with a retention
-     * or compaction that drops events ({@link KafkaLog#retentionProblems}): the state is a fold over the
-     * whole topic, and one folded from what a retention left would decide on a job's tail (its
-     * start, placement or established generations gone). An error, not a warning: the first
-     * deletion happens days after such a start, when nobody reads the warning any more.
+     * Starts the coordinator's thread. Refused ({@link IllegalStateException}) where the events topic
+     * lost events no snapshot covers, or compacts them ({@link EventsCoverage}): an error, not a
+     * warning, as the first deletion comes days after such a start, when nobody reads warnings.
      */
     public Coordinator start() {
-        java.util.List<String> loss = new java.util.ArrayList<>(log.eventRetention());
-        loss.addAll(log.eventCompaction());
-        if (!loss.isEmpty()) {
-            throw new IllegalStateException("the coordinator will not start on an events topic that drops events: "
-                    + String.join("; ", loss));
-        }
+        EventsCoverage.require(log, snapshotTopic, snapshots.every(), who);
         lease = Lease.of(takeoverAfter, Duration.ofMillis(heartbeatTimeoutMillis));
         reach.start();
         relay = RequestRelay.start(log, group);

@@ -44,6 +44,11 @@ final class SnapshotKeeper implements AutoCloseable {
         this.every = every;
     }
 
+    /** Records folded per partition between snapshots; 0: none written. */
+    long every() {
+        return every;
+    }
+
     /**
      * Where each taken-on partition starts, its snapshot's jobs handed to {@code install}; a
      * partition absent starts from its beginning.

@@ -38,8 +38,11 @@ import java.util.zip.Inflater;
  * its tail, is replayed from its beginning. Any doubt costs a full replay, never a wrong state.
  * After an index is written, the pieces of the snapshots it replaces are deleted (tombstones).
  *
- * <p>Snapshots are derived and re-creatable: the history stays in the events topic, which is
- * never thinned. A log whose login may not make the topic runs without snapshots (said once).
+ * <p>Snapshots are derived and re-creatable while the events topic keeps its whole history; where
+ * a retention (or an operator) thinned it, a partition's snapshot is what covers the events
+ * deleted, and a coordinator starts only while each thinned partition's snapshot still reaches
+ * its log start ({@link #reach}). A log whose login may not make the topic runs without
+ * snapshots (said once).
  */
 final class SnapshotTopic implements AutoCloseable {
     static final int PIECE = 3 << 20;
@@ -101,7 +104,41 @@ final class SnapshotTopic implements AutoCloseable {
         return out;
     }
 
+    /** How far a partition's newest snapshot reaches: the events offset it folded last, or -1 and why none is usable. */
+    record Reach(long lastOffset, String why) {}
+
+    /**
+     * How far the newest snapshot of each of {@code parts} reaches, checked as {@link #load} checks
+     * it (every piece there and whole, the events record it folded last still at its offset) but
+     * neither decoded nor tidied: what a start asks of a thinned events topic. Blocks while it reads.
+     */
+    Map<Integer, Reach> reach(Collection<TopicPartition> parts) {
+        Map<Integer, Reach> out = new HashMap<>();
+        Map<String, byte[]> latest = parts.isEmpty() ? Map.of() : readAll();
+        for (TopicPartition tp : parts) {
+            byte[] index = latest.get(PREFIX + tp.partition());
+            if (index == null) {
+                out.put(tp.partition(), new Reach(-1, "it has no snapshot"));
+                continue;
+            }
+            try {
+                Index ix = Index.parse(new String(index, StandardCharsets.UTF_8));
+                checked(tp, ix, latest);
+                out.put(tp.partition(), new Reach(ix.lastOffset, ""));
+            } catch (IllegalArgumentException | IllegalStateException e) {
+                out.put(tp.partition(), new Reach(-1, "its snapshot cannot be used: " + e.getMessage()));
+            }
+        }
+        return out;
+    }
+
     private Loaded loadOne(TopicPartition tp, Index ix, Map<String, byte[]> latest) {
+        List<JobView> jobs = FoldSnapshot.decode(inflate(checked(tp, ix, latest), ix.bytes));
+        return new Loaded(ix.lastOffset + 1, jobs, ix);
+    }
+
+    /** The snapshot's deflated bytes, once its pieces and the events record it folded last are checked. */
+    private byte[] checked(TopicPartition tp, Index ix, Map<String, byte[]> latest) {
         ByteArrayOutputStream deflated = new ByteArrayOutputStream();
         for (int i = 0; i < ix.pieces; i++) {
             byte[] piece = latest.get(PREFIX + tp.partition() + "/" + ix.id + "/" + i);
@@ -119,8 +156,7 @@ final class SnapshotTopic implements AutoCloseable {
             throw new IllegalStateException(found < 0 ? "the events partition no longer holds offset " + ix.lastOffset
                     : "the events record at offset " + ix.lastOffset + " is not the one it folded");
         }
-        List<JobView> jobs = FoldSnapshot.decode(inflate(all, ix.bytes));
-        return new Loaded(ix.lastOffset + 1, jobs, ix);
+        return all;
     }
 
     /**

@@ -7,9 +7,6 @@ import io.ferry.model.Command;
 import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
 import io.ferry.model.LaunchSpec;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -26,10 +23,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -235,23 +230,6 @@ class HeartbeatsTopicIT {
         while (!cond.getAsBoolean()) {
             assertTrue(System.nanoTime() < deadline, "condition not met in 30 s");
             Thread.sleep(50);
-        }
-    }
-
-    @Test
-    void aCoordinatorRefusesAnEventsTopicThatDropsEvents() throws Exception {
-        try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"))) {
-            try (Admin admin = Admin.create(LoopbackLogin.clientConfig(kafka.bootstrapServers(),
-                    Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers())))) {
-                admin.createTopics(List.of(new NewTopic(KafkaLog.EVENTS, 8, (short) 1)
-                        .configs(Map.of("retention.ms", "604800000")))).all().get(30, TimeUnit.SECONDS);
-            }
-            try (KafkaLog log = new KafkaLog(kafka.bootstrapServers())) {
-                IllegalStateException e = assertThrows(IllegalStateException.class,
-                        () -> new Coordinator(log, Clock.systemUTC(), TIMEOUT).start());
-                assertTrue(e.getMessage().contains("will not start") && e.getMessage().contains("retention.ms=604800000")
-                        && e.getMessage().contains("--add-config retention.ms=-1"), e.getMessage());
-            }
         }
     }
 

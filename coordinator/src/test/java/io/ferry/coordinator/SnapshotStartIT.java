@@ -35,7 +35,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * what a replay from offset 0 folds.
  */
 class SnapshotStartIT {
-    private static final String JOB = "long";
+    static final String JOB = "long";
 
     @TempDir
     Path tmp;
@@ -131,7 +131,7 @@ class SnapshotStartIT {
     }
 
     /** Writes a finished job of {@code generations} established generations (3 ranks); returns the events written. */
-    private static int history(KafkaLog log, long firstGeneration, int generations) {
+    static int history(KafkaLog log, long firstGeneration, int generations) {
         int n = 0;
         log.append(new Event.JobStarted(JOB, 3, 0, false, "file:/nowhere", "n0"));
         n++;
@@ -151,7 +151,7 @@ class SnapshotStartIT {
     }
 
     /** Waits for a snapshot index on the snapshots topic; returns its key. */
-    private static String awaitIndex(KafkaLog log) throws InterruptedException {
+    static String awaitIndex(KafkaLog log) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         try (KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.SNAPSHOTS, true)) {
             while (System.nanoTime() < deadline) {
@@ -167,7 +167,7 @@ class SnapshotStartIT {
     }
 
     /** The events topic folded from offset 0 with each record's time: what a replay of the whole history gives. */
-    private static Jobs wholeFold(KafkaLog log) {
+    static Jobs wholeFold(KafkaLog log) {
         Jobs jobs = new Jobs();
         try (KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.EVENTS, true)) {
             Map<TopicPartition, Long> ends = c.endOffsets(c.assignment());
@@ -187,7 +187,7 @@ class SnapshotStartIT {
      * clock when a replay ends ({@link JobView#heardAllAt}), so they are the one thing a coordinator's
      * state holds that the fold of the records does not.
      */
-    private static byte[] heardAtZero(byte[] state) {
+    static byte[] heardAtZero(byte[] state) {
         List<JobView> jobs = FoldSnapshot.decode(state);
         jobs.forEach(j -> {
             j.heartbeats.replaceAll((node, t) -> 0L);
@@ -200,7 +200,7 @@ class SnapshotStartIT {
         void run() throws Exception;
     }
 
-    private static String stderrOf(Work work) throws Exception {
+    static String stderrOf(Work work) throws Exception {
         PrintStream was = System.err;
         ByteArrayOutputStream got = new ByteArrayOutputStream();
         try (PrintStream tee = new PrintStream(got, true, StandardCharsets.UTF_8)) {
