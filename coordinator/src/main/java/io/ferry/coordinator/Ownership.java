@@ -72,6 +72,7 @@ final class Ownership implements ConsumerRebalanceListener {
                 : snapshots.resume(parts, install);
         Map<TopicPartition, Long> ends = events.endOffsets(parts);
         replayUntil.putAll(ends);
+        saySnapshotlessThinned(parts.stream().filter(tp -> !started.containsKey(tp)).toList());
         long skipped = 0;
         for (TopicPartition tp : parts) {
             SnapshotKeeper.Started s = started.get(tp);
@@ -93,6 +94,24 @@ final class Ownership implements ConsumerRebalanceListener {
         System.err.println("ferry coordinator " + who + ": took on events partitions " + numbers(parts)
                 + " (replaying their jobs before acting on them" + (started.isEmpty() ? ")"
                 : "; " + started.size() + " from a snapshot, " + skipped + " events not replayed)"));
+    }
+
+    /**
+     * A partition taken on without a snapshot while its oldest events are deleted: a start refuses
+     * that ({@link EventsCoverage}), but a retention may delete them, and a snapshot be lost, while
+     * coordinators run. Its jobs are folded from a tail; said loudly, the other jobs carry on.
+     */
+    private void saySnapshotlessThinned(List<TopicPartition> parts) {
+        if (parts.isEmpty()) {
+            return;
+        }
+        events.beginningOffsets(parts).forEach((tp, start) -> {
+            if (start > 0) {
+                System.err.println("ferry coordinator " + who + ": events partition " + tp.partition() + " lost offsets 0"
+                        + " to " + (start - 1) + " and no snapshot covers them: its jobs are folded from a tail, and may"
+                        + " be decided on wrongly (a restart of this coordinator refuses such a topic)");
+            }
+        });
     }
 
     @Override
