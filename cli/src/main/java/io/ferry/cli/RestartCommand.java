@@ -66,7 +66,8 @@ final class RestartCommand implements Callable<Integer> {
                 boolean running = logOptions.kafka != null || h.activeRun().isPresent();
                 // Agents keep a job's cache after it ended: they are asked while the system runs.
                 java.util.Optional<io.ferry.model.Placement> where = v.placement().filter(io.ferry.model.Placement::complete);
-                java.util.List<PlannedRank> plan = running && where.isPresent()
+                // a user's login may not ask agents (their answer opens the store the question names): planned here
+                java.util.List<PlannedRank> plan = running && where.isPresent() && c.log.requester() == null
                         ? askNodes(c, v, where.get(), g, store)
                         : planHere(o, h, v.ranks(), g);
                 if (dryRun || !json) {

@@ -22,8 +22,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * RequestTopics}) to the topic each request is meant for, stamped with the login; the fold and
  * the orders then judge it against the job's owner ({@link JobOwners}). Only what a user does to
  * a job of its own passes: start it ({@code ferry run}), its launcher's heartbeats and exit, ask
- * for a checkpoint, a halt, a restart, a rank killed (chaos), a restart plan from a node. Anything
- * else (what agents and coordinators write, commands to a node) is an operator's and is parked
+ * the coordinator for a checkpoint, a halt, a restart, a rank killed (chaos). Anything else (what
+ * agents and coordinators write, any command to a node: a restart plan too, since an agent opens
+ * the store it names with its own credentials) is an operator's and is parked
  * in the dead-letter topic, said on standard error. The coordinators of a group share the request
  * topics as a consumer group: each request is relayed once, at least once across a crash.
  */
@@ -123,8 +124,7 @@ final class RequestRelay implements Closeable {
                 Command c = EventCodec.decodeCommand(value);
                 boolean asked = key.equals(KafkaLog.COORDINATOR) && (c instanceof Command.RequestCheckpoint
                         || c instanceof Command.Halt || c instanceof Command.Restart || c instanceof Command.KillRank);
-                boolean plan = c instanceof Command.PlanRestart p && p.node().equals(key);
-                return asked || plan ? Optional.empty() : Optional.of(c.getClass().getSimpleName() + " to "
+                return asked ? Optional.empty() : Optional.of(c.getClass().getSimpleName() + " to "
                         + key + " is an operator's to send");
             }
             Event e = EventCodec.decode(value);

@@ -7,6 +7,7 @@ import io.ferry.model.EventCodec;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -61,6 +62,8 @@ class JobOwnersTest {
         assertEquals(Optional.of("Release to n1 is an operator's to send"), RequestRelay.refuses(KafkaLog.COMMANDS,
                 "n1",
                 EventCodec.encode(new Command.Release("a"))));
+        assertTrue(RequestRelay.refuses(KafkaLog.COMMANDS, "n1", EventCodec.encode(new Command.PlanRestart("a", "n1", 1,
+                "0", "file:///s", Map.of(), "req", Map.of()))).isPresent(), "an agent opens the store it names");
         assertEquals(Optional.of("Halt to n1 is an operator's to send"), RequestRelay.refuses(KafkaLog.COMMANDS, "n1",
                 EventCodec.encode(new Command.Halt("a", 1, "x"))));
         assertTrue(RequestRelay.refuses(KafkaLog.EVENTS, "b", EventCodec.encode(A)).orElseThrow()
