@@ -84,10 +84,22 @@ class EmbeddedKafkaIT {
                     new org.apache.kafka.clients.admin.NewTopic(KafkaLog.COMMANDS, 8, (short) 1))).all().get(30, TimeUnit.SECONDS);
             org.junit.jupiter.api.Assertions.assertEquals(Long.toString(Long.MAX_VALUE), config(admin, KafkaLog.EVENTS, "flush.messages"));
             try (KafkaLog log = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED)) {
-                org.junit.jupiter.api.Assertions.assertEquals("1", config(admin, KafkaLog.EVENTS, "flush.messages"));
-                org.junit.jupiter.api.Assertions.assertEquals("1", config(admin, KafkaLog.COMMANDS, "flush.messages"));
+                // altered through the controller: the broker's own view of the topic follows a moment later
+                org.junit.jupiter.api.Assertions.assertEquals("1", settled(admin, KafkaLog.EVENTS, "flush.messages", "1"));
+                org.junit.jupiter.api.Assertions.assertEquals("1", settled(admin, KafkaLog.COMMANDS, "flush.messages", "1"));
             }
         }
+    }
+
+    /** {@code key}'s value once it reads {@code wanted}, or what it reads after 30 s. */
+    private static String settled(Admin admin, String topic, String key, String wanted) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        String v = config(admin, topic, key);
+        while (!wanted.equals(v) && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+            v = config(admin, topic, key);
+        }
+        return v;
     }
 
     private static String config(Admin admin, String topic, String key) throws Exception {
