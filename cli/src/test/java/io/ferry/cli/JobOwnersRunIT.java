@@ -50,20 +50,12 @@ class JobOwnersRunIT {
 
             Path results = Files.createDirectories(tmp.resolve("results"));
             Path script = LcgRank.script(tmp, STEPS);
-            Process run = with(alice, FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka,
-                    "--job", "hers",
-                    "--ranks", "2", "--nodes", "n0", "--interval", "1s", "--http", "off",
-                    "--store", tmp.resolve("store").toString(), "--", script.toString(), results.toString()))
-                    .redirectErrorStream(true).start();
+            Process run = runAs(alice, kafka, script, results);
             started.add(run);
             Lines runOut = new Lines(run, "alice");
             runOut.await("alice's job running", l -> l.contains("generation 1"));
 
-            Process theirs = with(bob, FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka,
-                    "--job", "hers",
-                    "--ranks", "2", "--nodes", "n0", "--interval", "1s", "--http", "off",
-                    "--store", tmp.resolve("store").toString(), "--", script.toString(), results.toString()))
-                    .redirectErrorStream(true).start();
+            Process theirs = runAs(bob, kafka, script, results);
             started.add(theirs);
             String bobsRun = new String(theirs.getInputStream().readAllBytes());
             assertTrue(theirs.waitFor(2, TimeUnit.MINUTES), bobsRun);
@@ -92,6 +84,14 @@ class JobOwnersRunIT {
                 p.destroyForcibly();
             }
         }
+    }
+
+    /** `ferry run` of job "hers" (2 ranks on n0) with the login of {@code config}. */
+    private Process runAs(Path config, String kafka, Path script, Path results) throws java.io.IOException {
+        return with(config, FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "hers",
+                "--ranks", "2", "--nodes", "n0", "--interval", "1s", "--http", "off",
+                "--store", tmp.resolve("store").toString(), "--", script.toString(), results.toString()))
+                .redirectErrorStream(true).start();
     }
 
     private static String login(String user, String password) {
