@@ -55,6 +55,30 @@ final class Calibrated {
         out.printf(Locale.ROOT, "remote tier limited by %s: staging %s per node, the store %s for %d writers at %s/s together%n",
                 p.remoteBottleneck(), PlanCommand.seconds(p.stagingSeconds()), PlanCommand.seconds(p.storeSeconds()), p.nodes(),
                 PlanCommand.decimal(p.storeBytesPerSecond()));
+        out.println(assumptions(p));
+    }
+
+    /**
+     * What the calibrated projection takes for granted, said with it: the nodes stage as this one did,
+     * the store's curve holds beyond the writers probed, the slowest node decides, the store is Ferry's alone.
+     */
+    static String assumptions(Projection p) {
+        Calibration c = p.calibration();
+        int probed = c.store().points().stream().mapToInt(StoreCurve.Point::writers).max().orElse(0);
+        double ceiling = p.storeCeiling();
+        return String.format(Locale.ROOT, "assumes: each of the %d nodes stages at %s/s as the job measured here did"
+                        + " (its CPU hashes and compresses as fast); one store writer per node, the %d together getting"
+                        + " %s/s on the curve fitted to %d..%d writers probed%s, with its ceiling %s; the snapshot waits"
+                        + " for the slowest node (the %.3gx straggler spread measured); nothing else writes to the"
+                        + " store meanwhile",
+                p.nodes(), PlanCommand.decimal(c.stagingBytesPerSecond()), p.nodes(),
+                PlanCommand.decimal(p.storeBytesPerSecond()), c.store().points().stream()
+                        .mapToInt(StoreCurve.Point::writers).min().orElse(0), probed,
+                p.nodes() > probed ? " (extrapolated beyond them)" : "",
+                Double.isInfinite(ceiling) ? "unseen (no saturation measured)"
+                        : p.law().isPresent() ? "at the target's disks (" + PlanCommand.decimal(ceiling) + "/s)"
+                        : "as measured (" + PlanCommand.decimal(ceiling) + "/s)",
+                c.stragglerSpread());
     }
 
     private static void row(PrintStream out, String tier, double ideal, double calibrated) {
@@ -68,7 +92,8 @@ final class Calibrated {
         if (p != null) {
             n.putObject("target").put("nodes", p.nodes()).put("bytesPerNode", p.bytesPerNode())
                     .put("totalBytes", p.totalBytes()).put("storeBytesPerSecond", p.storeBytesPerSecond())
-                    .put("remoteBottleneck", p.remoteBottleneck());
+                    .put("remoteBottleneck", p.remoteBottleneck())
+                    .put("assumes", assumptions(p).substring("assumes: ".length()));
             ObjectNode stall = n.putObject("stall").put("calibratedSeconds", p.stallSeconds())
                     .put("idealSeconds", p.idealStallSeconds());
             ObjectNode est = n.putObject("established").put("calibratedSeconds", p.establishedSeconds());

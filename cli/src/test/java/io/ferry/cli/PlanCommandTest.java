@@ -87,10 +87,16 @@ class PlanCommandTest {
         assertEquals(0, r.exit(), r.err());
         assertTrue(r.out().contains("| application stall (node-local SSD) | 32.00 s |"), r.out());
         assertTrue(r.out().contains("| established on the remote store | 12.80 s |"), r.out());
+        // what the calibrated projection takes for granted is said beside it: 1000 writers on a curve probed to 4
+        assertTrue(r.out().contains("assumes: each of the 1000 nodes stages at 220 MB/s")
+                && r.out().contains("on the curve fitted to 1..4 writers probed (extrapolated beyond them), with its"
+                + " ceiling at the target's disks") && r.out().contains("the snapshot waits for the slowest node (the"
+                + " 1.05x straggler spread measured)"), r.out());
         Out j = plan("--calibration", cal.toString(), "--nodes", "1000", "--checkpoint-size", "128TB", "--json");
         assertEquals(0, j.exit(), j.err());
         JsonNode n = new ObjectMapper().readTree(j.out());
         assertEquals(128e9, n.get("target").get("bytesPerNode").asDouble(), 1);
+        assertTrue(n.get("target").get("assumes").asText().startsWith("each of the 1000 nodes stages at"), j.out());
         double stall = n.get("stall").get("calibratedSeconds").asDouble();
         assertEquals(0.02 + 128e9 / 2.5e8 * 1.05, stall, 1e-6, "no target SSD given: the rate measured here");
         assertTrue(n.get("established").get("calibratedSeconds").asDouble() > stall);
