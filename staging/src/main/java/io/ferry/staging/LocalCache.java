@@ -43,7 +43,7 @@ public final class LocalCache {
         return generationDir(ref.job(), ref.generation()).resolve(Integer.toString(ref.rank()));
     }
 
-    private Path generationDir(String job, long generation) {
+    Path generationDir(String job, long generation) {
         return root.resolve(Names.requireJob(job)).resolve(Long.toString(Names.requireGeneration(generation)));
     }
 
@@ -325,89 +325,7 @@ public final class LocalCache {
      * serves the job here.
      */
     public Reclaimed reclaim(String job, Standing standing) throws IOException {
-        Path dir = root.resolve(Names.requireJob(job));
-        List<String> removed = new ArrayList<>();
-        List<Long> kept = new ArrayList<>();
-        long freed = 0;
-        if (!Files.isDirectory(dir)) {
-            return new Reclaimed(removed, 0, kept);
-        }
-        if (standing == Standing.FINISHED) {
-            freed = bytesUnder(dir);
-            Path trash = root.resolve(".trash-" + job + "-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
-            Files.move(dir, trash, StandardCopyOption.ATOMIC_MOVE);
-            FileTrees.delete(trash);
-            removed.add("the job's directory");
-            return new Reclaimed(removed, freed, kept);
-        }
-        Path restart = dir.resolve(".restart");
-        if (Files.exists(restart)) {
-            freed += bytesUnder(restart);
-            Path trash = dir.resolve(".trash-restart-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
-            Files.move(restart, trash, StandardCopyOption.ATOMIC_MOVE);
-            FileTrees.delete(trash);
-            removed.add("the restore area");
-        }
-        for (long g : generations(job)) {
-            Path gen = generationDir(job, g);
-            if (standing == Standing.ENDED) {
-                if (allStaged(job, g)) {
-                    freed += bytesUnder(gen);
-                    drop(job, g);
-                    removed.add("generation " + g);
-                } else {
-                    kept.add(g);
-                }
-                continue;
-            }
-            List<Integer> own = new ArrayList<>();
-            for (int r : ranks(gen)) {
-                ImageRef ref = new ImageRef(job, g, r);
-                if (isPartnerCopy(ref)) {
-                    continue;
-                }
-                if (!isStaged(ref)) {
-                    if (!kept.contains(g)) {
-                        kept.add(g);
-                    }
-                    continue;
-                }
-                Path image = imageDir(ref);
-                freed += bytesUnder(image);
-                Path trash = gen.resolve(".trash-" + r + "-"
-                        + Long.toHexString(ThreadLocalRandom.current().nextLong()));
-                Files.move(image, trash, StandardCopyOption.ATOMIC_MOVE);
-                FileTrees.delete(trash);
-                Files.deleteIfExists(gen.resolve(".staged-" + r)); // last: an image here never lacks its marker
-                own.add(r);
-            }
-            if (!own.isEmpty()) {
-                removed.add("generation " + g + " ranks "
-                        + io.ferry.model.RankSet.of(own.stream().mapToInt(Integer::intValue)));
-            }
-            if (ranks(gen).isEmpty() && !receiving(gen)) {
-                drop(job, g);
-            }
-        }
-        // A job that runs elsewhere keeps its (maybe empty) directory: a partner copy may be arriving into it.
-        if (standing == Standing.ENDED && generations(job).isEmpty()) {
-            FileTrees.delete(dir); // no image of it left: its directory goes too
-        }
-        return new Reclaimed(removed, freed, kept);
-    }
-
-    private static List<Integer> ranks(Path gen) throws IOException {
-        try (Stream<Path> s = Files.list(gen)) {
-            return s.map(p -> p.getFileName().toString()).filter(n -> n.matches("\\d{1,9}")).map(Integer::parseInt)
-                    .sorted().toList();
-        }
-    }
-
-    /** Whether a partner copy is being received into {@code gen} ({@link #incomingDir}). */
-    private static boolean receiving(Path gen) throws IOException {
-        try (Stream<Path> s = Files.list(gen)) {
-            return s.anyMatch(p -> p.getFileName().toString().startsWith(".incoming-"));
-        }
+        return CacheReclaim.reclaim(this, job, standing);
     }
 
     /** The bytes of the files under {@code dir} (or of {@code dir}, a file), not following links. */
@@ -439,7 +357,7 @@ public final class LocalCache {
         }
     }
 
-    private boolean allStaged(String job, long generation) throws IOException {
+    boolean allStaged(String job, long generation) throws IOException {
         Path dir = generationDir(job, generation);
         try (Stream<Path> s = Files.list(dir)) {
             List<String> ranks = s.map(p -> p.getFileName().toString()).filter(n -> n.matches("\\d{1,9}")).toList();
