@@ -2,7 +2,6 @@ package io.ferry.agent;
 
 import io.ferry.agent.capture.Capturer;
 import io.ferry.agent.capture.Capturers;
-import io.ferry.agent.protocol.Line;
 import io.ferry.model.CrashPoint;
 import io.ferry.model.DaemonThreads;
 import io.ferry.model.Event;
@@ -90,7 +89,6 @@ public final class NodeAgent implements Closeable {
         poller.scheduleAtFixedRate(this::heartbeat, 0, heartbeat.toMillis(), TimeUnit.MILLISECONDS);
         this.staging = new NodeStaging(config, cache, pipeline, events, poller);
     }
-
 
     public AgentConfig config() {
         return config;
@@ -336,7 +334,7 @@ public final class NodeAgent implements Closeable {
         try {
             Map<Integer, Double> stall = transparent.isPresent()
                     ? TransparentCapture.run(transparent.get(), ranks.values(), g, config.quiesce().timeout())
-                    : quiesceCooperatively(g);
+                    : CooperativeCapture.run(ranks.values(), g, config.quiesce().timeout(), poller);
             Map<Integer, Long> bytes = new HashMap<>();
             for (RankProcess r : ranks.values()) {
                 bytes.put(r.rank(), CacheFiles.moveIn(cache, r.generationDir(g),
@@ -387,33 +385,6 @@ public final class NodeAgent implements Closeable {
             }
         }
         return Optional.empty();
-    }
-
-    /** The protocol: every rank writes its own state and answers; stall = request to answer. */
-    private Map<Integer, Double> quiesceCooperatively(long g) throws Exception {
-        long t0 = System.nanoTime();
-        Map<Integer, CompletableFuture<Line>> answers = new HashMap<>();
-        Map<Integer, Double> stall = new ConcurrentHashMap<>();
-        for (RankProcess r : ranks.values()) {
-            CompletableFuture<Line> a = r.request(g, poller);
-            a.thenRun(() -> stall.put(r.rank(), (System.nanoTime() - t0) / 1e9));
-            answers.put(r.rank(), a);
-        }
-        try {
-            CompletableFuture.allOf(answers.values().toArray(CompletableFuture[]::new))
-                    .get(config.quiesce().timeout().toMillis(), TimeUnit.MILLISECONDS);
-        } catch (TimeoutException e) {
-            List<Integer> silent = answers.entrySet().stream().filter(a -> !a.getValue().isDone())
-                    .map(Map.Entry::getKey).sorted().toList();
-            throw new IOException("ranks " + silent + " did not answer within "
-                    + config.quiesce().timeout().toSeconds() + " s");
-        }
-        for (var e : answers.entrySet()) {
-            if (e.getValue().join() instanceof Line.Fail f) {
-                throw new IOException("rank " + e.getKey() + " failed generation " + g + ": " + f.reason());
-            }
-        }
-        return stall;
     }
 
     private CaptureResult failed(long g, String reason) {
