@@ -271,7 +271,7 @@ public final class AgentService implements Closeable {
             return;
         }
         if (c instanceof Command.KillNode) {
-            killNode();
+            NodeKill.now(node, home, jobs.values());
             return;
         }
         if (c instanceof Command.Launch l && l.launchId() > 0) {
@@ -375,42 +375,6 @@ public final class AgentService implements Closeable {
             problem = String.valueOf(e.getMessage());
         }
         log.append(new Event.RestartPlanned(p.job(), p.generation(), node, p.request(), sources, problem));
-    }
-
-    /**
-     * {@code ferry chaos kill-node}: this node is lost as a power cut would lose it. Every rank
-     * of every job is SIGKILLed, the cache directory removed, and the process ends at once
-     * (exit 137, no shutdown hooks, no last words to the log).
-     */
-    private void killNode() {
-        LOG.info("ferry agent " + node + ": chaos: killing this node (its ranks, its cache, this agent)");
-        for (JobOnNode j : jobs.values()) {
-            j.agent().ifPresent(a -> {
-                try {
-                    a.stopRanks();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            });
-        }
-        for (int attempt = 1; ; attempt++) { // staging may still be writing into it: try again
-            try {
-                io.ferry.staging.internal.FileTrees.delete(home.resolve("cache"));
-                break;
-            } catch (java.io.IOException e) {
-                if (attempt == 5) {
-                    LOG.warn("ferry agent " + node + ": chaos: removing the cache failed: " + e.getMessage());
-                    break;
-                }
-                try {
-                    Thread.sleep(100);
-                } catch (InterruptedException stop) {
-                    Thread.currentThread().interrupt();
-                    break;
-                }
-            }
-        }
-        Runtime.getRuntime().halt(137);
     }
 
     @Override
