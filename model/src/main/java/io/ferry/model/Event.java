@@ -4,7 +4,7 @@ import java.util.Map;
 
 /**
  * What happened to a job: the coordinator's state is a fold over these, in log order.
- * Keyed by job on the events topic. Every record validates its job id.
+ * Keyed by job on the events topic. Every record validates its job id; {@code EventChecks} the rest.
  */
 public sealed interface Event {
     String job();
@@ -20,12 +20,7 @@ public sealed interface Event {
                       String placement, LaunchSpec launch) implements Event {
         public JobStarted {
             Names.requireJob(job);
-            if (ranks < 1 || ranks > RankSet.MAX_RANK + 1) {
-                throw new IllegalArgumentException("ranks must be within 1.." + (RankSet.MAX_RANK + 1)
-                        + ", got " + ranks);
-            }
-            Placement.parse(placement, ranks); // validated here, so a bad one is parked, never folded
-            java.util.Objects.requireNonNull(launch, "launch");
+            EventChecks.jobStarted(ranks, placement, launch);
         }
 
         /** A job whose ranks all run on {@code node} (the one-machine job). */
@@ -51,9 +46,8 @@ public sealed interface Event {
      * A rank's image is complete and fsynced in its node's cache; {@code seconds} is the rank's stall.
      *
      * @param expectedWrittenBytes what staging the image should write to the store (its new blobs,
-     *                             as stored), estimated by the agent from a sample of about 1% of
-     *                             it before anything is written; -1 where not estimated (events
-     *                             written before it existed, a layout without packs)
+     *                             as stored), estimated by the agent (its CaptureSample); -1 where
+     *                             not estimated (events written before it existed, a layout without packs)
      */
     record ImageCaptured(String job, long generation, int rank, String node, long bytes, double seconds,
                          long expectedWrittenBytes) implements Event {
@@ -61,10 +55,7 @@ public sealed interface Event {
             Names.requireJob(job);
             Names.requireGeneration(generation);
             Names.requireRank(rank);
-            if (expectedWrittenBytes < -1) {
-                throw new IllegalArgumentException("expectedWrittenBytes must be -1 (unknown) or more, got "
-                        + expectedWrittenBytes);
-            }
+            EventChecks.expectedWritten(expectedWrittenBytes);
         }
 
         /** Without an estimate of what staging will write. */
@@ -86,8 +77,7 @@ public sealed interface Event {
      *
      * @param manifest the SHA-256 (hex) of the rank's manifest as the agent put it on the store, what
      *                 the commit marker records for the rank, so the coordinator need not read it
-     *                 back; empty when not known (events written before it existed): the
-     *                 coordinator then reads the manifest from the store
+     *                 back; empty when not known (events written before it existed)
      */
     record ImageStaged(String job, long generation, int rank, String tier, long rawBytes, long storedBytes,
                        double seconds, String manifest) implements Event {
@@ -96,9 +86,7 @@ public sealed interface Event {
             Names.requireGeneration(generation);
             Names.requireRank(rank);
             manifest = manifest == null ? "" : manifest;
-            if (!manifest.isEmpty() && !Names.isSha256Hex(manifest)) {
-                throw new IllegalArgumentException("manifest must be 64 lower-case hex digits, got " + manifest);
-            }
+            EventChecks.manifest(manifest);
         }
 
         /** Without the manifest's digest: the coordinator reads the manifest from the store. */
@@ -129,32 +117,24 @@ public sealed interface Event {
      * then happened ({@link SnapshotEstablished#secondsSinceRequest()}).
      *
      * @param predictedSecondsToEstablished calibrated forecast, counted from the request
-     * @param idealSeconds                  the Checkpoint Fill-Time Law's time for the same bytes on
-     *                                      this node's disk, at the write rate measured at capture
+     * @param idealSeconds                  the Checkpoint Fill-Time Law's time for the same bytes
+     *                                      (the coordinator's Predictor says how it is reckoned)
      * @param basedOn                       earlier snapshots the forecast was fitted on
      * @param writtenBytes                  the bytes the forecast expects the snapshot to write to the
      *                                      store (new chunks, compressed), or -1 (forecasts made
      *                                      before it was recorded)
      * @param readShare                     how much of the generation's raw bytes its nodes had read for
-     *                                      staging when the forecast was made: 0 for the forecast at
-     *                                      capture (and every forecast written before it was recorded),
-     *                                      then 0.25, 0.5 and 0.75 as staging goes, each from what the
-     *                                      nodes found new so far ({@link StagingProgress})
+     *                                      staging when the forecast was made: 0 at capture (and in every
+     *                                      forecast written before it was recorded), more as staging goes
+     *                                      ({@link StagingProgress})
      */
     record PredictionMade(String job, long generation, long rawBytes, int ranks, double predictedStallSeconds,
                           double predictedSecondsToEstablished, double idealSeconds, int basedOn, long writtenBytes,
-                          double readShare)
-            implements Event {
+                          double readShare) implements Event {
         public PredictionMade {
             Names.requireJob(job);
             Names.requireGeneration(generation);
-            if (rawBytes < 0 || ranks < 1 || basedOn < 0 || writtenBytes < -1) {
-                throw new IllegalArgumentException("prediction needs rawBytes >= 0, ranks >= 1, basedOn"
-                        + " >= 0, writtenBytes >= -1");
-            }
-            if (!(readShare >= 0 && readShare <= 1)) {
-                throw new IllegalArgumentException("prediction needs a readShare from 0 to 1, got " + readShare);
-            }
+            EventChecks.prediction(rawBytes, ranks, basedOn, writtenBytes, readShare);
         }
 
         /** The forecast at capture. */
@@ -182,8 +162,7 @@ public sealed interface Event {
     /**
      * How far a node's staging of its ranks' images of {@code generation} has come: {@code readBytes}
      * of its {@code totalBytes} raw bytes read, of which {@code freshBytes} were new to the store,
-     * written as {@code writtenBytes} (compressed). Sent as each tenth of the bytes is read: the
-     * coordinator forecasts the snapshot again from what the nodes found new so far.
+     * written as {@code writtenBytes} (compressed). Sent as each tenth of the bytes is read, for StagingSoFar.
      */
     record StagingProgress(String job, long generation, String node, long readBytes, long totalBytes, long freshBytes,
                            long writtenBytes) implements Event {
@@ -191,12 +170,7 @@ public sealed interface Event {
             Names.requireJob(job);
             Names.requireGeneration(generation);
             Placement.requireNode(node);
-            if (readBytes < 0 || totalBytes < readBytes || freshBytes < 0 || freshBytes > readBytes
-                    || writtenBytes < 0) {
-                throw new IllegalArgumentException("staging progress needs 0 <= fresh <= read <= total"
-                        + " and written >= 0, got read "
-                        + readBytes + ", total " + totalBytes + ", fresh " + freshBytes + ", written " + writtenBytes);
-            }
+            EventChecks.stagingProgress(readBytes, totalBytes, freshBytes, writtenBytes);
         }
     }
 
@@ -209,29 +183,21 @@ public sealed interface Event {
                                long failed, long rejected) implements Event {
         public StoreHealthReported {
             Names.requireJob(job);
-            if (calls < 0 || retries < 0 || failed < 0 || rejected < 0) {
-                throw new IllegalArgumentException("store counters must be >= 0");
-            }
+            EventChecks.storeCounters(calls, retries, failed, rejected);
         }
     }
 
     /**
      * A node's cache for the job, reported after each retention pass (and when the agent starts):
-     * what the coordinator needs to forecast when the cache fills.
-     *
-     * @param capacityBytes   size of the file system holding the cache
-     * @param freeBytes       bytes still usable on it
-     * @param jobBytes        bytes the job's generations take in the cache
-     * @param generations     generations of the job the cache holds
-     * @param keepGenerations the retention ({@code cache.keep-generations})
+     * what the coordinator needs to forecast when the cache fills. The sizes and count are the
+     * cache's usage as staging's LocalCache.Usage has them; {@code keepGenerations} is the
+     * retention ({@code cache.keep-generations}).
      */
     record CacheReported(String job, String node, long capacityBytes, long freeBytes, long jobBytes, int generations,
                          int keepGenerations) implements Event {
         public CacheReported {
             Names.requireJob(job);
-            if (capacityBytes < 0 || freeBytes < 0 || jobBytes < 0 || generations < 0 || keepGenerations < 1) {
-                throw new IllegalArgumentException("cache report needs sizes >= 0 and keepGenerations >= 1");
-            }
+            EventChecks.cacheReport(capacityBytes, freeBytes, jobBytes, generations, keepGenerations);
         }
     }
 
@@ -253,18 +219,13 @@ public sealed interface Event {
     /**
      * A node's agent is alive under its node name, whatever jobs it runs (sent every
      * {@code intervalMillis}; read live, never replayed). Keyed by {@link #AGENTS}, a name no job
-     * can have, so every agent's presence is in one partition of the heartbeats topic: an agent
-     * starting under a node name reads it back and refuses the name while another incarnation
-     * (another host or home) still beats under it.
+     * can have, so every agent's presence is in one partition of the heartbeats topic, where an
+     * agent starting under a node name claims it (eventlog's NodeClaim says how).
      *
      * @param incarnation this run of the agent (random, drawn at its start)
-     * @param host        the host it runs on, and {@code home} its directory: an earlier
-     *                    incarnation on the same host and home is its own dead predecessor (the
-     *                    home's lock proves it gone)
-     * @param epoch       the offset of its first presence in the log (-1 in that first one): newer
-     *                    agents under a name have higher epochs, and commands carry the newest the
-     *                    coordinator heard, so an older agent of the name that is still alive (cut
-     *                    off, then back) knows they are not its own
+     * @param host        the host it runs on, and {@code home} its directory
+     * @param epoch       the offset of its first presence in the log (-1 in that first one); a command
+     *                    carries its node's newest (eventlog's EpochHeader)
      * @param leaving     its last word: it stops (or was refused the name), and the name is free now
      * @param peer        where it serves its cache to the other agents ({@code HOST:PORT}, "" where it does
      *                    not): known before any job, so a job's first launch can name the node whose agent
@@ -277,24 +238,8 @@ public sealed interface Event {
 
         public AgentPresent {
             Placement.requireNode(node);
-            if (incarnation == null || !incarnation.matches("[0-9a-f]{8,64}")) {
-                throw new IllegalArgumentException("an agent's incarnation must be 8-64 lower-case hex digits, got "
-                        + Names.quote(incarnation));
-            }
-            if (host == null || host.isEmpty() || host.length() > 255 || home == null || home.length() > 4096) {
-                throw new IllegalArgumentException("an agent's presence needs a host (1-255 characters) and a home");
-            }
-            if (epoch < -1) {
-                throw new IllegalArgumentException("an agent's epoch is an offset or -1, got " + epoch);
-            }
-            if (intervalMillis < 1 || intervalMillis > 3_600_000) {
-                throw new IllegalArgumentException("an agent's presence interval must be 1 ms to 1 h, got "
-                        + intervalMillis);
-            }
             peer = peer == null ? "" : peer;
-            if (!peer.isEmpty()) {
-                PeerAddresses.requireAddress(peer);
-            }
+            EventChecks.presence(incarnation, host, home, intervalMillis, epoch, peer);
         }
 
         /** An agent that serves no cache to peers. */
@@ -360,9 +305,7 @@ public sealed interface Event {
     record LauncherRequested(String job, int attempt, long generation, String cause) implements Event {
         public LauncherRequested {
             Names.requireJob(job);
-            if (attempt < 1) {
-                throw new IllegalArgumentException("launcher attempt must be >= 1, got " + attempt);
-            }
+            EventChecks.launcherAttempt(attempt);
         }
     }
 
@@ -435,9 +378,7 @@ public sealed interface Event {
             Placement.requireNode(node);
             Placement.requireNode(partner);
             RankSet.parse(ranks);
-            if (bytes < 0) {
-                throw new IllegalArgumentException("bytes must be >= 0, got " + bytes);
-            }
+            EventChecks.copiedBytes(bytes);
         }
 
         public RankSet rankSet() {
@@ -449,21 +390,15 @@ public sealed interface Event {
     record JobPlaced(String job, String placement, String reason) implements Event {
         public JobPlaced {
             Names.requireJob(job);
-            if (placement == null || !placement.contains(":")) {
-                throw new IllegalArgumentException("bad placement " + placement);
-            }
+            EventChecks.placement(placement);
         }
     }
 
     /**
      * A node could not restore its ranks of {@code generation}, or a rank refused what was restored.
      * Only a failure that proves the generation's data unusable sets it aside for the run
-     * ({@code provenBad}): a chunk or file that does not verify, a manifest that is not the one
-     * the commit marker names, a snapshot absent from the store, a restart the program or its
-     * checkpointer refused. Anything else (the store away, a program or checkpointer missing on
-     * the node, a store the node cannot open, an I/O error on the node's disk) says nothing
-     * against the data: the same generation is tried again after the recovery backoff, and the
-     * job fails with the reason after {@code recovery.max-attempts}.
+     * ({@code provenBad}; the agent's RestoreErrors says which do); any other is tried again after
+     * the recovery backoff, and the job fails with the reason after {@code recovery.max-attempts}.
      *
      * @param storeUnreachable the store could not be reached (after the node's retries)
      * @param provenBad        the data is proven unusable (never together with {@code storeUnreachable});
@@ -491,9 +426,7 @@ public sealed interface Event {
     record HaltRequested(String job, long deadlineMillis, String why) implements Event {
         public HaltRequested {
             Names.requireJob(job);
-            if (deadlineMillis <= 0) {
-                throw new IllegalArgumentException("halt of " + job + ": no deadline");
-            }
+            EventChecks.deadline(job, deadlineMillis);
             why = why == null ? "" : why;
         }
     }
