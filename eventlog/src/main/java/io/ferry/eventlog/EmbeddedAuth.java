@@ -68,8 +68,8 @@ public record EmbeddedAuth(Map<String, String> users, Map<String, String> ssl, j
             }
         });
         if (!ssl.isEmpty() && users.isEmpty()) {
-            throw new IllegalArgumentException("TLS on the embedded broker (" + SSL_PREFIX + "ssl.*) needs users too: set "
-                    + USERS_FILE_KEY);
+            throw new IllegalArgumentException("TLS on the embedded broker (" + SSL_PREFIX
+                    + "ssl.*) needs users too: set " + USERS_FILE_KEY);
         }
         for (String k : ssl.keySet()) {
             if (!k.startsWith("ssl.")) {
@@ -77,7 +77,8 @@ public record EmbeddedAuth(Map<String, String> users, Map<String, String> ssl, j
             }
         }
         if (!ssl.isEmpty() && !ssl.containsKey("ssl.keystore.location")) {
-            throw new IllegalArgumentException("TLS on the embedded broker needs " + SSL_PREFIX + "ssl.keystore.location");
+            throw new IllegalArgumentException("TLS on the embedded broker needs " + SSL_PREFIX
+                    + "ssl.keystore.location");
         }
     }
 
@@ -144,7 +145,10 @@ public record EmbeddedAuth(Map<String, String> users, Map<String, String> ssl, j
         return !operators.isEmpty();
     }
 
-    /** The logins that are not operators, each writing through its own request topic; none when {@link #owners()} is false. */
+    /**
+     * The logins that are not operators, each writing through its own request topic; none when {@link #owners()} is
+     * false.
+     */
     public java.util.SortedSet<String> restricted() {
         java.util.SortedSet<String> r = new java.util.TreeSet<>(users.keySet());
         r.removeAll(operators);
@@ -180,6 +184,7 @@ public record EmbeddedAuth(Map<String, String> users, Map<String, String> ssl, j
 
     @Override
     public String toString() {
-        return "EmbeddedAuth[users=" + users.keySet() + ", " + protocol() + (owners() ? ", operators=" + operators : "") + "]";
+        return "EmbeddedAuth[users=" + users.keySet() + ", " + protocol() + (owners() ? ", operators=" + operators : "")
+                + "]";
     }
 }

@@ -56,7 +56,8 @@ public final class EmbeddedKafka implements Closeable {
     private String loginPassword;
     private int controllerPort;
 
-    private EmbeddedKafka(KafkaRaftServer server, String bootstrap, String localBootstrap, KafkaClientSettings localClient) {
+    private EmbeddedKafka(KafkaRaftServer server, String bootstrap, String localBootstrap,
+            KafkaClientSettings localClient) {
         this.server = server;
         this.bootstrap = bootstrap;
         this.localBootstrap = localBootstrap;
@@ -88,8 +89,10 @@ public final class EmbeddedKafka implements Closeable {
     public static EmbeddedKafka start(Path dataDir, String listen, EmbeddedAuth auth) throws IOException {
         HostPort hp = HostPort.parse(listen, "--listen");
         if (!auth.required() && !hp.loopbackOnly()) {
-            throw new IllegalArgumentException("--listen " + listen + " is beyond loopback, where the embedded broker requires"
-                    + " SASL: set " + EmbeddedAuth.USERS_FILE_KEY + "=PATH (an owner-only file of NAME:PASSWORD lines)");
+            throw new IllegalArgumentException("--listen " + listen
+                    + " is beyond loopback, where the embedded broker requires"
+                    + " SASL: set " + EmbeddedAuth.USERS_FILE_KEY
+                    + "=PATH (an owner-only file of NAME:PASSWORD lines)");
         }
         io.ferry.model.OwnerOnly.createDirectories(dataDir);
         Path lockFile = dataDir.resolveSibling(dataDir.getFileName() + ".lock");
@@ -112,7 +115,8 @@ public final class EmbeddedKafka implements Closeable {
     }
 
     /** {@link #start(Path)}, waiting up to {@code patience} for another process to let go. */
-    public static EmbeddedKafka start(Path dataDir, java.time.Duration patience) throws IOException, InterruptedException {
+    public static EmbeddedKafka start(Path dataDir, java.time.Duration patience)
+            throws IOException, InterruptedException {
         return start(dataDir, "127.0.0.1:0", patience);
     }
 

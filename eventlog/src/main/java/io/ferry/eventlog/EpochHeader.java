@@ -25,7 +25,9 @@ public final class EpochHeader {
         }
     }
 
-    /** The epoch a command was stamped with, or -1 (sent before its node's agent was heard, or by an older coordinator). */
+    /**
+     * The epoch a command was stamped with, or -1 (sent before its node's agent was heard, or by an older coordinator).
+     */
     public static long of(ConsumerRecord<byte[], byte[]> r) {
         Header h = r.headers().lastHeader(NAME);
         if (h == null || h.value() == null || h.value().length != Long.BYTES) {

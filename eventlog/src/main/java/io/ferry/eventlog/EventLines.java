@@ -68,19 +68,22 @@ public final class EventLines {
                     c.generation(), c.rank(), c.node());
         } else if (e instanceof Event.ImageStaged s) {
             return new Line(Level.INFO, "image staged on " + s.tier() + ": " + Sizes.format(s.rawBytes()) + " raw, "
-                    + Sizes.format(s.storedBytes()) + " stored, in " + secs(s.seconds()), s.generation(), s.rank(), null);
+                    + Sizes.format(s.storedBytes()) + " stored, in " + secs(s.seconds()), s.generation(), s.rank(),
+                    null);
         } else if (e instanceof Event.SnapshotEstablished s) {
             return new Line(Level.INFO, "snapshot established on " + s.tier() + ", " + secs(s.secondsSinceRequest())
                     + " after its request", s.generation(), -1, null);
         } else if (e instanceof Event.RecoveryStarted r) {
-            return new Line(Level.INFO, "rollback to generation " + r.generation() + ": " + r.cause(), r.generation(), -1, null);
+            return new Line(Level.INFO, "rollback to generation " + r.generation() + ": " + r.cause(), r.generation(),
+                    -1, null);
         } else if (e instanceof Event.ImagesRestored r) {
             return new Line(Level.INFO, "images restored: " + r.sources(), r.generation(), -1, r.node());
         } else if (e instanceof Event.PartnerCopied p) {
             return new Line(Level.INFO, "partner copy of ranks " + p.ranks() + " on " + p.partner() + ": "
                     + Sizes.format(p.bytes()) + " in " + secs(p.seconds()), p.generation(), -1, p.node());
         } else if (e instanceof Event.LauncherRequested l) {
-            return new Line(Level.INFO, "launch " + l.attempt() + " from generation " + l.generation() + ": " + l.cause(),
+            return new Line(Level.INFO,
+                    "launch " + l.attempt() + " from generation " + l.generation() + ": " + l.cause(),
                     l.generation(), -1, null);
         } else if (e instanceof Event.JobPlaced p) {
             return new Line(Level.INFO, "placed " + p.placement() + ": " + p.reason(), -1, -1, null);
@@ -96,11 +99,13 @@ public final class EventLines {
                     : f.provenBad() ? "" : " (not the data's fault: tried again)") + ": "
                     + f.reason(), f.generation(), -1, f.node());
         } else if (e instanceof Event.RankExited x) {
-            return new Line(x.exitCode() == 0 ? Level.INFO : Level.WARN, "rank exited with " + x.exitCode(), -1, x.rank(), null);
+            return new Line(x.exitCode() == 0 ? Level.INFO : Level.WARN, "rank exited with " + x.exitCode(), -1,
+                    x.rank(), null);
         } else if (e instanceof Event.CheckpointRequested c) {
             return new Line(Level.DEBUG, "checkpoint requested: " + c.why(), c.generation(), -1, null);
         } else if (e instanceof Event.StagingProgress p) {
-            return new Line(Level.DEBUG, "staging: " + Sizes.format(p.readBytes()) + " of " + Sizes.format(p.totalBytes())
+            return new Line(Level.DEBUG,
+                    "staging: " + Sizes.format(p.readBytes()) + " of " + Sizes.format(p.totalBytes())
                     + " read, " + Sizes.format(p.freshBytes()) + " new, " + Sizes.format(p.writtenBytes()) + " written",
                     p.generation(), -1, p.node());
         } else if (e instanceof Event.Heartbeat h) {

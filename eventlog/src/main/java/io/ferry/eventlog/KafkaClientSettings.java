@@ -35,7 +35,8 @@ public record KafkaClientSettings(Map<String, String> settings) {
             ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, ProducerConfig.TRANSACTIONAL_ID_CONFIG,
             ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG,
             ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG,
-            ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, ConsumerConfig.ISOLATION_LEVEL_CONFIG, ConsumerConfig.GROUP_ID_CONFIG,
+            ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+            ConsumerConfig.GROUP_ID_CONFIG,
             ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG);
 
     private static final class CommonKeys {
@@ -82,7 +83,8 @@ public record KafkaClientSettings(Map<String, String> settings) {
     private static void check(String key, String value) {
         if (RESERVED.contains(key)) {
             throw new IllegalArgumentException("Kafka client key '" + key + "' is set by Ferry"
-                    + (key.equals(CommonKeys.BOOTSTRAP) ? " (give --kafka HOST:PORT)" : "") + " and cannot be passed through");
+                    + (key.equals(CommonKeys.BOOTSTRAP) ? " (give --kafka HOST:PORT)" : "")
+                    + " and cannot be passed through");
         }
         ConfigDef.ConfigKey k = definition(key).orElseThrow(() -> new IllegalArgumentException(
                 "'" + key + "' is not a Kafka client configuration key (producer, consumer or admin)"));

@@ -80,7 +80,10 @@ public final class KafkaLog implements Closeable {
     private final Map<String, Integer> partitions = new HashMap<>();
     private final LogProbe probe = new LogProbe(this::admin);
     private final LogReaders readers;
-    /** What is wrong with the retention of topics found already there (made by a site, or by hand): see {@link #retentionProblems}. */
+    /**
+     * What is wrong with the retention of topics found already there (made by a site, or by hand): see
+     * {@link #retentionProblems}.
+     */
     private List<String> retentionProblems = List.of();
     private TopicRetention.Loss eventLoss = new TopicRetention.Loss(List.of(), List.of());
     /** This login's request topic, which it writes through ({@link RequestTopics}); null: it writes Ferry's topics. */
@@ -138,7 +141,8 @@ public final class KafkaLog implements Closeable {
                 throw new IOException("Kafka at " + bootstrap + " refused Ferry: " + e.getCause().getMessage()
                         + " (see kafka.sasl.jaas.config)", e);
             }
-            throw new IOException("Kafka at " + bootstrap + " did not answer: " + e.getCause().getMessage() + hint(), e);
+            throw new IOException("Kafka at " + bootstrap + " did not answer: " + e.getCause().getMessage() + hint(),
+                    e);
         } catch (InterruptedException | TimeoutException e) {
             throw new IOException("Kafka at " + bootstrap + " did not answer: " + e + hint(), e);
         }
@@ -172,7 +176,10 @@ public final class KafkaLog implements Closeable {
         return eventLoss.retention();
     }
 
-    /** The events topic's compaction, found when it was already there: nothing covers what it drops (it keeps one per job). */
+    /**
+     * The events topic's compaction, found when it was already there: nothing covers what it drops (it keeps one per
+     * job).
+     */
     public List<String> eventCompaction() {
         return eventLoss.compaction();
     }
@@ -187,14 +194,15 @@ public final class KafkaLog implements Closeable {
             return Admin.create(client.admin(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap)));
         } catch (org.apache.kafka.common.KafkaException e) {
             Throwable why = e.getCause() != null ? e.getCause() : e;
-            throw new IllegalArgumentException("cannot make a Kafka client with the kafka.* settings " + client.settings().keySet()
-                    + ": " + why.getMessage(), e);
+            throw new IllegalArgumentException("cannot make a Kafka client with the kafka.* settings "
+                    + client.settings().keySet() + ": " + why.getMessage(), e);
         }
     }
 
     /** Why a broker may not answer: it drops clients that do not speak its listener's protocol, without a word. */
     private String hint() {
-        return client.secured() ? "" : " (a broker that requires SASL or TLS drops clients without them: see kafka.security.protocol)";
+        return client.secured() ? ""
+                : " (a broker that requires SASL or TLS drops clients without them: see kafka.security.protocol)";
     }
 
     /**
@@ -206,12 +214,17 @@ public final class KafkaLog implements Closeable {
         EventLines.log(e);
     }
 
-    /** The topic {@code e} belongs in: heartbeats and staging progress expire, the rest is the coordinator's history. */
+    /**
+     * The topic {@code e} belongs in: heartbeats and staging progress expire, the rest is the coordinator's history.
+     */
     public static String topicOf(Event e) {
         return live(e) ? HEARTBEATS : EVENTS;
     }
 
-    /** Whether {@code e} is read live only, never replayed: a heartbeat or a node's staging progress ({@link #HEARTBEATS}). */
+    /**
+     * Whether {@code e} is read live only, never replayed: a heartbeat or a node's staging progress
+     * ({@link #HEARTBEATS}).
+     */
     public static boolean live(Event e) {
         return e instanceof Event.Heartbeat || e instanceof Event.StagingProgress || e instanceof Event.AgentPresent;
     }
@@ -332,7 +345,8 @@ public final class KafkaLog implements Closeable {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted appending to " + topic, e);
         } catch (ExecutionException | TimeoutException e) {
-            throw new IllegalStateException("cannot append to " + topic + " on " + bootstrap + ": " + e.getMessage(), e);
+            throw new IllegalStateException("cannot append to " + topic + " on " + bootstrap + ": " + e.getMessage(),
+                    e);
         }
     }
 

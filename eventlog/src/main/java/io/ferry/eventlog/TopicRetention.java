@@ -41,10 +41,11 @@ final class TopicRetention {
             TimeoutException {
         org.apache.kafka.common.config.ConfigResource r = new org.apache.kafka.common.config.ConfigResource(
                 org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
-        org.apache.kafka.clients.admin.Config c = admin.describeConfigs(List.of(r)).all().get(30, TimeUnit.SECONDS).get(r);
+        org.apache.kafka.clients.admin.Config c = admin.describeConfigs(List.of(r)).all().get(30, TimeUnit.SECONDS)
+                .get(r);
         List<String> retention = new ArrayList<>();
-        String fix = " (kafka-configs.sh --bootstrap-server " + bootstrap + " --alter --entity-type topics --entity-name "
-                + topic + " --add-config ";
+        String fix = " (kafka-configs.sh --bootstrap-server " + bootstrap
+                + " --alter --entity-type topics --entity-name " + topic + " --add-config ";
         for (String key : List.of("retention.ms", "retention.bytes")) {
             var e = c.get(key);
             if (e != null && !"-1".equals(e.value())) {
@@ -56,7 +57,8 @@ final class TopicRetention {
         List<String> compaction = new ArrayList<>();
         var policy = c.get("cleanup.policy");
         if (policy != null && policy.value().contains("compact")) {
-            compaction.add("topic " + topic + " has cleanup.policy=" + policy.value() + ": compaction keeps one event per"
+            compaction.add("topic " + topic + " has cleanup.policy=" + policy.value()
+                    + ": compaction keeps one event per"
                     + " job; set cleanup.policy=delete" + fix + "cleanup.policy=delete)");
         }
         return new Loss(retention, compaction);
@@ -70,7 +72,8 @@ final class TopicRetention {
             InterruptedException, TimeoutException {
         org.apache.kafka.common.config.ConfigResource r = new org.apache.kafka.common.config.ConfigResource(
                 org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
-        org.apache.kafka.clients.admin.Config c = admin.describeConfigs(List.of(r)).all().get(30, TimeUnit.SECONDS).get(r);
+        org.apache.kafka.clients.admin.Config c = admin.describeConfigs(List.of(r)).all().get(30, TimeUnit.SECONDS)
+                .get(r);
         var policy = c.get("cleanup.policy");
         var ms = c.get("retention.ms");
         var bytes = c.get("retention.bytes");
@@ -83,7 +86,8 @@ final class TopicRetention {
         }
         long retention = io.ferry.eventlog.KafkaLog.HEARTBEAT_RETENTION.toMillis();
         return List.of("topic " + topic + " keeps heartbeats for ever (retention.ms=-1, retention.bytes=-1): they are"
-                + " read live only, never replayed, and at 1,000 nodes add about 17 million records a day; set retention.ms="
+                + " read live only, never replayed, and at 1,000 nodes add about 17 million records"
+                + " a day; set retention.ms="
                 + retention + " (kafka-configs.sh --bootstrap-server " + bootstrap + " --alter --entity-type topics"
                 + " --entity-name " + topic + " --add-config retention.ms=" + retention + ",segment.ms="
                 + io.ferry.eventlog.KafkaLog.HEARTBEAT_SEGMENT.toMillis() + ")");

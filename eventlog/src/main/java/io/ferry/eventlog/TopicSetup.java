@@ -113,7 +113,8 @@ final class TopicSetup {
      * fsync each. Events are few (a handful per rank and checkpoint), so the cost is small:
      * docs/benchmarks.md, "The coordinator at scale".
      */
-    static final List<String> FLUSHED = List.of(KafkaLog.EVENTS, KafkaLog.COMMANDS, KafkaLog.DEAD_LETTER, KafkaLog.STATE);
+    static final List<String> FLUSHED = List.of(KafkaLog.EVENTS, KafkaLog.COMMANDS, KafkaLog.DEAD_LETTER,
+            KafkaLog.STATE);
     static final String FLUSH_MESSAGES = "flush.messages";
 
     /**
@@ -121,7 +122,8 @@ final class TopicSetup {
      * broker holds without it (made by an older Ferry, or by hand); says so, or, where the login
      * may not alter them, what would.
      */
-    private static void flushEachWrite(Admin admin, Set<String> existing, String bootstrap) throws InterruptedException {
+    private static void flushEachWrite(Admin admin, Set<String> existing, String bootstrap)
+            throws InterruptedException {
         List<ConfigResource> found = FLUSHED.stream().filter(existing::contains)
                 .map(t -> new ConfigResource(ConfigResource.Type.TOPIC, t)).toList();
         if (found.isEmpty()) {
@@ -134,7 +136,8 @@ final class TopicSetup {
             for (ConfigResource r : found) {
                 ConfigEntry e = configs.get(r).get(FLUSH_MESSAGES);
                 if (e == null || !"1".equals(e.value())) {
-                    alter.put(r, List.of(new AlterConfigOp(new ConfigEntry(FLUSH_MESSAGES, "1"), AlterConfigOp.OpType.SET)));
+                    alter.put(r,
+                            List.of(new AlterConfigOp(new ConfigEntry(FLUSH_MESSAGES, "1"), AlterConfigOp.OpType.SET)));
                 }
             }
             if (alter.isEmpty()) {
@@ -160,7 +163,8 @@ final class TopicSetup {
     /** Ferry's topics as it makes them (the replication factor is set when they are made). */
     private static List<NewTopic> wanted(LogSettings settings) {
         String maxBytes = Integer.toString(KafkaLog.MAX_RECORD_BYTES);
-        Map<String, String> forever = Map.of("retention.ms", "-1", "retention.bytes", "-1", "max.message.bytes", maxBytes);
+        Map<String, String> forever = Map.of("retention.ms", "-1", "retention.bytes", "-1", "max.message.bytes",
+                maxBytes);
         Map<String, String> compacted = Map.of("cleanup.policy", "compact", "max.message.bytes", maxBytes);
         Map<String, String> expiring = Map.of("cleanup.policy", "delete",
                 "retention.ms", Long.toString(KafkaLog.HEARTBEAT_RETENTION.toMillis()), "retention.bytes", "-1",

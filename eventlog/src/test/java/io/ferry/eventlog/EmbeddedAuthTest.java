@@ -26,7 +26,8 @@ class EmbeddedAuthTest {
 
     @Test
     void anOwnerOnlyUsersFileIsRead() throws Exception {
-        EmbeddedAuth a = EmbeddedAuth.fromUsersFile(users("# agents\nagent:pw-1:with-colon\n\nops:x\n", "rw-------"), Map.of());
+        EmbeddedAuth a = EmbeddedAuth.fromUsersFile(users("# agents\nagent:pw-1:with-colon\n\nops:x\n", "rw-------"),
+                Map.of());
         assertEquals(Map.of("agent", "pw-1:with-colon", "ops", "x"), a.users());
         assertEquals("SASL_PLAINTEXT", a.protocol());
         assertFalse(a.toString().contains("pw-1"), a.toString());
@@ -51,7 +52,8 @@ class EmbeddedAuthTest {
     void aUsersFileOthersMayReadIsRefused() throws Exception {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> EmbeddedAuth.fromUsersFile(users("agent:pw\n", "rw-r--r--"), Map.of()));
-        assertTrue(e.getMessage().contains("kafka.embedded.users-file") && e.getMessage().contains("chmod 600"), e.getMessage());
+        assertTrue(e.getMessage().contains("kafka.embedded.users-file") && e.getMessage().contains("chmod 600"),
+                e.getMessage());
     }
 
     @Test
@@ -62,13 +64,16 @@ class EmbeddedAuthTest {
         e = assertThrows(IllegalArgumentException.class,
                 () -> EmbeddedAuth.fromUsersFile(users("agent:pa\"ss\n", "rw-------"), Map.of()));
         assertFalse(e.getMessage().contains("pa\"ss"), e.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> EmbeddedAuth.fromUsersFile(users("# none\n", "rw-------"), Map.of()));
+        assertThrows(IllegalArgumentException.class,
+                () -> EmbeddedAuth.fromUsersFile(users("# none\n", "rw-------"), Map.of()));
     }
 
     @Test
     void aKeystoreMakesTheListenerSaslSsl() {
-        assertEquals("SASL_SSL", new EmbeddedAuth(Map.of("a", "b"), Map.of("ssl.keystore.location", "/k.p12")).protocol());
-        assertThrows(IllegalArgumentException.class, () -> new EmbeddedAuth(Map.of(), Map.of("ssl.keystore.location", "/k")));
+        assertEquals("SASL_SSL",
+                new EmbeddedAuth(Map.of("a", "b"), Map.of("ssl.keystore.location", "/k.p12")).protocol());
+        assertThrows(IllegalArgumentException.class,
+                () -> new EmbeddedAuth(Map.of(), Map.of("ssl.keystore.location", "/k")));
     }
 
     @Test

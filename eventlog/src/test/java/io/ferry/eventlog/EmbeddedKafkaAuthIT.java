@@ -48,7 +48,8 @@ class EmbeddedKafkaAuthIT {
 
     @Test
     void aClientWithTheRightPasswordAppendsAndReadsThroughKafkaLog() throws Exception {
-        try (KafkaLog log = new KafkaLog(broker.bootstrapServers(), login("agent", "right-password"), LogSettings.EMBEDDED);
+        try (KafkaLog log = new KafkaLog(broker.bootstrapServers(), login("agent", "right-password"),
+                LogSettings.EMBEDDED);
              KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.HEARTBEATS, false)) {
             log.append(new Event.Heartbeat("secured-job", "n1"));
             List<Event> read = new ArrayList<>();
@@ -66,7 +67,8 @@ class EmbeddedKafkaAuthIT {
     void aClientWithAWrongPasswordIsRefusedWithTheBrokersReason() {
         IOException e = assertThrows(IOException.class,
                 () -> new KafkaLog(broker.bootstrapServers(), login("agent", "wrong-password"), LogSettings.EMBEDDED));
-        assertTrue(e.getMessage().contains("refused Ferry") && e.getMessage().contains("Authentication failed"), e.getMessage());
+        assertTrue(e.getMessage().contains("refused Ferry") && e.getMessage().contains("Authentication failed"),
+                e.getMessage());
         assertFalse(e.getMessage().contains("wrong-password"), e.getMessage());
         assertThrows(IOException.class,
                 () -> new KafkaLog(broker.bootstrapServers(), login("nobody", "right-password"), LogSettings.EMBEDDED));
@@ -83,7 +85,8 @@ class EmbeddedKafkaAuthIT {
 
     @Test
     void settingsKafkaChecksOnlyTogetherFailAtStartNamingTheKeys() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new KafkaLog(broker.bootstrapServers(),
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new KafkaLog(broker.bootstrapServers(),
                 new KafkaClientSettings(Map.of("default.api.timeout.ms", "1000")), LogSettings.EMBEDDED));
         assertTrue(e.getMessage().contains("default.api.timeout.ms"), e.getMessage());
     }
@@ -97,7 +100,8 @@ class EmbeddedKafkaAuthIT {
         }
         // the site's users cannot log in on the internal listener, nor the internal user on the client one
         assertThrows(IOException.class,
-                () -> new KafkaLog(broker.localBootstrapServers(), login("agent", "right-password"), LogSettings.EMBEDDED));
+                () -> new KafkaLog(broker.localBootstrapServers(), login("agent", "right-password"),
+                        LogSettings.EMBEDDED));
         Map<String, String> internal = new java.util.HashMap<>(broker.localClient().settings());
         internal.put("default.api.timeout.ms", "5000");
         internal.put("request.timeout.ms", "4000");

@@ -50,14 +50,16 @@ class EmbeddedKafkaIT {
             for (String topic : List.of(KafkaLog.EVENTS, KafkaLog.COMMANDS, KafkaLog.DEAD_LETTER)) {
                 org.apache.kafka.common.config.ConfigResource r = new org.apache.kafka.common.config.ConfigResource(
                         org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
-                org.apache.kafka.clients.admin.Config c = admin.describeConfigs(List.of(r)).all().get(30, TimeUnit.SECONDS).get(r);
+                org.apache.kafka.clients.admin.Config c = admin.describeConfigs(List.of(r)).all()
+                        .get(30, TimeUnit.SECONDS).get(r);
                 org.junit.jupiter.api.Assertions.assertEquals("-1", c.get("retention.ms").value(), topic);
                 org.junit.jupiter.api.Assertions.assertEquals("-1", c.get("retention.bytes").value(), topic);
             }
             org.apache.kafka.common.config.ConfigResource state = new org.apache.kafka.common.config.ConfigResource(
                     org.apache.kafka.common.config.ConfigResource.Type.TOPIC, KafkaLog.STATE);
             org.junit.jupiter.api.Assertions.assertEquals("compact",
-                    admin.describeConfigs(List.of(state)).all().get(30, TimeUnit.SECONDS).get(state).get("cleanup.policy").value());
+                    admin.describeConfigs(List.of(state)).all().get(30, TimeUnit.SECONDS).get(state)
+                            .get("cleanup.policy").value());
             assertExpires(admin, KafkaLog.HEARTBEATS);
         }
     }
@@ -81,8 +83,10 @@ class EmbeddedKafkaIT {
         try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("older"));
              Admin admin = admin(k)) {
             admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(KafkaLog.EVENTS, 8, (short) 1),
-                    new org.apache.kafka.clients.admin.NewTopic(KafkaLog.COMMANDS, 8, (short) 1))).all().get(30, TimeUnit.SECONDS);
-            org.junit.jupiter.api.Assertions.assertEquals(Long.toString(Long.MAX_VALUE), config(admin, KafkaLog.EVENTS, "flush.messages"));
+                    new org.apache.kafka.clients.admin.NewTopic(KafkaLog.COMMANDS, 8, (short) 1))).all()
+                            .get(30, TimeUnit.SECONDS);
+            org.junit.jupiter.api.Assertions.assertEquals(Long.toString(Long.MAX_VALUE),
+                    config(admin, KafkaLog.EVENTS, "flush.messages"));
             try (KafkaLog log = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED)) {
                 // altered through the controller: the broker's own view of the topic follows a moment later
                 org.junit.jupiter.api.Assertions.assertEquals("1", settled(admin, KafkaLog.EVENTS, "flush.messages", "1"));
@@ -112,13 +116,18 @@ class EmbeddedKafkaIT {
     private static void assertExpires(Admin admin, String topic) throws Exception {
         org.apache.kafka.common.config.ConfigResource r = new org.apache.kafka.common.config.ConfigResource(
                 org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
-        org.apache.kafka.clients.admin.Config c = admin.describeConfigs(List.of(r)).all().get(30, TimeUnit.SECONDS).get(r);
+        org.apache.kafka.clients.admin.Config c = admin.describeConfigs(List.of(r)).all().get(30, TimeUnit.SECONDS)
+                .get(r);
         org.junit.jupiter.api.Assertions.assertEquals("delete", c.get("cleanup.policy").value(), topic);
         org.junit.jupiter.api.Assertions.assertEquals("3600000", c.get("retention.ms").value(), topic);
-        org.junit.jupiter.api.Assertions.assertEquals("600000", c.get("segment.ms").value(), topic + ": a segment is deleted whole");
+        org.junit.jupiter.api.Assertions.assertEquals("600000", c.get("segment.ms").value(),
+                topic + ": a segment is deleted whole");
     }
 
-    /** Every way an event is written (append, offer, appendPatiently) puts a heartbeat in the heartbeats topic, the rest in events. */
+    /**
+     * Every way an event is written (append, offer, appendPatiently) puts a heartbeat in the heartbeats topic, the rest
+     * in events.
+     */
     @Test
     void heartbeatsGoToTheirOwnTopicAndEveryOtherEventToTheEvents() throws Exception {
         try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
@@ -131,7 +140,8 @@ class EmbeddedKafkaIT {
             log.offer(new io.ferry.model.Event.CaptureFailed("j", 0, "no"));
             log.appendPatiently(new io.ferry.model.Event.CaptureFailed("j", 1, "no"), () -> true);
             org.junit.jupiter.api.Assertions.assertEquals(4, records(log, KafkaLog.HEARTBEATS), "heartbeats");
-            org.junit.jupiter.api.Assertions.assertEquals(3, records(log, KafkaLog.EVENTS), "events: no heartbeat among them");
+            org.junit.jupiter.api.Assertions.assertEquals(3, records(log, KafkaLog.EVENTS),
+                    "events: no heartbeat among them");
         }
     }
 
@@ -147,11 +157,14 @@ class EmbeddedKafkaIT {
                 log.append(new io.ferry.model.Event.Heartbeat("j", "after"));
                 long deadline = System.nanoTime() + java.time.Duration.ofSeconds(30).toNanos();
                 while (read.size() < 2 && System.nanoTime() < deadline) {
-                    c.poll(java.time.Duration.ofMillis(200)).forEach(r -> read.add(io.ferry.model.EventCodec.decode(r.value())));
+                    c.poll(java.time.Duration.ofMillis(200))
+                            .forEach(r -> read.add(io.ferry.model.EventCodec.decode(r.value())));
                 }
-                c.poll(java.time.Duration.ofMillis(500)).forEach(r -> read.add(io.ferry.model.EventCodec.decode(r.value())));
+                c.poll(java.time.Duration.ofMillis(500))
+                        .forEach(r -> read.add(io.ferry.model.EventCodec.decode(r.value())));
             }
-            org.junit.jupiter.api.Assertions.assertEquals(java.util.Set.of(new io.ferry.model.Event.CaptureFailed("j", 0, "before"),
+            org.junit.jupiter.api.Assertions.assertEquals(
+                    java.util.Set.of(new io.ferry.model.Event.CaptureFailed("j", 0, "before"),
                     new io.ferry.model.Event.Heartbeat("j", "after")), java.util.Set.copyOf(read), read.toString());
             org.junit.jupiter.api.Assertions.assertEquals(2, read.size(), read.toString());
         }
@@ -173,7 +186,10 @@ class EmbeddedKafkaIT {
         return n;
     }
 
-    /** Topics a site made itself are checked: a retention or compaction that would drop the coordinator's events is said. */
+    /**
+     * Topics a site made itself are checked: a retention or compaction that would drop the coordinator's events is
+     * said.
+     */
     @Test
     void anEventsTopicMadeWithAFiniteRetentionOrCompactionIsNamed() throws Exception {
         try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
@@ -183,13 +199,15 @@ class EmbeddedKafkaIT {
                             .configs(Map.of("retention.ms", "604800000", "cleanup.policy", "compact")),
                     new org.apache.kafka.clients.admin.NewTopic(KafkaLog.COMMANDS, 8, (short) 1),
                     new org.apache.kafka.clients.admin.NewTopic(KafkaLog.STATE, 8, (short) 1),
-                    new org.apache.kafka.clients.admin.NewTopic(KafkaLog.DEAD_LETTER, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+                    new org.apache.kafka.clients.admin.NewTopic(KafkaLog.DEAD_LETTER, 1, (short) 1))).all()
+                            .get(30, TimeUnit.SECONDS);
             try (KafkaLog log = new KafkaLog(k.bootstrapServers())) {
                 List<String> problems = log.retentionProblems();
                 org.junit.jupiter.api.Assertions.assertEquals(2, problems.size(), problems.toString());
                 org.junit.jupiter.api.Assertions.assertTrue(problems.get(0).contains("retention.ms=604800000")
                         && problems.get(0).contains("--add-config retention.ms=-1"), problems.get(0));
-                org.junit.jupiter.api.Assertions.assertTrue(problems.get(1).contains("cleanup.policy=compact"), problems.get(1));
+                org.junit.jupiter.api.Assertions.assertTrue(problems.get(1).contains("cleanup.policy=compact"),
+                        problems.get(1));
                 org.junit.jupiter.api.Assertions.assertEquals(problems.subList(0, 1), log.eventRetention(),
                         "a retention, which snapshots may cover");
                 org.junit.jupiter.api.Assertions.assertEquals(problems.subList(1, 2), log.eventCompaction(),
@@ -203,7 +221,8 @@ class EmbeddedKafkaIT {
         try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka2"));
              KafkaLog made = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED);
              KafkaLog again = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED)) {
-            org.junit.jupiter.api.Assertions.assertEquals(List.of(), again.retentionProblems(), "Ferry's own topics keep everything");
+            org.junit.jupiter.api.Assertions.assertEquals(List.of(), again.retentionProblems(),
+                    "Ferry's own topics keep everything");
         }
     }
 
@@ -222,7 +241,8 @@ class EmbeddedKafkaIT {
                 List<String> problems = log.retentionProblems();
                 org.junit.jupiter.api.Assertions.assertEquals(1, problems.size(), problems.toString());
                 assertTrue(problems.get(0).contains("topic ferry.heartbeats keeps heartbeats for ever")
-                        && problems.get(0).contains("--add-config retention.ms=3600000,segment.ms=600000"), problems.get(0));
+                        && problems.get(0).contains("--add-config retention.ms=3600000,segment.ms=600000"),
+                        problems.get(0));
                 org.junit.jupiter.api.Assertions.assertEquals(List.of(), log.eventRetention());
                 org.junit.jupiter.api.Assertions.assertEquals(List.of(), log.eventCompaction());
             }

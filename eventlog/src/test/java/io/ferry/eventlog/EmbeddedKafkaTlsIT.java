@@ -40,25 +40,30 @@ class EmbeddedKafkaTlsIT {
             Map<String, String> client = new HashMap<>(EmbeddedAuth.plainClient("SASL_SSL", "agent", "right-password"));
             client.put("default.api.timeout.ms", "5000");
             client.put("request.timeout.ms", "4000");
-            Map<String, String> untrusting = new HashMap<>(client); // the JVM's default trust: not this broker's certificate
+            // the JVM's default trust: not this broker's certificate
+            Map<String, String> untrusting = new HashMap<>(client);
             client.put("ssl.truststore.location", truststore.toString());
             client.put("ssl.truststore.password", "trust-pw");
             client.put("ssl.truststore.type", "PKCS12");
-            try (KafkaLog log = new KafkaLog(broker.bootstrapServers(), new KafkaClientSettings(client), LogSettings.EMBEDDED)) {
+            try (KafkaLog log = new KafkaLog(broker.bootstrapServers(), new KafkaClientSettings(client),
+                    LogSettings.EMBEDDED)) {
                 log.append(new Event.Heartbeat("tls-job", "n1"));
             }
             IOException e = assertThrows(IOException.class, () -> new KafkaLog(broker.bootstrapServers(),
                     new KafkaClientSettings(untrusting), LogSettings.EMBEDDED));
-            assertTrue(e.getMessage().contains("refused Ferry") && e.getMessage().contains("SSL handshake failed"), e.getMessage());
+            assertTrue(e.getMessage().contains("refused Ferry") && e.getMessage().contains("SSL handshake failed"),
+                    e.getMessage());
             // the broker's own clients need none of the site's trust: the internal listener is on loopback
-            try (KafkaLog local = new KafkaLog(broker.localBootstrapServers(), broker.localClient(), LogSettings.EMBEDDED)) {
+            try (KafkaLog local = new KafkaLog(broker.localBootstrapServers(), broker.localClient(),
+                    LogSettings.EMBEDDED)) {
                 local.append(new Event.Heartbeat("tls-job", "n0"));
             }
         }
     }
 
     private static void keytool(String... args) throws IOException, InterruptedException {
-        List<String> cmd = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "keytool").toString()));
+        List<String> cmd = new java.util.ArrayList<>(
+                List.of(Path.of(System.getProperty("java.home"), "bin", "keytool").toString()));
         cmd.addAll(List.of(args));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes());

@@ -46,12 +46,15 @@ class EventLinesTest {
             EventLines.log(new Event.CheckpointRequested("sim", 5, "interval")); // DEBUG: off
             assertEquals(2, seen.list.size(), seen.list.toString());
             ILoggingEvent failed = seen.list.get(0);
-            assertEquals("staging failed: store s3://b is down at [Source: x]", failed.getFormattedMessage(), "one line");
-            assertEquals(Map.of("job", "sim", "generation", "3", "rank", "2", "node", "n7"), failed.getMDCPropertyMap());
+            assertEquals("staging failed: store s3://b is down at [Source: x]", failed.getFormattedMessage(),
+                    "one line");
+            assertEquals(Map.of("job", "sim", "generation", "3", "rank", "2", "node", "n7"),
+                    failed.getMDCPropertyMap());
             assertNull(failed.getThrowableProxy(), "an expected failure carries no stack trace");
             ILoggingEvent captured = seen.list.get(1);
             assertEquals("n1", captured.getMDCPropertyMap().get("node"), "the event's own node first");
-            assertTrue(captured.getFormattedMessage().startsWith("image captured: 1.0 MiB in 0.25 s"), captured.getFormattedMessage());
+            assertTrue(captured.getFormattedMessage().startsWith("image captured: 1.0 MiB in 0.25 s"),
+                    captured.getFormattedMessage());
             assertEquals("n7", MDC.get("node"));
             assertNull(MDC.get("job"));
             assertFalse(MDC.getCopyOfContextMap().containsKey("generation"));

@@ -17,7 +17,8 @@ class KafkaClientSettingsTest {
     void aKeyNoKafkaClientDefinesIsRefusedNamingIt() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> new KafkaClientSettings(Map.of("sasl.mechanisms", "PLAIN")));
-        assertTrue(e.getMessage().contains("'sasl.mechanisms' is not a Kafka client configuration key"), e.getMessage());
+        assertTrue(e.getMessage().contains("'sasl.mechanisms' is not a Kafka client configuration key"),
+                e.getMessage());
     }
 
     @Test
@@ -25,12 +26,14 @@ class KafkaClientSettingsTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> new KafkaClientSettings(Map.of("security.protocol", "SASL_TLS")));
         assertTrue(e.getMessage().contains("security.protocol") && e.getMessage().contains("SASL_TLS"), e.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> new KafkaClientSettings(Map.of("request.timeout.ms", "soon")));
+        assertThrows(IllegalArgumentException.class,
+                () -> new KafkaClientSettings(Map.of("request.timeout.ms", "soon")));
     }
 
     @Test
     void keysFerryDecidesCannotBePassedThrough() {
-        for (String k : new String[]{"bootstrap.servers", "acks", "enable.idempotence", "isolation.level", "group.id"}) {
+        for (String k : new String[]{"bootstrap.servers", "acks", "enable.idempotence", "isolation.level",
+                "group.id"}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                     () -> new KafkaClientSettings(Map.of(k, "x")), k);
             assertTrue(e.getMessage().contains("'" + k + "' is set by Ferry"), e.getMessage());
@@ -40,7 +43,8 @@ class KafkaClientSettingsTest {
     @Test
     void aMalformedJaasConfigIsRefusedAtOnceWithoutShowingIt() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new KafkaClientSettings(
-                Map.of("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule password=\"s3cret-pw\"")));
+                Map.of("sasl.jaas.config",
+                        "org.apache.kafka.common.security.plain.PlainLoginModule password=\"s3cret-pw\"")));
         assertTrue(e.getMessage().contains("sasl.jaas.config"), e.getMessage());
         assertFalse(e.getMessage().contains("s3cret-pw"), e.getMessage());
     }

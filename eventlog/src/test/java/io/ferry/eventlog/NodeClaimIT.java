@@ -59,16 +59,16 @@ class NodeClaimIT {
     @Test
     void aBeatCountsOnlyForAnotherIncarnationOfTheSameNameWithinThreeIntervals() {
         Event.AgentPresent mine = new Event.AgentPresent("n1", "00000000000000aa", "h", "/home", 1000, -1, false);
-        assertTrue(NodeClaim.alive(new Event.AgentPresent("n1", "00000000000000bb", "h2", "/home", 1000, -1, false), 7000, mine,
-                10_000));
-        assertFalse(NodeClaim.alive(new Event.AgentPresent("n1", "00000000000000bb", "h2", "/home", 1000, -1, false), 6999, mine,
-                10_000), "older than three of its intervals: gone");
-        assertFalse(NodeClaim.alive(new Event.AgentPresent("n2", "00000000000000bb", "h2", "/home", 1000, -1, false), 9000, mine,
-                10_000), "another name");
+        assertTrue(NodeClaim.alive(new Event.AgentPresent("n1", "00000000000000bb", "h2", "/home", 1000, -1, false),
+                7000, mine, 10_000));
+        assertFalse(NodeClaim.alive(new Event.AgentPresent("n1", "00000000000000bb", "h2", "/home", 1000, -1, false),
+                6999, mine, 10_000), "older than three of its intervals: gone");
+        assertFalse(NodeClaim.alive(new Event.AgentPresent("n2", "00000000000000bb", "h2", "/home", 1000, -1, false),
+                9000, mine, 10_000), "another name");
         assertFalse(NodeClaim.alive(mine, 9000, mine, 10_000), "itself");
-        assertFalse(NodeClaim.alive(new Event.AgentPresent("n1", "00000000000000bb", "h2", "/home", 1000, -1, false).leave(),
-                9000, mine, 10_000), "one that said it leaves");
-        assertFalse(NodeClaim.alive(new Event.AgentPresent("n1", "00000000000000bb", "h", "/home", 1000, -1, false), 9000, mine,
-                10_000), "its predecessor on the same host and home");
+        assertFalse(NodeClaim.alive(new Event.AgentPresent("n1", "00000000000000bb", "h2", "/home", 1000, -1, false)
+                .leave(), 9000, mine, 10_000), "one that said it leaves");
+        assertFalse(NodeClaim.alive(new Event.AgentPresent("n1", "00000000000000bb", "h", "/home", 1000, -1, false),
+                9000, mine, 10_000), "its predecessor on the same host and home");
     }
 }
