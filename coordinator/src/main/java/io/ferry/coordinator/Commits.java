@@ -52,10 +52,13 @@ final class Commits implements Closeable {
         return java.util.concurrent.Executors.newFixedThreadPool(threads, DaemonThreads.named(name));
     }
 
-    /** A rank was staged for a generation still in flight: its manifest's digest is kept now, not read at the commit. */
+    /**
+     * A rank was staged for a generation still in flight: its manifest's digest is kept now, not read at the commit.
+     */
     void staged(JobView j, Event.ImageStaged s) {
         GenerationView g = j.generations.get(s.generation());
-        if (j.started == null || g == null || !(g.state == GenerationView.State.OPEN || g.state == GenerationView.State.CAPTURED)) {
+        if (j.started == null || g == null
+                || !(g.state == GenerationView.State.OPEN || g.state == GenerationView.State.CAPTURED)) {
             return;
         }
         if (!s.manifest().isEmpty()) {
@@ -147,8 +150,8 @@ final class Commits implements Closeable {
         try {
             StoreRetention.Pruned p = StoreRetention.prune(stores.of(j.started), j.job, n, 0, false);
             if (!p.dropped().isEmpty()) {
-                System.err.println("ferry coordinator: " + j.job + ": store.keep-generations=" + n + " pruned generations "
-                        + p.dropped() + " from " + j.started.store());
+                System.err.println("ferry coordinator: " + j.job + ": store.keep-generations=" + n
+                        + " pruned generations " + p.dropped() + " from " + j.started.store());
             }
         } catch (java.io.IOException | RuntimeException e) {
             System.err.println("ferry coordinator: " + j.job + ": pruning the store failed (tried again after the next"
@@ -162,7 +165,8 @@ final class Commits implements Closeable {
         committers.shutdown();
         try {
             if (!committers.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS)) {
-                System.err.println("ferry coordinator: a commit still under way at close (its store hangs?): left to the next owner");
+                System.err.println("ferry coordinator: a commit still under way at close (its store"
+                        + " hangs?): left to the next owner");
                 committers.shutdownNow();
             }
         } catch (InterruptedException e) {

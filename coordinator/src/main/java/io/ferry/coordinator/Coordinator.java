@@ -292,7 +292,8 @@ public final class Coordinator implements Closeable {
                     } else {
                         lease.polledWhileStarting(polling);
                     }
-                    if (!lease.handle(events, batch, live.getCount() == 0, r -> guard.run(r, "event", () -> onEvent(r)))) {
+                    if (!lease.handle(events, batch, live.getCount() == 0,
+                            r -> guard.run(r, "event", () -> onEvent(r)))) {
                         continue; // stalled: poll again before anything else
                     }
                     guard.run("heartbeats", () -> heartbeats.drain(this::heard)); // before deciding on them below
@@ -306,7 +307,8 @@ public final class Coordinator implements Closeable {
                     }
                     guard.run("snapshot", () -> snapshots.maybeWrite(ownership, jobs, quarantine));
                     if (live.getCount() == 0 && lease.held()) {
-                        // While events stream in, take only the commands already fetched: waiting here would cap the fold rate.
+                        // While events stream in, take only the commands already fetched: waiting here would cap the
+                        // fold rate.
                         var asked = commands.poll(batch.isEmpty() ? Duration.ofMillis(20) : Duration.ZERO);
                         retryDeferred();
                         if (lease.handle(commands, asked, true, r -> guard.run(r, "command", () -> orders.handle(r)))
@@ -369,7 +371,8 @@ public final class Coordinator implements Closeable {
             malformed.incrementAndGet();
             boolean isLive = ownership.live(r, "");
             if (isLive) { // a replay finds it again: it was parked when it first arrived
-                LOG.warn("parked malformed event at offset {}: {}", r.offset(), io.ferry.eventlog.EventLines.oneLine(bad.getMessage()));
+                LOG.warn("parked malformed event at offset {}: {}", r.offset(),
+                        io.ferry.eventlog.EventLines.oneLine(bad.getMessage()));
                 log.sendRaw(KafkaLog.DEAD_LETTER, r.partition() + "-" + r.offset(), r.value());
             }
             return;

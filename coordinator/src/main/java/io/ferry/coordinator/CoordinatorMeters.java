@@ -44,7 +44,8 @@ public final class CoordinatorMeters {
         this.staging = histogram("ferry.staging", "Rank images staged to the store: time to push (ImageStaged).");
         this.established = histogram("ferry.time.to.established", "Established snapshots: request to commit marker.");
         this.forecastError = DistributionSummary.builder("ferry.forecast.abs.error")
-                .description("Established snapshots that had a forecast: 100 |forecast - actual| / actual of time to established.")
+                .description("Established snapshots that had a forecast: 100 |forecast - actual| / actual"
+                        + " of time to established.")
                 .baseUnit("percent")
                 .serviceLevelObjectives(ERROR_BUCKETS)
                 .register(registry);
@@ -67,7 +68,8 @@ public final class CoordinatorMeters {
             staging.record(seconds(s.seconds()));
             bytes("raw", s.tier()).increment(s.rawBytes());
             bytes("stored", s.tier()).increment(s.storedBytes());
-        } else if (e instanceof Event.SnapshotEstablished s && s.secondsSinceRequest() >= 0) { // not one found on the store
+        } else if (e instanceof Event.SnapshotEstablished s && s.secondsSinceRequest() >= 0) {
+            // not one found on the store
             established.record(seconds(s.secondsSinceRequest()));
             GenerationView g = job.generations.get(s.generation());
             if (g != null) {

@@ -34,7 +34,9 @@ public record CoordinatorSettings(long snapshotEvery) {
     /** The defaults: a snapshot every {@value SnapshotKeeper#DEFAULT_EVERY} events per partition. */
     public static final CoordinatorSettings DEFAULT = of(Map.of());
 
-    /** From {@code settings} (keys of {@link #TABLE} only; unset ones take their default); a bad one fails naming it. */
+    /**
+     * From {@code settings} (keys of {@link #TABLE} only; unset ones take their default); a bad one fails naming it.
+     */
     public static CoordinatorSettings of(Map<String, String> settings) {
         ConfigTable.Resolved r = TABLE.resolve(settings);
         return new CoordinatorSettings(r.get(SNAPSHOT_EVERY));

@@ -55,12 +55,13 @@ final class EventsCoverage {
             starts.forEach((tp, start) -> {
                 SnapshotTopic.Reach r = reach.get(tp.partition());
                 if (r.lastOffset() < start) {
-                    out.add("events partition " + tp.partition() + " lost offsets 0 to " + (start - 1) + " (its log start"
-                            + " offset is " + start + ") and no snapshot covers them ("
+                    out.add("events partition " + tp.partition() + " lost offsets 0 to " + (start - 1)
+                            + " (its log start" + " offset is " + start + ") and no snapshot covers them ("
                             + (r.lastOffset() < 0 ? r.why() : "its snapshot folded up to offset " + r.lastOffset())
                             + "): its jobs would be folded from a tail");
                 } else {
-                    System.err.println("ferry coordinator " + who + ": events partition " + tp.partition() + " starts at"
+                    System.err.println("ferry coordinator " + who + ": events partition " + tp.partition()
+                            + " starts at"
                             + " offset " + start + "; its snapshot, folded up to offset " + r.lastOffset() + ", covers"
                             + " what was deleted");
                 }

@@ -142,7 +142,8 @@ final class FoldSnapshot {
         out.writeLong(j.launchGeneration);
         SnapshotData.writeString(out, j.launchCause);
         out.writeLong(j.lastRequestMillis);
-        SnapshotData.writeMap(out, j.heartbeats, (k, v) -> SnapshotData.writeString(out, k), (k, v) -> out.writeLong(v));
+        SnapshotData.writeMap(out, j.heartbeats, (k, v) -> SnapshotData.writeString(out, k),
+                (k, v) -> out.writeLong(v));
         out.writeLong(j.launcherSeenMillis);
         SnapshotData.writeStrings(out, j.answered);
         SnapshotData.writeString(out, j.launchFailure);
@@ -151,10 +152,14 @@ final class FoldSnapshot {
         out.writeLong(j.haltDeadlineMillis);
         out.writeLong(j.haltRequestedAtMillis);
         out.writeBoolean(j.halted);
-        SnapshotData.writeMap(out, j.storeHealth, (k, v) -> SnapshotData.writeString(out, k), (k, v) -> SnapshotData.writeEvent(out, v));
-        SnapshotData.writeMap(out, j.peers, (k, v) -> SnapshotData.writeString(out, k), (k, v) -> SnapshotData.writeString(out, v));
-        SnapshotData.writeMap(out, j.peerSeenMillis, (k, v) -> SnapshotData.writeString(out, k), (k, v) -> out.writeLong(v));
-        SnapshotData.writeMap(out, j.caches, (k, v) -> SnapshotData.writeString(out, k), (k, v) -> SnapshotData.writeEvent(out, v));
+        SnapshotData.writeMap(out, j.storeHealth, (k, v) -> SnapshotData.writeString(out, k),
+                (k, v) -> SnapshotData.writeEvent(out, v));
+        SnapshotData.writeMap(out, j.peers, (k, v) -> SnapshotData.writeString(out, k),
+                (k, v) -> SnapshotData.writeString(out, v));
+        SnapshotData.writeMap(out, j.peerSeenMillis, (k, v) -> SnapshotData.writeString(out, k),
+                (k, v) -> out.writeLong(v));
+        SnapshotData.writeMap(out, j.caches, (k, v) -> SnapshotData.writeString(out, k),
+                (k, v) -> SnapshotData.writeEvent(out, v));
         out.writeByte(j.success == null ? -1 : j.success ? 1 : 0);
         SnapshotData.writeString(out, j.finishDetail);
         out.writeInt(j.generations.size());
@@ -210,10 +215,12 @@ final class FoldSnapshot {
         j.haltDeadlineMillis = in.readLong();
         j.haltRequestedAtMillis = in.readLong();
         j.halted = in.readBoolean();
-        SnapshotData.readMap(in, 8, () -> j.storeHealth.put(SnapshotData.readString(in), SnapshotData.readEvent(in, Event.StoreHealthReported.class)));
+        SnapshotData.readMap(in, 8, () -> j.storeHealth.put(SnapshotData.readString(in),
+                SnapshotData.readEvent(in, Event.StoreHealthReported.class)));
         SnapshotData.readMap(in, 8, () -> j.peers.put(SnapshotData.readString(in), SnapshotData.readString(in)));
         SnapshotData.readMap(in, 12, () -> j.peerSeenMillis.put(SnapshotData.readString(in), in.readLong()));
-        SnapshotData.readMap(in, 8, () -> j.caches.put(SnapshotData.readString(in), SnapshotData.readEvent(in, Event.CacheReported.class)));
+        SnapshotData.readMap(in, 8,
+                () -> j.caches.put(SnapshotData.readString(in), SnapshotData.readEvent(in, Event.CacheReported.class)));
         byte success = in.readByte();
         j.success = success < 0 ? null : success == 1;
         j.finishDetail = SnapshotData.readString(in);

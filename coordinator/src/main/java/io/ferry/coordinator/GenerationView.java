@@ -296,7 +296,9 @@ public final class GenerationView {
         return java.util.Collections.unmodifiableSet(out);
     }
 
-    /** Seconds {@code node}'s agent spent staging this generation: its ranks' shares, which add up to its pushes' time. */
+    /**
+     * Seconds {@code node}'s agent spent staging this generation: its ranks' shares, which add up to its pushes' time.
+     */
     public double stagingSecondsOn(String node) {
         int i = names.find(node);
         if (i < 0) {
@@ -348,7 +350,10 @@ public final class GenerationView {
         return java.util.Optional.ofNullable(prediction);
     }
 
-    /** The forecast made again once its nodes had read {@code share} of its bytes ({@link io.ferry.coordinator.predict.StagingSoFar#MARKS}). */
+    /**
+     * The forecast made again once its nodes had read {@code share} of its bytes
+     * ({@link io.ferry.coordinator.predict.StagingSoFar#MARKS}).
+     */
     public java.util.Optional<Event.PredictionMade> predictionAt(double share) {
         return java.util.Optional.ofNullable(stagingPredictions == null ? null : stagingPredictions.get(share));
     }
@@ -400,7 +405,8 @@ public final class GenerationView {
      * NaN where the log does not say.
      */
     public double secondsToCommit() {
-        if (state != State.ESTABLISHED || lastStagedAtMillis <= 0 || requestedAtMillis <= 0 || Double.isNaN(secondsToEstablished)) {
+        if (state != State.ESTABLISHED || lastStagedAtMillis <= 0 || requestedAtMillis <= 0
+                || Double.isNaN(secondsToEstablished)) {
             return Double.NaN;
         }
         double s = (requestedAtMillis + secondsToEstablished * 1000 - lastStagedAtMillis) / 1000.0;
@@ -421,6 +427,7 @@ public final class GenerationView {
 
     /** Why it failed, or why staging is waiting (a store that is down), or empty. */
     public String problem() {
-        return !failure.isEmpty() ? failure : !restoreFailure.isEmpty() ? "unusable: " + restoreFailure : stagingProblem;
+        return !failure.isEmpty() ? failure : !restoreFailure.isEmpty() ? "unusable: " + restoreFailure
+                : stagingProblem;
     }
 }

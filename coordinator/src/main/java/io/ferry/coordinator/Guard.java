@@ -41,7 +41,8 @@ final class Guard {
         } catch (RuntimeException e) {
             failures.incrementAndGet();
             if (e instanceof java.io.UncheckedIOException || e instanceof org.apache.kafka.common.KafkaException) {
-                LOG.warn("handling {} failed (carrying on): {}", what.get(), e.toString()); // a store or the log: expected
+                // a store or the log: expected
+                LOG.warn("handling {} failed (carrying on): {}", what.get(), e.toString());
             } else {
                 LOG.error("handling {} failed (carrying on)", what.get(), e); // a programming error: its stack trace
             }

@@ -30,7 +30,8 @@ final class Halts {
         if (j.haltDeadlineMillis == 0) {
             return false;
         }
-        Optional<GenerationView> last = finalGenerations(j).filter(g -> g.state == GenerationView.State.ESTABLISHED).findFirst();
+        Optional<GenerationView> last = finalGenerations(j).filter(g -> g.state == GenerationView.State.ESTABLISHED)
+                .findFirst();
         if (last.isPresent()) {
             recovery.finish(j, true, String.format(java.util.Locale.ROOT, "halted: generation %d was established %.1f s"
                     + " before the deadline; run the same `ferry run` again to resume from it", last.get().generation,

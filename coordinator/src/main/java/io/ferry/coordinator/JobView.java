@@ -85,7 +85,10 @@ public final class JobView {
     String launchFailure = "";
     long startedAtMillis;
     long finishedAtMillis;
-    /** A halt asked of the job's current run: stop once a generation requested after it is established, by this time; 0: none. */
+    /**
+     * A halt asked of the job's current run: stop once a generation requested after it is established, by this time; 0:
+     * none.
+     */
     long haltDeadlineMillis;
     /** When the halt was asked (log time): generations requested from then on are the final checkpoint. */
     long haltRequestedAtMillis;
@@ -95,7 +98,10 @@ public final class JobView {
     long silentSinceMillis;
     /** The latest store health each node reported. */
     final Map<String, Event.StoreHealthReported> storeHealth = new TreeMap<>();
-    /** Where each node's agent serves its cache to the others ({@link Event.PeerAddress}), and when it last said so or sent a heartbeat. */
+    /**
+     * Where each node's agent serves its cache to the others ({@link Event.PeerAddress}), and when it last said so or
+     * sent a heartbeat.
+     */
     final Map<String, String> peers = new TreeMap<>();
     final Map<String, Long> peerSeenMillis = new HashMap<>();
     /** The latest cache report of each node. */
@@ -264,7 +270,8 @@ public final class JobView {
     public java.util.List<Straggler> stragglers() {
         java.util.List<Straggler> out = new java.util.ArrayList<>();
         GenerationView g = latest().orElse(null);
-        if (g == null || placement == null || (g.state != GenerationView.State.OPEN && g.state != GenerationView.State.CAPTURED)) {
+        if (g == null || placement == null
+                || (g.state != GenerationView.State.OPEN && g.state != GenerationView.State.CAPTURED)) {
             return out;
         }
         java.util.BitSet missing = g.waitingFor(ranks());
@@ -291,8 +298,8 @@ public final class JobView {
         }
         StringBuilder b = new StringBuilder("generation " + latest().orElseThrow().generation() + " waits for ");
         for (int i = 0; i < Math.min(shown, s.size()); i++) {
-            b.append(i == 0 ? "" : ", ").append(s.get(i).node()).append(" (ranks ").append(s.get(i).ranks()).append(" to ")
-                    .append(s.get(i).phase().equals("capture") ? "capture" : "stage").append(')');
+            b.append(i == 0 ? "" : ", ").append(s.get(i).node()).append(" (ranks ").append(s.get(i).ranks())
+                    .append(" to ").append(s.get(i).phase().equals("capture") ? "capture" : "stage").append(')');
         }
         if (s.size() > shown) {
             b.append(" and ").append(s.size() - shown).append(" more nodes");

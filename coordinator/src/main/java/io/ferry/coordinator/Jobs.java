@@ -152,7 +152,8 @@ public final class Jobs {
                 return j; // committed while a rollback or a new run left its timeline: never a restart point
             }
             g.state = GenerationView.State.ESTABLISHED;
-            g.secondsToEstablished = s.secondsSinceRequest() >= 0 ? s.secondsSinceRequest() : Double.NaN; // < 0: found on the store
+            // < 0: found on the store
+            g.secondsToEstablished = s.secondsSinceRequest() >= 0 ? s.secondsSinceRequest() : Double.NaN;
             g.compact(); // per-rank detail is no longer needed: keep what status and forecasts read
         } else if (e instanceof Event.PeerAddress a) {
             j.peers.put(a.node(), a.address());

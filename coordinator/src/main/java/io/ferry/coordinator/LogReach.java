@@ -46,7 +46,8 @@ final class LogReach {
         boolean answered;
         try {
             answered = log.answers(PROBE_TIMEOUT);
-        } catch (RuntimeException e) { // a client that cannot be made (bad kafka.* keys fail earlier): say it, keep probing
+        } catch (RuntimeException e) {
+            // a client that cannot be made (bad kafka.* keys fail earlier): say it, keep probing
             System.err.println("ferry coordinator: cannot probe the event log: " + e);
             return;
         }

@@ -68,7 +68,8 @@ final class Orders {
      */
     void checkpointsAsked(Predicate<String> request, long now) {
         for (Map.Entry<String, Long> r : List.copyOf(requested.entrySet())) {
-            if (request.test(r.getKey()) || jobs.get(r.getKey()).isEmpty() && now - r.getValue() > FORGET_REQUEST_MILLIS) {
+            if (request.test(r.getKey()) || jobs.get(r.getKey()).isEmpty()
+                    && now - r.getValue() > FORGET_REQUEST_MILLIS) {
                 requested.remove(r.getKey());
             }
         }
@@ -112,13 +113,16 @@ final class Orders {
             return; // another coordinator's job (every coordinator reads these)
         }
         if (c instanceof Command.KillRank k) { // ferry chaos: to the node that runs the rank
-            jobs.get(k.job()).filter(j -> j.placement != null && !j.finished() && k.rank() < j.ranks()).ifPresentOrElse(j -> {
+            jobs.get(k.job()).filter(j -> j.placement != null && !j.finished() && k.rank() < j.ranks())
+                    .ifPresentOrElse(j -> {
                 try {
                     log.send(j.placement.nodeOf(k.rank()), k);
                 } catch (IllegalArgumentException notJoined) {
-                    System.err.println("ferry coordinator: chaos: rank " + k.rank() + " of " + k.job() + " runs nowhere yet");
+                    System.err.println("ferry coordinator: chaos: rank " + k.rank() + " of " + k.job()
+                            + " runs nowhere yet");
                 }
-            }, () -> System.err.println("ferry coordinator: chaos: no running job " + k.job() + " with rank " + k.rank()));
+            }, () -> System.err.println("ferry coordinator: chaos: no running job " + k.job() + " with rank "
+                    + k.rank()));
         } else if (c instanceof Command.Halt h) {
             jobs.get(h.job()).filter(j -> j.started != null && !j.finished())
                     .ifPresent(j -> log.append(new Event.HaltRequested(h.job(), h.deadlineMillis(), h.why())));

@@ -107,8 +107,9 @@ final class Ownership implements ConsumerRebalanceListener {
         }
         events.beginningOffsets(parts).forEach((tp, start) -> {
             if (start > 0) {
-                System.err.println("ferry coordinator " + who + ": events partition " + tp.partition() + " lost offsets 0"
-                        + " to " + (start - 1) + " and no snapshot covers them: its jobs are folded from a tail, and may"
+                System.err.println("ferry coordinator " + who + ": events partition " + tp.partition()
+                        + " lost offsets 0" + " to " + (start - 1)
+                        + " and no snapshot covers them: its jobs are folded from a tail, and may"
                         + " be decided on wrongly (a restart of this coordinator refuses such a topic)");
             }
         });

@@ -34,7 +34,8 @@ final class Quarantine {
         } catch (StackOverflowError | OutOfMemoryError | LinkageError e) {
             jobs.add(job);
             LOG.error("job {} is set aside: handling {} raised {}; this coordinator decides nothing more for it, the"
-                    + " other jobs go on (started again, a coordinator takes it up from the log)", job, what.get(), e.toString(), e);
+                    + " other jobs go on (started again, a coordinator takes it up from the log)", job, what.get(),
+                    e.toString(), e);
             return false;
         }
     }

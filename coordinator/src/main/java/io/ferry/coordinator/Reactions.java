@@ -8,8 +8,8 @@ import io.ferry.model.Event;
 /**
  * What the coordinator does when a live event has been folded: the job's launch on its start,
  * a rollback's decision on an exit or a failed restore, a commit once ranks are staged, a
- * forecast once a generation's size is known, and again as its nodes stage it. Decisions that must also follow from a replayed
- * state are taken again by the tick ({@link Recovery#settleExits}, {@link Recovery#settleUnanswered},
+ * forecast once a generation's size is known, and again as its nodes stage it. Decisions that must also follow from a
+ * replayed state are taken again by the tick ({@link Recovery#settleExits}, {@link Recovery#settleUnanswered},
  * {@link Overdue}), so nothing here is the only path to them. Coordinator thread only.
  */
 final class Reactions {
@@ -25,7 +25,10 @@ final class Reactions {
         this.clock = clock;
     }
 
-    /** Reacts to the live event {@code e}, already folded into {@code j}; {@code resumedAfterFailure}: a new run of a job that failed. */
+    /**
+     * Reacts to the live event {@code e}, already folded into {@code j}; {@code resumedAfterFailure}: a new run of a
+     * job that failed.
+     */
     void to(Event e, JobView j, boolean resumedAfterFailure) {
         if (e instanceof Event.JobStarted) {
             // Generations established on the store that the log does not know (it lost its tail): the run resumes.

@@ -16,7 +16,10 @@ import java.util.Map;
  * sends. Called on the coordinator thread only.
  */
 final class Recovery {
-    /** A launcher's `ferry run` heard from this recently is alive: a silent node is then a node lost, not an allocation ended. */
+    /**
+     * A launcher's `ferry run` heard from this recently is alive: a silent node is then a node lost, not an allocation
+     * ended.
+     */
     private static final long LAUNCHER_FRESH_MILLIS = 3 * Event.Heartbeat.LAUNCHER_INTERVAL_MILLIS;
     /** Unreadable settings already said (from an older writer's events): each is said once. */
     private static final java.util.Set<String> UNREADABLE_SAID = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -124,7 +127,8 @@ final class Recovery {
         String cause = "the launcher exited with " + x.exitCode();
         if (!j.placement.complete()) {
             int joined = j.placement.nodes().stream().mapToInt(n -> j.placement.ranksOn(n).size()).sum();
-            finish(j, false, cause + " before every rank joined (" + joined + " of " + j.ranks() + "): does every node it"
+            finish(j, false,
+                    cause + " before every rank joined (" + joined + " of " + j.ranks() + "): does every node it"
                     + " starts ranks on run `ferry agent`? (see the launcher's output)");
         } else if (!j.started.autoRecover()) {
             finish(j, false, cause + " and the job did not ask for --auto-recover");
@@ -134,7 +138,10 @@ final class Recovery {
         }
     }
 
-    /** A job (re)started: launch its ranks; a job whose last run did not succeed resumes from its newest usable snapshot. */
+    /**
+     * A job (re)started: launch its ranks; a job whose last run did not succeed resumes from its newest usable
+     * snapshot.
+     */
     void onStarted(JobView j, boolean resumedAfterFailure) {
         long g = resumedAfterFailure ? j.newestUsable(Long.MAX_VALUE).map(GenerationView::generation).orElse(-1L) : -1;
         if (g >= 0) {
@@ -181,9 +188,10 @@ final class Recovery {
         if (wait > 0) {
             if (j.pendingNoticedFor != j.pendingSinceMillis) { // said once per pending rollback, not every tick
                 j.pendingNoticedFor = j.pendingSinceMillis;
-                System.err.printf(java.util.Locale.ROOT, "ferry coordinator: %s: rolling back in %.1f s (%d rollback%s in a row"
-                                + " without a newer established snapshot; recovery.backoff)%n", j.job, wait / 1000.0, without,
-                        without == 1 ? "" : "s");
+                System.err.printf(java.util.Locale.ROOT,
+                        "ferry coordinator: %s: rolling back in %.1f s (%d rollback%s in a row"
+                                + " without a newer established snapshot; recovery.backoff)%n",
+                        j.job, wait / 1000.0, without, without == 1 ? "" : "s");
             }
             return; // still pending: a later tick rolls back
         }
@@ -304,7 +312,8 @@ final class Recovery {
 
     private Command.Launch launch(JobView j, String node, long g, String ranks, String cause, String lead, long id) {
         return new Command.Launch(j.job, node, g, ranks, j.ranks(), j.started.store(), j.started.launch(), cause, false,
-                g < 0 ? java.util.Map.of() : PeerHints.forRestart(j, g, io.ferry.model.RankSet.parse(ranks), node, clock.millis()),
+                g < 0 ? java.util.Map.of()
+                        : PeerHints.forRestart(j, g, io.ferry.model.RankSet.parse(ranks), node, clock.millis()),
                 lead, id);
     }
 
@@ -341,7 +350,8 @@ final class Recovery {
     /** Ranks of the current launcher attempt joined {@code node}: its agent restores them and lets them run. */
     void onRanksJoined(JobView j, Event.RanksJoined r) {
         if (r.generation() == j.launchGeneration && j.placement.byLauncher()) {
-            log.send(r.node(), new Command.Launch(j.job, r.node(), r.generation(), r.ranks(), j.ranks(), j.started.store(),
+            log.send(r.node(),
+                    new Command.Launch(j.job, r.node(), r.generation(), r.ranks(), j.ranks(), j.started.store(),
                     j.started.launch(), j.launchCause, true, r.generation() < 0 ? java.util.Map.of()
                     : PeerHints.forRestart(j, r.generation(), r.rankSet(), r.node(), clock.millis())));
         }
@@ -371,7 +381,8 @@ final class Recovery {
             // Nobody is left to run the launcher again: rolling back would wait for nothing.
             long established = j.newestEstablished().map(GenerationView::generation).orElse(-1L);
             finish(j, false, "the `ferry run` holding the job's launcher sent no heartbeat for "
-                    + (now - j.launcherSeenMillis) / 1000 + " s (killed, or its allocation ended); run the same `ferry run`"
+                    + (now - j.launcherSeenMillis) / 1000
+                    + " s (killed, or its allocation ended); run the same `ferry run`"
                     + " again to resume" + (established >= 0 ? " from generation " + established : ""));
             return true;
         }
@@ -390,9 +401,11 @@ final class Recovery {
             return false;
         }
         if (watchedLauncher && now - j.launcherSeenMillis > LAUNCHER_FRESH_MILLIS) {
-            return true; // the launcher's `ferry run` may be gone with the node (an allocation ended): its timeout decides
+            // the launcher's `ferry run` may be gone with the node (an allocation ended): its timeout decides
+            return true;
         }
-        String cause = "node " + silent + " sent no heartbeat for " + (now - j.lastHeartbeatMillis(silent)) / 1000 + " s";
+        String cause = "node " + silent + " sent no heartbeat for " + (now - j.lastHeartbeatMillis(silent)) / 1000
+                + " s";
         if (j.started.autoRecover() && j.placement.nodes().size() > 1 && !j.placement.byLauncher()
                 && moveOffLostNode(j, silent, now, heartbeatTimeoutMillis)) {
             return true;

@@ -91,7 +91,8 @@ public final class RestartHistory {
      */
     void launched(long generation, String cause, long atMillis) {
         Restart newest = restarts.peekLast();
-        if (newest != null && newest.generation == generation && newest.counted.isEmpty() && newest.failedNodes.isEmpty()) {
+        if (newest != null && newest.generation == generation && newest.counted.isEmpty()
+                && newest.failedNodes.isEmpty()) {
             return;
         }
         started(generation, cause, atMillis);

@@ -104,7 +104,9 @@ final class SnapshotTopic implements AutoCloseable {
         return out;
     }
 
-    /** How far a partition's newest snapshot reaches: the events offset it folded last, or -1 and why none is usable. */
+    /**
+     * How far a partition's newest snapshot reaches: the events offset it folded last, or -1 and why none is usable.
+     */
     record Reach(long lastOffset, String why) {}
 
     /**
@@ -185,7 +187,8 @@ final class SnapshotTopic implements AutoCloseable {
                 }
                 written.accept(ix);
                 System.err.println("ferry coordinator " + who + ": snapshot of events partition " + partition
-                        + " up to offset " + lastOffset + " written (" + state.length + " bytes, " + deflated.length + " deflated)");
+                        + " up to offset " + lastOffset + " written (" + state.length + " bytes, " + deflated.length
+                        + " deflated)");
             } catch (RuntimeException e) {
                 if (!warned) {
                     warned = true;
@@ -324,8 +327,8 @@ final class SnapshotTopic implements AutoCloseable {
                             + "', this coordinator reads 1");
                 }
                 Index ix = new Index(kv.getOrDefault("id", ""), Integer.parseInt(kv.get("pieces")),
-                        Long.parseLong(kv.get("crc")), Integer.parseInt(kv.get("bytes")), Long.parseLong(kv.get("last")),
-                        Long.parseLong(kv.get("lastcrc")));
+                        Long.parseLong(kv.get("crc")), Integer.parseInt(kv.get("bytes")),
+                        Long.parseLong(kv.get("last")), Long.parseLong(kv.get("lastcrc")));
                 if (ix.id.isEmpty() || ix.id.contains("/") || ix.pieces < 0 || ix.bytes < 0 || ix.lastOffset < 0) {
                     throw new IllegalArgumentException("an index out of range: " + text);
                 }

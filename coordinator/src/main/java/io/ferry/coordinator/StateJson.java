@@ -27,7 +27,8 @@ final class StateJson {
                 .append("\",\"generationCount\":").append(j.generations.size())
                 .append(",\"establishedCount\":").append(established)
                 .append(",\"failedCount\":").append(failed)
-                .append(",\"newestEstablished\":").append(j.newestEstablished().map(GenerationView::generation).orElse(-1L))
+                .append(",\"newestEstablished\":")
+                .append(j.newestEstablished().map(GenerationView::generation).orElse(-1L))
                 .append(",\"generations\":[");
         List<GenerationView> all = List.copyOf(j.generations.values());
         String sep = "";
@@ -37,6 +38,7 @@ final class StateJson {
                     .append('}');
             sep = ",";
         }
-        return b.append("],\"recoveries\":").append(j.recoveries).append('}').toString().getBytes(StandardCharsets.UTF_8);
+        return b.append("],\"recoveries\":").append(j.recoveries).append('}').toString()
+                .getBytes(StandardCharsets.UTF_8);
     }
 }

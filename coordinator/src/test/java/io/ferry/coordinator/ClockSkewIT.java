@@ -48,7 +48,8 @@ class ClockSkewIT {
              KafkaLog log = new KafkaLog(kafka.bootstrapServers());
              KafkaProducer<byte[], byte[]> skewed = new KafkaProducer<>(
                      LoopbackLogin.clientConfig(kafka.bootstrapServers(), Map.of(
-                             ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(), ProducerConfig.ACKS_CONFIG, "all")),
+                             ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
+                             ProducerConfig.ACKS_CONFIG, "all")),
                      new ByteArraySerializer(), new ByteArraySerializer());
              KafkaConsumer<byte[], byte[]> agentView = log.reader(KafkaLog.COMMANDS, true);
              Coordinator c = new Coordinator(log, Clock.systemUTC(), TIMEOUT).start()) {
@@ -71,7 +72,8 @@ class ClockSkewIT {
             while (!KafkaLog.reached(agentView, sent)) {
                 launches.addAll(launches(agentView));
             }
-            assertTrue(launches.stream().noneMatch(l -> l.cause().contains("lost") || l.cause().contains("no heartbeat")),
+            assertTrue(launches.stream()
+                    .noneMatch(l -> l.cause().contains("lost") || l.cause().contains("no heartbeat")),
                     "a beating node was taken for lost: " + launches);
             assertFalse(Ticks.decided(c, "skew"), "nothing decided while every node beats: " + launches);
 

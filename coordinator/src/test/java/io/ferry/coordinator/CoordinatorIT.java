@@ -89,12 +89,14 @@ class CoordinatorIT {
             log.sendRaw(KafkaLog.EVENTS, "sim", "garbage".getBytes());
             log.append(new Event.ImageStaged("sim", 0, 0, "remote", 2, 100, 0.02));
             await("the commit marker", () -> isEstablished(pipeline, "sim", 0));
-            await("SnapshotEstablished", () -> first.query(j -> j.get("sim").flatMap(JobView::newestEstablished).isPresent()));
+            await("SnapshotEstablished",
+                    () -> first.query(j -> j.get("sim").flatMap(JobView::newestEstablished).isPresent()));
             assertEquals(2, first.malformedEvents(), "malformed events are counted, not fatal");
             try (KafkaConsumer<byte[], byte[]> dead = log.reader(KafkaLog.DEAD_LETTER, true)) {
                 List<String> parked = new ArrayList<>();
                 await("the dead letters", () -> {
-                    dead.poll(Duration.ofMillis(200)).forEach(r -> parked.add(new String(r.value(), StandardCharsets.UTF_8)));
+                    dead.poll(Duration.ofMillis(200))
+                            .forEach(r -> parked.add(new String(r.value(), StandardCharsets.UTF_8)));
                     return parked.size() >= 2;
                 });
                 assertTrue(parked.contains("garbage"), parked.toString());
@@ -105,7 +107,8 @@ class CoordinatorIT {
                 // As agents send it, with the manifest's digest: the coordinator reads nothing (the manifest is moved
                 // away until the commit, which would fail if it read it); and as older agents did, without it.
                 boolean given = g % 2 == 0;
-                Path key = tmp.resolve("store").resolve(io.ferry.staging.Repository.manifestKey(new ImageRef("sim", g, 0)));
+                Path key = tmp.resolve("store")
+                        .resolve(io.ferry.staging.Repository.manifestKey(new ImageRef("sim", g, 0)));
                 Path aside = key.resolveSibling("aside");
                 if (given) {
                     Files.move(key, aside);
@@ -118,7 +121,8 @@ class CoordinatorIT {
                 if (given) {
                     Files.move(aside, key);
                 }
-                assertEquals(manifest, pipeline.repository().readMarker("sim", g).orElseThrow().manifestSha256().get(0));
+                assertEquals(manifest,
+                        pipeline.repository().readMarker("sim", g).orElseThrow().manifestSha256().get(0));
             }
             // Each tick after generation 20 was established would commit it again if it could: wait for a whole tick of
             // the coordinator after that, then close it, which waits for the commits under way; the log then holds
@@ -173,14 +177,16 @@ class CoordinatorIT {
             Coordinator c = new Coordinator(log, Clock.systemUTC()).start();
             assertTrue(c.awaitLive(Duration.ofSeconds(30)));
             log.append(new Event.JobStarted("kept", 1, 0, true, store.uri().toString(), "node0", "block:node0",
-                    new io.ferry.model.LaunchSpec(List.of("sim"), "app", 60_000, "USR2", Map.of("store.keep-generations", "2"))));
+                    new io.ferry.model.LaunchSpec(List.of("sim"), "app", 60_000, "USR2",
+                            Map.of("store.keep-generations", "2"))));
             for (long g = 0; g < 5; g++) {
                 checkpointAsTheAgent(c, log, pipeline, image, "kept", g, "node0");
             }
             await("the store keeping generations 3 and 4", () -> {
                 try {
                     return pipeline.repository().listGenerations("kept").stream()
-                            .map(io.ferry.staging.Repository.GenerationListing::generation).toList().equals(List.of(3L, 4L));
+                            .map(io.ferry.staging.Repository.GenerationListing::generation).toList()
+                            .equals(List.of(3L, 4L));
                 } catch (java.io.IOException e) {
                     return false;
                 }
@@ -210,18 +216,22 @@ class CoordinatorIT {
             log.append(new Event.JobStarted("down", 1, 0, true, downRoot.toUri().toString(), "node0"));
             log.append(new Event.JobStarted("up", 1, 0, true, up.uri().toString(), "node1"));
             log.send(KafkaLog.COORDINATOR, new Command.RequestCheckpoint("down"));
-            await("down's generation 0 requested", () -> c.query(j -> j.get("down").map(v -> v.nextGeneration() > 0).orElse(false)));
+            await("down's generation 0 requested",
+                    () -> c.query(j -> j.get("down").map(v -> v.nextGeneration() > 0).orElse(false)));
             log.append(new Event.ImageCaptured("down", 0, 0, "node0", 2, 0.01));
             log.append(new Event.ImageStaged("down", 0, 0, "remote", 2, 100, 0.02));
-            await("down's commit failing", () -> c.query(j -> j.get("down").orElseThrow().latest().orElseThrow().problem()
+            await("down's commit failing",
+                    () -> c.query(j -> j.get("down").orElseThrow().latest().orElseThrow().problem()
                     .contains("cannot write the commit marker")));
             for (long g = 0; g < 3; g++) {
                 checkpointAsTheAgent(c, log, upPipeline, image, "up", g, "node1");
             }
-            assertEquals(GenerationView.State.CAPTURED, c.query(j -> j.get("down").orElseThrow().latest().orElseThrow().state()),
+            assertEquals(GenerationView.State.CAPTURED,
+                    c.query(j -> j.get("down").orElseThrow().latest().orElseThrow().state()),
                     "down's generation 0 waits, staged, for its store");
 
-            // The store comes back (its rank's image is there, as the agent's staging retried it): the next tick commits.
+            // The store comes back (its rank's image is there, as the agent's staging retried it): the next tick
+            // commits.
             Files.delete(downRoot);
             try (Store down = Stores.open(downRoot.toUri(), Map.of());
                  StagingPipeline downPipeline = Staging.pipeline(down, StagingConfig.defaults(), Clock.systemUTC())) {
@@ -285,7 +295,8 @@ class CoordinatorIT {
             Command.Launch moved = toC.stream().filter(x -> x instanceof Command.Launch l && l.generation() == -1
                     && l.cause().contains("lost")).map(Command.Launch.class::cast).findFirst().orElseThrow();
             assertEquals("2-5", moved.ranks(), "c runs its own ranks and b's");
-            assertEquals("map:0-1:a,2-5:c", c.query(j -> j.get("wide").orElseThrow().placement().orElseThrow().toString()));
+            assertEquals("map:0-1:a,2-5:c",
+                    c.query(j -> j.get("wide").orElseThrow().placement().orElseThrow().toString()));
             c.close();
         }
     }
@@ -299,11 +310,13 @@ class CoordinatorIT {
             assertTrue(c.awaitLive(Duration.ofSeconds(30)));
             log.append(new Event.JobStarted("mpi", 2, 0, true, store.uri().toString(), "login", "launcher:",
                     LaunchSpec.of(List.of("./sim"))));
-            await("the first launch request", () -> c.query(j -> j.get("mpi").map(v -> v.launchAttempt() >= 1).orElse(false)));
+            await("the first launch request",
+                    () -> c.query(j -> j.get("mpi").map(v -> v.launchAttempt() >= 1).orElse(false)));
             // Act as `ferry run --launch` (a heartbeat a second) and as node n1's agent, whose ranks joined.
             log.append(new Event.RanksJoined("mpi", -1, "n1", "0-1"));
             java.util.concurrent.atomic.AtomicBoolean runAlive = new java.util.concurrent.atomic.AtomicBoolean(true);
-            java.util.concurrent.ScheduledExecutorService beats = java.util.concurrent.Executors.newScheduledThreadPool(1);
+            java.util.concurrent.ScheduledExecutorService beats = java.util.concurrent.Executors.newScheduledThreadPool(
+                    1);
             try {
                 beats.scheduleAtFixedRate(() -> {
                     log.append(new Event.Heartbeat("mpi", "n1"));
@@ -312,8 +325,9 @@ class CoordinatorIT {
                     }
                 }, 0, 500, java.util.concurrent.TimeUnit.MILLISECONDS);
                 Ticks.await(c, log, "mpi", "n1"); // the coordinator has read the join and judges the job
-                // A launcher is lost only once the timeout has passed since the coordinator knew of it: waiting that out
-                // (and half as much again) is the scenario, not a guess at the machine's pace. The tick after it judges.
+                // A launcher is lost only once the timeout has passed since the coordinator knew of it: waiting that
+                // out (and half as much again) is the scenario, not a guess at the machine's pace. The tick after it
+                // judges.
                 Thread.sleep(6000);
                 Ticks.await(c, log, "mpi", "n1");
                 assertFalse(Ticks.decided(c, "mpi"), "the job runs while its ferry run beats, nothing decided for it");
@@ -322,7 +336,8 @@ class CoordinatorIT {
                 assertEquals(false, c.query(j -> j.get("mpi").flatMap(JobView::success).orElseThrow()));
                 String detail = c.query(j -> j.get("mpi").orElseThrow().finishDetail);
                 assertTrue(detail.contains("`ferry run` holding the job's launcher sent no heartbeat"), detail);
-                assertEquals(1, (int) c.query(j -> j.get("mpi").orElseThrow().launchAttempt()), "no launch asked of nobody");
+                assertEquals(1, (int) c.query(j -> j.get("mpi").orElseThrow().launchAttempt()),
+                        "no launch asked of nobody");
             } finally {
                 beats.shutdownNow();
             }
@@ -344,13 +359,15 @@ class CoordinatorIT {
             Coordinator c = new Coordinator(log, Clock.systemUTC()).start();
             assertTrue(c.awaitLive(Duration.ofSeconds(30)));
             log.append(new Event.JobStarted("winding", 2, 300, true, store.uri().toString(), "n1"));
-            java.util.function.LongSupplier next = () -> c.query(j -> j.get("winding").map(JobView::nextGeneration).orElse(0L));
+            java.util.function.LongSupplier next = () -> c.query(j -> j.get("winding").map(JobView::nextGeneration)
+                    .orElse(0L));
             for (long g = 0; g < 2; g++) {
                 long gen = g;
                 await("generation " + gen + " requested at the interval", () -> next.getAsLong() > gen);
                 log.append(new Event.Heartbeat("winding", "n1"));
                 if (gen == 1) {
-                    // before generation 1 fails, so that no interval falls between the two (one job's events keep their order)
+                    // before generation 1 fails, so that no interval falls between the two (one job's events keep their
+                    // order)
                     log.append(new Event.RankExited("winding", 1, 0));
                 }
                 log.append(new Event.CaptureFailed("winding", gen, "rank 1 did not answer"));
@@ -369,9 +386,12 @@ class CoordinatorIT {
         }
     }
 
-    /** Asks for generation {@code g} of a one-rank job and acts as its agent: captured, pushed, staged; waits for the commit. */
-    private static void checkpointAsTheAgent(Coordinator c, KafkaLog log, StagingPipeline pipeline, Path image, String job,
-                                             long g, String node) throws Exception {
+    /**
+     * Asks for generation {@code g} of a one-rank job and acts as its agent: captured, pushed, staged; waits for the
+     * commit.
+     */
+    private static void checkpointAsTheAgent(Coordinator c, KafkaLog log, StagingPipeline pipeline, Path image,
+            String job, long g, String node) throws Exception {
         log.send(KafkaLog.COORDINATOR, new Command.RequestCheckpoint(job));
         await(job + "'s generation " + g + " requested", () -> c.query(j -> j.get(job).map(v -> v.nextGeneration() > g)
                 .orElse(false)));

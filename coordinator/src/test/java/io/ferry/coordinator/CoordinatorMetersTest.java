@@ -35,13 +35,16 @@ class CoordinatorMetersTest {
         assertEquals(2, registry.get("ferry.capture").timer().count());
         assertEquals(2, registry.get("ferry.staging").timer().count());
         assertEquals(1, registry.get("ferry.stall").timer().count());
-        assertEquals(0.7, registry.get("ferry.stall").timer().max(java.util.concurrent.TimeUnit.NANOSECONDS) / 1e9, 1e-6,
+        assertEquals(0.7, registry.get("ferry.stall").timer().max(java.util.concurrent.TimeUnit.NANOSECONDS) / 1e9,
+                1e-6,
                 "the snapshot's stall is its longest rank's");
-        assertEquals(4.0, registry.get("ferry.time.to.established").timer().totalTime(java.util.concurrent.TimeUnit.SECONDS), 1e-6);
+        assertEquals(4.0, registry.get("ferry.time.to.established").timer()
+                .totalTime(java.util.concurrent.TimeUnit.SECONDS), 1e-6);
         assertEquals(25, registry.get("ferry.forecast.abs.error").summary().totalAmount(), 1e-9, "100 |3 - 4| / 4");
         assertTrue(text.contains("ferry_raw_bytes_total{tier=\"local\"} 4000.0"), text);
         assertTrue(text.contains("ferry_stored_bytes_total{tier=\"remote\"} 1000.0"), text);
-        assertTrue(text.contains("ferry_raw_bytes_total{tier=\"partner\"} 0.0"), "every tier is there from the start: " + text);
+        assertTrue(text.contains("ferry_raw_bytes_total{tier=\"partner\"} 0.0"),
+                "every tier is there from the start: " + text);
         // Histograms, not summaries: a Prometheus server aggregates buckets across coordinators.
         assertTrue(text.contains("# TYPE ferry_time_to_established_seconds histogram"), text);
         assertTrue(text.contains("ferry_time_to_established_seconds_bucket{le=\"5.0\"} 1"), text);

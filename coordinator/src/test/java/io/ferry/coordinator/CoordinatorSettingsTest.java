@@ -21,13 +21,16 @@ class CoordinatorSettingsTest {
         for (String bad : new String[] {"-1", "lots", "200k", "1.5", ""}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                     () -> CoordinatorSettings.of(Map.of("coordinator.snapshot-every", bad)), bad);
-            assertTrue(e.getMessage().startsWith("configuration key 'coordinator.snapshot-every': invalid value '" + bad + "'"),
+            assertTrue(e.getMessage()
+                    .startsWith("configuration key 'coordinator.snapshot-every': invalid value '" + bad + "'"),
                     e.getMessage());
         }
         assertTrue(assertThrows(IllegalArgumentException.class,
-                () -> CoordinatorSettings.of(Map.of("coordinator.snapshot-every", "-1"))).getMessage().contains("must be within 0.."));
+                () -> CoordinatorSettings.of(Map.of("coordinator.snapshot-every", "-1"))).getMessage()
+                        .contains("must be within 0.."));
         assertTrue(assertThrows(IllegalArgumentException.class,
-                () -> CoordinatorSettings.of(Map.of("coordinator.snapshot-every", "lots"))).getMessage().contains("not a whole number"));
+                () -> CoordinatorSettings.of(Map.of("coordinator.snapshot-every", "lots"))).getMessage()
+                        .contains("not a whole number"));
     }
 
     @Test

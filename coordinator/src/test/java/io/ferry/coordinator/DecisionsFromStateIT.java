@@ -83,16 +83,18 @@ class DecisionsFromStateIT {
     void aLauncherExitFoldedDuringTheReplayIsActedOn() throws Exception {
         try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));
              KafkaLog log = new KafkaLog(kafka.bootstrapServers())) {
-            log.append(new Event.JobStarted("mpi", 2, 0, true, tmp.resolve("store").toUri().toString(), "login", "launcher:",
-                    LaunchSpec.of(List.of("./sim"))));
+            log.append(new Event.JobStarted("mpi", 2, 0, true, tmp.resolve("store").toUri().toString(), "login",
+                    "launcher:", LaunchSpec.of(List.of("./sim"))));
             log.append(new Event.LauncherRequested("mpi", 1, -1, "start"));
             log.append(new Event.RanksJoined("mpi", -1, "n1", "0-1"));
             log.append(new Event.LauncherExited("mpi", 1, 3));
             ScheduledExecutorService beats = beating(log, "mpi", "n1");
             try (Coordinator c = new Coordinator(log, Clock.systemUTC(), Duration.ofSeconds(30)).start()) {
                 assertTrue(c.awaitLive(Duration.ofSeconds(30)));
-                await("the rollback the exit called for", () -> c.query(j -> j.get("mpi").orElseThrow().recoveries) >= 1);
-                await("the launcher asked for again", () -> c.query(j -> j.get("mpi").orElseThrow().launchAttempt()) >= 2);
+                await("the rollback the exit called for",
+                        () -> c.query(j -> j.get("mpi").orElseThrow().recoveries) >= 1);
+                await("the launcher asked for again",
+                        () -> c.query(j -> j.get("mpi").orElseThrow().launchAttempt()) >= 2);
                 assertTrue((boolean) c.query(j -> j.get("mpi").orElseThrow().success().isEmpty()), "the job goes on");
             } finally {
                 beats.shutdownNow();

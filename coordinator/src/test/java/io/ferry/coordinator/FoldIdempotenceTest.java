@@ -49,7 +49,8 @@ class FoldIdempotenceTest {
         assertEquals(GenerationView.State.OPEN, g.state(), "rank 1 is still missing");
         apply(new Event.ImageCaptured("j", 0, 1, "n", 50, 0.1), new Event.ImageStaged("j", 0, 1, "remote", 50, 10, 0.2),
                 new Event.SnapshotEstablished("j", 0, "remote", 1.0),
-                new Event.ImageCaptured("j", 0, 1, "n", 50, 0.1), new Event.ImageStaged("j", 0, 1, "remote", 50, 10, 0.2));
+                new Event.ImageCaptured("j", 0, 1, "n", 50, 0.1),
+                new Event.ImageStaged("j", 0, 1, "remote", 50, 10, 0.2));
         assertEquals(150, g.rawBytes(), "late repeats after the establishment add nothing either");
         assertEquals(50, g.storedBytes());
     }
@@ -69,7 +70,8 @@ class FoldIdempotenceTest {
                 new Event.ImageCaptured("j", 2, 0, "n", 100, 0.1), new Event.ImageCaptured("j", 2, 1, "n", 100, 0.1));
         apply(new Event.RecoveryStarted("j", 1, "rank 0 exited with 9"));
         // Generation 2 was captured before the failure; its staging ends after the rollback.
-        apply(new Event.ImageStaged("j", 2, 0, "remote", 100, 40, 0.2), new Event.ImageStaged("j", 2, 1, "remote", 100, 40, 0.2),
+        apply(new Event.ImageStaged("j", 2, 0, "remote", 100, 40, 0.2),
+                new Event.ImageStaged("j", 2, 1, "remote", 100, 40, 0.2),
                 new Event.SnapshotEstablished("j", 2, "remote", 3.0));
         assertEquals(1, j.newestEstablished().orElseThrow().generation(),
                 "the ranks run on from generation 1: generation 2 belongs to a timeline that no longer exists");
@@ -84,9 +86,11 @@ class FoldIdempotenceTest {
         }
         // The job is run again with 2 ranks before generation 1 (4 ranks) was established.
         apply(new Event.JobStarted("j", 2, 1000, true, "file:/s", "n"));
-        apply(new Event.ImageStaged("j", 1, 0, "remote", 100, 40, 0.2), new Event.ImageStaged("j", 1, 1, "remote", 100, 40, 0.2));
+        apply(new Event.ImageStaged("j", 1, 0, "remote", 100, 40, 0.2),
+                new Event.ImageStaged("j", 1, 1, "remote", 100, 40, 0.2));
         GenerationView g1 = j.generations().stream().filter(g -> g.generation() == 1).findFirst().orElseThrow();
-        assertNotEquals(GenerationView.State.CAPTURED, g1.state(), "a 4-rank generation is not one the 2-rank run can commit");
+        assertNotEquals(GenerationView.State.CAPTURED, g1.state(),
+                "a 4-rank generation is not one the 2-rank run can commit");
         assertNotEquals(GenerationView.State.ESTABLISHED, g1.state());
     }
 }

@@ -91,7 +91,8 @@ class HeartbeatsTopicIT {
             String store = tmp.resolve("store").toUri().toString();
             log.append(new Event.AgentPresent("n1", "00000000000000a1", "h1", "/f", 1000, 7, false, "10.0.0.1:4000"));
             // heard once a command to n1 carries its epoch
-            log.append(new Event.JobStarted("probe", 1, 0, true, store, "login", "block:n1", LaunchSpec.of(List.of("sim"))));
+            log.append(new Event.JobStarted("probe", 1, 0, true, store, "login", "block:n1",
+                    LaunchSpec.of(List.of("sim"))));
             long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
             for (boolean heard = false; !heard; ) {
                 assertTrue(System.nanoTime() < deadline, "n1's presence was never heard");
@@ -129,7 +130,8 @@ class HeartbeatsTopicIT {
              KafkaLog log = new KafkaLog(kafka.bootstrapServers());
              KafkaProducer<byte[], byte[]> raw = new KafkaProducer<>(
                      LoopbackLogin.clientConfig(kafka.bootstrapServers(), Map.of(
-                             ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(), ProducerConfig.ACKS_CONFIG, "all")),
+                             ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers(),
+                             ProducerConfig.ACKS_CONFIG, "all")),
                      new ByteArraySerializer(), new ByteArraySerializer());
              KafkaConsumer<byte[], byte[]> agentView = log.reader(KafkaLog.COMMANDS, true);
              Coordinator c = new Coordinator(log, Clock.systemUTC(), TIMEOUT).start()) {
@@ -154,7 +156,8 @@ class HeartbeatsTopicIT {
             while (!KafkaLog.reached(agentView, sent)) {
                 launches.addAll(launches(agentView));
             }
-            assertTrue(launches.stream().noneMatch(l -> l.cause().contains("lost") || l.cause().contains("no heartbeat")),
+            assertTrue(launches.stream()
+                    .noneMatch(l -> l.cause().contains("lost") || l.cause().contains("no heartbeat")),
                     "a beating node was taken for lost: " + launches);
             assertFalse(Ticks.decided(c, "beats"), "nothing decided while every node beats: " + launches);
 
@@ -219,7 +222,8 @@ class HeartbeatsTopicIT {
         try (KafkaConsumer<byte[], byte[]> c = log.reader(topic, true)) {
             Map<org.apache.kafka.common.TopicPartition, Long> end = KafkaLog.ends(c);
             while (!KafkaLog.reached(c, end)) {
-                c.poll(Duration.ofMillis(200)).forEach(r -> out.add(EventCodec.decode(r.value()).getClass().getSimpleName()));
+                c.poll(Duration.ofMillis(200))
+                        .forEach(r -> out.add(EventCodec.decode(r.value()).getClass().getSimpleName()));
             }
         }
         return out;

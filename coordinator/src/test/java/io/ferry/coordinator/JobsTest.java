@@ -22,7 +22,8 @@ class JobsTest {
 
     @Test
     void anEventNamingARankBeyondItsJobsRanksIsRefusedNotFolded() {
-        apply(new Event.JobStarted("j", 2, 1000, true, "file:/s", "n"), new Event.CheckpointRequested("j", 0, "interval"));
+        apply(new Event.JobStarted("j", 2, 1000, true, "file:/s", "n"),
+                new Event.CheckpointRequested("j", 0, "interval"));
         assertTrue(jobs.refuses(new Event.ImageCaptured("j", 0, 2, "n", 10, 0.1)).orElseThrow().contains("rank 2"));
         assertTrue(jobs.refuses(new Event.ImageStaged("j", 0, 5, "remote", 1, 1, 0.1)).isPresent());
         assertTrue(jobs.refuses(new Event.RankExited("j", 2, 0)).isPresent());
@@ -30,7 +31,8 @@ class JobsTest {
         assertTrue(jobs.refuses(new Event.RanksJoined("j", -1, "n1", "0-2")).orElseThrow().contains("rank 2"));
         assertTrue(jobs.refuses(new Event.RanksJoined("j", -1, "n1", "0-1")).isEmpty());
         assertTrue(jobs.refuses(new Event.ImageCaptured("j", 0, 1, "n", 10, 0.1)).isEmpty());
-        assertTrue(jobs.refuses(new Event.ImageCaptured("unknown", 0, 7, "n", 10, 0.1)).isEmpty(), "its job decides, once known");
+        assertTrue(jobs.refuses(new Event.ImageCaptured("unknown", 0, 7, "n", 10, 0.1)).isEmpty(),
+                "its job decides, once known");
     }
 
     @Test
@@ -117,7 +119,8 @@ class JobsTest {
         assertTrue(j.newestUsable(Long.MAX_VALUE).isEmpty(), "bad data: not chosen again by this run");
         apply(new Event.JobStarted("j", 1, 0, true, "s", "n"));
         assertEquals(0, j.newestUsable(Long.MAX_VALUE).orElseThrow().generation(),
-                "a new run looks again at what the last one set aside (a node, a program or a store may have been the cause)");
+                "a new run looks again at what the last one set aside (a node, a program or a store"
+                        + " may have been the cause)");
     }
 
     @Test
@@ -127,7 +130,8 @@ class JobsTest {
                 new Event.ImageCaptured("j", 0, 0, "n", 1, 0),
                 new Event.SnapshotEstablished("j", 0, "remote", 1),
                 new Event.RecoveryStarted("j", 0, "rank 0 exited with 9"),
-                new Event.RestoreFailed("j", 0, "n", "cannot launch: Cannot run program \"./sim\": error=2", false, false));
+                new Event.RestoreFailed("j", 0, "n", "cannot launch: Cannot run program \"./sim\": error=2", false,
+                        false));
         assertEquals(0, j.newestUsable(Long.MAX_VALUE).orElseThrow().generation(), "a program missing on a node");
         assertEquals("", j.generations.get(0L).restoreFailure);
         apply(new Event.RestoreFailed("j", 0, "n", "dmtcp_restart refused the image", false, true));
@@ -143,7 +147,8 @@ class JobsTest {
                 new Event.SnapshotEstablished("j", 0, "remote", 1));
         assertEquals(0, j.newestUsable(Long.MAX_VALUE).orElseThrow().generation());
         apply(new Event.JobStarted("j", 4, 0, true, "s", "n"));
-        assertTrue(j.newestUsable(Long.MAX_VALUE).isEmpty(), "4 ranks cannot restore a snapshot of 2: start from the beginning");
+        assertTrue(j.newestUsable(Long.MAX_VALUE).isEmpty(),
+                "4 ranks cannot restore a snapshot of 2: start from the beginning");
         apply(new Event.JobStarted("j", 2, 0, true, "s", "n"));
         assertEquals(0, j.newestUsable(Long.MAX_VALUE).orElseThrow().generation(), "resubmitted with 2 again: usable");
     }
@@ -186,7 +191,8 @@ class JobsTest {
 
     @Test
     void aRankThatFinishedStopsCheckpointsUntilItsNextLife() {
-        JobView j = apply(new Event.JobStarted("j", 2, 1000, true, "s", "login", "block:a,b", io.ferry.model.LaunchSpec.of(
+        JobView j = apply(new Event.JobStarted("j", 2, 1000, true, "s", "login", "block:a,b",
+                io.ferry.model.LaunchSpec.of(
                 java.util.List.of("x"))));
         assertFalse(j.aRankFinished());
         apply(new Event.RankExited("j", 1, 0));
@@ -206,19 +212,21 @@ class JobsTest {
                 new Event.RanksJoined("j", 7, "h0", "0-1")); // a stale rank of another attempt: not placed
         assertEquals(java.util.List.of("h1"), j.placement().orElseThrow().nodes());
         assertFalse(j.placement().orElseThrow().complete());
-        apply(new Event.RanksJoined("j", -1, "h0", "0-1"), new Event.ImagesRestored("j", -1, "h1", Map.of(2, "none", 3, "none")));
+        apply(new Event.RanksJoined("j", -1, "h0", "0-1"),
+                new Event.ImagesRestored("j", -1, "h1", Map.of(2, "none", 3, "none")));
         assertTrue(j.placement().orElseThrow().complete());
         assertFalse(j.allRanksRunning(), "h0's ranks are not adopted yet");
         apply(new Event.ImagesRestored("j", -1, "h0", Map.of(0, "none", 1, "none")));
         assertTrue(j.allRanksRunning());
         assertEquals(1, j.launchAttempt());
         // A rollback: the next attempt learns its nodes anew.
-        apply(new Event.RecoveryStarted("j", -1, "the launcher exited with 137"), new Event.LauncherRequested("j", 2, -1, "x"));
+        apply(new Event.RecoveryStarted("j", -1, "the launcher exited with 137"),
+                new Event.LauncherRequested("j", 2, -1, "x"));
         assertFalse(j.allRanksRunning());
         assertEquals(java.util.List.of(), j.placement().orElseThrow().nodes());
         assertTrue(j.recovering());
-        apply(new Event.RanksJoined("j", -1, "h2", "0-3"), new Event.ImagesRestored("j", -1, "h2", Map.of(0, "none", 1, "none",
-                2, "none", 3, "none")));
+        apply(new Event.RanksJoined("j", -1, "h2", "0-3"),
+                new Event.ImagesRestored("j", -1, "h2", Map.of(0, "none", 1, "none", 2, "none", 3, "none")));
         assertFalse(j.recovering());
         assertEquals("0-3", j.placement().orElseThrow().ranksOn("h2").toString());
     }
@@ -232,7 +240,8 @@ class JobsTest {
                 new Event.ImageCaptured("j", 0, 3, "b", 1, 0.1));
         assertEquals(java.util.List.of(new JobView.Straggler("c", io.ferry.model.RankSet.parse("4-5"), "capture"),
                 new JobView.Straggler("b", io.ferry.model.RankSet.parse("2"), "capture")), j.stragglers());
-        assertEquals("generation 0 waits for c (ranks 4-5 to capture) and 1 more nodes", j.stragglersLine(1).orElseThrow());
+        assertEquals("generation 0 waits for c (ranks 4-5 to capture) and 1 more nodes",
+                j.stragglersLine(1).orElseThrow());
         apply(new Event.ImageCaptured("j", 0, 2, "b", 1, 0.1), new Event.ImageCaptured("j", 0, 4, "c", 1, 0.1),
                 new Event.ImageCaptured("j", 0, 5, "c", 1, 0.1), new Event.ImageStaged("j", 0, 0, "remote", 1, 1, 0.1));
         assertEquals("a", j.stragglers().get(j.stragglers().size() - 1).node());
@@ -330,6 +339,7 @@ class JobsTest {
                 new Event.CheckpointRequested("k", 0, "interval"));
         assertEquals(Map.of(), PeerHints.partners(plain, plain.placement));
         assertEquals("", PeerHints.captureTarget(plain, Map.of(), "a"));
-        assertEquals(Map.of(0, "a=10.0.0.1:7001"), PeerHints.forRestart(plain, 0, io.ferry.model.RankSet.parse("0"), "b", 1000));
+        assertEquals(Map.of(0, "a=10.0.0.1:7001"),
+                PeerHints.forRestart(plain, 0, io.ferry.model.RankSet.parse("0"), "b", 1000));
     }
 }

@@ -65,7 +65,8 @@ class MarkerListingIT {
             List<Command.Launch> launches = new ArrayList<>();
             await("the free job's launch", agentView, launches, "n-free");
             assertFalse(launches.stream().anyMatch(l -> l.node().equals("n-stuck")),
-                    "the job whose store does not answer waits for its listing; the other starts meanwhile: " + launches);
+                    "the job whose store does not answer waits for its listing; the other starts meanwhile: "
+                            + launches);
 
             // Its patience spent, the stuck job starts from what the log knows: from the beginning.
             await("the stuck job's launch after the listing's patience", agentView, launches, "n-stuck");
@@ -98,7 +99,8 @@ class MarkerListingIT {
                     "s3.access-key-id", "ferry", "s3.secret-access-key", "not-checked", "s3.path-style", "true");
             for (int i = 0; i < 5; i++) {
                 log.append(new Event.JobStarted("stuck" + i, 1, 0, true, "s3://ckpt", "n-stuck",
-                        Placement.single(1, "n-stuck").toString(), new LaunchSpec(List.of(), "app", 60_000, "USR2", s3)));
+                        Placement.single(1, "n-stuck").toString(),
+                        new LaunchSpec(List.of(), "app", 60_000, "USR2", s3)));
             }
             log.append(new Event.JobStarted("free", 1, 0, true, store.uri().toString(), "n-free"));
             List<Command.Launch> launches = new ArrayList<>();
@@ -143,7 +145,8 @@ class MarkerListingIT {
              StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC());
              KafkaConsumer<byte[], byte[]> agentView = log.reader(KafkaLog.COMMANDS, true)) {
             log.append(new Event.JobStarted("lost-tail", 1, 0, true, store.uri().toString(), "n0"));
-            for (long g = 0; g <= 2; g++) { // what the agents and a coordinator did, in the part of the log that is gone
+            for (long g = 0; g <= 2; g++) {
+                // what the agents and a coordinator did, in the part of the log that is gone
                 pipeline.push(image, new ImageRef("lost-tail", g, 0), Progress.NONE);
                 pipeline.repository().commitSnapshot("lost-tail", g, 1);
             }
@@ -162,7 +165,8 @@ class MarkerListingIT {
             }
             assertEquals(new Command.Capture("lost-tail", 3), captures.get(0),
                     "numbered above every generation a marker names");
-            long established = c.query(j -> j.get("lost-tail").flatMap(JobView::newestEstablished).orElseThrow().generation());
+            long established = c.query(j -> j.get("lost-tail").flatMap(JobView::newestEstablished).orElseThrow()
+                    .generation());
             assertEquals(2, established,
                     "the markers' generations are established for the restarts to come");
             c.close();
@@ -170,7 +174,8 @@ class MarkerListingIT {
     }
 
     /** Reads launch commands into {@code seen} until one for {@code node} is among them (60 s at most). */
-    private static void await(String what, KafkaConsumer<byte[], byte[]> commands, List<Command.Launch> seen, String node) {
+    private static void await(String what, KafkaConsumer<byte[], byte[]> commands, List<Command.Launch> seen,
+            String node) {
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (seen.stream().noneMatch(l -> l.node().equals(node))) {
             if (System.nanoTime() > deadline) {

@@ -26,7 +26,8 @@ class QuarantineTest {
         assertFalse(q.run("bad", () -> "event at offset 7", () -> deeper(0)));
         assertTrue(q.holds("bad"));
         assertTrue(q.run("good", () -> "event at offset 8", handled::incrementAndGet), "another job goes on");
-        assertFalse(q.run("bad", () -> "event at offset 9", handled::incrementAndGet), "nothing more for the job set aside");
+        assertFalse(q.run("bad", () -> "event at offset 9", handled::incrementAndGet),
+                "nothing more for the job set aside");
         assertEquals(1, handled.get());
         assertEquals(Set.of("bad"), q.all());
     }

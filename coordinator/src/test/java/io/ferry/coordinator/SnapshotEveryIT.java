@@ -67,7 +67,10 @@ class SnapshotEveryIT {
         assertEquals(n, c.foldedEvents());
     }
 
-    /** The offsets the snapshot indexes on the snapshots topic name as folded last, oldest first, once there are {@code n}. */
+    /**
+     * The offsets the snapshot indexes on the snapshots topic name as folded last, oldest first, once there are
+     * {@code n}.
+     */
     private static List<Long> awaitIndexes(KafkaLog log, int n) {
         List<Long> lasts = new ArrayList<>();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
@@ -76,7 +79,8 @@ class SnapshotEveryIT {
                 for (ConsumerRecord<byte[], byte[]> rec : r.poll(Duration.ofMillis(200))) {
                     String key = rec.key() == null ? "" : new String(rec.key(), StandardCharsets.UTF_8);
                     if (key.startsWith("events-") && !key.contains("/") && rec.value() != null) {
-                        lasts.add(SnapshotTopic.Index.parse(new String(rec.value(), StandardCharsets.UTF_8)).lastOffset());
+                        lasts.add(SnapshotTopic.Index.parse(new String(rec.value(), StandardCharsets.UTF_8))
+                                .lastOffset());
                     }
                 }
             }

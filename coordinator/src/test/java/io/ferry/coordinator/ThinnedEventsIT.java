@@ -144,20 +144,22 @@ class ThinnedEventsIT {
                         && said.contains("coordinator.snapshot-every"), said);
                 IllegalStateException off = assertThrows(IllegalStateException.class,
                         () -> new Coordinator(log, Clock.systemUTC()).snapshotEvery(0).start());
-                assertTrue(off.getMessage().contains("will not start") && off.getMessage().contains("retention.ms=604800000")
+                assertTrue(off.getMessage().contains("will not start")
+                        && off.getMessage().contains("retention.ms=604800000")
                         && off.getMessage().contains("--add-config retention.ms=-1")
                         && off.getMessage().contains("coordinator.snapshot-every=0"), off.getMessage());
             }
             try (Admin admin = admin(kafka)) {
                 ConfigResource events = new ConfigResource(ConfigResource.Type.TOPIC, KafkaLog.EVENTS);
                 admin.incrementalAlterConfigs(Map.of(events, List.of(new AlterConfigOp(
-                        new ConfigEntry("cleanup.policy", "compact"), AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS);
+                        new ConfigEntry("cleanup.policy", "compact"), AlterConfigOp.OpType.SET)))).all()
+                                .get(30, TimeUnit.SECONDS);
             }
             try (KafkaLog log = new KafkaLog(kafka.bootstrapServers())) {
                 IllegalStateException e = assertThrows(IllegalStateException.class,
                         () -> new Coordinator(log, Clock.systemUTC()).start());
-                assertTrue(e.getMessage().contains("will not start") && e.getMessage().contains("cleanup.policy=compact"),
-                        e.getMessage());
+                assertTrue(e.getMessage().contains("will not start")
+                        && e.getMessage().contains("cleanup.policy=compact"), e.getMessage());
             }
         }
     }
@@ -167,7 +169,10 @@ class ThinnedEventsIT {
                 Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers())));
     }
 
-    /** Deletes the records of {@code tp} before {@code offset}, as a retention would: its log start becomes {@code offset}. */
+    /**
+     * Deletes the records of {@code tp} before {@code offset}, as a retention would: its log start becomes
+     * {@code offset}.
+     */
     private static void thin(Admin admin, TopicPartition tp, long offset) throws Exception {
         long start = admin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(offset))).lowWatermarks().get(tp)
                 .get(30, TimeUnit.SECONDS).lowWatermark();
@@ -193,7 +198,8 @@ class ThinnedEventsIT {
             var ends = KafkaLog.ends(c);
             while (!KafkaLog.reached(c, ends)) {
                 for (var r : c.poll(Duration.ofMillis(200))) {
-                    if (r.value() != null && ("events-" + tp.partition()).equals(new String(r.key(), StandardCharsets.UTF_8))) {
+                    if (r.value() != null
+                            && ("events-" + tp.partition()).equals(new String(r.key(), StandardCharsets.UTF_8))) {
                         found = SnapshotTopic.Index.parse(new String(r.value(), StandardCharsets.UTF_8));
                     }
                 }

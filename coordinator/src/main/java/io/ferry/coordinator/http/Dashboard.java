@@ -39,7 +39,8 @@ final class Dashboard {
                 .append("h2{margin-bottom:.2em}.muted{color:#777}table{border-collapse:collapse}")
                 .append("td,th{padding:2px 8px;text-align:right;border-bottom:1px solid #eee}")
                 .append(".bad{color:#b00}svg{display:block;margin:.5em 0}</style></head><body>")
-                .append("<h1>Ferry</h1><p class=\"muted\">coordinator dashboard; JSON at <a href=\"/api/jobs\">/api/jobs</a>,")
+                .append("<h1>Ferry</h1><p class=\"muted\">coordinator dashboard; JSON at <a"
+                        + " href=\"/api/jobs\">/api/jobs</a>,")
                 .append(" metrics at <a href=\"/metrics\">/metrics</a></p>");
         if (jobs.all().isEmpty()) {
             b.append("<p>No jobs in the log yet.</p>");
@@ -69,7 +70,8 @@ final class Dashboard {
         List<ForecastErrors.Row> rows = ForecastErrors.rows(v);
         if (!rows.isEmpty()) {
             List<Double> err = rows.stream().map(ForecastErrors.Row::error).toList();
-            b.append(String.format(Locale.ROOT, "<p>%d forecasts: median error %.1f%%; the fill-time law alone %.1f%%</p>",
+            b.append(String.format(Locale.ROOT,
+                    "<p>%d forecasts: median error %.1f%%; the fill-time law alone %.1f%%</p>",
                     rows.size(), 100 * ForecastErrors.quantileAbs(err, 0.5),
                     100 * ForecastErrors.quantileAbs(rows.stream().map(ForecastErrors.Row::idealError).toList(), 0.5)));
         }
@@ -110,7 +112,8 @@ final class Dashboard {
                     .append("\" height=\"13\" fill=\"").append(x.phase().equals("capture") ? "#d9822b" : "#8a6bbf")
                     .append("\"><title>").append(esc(x.node() + ": ranks " + x.ranks() + " to " + x.phase()))
                     .append("</title></rect><text x=\"").append(146 + w).append("\" y=\"").append(18 * i + 14)
-                    .append("\" font-size=\"12\">").append(x.ranks().size()).append(' ').append(x.phase()).append("</text>");
+                    .append("\" font-size=\"12\">").append(x.ranks().size()).append(' ').append(x.phase())
+                    .append("</text>");
         }
         b.append("</svg>");
     }
@@ -155,7 +158,8 @@ final class Dashboard {
         for (int i = 0; i < gens.size(); i++) {
             GenerationView g = gens.get(i);
             double x = PAD + i * slot;
-            Svg.bar(b, x, slot, g.maxStallSeconds(), max, "#e90", String.format(Locale.ROOT, "generation %d: stall %.3f s, %s",
+            Svg.bar(b, x, slot, g.maxStallSeconds(), max, "#e90",
+                    String.format(Locale.ROOT, "generation %d: stall %.3f s, %s",
                     g.generation(), g.maxStallSeconds(), Sizes.format(g.rawBytes())));
             Svg.label(b, x, slot, g.generation(), gens.size());
         }
@@ -169,14 +173,17 @@ final class Dashboard {
         double others = Math.max(0, cap - c.report().freeBytes() - c.report().jobBytes()) / cap * (W - PAD);
         b.append("<b>Cache on ").append(esc(c.node())).append("</b> <span class=\"muted\">green: this job, grey:")
                 .append(" other files, white: free; black tick: this job's peak under retention</span>")
-                .append(String.format(Locale.ROOT, "<svg width=\"%d\" height=\"34\"><rect x=\"%d\" y=\"4\" width=\"%d\"", W, PAD, W - PAD))
+                .append(String.format(Locale.ROOT,
+                        "<svg width=\"%d\" height=\"34\"><rect x=\"%d\" y=\"4\" width=\"%d\"", W, PAD, W - PAD))
                 .append(" height=\"20\" fill=\"#fff\" stroke=\"#888\"/>")
-                .append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"4\" width=\"%.1f\" height=\"20\" fill=\"#bbb\"/>", PAD, others))
-                .append(String.format(Locale.ROOT, "<rect x=\"%.1f\" y=\"4\" width=\"%.1f\" height=\"20\" fill=\"#4a4\"/>",
-                        PAD + others, job));
+                .append(String.format(Locale.ROOT,
+                        "<rect x=\"%d\" y=\"4\" width=\"%.1f\" height=\"20\" fill=\"#bbb\"/>", PAD, others))
+                .append(String.format(Locale.ROOT,
+                        "<rect x=\"%.1f\" y=\"4\" width=\"%.1f\" height=\"20\" fill=\"#4a4\"/>", PAD + others, job));
         if (c.peakBytes() > 0) {
             double px = PAD + others + Math.min(cap, c.peakBytes()) / cap * (W - PAD);
-            b.append(String.format(Locale.ROOT, "<line x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"28\" stroke=\"#000\" stroke-width=\"2\"/>",
+            b.append(String.format(Locale.ROOT,
+                    "<line x1=\"%.1f\" y1=\"0\" x2=\"%.1f\" y2=\"28\" stroke=\"#000\" stroke-width=\"2\"/>",
                     Math.min(px, W - 1.0), Math.min(px, W - 1.0)));
         }
         b.append("</svg><p class=\"").append(c.neverFull() || c.bytesPerGeneration() == 0 ? "" : "bad").append("\">")
@@ -184,20 +191,25 @@ final class Dashboard {
     }
 
     private static void table(StringBuilder b, List<GenerationView> gens) {
-        b.append("<table><tr><th>generation</th><th>state</th><th>ranks captured/staged</th><th title=\"ranks whose images also sit in a partner node cache\">partner copies</th><th>raw</th><th>stored</th>")
-                .append("<th>stall s</th><th>local MB/s</th><th>established s</th><th>forecast s</th><th>problem</th></tr>");
+        b.append("<table><tr><th>generation</th><th>state</th><th>ranks captured/staged</th><th title=\"ranks whose"
+                + " images also sit in a partner node cache\">partner copies</th><th>raw</th><th>stored</th>").append(
+                "<th>stall s</th><th>local MB/s</th><th>established s</th><th>forecast s</th><th>problem</th></tr>");
         for (int i = gens.size() - 1; i >= Math.max(0, gens.size() - 10); i--) {
             GenerationView g = gens.get(i);
-            b.append(String.format(Locale.ROOT, "<tr><td>%d</td><td>%s</td><td>%d/%d</td><td>%s</td><td>%s</td><td>%s</td><td>%.3f</td>"
-                            + "<td>%s</td><td>%s</td><td>%s</td><td class=\"bad\">%s</td></tr>", g.generation(), g.state(),
-                    g.capturedRanks(), g.stagedRanks(),
+            b.append(String.format(Locale.ROOT,
+                    "<tr><td>%d</td><td>%s</td><td>%d/%d</td><td>%s</td><td>%s</td><td>%s</td><td>%.3f</td>"
+                            + "<td>%s</td><td>%s</td><td>%s</td><td class=\"bad\">%s</td></tr>",
+                    g.generation(), g.state(), g.capturedRanks(), g.stagedRanks(),
                     g.partnerRanks() == 0 ? "" : g.partnerRanks() + " (" + Sizes.format(g.partnerBytes()) + ")",
                     Sizes.format(g.rawBytes()), Sizes.format(g.storedBytes()),
                     g.maxStallSeconds(),
-                    g.maxStallSeconds() > 0 ? String.format(Locale.ROOT, "%.0f", g.rawBytes() / 1e6 / g.maxStallSeconds()) : "",
-                    Double.isNaN(g.secondsToEstablished()) ? "" : String.format(Locale.ROOT, "%.2f", g.secondsToEstablished()),
+                    g.maxStallSeconds() > 0
+                            ? String.format(Locale.ROOT, "%.0f", g.rawBytes() / 1e6 / g.maxStallSeconds()) : "",
+                    Double.isNaN(g.secondsToEstablished()) ? ""
+                            : String.format(Locale.ROOT, "%.2f", g.secondsToEstablished()),
                     g.currentPrediction().map(p -> String.format(Locale.ROOT, "%.2f", p.predictedSecondsToEstablished())
-                            + (p.readShare() > 0 ? String.format(Locale.ROOT, " (at %.0f%% read)", 100 * p.readShare()) : ""))
+                            + (p.readShare() > 0 ? String.format(Locale.ROOT, " (at %.0f%% read)", 100 * p.readShare())
+                                    : ""))
                             .orElse(""),
                     esc(g.problem())));
         }

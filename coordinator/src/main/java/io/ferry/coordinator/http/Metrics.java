@@ -23,7 +23,8 @@ final class Metrics {
 
     static String render(Jobs jobs, long malformedEvents, long nowMillis) {
         Metrics m = new Metrics();
-        m.family("ferry_malformed_events_total", "counter", "Events the coordinator could not read (parked on the dead-letter topic).");
+        m.family("ferry_malformed_events_total", "counter",
+                "Events the coordinator could not read (parked on the dead-letter topic).");
         m.sample("ferry_malformed_events_total", "", malformedEvents);
         for (JobView v : jobs.all()) {
             m.job(v, nowMillis);
@@ -58,7 +59,8 @@ final class Metrics {
         v.newestEstablished().ifPresent(g -> {
             family("ferry_newest_established_generation", "gauge", "What a restart would use.");
             sample("ferry_newest_established_generation", job, g.generation());
-            family("ferry_snapshot_seconds_to_established", "gauge", "Newest established snapshot: request to established.");
+            family("ferry_snapshot_seconds_to_established", "gauge",
+                    "Newest established snapshot: request to established.");
             sample("ferry_snapshot_seconds_to_established", job, g.secondsToEstablished());
             family("ferry_snapshot_stall_seconds", "gauge", "Newest established snapshot: longest rank stall.");
             sample("ferry_snapshot_stall_seconds", job, g.maxStallSeconds());
@@ -77,7 +79,8 @@ final class Metrics {
         List<Double> errors = new ArrayList<>();
         ForecastErrors.rows(v).forEach(r -> errors.add(r.error()));
         if (!errors.isEmpty()) {
-            family("ferry_forecast_abs_error_median", "gauge", "Median |forecast - actual| / actual of time to established.");
+            family("ferry_forecast_abs_error_median", "gauge",
+                    "Median |forecast - actual| / actual of time to established.");
             sample("ferry_forecast_abs_error_median", job, ForecastErrors.quantileAbs(errors, 0.5));
         }
         for (CacheForecast c : f.caches()) {
@@ -87,7 +90,8 @@ final class Metrics {
             family("ferry_cache_job_bytes", "gauge", "Bytes the job holds in the node's cache.");
             sample("ferry_cache_job_bytes", node, c.report().jobBytes());
             c.fullInSeconds().ifPresent(s -> {
-                family("ferry_cache_full_in_seconds", "gauge", "Forecast: seconds until the node's cache is full (absent: never).");
+                family("ferry_cache_full_in_seconds", "gauge",
+                        "Forecast: seconds until the node's cache is full (absent: never).");
                 sample("ferry_cache_full_in_seconds", node, s);
             });
         }

@@ -40,18 +40,20 @@ final class NodePanel {
         int rows = (caches.size() + PER_ROW - 1) / PER_ROW;
         long full = caches.stream().filter(c -> fill(c) >= 0.9).count();
         b.append("<b>Node caches</b> <span class=\"muted\">").append(caches.size()).append(" nodes; a square each,")
-                .append(" green empty to red full; red outline: store down").append(full > 0 ? "; " + full + " over 90% full" : "")
-                .append("</span>");
+                .append(" green empty to red full; red outline: store down")
+                .append(full > 0 ? "; " + full + " over 90% full" : "").append("</span>");
         b.append(String.format(Locale.ROOT, "<svg class=\"nodes\" width=\"%d\" height=\"%d\">",
                 PER_ROW * (CELL + 2) + 2, rows * (CELL + 2) + 2));
         for (int i = 0; i < caches.size(); i++) {
             Event.CacheReported c = caches.get(i);
             double f = fill(c);
             boolean storeDown = down.getOrDefault(c.node(), false);
-            b.append(String.format(Locale.ROOT, "<rect class=\"node\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"%s>",
+            b.append(String.format(Locale.ROOT,
+                    "<rect class=\"node\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"%s>",
                     1 + (i % PER_ROW) * (CELL + 2), 1 + (i / PER_ROW) * (CELL + 2), CELL, CELL, heat(f),
                     storeDown ? " stroke=\"#c00\" stroke-width=\"2\"" : ""));
-            b.append("<title>").append(esc(String.format(Locale.ROOT, "%s: %.0f%% full, this job %s in %d generations, %s free%s",
+            b.append("<title>")
+                    .append(esc(String.format(Locale.ROOT, "%s: %.0f%% full, this job %s in %d generations, %s free%s",
                     c.node(), 100 * f, Sizes.format(c.jobBytes()), c.generations(), Sizes.format(c.freeBytes()),
                     storeDown ? "; store down" : ""))).append("</title></rect>");
         }
@@ -130,10 +132,12 @@ final class NodePanel {
         b.append("</svg>");
         if (!slowest.isEmpty()) {
             List<Map.Entry<String, Integer>> worst = new ArrayList<>(slowest.entrySet());
-            worst.sort((x, y) -> y.getValue() != x.getValue().intValue() ? y.getValue() - x.getValue() : x.getKey().compareTo(y.getKey()));
+            worst.sort((x, y) -> y.getValue() != x.getValue().intValue() ? y.getValue() - x.getValue()
+                    : x.getKey().compareTo(y.getKey()));
             b.append("<p class=\"muted\">slowest node most often: ");
             for (int i = 0; i < Math.min(5, worst.size()); i++) {
-                b.append(i > 0 ? ", " : "").append("<span class=\"slow\">").append(esc(worst.get(i).getKey())).append("</span> (")
+                b.append(i > 0 ? ", " : "").append("<span class=\"slow\">").append(esc(worst.get(i).getKey()))
+                        .append("</span> (")
                         .append(worst.get(i).getValue()).append(" of ").append(spread.size()).append(')');
             }
             b.append("</p>");

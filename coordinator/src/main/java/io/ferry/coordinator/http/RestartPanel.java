@@ -36,7 +36,8 @@ final class RestartPanel {
             b.append(" <span style=\"color:").append(COLOURS.get(tier)).append("\">&#9632;</span> ").append(tier);
         }
         b.append("</span><table class=\"restarts\"><tr><th>started (UTC)</th><th>generation</th><th>cause</th>")
-                .append("<th style=\"text-align:left\">ranks by source</th><th>restored in s</th><th>failed nodes</th></tr>");
+                .append("<th style=\"text-align:left\">ranks by source</th><th>restored in"
+                        + " s</th><th>failed nodes</th></tr>");
         SimpleDateFormat time = new SimpleDateFormat("yyyy-MM-dd HH:mm:ss", Locale.ROOT);
         time.setTimeZone(TimeZone.getTimeZone("UTC"));
         int most = Math.max(1, restarts.stream().mapToInt(RestartHistory.Restart::restoredRanks).max().orElse(1));
@@ -47,10 +48,12 @@ final class RestartPanel {
                     .append(esc(r.cause())).append("</td><td style=\"text-align:left\">");
             sources(b, r.ranksBySource(), most);
             b.append("</td><td>").append(Double.isNaN(r.secondsToRestored()) ? ""
-                            : String.format(Locale.ROOT, "%.1f", r.secondsToRestored())).append("</td><td class=\"bad\">");
+                            : String.format(Locale.ROOT, "%.1f", r.secondsToRestored()))
+                            .append("</td><td class=\"bad\">");
             if (!r.failedNodes().isEmpty()) {
                 Map.Entry<String, String> first = r.failedNodes().entrySet().iterator().next();
-                b.append(r.failedNodes().size()).append(": ").append(esc(first.getKey() + " (" + first.getValue() + ")"))
+                b.append(r.failedNodes().size()).append(": ")
+                        .append(esc(first.getKey() + " (" + first.getValue() + ")"))
                         .append(r.failedNodes().size() > 1 ? ", ..." : "");
             }
             b.append("</td></tr>");
@@ -66,7 +69,8 @@ final class RestartPanel {
         StringBuilder text = new StringBuilder();
         for (Map.Entry<String, Integer> e : byTier.entrySet()) {
             double w = (double) BAR * e.getValue() / most;
-            b.append(String.format(Locale.ROOT, "<rect class=\"tier-%s\" x=\"%.1f\" y=\"1\" width=\"%.1f\" height=\"12\" fill=\"%s\">"
+            b.append(String.format(Locale.ROOT,
+                    "<rect class=\"tier-%s\" x=\"%.1f\" y=\"1\" width=\"%.1f\" height=\"12\" fill=\"%s\">"
                     + "<title>%d ranks from %s</title></rect>", esc(e.getKey()), x, w,
                     COLOURS.getOrDefault(e.getKey(), "#888"), e.getValue(), esc(e.getKey())));
             x += w;
@@ -85,11 +89,14 @@ final class RestartPanel {
         int perRow = NodePanel.PER_ROW;
         int rows = (byNode.size() + perRow - 1) / perRow;
         b.append("<div class=\"muted\">newest restart, a square per node by its ranks' source</div>")
-                .append(String.format(Locale.ROOT, "<svg width=\"%d\" height=\"%d\">", perRow * (cell + 2) + 2, rows * (cell + 2) + 2));
+                .append(String.format(Locale.ROOT, "<svg width=\"%d\" height=\"%d\">", perRow * (cell + 2) + 2,
+                        rows * (cell + 2) + 2));
         int i = 0;
         for (Map.Entry<String, String> e : byNode.entrySet()) {
-            b.append(String.format(Locale.ROOT, "<rect class=\"source\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\">"
-                            + "<title>%s</title></rect>", 1 + (i % perRow) * (cell + 2), 1 + (i / perRow) * (cell + 2), cell, cell,
+            b.append(String.format(Locale.ROOT,
+                    "<rect class=\"source\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\">"
+                            + "<title>%s</title></rect>", 1 + (i % perRow) * (cell + 2), 1 + (i / perRow) * (cell + 2),
+                            cell, cell,
                     COLOURS.getOrDefault(e.getValue(), "#888"), esc(e.getKey() + ": " + e.getValue())));
             i++;
         }

@@ -120,14 +120,17 @@ class DashboardIT {
                     HttpResponse.BodyHandlers.ofString()).body();
             assertEquals(NODES, count(page, "<rect class=\"node\""), "a square per node in the cache map");
             assertTrue(page.contains("4 over 90% full"), "the nearly full nodes are counted");
-            assertTrue(page.contains("stroke=\"#c00\"") && page.contains("; store down"), "cn005 outlined: its store is down");
-            assertTrue(page.contains("<span class=\"slow\">cn017</span> (8 of 8)"), "the slowest node, every generation");
+            assertTrue(page.contains("stroke=\"#c00\"") && page.contains("; store down"),
+                    "cn005 outlined: its store is down");
+            assertTrue(page.contains("<span class=\"slow\">cn017</span> (8 of 8)"),
+                    "the slowest node, every generation");
             assertTrue(page.contains("<polygon class=\"band\""), "the bandwidth band");
             assertTrue(page.contains("248 local, 4 partner, 4 remote"), "ranks by source of the rollback");
             assertEquals(NODES, count(page, "<rect class=\"source\""), "a square per node of the newest restart");
             assertTrue(page.contains("cn042: remote") && page.contains("cn043: partner"), "each node's source");
             assertTrue(page.contains("rank 169 exited with 137"));
-            assertEquals(1, count(page, "cache on "), "one node's cache line (cn005 fills up: its store is down), not 64");
+            assertEquals(1, count(page, "cache on "),
+                    "one node's cache line (cn005 fills up: its store is down), not 64");
 
             screenshot(api.uri());
         }
@@ -137,7 +140,8 @@ class DashboardIT {
     private void screenshot(URI base) throws Exception {
         Path chromium = Stream.of("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
                 .map(Path::of).filter(Files::isExecutable).findFirst().orElse(null);
-        Assumptions.assumeTrue(chromium != null, "no Chromium installed (Debian: apt-get install chromium): screenshot skipped");
+        Assumptions.assumeTrue(chromium != null,
+                "no Chromium installed (Debian: apt-get install chromium): screenshot skipped");
         Path out = Path.of("target", "dashboard");
         Files.createDirectories(out);
         Path png = tmp.resolve("dashboard.png");
@@ -158,7 +162,8 @@ class DashboardIT {
         }
         // Drawn, not a blank or an error page: the tiers' colours and the band are on it.
         for (int rgb : new int[]{0x44aa44, 0xe0b030, 0x3a78c2, 0x9cc3e6}) {
-            assertTrue(colours.contains(rgb), String.format("colour #%06x on the screenshot (%s)", rgb, out.resolve("dashboard.png")));
+            assertTrue(colours.contains(rgb),
+                    String.format("colour #%06x on the screenshot (%s)", rgb, out.resolve("dashboard.png")));
         }
     }
 

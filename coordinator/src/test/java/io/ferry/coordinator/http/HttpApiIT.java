@@ -82,7 +82,8 @@ class HttpApiIT {
             assertTrue(forecast.get("youngIntervalSeconds").asDouble() > 0);
             JsonNode cache = forecast.get("caches").get(0);
             assertEquals("node0", cache.get("node").asText());
-            assertFalse(cache.get("neverFull").asBoolean(), "5 MB per generation, 15 MB peak needs 6 MB more, 5.5 MB free: " + cache);
+            assertFalse(cache.get("neverFull").asBoolean(),
+                    "5 MB per generation, 15 MB peak needs 6 MB more, 5.5 MB free: " + cache);
             assertEquals(1, cache.get("fitsMoreGenerations").asLong());
 
             JsonNode detail = json.readTree(get(base, "/api/jobs/sim").body());
@@ -119,14 +120,17 @@ class HttpApiIT {
         try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));
              KafkaLog log = new KafkaLog(kafka.bootstrapServers());
              Coordinator coordinator = new Coordinator(log, Clock.systemUTC()).start();
-             HttpApi api = HttpApi.start(coordinator, new InetSocketAddress("127.0.0.1", 0), java.util.Optional.of("s3cret-Token"))) {
+             HttpApi api = HttpApi.start(coordinator, new InetSocketAddress("127.0.0.1", 0),
+                     java.util.Optional.of("s3cret-Token"))) {
             assertTrue(coordinator.awaitLive(Duration.ofSeconds(30)));
             for (String path : new String[]{"/", "/metrics", "/api/jobs", "/api/jobs/x", "/nowhere"}) {
                 HttpResponse<String> none = get(api.uri(), path);
                 assertEquals(401, none.statusCode(), path);
                 assertEquals("Bearer realm=\"ferry\"", none.headers().firstValue("WWW-Authenticate").orElse(""));
-                for (String wrong : new String[]{"Bearer s3cret-Toke", "Bearer s3cret-Token2", "Basic czNjcmV0LVRva2Vu", "s3cret-Token"}) {
-                    assertEquals(401, http.send(HttpRequest.newBuilder(api.uri().resolve(path)).header("Authorization", wrong).build(),
+                for (String wrong : new String[]{"Bearer s3cret-Toke", "Bearer s3cret-Token2", "Basic czNjcmV0LVRva2Vu",
+                        "s3cret-Token"}) {
+                    assertEquals(401, http.send(HttpRequest.newBuilder(api.uri().resolve(path))
+                            .header("Authorization", wrong).build(),
                             HttpResponse.BodyHandlers.ofString()).statusCode(), path + " with " + wrong);
                 }
             }
