@@ -74,6 +74,7 @@ class CacheForecastTest {
         jobs.apply(new Event.CacheReported("j", "n0", 100 * GB, 3 * GB / 2, GB, 1, 2), 0);
         JobForecast f = JobForecast.of(j, Double.NaN, 20_000);
         assertEquals(1, f.caches().size());
-        assertTrue(f.lines().stream().anyMatch(l -> l.startsWith("cache on n0") && l.contains("in 100 s")), f.lines().toString());
+        assertTrue(f.lines().stream().anyMatch(l -> l.startsWith("cache on n0") && l.contains("in 100 s")),
+                f.lines().toString());
     }
 }

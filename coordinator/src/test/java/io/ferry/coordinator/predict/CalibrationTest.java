@@ -61,7 +61,8 @@ class CalibrationTest {
     void tooFewSnapshotsIsAClearError() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> Calibration.measure(history(100_000_000)));
-        assertTrue(e.getMessage().contains("has 1 established snapshots") && e.getMessage().contains("at least 2"), e.getMessage());
+        assertTrue(e.getMessage().contains("has 1 established snapshots") && e.getMessage().contains("at least 2"),
+                e.getMessage());
         assertEquals(4, Calibration.measure(history(100_000_000, 200_000_000, 300_000_000, 400_000_000)).snapshots(),
                 "too few to leave the warm-up out: all are used");
     }
@@ -121,6 +122,7 @@ class CalibrationTest {
         assertThrows(IllegalArgumentException.class, () -> CalibrationJson.read(f));
         n.put("compressionRatio", 2.0).putArray("store");
         Files.writeString(f, new ObjectMapper().writeValueAsString(n));
-        assertTrue(assertThrows(IllegalArgumentException.class, () -> CalibrationJson.read(f)).getMessage().contains("'store'"));
+        assertTrue(assertThrows(IllegalArgumentException.class, () -> CalibrationJson.read(f)).getMessage()
+                .contains("'store'"));
     }
 }

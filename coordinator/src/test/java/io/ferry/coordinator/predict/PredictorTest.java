@@ -22,7 +22,10 @@ class PredictorTest {
         return history(raw, sizes);
     }
 
-    /** As {@link #history(long...)}, generation g of {@code raw[g]} bytes writing {@code written[g]}: t = 1.5 s + written / 100 MB/s. */
+    /**
+     * As {@link #history(long...)}, generation g of {@code raw[g]} bytes writing {@code written[g]}: t = 1.5 s +
+     * written / 100 MB/s.
+     */
     private JobView history(long[] raw, long[] written) {
         JobView j = jobs.apply(new Event.JobStarted("j", 2, 0, false, "file:/s", "n"), 0);
         for (int g = 0; g < raw.length; g++) {
@@ -31,7 +34,8 @@ class PredictorTest {
             jobs.apply(new Event.ImageCaptured("j", g, 0, "n", raw[g] / 2, stall), 0);
             jobs.apply(new Event.ImageCaptured("j", g, 1, "n", raw[g] - raw[g] / 2, stall), 0);
             jobs.apply(new Event.ImageStaged("j", g, 0, "remote", raw[g] / 2, written[g] / 2, 1), 0);
-            jobs.apply(new Event.ImageStaged("j", g, 1, "remote", raw[g] - raw[g] / 2, written[g] - written[g] / 2, 1), 0);
+            jobs.apply(new Event.ImageStaged("j", g, 1, "remote", raw[g] - raw[g] / 2, written[g] - written[g] / 2, 1),
+                    0);
             jobs.apply(new Event.SnapshotEstablished("j", g, "remote", 1.5 + written[g] / 100e6), 0);
         }
         return j;
@@ -113,7 +117,8 @@ class PredictorTest {
         JobView j = timed(2, 2, 2, 2, 30, 2, 2);
         List<ForecastErrors.Row> rows = ForecastErrors.refit(j);
         assertEquals(List.of(3L, 4L, 5L, 6L), rows.stream().map(ForecastErrors.Row::generation).toList());
-        assertEquals(2.0, rows.get(2).predicted(), 1e-9, "generation 5's forecast cannot have seen generation 4's 30 s");
+        assertEquals(2.0, rows.get(2).predicted(), 1e-9,
+                "generation 5's forecast cannot have seen generation 4's 30 s");
         assertTrue(rows.get(3).predicted() > 2.01, "generation 6's did: " + rows.get(3).predicted());
         assertEquals(30, rows.get(1).actual(), 1e-9);
     }
@@ -140,7 +145,8 @@ class PredictorTest {
     @Test
     void aForecastMadeOnceCapturedMeasuresTheCaptureAndForecastsOnlyTheRest() {
         JobView j = noisyCapture(1, 5, 2, 6, 1.5, 4.5, 2, 5);
-        assertEquals(5.0, j.latest().orElseThrow().secondsToCaptured(), 1e-9, "log times: request to the last rank captured");
+        assertEquals(5.0, j.latest().orElseThrow().secondsToCaptured(), 1e-9,
+                "log times: request to the last rank captured");
         // Generation 8 was captured 2.5 s after its request: the forecast is those 2.5 s and the steady 3 s after.
         Event.PredictionMade p = Predictor.predict(j, 8, 200_000_000, 2, 2.5, Long.MAX_VALUE).orElseThrow();
         assertEquals(5.5, p.predictedSecondsToEstablished(), 1e-6);
@@ -170,17 +176,21 @@ class PredictorTest {
         // One snapshot took twice as long after its capture as its size says: only it keeps a large error.
         ForecastErrors.Row slow = rows.get(3);
         double slowActual = 1 + 2 * (slow.actual() - 1);
-        rows.set(3, new ForecastErrors.Row(slow.generation(), slow.rawBytes(), 2, 99, 0, slowActual, -1, slow.written(), 1.0));
+        rows.set(3, new ForecastErrors.Row(slow.generation(), slow.rawBytes(), 2, 99, 0, slowActual, -1, slow.written(),
+                1.0));
         List<Double> err = ForecastErrors.hindsight(rows).stream().map(ForecastErrors.Row::error).toList();
         assertTrue(Math.abs(err.get(3)) > 0.15, "the slow snapshot: " + err);
-        assertEquals(Math.abs(err.get(3)), ForecastErrors.quantileAbs(err, 1), 1e-12, "the largest error is the slow one's: " + err);
+        assertEquals(Math.abs(err.get(3)), ForecastErrors.quantileAbs(err, 1), 1e-12,
+                "the largest error is the slow one's: " + err);
         assertTrue(ForecastErrors.quantileAbs(err, 0.5) < 0.1, "the others: " + err);
         assertTrue(ForecastErrors.quantileAbs(err, 0.5) > 0, "a scatter it cannot explain leaves an error: " + err);
         // Where the log does not say when the ranks were captured, the whole time is fitted.
-        List<ForecastErrors.Row> unknown = rows.stream().map(r -> new ForecastErrors.Row(r.generation(), r.rawBytes(), 2, 99,
+        List<ForecastErrors.Row> unknown = rows.stream()
+                .map(r -> new ForecastErrors.Row(r.generation(), r.rawBytes(), 2, 99,
                 0, r.actual(), -1, r.written(), Double.NaN)).toList();
         assertEquals(rows.size(), ForecastErrors.hindsight(unknown).size());
-        assertTrue(ForecastErrors.hindsight(unknown).stream().allMatch(r -> r.predicted() > 1), "fitted from 0, not from the capture");
+        assertTrue(ForecastErrors.hindsight(unknown).stream().allMatch(r -> r.predicted() > 1),
+                "fitted from 0, not from the capture");
         assertEquals(List.of(), ForecastErrors.hindsight(rows.subList(0, 2)), "too few snapshots to fit");
     }
 
@@ -188,7 +198,8 @@ class PredictorTest {
     void youngAndDaly() {
         assertEquals(Math.sqrt(2 * 10 * 86400), Predictor.youngSeconds(10, 86400), 1e-9);
         double daly = Predictor.dalySeconds(10, 86400);
-        assertTrue(daly > Predictor.youngSeconds(10, 86400) - 10 && daly < Predictor.youngSeconds(10, 86400) + 10, "" + daly);
+        assertTrue(daly > Predictor.youngSeconds(10, 86400) - 10 && daly < Predictor.youngSeconds(10, 86400) + 10,
+                "" + daly);
         assertEquals(5, Predictor.dalySeconds(20, 5), 1e-9, "a checkpoint longer than 2 MTBF: checkpoint every MTBF");
     }
 }

@@ -52,14 +52,16 @@ class StagingForecastTest {
         jobs.apply(new Event.ImageCaptured("j", 5, 0, "n", raw / 2, 0.1), at + 500);
         jobs.apply(new Event.ImageCaptured("j", 5, 1, "n", raw / 2, 0.1), at + 500);
         GenerationView g = j.generations().stream().filter(x -> x.generation() == 5).findFirst().orElseThrow();
-        Event.PredictionMade atCapture = Predictor.predict(j, 5, raw, 2, g.secondsToCaptured(), Long.MAX_VALUE).orElseThrow();
+        Event.PredictionMade atCapture = Predictor.predict(j, 5, raw, 2, g.secondsToCaptured(), Long.MAX_VALUE)
+                .orElseThrow();
         jobs.apply(atCapture, at + 500);
         assertEquals(0, atCapture.writtenBytes(), "the last snapshot wrote nothing new: so is this one expected to");
         double actual = 0.5 + 1.5 + raw / 100e6; // its capture took 0.5 s
         assertTrue(Math.abs(atCapture.predictedSecondsToEstablished() - actual) / actual > 0.5, atCapture.toString());
 
         StagingSoFar soFar = new StagingSoFar();
-        soFar.report(new Event.StagingProgress("j", 5, "n", raw / 4, raw, raw / 4, raw / 4), at + 2_000); // all new so far
+        // all new so far
+        soFar.report(new Event.StagingProgress("j", 5, "n", raw / 4, raw, raw / 4, raw / 4), at + 2_000);
         Event.PredictionMade again = Predictor.during(j, g, soFar, 0.25, at + 2_000).orElseThrow();
         assertEquals(0.25, again.readShare());
         assertEquals(raw, again.writtenBytes());
@@ -110,19 +112,23 @@ class StagingForecastTest {
             jobs.apply(new Event.ImageStaged("j", g, 1, "remote", 50 * MIB, 10 * MIB, 1), at + 1_000);
             jobs.apply(new Event.SnapshotEstablished("j", g, "remote", 1.3), at + 1_300);
         }
-        assertEquals(0.3, j.generations().stream().filter(x -> x.generation() == 3).findFirst().orElseThrow().secondsToCommit(), 1e-9);
+        assertEquals(0.3, j.generations().stream().filter(x -> x.generation() == 3).findFirst().orElseThrow()
+                .secondsToCommit(), 1e-9);
         long at = 100_000;
         jobs.apply(new Event.CheckpointRequested("j", 4, "request"), at);
         jobs.apply(new Event.ImageCaptured("j", 4, 0, "a", 100 * MIB, 0.1), at + 200);
         jobs.apply(new Event.ImageCaptured("j", 4, 1, "b", 100 * MIB, 0.1), at + 200);
         GenerationView g = j.generations().stream().filter(x -> x.generation() == 4).findFirst().orElseThrow();
-        jobs.apply(Predictor.predict(j, 4, 200 * MIB, 2, g.secondsToCaptured(), Long.MAX_VALUE).orElseThrow(), at + 200);
+        jobs.apply(Predictor.predict(j, 4, 200 * MIB, 2, g.secondsToCaptured(), Long.MAX_VALUE).orElseThrow(),
+                at + 200);
         StagingSoFar soFar = new StagingSoFar();
         soFar.report(new Event.StagingProgress("j", 4, "a", 10 * MIB, 100 * MIB, 2 * MIB, 2 * MIB), at + 500);
         soFar.report(new Event.StagingProgress("j", 4, "b", 10 * MIB, 100 * MIB, 2 * MIB, 2 * MIB), at + 500);
         assertTrue(Double.isNaN(soFar.secondsLeft(2, at + 500)), "no rate from one report");
-        soFar.report(new Event.StagingProgress("j", 4, "a", 30 * MIB, 100 * MIB, 6 * MIB, 6 * MIB), at + 700); // 100 MiB/s
-        soFar.report(new Event.StagingProgress("j", 4, "b", 20 * MIB, 100 * MIB, 4 * MIB, 4 * MIB), at + 1_500); // 10 MiB/s
+        // 100 MiB/s
+        soFar.report(new Event.StagingProgress("j", 4, "a", 30 * MIB, 100 * MIB, 6 * MIB, 6 * MIB), at + 700);
+        // 10 MiB/s
+        soFar.report(new Event.StagingProgress("j", 4, "b", 20 * MIB, 100 * MIB, 4 * MIB, 4 * MIB), at + 1_500);
         assertEquals(8.0, soFar.secondsLeft(2, at + 1_500), 1e-9, "b's 80 MiB left at 10 MiB/s");
         StagingSoFar noRate = new StagingSoFar();
         noRate.report(new Event.StagingProgress("j", 4, "a", 30 * MIB, 100 * MIB, 6 * MIB, 6 * MIB), at + 700);
@@ -155,7 +161,8 @@ class StagingForecastTest {
         Event.PredictionMade p = Predictor.atCapture(j, g, Long.MAX_VALUE).orElseThrow();
         assertEquals(raw - 1000, p.writtenBytes());
         assertEquals(1.5 + (raw - 1000) / 100e6, p.predictedSecondsToEstablished(), 1e-6);
-        assertEquals(0, Predictor.predict(j, 5, raw, 2).orElseThrow().writtenBytes(), "without the sample: the last share");
+        assertEquals(0, Predictor.predict(j, 5, raw, 2).orElseThrow().writtenBytes(),
+                "without the sample: the last share");
     }
 
     private void snapshot(JobView j, long g, long raw, long written, double seconds) {
