@@ -33,7 +33,8 @@ final class Accuracy {
         if (json) {
             ObjectMapper m = new ObjectMapper();
             ObjectNode n = m.createObjectNode().put("job", job).put("refit", refit).put("forecasts", rows.size())
-                    .put("medianAbsError", ForecastErrors.quantileAbs(err, 0.5)).put("p90AbsError", ForecastErrors.quantileAbs(err, 0.9))
+                    .put("medianAbsError", ForecastErrors.quantileAbs(err, 0.5))
+                    .put("p90AbsError", ForecastErrors.quantileAbs(err, 0.9))
                     .put("idealMedianAbsError", ForecastErrors.quantileAbs(ideal, 0.5))
                     .put("afterCaptureMedianAbsError", ForecastErrors.quantileAbs(rest, 0.5))
                     .put("afterCaptureP90AbsError", ForecastErrors.quantileAbs(rest, 0.9))
@@ -67,12 +68,15 @@ final class Accuracy {
         if (!refit) {
             ForecastErrors.rows(v, StagingSoFar.MARKS[0]).forEach(r -> quarter.put(r.generation(), r));
         }
-        out.println("| generation | raw | ranks | written: expected | written | captured s | forecast s | actual s | error"
-                + " | error after capture | at 25% read: written expected | forecast s | error | fill-time law s | law error |");
+        out.println(
+                "| generation | raw | ranks | written: expected | written | captured s | forecast s | actual s | error"
+                + " | error after capture | at 25% read: written expected | forecast s | error |"
+                + " fill-time law s | law error |");
         out.println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (Row r : rows) {
             Row q = quarter.get(r.generation());
-            out.printf(Locale.ROOT, "| %d | %s | %d | %s | %s | %s | %.2f | %.2f | %+.1f%% | %s | %s | %s | %s | %.2f | %+.1f%% |%n",
+            out.printf(Locale.ROOT,
+                    "| %d | %s | %d | %s | %s | %s | %.2f | %.2f | %+.1f%% | %s | %s | %s | %s | %.2f | %+.1f%% |%n",
                     r.generation(), Sizes.format(r.rawBytes()), r.ranks(),
                     r.expectedWritten() < 0 ? "-" : Sizes.format(r.expectedWritten()), Sizes.format(r.written()),
                     Double.isNaN(r.captured()) ? "-" : String.format(Locale.ROOT, "%.2f", r.captured()), r.predicted(),
@@ -84,13 +88,15 @@ final class Accuracy {
                     r.ideal(), 100 * r.idealError());
         }
         out.printf(Locale.ROOT, "%d forecasts: median absolute error %.1f%% (90th percentile %.1f%%);"
-                        + " the fill-time law alone: median %.1f%%%n", rows.size(), 100 * ForecastErrors.quantileAbs(err, 0.5),
+                        + " the fill-time law alone: median %.1f%%%n", rows.size(),
+                        100 * ForecastErrors.quantileAbs(err, 0.5),
                 100 * ForecastErrors.quantileAbs(err, 0.9), 100 * ForecastErrors.quantileAbs(ideal, 0.5));
         if (!refit) {
             for (double mark : StagingSoFar.MARKS) {
                 List<Double> e = ForecastErrors.rows(v, mark).stream().map(Row::error).toList();
                 if (!e.isEmpty()) {
-                    out.printf(Locale.ROOT, "forecast again at %.0f%% of the bytes read for staging (%d forecasts): median"
+                    out.printf(Locale.ROOT,
+                            "forecast again at %.0f%% of the bytes read for staging (%d forecasts): median"
                                     + " absolute error %.1f%% (90th percentile %.1f%%)%n", 100 * mark, e.size(),
                             100 * ForecastErrors.quantileAbs(e, 0.5), 100 * ForecastErrors.quantileAbs(e, 0.9));
                 }
@@ -102,7 +108,8 @@ final class Accuracy {
                     100 * ForecastErrors.quantileAbs(rest, 0.9));
         }
         if (!hindsight.isEmpty()) {
-            out.printf(Locale.ROOT, "the same model fitted in hindsight to all %d snapshots at once: median absolute error %.1f%%"
+            out.printf(Locale.ROOT,
+                    "the same model fitted in hindsight to all %d snapshots at once: median absolute error %.1f%%"
                             + " (90th percentile %.1f%%), the scatter their sizes do not explain%n", hindsight.size(),
                     100 * ForecastErrors.quantileAbs(hindsight, 0.5), 100 * ForecastErrors.quantileAbs(hindsight, 0.9));
         }

@@ -16,25 +16,31 @@ import java.util.concurrent.CountDownLatch;
 final class AgentCommand implements Callable<Integer> {
     @Option(names = "--kafka", required = true, paramLabel = "HOST:PORT", description = "The coordinator's Kafka log.")
     String kafka;
-    @Option(names = "--node", paramLabel = "NAME", description = {"This node's name in placements (default: the host name).",
+    @Option(names = "--node", paramLabel = "NAME",
+            description = {"This node's name in placements (default: the host name).",
             "One agent per name: refused while an agent of another host or home",
             "holds it."})
     String node;
-    @Option(names = "--home", paramLabel = "DIR", description = "The node's directory: its cache is DIR/cache (default: $FERRY_HOME or ~/.ferry).")
+    @Option(names = "--home", paramLabel = "DIR",
+            description = "The node's directory: its cache is DIR/cache (default: $FERRY_HOME or ~/.ferry).")
     Path home;
 
     @Option(names = "--heartbeat", defaultValue = "5s", paramLabel = "DURATION",
-            description = {"How often the agent tells the coordinator it is alive; keep it a third of the coordinator's",
+            description = {
+                    "How often the agent tells the coordinator it is alive; keep it a third of the coordinator's",
                     "--heartbeat-timeout or less. Default ${DEFAULT-VALUE}."})
     String heartbeat;
 
     @Option(names = "--peer-listen", paramLabel = "HOST:PORT|off",
-            description = {"Where this node's cache is served to the other agents (partner copies, restarts of its ranks",
+            description = {
+                    "Where this node's cache is served to the other agents (partner copies, restarts of its ranks",
                     "on other nodes): an address the other nodes reach this one at. Default: the address this host",
                     "reaches --kafka from, on any free port. 'off': not served."})
     String peerListen;
-    @Option(names = "--allow-chaos", description = {"Let `ferry chaos` kill this node's ranks or lose this node (to test a setup).",
-            "Without it, chaos commands are refused here: whoever can write the event log could otherwise kill any job."})
+    @Option(names = "--allow-chaos",
+            description = {"Let `ferry chaos` kill this node's ranks or lose this node (to test a setup).",
+            "Without it, chaos commands are refused here: whoever can write the event log could"
+                    + " otherwise kill any job."})
     boolean allowChaos;
 
     @Override
@@ -51,8 +57,10 @@ final class AgentCommand implements Callable<Integer> {
         java.io.Closeable homeLock = h.lockAgent(); // one agent per home: before it touches the cache or the log
         CountDownLatch stop = new CountDownLatch(1);
         java.net.InetSocketAddress bind = peerBind();
-        io.ferry.agent.peer.PeerEndpoint peer = bind == null ? null : new io.ferry.agent.peer.PeerEndpoint(bind, peerAuth(bind));
-        KafkaLog log = new KafkaLog(kafka, KafkaAccess.configured(kafka).client()); // kafka.*: this host's TLS/SASL login
+        io.ferry.agent.peer.PeerEndpoint peer = bind == null ? null
+                : new io.ferry.agent.peer.PeerEndpoint(bind, peerAuth(bind));
+        // kafka.*: this host's TLS/SASL login
+        KafkaLog log = new KafkaLog(kafka, KafkaAccess.configured(kafka).client());
         if (log.requester() != null) { // a user's agent could claim another's node name and be sent its jobs
             log.close();
             throw new IllegalArgumentException("ferry agent needs an operator's login: login " + log.requester()
@@ -105,7 +113,10 @@ final class AgentCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** This host's {@code cache.*-retention} settings (its configuration file, {@code FERRY_CACHE_*}); a bad one fails here. */
+    /**
+     * This host's {@code cache.*-retention} settings (its configuration file, {@code FERRY_CACHE_*}); a bad one fails
+     * here.
+     */
     /** The cache retention of this host's configuration ({@code cache.*-retention}): a bad value fails here. */
     static io.ferry.agent.CacheRetention cacheRetention() throws java.io.IOException {
         java.util.Map<String, String> set = new java.util.HashMap<>();
@@ -121,14 +132,17 @@ final class AgentCommand implements Callable<Integer> {
      * and plant partner copies.
      */
     private static io.ferry.agent.peer.PeerAuth peerAuth(java.net.InetSocketAddress bind) throws java.io.IOException {
-        java.util.Optional<String> file = Configuration.processSetting(io.ferry.agent.peer.PeerAuth.KEY, System.getenv());
+        java.util.Optional<String> file = Configuration.processSetting(io.ferry.agent.peer.PeerAuth.KEY,
+                System.getenv());
         if (file.isPresent()) {
             return io.ferry.agent.peer.PeerAuth.fromFile(Path.of(file.get()));
         }
         if (bind.getAddress() != null && !bind.getAddress().isLoopbackAddress()) {
-            throw new IllegalArgumentException("the peer port " + bind.getAddress().getHostAddress() + " is beyond loopback,"
+            throw new IllegalArgumentException("the peer port " + bind.getAddress().getHostAddress()
+                    + " is beyond loopback,"
                     + " where it requires the agents' shared secret: set " + io.ferry.agent.peer.PeerAuth.KEY
-                    + "=PATH (an owner-only file, the same on every node) in $FERRY_CONFIG or as FERRY_PEER_SECRET_FILE,"
+                    + "=PATH (an owner-only file, the same on every node) in $FERRY_CONFIG or as"
+                    + " FERRY_PEER_SECRET_FILE,"
                     + " or give --peer-listen off");
         }
         return io.ferry.agent.peer.PeerAuth.NONE;
@@ -152,7 +166,8 @@ final class AgentCommand implements Callable<Integer> {
             probe.connect(new java.net.InetSocketAddress(k.host(), k.port())); // a route lookup: nothing is sent
             java.net.InetAddress here = probe.getLocalAddress();
             if (here == null || here.isAnyLocalAddress()) {
-                throw new IllegalArgumentException("cannot tell which address reaches " + kafka + "; give --peer-listen");
+                throw new IllegalArgumentException("cannot tell which address reaches " + kafka
+                        + "; give --peer-listen");
             }
             return new java.net.InetSocketAddress(here, 0);
         }

@@ -29,8 +29,8 @@ final class AgentMetrics {
         try {
             hp = io.ferry.eventlog.HostPort.parse(value, MetricsEndpoint.KEY);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(MetricsEndpoint.KEY + " must be HOST:PORT (e.g. " + MetricsEndpoint.DEFAULT
-                    + ") or off, got '" + value + "'");
+            throw new IllegalArgumentException(MetricsEndpoint.KEY + " must be HOST:PORT (e.g. "
+                    + MetricsEndpoint.DEFAULT + ") or off, got '" + value + "'");
         }
         return Optional.of(new InetSocketAddress(hp.host(), hp.port()));
     }
@@ -56,9 +56,11 @@ final class AgentMetrics {
             m = MetricsEndpoint.start(address.get(), registry::scrape);
         } catch (java.net.BindException e) {
             m = MetricsEndpoint.start(new InetSocketAddress(address.get().getAddress(), 0), registry::scrape);
-            out.println("ferry: port " + address.get().getPort() + " is taken; the agent's metrics listen on another port");
+            out.println("ferry: port " + address.get().getPort()
+                    + " is taken; the agent's metrics listen on another port");
         }
-        out.println("ferry: agent " + agent.node() + " metrics " + m.uri() + " (Prometheus; " + MetricsEndpoint.KEY + ")");
+        out.println("ferry: agent " + agent.node() + " metrics " + m.uri() + " (Prometheus; " + MetricsEndpoint.KEY
+                + ")");
         return m;
     }
 }

@@ -15,46 +15,56 @@ final class Calibrated {
     private Calibrated() {}
 
     static void printCalibration(Calibration c, String storeUri, PrintStream out) {
-        out.printf(Locale.ROOT, "Calibration from job %s: %d established snapshots (the first %d are left out as warm-up"
-                        + " when %d or more are there)%n", c.job(), c.snapshots(), io.ferry.coordinator.predict.Predictor.WARM_UP,
+        out.printf(Locale.ROOT,
+                "Calibration from job %s: %d established snapshots (the first %d are left out as warm-up"
+                        + " when %d or more are there)%n", c.job(), c.snapshots(),
+                        io.ferry.coordinator.predict.Predictor.WARM_UP,
                 io.ferry.coordinator.predict.Predictor.WARM_UP + 2);
-        out.printf(Locale.ROOT, "  local write into the cache    %s/s per node + %.3f s fixed (stall = fixed + node bytes / rate)%n",
+        out.printf(Locale.ROOT,
+                "  local write into the cache    %s/s per node + %.3f s fixed (stall = fixed + node bytes / rate)%n",
                 PlanCommand.decimal(c.localBytesPerSecond()), c.stallFixedSeconds());
         if (c.rawDiskBytesPerSecond() > 0) {
             out.printf(Locale.ROOT, "  raw disk (fsynced sequential) %s/s: the capture reaches %.0f%% of it%n",
-                    PlanCommand.decimal(c.rawDiskBytesPerSecond()), 100 * Math.min(1, c.localBytesPerSecond() / c.rawDiskBytesPerSecond()));
+                    PlanCommand.decimal(c.rawDiskBytesPerSecond()),
+                    100 * Math.min(1, c.localBytesPerSecond() / c.rawDiskBytesPerSecond()));
         }
         out.printf(Locale.ROOT, "  staging (hash, compress, put) %s/s per node; compression %.3gx%n",
                 PlanCommand.decimal(c.stagingBytesPerSecond()), c.compressionRatio());
         StringBuilder pts = new StringBuilder();
         for (StoreCurve.Point p : c.store().points()) {
-            pts.append(pts.length() == 0 ? "" : ", ").append(p.writers()).append(p.writers() == 1 ? " writer " : " writers ")
+            pts.append(pts.length() == 0 ? "" : ", ").append(p.writers())
+                    .append(p.writers() == 1 ? " writer " : " writers ")
                     .append(PlanCommand.decimal(p.bytesPerSecond())).append("/s");
         }
         out.printf(Locale.ROOT, "  store %s: %s%n", storeUri == null ? "(from the file)" : storeUri, pts);
         double max = c.store().maxBytesPerSecond();
-        out.printf(Locale.ROOT, "    fitted: one writer %s/s, saturates at %s%s%n", PlanCommand.decimal(c.store().singleWriterBytesPerSecond()),
+        out.printf(Locale.ROOT, "    fitted: one writer %s/s, saturates at %s%s%n",
+                PlanCommand.decimal(c.store().singleWriterBytesPerSecond()),
                 Double.isInfinite(max) ? "no visible ceiling" : PlanCommand.decimal(max) + "/s",
                 Double.isNaN(c.storeEfficiency()) ? " (the store's hardware rate is unknown from here)"
                         : String.format(Locale.ROOT, " (%.0f%% of the raw disk)", 100 * c.storeEfficiency()));
-        out.printf(Locale.ROOT, "  straggler spread              %.3gx (slowest rank's stall over the median rank's)%n", c.stragglerSpread());
-        out.printf(Locale.ROOT, "  fixed cost                    %.3f s (request, commit marker, events)%n", c.fixedSeconds());
+        out.printf(Locale.ROOT, "  straggler spread              %.3gx (slowest rank's stall over the median rank's)%n",
+                c.stragglerSpread());
+        out.printf(Locale.ROOT, "  fixed cost                    %.3f s (request, commit marker, events)%n",
+                c.fixedSeconds());
     }
 
     static void printProjection(Projection p, PrintStream out) {
         out.printf(Locale.ROOT, "Target: %d nodes x %s = %s; node SSD %s; storage %s%n", p.nodes(),
                 PlanCommand.decimal(p.bytesPerNode()), PlanCommand.decimal(p.totalBytes()),
                 p.localBytesPerSecond() > 0 ? PlanCommand.decimal(p.localBytesPerSecond()) + "/s" : "as measured here",
-                p.law().map(l -> String.format(Locale.ROOT, "%s of %s disks at %s/s", PlanCommand.decimal(l.storageBytes()),
+                p.law().map(l -> String.format(Locale.ROOT, "%s of %s disks at %s/s",
+                        PlanCommand.decimal(l.storageBytes()),
                         PlanCommand.decimal(l.diskBytes()), PlanCommand.decimal(l.diskBytesPerSecond())))
                         .orElse("the measured store (no --storage given)"));
         out.println("| tier | fill-time law (ideal) | calibrated | calibrated / ideal |");
         out.println("|---|---:|---:|---:|");
         row(out, "application stall (node-local SSD)", p.idealStallSeconds(), p.stallSeconds());
         row(out, "established on the remote store", p.idealEstablishedSeconds(), p.establishedSeconds());
-        out.printf(Locale.ROOT, "remote tier limited by %s: staging %s per node, the store %s for %d writers at %s/s together%n",
-                p.remoteBottleneck(), PlanCommand.seconds(p.stagingSeconds()), PlanCommand.seconds(p.storeSeconds()), p.nodes(),
-                PlanCommand.decimal(p.storeBytesPerSecond()));
+        out.printf(Locale.ROOT,
+                "remote tier limited by %s: staging %s per node, the store %s for %d writers at %s/s together%n",
+                p.remoteBottleneck(), PlanCommand.seconds(p.stagingSeconds()), PlanCommand.seconds(p.storeSeconds()),
+                p.nodes(), PlanCommand.decimal(p.storeBytesPerSecond()));
         out.println(assumptions(p));
     }
 
@@ -82,8 +92,10 @@ final class Calibrated {
     }
 
     private static void row(PrintStream out, String tier, double ideal, double calibrated) {
-        out.printf(Locale.ROOT, "| %s | %s | %s | %s |%n", tier, Double.isNaN(ideal) ? "n/a (give --storage...)" : PlanCommand.seconds(ideal),
-                PlanCommand.seconds(calibrated), Double.isNaN(ideal) ? "" : String.format(Locale.ROOT, "%.2fx", calibrated / ideal));
+        out.printf(Locale.ROOT, "| %s | %s | %s | %s |%n", tier,
+                Double.isNaN(ideal) ? "n/a (give --storage...)" : PlanCommand.seconds(ideal),
+                PlanCommand.seconds(calibrated),
+                Double.isNaN(ideal) ? "" : String.format(Locale.ROOT, "%.2fx", calibrated / ideal));
     }
 
     static ObjectNode json(Calibration c, Projection p) {
@@ -99,7 +111,8 @@ final class Calibrated {
             ObjectNode est = n.putObject("established").put("calibratedSeconds", p.establishedSeconds());
             stall.put("ratio", p.stallSeconds() / p.idealStallSeconds());
             if (!Double.isNaN(p.idealEstablishedSeconds())) {
-                est.put("idealSeconds", p.idealEstablishedSeconds()).put("ratio", p.establishedSeconds() / p.idealEstablishedSeconds());
+                est.put("idealSeconds", p.idealEstablishedSeconds())
+                        .put("ratio", p.establishedSeconds() / p.idealEstablishedSeconds());
             }
         }
         return n;

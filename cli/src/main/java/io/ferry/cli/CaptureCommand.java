@@ -12,7 +12,8 @@ import java.util.concurrent.Callable;
 /** {@code ferry capture}: a one-off transparent dump of a running process, e.g. a hung rank for gdb. */
 @Command(name = "capture", mixinStandardHelpOptions = true,
         description = {"Dump a running process without its help, for post-mortem debugging of a hung run.",
-                "proc: freezes its process group, writes core.<pid> (an ELF core gdb opens, zero pages as holes), thaws it.",
+                "proc: freezes its process group, writes core.<pid> (an ELF core gdb opens, zero"
+                        + " pages as holes), thaws it.",
                 "criu: dumps its process tree with the files it has open for writing; `ferry restore DIR` restores it.",
                 "The process continues as before. Restoring a proc image needs an external restorer."})
 final class CaptureCommand implements Callable<Integer> {
@@ -32,16 +33,20 @@ final class CaptureCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--pid must be a process id >= 1, got " + pid);
         }
         if ("app".equals(method)) {
-            throw new IllegalArgumentException("--method app is the cooperative protocol of ferry run; capture takes proc or criu");
+            throw new IllegalArgumentException(
+                    "--method app is the cooperative protocol of ferry run; capture takes proc or criu");
         }
         Capturer c = Capturers.of(method);
         c.unavailable().ifPresent(why -> {
             throw new IllegalStateException(method + " capture is not available here: " + why);
         });
         String program = program(pid);
-        Capturer.Captured r = c.capture(pid, null, out, report.json ? io.ferry.staging.Progress.NONE : TerminalProgress.forStderr());
-        String gdb = "proc".equals(method) ? "gdb " + program + " " + out.toAbsolutePath().resolve("core." + pid) : null;
-        // criu: ferry restore puts back the files and pipes the image carries beside the process; criu restore alone does not.
+        Capturer.Captured r = c.capture(pid, null, out,
+                report.json ? io.ferry.staging.Progress.NONE : TerminalProgress.forStderr());
+        String gdb = "proc".equals(method) ? "gdb " + program + " " + out.toAbsolutePath().resolve("core." + pid)
+                : null;
+        // criu: ferry restore puts back the files and pipes the image carries beside the process; criu restore alone
+        // does not.
         String restart = "criu".equals(method) ? "ferry restore " + out.toAbsolutePath()
                 : c.restartCommand(out.toAbsolutePath()).map(cmd -> String.join(" ", cmd)).orElse(null);
         StringBuilder text = new StringBuilder(r.summary()).append("\nimage: ").append(out.toAbsolutePath());
@@ -50,8 +55,10 @@ final class CaptureCommand implements Callable<Integer> {
         }
         text.append(restart != null ? "\nrestart with: " + restart
                 : "\nrestore: a proc image needs an external restorer; Ferry cannot restart it");
-        report.print(System.out, text.toString(), "pid", pid, "method", method, "image", out.toAbsolutePath().toString(),
-                "bytes", r.imageBytes(), "stallSeconds", r.stall().toNanos() / 1e9, "gdb", gdb, "restartCommand", restart);
+        report.print(System.out, text.toString(), "pid", pid, "method", method, "image",
+                out.toAbsolutePath().toString(),
+                "bytes", r.imageBytes(), "stallSeconds", r.stall().toNanos() / 1e9, "gdb", gdb, "restartCommand",
+                restart);
         return 0;
     }
 

@@ -24,7 +24,8 @@ final class CheckpointCommand implements Callable<Integer> {
         io.ferry.model.Names.requireJob(job);
         FerryHome h = logOptions.home();
         if (logOptions.kafka == null && h.activeRun().isEmpty()) {
-            throw new IllegalStateException("no job runs from " + h.dir() + " (start one with ferry run, or give --kafka)");
+            throw new IllegalStateException("no job runs from " + h.dir()
+                    + " (start one with ferry run, or give --kafka)");
         }
         try (LogConnection c = LogConnection.open(h, logOptions.kafka)) {
             c.log.send(KafkaLog.COORDINATOR, new Command.RequestCheckpoint(job));

@@ -35,7 +35,10 @@ final class ClientLine implements AutoCloseable {
         this.writer = DaemonThreads.start("ferry-daemon-line", this::drain);
     }
 
-    /** The client's stdout ({@link ThinClient#OUT}) or stderr ({@link ThinClient#ERR}) as a stream of frames on this line. */
+    /**
+     * The client's stdout ({@link ThinClient#OUT}) or stderr ({@link ThinClient#ERR}) as a stream of frames on this
+     * line.
+     */
     OutputStream stream(byte type) {
         return new OutputStream() {
             @Override
@@ -55,7 +58,10 @@ final class ClientLine implements AutoCloseable {
         };
     }
 
-    /** Sends the exit frame after every frame queued before it, waits until the line has written them, and closes the line. */
+    /**
+     * Sends the exit frame after every frame queued before it, waits until the line has written them, and closes the
+     * line.
+     */
     void exit(int code) throws IOException {
         send(ByteBuffer.allocate(5).put(ThinClient.EXIT).putInt(code).array());
         close();

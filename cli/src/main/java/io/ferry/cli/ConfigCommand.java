@@ -13,12 +13,14 @@ import java.util.concurrent.Callable;
 
 /** {@code ferry config show}: the effective configuration and where each value came from. */
 @Command(name = "config", mixinStandardHelpOptions = true, subcommands = ConfigCommand.Show.class,
-        description = "The configuration: a file ($FERRY_CONFIG, else /etc/ferry/ferry.conf), FERRY_* variables, --set.")
+        description =
+                "The configuration: a file ($FERRY_CONFIG, else /etc/ferry/ferry.conf), FERRY_* variables, --set.")
 final class ConfigCommand {
     @Command(name = "show", mixinStandardHelpOptions = true,
             description = "Every key's effective value and its source (default, file PATH:LINE, env NAME, --set).")
     static final class Show implements Callable<Integer> {
-        @Option(names = "--store", paramLabel = "URI", description = "For a store of this kind (its options); default: a file: store.")
+        @Option(names = "--store", paramLabel = "URI",
+                description = "For a store of this kind (its options); default: a file: store.")
         String store;
         @Option(names = "--set", paramLabel = "KEY=VALUE", description = "As a command would be given it, repeatable.")
         Map<String, String> settings = new LinkedHashMap<>();
@@ -37,8 +39,8 @@ final class ConfigCommand {
             }
             int width = all.stream().mapToInt(v -> v.key().length()).max().orElse(10);
             Configuration.file(System.getenv()).ifPresentOrElse(f -> System.out.println("# configuration file: " + f),
-                    () -> System.out.println("# configuration file: none ($" + Configuration.FILE_VARIABLE + " unset, no "
-                            + Configuration.SITE_FILE + ")"));
+                    () -> System.out.println("# configuration file: none ($" + Configuration.FILE_VARIABLE
+                            + " unset, no " + Configuration.SITE_FILE + ")"));
             for (Configuration.Value v : all) {
                 System.out.printf(Locale.ROOT, "%-" + width + "s = %-14s # %s%n", v.key(), shown(v), v.source());
             }

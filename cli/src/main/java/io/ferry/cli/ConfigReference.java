@@ -31,7 +31,8 @@ final class ConfigReference {
                     "staging/src/main/java/io/ferry/staging/StoreSettings.java", StoreSettings.TABLE),
             new Section("Encryption at rest", "staging/src/main/java/io/ferry/staging/crypt/Keys.java", Keys.TABLE),
             new Section("Node agents: reclaiming the cache of jobs that are over",
-                    "capture-agent/src/main/java/io/ferry/agent/CacheRetention.java", io.ferry.agent.CacheRetention.TABLE),
+                    "capture-agent/src/main/java/io/ferry/agent/CacheRetention.java",
+                    io.ferry.agent.CacheRetention.TABLE),
             new Section("The coordinator: snapshots of its folded state",
                     "coordinator/src/main/java/io/ferry/coordinator/CoordinatorSettings.java",
                     io.ferry.coordinator.CoordinatorSettings.TABLE));

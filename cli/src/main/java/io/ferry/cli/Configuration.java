@@ -37,12 +37,16 @@ final class Configuration {
     static final String FILE_VARIABLE = "FERRY_CONFIG";
     static final Path SITE_FILE = Path.of("/etc/ferry/ferry.conf");
 
-    /** A key's value and where it came from: {@code default}, {@code file PATH:LINE}, {@code env NAME} or {@code --set}. */
+    /**
+     * A key's value and where it came from: {@code default}, {@code file PATH:LINE}, {@code env NAME} or {@code --set}.
+     */
     record Value(String key, String value, String source) {}
 
     private Configuration() {}
 
-    /** Keys whose values are files (comma-separated): relative ones mean the caller's directory, also under a daemon. */
+    /**
+     * Keys whose values are files (comma-separated): relative ones mean the caller's directory, also under a daemon.
+     */
     private static final java.util.Set<String> PATH_KEYS = java.util.Set.of(io.ferry.staging.crypt.Keys.KEY_FILE.name(),
             io.ferry.staging.crypt.Keys.PREVIOUS_KEY_FILES.name());
 
@@ -52,10 +56,14 @@ final class Configuration {
             return value;
         }
         return java.util.Arrays.stream(value.split(",")).map(String::strip)
-                .map(f -> f.isEmpty() ? f : inv.resolve(f).toString()).collect(java.util.stream.Collectors.joining(","));
+                .map(f -> f.isEmpty() ? f : inv.resolve(f).toString())
+                .collect(java.util.stream.Collectors.joining(","));
     }
 
-    /** The settings a command uses: {@code flags} over the environment's over the file's, for a store of {@code storeText}. */
+    /**
+     * The settings a command uses: {@code flags} over the environment's over the file's, for a store of
+     * {@code storeText}.
+     */
     static Map<String, String> merged(Map<String, String> flags, String storeText) throws IOException {
         Map<String, String> out = new LinkedHashMap<>();
         effective(flags, System.getenv(), scheme(storeText)).forEach((k, v) -> {
@@ -109,7 +117,8 @@ final class Configuration {
                 String line = lines.get(i).strip();
                 int eq = line.indexOf('=');
                 if (eq > 0 && Logs.isKey(line.substring(0, eq).strip())) {
-                    logKey(out, line.substring(0, eq).strip(), line.substring(eq + 1).strip(), "file " + file.get() + ":" + (i + 1));
+                    logKey(out, line.substring(0, eq).strip(), line.substring(eq + 1).strip(),
+                            "file " + file.get() + ":" + (i + 1));
                 }
             }
         }
@@ -146,8 +155,12 @@ final class Configuration {
         return out;
     }
 
-    /** Every key set somewhere, with its value and source (defaults not included); {@code scheme} null: store options of every kind. */
-    static Map<String, Value> effective(Map<String, String> flags, Map<String, String> env, String scheme) throws IOException {
+    /**
+     * Every key set somewhere, with its value and source (defaults not included); {@code scheme} null: store options of
+     * every kind.
+     */
+    static Map<String, Value> effective(Map<String, String> flags, Map<String, String> env, String scheme)
+            throws IOException {
         Map<String, Value> out = new LinkedHashMap<>();
         Optional<Path> file = file(env);
         if (file.isPresent()) {
@@ -246,13 +259,15 @@ final class Configuration {
             }
         }
         if (known.size() > 1) {
-            throw new IllegalArgumentException(variable + " could name any of " + known + ": set it in the configuration file");
+            throw new IllegalArgumentException(variable + " could name any of " + known
+                    + ": set it in the configuration file");
         }
         return known.stream().findFirst();
     }
 
     private static boolean known(String key) {
-        return StagingConfig.TABLE.knows(key) || StoreSettings.TABLE.knows(key) || io.ferry.staging.crypt.Keys.TABLE.knows(key)
+        return StagingConfig.TABLE.knows(key) || StoreSettings.TABLE.knows(key)
+                || io.ferry.staging.crypt.Keys.TABLE.knows(key)
                 || io.ferry.agent.CacheRetention.TABLE.knows(key) || CoordinatorSettings.TABLE.knows(key)
                 || !Stores.schemesAccepting(key).isEmpty()
                 || KafkaAccess.knows(key) || key.equals(io.ferry.agent.peer.PeerAuth.KEY)
@@ -287,7 +302,8 @@ final class Configuration {
             try {
                 KafkaAccess.check(key, value);
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException(where + ": " + e.getMessage()); // never the value: it may be a secret
+                // never the value: it may be a secret
+                throw new IllegalArgumentException(where + ": " + e.getMessage());
             }
             out.put(key, new Value(key, value, where));
         } else if (!Stores.schemesAccepting(key).isEmpty()) {
@@ -295,7 +311,8 @@ final class Configuration {
                 out.put(key, new Value(key, value, where));
             } // else: an option of another kind of store than this command's
         } else {
-            throw new IllegalArgumentException(where + ": unknown configuration key '" + key + "' (see ferry config show)");
+            throw new IllegalArgumentException(where + ": unknown configuration key '" + key
+                    + "' (see ferry config show)");
         }
     }
 

@@ -11,10 +11,12 @@ import java.util.concurrent.CountDownLatch;
 
 /** {@code ferry coordinator}: the coordinator as a long-running service for any number of jobs. */
 @Command(name = "coordinator", mixinStandardHelpOptions = true,
-        description = {"Run the coordinator service (and, without --kafka, the embedded Kafka broker agents connect to)",
+        description = {
+                "Run the coordinator service (and, without --kafka, the embedded Kafka broker agents connect to)",
                 "until SIGTERM or SIGINT."})
 final class CoordinatorCommand implements Callable<Integer> {
-    @Option(names = "--home", paramLabel = "DIR", description = "Ferry's state directory (default: $FERRY_HOME or ~/.ferry).")
+    @Option(names = "--home", paramLabel = "DIR",
+            description = "Ferry's state directory (default: $FERRY_HOME or ~/.ferry).")
     Path home;
     @Option(names = "--listen", defaultValue = "127.0.0.1:9092", paramLabel = "HOST:PORT",
             description = {"Where the embedded broker listens for agents and commands (0.0.0.0: every interface).",
@@ -23,7 +25,8 @@ final class CoordinatorCommand implements Callable<Integer> {
                     "kafka.embedded.users-file (see docs/operators.md).",
                     "Default ${DEFAULT-VALUE}."})
     String listen;
-    @Option(names = "--kafka", paramLabel = "HOST:PORT", description = "A site Kafka cluster instead of the embedded broker.")
+    @Option(names = "--kafka", paramLabel = "HOST:PORT",
+            description = "A site Kafka cluster instead of the embedded broker.")
     String kafka;
     @picocli.CommandLine.Mixin
     HttpOptions http = new HttpOptions();
@@ -50,9 +53,12 @@ final class CoordinatorCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--heartbeat-timeout must be positive");
         }
         KafkaAccess access = KafkaAccess.configured(kafka); // a bad kafka.* key or users file fails here
-        if (kafka == null && !access.embedded().required() && !io.ferry.eventlog.HostPort.parse(listen, "--listen").loopbackOnly()) {
-            throw new IllegalArgumentException("--listen " + listen + " is beyond loopback, where the embedded broker requires SASL:"
-                    + " set " + io.ferry.eventlog.EmbeddedAuth.USERS_FILE_KEY + "=PATH (an owner-only file of NAME:PASSWORD lines)"
+        if (kafka == null && !access.embedded().required()
+                && !io.ferry.eventlog.HostPort.parse(listen, "--listen").loopbackOnly()) {
+            throw new IllegalArgumentException("--listen " + listen
+                    + " is beyond loopback, where the embedded broker requires SASL:"
+                    + " set " + io.ferry.eventlog.EmbeddedAuth.USERS_FILE_KEY
+                    + "=PATH (an owner-only file of NAME:PASSWORD lines)"
                     + " in $FERRY_CONFIG or as FERRY_KAFKA_EMBEDDED_USERS_FILE");
         }
         CountDownLatch stop = new CountDownLatch(1);
@@ -63,7 +69,8 @@ final class CoordinatorCommand implements Callable<Integer> {
             stop.countDown();
         }, "ferry-coordinator-stop"));
         System.out.println("ferry coordinator: serving jobs; agents and ferry run connect with --kafka "
-                + s.bootstrapServers() + (access.embedded().required() ? " and a login of " + access.embedded().users().size()
+                + s.bootstrapServers()
+                + (access.embedded().required() ? " and a login of " + access.embedded().users().size()
                 + " user(s) of " + io.ferry.eventlog.EmbeddedAuth.USERS_FILE_KEY + " (SASL/PLAIN, "
                 + access.embedded().protocol() + ")" : "")
                 + s.loopbackLogin().map(f -> "; this user's own processes log in on loopback from " + f).orElse(""));

@@ -47,7 +47,10 @@ final class CoordinatorService implements Closeable {
                 Coordinator.DEFAULT_GROUP, Coordinator.DEFAULT_TAKEOVER);
     }
 
-    /** As above, the coordinator a member of {@code group}, taking over a silent member's jobs after {@code takeoverAfter}. */
+    /**
+     * As above, the coordinator a member of {@code group}, taking over a silent member's jobs after
+     * {@code takeoverAfter}.
+     */
     static CoordinatorService start(FerryHome home, KafkaAccess access, String listen, HttpOptions http,
                                     Duration heartbeatTimeout, java.util.Map<String, String> secrets, String owner,
                                     PrintStream out, String group, Duration takeoverAfter)
@@ -85,7 +88,10 @@ final class CoordinatorService implements Closeable {
         }
     }
 
-    /** This host's {@code coordinator.*} settings (its configuration file, {@code FERRY_COORDINATOR_*}); a bad one fails here. */
+    /**
+     * This host's {@code coordinator.*} settings (its configuration file, {@code FERRY_COORDINATOR_*}); a bad one fails
+     * here.
+     */
     static CoordinatorSettings settings() throws IOException {
         java.util.Map<String, String> set = new java.util.HashMap<>();
         for (io.ferry.model.ConfigKey<?> k : CoordinatorSettings.TABLE.keys()) {
@@ -130,8 +136,8 @@ final class CoordinatorService implements Closeable {
                     ProcessMetrics.registry()::scrape);
             out.println("ferry: port " + a.get().getPort() + " is taken; the dashboard listens on another port");
         }
-        out.println("ferry: dashboard " + api.uri() + " (JSON under " + api.uri() + "api/jobs, Prometheus " + api.uri() + "metrics"
-                + (token.isPresent() ? "; a bearer token is required" : "") + ")");
+        out.println("ferry: dashboard " + api.uri() + " (JSON under " + api.uri() + "api/jobs, Prometheus " + api.uri()
+                + "metrics" + (token.isPresent() ? "; a bearer token is required" : "") + ")");
         return api;
     }
 

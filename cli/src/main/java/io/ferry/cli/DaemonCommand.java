@@ -20,9 +20,12 @@ import java.util.concurrent.Callable;
 
 /** {@code ferry daemon}: a JVM that stays up and runs this user's image pushes and pulls on this node, warm. */
 @Command(name = "daemon", mixinStandardHelpOptions = true,
-        description = {"Serve `ferry image push` and `ferry image pull` of this user on this node from a JVM that stays up,",
-                "so that each command starts in a fifth of a second with its hot loops compiled (as Gradle's daemon does",
-                "for builds). bin/ferry hands such a command to the daemon when one serves the socket, and runs it in a",
+        description = {
+                "Serve `ferry image push` and `ferry image pull` of this user on this node from a JVM that stays up,",
+                "so that each command starts in a fifth of a second with its hot loops compiled"
+                        + " (as Gradle's daemon does",
+                "for builds). bin/ferry hands such a command to the daemon when one serves the"
+                        + " socket, and runs it in a",
                 "JVM of its own when none does, or when the daemon's build or environment (FERRY_*, AWS_*, HADOOP_*,",
                 "PATH...) differs from the command's: the same result, output and exit code either way. Runs in the",
                 "foreground (start it with & or in a job script); exits when idle for --idle-exit, on SIGTERM, or when",
@@ -36,8 +39,10 @@ final class DaemonCommand implements Callable<Integer> {
             description = "Exit after this long without a command (default ${DEFAULT-VALUE}; 0: never).")
     String idleExit;
     @Option(names = "--warm-up", paramLabel = "SIZE", defaultValue = "64MiB",
-            description = "Before serving, push and pull two made-up images of this size, three times in all, in a private"
-                    + " temporary directory, so that the first command finds the hot code compiled (default ${DEFAULT-VALUE};"
+            description =
+                    "Before serving, push and pull two made-up images of this size, three times in all, in a private"
+                    + " temporary directory, so that the first command finds the hot code compiled"
+                    + " (default ${DEFAULT-VALUE};"
                     + " 0: none). With the default: about 2.5-3.5 s on two cores and 0.4 GB of temporary disk, once.")
     String warmUp;
 
@@ -107,12 +112,14 @@ final class DaemonCommand implements Callable<Integer> {
                 // thresholds (thousands of calls) with a few MiB. The last round as clients' commands come.
                 String ref = "--store store --job warm-up --generation " + round + " --rank 0"
                         + (round < 2 ? " --set " + StagingConfig.BLOB_SIZE.name() + "=" + WARM_UP_BLOBS : "");
-                for (String command : List.of("image push img" + round % 2 + " " + ref, "image pull " + ref + " pulled" + round)) {
-                    said.getBuffer().setLength(0); // what the last command said (a pull warns of its missing commit marker)
+                for (String command : List.of("image push img" + round % 2 + " " + ref,
+                        "image pull " + ref + " pulled" + round)) {
+                    // what the last command said (a pull warns of its missing commit marker)
+                    said.getBuffer().setLength(0);
                     int code = Main.run(served, command.split(" "));
                     if (code != 0) { // the clients' commands will likely fail alike: say it now, once
-                        System.err.println("ferry daemon: warm-up stopped: `ferry " + command + "` exited with " + code + ": "
-                                + said.toString().strip());
+                        System.err.println("ferry daemon: warm-up stopped: `ferry " + command + "` exited with " + code
+                                + ": " + said.toString().strip());
                         return;
                     }
                 }
@@ -121,7 +128,8 @@ final class DaemonCommand implements Callable<Integer> {
             io.ferry.staging.internal.FileTrees.delete(tmp);
         }
         double settled = awaitJitQuiet(5_000);
-        System.err.println(String.format(Locale.ROOT, "ferry daemon: warmed up (two images of %s pushed and pulled, three rounds, %.1f s; JIT settled in %.1f s)",
+        System.err.println(String.format(Locale.ROOT, "ferry daemon: warmed up (two images of %s pushed and pulled,"
+                + " three rounds, %.1f s; JIT settled in %.1f s)",
                 Sizes.format(bytes), (System.nanoTime() - t0) / 1e9, settled));
     }
 

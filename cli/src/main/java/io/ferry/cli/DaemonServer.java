@@ -60,10 +60,13 @@ final class DaemonServer implements Closeable {
         }
         int owner = (Integer) Files.getAttribute(dir, "unix:uid");
         Set<PosixFilePermission> mode = Files.getPosixFilePermissions(dir);
-        if (owner != uid || mode.contains(PosixFilePermission.GROUP_WRITE) || mode.contains(PosixFilePermission.OTHERS_WRITE)) {
-            throw new IllegalArgumentException("daemon socket directory " + dir + " is " + (owner != uid ? "owned by uid " + owner
+        if (owner != uid || mode.contains(PosixFilePermission.GROUP_WRITE)
+                || mode.contains(PosixFilePermission.OTHERS_WRITE)) {
+            throw new IllegalArgumentException("daemon socket directory " + dir + " is "
+                    + (owner != uid ? "owned by uid " + owner
                     : "writable by others (" + java.nio.file.attribute.PosixFilePermissions.toString(mode) + ")")
-                    + ": another user could put a socket of theirs in its place; use a directory of your own (--socket)");
+                    + ": another user could put a socket of theirs in its place; use a"
+                    + " directory of your own (--socket)");
         }
         if (Files.exists(this.socket, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
             try (SocketChannel probe = SocketChannel.open(StandardProtocolFamily.UNIX)) {
@@ -135,8 +138,8 @@ final class DaemonServer implements Closeable {
         try (ch) {
             java.nio.file.attribute.UserPrincipal peer = ch.getOption(jdk.net.ExtendedSocketOptions.SO_PEERCRED).user();
             if (!peer.equals(self)) {
-                throw new IllegalArgumentException("a process of user " + peer.getName() + " is not of the daemon's user ("
-                        + self.getName() + "): refused (SO_PEERCRED)");
+                throw new IllegalArgumentException("a process of user " + peer.getName()
+                        + " is not of the daemon's user (" + self.getName() + "): refused (SO_PEERCRED)");
             }
             DataInputStream in = new DataInputStream(new BufferedInputStream(new ThinClient.ChannelInput(ch)));
             Request r = Request.read(in);
@@ -178,7 +181,9 @@ final class DaemonServer implements Closeable {
         return ThinClient.unservable(r.args, Map.of());
     }
 
-    /** Whether build {@code other} ({@code PATH@MILLIS}) is {@code mine} rebuilt: the same classes' path, changed since. */
+    /**
+     * Whether build {@code other} ({@code PATH@MILLIS}) is {@code mine} rebuilt: the same classes' path, changed since.
+     */
     static boolean rebuilt(String mine, String other) {
         int a = mine.lastIndexOf('@');
         int b = other.lastIndexOf('@');
@@ -199,7 +204,8 @@ final class DaemonServer implements Closeable {
                 // closed by us at the end, or the client's end reset
             }
             if (!done.get()) {
-                LOG.warn("ferry daemon: the client of `ferry " + String.join(" ", r.args) + "` went away; interrupting it");
+                LOG.warn("ferry daemon: the client of `ferry " + String.join(" ", r.args)
+                        + "` went away; interrupting it");
                 command.interrupt();
             }
         });
@@ -243,7 +249,8 @@ final class DaemonServer implements Closeable {
             }
             int version = in.readUnsignedByte();
             if (version != ThinClient.VERSION) {
-                throw new IllegalArgumentException("protocol version " + version + ", this daemon speaks " + ThinClient.VERSION);
+                throw new IllegalArgumentException("protocol version " + version + ", this daemon speaks "
+                        + ThinClient.VERSION);
             }
             String build = in.readUTF();
             byte[] env = new byte[32];

@@ -29,13 +29,16 @@ final class DemoCommand implements Callable<Integer> {
 
     @Option(names = "--dir", paramLabel = "DIR", description = "Working directory (default: ./ferry-demo, recreated).")
     Path dir = Path.of("ferry-demo");
-    @Option(names = "--steps", defaultValue = "500", paramLabel = "N", description = "Simulation steps per rank (20 ms each).")
+    @Option(names = "--steps", defaultValue = "500", paramLabel = "N",
+            description = "Simulation steps per rank (20 ms each).")
     int steps;
     @Option(names = "--interval", defaultValue = "2s", paramLabel = "DURATION")
     String interval;
-    @Option(names = "--storage-only", description = "Only the storage pipeline: push, commit, restore and scrub images.")
+    @Option(names = "--storage-only",
+            description = "Only the storage pipeline: push, commit, restore and scrub images.")
     boolean storageOnly;
-    @Option(names = "--image-size", paramLabel = "SIZE", defaultValue = "48MiB", description = "With --storage-only: image size per rank.")
+    @Option(names = "--image-size", paramLabel = "SIZE", defaultValue = "48MiB",
+            description = "With --storage-only: image size per rank.")
     String imageSize;
 
     @Override
@@ -84,12 +87,14 @@ final class DemoCommand implements Callable<Integer> {
             String got = read(results.resolve("rank-" + r));
             boolean eq = got.equals(reference.get(r));
             same &= eq;
-            System.out.printf("rank %d result %s, uninterrupted run %s: %s%n", r, got, reference.get(r), eq ? "equal" : "DIFFERENT");
+            System.out.printf("rank %d result %s, uninterrupted run %s: %s%n", r, got, reference.get(r),
+                    eq ? "equal" : "DIFFERENT");
         }
         ListCommand.print(view, System.out);
         boolean recovered = view.recoveries() >= 1;
         boolean pass = ok && same && recovered;
-        System.out.println(pass ? "demo OK: the job survived a SIGKILL and its final result equals an uninterrupted run's"
+        System.out.println(pass
+                ? "demo OK: the job survived a SIGKILL and its final result equals an uninterrupted run's"
                 : "demo FAILED: " + (!ok ? "the job failed; " : "") + (!same ? "results differ; " : "")
                 + (!recovered ? "no recovery happened (the job finished before three snapshots)" : ""));
         return pass ? 0 : 1;
@@ -103,12 +108,13 @@ final class DemoCommand implements Callable<Integer> {
                 "# Demo rank: ranks 0-2 run the Java simulation (socket mode), rank 3 this bash loop (signal mode).",
                 "results=$1",
                 "if [ \"$FERRY_RANK\" != 3 ]; then",
-                "  exec '" + java + "' -Xmx128m -cp '" + System.getProperty("java.class.path") + "' io.ferry.cli.demo.HeatRank "
-                        + steps + " \"$results\"",
+                "  exec '" + java + "' -Xmx128m -cp '" + System.getProperty("java.class.path")
+                        + "' io.ferry.cli.demo.HeatRank " + steps + " \"$results\"",
                 "fi",
                 "x=1; step=0",
                 "if [ -n \"$FERRY_RESTART_DIR\" ]; then read -r x step < \"$FERRY_RESTART_DIR/state\"; fi",
-                "trap 'g=$(cat \"$FERRY_CKPT_DIR/REQUEST\"); echo \"$x $step\" > \"$FERRY_CKPT_DIR/$g/state\"; : > \"$FERRY_CKPT_DIR/$g/DONE\"' USR2",
+                "trap 'g=$(cat \"$FERRY_CKPT_DIR/REQUEST\"); echo \"$x $step\" > \"$FERRY_CKPT_DIR/$g/state\"; : >"
+                        + " \"$FERRY_CKPT_DIR/$g/DONE\"' USR2",
                 "pace=${FERRY_PACE_MS:-20}",
                 "while (( step < " + steps + " )); do",
                 "  (( x = (x * 1103515245 + 12345) % 2147483648, step++ ))",

@@ -29,29 +29,35 @@ final class EventPrinter implements Consumer<Event> {
         if (e instanceof Event.ImageCaptured c) {
             // Printed once, on the event that completes the generation (each rank reports once).
             line = view.get().flatMap(j -> j.generations().stream().filter(g -> g.generation() == c.generation()
-                            && g.state() == GenerationView.State.CAPTURED && g.capturedRanks() == j.ranks()).findFirst())
+                            && g.state() == GenerationView.State.CAPTURED && g.capturedRanks() == j.ranks())
+                            .findFirst())
                     .map(g -> String.format(Locale.ROOT, "generation %d captured: %d ranks, %s, longest stall %.3f s",
                             g.generation(), g.capturedRanks(), Sizes.format(g.rawBytes()), g.maxStallSeconds()))
                     .orElse(null);
         } else if (e instanceof Event.SnapshotEstablished s && s.secondsSinceRequest() < 0) {
-            line = "generation " + s.generation() + " found established on the store (its commit marker), though the event"
+            line = "generation " + s.generation()
+                    + " found established on the store (its commit marker), though the event"
                     + " log did not know it: the log lost its tail";
         } else if (e instanceof Event.SnapshotEstablished s) {
-            line = String.format(Locale.ROOT, "generation %d established on the %s store, %.2f s after it was requested",
+            line = String.format(Locale.ROOT,
+                    "generation %d established on the %s store, %.2f s after it was requested",
                     s.generation(), s.tier(), s.secondsSinceRequest());
         } else if (e instanceof Event.CaptureFailed f) {
             // Once per generation: a generation abandoned by a rollback, or failed on another node, says so already.
-            boolean first = view.get().flatMap(j -> j.generations().stream().filter(g -> g.generation() == f.generation())
+            boolean first = view.get()
+                    .flatMap(j -> j.generations().stream().filter(g -> g.generation() == f.generation())
                     .findFirst()).map(g -> g.problem().equals(f.reason())).orElse(true);
             line = first ? "generation " + f.generation() + " FAILED: " + f.reason() : null;
         } else if (e instanceof Event.PartnerCopied c) {
-            line = String.format(Locale.ROOT, "generation %d: %s's images of ranks %s copied into %s's cache (%s, %.2f s)",
+            line = String.format(Locale.ROOT,
+                    "generation %d: %s's images of ranks %s copied into %s's cache (%s, %.2f s)",
                     c.generation(), c.node(), c.ranks(), c.partner(), Sizes.format(c.bytes()), c.seconds());
         } else if (e instanceof Event.StagingFailed f) {
             line = "generation " + f.generation() + " rank " + f.rank() + " waits in the local cache: " + f.reason();
         } else if (e instanceof Event.StoreHealthReported h) {
             line = StatusCommand.describe(h);
-        } else if (e instanceof Event.RankExited x && x.exitCode() != 0 && x.exitCode() != Event.RankExited.UNKNOWN_EXIT) {
+        } else if (e instanceof Event.RankExited x && x.exitCode() != 0
+                && x.exitCode() != Event.RankExited.UNKNOWN_EXIT) {
             // (a launcher's rank: its exit code is the launcher's, printed when it ends)
             line = "rank " + x.rank() + " exited with " + x.exitCode();
         } else if (e instanceof Event.RanksJoined r) {
@@ -63,7 +69,8 @@ final class EventPrinter implements Consumer<Event> {
                     : "recovering: all ranks roll back to generation " + r.generation()) + " (" + r.cause() + ")";
         } else if (e instanceof Event.ImagesRestored r) {
             line = r.generation() < 0 ? "node " + r.node() + (r.sources().isEmpty() ? " relaunched its ranks"
-                    : " runs ranks " + io.ferry.model.RankSet.of(r.sources().keySet().stream().mapToInt(Integer::intValue)))
+                    : " runs ranks "
+                    + io.ferry.model.RankSet.of(r.sources().keySet().stream().mapToInt(Integer::intValue)))
                     + " from the beginning"
                     : "node " + r.node() + " restored generation " + r.generation() + ", sources by rank "
                     + new java.util.TreeMap<>(r.sources());
@@ -75,8 +82,8 @@ final class EventPrinter implements Consumer<Event> {
             line = "ranks placed anew: " + p.reason();
         } else if (e instanceof Event.HaltRequested h) {
             line = "halt requested (" + h.why() + "): a final checkpoint, established before "
-                    + java.time.Instant.ofEpochMilli(h.deadlineMillis()).truncatedTo(java.time.temporal.ChronoUnit.SECONDS)
-                    + ", then the job stops";
+                    + java.time.Instant.ofEpochMilli(h.deadlineMillis())
+                    .truncatedTo(java.time.temporal.ChronoUnit.SECONDS) + ", then the job stops";
         } else if (e instanceof Event.JobFinished f) {
             line = "job " + (f.success() ? "finished: " : "FAILED: ") + f.detail();
         }

@@ -45,8 +45,8 @@ record FerryHome(Path dir) {
     void writeRun(String job, String bootstrap, boolean secured) throws IOException {
         io.ferry.model.OwnerOnly.createDirectories(dir);
         Path tmp = dir.resolve(".run.properties.tmp");
-        Files.writeString(tmp, "job=" + job + "\nbootstrap=" + bootstrap + "\nsecured=" + secured + "\npid=" + ProcessHandle.current().pid() + "\n",
-                StandardCharsets.UTF_8);
+        Files.writeString(tmp, "job=" + job + "\nbootstrap=" + bootstrap + "\nsecured=" + secured + "\npid="
+                + ProcessHandle.current().pid() + "\n", StandardCharsets.UTF_8);
         io.ferry.model.OwnerOnly.restrict(tmp);
         Files.move(tmp, runFile(), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
@@ -83,7 +83,8 @@ record FerryHome(Path dir) {
     java.io.Closeable lockAgent() throws IOException {
         io.ferry.model.OwnerOnly.createDirectories(dir);
         Path lock = dir.resolve("agent.lock");
-        java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(lock, java.nio.file.StandardOpenOption.CREATE,
+        java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(lock,
+                java.nio.file.StandardOpenOption.CREATE,
                 java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE);
         java.nio.channels.FileLock held;
         try {

@@ -16,7 +16,8 @@ import java.util.concurrent.Callable;
 /** {@code ferry halt J}: a final checkpoint established before a deadline, then the job stops (SCR's scr_halt). */
 @CommandLine.Command(name = "halt", mixinStandardHelpOptions = true,
         description = {"Halt a running job before a deadline: its next checkpoint, requested as late as the job's own",
-                "forecast allows, is established before the deadline, then the job stops. Run the same `ferry run` again",
+                "forecast allows, is established before the deadline, then the job stops. Run"
+                        + " the same `ferry run` again",
                 "to resume from that checkpoint. SIGTERM to `ferry run` does the same (see --halt-grace)."})
 final class HaltCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "JOB")
@@ -24,7 +25,8 @@ final class HaltCommand implements Callable<Integer> {
     @Option(names = "--seconds", paramLabel = "DURATION", description = "The deadline from now: 90s, 10m (default 5m).")
     String seconds;
     @Option(names = "--before", paramLabel = "TIME",
-            description = "The deadline as a time: 2026-11-23T18:00:00Z, or local 2026-11-23T18:00 (e.g. the allocation's end).")
+            description = "The deadline as a time: 2026-11-23T18:00:00Z, or local 2026-11-23T18:00"
+                    + " (e.g. the allocation's end).")
     String before;
     @picocli.CommandLine.Mixin
     LogOptions logOptions;
@@ -37,13 +39,15 @@ final class HaltCommand implements Callable<Integer> {
         Instant deadline = deadline(seconds, before, Instant.now());
         FerryHome h = logOptions.home();
         if (logOptions.kafka == null && h.activeRun().isEmpty()) {
-            throw new IllegalStateException("no job runs from " + h.dir() + " (give --kafka for a job of a running coordinator)");
+            throw new IllegalStateException("no job runs from " + h.dir()
+                    + " (give --kafka for a job of a running coordinator)");
         }
         try (LogConnection c = LogConnection.open(h, logOptions.kafka)) {
             c.log.send(KafkaLog.COORDINATOR, new Command.Halt(job, deadline.toEpochMilli(), "ferry halt"));
         }
         report.print(System.out, "halt of " + job + " requested: a final checkpoint established before " + deadline
-                + ", then the job stops", "job", job, "deadline", deadline.toString(), "deadlineMillis", deadline.toEpochMilli());
+                + ", then the job stops", "job", job, "deadline", deadline.toString(), "deadlineMillis",
+                deadline.toEpochMilli());
         return 0;
     }
 
@@ -60,8 +64,8 @@ final class HaltCommand implements Callable<Integer> {
                 try {
                     at = LocalDateTime.parse(before).atZone(ZoneId.systemDefault()).toInstant();
                 } catch (DateTimeParseException local) {
-                    throw new IllegalArgumentException("--before: not a time like 2026-11-23T18:00:00Z or 2026-11-23T18:00: '"
-                            + before + "'");
+                    throw new IllegalArgumentException(
+                            "--before: not a time like 2026-11-23T18:00:00Z or 2026-11-23T18:00: '" + before + "'");
                 }
             }
             if (!at.isAfter(now)) {

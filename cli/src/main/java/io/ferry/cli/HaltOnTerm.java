@@ -36,7 +36,8 @@ final class HaltOnTerm {
                 }
                 Thread.sleep(200);
             }
-            System.out.println("ferry: SIGTERM: the job did not halt within " + grace.toSeconds() + " s; stopping it now");
+            System.out.println("ferry: SIGTERM: the job did not halt within " + grace.toSeconds()
+                    + " s; stopping it now");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {

@@ -45,7 +45,8 @@ final class HttpOptions {
         try {
             hp = io.ferry.eventlog.HostPort.parse(address, "--http");
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("--http must be HOST:PORT (e.g. " + DEFAULT + ") or off, got '" + address + "'");
+            throw new IllegalArgumentException("--http must be HOST:PORT (e.g. " + DEFAULT + ") or off, got '" + address
+                    + "'");
         }
         InetSocketAddress a = new InetSocketAddress(hp.host(), hp.port());
         if (a.isUnresolved()) {
@@ -68,7 +69,8 @@ final class HttpOptions {
                     + java.nio.file.attribute.PosixFilePermissions.toString(mode) + "): chmod 600 " + tokenFile);
         }
         if (Files.size(tokenFile) > 4096) {
-            throw new IllegalArgumentException("--http-token-file " + tokenFile + " is over 4 KiB: it should hold one token");
+            throw new IllegalArgumentException("--http-token-file " + tokenFile
+                    + " is over 4 KiB: it should hold one token");
         }
         String token = Files.readString(tokenFile, StandardCharsets.UTF_8).trim();
         if (token.isEmpty() || token.chars().anyMatch(c -> c <= ' ' || c > '~')) {

@@ -22,7 +22,8 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 
 /** {@code ferry image push|pull}: one rank's image, or a node's ranks together, between directories and a store. */
-@Command(name = "image", mixinStandardHelpOptions = true, description = "Push or pull one rank's image, or a node's ranks.",
+@Command(name = "image", mixinStandardHelpOptions = true,
+        description = "Push or pull one rank's image, or a node's ranks.",
         subcommands = {ImageCommand.Push.class, ImageCommand.Pull.class})
 final class ImageCommand {
     /** One rank, or a set of them. */
@@ -85,7 +86,8 @@ final class ImageCommand {
                 long raw = pushed.stream().mapToLong(PushResult::rawBytes).sum();
                 long stored = pushed.stream().mapToLong(PushResult::storedBytes).sum();
                 if (json) {
-                    ObjectNode n = JSON.createObjectNode().put("rawBytes", raw).put("storedBytes", stored).put("seconds", seconds);
+                    ObjectNode n = JSON.createObjectNode().put("rawBytes", raw).put("storedBytes", stored)
+                            .put("seconds", seconds);
                     ArrayNode a = n.putArray("images");
                     pushed.forEach(r -> pushJson(a.addObject(), r));
                     out.println(json(n));
@@ -136,7 +138,8 @@ final class ImageCommand {
         Ranks ranks;
         @Mixin
         StoreOptions store;
-        @Parameters(index = "0", paramLabel = "DIR", description = "Destination directory (with --ranks: their parent).")
+        @Parameters(index = "0", paramLabel = "DIR",
+                description = "Destination directory (with --ranks: their parent).")
         Path dir;
         @picocli.CommandLine.Option(names = "--json", description = "Print one JSON object instead of text.")
         boolean json;
@@ -154,20 +157,23 @@ final class ImageCommand {
                 double seconds = (System.nanoTime() - t0) / 1e9;
                 if (pulled.stream().anyMatch(r -> !r.committed())) {
                     Invocation.current().err().println("ferry: warning: snapshot " + image.job + "/" + image.generation
-                            + " has no commit marker; do not restart from " + (pulled.size() == 1 ? "this image" : "these images"));
+                            + " has no commit marker; do not restart from "
+                            + (pulled.size() == 1 ? "this image" : "these images"));
                 }
                 if (json && ranks.rank != null) {
                     out.println(json(pullJson(JSON.createObjectNode(), pulled.get(0))));
                 } else if (json) {
-                    ObjectNode n = JSON.createObjectNode().put("rawBytes", pulled.stream().mapToLong(PullResult::rawBytes).sum())
-                            .put("readBytes", pulled.stream().mapToLong(PullResult::readBytes).sum()).put("seconds", seconds);
+                    ObjectNode n = JSON.createObjectNode()
+                            .put("rawBytes", pulled.stream().mapToLong(PullResult::rawBytes).sum()).put("readBytes",
+                                    pulled.stream().mapToLong(PullResult::readBytes).sum()).put("seconds", seconds);
                     ArrayNode a = n.putArray("images");
                     pulled.forEach(r -> pullJson(a.addObject(), r));
                     out.println(json(n));
                 } else {
                     for (PullResult r : pulled) {
                         out.println(String.format(Locale.ROOT,
-                                "pulled %s into %s: %s raw in %d files, %d chunks fetched (%s), verified, %.2f s, %.0f MB/s",
+                                "pulled %s into %s: %s raw in %d files, %d chunks fetched (%s),"
+                                        + " verified, %.2f s, %.0f MB/s",
                                 r.image(), r.directory(), Sizes.format(r.rawBytes()), r.files(), r.fetchedChunks(),
                                 Sizes.format(r.fetchedBytes()), r.elapsed().toNanos() / 1e9, r.rawMBps()));
                     }
@@ -184,13 +190,15 @@ final class ImageCommand {
         }
 
         private static ObjectNode pullJson(ObjectNode n, PullResult r) {
-            return n.put("image", r.image().toString()).put("directory", r.directory().toString()).put("rawBytes", r.rawBytes())
-                    .put("files", r.files()).put("fetchedChunks", r.fetchedChunks()).put("fetchedBytes", r.fetchedBytes())
-                    .put("readBytes", r.readBytes()).put("committed", r.committed()).put("seconds", r.elapsed().toNanos() / 1e9);
+            return n.put("image", r.image().toString()).put("directory", r.directory().toString())
+                    .put("rawBytes", r.rawBytes()).put("files", r.files()).put("fetchedChunks", r.fetchedChunks())
+                    .put("fetchedBytes", r.fetchedBytes()).put("readBytes", r.readBytes())
+                    .put("committed", r.committed()).put("seconds", r.elapsed().toNanos() / 1e9);
         }
     }
 
-    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON =
+            new com.fasterxml.jackson.databind.ObjectMapper();
 
     private static String json(com.fasterxml.jackson.databind.JsonNode n) throws java.io.IOException {
         return JSON.writerWithDefaultPrettyPrinter().writeValueAsString(n);

@@ -24,7 +24,10 @@ record Invocation(Path cwd, boolean console, PrintWriter out, PrintWriter err, b
         }
     }
 
-    /** This JVM's own: its working directory, {@code System.console()}, and {@code System.out} and {@code err} as they are now. */
+    /**
+     * This JVM's own: its working directory, {@code System.console()}, and {@code System.out} and {@code err} as they
+     * are now.
+     */
     static Invocation process() {
         return new Invocation(Path.of("").toAbsolutePath(), System.console() != null, new PrintWriter(System.out, true),
                 new PrintWriter(System.err, true), false);

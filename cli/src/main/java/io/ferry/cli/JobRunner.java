@@ -92,7 +92,8 @@ final class JobRunner implements Closeable {
                 if (java.time.Instant.now().isAfter(deadline) || Thread.currentThread().isInterrupted()) {
                     throw notTaken;
                 }
-                System.out.println("ferry: the event log did not take the halt (" + notTaken.getMessage() + "); sending it again");
+                System.out.println("ferry: the event log did not take the halt (" + notTaken.getMessage()
+                        + "); sending it again");
             }
         }
     }
@@ -111,7 +112,8 @@ final class JobRunner implements Closeable {
             try (io.ferry.staging.OpenedStore check = StoreOptions.open(spec.store(), program.settings())) {
                 store = check.store().uri().toString();
             }
-            homeLock = spec.home().lockAgent(); // its agent is this home's one: not beside a `ferry agent` over the cache
+            // its agent is this home's one: not beside a `ferry agent` over the cache
+            homeLock = spec.home().lockAgent();
             // Credentials given with --set stay in this process: the log gets the settings without them.
             Map<String, String> secrets = new java.util.TreeMap<>(program.settings());
             secrets.keySet().removeIf(k -> !LaunchSpec.isSecret(k));
@@ -145,7 +147,8 @@ final class JobRunner implements Closeable {
         });
         Quiesce q = program.quiesce();
         log.append(new Event.JobStarted(spec.job(), spec.ranks(), spec.interval().toMillis(), spec.autoRecover(), store,
-                node, placement.toString(), new LaunchSpec(program.command(), q.method(), q.timeout().toMillis(), q.signal(),
+                node, placement.toString(),
+                new LaunchSpec(program.command(), q.method(), q.timeout().toMillis(), q.signal(),
                 LaunchSpec.withoutSecrets(program.settings()))));
         out.printf(java.util.Locale.ROOT, "ferry: job %s: %d ranks on %s, checkpoint every %.1f s, store %s, log %s%n",
                 spec.job(), spec.ranks(), placement.byLauncher() ? "the nodes its launcher picks"
@@ -166,7 +169,8 @@ final class JobRunner implements Closeable {
         while (watch.read(j -> j.launchAttempt() <= attemptsBefore && !j.finished()).orElse(true)) {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("no coordinator took job " + spec.job() + " within "
-                        + LAUNCH_PATIENCE.toSeconds() + " s: is `ferry coordinator` running on " + spec.kafka().bootstrap() + "?");
+                        + LAUNCH_PATIENCE.toSeconds() + " s: is `ferry coordinator` running on "
+                        + spec.kafka().bootstrap() + "?");
             }
             Thread.sleep(100);
         }
@@ -194,7 +198,8 @@ final class JobRunner implements Closeable {
             }
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("nodes " + missing + " did not start job " + spec.job() + " within "
-                        + LAUNCH_PATIENCE.toSeconds() + " s: is `ferry coordinator` running, and `ferry agent --node NAME"
+                        + LAUNCH_PATIENCE.toSeconds()
+                        + " s: is `ferry coordinator` running, and `ferry agent --node NAME"
                         + " --kafka " + spec.kafka().bootstrap() + "` on each of them?");
             }
             Thread.sleep(100);

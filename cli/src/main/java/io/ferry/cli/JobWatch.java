@@ -60,7 +60,8 @@ final class JobWatch implements Closeable {
                     if (!e.job().equals(job)) {
                         continue;
                     }
-                    boolean fresh = r.offset() >= startedAt.getOrDefault(new TopicPartition(r.topic(), r.partition()), 0L);
+                    boolean fresh = r.offset() >= startedAt.getOrDefault(new TopicPartition(r.topic(), r.partition()),
+                            0L);
                     synchronized (this) {
                         JobView j = jobs.fold(e, r).orElse(null);
                         if (j == null) { // refused by the coordinator too (a login's request for a job not its own)
@@ -147,7 +148,8 @@ final class JobWatch implements Closeable {
             long newest = v.generations().stream().filter(g -> g.state() == GenerationView.State.ESTABLISHED)
                     .mapToLong(GenerationView::generation).max().orElse(-1);
             // One older than the newest established is superseded: not waited for (its node may be gone for good).
-            return v.generations().stream().anyMatch(g -> g.state() == GenerationView.State.CAPTURED && g.generation() > newest);
+            return v.generations().stream()
+                    .anyMatch(g -> g.state() == GenerationView.State.CAPTURED && g.generation() > newest);
         }).orElse(false)) {
             Thread.sleep(100);
         }

@@ -95,8 +95,8 @@ record KafkaAccess(String bootstrap, KafkaClientSettings client, EmbeddedAuth em
             embedded = embedded.operatedBy(operators(operators));
         }
         if (bootstrap == null && users == null && !ssl.isEmpty()) {
-            throw new IllegalArgumentException("TLS on the embedded broker (" + EMBEDDED_SSL + "*) needs users too: set "
-                    + EmbeddedAuth.USERS_FILE_KEY);
+            throw new IllegalArgumentException("TLS on the embedded broker (" + EMBEDDED_SSL
+                    + "*) needs users too: set " + EmbeddedAuth.USERS_FILE_KEY);
         }
         return new KafkaAccess(bootstrap, new KafkaClientSettings(client), embedded);
     }

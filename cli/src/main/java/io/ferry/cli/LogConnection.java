@@ -37,7 +37,8 @@ final class LogConnection implements Closeable {
             if (run.isPresent()) {
                 // the login the configuration gives, where the serving process asks for one
                 String bootstrap = run.get().getProperty("bootstrap");
-                return new LogConnection(null, new KafkaLog(bootstrap, Boolean.parseBoolean(run.get().getProperty("secured"))
+                return new LogConnection(null,
+                        new KafkaLog(bootstrap, Boolean.parseBoolean(run.get().getProperty("secured"))
                         ? KafkaAccess.configured(bootstrap).client() : io.ferry.eventlog.KafkaClientSettings.NONE));
             }
             try {

@@ -62,7 +62,8 @@ public final class Main {
 
     @Option(names = "--log-level", paramLabel = "[LOGGER=]LEVEL", scope = ScopeType.INHERIT,
             description = "Log level (trace, debug, info, warn, error, off) of Ferry's packages, or of LOGGER"
-                    + " (a package or class, e.g. org.apache.kafka=info); repeatable. Same as --set log.level.LOGGER=LEVEL.")
+                    + " (a package or class, e.g. org.apache.kafka=info); repeatable. Same as --set"
+                    + " log.level.LOGGER=LEVEL.")
     List<String> logLevels;
 
     public static void main(String[] args) {

@@ -28,8 +28,10 @@ import java.util.concurrent.Callable;
 @Command(name = "plan", mixinStandardHelpOptions = true,
         description = {"Ideal checkpoint time by the Checkpoint Fill-Time Law (Cao et al.):",
                 "(checkpoint size / total storage) x (disk size / disk write bandwidth).",
-                "Sizes: KB, MB, GB, TB, PB, EB are decimal (10^3, 10^6, ...); KiB, MiB, GiB, TiB, PiB, EiB and bare K, M, G,",
-                "T, P, E are binary (2^10, 2^20, ...), up to 9.2 EB. Rates: a size per second, e.g. 4GB/s or 500MiB/s."})
+                "Sizes: KB, MB, GB, TB, PB, EB are decimal (10^3, 10^6, ...); KiB, MiB, GiB, TiB,"
+                        + " PiB, EiB and bare K, M, G,",
+                "T, P, E are binary (2^10, 2^20, ...), up to 9.2 EB. Rates: a size per second,"
+                        + " e.g. 4GB/s or 500MiB/s."})
 final class PlanCommand implements Callable<Integer> {
     @Option(names = {"--checkpoint-size", "--ram"}, paramLabel = "SIZE",
             description = "Bytes to write; for a full-memory dump, the machine's RAM (e.g. 1PB).")
@@ -40,26 +42,35 @@ final class PlanCommand implements Callable<Integer> {
     String diskSize;
     @Option(names = "--disk-bandwidth", paramLabel = "RATE", description = "Write bandwidth of one disk (e.g. 4GB/s).")
     String diskBandwidth;
-    @Option(names = "--json", description = "Print JSON: ratio, singleDiskFillSeconds, idealSeconds and the inputs in bytes.")
+    @Option(names = "--json",
+            description = "Print JSON: ratio, singleDiskFillSeconds, idealSeconds and the inputs in bytes.")
     boolean json;
     @Option(names = "--accuracy", paramLabel = "JOB",
-            description = "Instead: every forecast the coordinator made for JOB beside what then happened, and the error distribution.")
+            description = "Instead: every forecast the coordinator made for JOB beside what then happened, and"
+                    + " the error distribution.")
     String accuracy;
-    @Option(names = "--refit", description = {"With --accuracy: forecasts this version's model makes from the job's recorded history",
-            "(each from the snapshots established before it was requested), to judge a model change on a recorded job."})
+    @Option(names = "--refit",
+            description = {"With --accuracy: forecasts this version's model makes from the job's recorded history",
+            "(each from the snapshots established before it was requested), to judge a model"
+                    + " change on a recorded job."})
     boolean refit;
     @Option(names = "--calibrate-from", paramLabel = "JOB",
-            description = {"Calibrate from JOB's established snapshots (local write, staging, compression, straggler spread)",
-                    "and a probe of its store with concurrent writers; with --nodes, project to that machine per tier."})
+            description = {
+                    "Calibrate from JOB's established snapshots (local write, staging, compression, straggler spread)",
+                    "and a probe of its store with concurrent writers; with --nodes, project"
+                            + " to that machine per tier."})
     String calibrateFrom;
-    @Option(names = "--calibration", paramLabel = "FILE", description = "Project from a calibration saved earlier instead.")
+    @Option(names = "--calibration", paramLabel = "FILE",
+            description = "Project from a calibration saved earlier instead.")
     Path calibrationFile;
     @Option(names = "--save-calibration", paramLabel = "FILE", description = "Write the calibration to FILE (JSON).")
     Path saveCalibration;
-    @Option(names = "--nodes", paramLabel = "N", description = "Target machine: nodes (one agent and one store writer each).")
+    @Option(names = "--nodes", paramLabel = "N",
+            description = "Target machine: nodes (one agent and one store writer each).")
     Long nodes;
     @Option(names = "--memory-per-node", paramLabel = "SIZE",
-            description = "Target machine: checkpoint bytes per node (its RAM for a full-memory dump); or --checkpoint-size in all.")
+            description = "Target machine: checkpoint bytes per node (its RAM for a full-memory dump); or"
+                    + " --checkpoint-size in all.")
     String memoryPerNode;
     @Option(names = "--local-bandwidth", paramLabel = "RATE",
             description = "Target machine: write bandwidth of a node's SSD (default: as measured here).")
@@ -131,11 +142,13 @@ final class PlanCommand implements Callable<Integer> {
         }
         boolean target = nodes != null || memoryPerNode != null || checkpointSize != null;
         if (target && (nodes == null || (memoryPerNode == null && checkpointSize == null))) {
-            throw new IllegalArgumentException("a target machine needs --nodes and --memory-per-node (or --checkpoint-size)");
+            throw new IllegalArgumentException(
+                    "a target machine needs --nodes and --memory-per-node (or --checkpoint-size)");
         }
         int lawInputs = (storage != null ? 1 : 0) + (diskSize != null ? 1 : 0) + (diskBandwidth != null ? 1 : 0);
         if (lawInputs != 0 && lawInputs != 3) {
-            throw new IllegalArgumentException("the target's storage needs all of --storage, --disk-size and --disk-bandwidth");
+            throw new IllegalArgumentException(
+                    "the target's storage needs all of --storage, --disk-size and --disk-bandwidth");
         }
         double local = localBandwidth == null ? Double.NaN : rate("--local-bandwidth", localBandwidth);
         Calibration c;
@@ -161,19 +174,22 @@ final class PlanCommand implements Callable<Integer> {
         if (target) {
             long perNode = memoryPerNode != null ? size("--memory-per-node", memoryPerNode)
                     : Math.max(1, size("--checkpoint-size", checkpointSize) / nodes);
-            Optional<FillTimeLaw> law = lawInputs == 3 ? Optional.of(new FillTimeLaw(perNode * nodes, size("--storage", storage),
+            Optional<FillTimeLaw> law = lawInputs == 3
+                    ? Optional.of(new FillTimeLaw(perNode * nodes, size("--storage", storage),
                     size("--disk-size", diskSize), rate("--disk-bandwidth", diskBandwidth))) : Optional.empty();
             p = new Projection(c, nodes, perNode, local, law);
         }
         if (json) {
-            System.out.println(new ObjectMapper().writerWithDefaultPrettyPrinter().writeValueAsString(Calibrated.json(c, p)));
+            System.out.println(new ObjectMapper().writerWithDefaultPrettyPrinter()
+                    .writeValueAsString(Calibrated.json(c, p)));
             return 0;
         }
         Calibrated.printCalibration(c, storeUri, System.out);
         if (p != null) {
             Calibrated.printProjection(p, System.out);
         } else {
-            System.out.println("Give --nodes N --memory-per-node SIZE (and --storage, --disk-size, --disk-bandwidth) to project.");
+            System.out.println(
+                    "Give --nodes N --memory-per-node SIZE (and --storage, --disk-size, --disk-bandwidth) to project.");
         }
         return 0;
     }
@@ -201,7 +217,8 @@ final class PlanCommand implements Callable<Integer> {
     }
 
     static void print(FillTimeLaw law, PrintStream out) {
-        out.println("Checkpoint Fill-Time Law (Cao et al.): ideal time = (checkpoint size / storage) x (disk size / disk bandwidth)");
+        out.println("Checkpoint Fill-Time Law (Cao et al.): ideal time = (checkpoint size / storage) x"
+                + " (disk size / disk bandwidth)");
         out.printf(Locale.ROOT, "  checkpoint size     %s%n", bytes(law.checkpointBytes()));
         out.printf(Locale.ROOT, "  total storage       %s (%.0f disks)%n", bytes(law.storageBytes()), law.disks());
         out.printf(Locale.ROOT, "  disk size           %s%n", bytes(law.diskBytes()));
@@ -209,7 +226,8 @@ final class PlanCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "  ratio               %.4g (checkpoint / storage)%n", law.ratio());
         out.printf(Locale.ROOT, "  single-disk fill    %s%n", seconds(law.singleDiskFillSeconds()));
         out.printf(Locale.ROOT, "  ideal checkpoint    %s%n", seconds(law.idealSeconds()));
-        out.println("Units: KB/MB/GB/TB/PB/EB decimal (10^3n bytes), KiB/MiB/GiB/TiB/PiB/EiB binary (2^10n); printed in decimal.");
+        out.println("Units: KB/MB/GB/TB/PB/EB decimal (10^3n bytes), KiB/MiB/GiB/TiB/PiB/EiB binary"
+                + " (2^10n); printed in decimal.");
     }
 
     private static long size(String option, String text) {

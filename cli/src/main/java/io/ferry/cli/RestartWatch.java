@@ -31,8 +31,10 @@ final class RestartWatch {
             StringBuilder b = new StringBuilder();
             sources.forEach((tier, n) -> b.append(b.length() > 0 ? ", " : "").append(n).append(' ').append(tier));
             String head = complete()
-                    ? String.format(Locale.ROOT, "restored %d ranks of %s from generation %d in %.1f s", ranks, job, generation, seconds)
-                    : String.format(Locale.ROOT, "restart of %s from generation %d: %d of %d ranks restored after %.1f s",
+                    ? String.format(Locale.ROOT, "restored %d ranks of %s from generation %d in %.1f s", ranks, job,
+                            generation, seconds)
+                    : String.format(Locale.ROOT,
+                            "restart of %s from generation %d: %d of %d ranks restored after %.1f s",
                     job, generation, restored, ranks, seconds);
             return head + (b.length() > 0 ? " (" + b + ")" : "") + (ended.isEmpty() ? "" : "; " + ended);
         }
@@ -78,7 +80,8 @@ final class RestartWatch {
             while (restored.cardinality() < ranks) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
-                    ended = "gave up waiting after " + patience.toSeconds() + " s (the rollback may still finish: ferry status " + job + ")";
+                    ended = "gave up waiting after " + patience.toSeconds()
+                            + " s (the rollback may still finish: ferry status " + job + ")";
                     break;
                 }
                 Event e = events.poll(Math.min(left, TimeUnit.MILLISECONDS.toNanos(200)), TimeUnit.NANOSECONDS);
@@ -97,7 +100,8 @@ final class RestartWatch {
                     progress.advance(restored.cardinality() - before);
                 } else if (e instanceof Event.RestoreFailed f && f.generation() == generation) {
                     failed.put(f.node(), f.reason());
-                    notes.println("ferry restart: node " + f.node() + " cannot restore generation " + generation + ": " + f.reason());
+                    notes.println("ferry restart: node " + f.node() + " cannot restore generation " + generation + ": "
+                            + f.reason());
                 } else if (e instanceof Event.RecoveryStarted r && begun && r.generation() != generation) {
                     ended = "the coordinator rolled back to generation " + r.generation() + " instead";
                     break;

@@ -21,8 +21,10 @@ import java.util.concurrent.Callable;
 @Command(name = "restore", mixinStandardHelpOptions = true,
         description = {"Restore a process from a dump `ferry capture --method criu` wrote, and wait for it.",
                 "Puts back the files it had open for writing as they were at the dump, hands it new pipes in place of",
-                "the pipes it wrote to (their bytes are printed here), and exits with the restored process's exit code.",
-                "Needs every pid of the dumped tree free, the same paths and binaries (CRIU restores processes as they were)."})
+                "the pipes it wrote to (their bytes are printed here), and exits with the"
+                        + " restored process's exit code.",
+                "Needs every pid of the dumped tree free, the same paths and binaries (CRIU restores"
+                        + " processes as they were)."})
 final class RestoreCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "DIR", description = "The image directory `ferry capture --out` made.")
     Path image;
@@ -30,11 +32,14 @@ final class RestoreCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (!Files.isDirectory(image)) {
-            throw new IllegalArgumentException(image + " is not a directory: give the --out directory of ferry capture");
+            throw new IllegalArgumentException(image
+                    + " is not a directory: give the --out directory of ferry capture");
         }
         if (!Files.exists(image.resolve("inventory.img"))) {
-            throw new IllegalArgumentException(image + " is not a CRIU image (no inventory.img): ferry restore takes what"
-                    + " `ferry capture --method criu` wrote; a proc core is for gdb, and DMTCP images restart with ferry run");
+            throw new IllegalArgumentException(image
+                    + " is not a CRIU image (no inventory.img): ferry restore takes what"
+                    + " `ferry capture --method criu` wrote; a proc core is for gdb, and DMTCP"
+                    + " images restart with ferry run");
         }
         Capturer criu = Capturers.of("criu");
         criu.unavailable().ifPresent(why -> {

@@ -66,7 +66,9 @@ final class SiteLauncher implements Closeable {
         }
     }
 
-    /** {@code bin/ferry-rank} of this installation: beside the jar's module (cli/target/..) or named by -Dferry.rank. */
+    /**
+     * {@code bin/ferry-rank} of this installation: beside the jar's module (cli/target/..) or named by -Dferry.rank.
+     */
     static Path shim() throws IOException {
         String named = System.getProperty("ferry.rank");
         Path p;
@@ -81,7 +83,8 @@ final class SiteLauncher implements Closeable {
             }
         }
         if (!Files.isExecutable(p)) {
-            throw new IOException(p + " is missing or not executable: --launch needs bin/ferry-rank of this installation,"
+            throw new IOException(p
+                    + " is missing or not executable: --launch needs bin/ferry-rank of this installation,"
                     + " on a path every node sees (or -Dferry.rank=PATH)");
         }
         return p.toAbsolutePath();
@@ -111,7 +114,8 @@ final class SiteLauncher implements Closeable {
     private void start(Event.LauncherRequested r) throws IOException {
         List<String> cmd = command(r.generation());
         out.println("ferry: job " + job + ": launcher attempt " + r.attempt() + (r.generation() >= 0
-                ? ", ranks restart from generation " + r.generation() : ", ranks start from the beginning") + ": " + launcher);
+                ? ", ranks restart from generation " + r.generation() : ", ranks start from the beginning") + ": "
+                + launcher);
         ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
         // srun hands its whole environment to the ranks: Ferry's credentials, and the store's unless the job
         // passes them (rank.pass-env), stay with Ferry

@@ -30,7 +30,8 @@ final class SnapshotCommand {
             io.ferry.model.Names.requireJob(job);
             try (io.ferry.staging.OpenedStore o = store.open()) {
                 SnapshotMarker m = o.pipeline().repository().commitSnapshot(job, generation, ranks);
-                report.print(System.out, "established " + m.job() + "/" + m.generation() + " (" + m.ranks() + " ranks) on "
+                report.print(System.out,
+                        "established " + m.job() + "/" + m.generation() + " (" + m.ranks() + " ranks) on "
                         + o.store().uri(), "job", m.job(), "generation", m.generation(), "ranks", m.ranks(),
                         "store", o.store().uri().toString());
             }

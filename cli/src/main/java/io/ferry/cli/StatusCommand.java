@@ -17,14 +17,16 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 
 /** {@code ferry status [J] [--json]}: jobs, their newest snapshots and what is wrong. */
-@Command(name = "status", mixinStandardHelpOptions = true, description = "Show jobs: state, newest established snapshot, problems.")
+@Command(name = "status", mixinStandardHelpOptions = true,
+        description = "Show jobs: state, newest established snapshot, problems.")
 final class StatusCommand implements Callable<Integer> {
     @Parameters(index = "0", arity = "0..1", paramLabel = "JOB")
     String job;
     @Option(names = "--json", description = "Print JSON.")
     boolean json;
     @Option(names = "--mtbf", paramLabel = "DURATION",
-            description = "Mean time between failures (e.g. 24h) for the Young/Daly checkpoint interval; default: measured from the job's own recoveries.")
+            description = "Mean time between failures (e.g. 24h) for the Young/Daly checkpoint interval; default:"
+                    + " measured from the job's own recoveries.")
     String mtbf;
     @picocli.CommandLine.Mixin
     LogOptions logOptions;
@@ -53,18 +55,22 @@ final class StatusCommand implements Callable<Integer> {
             System.out.println(m.writerWithDefaultPrettyPrinter().writeValueAsString(job == null ? arr : arr.get(0)));
         } else {
             for (JobView v : views) {
-                System.out.printf(Locale.ROOT, "%s: %s, %d ranks, newest established generation %s, latest %s%s%n", v.job(),
-                        JobJson.state(v), v.ranks(), v.newestEstablished().map(g -> Long.toString(g.generation())).orElse("none"),
+                System.out.printf(Locale.ROOT, "%s: %s, %d ranks, newest established generation %s, latest %s%s%n",
+                        v.job(),
+                        JobJson.state(v), v.ranks(),
+                        v.newestEstablished().map(g -> Long.toString(g.generation())).orElse("none"),
                         v.latest().map(g -> g.generation() + " " + g.state()).orElse("none"),
-                        v.latest().map(GenerationView::problem).filter(p -> !p.isEmpty()).map(p -> " (" + p + ")").orElse(""));
+                        v.latest().map(GenerationView::problem).filter(p -> !p.isEmpty()).map(p -> " (" + p + ")")
+                                .orElse(""));
                 v.stragglersLine(5).ifPresent(l -> System.out.println("  " + l));
                 v.newestEstablished().filter(g -> g.partnerRanks() > 0).ifPresent(g -> System.out.printf(Locale.ROOT,
-                        "  generation %d: partner copies of %d of %d ranks (%s) in other nodes' caches%n", g.generation(),
-                        g.partnerRanks(), v.ranks(), io.ferry.model.Sizes.format(g.partnerBytes())));
+                        "  generation %d: partner copies of %d of %d ranks (%s) in other nodes' caches%n",
+                        g.generation(), g.partnerRanks(), v.ranks(), io.ferry.model.Sizes.format(g.partnerBytes())));
                 for (Event.StoreHealthReported h : v.storeHealth()) {
                     System.out.println("  " + describe(h));
                 }
-                JobForecast.of(v, mtbfSeconds(), System.currentTimeMillis()).lines().forEach(l -> System.out.println("  " + l));
+                JobForecast.of(v, mtbfSeconds(), System.currentTimeMillis()).lines()
+                        .forEach(l -> System.out.println("  " + l));
             }
         }
         return 0;

@@ -15,17 +15,20 @@ import java.util.concurrent.Callable;
 
 /** {@code ferry store ls|verify|prune|gc}. */
 @Command(name = "store", mixinStandardHelpOptions = true, description = "Inspect, scrub, prune and collect a store.",
-        subcommands = {StoreCommand.Ls.class, StoreCommand.Verify.class, StoreCommand.Prune.class, StoreCommand.Gc.class})
+        subcommands = {StoreCommand.Ls.class, StoreCommand.Verify.class, StoreCommand.Prune.class,
+                StoreCommand.Gc.class})
 final class StoreCommand {
     abstract static class OnStore {
-        @Parameters(index = "0", paramLabel = "URI", description = "Store URI: file:/path or a plain path, hdfs://namenode:port/path, s3://bucket/prefix.")
+        @Parameters(index = "0", paramLabel = "URI",
+                description = "Store URI: file:/path or a plain path, hdfs://namenode:port/path, s3://bucket/prefix.")
         String uri;
         @Option(names = "--set", paramLabel = "KEY=VALUE", description = "Configuration, repeatable.")
         Map<String, String> settings = new LinkedHashMap<>();
         @Option(names = "--json", description = "Print one JSON object instead of text.")
         boolean json;
 
-        static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
+        static final com.fasterxml.jackson.databind.ObjectMapper JSON =
+                new com.fasterxml.jackson.databind.ObjectMapper();
 
         static void print(com.fasterxml.jackson.databind.JsonNode n) throws java.io.IOException {
             System.out.println(JSON.writerWithDefaultPrettyPrinter().writeValueAsString(n));
@@ -42,7 +45,8 @@ final class StoreCommand {
                 com.fasterxml.jackson.databind.node.ObjectNode out = JSON.createObjectNode();
                 com.fasterxml.jackson.databind.node.ArrayNode rows = out.putArray("generations");
                 if (!json) {
-                    System.out.printf(Locale.ROOT, "%-24s %10s %6s %-12s %12s  %s%n", "JOB", "GENERATION", "RANKS", "STATE", "RAW",
+                    System.out.printf(Locale.ROOT, "%-24s %10s %6s %-12s %12s  %s%n", "JOB", "GENERATION", "RANKS",
+                            "STATE", "RAW",
                             "KEY");
                 }
                 for (Repository.GenerationListing g : gens) {
@@ -50,8 +54,8 @@ final class StoreCommand {
                     java.util.Set<String> keyIds = new java.util.TreeSet<>(); // "" in the clear
                     for (int r : g.ranks()) {
                         try {
-                            io.ferry.model.Manifest m = repo.readManifest(new io.ferry.model.ImageRef(g.job(), g.generation(), r))
-                                    .manifest();
+                            io.ferry.model.Manifest m = repo.readManifest(new io.ferry.model.ImageRef(g.job(),
+                                    g.generation(), r)).manifest();
                             raw += m.rawBytes();
                             keyIds.add(m.keyId());
                         } catch (java.io.IOException e) {
@@ -60,7 +64,8 @@ final class StoreCommand {
                         }
                     }
                     if (json) {
-                        rows.addObject().put("job", g.job()).put("generation", g.generation()).put("ranks", g.ranks().size())
+                        rows.addObject().put("job", g.job()).put("generation", g.generation())
+                                .put("ranks", g.ranks().size())
                                 .put("state", g.committed() ? "established" : "open").put("rawBytes", raw)
                                 .put("keyId", String.join(",", keyIds));
                     } else {
@@ -68,7 +73,8 @@ final class StoreCommand {
                         System.out.printf(Locale.ROOT, "%-24s %10d %6d %-12s %12s  %s%n", g.job(), g.generation(),
                                 g.ranks().size(), g.committed() ? "established" : "open",
                                 raw < 0 ? "unreadable" : Sizes.format(raw),
-                                keyIds.stream().map(k -> k.isEmpty() ? "clear" : k).collect(java.util.stream.Collectors.joining(",")));
+                                keyIds.stream().map(k -> k.isEmpty() ? "clear" : k)
+                                        .collect(java.util.stream.Collectors.joining(",")));
                     }
                 }
                 List<String> chunks = repo.listChunkKeys();
@@ -78,7 +84,8 @@ final class StoreCommand {
                     out.put("chunkObjects", chunks.size()).put("packObjects", packs);
                     print(out);
                 } else {
-                    System.out.printf(Locale.ROOT, "%d generations, %d chunk objects, %d packs%n", gens.size(), chunks.size(), packs);
+                    System.out.printf(Locale.ROOT, "%d generations, %d chunk objects, %d packs%n", gens.size(),
+                            chunks.size(), packs);
                 }
             }
             return 0;
@@ -86,13 +93,16 @@ final class StoreCommand {
     }
 
     @Command(name = "verify", mixinStandardHelpOptions = true,
-            description = {"Verify every chunk (CRC32C, SHA-256), manifest and commit marker; exit 3 if anything is damaged.",
+            description = {
+                    "Verify every chunk (CRC32C, SHA-256), manifest and commit marker; exit 3 if anything is damaged.",
                     "Pushes reuse a chunk by its name without reading it back: run this on a schedule (with --repair)",
                     "so that a chunk that rotted on the store is not reused by every later generation."})
     static final class Verify extends OnStore implements Callable<Integer> {
-        @Option(names = "--repair", description = {"Move every chunk found corrupt (and still corrupt when read again) to",
+        @Option(names = "--repair",
+                description = {"Move every chunk found corrupt (and still corrupt when read again) to",
                 "ferry/v1/quarantine/: the next push that needs it writes it again, healing every image that uses it.",
-                "A pack with a damaged record: its sound records are copied out (moves), then it goes to ferry/v2/quarantine/;",
+                "A pack with a damaged record: its sound records are copied out (moves), then it goes"
+                        + " to ferry/v2/quarantine/;",
                 "each damaged record is healed once a later push has written its blob again (moved to that copy)."})
         boolean repair;
 
@@ -104,7 +114,8 @@ final class StoreCommand {
                 out.put("ok", r.ok());
                 if (!json) {
                     r.problems().forEach(p -> System.out.println(p));
-                    System.out.printf(Locale.ROOT, "%s: %d chunks (%s), %d manifests, %d snapshots checked, %d problems%n",
+                    System.out.printf(Locale.ROOT,
+                            "%s: %d chunks (%s), %d manifests, %d snapshots checked, %d problems%n",
                             r.ok() ? "OK" : "DAMAGED", r.chunks(), Sizes.format(r.chunkBytes()), r.manifests(),
                             r.snapshots(), r.problems().size());
                 }
@@ -116,9 +127,12 @@ final class StoreCommand {
                     if (json) {
                         out.set("repair", JSON.valueToTree(done));
                     } else {
-                        done.forEach(d -> System.out.println((d.quarantined() ? "quarantined " : "kept ") + d.key() + ": " + d.detail()));
-                        System.out.printf(Locale.ROOT, "repair: %d corrupt chunk(s) or pack(s) quarantined; the next push that"
-                                + " needs their bytes writes them again, which heals the images that use them (a damaged pack"
+                        done.forEach(d -> System.out.println((d.quarantined() ? "quarantined " : "kept ") + d.key()
+                                + ": " + d.detail()));
+                        System.out.printf(Locale.ROOT,
+                                "repair: %d corrupt chunk(s) or pack(s) quarantined; the next push that"
+                                + " needs their bytes writes them again, which heals the images that"
+                                + " use them (a damaged pack"
                                 + " record at the next verify --repair)%n", moved);
                     }
                 }
@@ -128,7 +142,8 @@ final class StoreCommand {
                         out.set("healed", JSON.valueToTree(healed));
                     } else if (healed.healed() + healed.missing() > 0) {
                         healed.details().forEach(System.out::println);
-                        System.out.printf(Locale.ROOT, "heal: %d damaged pack record(s) healed from copies later pushes wrote;"
+                        System.out.printf(Locale.ROOT,
+                                "heal: %d damaged pack record(s) healed from copies later pushes wrote;"
                                 + " %d still without a copy (the next push that holds their bytes writes one)%n",
                                 healed.healed(), healed.missing());
                     }
@@ -147,7 +162,8 @@ final class StoreCommand {
     static final class Prune extends OnStore implements Callable<Integer> {
         @Option(names = "--job", required = true, paramLabel = "JOB")
         String job;
-        @Option(names = "--keep-last", required = true, paramLabel = "N", description = "Established generations kept, newest first (>= 1).")
+        @Option(names = "--keep-last", required = true, paramLabel = "N",
+                description = "Established generations kept, newest first (>= 1).")
         int keepLast;
         @Option(names = "--keep-every", defaultValue = "0", paramLabel = "K",
                 description = "Also keep every established generation that is a multiple of K (0: none).")
@@ -158,14 +174,14 @@ final class StoreCommand {
         @Override
         public Integer call() throws Exception {
             try (io.ferry.staging.OpenedStore o = StoreOptions.open(uri, settings)) {
-                io.ferry.staging.StoreRetention.Pruned p = io.ferry.staging.StoreRetention.prune(o.pipeline().repository(),
-                        job, keepLast, keepEvery, dryRun);
+                io.ferry.staging.StoreRetention.Pruned p = io.ferry.staging.StoreRetention.prune(o.pipeline()
+                        .repository(), job, keepLast, keepEvery, dryRun);
                 if (json) {
                     com.fasterxml.jackson.databind.node.ObjectNode out = JSON.valueToTree(p);
                     print(out.put("dryRun", dryRun));
                 } else {
-                    System.out.printf(Locale.ROOT, "%s %s: %s generations %s; kept %s%n", dryRun ? "would prune" : "pruned", job,
-                            p.dropped().size(), p.dropped(), p.kept());
+                    System.out.printf(Locale.ROOT, "%s %s: %s generations %s; kept %s%n",
+                            dryRun ? "would prune" : "pruned", job, p.dropped().size(), p.dropped(), p.kept());
                 }
             }
             return 0;
@@ -184,10 +200,12 @@ final class StoreCommand {
         @Option(names = "--dry-run", description = "Say what the first step would move aside; change nothing.")
         boolean dryRun;
         @Option(names = "--passes", defaultValue = "0", paramLabel = "N",
-                description = {"Work through the pack folders in N passes (1-256), reading the manifests once per pass,",
+                description = {
+                        "Work through the pack folders in N passes (1-256), reading the manifests once per pass,",
                         "so memory holds one pass's live records. Default: enough for a quarter of the heap."})
         int passes;
-        @Option(names = "--lease", defaultValue = "5m", paramLabel = "DURATION", description = {"How long the store's gc",
+        @Option(names = "--lease", defaultValue = "5m", paramLabel = "DURATION",
+                description = {"How long the store's gc",
                 "lease lasts unless renewed (every third of it, while the run goes on): a gc that crashed on another",
                 "host keeps others out this long (one killed on this host, not at all). Default ${DEFAULT-VALUE}."})
         String lease;
@@ -205,15 +223,18 @@ final class StoreCommand {
                         io.ferry.model.Durations.parse(lease));
                 if (json) {
                     print(JSON.createObjectNode().put("dryRun", dryRun).put("referenced", c.referenced())
-                            .put("deleted", c.deleted()).put("deletedBytes", c.deletedBytes()).put("restored", c.restored())
+                            .put("deleted", c.deleted()).put("deletedBytes", c.deletedBytes())
+                            .put("restored", c.restored())
                             .put("fossilized", c.fossilized()).put("fossilizedBytes", c.fossilizedBytes())
                             .put("repacked", c.repacked()).put("repackedBytes", c.repackedBytes())
                             .put("abandoned", c.abandoned())
                             .put("runAgainAfter", c.waitUntil() == null ? null : c.waitUntil().toString()));
                     return 0;
                 }
-                System.out.printf(Locale.ROOT, "%d chunks and packs referenced; deleted %d unreferenced (%s), put back %d;"
-                                + " %s %d packs (%s live copied)%s; %s %d (%s) aside; %s %d temporary files of interrupted puts%s%n",
+                System.out.printf(Locale.ROOT,
+                        "%d chunks and packs referenced; deleted %d unreferenced (%s), put back %d;"
+                                + " %s %d packs (%s live copied)%s; %s %d (%s) aside; %s %d temporary files"
+                                + " of interrupted puts%s%n",
                         c.referenced(), c.deleted(), Sizes.format(c.deletedBytes()), c.restored(),
                         dryRun ? "would repack" : "repacked", c.repacked(), Sizes.format(c.repackedBytes()),
                         c.repacked() > 0 ? " (under half live)" : "", dryRun ? "would move" : "moved", c.fossilized(),

@@ -10,7 +10,8 @@ import java.util.Map;
 /** The options every store command shares: {@code --store} and {@code --set key=value}. */
 final class StoreOptions {
     @Option(names = "--store", required = true, paramLabel = "URI",
-            description = "Store URI: file:/path or a plain path (POSIX, Lustre), hdfs://namenode:port/path, s3://bucket/prefix.")
+            description = "Store URI: file:/path or a plain path (POSIX, Lustre),"
+                    + " hdfs://namenode:port/path, s3://bucket/prefix.")
     String store;
 
     @Option(names = "--set", paramLabel = "KEY=VALUE",
@@ -23,7 +24,10 @@ final class StoreOptions {
         return open(store, settings);
     }
 
-    /** Opens {@code storeText} with {@code settings} over the configuration file's and environment's ({@link Configuration}). */
+    /**
+     * Opens {@code storeText} with {@code settings} over the configuration file's and environment's
+     * ({@link Configuration}).
+     */
     static OpenedStore open(String storeText, Map<String, String> settings) throws IOException {
         String text = storeText != null && !storeText.isBlank() && io.ferry.stores.Stores.isPlainPath(storeText)
                 ? Invocation.current().resolve(storeText).toString() : storeText;

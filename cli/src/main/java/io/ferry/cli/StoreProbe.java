@@ -37,7 +37,8 @@ final class StoreProbe {
         long objects = Math.max(1, perWriter / OBJECT);
         List<StoreCurve.Point> points = new ArrayList<>();
         List<String> written = java.util.Collections.synchronizedList(new ArrayList<>());
-        ExecutorService pool = Executors.newFixedThreadPool(writers.stream().mapToInt(Integer::intValue).max().orElse(1));
+        ExecutorService pool = Executors.newFixedThreadPool(writers.stream().mapToInt(Integer::intValue).max()
+                .orElse(1));
         try {
             for (int n : writers) {
                 long t0 = System.nanoTime();
@@ -57,12 +58,14 @@ final class StoreProbe {
                     try {
                         f.get();
                     } catch (java.util.concurrent.ExecutionException e) {
-                        throw new IOException("store probe with " + n + " writers failed: " + e.getCause().getMessage(), e.getCause());
+                        throw new IOException("store probe with " + n + " writers failed: " + e.getCause().getMessage(),
+                                e.getCause());
                     }
                 }
                 double rate = (double) n * objects * OBJECT / ((System.nanoTime() - t0) / 1e9);
                 points.add(new StoreCurve.Point(n, rate));
-                progress.printf(Locale.ROOT, "  store probe: %d writer%s, %.0f MB/s together%n", n, n == 1 ? "" : "s", rate / 1e6);
+                progress.printf(Locale.ROOT, "  store probe: %d writer%s, %.0f MB/s together%n", n, n == 1 ? "" : "s",
+                        rate / 1e6);
             }
         } finally {
             pool.shutdownNow();

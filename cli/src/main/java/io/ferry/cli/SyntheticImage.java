@@ -98,7 +98,8 @@ public final class SyntheticImage {
                     long base = 0x00007f0000000000L + ((long) rnd.nextInt(1 << 20) << 12);
                     while (page.hasRemaining()) {
                         int kind = rnd.nextInt(10);
-                        page.putLong(kind < 5 ? rnd.nextInt(1000) : kind < 8 ? base + (rnd.nextInt(4096) & ~7) : rnd.nextLong());
+                        page.putLong(kind < 5 ? rnd.nextInt(1000) : kind < 8 ? base + (rnd.nextInt(4096) & ~7)
+                                : rnd.nextLong());
                     }
                 }
                 System.arraycopy(page.array(), 0, block, pos, 4096);

@@ -76,10 +76,12 @@ public final class ThinClient {
         try (ch) {
             try {
                 ch.connect(UnixDomainSocketAddress.of(socket));
-                java.nio.file.attribute.UserPrincipal peer = ch.getOption(jdk.net.ExtendedSocketOptions.SO_PEERCRED).user();
+                java.nio.file.attribute.UserPrincipal peer = ch.getOption(jdk.net.ExtendedSocketOptions.SO_PEERCRED)
+                        .user();
                 if (!peer.equals(self())) {
                     // It would learn our arguments and directory: never use another user's daemon.
-                    err.println("ferry: warning: " + socket + " is served by user " + peer.getName() + ", not by you; not used");
+                    err.println("ferry: warning: " + socket + " is served by user " + peer.getName()
+                            + ", not by you; not used");
                     return NOT_SERVED;
                 }
                 writeFully(ch, request);
@@ -123,7 +125,10 @@ public final class ThinClient {
         return NOT_SERVED;
     }
 
-    /** {@code $FERRY_DAEMON_SOCKET}, else {@code $XDG_RUNTIME_DIR/ferry/daemon.sock}, else {@code /tmp/ferry-UID/daemon.sock}. */
+    /**
+     * {@code $FERRY_DAEMON_SOCKET}, else {@code $XDG_RUNTIME_DIR/ferry/daemon.sock}, else
+     * {@code /tmp/ferry-UID/daemon.sock}.
+     */
     static Path socket(Map<String, String> env) {
         String named = env.get("FERRY_DAEMON_SOCKET");
         if (named != null && !named.isEmpty()) {
@@ -146,7 +151,10 @@ public final class ThinClient {
         return Files.getOwner(Path.of("/proc/self"));
     }
 
-    /** SHA-256 of the variables a served command must share with its daemon: each name and value as a 4-byte length and UTF-8, sorted by name. */
+    /**
+     * SHA-256 of the variables a served command must share with its daemon: each name and value as a 4-byte length and
+     * UTF-8, sorted by name.
+     */
     static byte[] environmentDigest(Map<String, String> env) {
         TreeMap<String, String> relevant = new TreeMap<>();
         env.forEach((k, v) -> {

@@ -61,19 +61,22 @@ class BrokerPowerCutIT {
         Process fs = durablefs.mount(backing, brokerDir, tmp.resolve("durablefs.log"), 0);
         Path results = Files.createDirectories(tmp.resolve("results"));
         Path script = LcgRank.script(tmp, STEPS);
-        List<String> run = List.of("run", "--job", "powercut", "--ranks", "2", "--interval", "1s", "--auto-recover", "--http",
+        List<String> run = List.of("run", "--job", "powercut", "--ranks", "2", "--interval", "1s", "--auto-recover",
+                "--http",
                 "off", "--home", home.toString(), "--store", tmp.resolve("store").toString(), "--", script.toString(),
                 results.toString());
-        Process first = FerryProcess.builder(List.of("-Xmx384m"), run.toArray(String[]::new)).redirectErrorStream(true).start();
+        Process first = FerryProcess.builder(List.of("-Xmx384m"), run.toArray(String[]::new)).redirectErrorStream(true)
+                .start();
         long newest;
         try {
             Lines lines = new Lines(first, "first");
             // The cut comes right after a capture: that generation's images are in the node's cache, its events
             // only in the broker's page cache, and it is seldom established yet.
-            lines.await("a fourth generation captured", l -> l.matches(".*generation \\d+ captured.*") && Lines.generationOf(l) >= 3);
+            lines.await("a fourth generation captured",
+                    l -> l.matches(".*generation \\d+ captured.*") && Lines.generationOf(l) >= 3);
             DurableFs.cut(fs); // the power goes: the broker's disk keeps what was fsynced, nothing more
-            newest = lines.lines.stream().filter(l -> l.matches(".*generation \\d+ established.*")).mapToLong(Lines::generationOf)
-                    .max().orElseThrow();
+            newest = lines.lines.stream().filter(l -> l.matches(".*generation \\d+ established.*"))
+                    .mapToLong(Lines::generationOf).max().orElseThrow();
         } finally { // and every process of the run dies where it stands
             first.descendants().forEach(ProcessHandle::destroyForcibly);
             first.destroyForcibly();
@@ -88,23 +91,28 @@ class BrokerPowerCutIT {
         FileTrees.delete(brokerDir);
         Files.move(backing, brokerDir);
 
-        long marked = markers(tmp.resolve("store/ferry/v1/jobs/powercut")).stream().mapToLong(Long::longValue).max().orElse(-1);
+        long marked = markers(tmp.resolve("store/ferry/v1/jobs/powercut")).stream().mapToLong(Long::longValue).max()
+                .orElse(-1);
         List<Long> leftOver = generations(home.resolve("cache/powercut")).stream().filter(g -> g > marked).toList();
         System.out.println("[power-cut] established before the cut " + newest + ", newest marker " + marked
                 + ", in the node's cache above it " + leftOver);
 
-        Process again = FerryProcess.builder(List.of("-Xmx384m"), run.toArray(String[]::new)).redirectErrorStream(true).start();
+        Process again = FerryProcess.builder(List.of("-Xmx384m"), run.toArray(String[]::new)).redirectErrorStream(true)
+                .start();
         try {
             Lines lines = new Lines(again, "again");
-            String resumed = lines.await("the resume", l -> l.contains("recovering: all ranks roll back to generation"));
+            String resumed = lines.await("the resume",
+                    l -> l.contains("recovering: all ranks roll back to generation"));
             // What the broker acknowledged before the cut was fsynced (flush.messages=1 on a single broker), so the
             // log still knows every generation the first run saw established: none is learnt again from the store.
-            assertEquals(List.of(), lines.lines.stream().filter(l -> l.contains("found established on the store")).toList(),
+            assertEquals(List.of(),
+                    lines.lines.stream().filter(l -> l.contains("found established on the store")).toList(),
                     "the established generations' events survived the cut");
             assertTrue(Lines.generationOf(resumed) >= newest, "resumed from generation " + newest
                     + ", established before the cut, or a newer one: " + resumed);
             for (long g : leftOver) { // the history the job left: never taken for the new generation of its number
-                lines.await("generation " + g + " dropped from the cache", l -> l.contains("generation " + g + " of powercut dropped"));
+                lines.await("generation " + g + " dropped from the cache",
+                        l -> l.contains("generation " + g + " of powercut dropped"));
             }
             Resumed.goesOnExactly(again, lines, newest, results, STEPS);
         } finally {
@@ -124,7 +132,8 @@ class BrokerPowerCutIT {
             return List.of();
         }
         try (Stream<Path> s = Files.list(dir)) {
-            return s.map(p -> p.getFileName().toString()).filter(n -> n.matches("\\d+")).map(Long::parseLong).sorted().toList();
+            return s.map(p -> p.getFileName().toString()).filter(n -> n.matches("\\d+")).map(Long::parseLong).sorted()
+                    .toList();
         }
     }
 

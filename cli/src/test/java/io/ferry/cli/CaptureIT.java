@@ -24,10 +24,12 @@ class CaptureIT {
         Process sleeper = new ProcessBuilder("sleep", "300").start();
         try {
             Path out = tmp.resolve("hung");
-            FerryProcess.Result r = FerryProcess.run("capture", "--pid", Long.toString(sleeper.pid()), "--out", out.toString());
+            FerryProcess.Result r = FerryProcess.run("capture", "--pid", Long.toString(sleeper.pid()), "--out",
+                    out.toString());
             assertEquals(0, r.exit(), r.err());
             assertTrue(r.out().contains("stall"), r.out());
-            assertTrue(r.out().contains("open it with: gdb /usr/bin/sleep " + out.resolve("core." + sleeper.pid())), r.out());
+            assertTrue(r.out().contains("open it with: gdb /usr/bin/sleep " + out.resolve("core." + sleeper.pid())),
+                    r.out());
             assertTrue(r.out().contains("needs an external restorer"), r.out());
             assertTrue(sleeper.isAlive());
             FerryProcess.Result json = FerryProcess.run("capture", "--pid", Long.toString(sleeper.pid()), "--out",
@@ -38,7 +40,8 @@ class CaptureIT {
             assertTrue(report.get("bytes").asLong() > 0 && report.get("stallSeconds").asDouble() > 0, json.out());
             assertTrue(report.get("gdb").asText().startsWith("gdb /usr/bin/sleep "), json.out());
             assertTrue(report.get("restartCommand").isNull(), "a proc image has no restart command: " + json.out());
-            assertTrue(Files.readString(Path.of("/proc", Long.toString(sleeper.pid()), "stat")).matches("^\\d+ \\(sleep\\) S .*\\s*"),
+            assertTrue(Files.readString(Path.of("/proc", Long.toString(sleeper.pid()), "stat"))
+                    .matches("^\\d+ \\(sleep\\) S .*\\s*"),
                     "thawed: sleeping again, not stopped");
             Process gdb = new ProcessBuilder("gdb", "-nx", "-batch", "-ex", "info threads", "/usr/bin/sleep",
                     out.resolve("core." + sleeper.pid()).toString()).redirectErrorStream(true).start();
@@ -71,8 +74,8 @@ class CaptureIT {
         java.io.BufferedReader steps0 = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream()));
         awaitStep(steps0, 10);
         Path img = tmp.resolve("dump");
-        FerryProcess.Result cap = FerryProcess.run("capture", "--pid", Long.toString(p.pid()), "--method", "criu", "--out",
-                img.toString());
+        FerryProcess.Result cap = FerryProcess.run("capture", "--pid", Long.toString(p.pid()), "--method", "criu",
+                "--out", img.toString());
         assertEquals(0, cap.exit(), cap.err());
         assertTrue(cap.out().contains("restart with: ferry restore " + img.toAbsolutePath()), cap.out());
         int dumpedLines = Files.readAllLines(out).size();
@@ -81,15 +84,18 @@ class CaptureIT {
         p.waitFor();
 
         Process restore = FerryProcess.builder(List.of(), "restore", img.toString()).start();
-        java.io.BufferedReader resumed = new java.io.BufferedReader(new java.io.InputStreamReader(restore.getInputStream()));
+        java.io.BufferedReader resumed = new java.io.BufferedReader(
+                new java.io.InputStreamReader(restore.getInputStream()));
         int first = awaitStep(resumed, 0);
-        assertTrue(first >= 10 && first <= dumpedLines, "resumed from the dump (after step 10, before line " + dumpedLines
+        assertTrue(first >= 10 && first <= dumpedLines,
+                "resumed from the dump (after step 10, before line " + dumpedLines
                 + " was written): its first step is " + first);
         while (resumed.readLine() != null) {
             // to its end
         }
         assertTrue(restore.waitFor(2, TimeUnit.MINUTES));
-        assertEquals(0, restore.exitValue(), new String(restore.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
+        assertEquals(0, restore.exitValue(),
+                new String(restore.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
         assertEquals(reference, Files.readString(out), "the file, dumped, killed, restored");
     }
 
@@ -106,7 +112,8 @@ class CaptureIT {
     @Test
     void permissionDeniedIsOneLineAndLeavesNothing() throws Exception {
         // A process of another user, captured by a ferry without capabilities: the kernel refuses the SIGSTOP.
-        Process other = new ProcessBuilder("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sleep", "300").start();
+        Process other = new ProcessBuilder("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "sleep",
+                "300").start();
         try {
             // Until setpriv has changed its ids and run sleep, the process is root's, as this ferry is: capturable.
             awaitNobodysSleep(other);
@@ -147,7 +154,8 @@ class CaptureIT {
 
     @Test
     void badArgumentsAreOneLine() throws Exception {
-        FerryProcess.Result none = FerryProcess.run("capture", "--pid", "999999999", "--out", tmp.resolve("x").toString());
+        FerryProcess.Result none = FerryProcess.run("capture", "--pid", "999999999", "--out",
+                tmp.resolve("x").toString());
         assertEquals(1, none.exit());
         assertEquals("ferry: no process 999999999\n", none.err());
         FerryProcess.Result method = FerryProcess.run("capture", "--pid", "1", "--method", "gcore", "--out",

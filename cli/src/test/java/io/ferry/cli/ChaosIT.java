@@ -32,7 +32,8 @@ class ChaosIT {
         children.coordinator(tmp.resolve("service"), kafka);
         Lines agent = children.agent(kafka, "n0", tmp.resolve("n0"));
         Path results = Files.createDirectories(tmp.resolve("results"));
-        children.start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "calm", "--ranks", "1",
+        children.start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "calm", "--ranks",
+                "1",
                 "--nodes", "n0", "--interval", "0", "--store", tmp.resolve("store").toString(), "--",
                 LcgRank.script(tmp, 100_000).toString(), results.toString()));
         while (!Files.exists(results.resolve("pid-0"))) {
@@ -40,7 +41,8 @@ class ChaosIT {
         }
         long rank = Long.parseLong(Files.readString(results.resolve("pid-0")).trim());
 
-        FerryProcess.Result chaos = FerryProcess.run(List.of("-Xmx256m"), "chaos", "kill-rank", "calm", "0", "--kafka", kafka);
+        FerryProcess.Result chaos = FerryProcess.run(List.of("-Xmx256m"), "chaos", "kill-rank", "calm", "0", "--kafka",
+                kafka);
         assertEquals(0, chaos.exit(), chaos.out() + chaos.err());
         agent.await("the refusal", l -> l.contains("chaos refused") && l.contains("--allow-chaos"));
         assertTrue(ProcessHandle.of(rank).map(ProcessHandle::isAlive).orElse(false), "the rank runs on");

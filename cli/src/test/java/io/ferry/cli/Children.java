@@ -28,16 +28,20 @@ final class Children {
 
     /** A `ferry coordinator` over {@code home} with its embedded broker on {@code kafka}, once it serves. */
     Lines coordinator(Path home, String kafka, String... more) throws IOException, InterruptedException {
-        List<String> args = new ArrayList<>(List.of("coordinator", "--home", home.toString(), "--listen", kafka, "--http", "off"));
+        List<String> args = new ArrayList<>(List.of("coordinator", "--home", home.toString(), "--listen", kafka,
+                "--http", "off"));
         args.addAll(List.of(more));
         Lines c = start(FerryProcess.builder(List.of("-Xmx384m"), args.toArray(String[]::new)));
         c.await("the coordinator serves", l -> l.startsWith("ferry coordinator: serving jobs"));
         return c;
     }
 
-    /** A `ferry agent` named {@code node} (home {@code home}, heartbeats every second, no peer port), once it serves. */
+    /**
+     * A `ferry agent` named {@code node} (home {@code home}, heartbeats every second, no peer port), once it serves.
+     */
     Lines agent(String kafka, String node, Path home, String... more) throws IOException, InterruptedException {
-        List<String> args = new ArrayList<>(List.of("agent", "--kafka", kafka, "--node", node, "--home", home.toString(),
+        List<String> args = new ArrayList<>(List.of("agent", "--kafka", kafka, "--node", node, "--home",
+                home.toString(),
                 "--heartbeat", "1s", "--peer-listen", "off"));
         args.addAll(List.of(more));
         Lines a = start(FerryProcess.builder(List.of("-Xmx256m"), args.toArray(String[]::new)));

@@ -47,12 +47,15 @@ class CliIT {
         assertTrue(verify.out().startsWith("OK: "), verify.out());
     }
 
-    /** One agent per home: a second `ferry agent` over a home whose agent lock is held is refused, naming the holder. */
+    /**
+     * One agent per home: a second `ferry agent` over a home whose agent lock is held is refused, naming the holder.
+     */
     @Test
     void aSecondAgentOverOneHomeIsRefused() throws Exception {
         Path home = Files.createDirectories(tmp.resolve("node-home"));
         // The first agent's hold, taken here by this JVM: a real lock of another process than the command's.
-        try (var ch = java.nio.channels.FileChannel.open(home.resolve("agent.lock"), java.nio.file.StandardOpenOption.CREATE,
+        try (var ch = java.nio.channels.FileChannel.open(home.resolve("agent.lock"),
+                java.nio.file.StandardOpenOption.CREATE,
                 java.nio.file.StandardOpenOption.WRITE); var held = ch.lock()) {
             ch.write(java.nio.ByteBuffer.wrap("4242\n".getBytes()));
             FerryProcess.Result r = FerryProcess.run(List.of(), "agent", "--kafka", "127.0.0.1:1", "--node", "n1",
@@ -69,8 +72,8 @@ class CliIT {
         FerryProcess.Result r = FerryProcess.run("image", "push", img.toString(), "--store", store.toString(),
                 "--job", "../escape", "--generation", "1", "--rank", "0");
         assertEquals(1, r.exit());
-        assertEquals("ferry: unsafe job id '../escape': use 1-128 characters of A-Z a-z 0-9 . _ -, the first a letter or digit",
-                r.err().strip());
+        assertEquals("ferry: unsafe job id '../escape': use 1-128 characters of A-Z a-z 0-9 . _ -, the"
+                + " first a letter or digit", r.err().strip());
         assertFalse(Files.exists(store), "the store was not touched");
     }
 
@@ -79,7 +82,8 @@ class CliIT {
         FerryProcess.Result missing = FerryProcess.run("image", "push", "x", "--store", "s");
         assertEquals(2, missing.exit());
         assertTrue(missing.err().contains("Missing required options"), missing.err());
-        FerryProcess.Result badKey = FerryProcess.run("image", "push", tmp.toString(), "--store", tmp.resolve("s").toString(),
+        FerryProcess.Result badKey = FerryProcess.run("image", "push", tmp.toString(), "--store",
+                tmp.resolve("s").toString(),
                 "--job", "j", "--generation", "1", "--rank", "0", "--set", "staging.chunk-size=3000");
         assertEquals(1, badKey.exit());
         assertTrue(badKey.err().startsWith("ferry: configuration key 'staging.chunk-size'"), badKey.err());
@@ -111,11 +115,13 @@ class CliIT {
     @Test
     void storageDemoRunsAndNeverDeletesForeignDirectories() throws Exception {
         Path demo = tmp.resolve("demo");
-        FerryProcess.Result ok = FerryProcess.run("demo", "--storage-only", "--dir", demo.toString(), "--image-size", "8MiB");
+        FerryProcess.Result ok = FerryProcess.run("demo", "--storage-only", "--dir", demo.toString(), "--image-size",
+                "8MiB");
         assertEquals(0, ok.exit(), ok.out() + ok.err());
         assertTrue(ok.out().contains("demo OK: restored images are byte-identical"), ok.out());
         assertTrue(ok.out().contains("dropped [0]"), "retention ran: " + ok.out());
-        assertEquals(0, FerryProcess.run("demo", "--storage-only", "--dir", demo.toString(), "--image-size", "4MiB").exit(), "a rerun reuses its own dir");
+        assertEquals(0, FerryProcess.run("demo", "--storage-only", "--dir", demo.toString(), "--image-size", "4MiB")
+                .exit(), "a rerun reuses its own dir");
 
         Path precious = tmp.resolve("precious");
         Files.createDirectories(precious);
@@ -133,7 +139,8 @@ class CliIT {
         // A 400 MiB image through a 64 MiB heap: memory is bounded by the in-flight budget, not the image.
         List<String> small = List.of("-Xmx64m");
         FerryProcess.Result push = FerryProcess.run(small, "image", "push", img.toString(), "--store", store,
-                "--job", "big", "--generation", "0", "--rank", "0", "--set", "staging.max-bytes-in-flight=16MiB", "--set", "staging.workers=2");
+                "--job", "big", "--generation", "0", "--rank", "0", "--set", "staging.max-bytes-in-flight=16MiB",
+                "--set", "staging.workers=2");
         assertEquals(0, push.exit(), push.err());
         FerryProcess.Result pull = FerryProcess.run(small, "image", "pull", "--store", store, "--job", "big",
                 "--generation", "0", "--rank", "0", "--set", "staging.max-bytes-in-flight=16MiB",

@@ -28,7 +28,8 @@ class ClientLineTest {
     void aPrinterInterruptedWhilePrintingLeavesTheLineOpenAndTheExitCodeArrives() throws Exception {
         try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             server.bind(UnixDomainSocketAddress.of(tmp.resolve("s.sock")));
-            try (SocketChannel client = SocketChannel.open(server.getLocalAddress()); SocketChannel daemon = server.accept()) {
+            try (SocketChannel client = SocketChannel.open(
+                    server.getLocalAddress()); SocketChannel daemon = server.accept()) {
                 ClientLine line = new ClientLine(daemon);
                 OutputStream err = line.stream(ThinClient.ERR);
                 AtomicReference<Throwable> failed = new AtomicReference<>();
@@ -73,7 +74,8 @@ class ClientLineTest {
                 client.close(); // Ctrl-C
                 OutputStream out = line.stream(ThinClient.OUT);
                 byte[] page = new byte[ClientLine.FRAME];
-                // Far more than the socket's buffers and the line's queue hold: the writer drops them once the peer is gone.
+                // Far more than the socket's buffers and the line's queue hold: the writer drops them once the peer is
+                // gone.
                 IOException gone = assertThrows(IOException.class, () -> {
                     for (int i = 0; i < 10 * ClientLine.PENDING; i++) {
                         out.write(page);

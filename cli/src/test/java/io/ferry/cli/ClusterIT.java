@@ -45,7 +45,8 @@ class ClusterIT {
             coordinator.await("the coordinator", l -> l.startsWith("ferry coordinator: serving jobs"));
             List<Lines> agents = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
-                List<String> cmd = FerryProcess.builder(List.of("-Xmx256m"), "agent", "--kafka", kafka, "--node", "n" + i,
+                List<String> cmd = FerryProcess.builder(List.of("-Xmx256m"), "agent", "--kafka", kafka, "--node",
+                        "n" + i,
                         "--home", tmp.resolve("n" + i).toString(), "--heartbeat", "1s").command();
                 agents.add(start(bed.onHost(i, cmd)));
             }
@@ -81,29 +82,35 @@ class ClusterIT {
             assertTrue(moved.contains("3=remote") && moved.contains("4=local") && moved.contains("5=local"),
                     "n1's ranks come from the store, n2's own from its cache: " + moved);
             // Each node reports its own restore: n0's line may come after n2's, so it is waited for, not looked up.
-            String n0 = run.await("n0 rolled back", l -> l.contains("node n0 restored generation " + Lines.generationOf(moved)));
+            String n0 = run.await("n0 rolled back",
+                    l -> l.contains("node n0 restored generation " + Lines.generationOf(moved)));
             assertTrue(n0.contains("0=local") && n0.contains("1=local"), n0);
 
             Process runProcess = started.get(started.size() - 1);
             assertTrue(runProcess.waitFor(4, TimeUnit.MINUTES), "ferry run did not finish: " + run.lines);
             assertEquals(0, runProcess.exitValue(), String.join("\n", run.lines));
             for (int r = 0; r < RANKS; r++) {
-                assertEquals(Long.toString(LcgRank.uninterrupted(r, STEPS)), Files.readString(results.resolve("rank-" + r)).trim(), "rank " + r);
+                assertEquals(Long.toString(LcgRank.uninterrupted(r, STEPS)),
+                        Files.readString(results.resolve("rank-" + r)).trim(), "rank " + r);
             }
-            assertTrue(run.lines.stream().anyMatch(l -> l.contains("job finished: every rank exited 0")), run.lines.toString());
+            assertTrue(run.lines.stream().anyMatch(l -> l.contains("job finished: every rank exited 0")),
+                    run.lines.toString());
 
             // The restart plan across nodes: each node's agent checks its own cache. n1's ranks live on n2 now;
             // their images of the generation restored after the move are in no cache (n1's is gone): remote,
             // unless a newer one was captured on n2 since.
-            FerryProcess.Result plan = FerryProcess.run(login.applyTo(FerryProcess.builder(List.of("-Xmx256m"), "restart",
+            FerryProcess.Result plan = FerryProcess.run(
+                    login.applyTo(FerryProcess.builder(List.of("-Xmx256m"), "restart",
                     "wide", "--dry-run", "--json", "--kafka", kafka)));
             assertEquals(0, plan.exit(), plan.err());
-            Matcher p = Pattern.compile("\\{\"rank\":(\\d),\"node\":\"(n\\d)\",\"generation\":(\\d+),\"source\":\"(\\w+)\"}")
+            Matcher p = Pattern.compile(
+                    "\\{\"rank\":(\\d),\"node\":\"(n\\d)\",\"generation\":(\\d+),\"source\":\"(\\w+)\"}")
                     .matcher(plan.out());
             List<String> ranks = new ArrayList<>();
             while (p.find()) {
                 boolean movedAndNotCapturedSince = Long.parseLong(p.group(3)) == Lines.generationOf(moved);
-                String expected = (p.group(1).equals("2") || p.group(1).equals("3")) && movedAndNotCapturedSince ? "remote" : "local";
+                String expected = (p.group(1).equals("2") || p.group(1).equals("3"))
+                        && movedAndNotCapturedSince ? "remote" : "local";
                 assertEquals(expected, p.group(4), "rank " + p.group(1) + " in " + plan.out());
                 ranks.add(p.group(1) + "@" + p.group(2));
             }

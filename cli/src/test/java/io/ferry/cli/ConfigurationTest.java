@@ -30,9 +30,12 @@ class ConfigurationTest {
                 + "s3.endpoint = http://s3.site:9000\nposix.lustre.stripe-count = 8\n");
         Map<String, String> env = Map.of("FERRY_CONFIG", f.toString(), "FERRY_STAGING_WORKERS", "6",
                 "FERRY_CACHE_KEEP_GENERATIONS", "7", "FERRY_RANK", "3", "FERRY_HOME", "/x");
-        Map<String, Configuration.Value> v = Configuration.effective(Map.of("cache.keep-generations", "9"), env, "file");
-        assertEquals(new Configuration.Value("staging.zstd-level", "3", "file " + f + ":2"), v.get("staging.zstd-level"));
-        assertEquals(new Configuration.Value("staging.workers", "6", "env FERRY_STAGING_WORKERS"), v.get("staging.workers"));
+        Map<String, Configuration.Value> v = Configuration.effective(Map.of("cache.keep-generations", "9"), env,
+                "file");
+        assertEquals(new Configuration.Value("staging.zstd-level", "3", "file " + f + ":2"),
+                v.get("staging.zstd-level"));
+        assertEquals(new Configuration.Value("staging.workers", "6", "env FERRY_STAGING_WORKERS"),
+                v.get("staging.workers"));
         assertEquals(new Configuration.Value("cache.keep-generations", "9", "--set"), v.get("cache.keep-generations"));
         assertEquals("8", v.get("posix.lustre.stripe-count").value(), "the file: store's own option");
         assertFalse(v.containsKey("s3.endpoint"), "an S3 option does not reach a file: store");
@@ -44,14 +47,17 @@ class ConfigurationTest {
     @Test
     void agentMetricsIsAProcessKeyFromTheFileOrTheEnvironmentAndABadOneFailsNamingIt() throws Exception {
         Path f = file("agent.metrics = 0.0.0.0:9461\n");
-        assertEquals(Optional.of("0.0.0.0:9461"), Configuration.processSetting("agent.metrics", Map.of("FERRY_CONFIG", f.toString())));
-        assertEquals(9462, AgentMetrics.configured(Map.of("FERRY_CONFIG", f.toString(), "FERRY_AGENT_METRICS", "127.0.0.1:9462"))
+        assertEquals(Optional.of("0.0.0.0:9461"),
+                Configuration.processSetting("agent.metrics", Map.of("FERRY_CONFIG", f.toString())));
+        assertEquals(9462,
+                AgentMetrics.configured(Map.of("FERRY_CONFIG", f.toString(), "FERRY_AGENT_METRICS", "127.0.0.1:9462"))
                 .orElseThrow().getPort(), "the environment over the file");
         assertEquals(Optional.empty(), AgentMetrics.configured(Map.of("FERRY_AGENT_METRICS", "off")));
         assertTrue(Configuration.processKey("agent.metrics"), "never a job's setting, never in the log");
         IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
                 () -> AgentMetrics.configured(Map.of("FERRY_AGENT_METRICS", "everywhere")));
-        assertTrue(bad.getMessage().startsWith("env FERRY_AGENT_METRICS: agent.metrics must be HOST:PORT"), bad.getMessage());
+        assertTrue(bad.getMessage().startsWith("env FERRY_AGENT_METRICS: agent.metrics must be HOST:PORT"),
+                bad.getMessage());
     }
 
     @Test
@@ -60,11 +66,14 @@ class ConfigurationTest {
         Map<String, String> env = Map.of("FERRY_CONFIG", f.toString(), "FERRY_CACHE_FAILED_RETENTION", "48h");
         assertEquals(Optional.of("2h"), Configuration.processSetting("cache.finished-retention", env));
         assertEquals(Optional.of("48h"), Configuration.processSetting("cache.failed-retention", env));
-        assertTrue(!Configuration.merged(Map.of("cache.finished-retention", "1h"), "file").containsKey("cache.finished-retention"),
+        assertTrue(!Configuration.merged(Map.of("cache.finished-retention", "1h"), "file")
+                .containsKey("cache.finished-retention"),
                 "a --set of it is not passed to the job");
         IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
-                () -> Configuration.processSetting("cache.failed-retention", Map.of("FERRY_CACHE_FAILED_RETENTION", "soon")));
-        assertTrue(bad.getMessage().startsWith("env FERRY_CACHE_FAILED_RETENTION: cache.failed-retention=soon"), bad.getMessage());
+                () -> Configuration.processSetting("cache.failed-retention",
+                        Map.of("FERRY_CACHE_FAILED_RETENTION", "soon")));
+        assertTrue(bad.getMessage().startsWith("env FERRY_CACHE_FAILED_RETENTION: cache.failed-retention=soon"),
+                bad.getMessage());
     }
 
     @Test
@@ -73,12 +82,15 @@ class ConfigurationTest {
         assertEquals(Optional.of("5000"), Configuration.processSetting("coordinator.snapshot-every",
                 Map.of("FERRY_CONFIG", f.toString())));
         assertEquals(Optional.of("0"), Configuration.processSetting("coordinator.snapshot-every",
-                Map.of("FERRY_CONFIG", f.toString(), "FERRY_COORDINATOR_SNAPSHOT_EVERY", "0")), "the environment over the file");
+                Map.of("FERRY_CONFIG", f.toString(), "FERRY_COORDINATOR_SNAPSHOT_EVERY", "0")),
+                "the environment over the file");
         assertTrue(Configuration.processKey("coordinator.snapshot-every"), "never a job's setting, never in the log");
         for (String bad : List.of("-1", "often")) {
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Configuration.processSetting(
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> Configuration.processSetting(
                     "coordinator.snapshot-every", Map.of("FERRY_COORDINATOR_SNAPSHOT_EVERY", bad)));
-            assertTrue(e.getMessage().startsWith("env FERRY_COORDINATOR_SNAPSHOT_EVERY: coordinator.snapshot-every=" + bad),
+            assertTrue(e.getMessage()
+                    .startsWith("env FERRY_COORDINATOR_SNAPSHOT_EVERY: coordinator.snapshot-every=" + bad),
                     e.getMessage());
         }
     }
@@ -94,15 +106,18 @@ class ConfigurationTest {
         Path bad = Files.writeString(tmp.resolve("bad.conf"), "# a site file\nlog.level.io.ferry = loud\n");
         IllegalArgumentException inFile = assertThrows(IllegalArgumentException.class,
                 () -> Configuration.logLevels(Map.of(), Map.of("FERRY_CONFIG", bad.toString())));
-        assertTrue(inFile.getMessage().startsWith("file " + bad + ":2: configuration key 'log.level.io.ferry': invalid value 'loud'"),
+        assertTrue(inFile.getMessage()
+                .startsWith("file " + bad + ":2: configuration key 'log.level.io.ferry': invalid value 'loud'"),
                 inFile.getMessage());
         IllegalArgumentException inFlag = assertThrows(IllegalArgumentException.class,
                 () -> Configuration.logLevels(Map.of("log.level.io.ferry", "loud"), Map.of()));
-        assertTrue(inFlag.getMessage().startsWith("--set: configuration key 'log.level.io.ferry'"), inFlag.getMessage());
-        // The keys are the process's own: a store or a job never sees them, and config show lists them with their source.
+        assertTrue(inFlag.getMessage().startsWith("--set: configuration key 'log.level.io.ferry'"),
+                inFlag.getMessage());
+        // The keys are the process's own: a store or a job never sees them, and config show lists them with their
+        // source.
         Map<String, Configuration.Value> v = Configuration.effective(Map.of(), env, "file");
-        assertEquals(new Configuration.Value("log.level.org.apache.kafka", "error", "env FERRY_LOG_LEVEL_ORG_APACHE_KAFKA"),
-                v.get("log.level.org.apache.kafka"));
+        assertEquals(new Configuration.Value("log.level.org.apache.kafka", "error",
+                "env FERRY_LOG_LEVEL_ORG_APACHE_KAFKA"), v.get("log.level.org.apache.kafka"));
         assertEquals(Optional.of("log.level.io.ferry"), Configuration.keyOf("FERRY_LOG_LEVEL_IO_FERRY"));
     }
 
@@ -121,7 +136,8 @@ class ConfigurationTest {
         assertEquals(Optional.of("s3.secret-access-key"), Configuration.keyOf("FERRY_S3_SECRET_ACCESS_KEY"));
         assertEquals(Optional.of("posix.lustre.stripe-count"), Configuration.keyOf("FERRY_POSIX_LUSTRE_STRIPE_COUNT"));
         assertEquals(Optional.of("store.retry.max-backoff"), Configuration.keyOf("FERRY_STORE_RETRY_MAX_BACKOFF"));
-        for (String notConfig : new String[]{"FERRY_RANK", "FERRY_HOME", "FERRY_SOCKET", "FERRY_", "PATH", "FERRY_CONFIG"}) {
+        for (String notConfig : new String[]{"FERRY_RANK", "FERRY_HOME", "FERRY_SOCKET", "FERRY_", "PATH",
+                "FERRY_CONFIG"}) {
             assertEquals(Optional.empty(), Configuration.keyOf(notConfig), notConfig);
         }
     }
@@ -131,12 +147,13 @@ class ConfigurationTest {
         Path typo = file("staging.zstd-levl = 3\n");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> Configuration.effective(Map.of(), Map.of("FERRY_CONFIG", typo.toString()), "file"));
-        assertEquals("file " + typo + ":1: unknown configuration key 'staging.zstd-levl' (see ferry config show)", e.getMessage());
+        assertEquals("file " + typo + ":1: unknown configuration key 'staging.zstd-levl' (see ferry config show)",
+                e.getMessage());
         Path bad = file("staging.zstd-level = 99\n");
         e = assertThrows(IllegalArgumentException.class,
                 () -> Configuration.effective(Map.of(), Map.of("FERRY_CONFIG", bad.toString()), "file"));
-        assertTrue(e.getMessage().startsWith("file " + bad + ":1: staging.zstd-level=99:") && e.getMessage().contains("-7..22"),
-                e.getMessage());
+        assertTrue(e.getMessage().startsWith("file " + bad + ":1: staging.zstd-level=99:")
+                && e.getMessage().contains("-7..22"), e.getMessage());
         Path noEquals = file("staging.zstd-level 3\n");
         assertTrue(assertThrows(IllegalArgumentException.class,
                 () -> Configuration.effective(Map.of(), Map.of("FERRY_CONFIG", noEquals.toString()), "file"))
@@ -145,7 +162,8 @@ class ConfigurationTest {
                 () -> Configuration.effective(Map.of(), Map.of("FERRY_STAGING_WORKERS", "many"), "file"));
         assertTrue(e.getMessage().startsWith("env FERRY_STAGING_WORKERS: staging.workers=many"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class,
-                () -> Configuration.effective(Map.of(), Map.of("FERRY_CONFIG", tmp.resolve("nope").toString()), "file"));
+                () -> Configuration.effective(Map.of(), Map.of("FERRY_CONFIG", tmp.resolve("nope").toString()),
+                        "file"));
         assertTrue(e.getMessage().endsWith("nope: no such file"), e.getMessage());
     }
 
@@ -175,7 +193,8 @@ class ConfigurationTest {
         assertEquals(Optional.of("kafka.embedded.users-file"), Configuration.keyOf("FERRY_KAFKA_EMBEDDED_USERS_FILE"));
         Map<String, String> kafka = Configuration.kafka(Map.of("kafka.client.id", "ops"), env);
         assertEquals(Map.of("kafka.security.protocol", "SASL_SSL", "kafka.ssl.truststore.location", "/etc/ferry/ca.p12",
-                "kafka.sasl.jaas.config", JAAS, "kafka.sasl.mechanism", "PLAIN", "kafka.embedded.users-file", "/etc/ferry/users",
+                "kafka.sasl.jaas.config", JAAS, "kafka.sasl.mechanism", "PLAIN", "kafka.embedded.users-file",
+                "/etc/ferry/users",
                 "kafka.client.id", "ops"), kafka);
         KafkaAccess a = KafkaAccess.of("h:9092", kafka);
         assertEquals("SASL_SSL", a.client().settings().get("security.protocol"));
@@ -190,11 +209,15 @@ class ConfigurationTest {
         Path typo = file("kafka.sasl.mechanisms = PLAIN\n");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> Configuration.kafka(Map.of(), Map.of("FERRY_CONFIG", typo.toString())));
-        assertTrue(e.getMessage().contains(typo + ":1: unknown configuration key 'kafka.sasl.mechanisms'"), e.getMessage());
+        assertTrue(e.getMessage().contains(typo + ":1: unknown configuration key 'kafka.sasl.mechanisms'"),
+                e.getMessage());
         Path bad = file("kafka.security.protocol = SASL_TLS\n");
-        e = assertThrows(IllegalArgumentException.class, () -> Configuration.kafka(Map.of(), Map.of("FERRY_CONFIG", bad.toString())));
-        assertTrue(e.getMessage().contains(bad + ":1: ") && e.getMessage().contains("security.protocol"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> KafkaAccess.of("h:1", Map.of("kafka.bootstrap.servers", "x:1")));
+        e = assertThrows(IllegalArgumentException.class,
+                () -> Configuration.kafka(Map.of(), Map.of("FERRY_CONFIG", bad.toString())));
+        assertTrue(e.getMessage().contains(bad + ":1: ") && e.getMessage().contains("security.protocol"),
+                e.getMessage());
+        e = assertThrows(IllegalArgumentException.class,
+                () -> KafkaAccess.of("h:1", Map.of("kafka.bootstrap.servers", "x:1")));
         assertTrue(e.getMessage().contains("give --kafka"), e.getMessage());
         e = assertThrows(IllegalArgumentException.class, () -> KafkaAccess.of("h:1", Map.of("kafka.no.such", "x")));
         assertTrue(e.getMessage().contains("'kafka.no.such'"), e.getMessage());
@@ -224,8 +247,8 @@ class ConfigurationTest {
                 "no operators named: every login an operator, as before");
         IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class, () -> KafkaAccess.of(null,
                 Map.of("kafka.embedded.users-file", users.toString(), "kafka.embedded.operators", "agents,carol")));
-        assertTrue(unknown.getMessage().contains("'carol'") && unknown.getMessage().contains("kafka.embedded.operators"),
-                unknown.getMessage());
+        assertTrue(unknown.getMessage().contains("'carol'")
+                && unknown.getMessage().contains("kafka.embedded.operators"), unknown.getMessage());
         IllegalArgumentException noUsers = assertThrows(IllegalArgumentException.class,
                 () -> KafkaAccess.of(null, Map.of("kafka.embedded.operators", "agents")));
         assertTrue(noUsers.getMessage().contains("kafka.embedded.users-file"), noUsers.getMessage());

@@ -55,7 +55,8 @@ class CoordinatorRestartIT {
         Path results = Files.createDirectories(tmp.resolve("results"));
         Lines run = children.start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "crashy",
                 "--ranks", Integer.toString(RANKS), "--nodes", "n0", "--interval", "1s", "--auto-recover",
-                "--store", tmp.resolve("store").toString(), "--", LcgRank.script(tmp, STEPS).toString(), results.toString()));
+                "--store", tmp.resolve("store").toString(), "--", LcgRank.script(tmp, STEPS).toString(),
+                results.toString()));
         Process runProcess = children.last();
 
         long establishedBefore = Lines.generationOf(run.await("generation 1 established",
@@ -86,7 +87,8 @@ class CoordinatorRestartIT {
         assertTrue(runProcess.waitFor(5, TimeUnit.MINUTES), "ferry run did not finish: " + run.lines);
         assertEquals(0, runProcess.exitValue(), String.join("\n", run.lines));
         for (int r = 0; r < RANKS; r++) {
-            assertEquals(Long.toString(LcgRank.uninterrupted(r, STEPS)), Files.readString(results.resolve("rank-" + r)).trim(),
+            assertEquals(Long.toString(LcgRank.uninterrupted(r, STEPS)),
+                    Files.readString(results.resolve("rank-" + r)).trim(),
                     "rank " + r);
         }
     }
@@ -107,7 +109,8 @@ class CoordinatorRestartIT {
         Path results = Files.createDirectories(tmp.resolve("results"));
         Lines run = children.start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "slurmy",
                 "--ranks", Integer.toString(RANKS), "--nodes", "n0", "--interval", "0", "--halt-grace", "60s",
-                "--store", tmp.resolve("store").toString(), "--", LcgRank.script(tmp, 100_000).toString(), results.toString()));
+                "--store", tmp.resolve("store").toString(), "--", LcgRank.script(tmp, 100_000).toString(),
+                results.toString()));
         Process runProcess = children.last();
         while (!Files.exists(results.resolve("pid-1"))) {
             assertTrue(runProcess.isAlive(), "ferry run ended: " + run.lines);
@@ -151,7 +154,8 @@ class CoordinatorRestartIT {
             assertTrue(again.process.waitFor(60, TimeUnit.SECONDS), "the fenced coordinator stops");
             assertEquals(1, again.process.exitValue());
             assertTrue(Files.readString(tmp.resolve("coordinator-" + coordinators.indexOf(again.process) + ".log"))
-                    .contains("another coordinator started over this home's identity"), "the fenced coordinator says why");
+                    .contains("another coordinator started over this home's identity"),
+                    "the fenced coordinator says why");
         }
     }
 
@@ -161,10 +165,13 @@ class CoordinatorRestartIT {
         return startCoordinator(home, "--listen", kafka);
     }
 
-    /** A coordinator over {@code home}, its log the embedded broker on {@code --listen} or a site's ({@code --kafka}). */
+    /**
+     * A coordinator over {@code home}, its log the embedded broker on {@code --listen} or a site's ({@code --kafka}).
+     */
     private Started startCoordinator(Path home, String logOption, String kafka) throws Exception {
         long t0 = System.nanoTime();
-        ProcessBuilder pb = FerryProcess.builder(List.of("-Xmx384m"), "coordinator", "--home", home.toString(), logOption, kafka,
+        ProcessBuilder pb = FerryProcess.builder(List.of("-Xmx384m"), "coordinator", "--home", home.toString(),
+                logOption, kafka,
                 "--http", "off", "--takeover-after", TAKEOVER_SECONDS + "s", "--heartbeat-timeout", "20s");
         // Kafka's own account of the start (broker registration, group join), kept aside: a slow start says why.
         Path kafkaLog = tmp.resolve("coordinator-" + coordinators.size() + ".log");
@@ -178,7 +185,8 @@ class CoordinatorRestartIT {
         if (seconds > 15) {
             System.out.println("a slow coordinator start (" + seconds + " s), its milestones:");
             try (var in = Files.lines(kafkaLog)) {
-                in.filter(l -> l.matches(".*(DUPLICATE|new incarnation|Kafka Server started|group|took on|Recover|Waiting).*"))
+                in.filter(l -> l.matches(
+                        ".*(DUPLICATE|new incarnation|Kafka Server started|group|took on|Recover|Waiting).*"))
                         .forEach(l -> System.out.println("  " + l.substring(0, Math.min(220, l.length()))));
             }
         }

@@ -42,9 +42,10 @@ class CoordinatorStallIT {
     void aCoordinatorThawedAfterAStallLongerThanTheHeartbeatTimeoutReadsTheHeartbeatsItMissedBeforeDeciding()
             throws Exception {
         String kafka = "127.0.0.1:" + TestBed.freePort();
-        Process coordinator = FerryProcess.builder(List.of("-Xmx384m"), "coordinator", "--home", tmp.resolve("c").toString(),
-                "--listen", kafka, "--http", "off", "--heartbeat-timeout", TIMEOUT.toSeconds() + "s", "--takeover-after", "30s")
-                .redirectErrorStream(true).start();
+        Process coordinator = FerryProcess.builder(List.of("-Xmx384m"), "coordinator", "--home",
+                tmp.resolve("c").toString(),
+                "--listen", kafka, "--http", "off", "--heartbeat-timeout", TIMEOUT.toSeconds() + "s",
+                "--takeover-after", "30s").redirectErrorStream(true).start();
         ScheduledExecutorService beats = Executors.newScheduledThreadPool(1);
         AtomicBoolean runBeats = new AtomicBoolean(true);
         List<Event> events = new CopyOnWriteArrayList<>();
@@ -97,7 +98,8 @@ class CoordinatorStallIT {
                         + String.join("\n", out.lines));
 
                 runBeats.set(false); // now the `ferry run` really is gone
-                await("the job ended for the silent ferry run", () -> events.stream().anyMatch(e -> e instanceof Event.JobFinished));
+                await("the job ended for the silent ferry run",
+                        () -> events.stream().anyMatch(e -> e instanceof Event.JobFinished));
                 Event.JobFinished f = (Event.JobFinished) events.stream().filter(e -> e instanceof Event.JobFinished)
                         .findFirst().orElseThrow();
                 assertTrue(f.detail().contains("sent no heartbeat"), f.detail());
@@ -115,7 +117,8 @@ class CoordinatorStallIT {
 
     /** What the coordinator decided on its own for the job: recoveries and ends. */
     private static List<Event> decisions(List<Event> events) {
-        return events.stream().filter(e -> e instanceof Event.RecoveryStarted || e instanceof Event.JobFinished).toList();
+        return events.stream().filter(e -> e instanceof Event.RecoveryStarted || e instanceof Event.JobFinished)
+                .toList();
     }
 
     /**

@@ -45,12 +45,14 @@ class CoordinatorTakeoverIT {
     void theOtherCoordinatorTakesOverADeadOnesJobAndFinishesItsSnapshotInFlight() throws Exception {
         try {
             String kafka = "127.0.0.1:" + TestBed.freePort();
-            Lines a = start(FerryProcess.builder(List.of("-Xmx384m"), "coordinator", "--home", tmp.resolve("a").toString(),
+            Lines a = start(FerryProcess.builder(List.of("-Xmx384m"), "coordinator", "--home",
+                    tmp.resolve("a").toString(),
                     "--listen", kafka, "--http", "off", "--takeover-after", "6s"));
             a.await("coordinator a", l -> l.startsWith("ferry coordinator: serving jobs"));
             Path crashB = tmp.resolve("crash-b"); // armed below ({@link io.ferry.model.CrashPoint})
             Lines b = start(FerryProcess.builder(List.of("-Xmx384m", "-Dferry.crash-file=" + crashB), "coordinator",
-                    "--home", tmp.resolve("b").toString(), "--kafka", kafka, "--http", "off", "--takeover-after", "6s"));
+                    "--home", tmp.resolve("b").toString(), "--kafka", kafka, "--http", "off", "--takeover-after",
+                    "6s"));
             Process bProcess = started.get(started.size() - 1);
             b.await("coordinator b", l -> l.startsWith("ferry coordinator: serving jobs"));
             Set<Integer> ofB = partitions(b.await("b's share", l -> l.contains("took on events partitions")));
@@ -58,7 +60,8 @@ class CoordinatorTakeoverIT {
             String job = null;
             for (int i = 0; job == null; i++) { // a job whose events land on a partition b owns
                 String name = "take-" + i;
-                if (ofB.contains(Utils.toPositive(Utils.murmur2(name.getBytes(StandardCharsets.UTF_8))) % EVENTS_PARTITIONS)) {
+                if (ofB.contains(
+                        Utils.toPositive(Utils.murmur2(name.getBytes(StandardCharsets.UTF_8))) % EVENTS_PARTITIONS)) {
                     job = name;
                 }
             }
@@ -92,10 +95,12 @@ class CoordinatorTakeoverIT {
                 g = inFlight.get(0).generation();
                 assertTrue(g >= 2, "the generation in flight comes after generation 1: " + gens);
             }
-            assertTrue(a.lines.subList(aSoFar, a.lines.size()).stream().noneMatch(l -> l.contains("took on events partitions")),
+            assertTrue(a.lines.subList(aSoFar, a.lines.size()).stream()
+                    .noneMatch(l -> l.contains("took on events partitions")),
                     "a took the job over before the store was looked at: " + a.lines);
             String took = a.awaitAfter(aSoFar, "a takes the job over", l -> l.contains("took on events partitions"));
-            assertTrue(partitions(took).contains(partition), took + " should include " + job + "'s partition " + partition);
+            assertTrue(partitions(took).contains(partition),
+                    took + " should include " + job + "'s partition " + partition);
 
             assertTrue(runProcess.waitFor(4, TimeUnit.MINUTES), "ferry run did not finish: " + run.lines);
             assertEquals(0, runProcess.exitValue(), String.join("\n", run.lines));
@@ -108,7 +113,8 @@ class CoordinatorTakeoverIT {
             Set<Long> established = generations(run.lines, "established on");
             assertEquals(captured, established, String.join("\n", run.lines));
             assertTrue(captured.contains(g) && established.contains(g), "generation " + g + ", in flight at the kill");
-            assertTrue(established.stream().anyMatch(x -> x > g + 1), "a went on checkpointing the job: " + established);
+            assertTrue(established.stream().anyMatch(x -> x > g + 1),
+                    "a went on checkpointing the job: " + established);
         } finally {
             for (Process p : started) {
                 p.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);

@@ -44,14 +44,16 @@ class CrashIT {
         SyntheticImage.write(img, 600L << 20, 3, 0);
         Path store = tmp.resolve("store");
         String[] push = {"image", "push", img.toString(), "--store", store.toString(), "--job", "crash",
-                "--generation", "9", "--rank", "0", "--set", "staging.layout=chunks", "--set", "staging.chunk-size=256KiB", "--set", "staging.workers=1"};
+                "--generation", "9", "--rank", "0", "--set", "staging.layout=chunks", "--set",
+                "staging.chunk-size=256KiB", "--set", "staging.workers=1"};
         Process p = FerryProcess.builder(List.of(), push).redirectErrorStream(true)
                 .redirectOutput(tmp.resolve("push.log").toFile()).start();
         long deadline = System.nanoTime() + 60_000_000_000L;
         while (chunkCount(store) < 20 && p.isAlive() && System.nanoTime() < deadline) {
             Thread.sleep(5);
         }
-        assertTrue(p.isAlive(), "push finished before it could be killed: " + Files.readString(tmp.resolve("push.log")));
+        assertTrue(p.isAlive(),
+                "push finished before it could be killed: " + Files.readString(tmp.resolve("push.log")));
         p.destroyForcibly(); // SIGKILL: no shutdown hooks, no cleanup
         p.waitFor();
         long written = chunkCount(store);

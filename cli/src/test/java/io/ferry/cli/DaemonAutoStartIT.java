@@ -51,17 +51,20 @@ class DaemonAutoStartIT {
         Path log = run.resolve("ferry/daemon.log");
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
         while (!(Files.exists(log) && Files.readString(log).contains("ferry daemon: serving"))) {
-            assertTrue(System.nanoTime() < deadline, "the daemon never served: " + (Files.exists(log) ? Files.readString(log) : ""));
+            assertTrue(System.nanoTime() < deadline,
+                    "the daemon never served: " + (Files.exists(log) ? Files.readString(log) : ""));
             Thread.sleep(100);
         }
 
         Result second = ferry(run, null, "image", "pull", "--store", tmp.resolve("st").toString(), "--job", "j",
                 "--generation", "1", "--rank", "0", tmp.resolve("back").toString());
         assertEquals(0, second.exit, second.err);
-        assertFalse(second.err.contains("started a daemon"), "a serving daemon is used, not another started: " + second.err);
+        assertFalse(second.err.contains("started a daemon"),
+                "a serving daemon is used, not another started: " + second.err);
         assertEquals(Files.readString(img.resolve("state")), Files.readString(tmp.resolve("back/state")));
         stopDaemons();
-        long stopBy = System.nanoTime() + TimeUnit.MINUTES.toNanos(2); // its own time: the start may have used most of the first
+        // its own time: the start may have used most of the first
+        long stopBy = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
         while (!Files.readString(log).contains("stopped after")) {
             assertTrue(System.nanoTime() < stopBy, "the daemon did not stop: " + Files.readString(log));
             Thread.sleep(100);

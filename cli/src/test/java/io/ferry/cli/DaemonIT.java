@@ -48,7 +48,8 @@ class DaemonIT {
         log = tmp.resolve("daemon.log");
         ProcessBuilder pb = FerryProcess.builder(List.of(), "daemon", "--socket", socket.toString(), "--idle-exit", "0",
                 "--warm-up", "0");
-        pb.environment().put("FERRY_PROGRESS", "1"); // served commands draw progress: the clients' environment says so too
+        // served commands draw progress: the clients' environment says so too
+        pb.environment().put("FERRY_PROGRESS", "1");
         daemon = pb.redirectErrorStream(true).redirectOutput(log.toFile()).start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (!Files.exists(socket) || !Files.readString(log).contains("serving")) {
@@ -67,7 +68,10 @@ class DaemonIT {
         assertFalse(Files.exists(socket), "SIGTERM removes the socket");
     }
 
-    /** The two clients: {@link ThinClient} in a JVM, and {@code bin/ferry-daemon-client} on Python (what bin/ferry prefers). */
+    /**
+     * The two clients: {@link ThinClient} in a JVM, and {@code bin/ferry-daemon-client} on Python (what bin/ferry
+     * prefers).
+     */
     enum Client { JAVA, PYTHON }
 
     private Client kind = Client.JAVA;
@@ -145,7 +149,9 @@ class DaemonIT {
 
     private static final Path PYTHON = Path.of("/usr/bin/python3");
 
-    /** Uses client {@code c}; a working directory {@code work} whose {@code img} holds {@code bytes} and a small file. */
+    /**
+     * Uses client {@code c}; a working directory {@code work} whose {@code img} holds {@code bytes} and a small file.
+     */
     private Path work(Client c, long bytes, long seed) throws Exception {
         org.junit.jupiter.api.Assumptions.assumeTrue(c == Client.JAVA || Files.isExecutable(PYTHON),
                 "no /usr/bin/python3 (apt-get install python3): bin/ferry uses the JVM client then");
@@ -159,24 +165,30 @@ class DaemonIT {
     @EnumSource(Client.class)
     void aServedPushAndPullResolveTheClientsPathsAndAnswerAsTheCommandInItsOwnJvm(Client c) throws Exception {
         Path work = work(c, 3 << 20, 1);
-        FerryProcess.Result push = served(work, "image", "push", "img", "--store", "st", "--job", "j", "--generation", "0",
+        FerryProcess.Result push = served(work, "image", "push", "img", "--store", "st", "--job", "j", "--generation",
+                "0",
                 "--rank", "0", "--json");
         assertEquals(0, push.exit(), push.err());
         JsonNode pushed = new ObjectMapper().readTree(push.out());
         assertEquals((3 << 20) + 7, pushed.get("rawBytes").asLong());
-        assertTrue(Files.isDirectory(work.resolve("st")), "the store is where the client meant, not in the daemon's directory");
+        assertTrue(Files.isDirectory(work.resolve("st")),
+                "the store is where the client meant, not in the daemon's directory");
         assertTrue(push.err().contains("MB/s"), "the push's progress reached the client: " + push.err());
 
-        FerryProcess.Result pull = served(work, "image", "pull", "--store", "st", "--job", "j", "--generation", "0", "--rank", "0", "out");
+        FerryProcess.Result pull = served(work, "image", "pull", "--store", "st", "--job", "j", "--generation", "0",
+                "--rank", "0", "out");
         assertEquals(0, pull.exit(), pull.err());
         assertTrue(pull.out().startsWith("pulled j/0/0 into " + work.resolve("out")), pull.out());
         assertArrayEquals(Files.readAllBytes(work.resolve("img/state")), Files.readAllBytes(work.resolve("out/state")));
-        assertTrue(pull.err().contains("has no commit marker"), "the warning went to the client's stderr: " + pull.err());
+        assertTrue(pull.err().contains("has no commit marker"),
+                "the warning went to the client's stderr: " + pull.err());
 
         // Failures: the same exit code and the same line on stderr as in a JVM of its own.
         for (String[] args : List.of(
-                new String[] {"image", "pull", "--store", "st", "--job", "j", "--generation", "0", "--rank", "0", "out"},
-                new String[] {"image", "push", "img", "--store", "st", "--job", "../x", "--generation", "1", "--rank", "0"},
+                new String[] {"image", "pull", "--store", "st", "--job", "j", "--generation", "0", "--rank", "0",
+                        "out"},
+                new String[] {"image", "push", "img", "--store", "st", "--job", "../x", "--generation", "1", "--rank",
+                        "0"},
                 new String[] {"image", "push", "--store", "st", "--job", "j", "--generation", "1", "--rank", "0"})) {
             FerryProcess.Result s = served(work, args);
             FerryProcess.Result o = own(work, args);
@@ -198,34 +210,39 @@ class DaemonIT {
         assertEquals(ThinClient.NOT_SERVED, env.exit(), env.err());
         FerryProcess.Result verify = served(work, "store", "verify", "st");
         assertEquals(ThinClient.NOT_SERVED, verify.exit());
-        FerryProcess.Result levels = served(work, "image", "push", "img", "--store", "st", "--job", "j", "--generation", "0",
+        FerryProcess.Result levels = served(work, "image", "push", "img", "--store", "st", "--job", "j", "--generation",
+                "0",
                 "--rank", "0", "--log-level", "debug");
         assertEquals(ThinClient.NOT_SERVED, levels.exit());
         assertFalse(Files.exists(work.resolve("st")), "a declined command did nothing");
         // A socket nobody serves: not served, nothing done.
-        FerryProcess.Result none = FerryProcess.run(client(work, Map.of("FERRY_DAEMON_SOCKET", tmp.resolve("none.sock").toString()), push));
+        FerryProcess.Result none = FerryProcess.run(client(work,
+                Map.of("FERRY_DAEMON_SOCKET", tmp.resolve("none.sock").toString()), push));
         assertEquals(ThinClient.NOT_SERVED, none.exit());
         assertFalse(Files.exists(work.resolve("st")));
         assertEquals(0, served(work, push).exit(), "the daemon serves on");
 
         // A second daemon on a live socket is refused; the first serves on.
-        FerryProcess.Result second = FerryProcess.run(List.of(), "daemon", "--socket", socket.toString(), "--warm-up", "0");
+        FerryProcess.Result second = FerryProcess.run(List.of(), "daemon", "--socket", socket.toString(), "--warm-up",
+                "0");
         assertEquals(1, second.exit());
         assertTrue(second.err().contains("serves " + socket + " already"), second.err());
         // A socket directory others may write in is refused.
         Path open = Files.createDirectories(tmp.resolve("open"));
         Files.setPosixFilePermissions(open, PosixFilePermissions.fromString("rwxrwxrwx"));
-        FerryProcess.Result loose = FerryProcess.run(List.of(), "daemon", "--socket", open.resolve("d.sock").toString(), "--warm-up", "0");
+        FerryProcess.Result loose = FerryProcess.run(List.of(), "daemon", "--socket", open.resolve("d.sock").toString(),
+                "--warm-up", "0");
         assertEquals(1, loose.exit());
         assertTrue(loose.err().contains("writable by others"), loose.err());
-        assertEquals(0, served(work, "image", "push", "img", "--store", "st", "--job", "j", "--generation", "1", "--rank", "0").exit());
+        assertEquals(0, served(work, "image", "push", "img", "--store", "st", "--job", "j", "--generation", "1",
+                "--rank", "0").exit());
     }
 
     @Test
     void anIdleDaemonExitsByItselfAndTakesItsSocketAlong() throws Exception {
         Path other = tmp.resolve("idle/d.sock");
-        Process p = FerryProcess.builder(List.of(), "daemon", "--socket", other.toString(), "--idle-exit", "2s", "--warm-up", "1MiB")
-                .redirectErrorStream(true).start();
+        Process p = FerryProcess.builder(List.of(), "daemon", "--socket", other.toString(), "--idle-exit", "2s",
+                "--warm-up", "1MiB").redirectErrorStream(true).start();
         assertTrue(p.waitFor(60, TimeUnit.SECONDS), "still up after a minute idle");
         String said = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(0, p.exitValue(), said);
@@ -242,8 +259,8 @@ class DaemonIT {
     void aClientKilledMidPushHasItsPushInterruptedAndTheDaemonServesOn() throws Exception {
         Path work = Files.createDirectories(tmp.resolve("work"));
         image(work.resolve("big"), 512L << 20, 3);
-        Process p = client(work, Map.of(), "image", "push", "big", "--store", "st", "--job", "j", "--generation", "0", "--rank", "0")
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        Process p = client(work, Map.of(), "image", "push", "big", "--store", "st", "--job", "j", "--generation", "0",
+                "--rank", "0").redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         // Its progress says the push is under way; then the client dies as a Ctrl-C or a kill would end it.
         underWay(p);
         p.destroyForcibly();
@@ -261,14 +278,16 @@ class DaemonIT {
             Thread.sleep(50);
         }
         // No manifest was written: the image cannot be pulled, and the store verifies.
-        FerryProcess.Result pull = own(work, "image", "pull", "--store", "st", "--job", "j", "--generation", "0", "--rank", "0", "out");
+        FerryProcess.Result pull = own(work, "image", "pull", "--store", "st", "--job", "j", "--generation", "0",
+                "--rank", "0", "out");
         assertEquals(1, pull.exit(), pull.out());
         assertFalse(Files.exists(work.resolve("out")));
         FerryProcess.Result verify = own(work, "store", "verify", "st");
         assertEquals(0, verify.exit(), verify.out() + verify.err());
 
         image(work.resolve("small"), 1 << 20, 4);
-        FerryProcess.Result next = served(work, "image", "push", "small", "--store", "st", "--job", "j", "--generation", "1", "--rank", "0");
+        FerryProcess.Result next = served(work, "image", "push", "small", "--store", "st", "--job", "j", "--generation",
+                "1", "--rank", "0");
         assertEquals(0, next.exit(), next.err());
         assertTrue(daemon.isAlive());
     }
@@ -295,11 +314,13 @@ class DaemonIT {
         Path work = Files.createDirectories(tmp.resolve("work"));
         image(work.resolve("img"), 256L << 20, 8);
         try (S3ProxyServer s3 = new S3ProxyServer(tmp.resolve("s3")).bucket("ferry")) {
-            List<String> args = new ArrayList<>(List.of("image", "push", "img", "--store", "s3://ferry/site", "--job", "j",
+            List<String> args = new ArrayList<>(List.of("image", "push", "img", "--store", "s3://ferry/site", "--job",
+                    "j",
                     "--generation", "0", "--rank", "0", "--set", "store.retry.attempts=100",
                     "--set", "store.retry.max-backoff=200ms"));
             s3.options().forEach((k, v) -> args.addAll(List.of("--set", k + "=" + v)));
-            Process p = client(work, Map.of(), args.toArray(String[]::new)).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+            Process p = client(work, Map.of(), args.toArray(String[]::new))
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
             StringBuffer err = new StringBuffer();
             Thread reader = new Thread(() -> {
                 try (var in = new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8)) {
@@ -320,16 +341,20 @@ class DaemonIT {
             int logFrom = Files.readString(log).length();
             deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
             while (!Files.readString(log).substring(logFrom).contains("circuit State transition from CLOSED to OPEN")) {
-                assertTrue(p.isAlive() && System.nanoTime() < deadline, err + "\nDAEMON LOG:\n" + Files.readString(log));
+                assertTrue(p.isAlive() && System.nanoTime() < deadline,
+                        err + "\nDAEMON LOG:\n" + Files.readString(log));
                 Thread.sleep(10);
             }
             s3.start(); // back, but the circuit stays open (10 s): the push's next try fails at once
             assertTrue(p.waitFor(120, TimeUnit.SECONDS));
             reader.join();
             String said = err.toString();
-            assertEquals(1, p.exitValue(), said.substring(Math.max(0, said.length() - 3000)) + "\nDAEMON LOG:\n" + Files.readString(log));
-            assertTrue(said.contains("ferry: store s3://ferry/site is considered down"), said.substring(Math.max(0, said.length() - 3000)));
-            // The retries show on the client's stderr, as a command in its own JVM prints them, and in the daemon's log.
+            assertEquals(1, p.exitValue(),
+                    said.substring(Math.max(0, said.length() - 3000)) + "\nDAEMON LOG:\n" + Files.readString(log));
+            assertTrue(said.contains("ferry: store s3://ferry/site is considered down"),
+                    said.substring(Math.max(0, said.length() - 3000)));
+            // The retries show on the client's stderr, as a command in its own JVM prints them, and in the daemon's
+            // log.
             assertTrue(err.toString().contains("failed, retrying in"), err.toString());
             assertTrue(Files.readString(log).contains("failed, retrying in"), Files.readString(log));
         }
@@ -340,7 +365,8 @@ class DaemonIT {
     void aDaemonWhoseBuildWasReplacedDeclinesAndExits(Client c) throws Exception {
         Path work = work(c, 64 << 10, 5);
         image(work.resolve("big"), 256L << 20, 6);
-        Process inFlight = client(work, Map.of(), "image", "push", "big", "--store", "big-st", "--job", "j", "--generation", "0",
+        Process inFlight = client(work, Map.of(), "image", "push", "big", "--store", "big-st", "--job", "j",
+                "--generation", "0",
                 "--rank", "0").redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         underWay(inFlight);
         // What the client calls its build: where its classes are and when they changed. A rebuild changes that time.
@@ -348,7 +374,8 @@ class DaemonIT {
         FileTime before = Files.getLastModifiedTime(classes);
         try {
             Files.setLastModifiedTime(classes, FileTime.fromMillis(before.toMillis() + 60_000));
-            FerryProcess.Result r = served(work, "image", "push", "img", "--store", "st", "--job", "j", "--generation", "0", "--rank", "0");
+            FerryProcess.Result r = served(work, "image", "push", "img", "--store", "st", "--job", "j", "--generation",
+                    "0", "--rank", "0");
             assertEquals(ThinClient.NOT_SERVED, r.exit(), r.err());
         } finally {
             Files.setLastModifiedTime(classes, before);
@@ -356,7 +383,8 @@ class DaemonIT {
         // The push under way when the daemon learnt it was stale ends as it would have: the daemon waits for it.
         assertTrue(inFlight.waitFor(120, TimeUnit.SECONDS));
         assertEquals(0, inFlight.exitValue());
-        assertEquals(0, own(work, "image", "pull", "--store", "big-st", "--job", "j", "--generation", "0", "--rank", "0", "back").exit());
+        assertEquals(0, own(work, "image", "pull", "--store", "big-st", "--job", "j", "--generation", "0", "--rank",
+                "0", "back").exit());
         assertEquals(-1, Files.mismatch(work.resolve("big/state"), work.resolve("back/state")));
         assertTrue(daemon.waitFor(30, TimeUnit.SECONDS), "a stale daemon exits");
         assertTrue(Files.readString(log).contains("the distribution was rebuilt"), Files.readString(log));

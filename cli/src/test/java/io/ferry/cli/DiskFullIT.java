@@ -58,8 +58,10 @@ class DiskFullIT {
         Files.writeString(script, String.join("\n",
                 "#!/usr/bin/env bash",
                 // A careful rank: DONE only once its files are written; 16 KiB of state, then 8 MiB from step 100 on.
-                "trap 'g=$(cat \"$FERRY_CKPT_DIR/REQUEST\"); d=\"$FERRY_CKPT_DIR/$g\"; size=$(( step < 100 ? 16384 : 8388608 ));"
-                        + " { echo \"$x $step\" > \"$d/state\" && head -c $size /dev/urandom > \"$d/blob\"; } 2>/dev/null && : > \"$d/DONE\"' USR2",
+                "trap 'g=$(cat \"$FERRY_CKPT_DIR/REQUEST\"); d=\"$FERRY_CKPT_DIR/$g\"; size=$(( step <"
+                        + " 100 ? 16384 : 8388608 ));"
+                        + " { echo \"$x $step\" > \"$d/state\" && head -c $size /dev/urandom > \"$d/blob\"; }"
+                        + " 2>/dev/null && : > \"$d/DONE\"' USR2",
                 "results=$1; x=$((FERRY_RANK + 1)); step=0",
                 "if [ -n \"$FERRY_RESTART_DIR\" ]; then read -r x step < \"$FERRY_RESTART_DIR/state\"; fi",
                 "while (( step < " + STEPS + " )); do",
@@ -69,8 +71,10 @@ class DiskFullIT {
                 "echo \"$x\" > \"$results/rank-$FERRY_RANK\"", ""));
         script.toFile().setExecutable(true);
         Path store = tmp.resolve("store");
-        Process run = FerryProcess.builder(List.of("-Xmx768m"), "run", "--job", "full", "--ranks", "1", "--home", home.toString(),
-                "--http", "off", "--interval", "1s", "--capture-timeout", "3s", "--auto-recover", "--store", store.toString(),
+        Process run = FerryProcess.builder(List.of("-Xmx768m"), "run", "--job", "full", "--ranks", "1", "--home",
+                home.toString(),
+                "--http", "off", "--interval", "1s", "--capture-timeout", "3s", "--auto-recover", "--store",
+                store.toString(),
                 "--", script.toString(), results.toString()).redirectErrorStream(true).start();
         Lines out = new Lines(run, "run");
         assertTrue(run.waitFor(3, TimeUnit.MINUTES), "ferry run did not finish: " + out.lines);

@@ -28,7 +28,10 @@ final class DurableFs implements AutoCloseable {
         this.script = script;
     }
 
-    /** Skips the test (an assumption, with its reason) where FUSE or fusepy is missing; else copies the script to {@code dir}. */
+    /**
+     * Skips the test (an assumption, with its reason) where FUSE or fusepy is missing; else copies the script to
+     * {@code dir}.
+     */
     static DurableFs in(Path dir) throws Exception {
         assumeTrue("root".equals(System.getProperty("user.name")), "mounting a FUSE file system here needs root");
         assumeTrue(Files.exists(Path.of("/dev/fuse")), "no /dev/fuse: this kernel or container has no FUSE");
@@ -48,13 +51,14 @@ final class DurableFs implements AutoCloseable {
      * lists the mount.
      */
     Process mount(Path backing, Path mnt, Path log, int cutAfter) throws Exception {
-        Process fs = new ProcessBuilder(PYTHON, script.toString(), backing.toString(), mnt.toString(), Integer.toString(cutAfter))
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        Process fs = new ProcessBuilder(PYTHON, script.toString(), backing.toString(), mnt.toString(),
+                Integer.toString(cutAfter)).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         started.add(fs);
         mounts.add(mnt);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (!mounted(mnt)) {
-            assertTrue(fs.isAlive() && System.nanoTime() < deadline, "durablefs did not mount: " + Files.readString(log));
+            assertTrue(fs.isAlive() && System.nanoTime() < deadline,
+                    "durablefs did not mount: " + Files.readString(log));
             Thread.sleep(50);
         }
         return fs;

@@ -38,24 +38,31 @@ class EncryptionCommandTest {
         Path otherFile = ownerOnly(Files.writeString(tmp.resolve("other"), OTHER + "\n"));
         String[] where = {"--store", store, "--job", "j", "--generation", "1", "--rank", "0"};
 
-        FerryProcess.Result push = ferry(Map.of("FERRY_ENCRYPTION_KEY", KEY), concat(new String[]{"image", "push", image.toString()}, where));
+        FerryProcess.Result push = ferry(Map.of("FERRY_ENCRYPTION_KEY", KEY),
+                concat(new String[]{"image", "push", image.toString()}, where));
         assertEquals(0, push.exit(), push.err());
         assertEquals(0, ferry(Map.of(), "snapshot", "commit", "--store", store, "--job", "j", "--generation", "1",
                 "--ranks", "1").exit(), "the coordinator's commit needs no key");
 
-        FerryProcess.Result none = ferry(Map.of(), concat(new String[]{"image", "pull", tmp.resolve("none").toString()}, where));
+        FerryProcess.Result none = ferry(Map.of(),
+                concat(new String[]{"image", "pull", tmp.resolve("none").toString()}, where));
         assertNotEquals(0, none.exit());
         assertTrue(none.err().matches("ferry: generation 1 of job j is encrypted with key id [0-9a-f]{16}; no key is"
                 + " configured: set encryption.key-file or FERRY_ENCRYPTION_KEY\n"), none.err());
-        FerryProcess.Result wrong = ferry(Map.of(), concat(new String[]{"image", "pull", tmp.resolve("wrong").toString(),
+        FerryProcess.Result wrong = ferry(Map.of(),
+                concat(new String[]{"image", "pull", tmp.resolve("wrong").toString(),
                 "--set", "encryption.key-file=" + otherFile}, where));
         assertNotEquals(0, wrong.exit());
-        assertTrue(wrong.err().matches("ferry: generation 1 of job j is encrypted with key id [0-9a-f]{16}; the configured"
-                + " key has id [0-9a-f]{16} \\(a key of before a rotation goes in encryption.previous-key-files\\)\n"), wrong.err());
+        assertTrue(wrong.err()
+                .matches("ferry: generation 1 of job j is encrypted with key id [0-9a-f]{16}; the configured"
+                + " key has id [0-9a-f]{16} \\(a key of before a rotation goes in encryption.previous-key-files\\)\n"),
+                wrong.err());
         // A rotation: the other key current, the first kept as a previous key; the generation it sealed pulls,
         // and `store ls` shows which key each generation is sealed with.
-        FerryProcess.Result rotated = ferry(Map.of(), concat(new String[]{"image", "pull", tmp.resolve("rotated").toString(),
-                "--set", "encryption.key-file=" + otherFile, "--set", "encryption.previous-key-files=" + keyFile}, where));
+        FerryProcess.Result rotated = ferry(Map.of(),
+                concat(new String[]{"image", "pull", tmp.resolve("rotated").toString(),
+                "--set", "encryption.key-file=" + otherFile, "--set", "encryption.previous-key-files=" + keyFile},
+                where));
         assertEquals(0, rotated.exit(), rotated.err());
         assertEquals(-1, Files.mismatch(image.resolve("state"), tmp.resolve("rotated/state")));
         FerryProcess.Result ls = ferry(Map.of(), "store", "ls", store);
@@ -66,7 +73,8 @@ class EncryptionCommandTest {
                 "--set", "encryption.key-file=" + keyFile}, where));
         assertEquals(0, right.exit(), right.err());
         assertEquals(-1, Files.mismatch(image.resolve("state"), tmp.resolve("back/state")));
-        FerryProcess.Result verify = ferry(Map.of("FERRY_ENCRYPTION_KEY_FILE", keyFile.toString()), "store", "verify", store);
+        FerryProcess.Result verify = ferry(Map.of("FERRY_ENCRYPTION_KEY_FILE", keyFile.toString()), "store", "verify",
+                store);
         assertEquals(0, verify.exit(), verify.out() + verify.err());
         FerryProcess.Result blind = ferry(Map.of(), "store", "verify", store, "--repair");
         assertNotEquals(0, blind.exit());
@@ -81,17 +89,19 @@ class EncryptionCommandTest {
     void aKeyFileOfTheWrongLengthIsOneLineNamingItAndConfigShowHidesTheKey() throws Exception {
         Path bad = ownerOnly(Files.writeString(tmp.resolve("bad.key"), KEY.substring(0, 40)));
         Path image = Files.createDirectories(tmp.resolve("image"));
-        FerryProcess.Result push = ferry(Map.of(), "image", "push", image.toString(), "--store", tmp.resolve("s").toString(),
+        FerryProcess.Result push = ferry(Map.of(), "image", "push", image.toString(), "--store",
+                tmp.resolve("s").toString(),
                 "--job", "j", "--generation", "1", "--rank", "0", "--set", "encryption.key-file=" + bad);
         assertNotEquals(0, push.exit());
-        assertEquals("ferry: encryption.key-file=" + bad + ": expected the 32-byte key as 64 hex digits, found 40 characters\n",
-                push.err());
+        assertEquals("ferry: encryption.key-file=" + bad
+                + ": expected the 32-byte key as 64 hex digits, found 40 characters\n", push.err());
 
         FerryProcess.Result show = ferry(Map.of("FERRY_ENCRYPTION_KEY", KEY), "config", "show", "--set",
                 "encryption.key-file=/etc/ferry/site.key");
         assertEquals(0, show.exit(), show.err());
         assertTrue(show.out().matches("(?s).*encryption\\.key-file *= /etc/ferry/site\\.key *# --set.*"), show.out());
-        assertTrue(show.out().matches("(?s).*encryption\\.key *= \\(set, not shown\\) *# env FERRY_ENCRYPTION_KEY.*"), show.out());
+        assertTrue(show.out().matches("(?s).*encryption\\.key *= \\(set, not shown\\) *# env FERRY_ENCRYPTION_KEY.*"),
+                show.out());
         assertFalse(show.out().contains(KEY.substring(0, 16)), show.out());
     }
 

@@ -64,15 +64,24 @@ class FaultHarnessIT {
     /** What a run does to the cluster; the crash points are those of {@link io.ferry.model.CrashPoint}. */
     enum Fault {
         RANK_KILLED(null), AGENT_KILLED(null), COORDINATOR_KILLED(null), ONE_NODE_RUN_KILLED(null),
-        AGENT_AT_CAPTURE("agent.captured"), AGENT_AT_PACK("agent.pack-written"), AGENT_AT_MANIFEST("agent.manifest-written"),
+        AGENT_AT_CAPTURE("agent.captured"), AGENT_AT_PACK("agent.pack-written"),
+        AGENT_AT_MANIFEST("agent.manifest-written"),
         COORDINATOR_BEFORE_MARKER("coordinator.before-marker"), COORDINATOR_AT_MARKER("coordinator.marker-written"),
-        /** CheckpointRequested logged, its capture commands not sent: the restarted coordinator must fail it at its deadline. */
+        /**
+         * CheckpointRequested logged, its capture commands not sent: the restarted coordinator must fail it at its
+         * deadline.
+         */
         COORDINATOR_AT_REQUEST("coordinator.checkpoint-requested"),
-        /** A bit flipped (or the file cut short) in a rank's cached images from the newest established generation on, then the rank killed. */
+        /**
+         * A bit flipped (or the file cut short) in a rank's cached images from the newest established generation on,
+         * then the rank killed.
+         */
         CACHE_ROT(null),
         /** A bit flipped (or the object cut short) in a pack on the store, then a rank killed. */
         STORE_ROT(null),
-        /** The site's separate Kafka broker SIGKILLed and started again (a second cluster whose coordinator uses it). */
+        /**
+         * The site's separate Kafka broker SIGKILLed and started again (a second cluster whose coordinator uses it).
+         */
         BROKER_KILLED(null);
 
         final String crashPoint;
@@ -140,7 +149,8 @@ class FaultHarnessIT {
         int runs = Integer.getInteger("ferry.faults.runs", Fault.values().length); // every kind once, in order
         long seed = Long.getLong("ferry.faults.seed", 1);
         List<Fault> only = System.getProperty("ferry.faults.only", "").isBlank() ? List.of()
-                : java.util.Arrays.stream(System.getProperty("ferry.faults.only").split(",")).map(String::trim).map(Fault::valueOf).toList();
+                : java.util.Arrays.stream(System.getProperty("ferry.faults.only").split(",")).map(String::trim)
+                .map(Fault::valueOf).toList();
         String kafka = "127.0.0.1:" + TestBed.freePort();
         Cluster embedded = new Cluster(null, coordinator("coordinator", "--listen", kafka),
                 List.of(agent("n0", kafka), agent("n1", kafka)), kafka);
@@ -165,8 +175,10 @@ class FaultHarnessIT {
                 Cluster cluster = fault == Fault.BROKER_KILLED ? separate : embedded;
                 cluster.startOnce();
                 boolean serviceDown = fault.onCoordinator() || fault == Fault.BROKER_KILLED;
-                String outcome = run(i, fault, rnd, cluster, serviceDown ? longScript : script, serviceDown ? STEPS_LONG : STEPS, t);
-                System.out.printf(Locale.ROOT, "FaultHarnessIT run %d (%s, %.0f s): %s%n", i, fault, (System.nanoTime() - t0) / 1e9, outcome);
+                String outcome = run(i, fault, rnd, cluster, serviceDown ? longScript : script,
+                        serviceDown ? STEPS_LONG : STEPS, t);
+                System.out.printf(Locale.ROOT, "FaultHarnessIT run %d (%s, %.0f s): %s%n", i, fault,
+                        (System.nanoTime() - t0) / 1e9, outcome);
                 if (!outcome.equals("ok")) {
                     problems.add("run " + i + " (" + fault + ", seed " + seed + "): " + outcome);
                 }
@@ -215,7 +227,8 @@ class FaultHarnessIT {
 
     /** A coordinator with its embedded broker ({@code --listen}) or of a separate one ({@code --kafka}). */
     private Daemon coordinator(String name, String kafkaFlag, String kafka) {
-        return new Daemon(name, "ferry coordinator: serving jobs", "coordinator", "--home", tmp.resolve(name).toString(),
+        return new Daemon(name, "ferry coordinator: serving jobs", "coordinator", "--home",
+                tmp.resolve(name).toString(),
                 kafkaFlag, kafka, "--http", "off", "--heartbeat-timeout", "10s", "--takeover-after", "6s");
     }
 
@@ -225,7 +238,8 @@ class FaultHarnessIT {
     }
 
     /** One job with one fault; "ok" or what went wrong. */
-    private String run(int i, Fault fault, Random rnd, Cluster cluster, Path script, int steps, FaultTable.Tally t) throws Exception {
+    private String run(int i, Fault fault, Random rnd, Cluster cluster, Path script, int steps, FaultTable.Tally t)
+            throws Exception {
         Daemon coordinator = cluster.coordinator();
         List<Daemon> agents = cluster.agents();
         Daemon target = fault == Fault.BROKER_KILLED ? cluster.broker() : fault.onCoordinator() ? coordinator
@@ -244,12 +258,13 @@ class FaultHarnessIT {
         List<String> args = new ArrayList<>(List.of("run", "--job", job, "--ranks", Integer.toString(RANKS)));
         args.addAll(where);
         // A short capture timeout: a generation whose captures were never sent (COORDINATOR_AT_REQUEST) fails soon.
-        args.addAll(List.of("--interval", "1s", "--capture-timeout", "10s", "--auto-recover", "--store", store.toString(),
+        args.addAll(List.of("--interval", "1s", "--capture-timeout", "10s", "--auto-recover", "--store",
+                store.toString(),
                 "--", script.toString(),
                 results.toString()));
         // (the one-node run holds a broker too: 256 MiB is too little for it and a push's buffers)
-        ProcessBuilder command = FerryProcess.builder(List.of(fault == Fault.ONE_NODE_RUN_KILLED ? "-Xmx768m" : "-Xmx256m"),
-                args.toArray(String[]::new)).redirectErrorStream(true);
+        ProcessBuilder command = FerryProcess.builder(List.of(fault == Fault.ONE_NODE_RUN_KILLED ? "-Xmx768m"
+                : "-Xmx256m"), args.toArray(String[]::new)).redirectErrorStream(true);
         Process run = command.start();
         Lines out = new Lines(run, "run " + i);
         List<String> printed = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -266,7 +281,8 @@ class FaultHarnessIT {
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(4);
         while (run.isAlive() && System.nanoTime() < deadline) {
             if (fault.crashPoint == null && !injected && fireAt == Long.MAX_VALUE && ranksStarted(results)
-                    && (!rot || !generations(out.lines, ESTABLISHED, 1).isEmpty())) { // rot: once something is established
+                    && (!rot || !generations(out.lines, ESTABLISHED, 1).isEmpty())) {
+                // rot: once something is established
                 fireAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300 + rnd.nextInt(3000));
             }
             if (!injected && System.nanoTime() >= fireAt) {
@@ -335,7 +351,8 @@ class FaultHarnessIT {
             Path result = results.resolve("rank-" + r);
             String got = Files.exists(result) ? Files.readString(result).trim() : "(none)";
             if (!got.equals(Long.toString(LcgRank.uninterrupted(r, steps)))) {
-                wrong.add("rank " + r + " ended with " + got + ", an uninterrupted run with " + LcgRank.uninterrupted(r, steps));
+                wrong.add("rank " + r + " ended with " + got + ", an uninterrupted run with "
+                        + LcgRank.uninterrupted(r, steps));
             }
         }
         if (!wrong.isEmpty()) {
@@ -344,7 +361,8 @@ class FaultHarnessIT {
         }
         Set<Long> established = generations(printed, ESTABLISHED, 1);
         t.established += established.size();
-        t.afterFault += generations(out.lines.subList(Math.max(0, linesAtFault), out.lines.size()), ESTABLISHED, 1).size();
+        t.afterFault += generations(out.lines.subList(Math.max(0, linesAtFault), out.lines.size()), ESTABLISHED, 1)
+                .size();
         List<String> lost = new ArrayList<>();
         for (long g : established) {
             if (!Files.isRegularFile(store.resolve("ferry/v1/jobs/" + job + "/" + g + "/SNAPSHOT"))) {
@@ -358,7 +376,8 @@ class FaultHarnessIT {
         }
         for (long g : generations(printed, RESTORED, 2)) {
             // The commit marker is what makes a snapshot established; the line saying so may be lost with a killed run.
-            if (!established.contains(g) && !Files.isRegularFile(store.resolve("ferry/v1/jobs/" + job + "/" + g + "/SNAPSHOT"))) {
+            if (!established.contains(g)
+                    && !Files.isRegularFile(store.resolve("ferry/v1/jobs/" + job + "/" + g + "/SNAPSHOT"))) {
                 lost.add("generation " + g + " was restored but has no commit marker");
             }
         }
@@ -367,7 +386,8 @@ class FaultHarnessIT {
             t.rotted++;
             List<String> all = List.copyOf(printed);
             String caught = Rot.caught(all.subList(Math.min(linesAtRot, all.size()), all.size()), cacheRot, rotRank);
-            System.out.println("FaultHarnessIT run " + i + ": " + rotWhat + " (rank " + rotRank + ", generation " + rotGeneration + "): " + caught);
+            System.out.println("FaultHarnessIT run " + i + ": " + rotWhat + " (rank " + rotRank + ", generation "
+                    + rotGeneration + "): " + caught);
             if (caught.startsWith("caught") || caught.startsWith("not exercised")) {
                 t.rotCaught += caught.startsWith("caught") ? 1 : 0;
             } else {

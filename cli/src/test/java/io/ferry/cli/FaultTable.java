@@ -47,8 +47,8 @@ final class FaultTable {
     }
 
     private static String row(String name, Tally t) {
-        return String.format(Locale.ROOT, "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %s |%n", name, t.runs, t.injected,
-                t.recoveries, t.established, t.afterFault, t.lost, t.wrong, t.hangs,
+        return String.format(Locale.ROOT, "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %s |%n", name, t.runs,
+                t.injected, t.recoveries, t.established, t.afterFault, t.lost, t.wrong, t.hangs,
                 t.rotted == 0 ? "" : t.rotCaught + " of " + t.rotted);
     }
 }

@@ -29,6 +29,7 @@ class HaltCommandTest {
     }
 
     private static String message(String seconds, String before) {
-        return assertThrows(IllegalArgumentException.class, () -> HaltCommand.deadline(seconds, before, NOW)).getMessage();
+        return assertThrows(IllegalArgumentException.class, () -> HaltCommand.deadline(seconds, before, NOW))
+                .getMessage();
     }
 }

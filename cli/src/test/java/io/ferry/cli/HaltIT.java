@@ -43,7 +43,8 @@ class HaltIT {
                 "--halt-grace", "10s", "--home", home, "--http", "off", "--", rank.toString(), results.toString());
 
         // 1. ferry halt, with 20 s to go.
-        Process first = FerryProcess.builder(List.of("-Xmx384m"), run.toArray(String[]::new)).redirectErrorStream(true).start();
+        Process first = FerryProcess.builder(List.of("-Xmx384m"), run.toArray(String[]::new)).redirectErrorStream(true)
+                .start();
         Lines out1 = new Lines(first, "run1");
         awaitRanksRunning(results); // their handlers are set: each writes its pid file after its trap
         FerryProcess.Result halt = FerryProcess.run(List.of(), "halt", "halt", "--seconds", "20s", "--home", home);
@@ -55,7 +56,8 @@ class HaltIT {
 
         // 2. The same ferry run resumes from it; SIGTERM halts it again.
         deletePids(results);
-        Process second = FerryProcess.builder(List.of("-Xmx384m"), run.toArray(String[]::new)).redirectErrorStream(true).start();
+        Process second = FerryProcess.builder(List.of("-Xmx384m"), run.toArray(String[]::new)).redirectErrorStream(true)
+                .start();
         Lines out2 = new Lines(second, "run2");
         out2.await("the resume from generation " + g1, l -> l.contains("roll back to generation " + g1));
         awaitRanksRunning(results); // restored, and their handlers set
@@ -73,20 +75,23 @@ class HaltIT {
         assertEquals(0, third.exit(), third.out() + third.err());
         assertTrue(third.out().contains("roll back to generation " + g2), third.out());
         for (int r = 0; r < RANKS; r++) {
-            assertEquals(Long.toString(LcgRank.uninterrupted(r, STEPS)), Files.readString(results.resolve("rank-" + r)).trim());
+            assertEquals(Long.toString(LcgRank.uninterrupted(r, STEPS)),
+                    Files.readString(results.resolve("rank-" + r)).trim());
         }
     }
 
     /** The generation the run's "halted: generation G was established S s before the deadline" names (S > 0). */
     private static long haltedGeneration(String line) {
-        Matcher m = Pattern.compile("halted: generation (\\d+) was established ([0-9.]+) s before the deadline").matcher(line);
+        Matcher m = Pattern.compile("halted: generation (\\d+) was established ([0-9.]+) s before the deadline")
+                .matcher(line);
         assertTrue(m.find(), line);
         assertTrue(Double.parseDouble(m.group(2)) > 0, line);
         return Long.parseLong(m.group(1));
     }
 
     private static void awaitRanksRunning(Path results) throws InterruptedException {
-        for (int i = 0; i < 600 && !(Files.exists(results.resolve("pid-0")) && Files.exists(results.resolve("pid-1"))); i++) {
+        for (int i = 0; i < 600
+                && !(Files.exists(results.resolve("pid-0")) && Files.exists(results.resolve("pid-1"))); i++) {
             Thread.sleep(100);
         }
         assertTrue(Files.exists(results.resolve("pid-1")), "the ranks did not start");

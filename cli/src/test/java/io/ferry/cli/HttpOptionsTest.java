@@ -33,7 +33,8 @@ class HttpOptionsTest {
 
     @Test
     void aTokenFileOthersCanReadIsRefusedWithTheFix() throws Exception {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> withToken("abc", "rw-r--r--").check());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> withToken("abc", "rw-r--r--").check());
         assertTrue(e.getMessage().contains("is open to others (rw-r--r--): chmod 600"), e.getMessage());
     }
 

@@ -59,13 +59,16 @@ class JsonOutputTest {
             assertEquals("rank " + r, Files.readString(restored.resolve(r + "/own")));
             assertTrue(pull.get("images").get(r).get("committed").asBoolean(), pull.toString());
         }
-        assertTrue(pull.get("readBytes").asLong() < 2 * 2_000_000, "the shared 2 MB read once, not three times: " + pull);
+        assertTrue(pull.get("readBytes").asLong() < 2 * 2_000_000,
+                "the shared 2 MB read once, not three times: " + pull);
         // A rank without its directory is refused before anything is written; so is --rank beside --ranks.
-        FerryProcess.Result missing = FerryProcess.run("image", "push", node.toString(), "--ranks", "0-3", "--store", store,
+        FerryProcess.Result missing = FerryProcess.run("image", "push", node.toString(), "--ranks", "0-3", "--store",
+                store,
                 "--job", "j", "--generation", "13");
         assertEquals(1, missing.exit(), missing.err());
         assertTrue(missing.err().contains("rank 3 has no image directory " + node.resolve("3")), missing.err());
-        assertEquals(0, run("store", "ls", store, "--json").get("generations").size() - 1, "generation 13 wrote nothing");
+        assertEquals(0, run("store", "ls", store, "--json").get("generations").size() - 1,
+                "generation 13 wrote nothing");
         FerryProcess.Result both = FerryProcess.run("image", "push", node.toString(), "--ranks", "0-2", "--rank", "0",
                 "--store", store, "--job", "j", "--generation", "13");
         assertEquals(2, both.exit(), both.err());
@@ -85,7 +88,8 @@ class JsonOutputTest {
         assertEquals(3_000_000, push.get("rawBytes").asLong());
         assertTrue(push.get("storedBytes").asLong() > 2_900_000, push.toString());
         assertEquals(64, push.get("manifestSha256").asText().length());
-        JsonNode commit = run("snapshot", "commit", "--store", store, "--job", "j", "--generation", "1", "--ranks", "1", "--json");
+        JsonNode commit = run("snapshot", "commit", "--store", store, "--job", "j", "--generation", "1", "--ranks", "1",
+                "--json");
         assertEquals("j", commit.get("job").asText());
         assertEquals(1, commit.get("generation").asLong());
         assertEquals(1, commit.get("ranks").asInt());

@@ -29,7 +29,8 @@ class KafkaAuthIT {
     @Test
     void aCoordinatorBeyondLoopbackWithoutUsersRefusesToStartNamingTheKey() throws Exception {
         Path empty = Files.writeString(tmp.resolve("empty.conf"), "# nothing\n");
-        ProcessBuilder pb = FerryProcess.builder(List.of("-Xmx256m"), "coordinator", "--home", tmp.resolve("c").toString(),
+        ProcessBuilder pb = FerryProcess.builder(List.of("-Xmx256m"), "coordinator", "--home",
+                tmp.resolve("c").toString(),
                 "--listen", "0.0.0.0:" + TestBed.freePort(), "--http", "off");
         pb.environment().put(Configuration.FILE_VARIABLE, empty.toString());
         Process p = pb.redirectErrorStream(true).start();
@@ -69,7 +70,8 @@ class KafkaAuthIT {
 
             // A wrong password: refused at once, with the broker's reason.
             Path wrong = Files.writeString(tmp.resolve("wrong.conf"), "kafka.security.protocol = SASL_PLAINTEXT\n"
-                    + "kafka.sasl.mechanism = PLAIN\nkafka.sasl.jaas.config = " + KafkaLogin.jaas("agent", "not-it") + "\n");
+                    + "kafka.sasl.mechanism = PLAIN\nkafka.sasl.jaas.config = " + KafkaLogin.jaas("agent", "not-it")
+                    + "\n");
             ProcessBuilder bad = FerryProcess.builder(List.of("-Xmx256m"), "agent", "--kafka", kafka, "--node", "bad",
                     "--home", tmp.resolve("bad").toString());
             bad.environment().put(Configuration.FILE_VARIABLE, wrong.toString());
@@ -84,14 +86,17 @@ class KafkaAuthIT {
             // Two agents, their login from the environment this time (FERRY_KAFKA_SASL_JAAS_CONFIG over the file's);
             // their peer servers require the file's peer.secret-file, which their partner copies prove.
             for (String n : List.of("n0", "n1")) {
-                ProcessBuilder agent = login.applyTo(FerryProcess.builder(List.of("-Xmx256m"), "agent", "--kafka", kafka,
+                ProcessBuilder agent = login.applyTo(FerryProcess.builder(List.of("-Xmx256m"), "agent", "--kafka",
+                        kafka,
                         "--node", n, "--home", tmp.resolve(n).toString(), "--heartbeat", "1s"));
-                agent.environment().put("FERRY_KAFKA_SASL_JAAS_CONFIG", KafkaLogin.jaas(login.user(), login.password()));
+                agent.environment()
+                        .put("FERRY_KAFKA_SASL_JAAS_CONFIG", KafkaLogin.jaas(login.user(), login.password()));
                 start(agent).await("agent " + n, l -> l.startsWith("ferry agent " + n));
             }
             // A second agent under n1's name, on another home: refused, naming the agent that holds the name.
             Process twin = login.applyTo(FerryProcess.builder(List.of("-Xmx256m"), "agent", "--kafka", kafka, "--node",
-                    "n1", "--home", tmp.resolve("n1-twin").toString(), "--heartbeat", "1s")).redirectErrorStream(true).start();
+                    "n1", "--home", tmp.resolve("n1-twin").toString(), "--heartbeat", "1s")).redirectErrorStream(true)
+                            .start();
             started.add(twin);
             String twinOut = new String(twin.getInputStream().readAllBytes());
             assertTrue(twin.waitFor(2, TimeUnit.MINUTES), twinOut);
@@ -101,10 +106,12 @@ class KafkaAuthIT {
 
             Path results = Files.createDirectories(tmp.resolve("results"));
             Path script = LcgRank.script(tmp, STEPS);
-            Process run = login.applyTo(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "auth",
+            Process run = login.applyTo(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job",
+                    "auth",
                     "--ranks", "2", "--nodes", "n0,n1", "--interval", "1s", "--partner", "--http", "off",
                     "--store", tmp.resolve("store").toString(), "--", "bash", "-c",
-                    "env > \"$0/env-$FERRY_RANK\"; exec " + script + " \"$0\"", results.toString())).redirectErrorStream(true).start();
+                    "env > \"$0/env-$FERRY_RANK\"; exec " + script + " \"$0\"", results.toString()))
+                            .redirectErrorStream(true).start();
             started.add(run);
             String runOut = new String(run.getInputStream().readAllBytes());
             assertTrue(run.waitFor(3, TimeUnit.MINUTES), runOut);
@@ -113,7 +120,8 @@ class KafkaAuthIT {
             assertTrue(runOut.matches("(?s).*generation \\d+: n\\d's images of ranks \\S+ copied into n\\d's cache.*"),
                     "partner copies between agents proving the peer secret: " + runOut);
             for (int r = 0; r < 2; r++) {
-                assertEquals(Long.toString(LcgRank.uninterrupted(r, STEPS)), Files.readString(results.resolve("rank-" + r)).trim());
+                assertEquals(Long.toString(LcgRank.uninterrupted(r, STEPS)),
+                        Files.readString(results.resolve("rank-" + r)).trim());
                 String env = Files.readString(results.resolve("env-" + r));
                 assertTrue(env.contains("FERRY_RANK=" + r), env);
                 assertFalse(env.contains("FERRY_KAFKA_"), "the log's login reached a rank: " + env);

@@ -33,7 +33,8 @@ class LauncherArchiveIT {
         assertEquals(0, version.start().waitFor());
         Path jar = root.resolve("cli/target/ferry-cli-0.1.0-SNAPSHOT.jar");
         Path archive = root.resolve("cli/target/ferry-2.jsa");
-        assertTrue(Files.exists(archive) && Files.getLastModifiedTime(archive).compareTo(Files.getLastModifiedTime(jar)) > 0,
+        assertTrue(Files.exists(archive)
+                && Files.getLastModifiedTime(archive).compareTo(Files.getLastModifiedTime(jar)) > 0,
                 "bin/ferry made its archive after the build: " + archive);
 
         Path image = tmp.resolve("image");
@@ -48,10 +49,13 @@ class LauncherArchiveIT {
                 .redirectErrorStream(true).redirectOutput(out.toFile()).start();
         assertTrue(push.waitFor(300, TimeUnit.SECONDS), "the push ended");
         List<String> lines = Files.readAllLines(out, StandardCharsets.UTF_8);
-        assertEquals(0, push.exitValue(), String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size())));
-        assertTrue(lines.stream().anyMatch(l -> l.contains("io.ferry.staging.chunking.FastCdc ") && l.contains("shared objects file")),
+        assertEquals(0, push.exitValue(),
+                String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size())));
+        assertTrue(lines.stream()
+                .anyMatch(l -> l.contains("io.ferry.staging.chunking.FastCdc ") && l.contains("shared objects file")),
                 "the cut's class came from the archive");
-        assertTrue(lines.stream().anyMatch(l -> l.matches("\\s*\\d+\\s+\\d+\\s+[%sbn! ]*4\\s+io\\.ferry\\.staging\\.chunking\\.FastCdc::next .*")),
+        assertTrue(lines.stream().anyMatch(
+                l -> l.matches("\\s*\\d+\\s+\\d+\\s+[%sbn! ]*4\\s+io\\.ferry\\.staging\\.chunking\\.FastCdc::next .*")),
                 "C2 compiled the cut's loop (FastCdc::next at tier 4) in a JVM that maps the archive");
     }
 }

@@ -17,7 +17,8 @@ final class LcgRank {
         Path script = dir.resolve("rank.sh");
         Files.writeString(script, String.join("\n",
                 "#!/usr/bin/env bash",
-                "trap 'g=$(cat \"$FERRY_CKPT_DIR/REQUEST\"); echo \"$x $step\" > \"$FERRY_CKPT_DIR/$g/state\"; : > \"$FERRY_CKPT_DIR/$g/DONE\"' USR2",
+                "trap 'g=$(cat \"$FERRY_CKPT_DIR/REQUEST\"); echo \"$x $step\" > \"$FERRY_CKPT_DIR/$g/state\"; : >"
+                        + " \"$FERRY_CKPT_DIR/$g/DONE\"' USR2",
                 "results=$1; x=$((FERRY_RANK + 1)); step=0",
                 "if [ -n \"$FERRY_RESTART_DIR\" ]; then read -r x step < \"$FERRY_RESTART_DIR/state\"; fi",
                 "echo $$ > \"$results/pid-$FERRY_RANK\"",
@@ -40,7 +41,8 @@ final class LcgRank {
             Files.copy(in, src);
         }
         Path exe = dir.resolve("lcg_allreduce");
-        Process cc = new ProcessBuilder("mpicc", "-O2", "-o", exe.toString(), src.toString()).redirectErrorStream(true).start();
+        Process cc = new ProcessBuilder("mpicc", "-O2", "-o", exe.toString(), src.toString()).redirectErrorStream(true)
+                .start();
         String out = new String(cc.getInputStream().readAllBytes());
         if (cc.waitFor() != 0) {
             throw new AssertionError("mpicc failed: " + out);

@@ -16,7 +16,8 @@ final class Lines {
 
     Lines(Process p, String name) {
         Thread t = new Thread(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(),
+                    StandardCharsets.UTF_8))) {
                 String l;
                 while ((l = r.readLine()) != null) {
                     lines.add(l);

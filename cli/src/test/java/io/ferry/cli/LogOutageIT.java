@@ -49,10 +49,12 @@ class LogOutageIT {
         children.agent(kafka, "n0", tmp.resolve("n0"));
         Path results = Files.createDirectories(tmp.resolve("results"));
         // A checkpoint every 8 s: the broker is frozen between two, while the coordinator appends nothing
-        // (an append caught by the freeze blocks the coordinator itself, which its lease covers, see CoordinatorStallIT).
+        // (an append caught by the freeze blocks the coordinator itself, which its lease covers, see
+        // CoordinatorStallIT).
         Lines run = children.start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "outage",
                 "--ranks", Integer.toString(RANKS), "--nodes", "n0", "--interval", "8s", "--auto-recover",
-                "--store", tmp.resolve("store").toString(), "--", LcgRank.script(tmp, STEPS).toString(), results.toString()));
+                "--store", tmp.resolve("store").toString(), "--", LcgRank.script(tmp, STEPS).toString(),
+                results.toString()));
         Process runProcess = children.last();
         long before = Lines.generationOf(run.await("generation 1 established",
                 l -> l.matches(".*generation \\d+ established.*")));
@@ -73,7 +75,8 @@ class LogOutageIT {
         assertTrue(run.lines.stream().noneMatch(l -> l.contains("recovering") || l.contains("no heartbeat")
                 || l.contains("lost")), "the outage was taken for a lost node: " + run.lines);
         for (int r = 0; r < RANKS; r++) {
-            assertEquals(Long.toString(LcgRank.uninterrupted(r, STEPS)), Files.readString(results.resolve("rank-" + r)).trim(),
+            assertEquals(Long.toString(LcgRank.uninterrupted(r, STEPS)),
+                    Files.readString(results.resolve("rank-" + r)).trim(),
                     "rank " + r);
         }
     }

@@ -17,7 +17,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class LoggingIT {
     /** A log line below WARN from Kafka, Hadoop or Jetty (as cli's logback.xml abbreviates them, or in full). */
     private static final Pattern THIRD_PARTY_CHATTER = Pattern.compile(
-            "(?m)^\\S+ (INFO|DEBUG|TRACE) +(o\\.a\\.k\\.|k\\.|o\\.a\\.h\\.|o\\.e\\.j\\.|org\\.apache\\.|kafka\\.|org\\.eclipse\\.)");
+            "(?m)^\\S+ (INFO|DEBUG|TRACE)"
+                    + " +(o\\.a\\.k\\.|k\\.|o\\.a\\.h\\.|o\\.e\\.j\\.|org\\.apache\\.|kafka\\.|org\\.eclipse\\.)");
 
     @TempDir
     Path tmp;
@@ -36,8 +37,8 @@ class LoggingIT {
         assertEquals(0, plain.exit(), plain.out() + plain.err());
         assertFalse(plain.err().contains("SLF4J"), plain.err());
         assertFalse(THIRD_PARTY_CHATTER.matcher(plain.err()).find(), plain.err());
-        assertFalse(plain.err().contains("i.f.events"), "ferry run prints its own progress; Ferry's INFO lines only when asked: "
-                + plain.err());
+        assertFalse(plain.err().contains("i.f.events"),
+                "ferry run prints its own progress; Ferry's INFO lines only when asked: " + plain.err());
         assertTrue(plain.out().contains("job finished"), plain.out());
         assertFalse(plain.out().contains("logback"), "Logback says nothing of itself on stdout: " + plain.out());
 
@@ -46,7 +47,8 @@ class LoggingIT {
         assertFalse(debug.err().contains("SLF4J"), debug.err());
         assertFalse(THIRD_PARTY_CHATTER.matcher(debug.err()).find(), debug.err());
         // One line per event, with the event's job and the agent's node from the MDC.
-        assertTrue(Pattern.compile("(?m)^\\S+ DEBUG i\\.f\\.events job=loud: ").matcher(debug.err()).find(), debug.err());
+        assertTrue(Pattern.compile("(?m)^\\S+ DEBUG i\\.f\\.events job=loud: ").matcher(debug.err()).find(),
+                debug.err());
         assertTrue(Pattern.compile("(?m)^\\S+ INFO  i\\.f\\.events job=loud rank=0 node=\\S+: rank exited with 0$")
                 .matcher(debug.err()).find(), debug.err());
         assertEquals(plain.out().lines().filter(l -> l.contains("job finished")).count(),
@@ -57,7 +59,8 @@ class LoggingIT {
     void aBadLevelFailsAtStartUpNamingTheKeyAndASitesLogbackFileIsUsed() throws Exception {
         FerryProcess.Result flag = FerryProcess.run("config", "show", "--log-level", "io.ferry.agent=loud");
         assertEquals(1, flag.exit(), flag.err());
-        assertEquals("ferry: --log-level io.ferry.agent=loud: configuration key 'log.level.io.ferry.agent': invalid value"
+        assertEquals(
+                "ferry: --log-level io.ferry.agent=loud: configuration key 'log.level.io.ferry.agent': invalid value"
                 + " 'loud': use one of trace, debug, info, warn, error, off", flag.err().strip());
 
         ProcessBuilder env = FerryProcess.builder(List.of(), "config", "show");
@@ -65,7 +68,8 @@ class LoggingIT {
         Process p = env.start();
         String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(1, p.waitFor(), err);
-        assertTrue(err.startsWith("ferry: env FERRY_LOG_LEVEL_ORG_APACHE_KAFKA: configuration key 'log.level.org.apache.kafka'"), err);
+        assertTrue(err.startsWith(
+                "ferry: env FERRY_LOG_LEVEL_ORG_APACHE_KAFKA: configuration key 'log.level.org.apache.kafka'"), err);
 
         Path site = tmp.resolve("site-logback.xml");
         Files.writeString(site, "<configuration debug=\"true\"><root level=\"OFF\"/></configuration>\n");
@@ -74,7 +78,8 @@ class LoggingIT {
         Process s = withSite.start();
         String out = new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertEquals(0, s.waitFor(), out);
-        assertTrue(out.contains("Setting level of ROOT logger to OFF"), "Logback read the site's file (cli's sets WARN): " + out);
+        assertTrue(out.contains("Setting level of ROOT logger to OFF"),
+                "Logback read the site's file (cli's sets WARN): " + out);
 
         ProcessBuilder missing = FerryProcess.builder(List.of(), "config", "show");
         missing.environment().put("FERRY_LOGBACK", tmp.resolve("nope.xml").toString());

@@ -34,15 +34,17 @@ class LostLogIT {
     void aRunAfterItsLogWasLostResumesFromTheNewestMarkerOnTheStore() throws Exception {
         Path results = Files.createDirectories(tmp.resolve("results"));
         Path script = LcgRank.script(tmp, STEPS);
-        List<String> run = List.of("run", "--job", "lostlog", "--ranks", "2", "--interval", "1s", "--auto-recover", "--http",
+        List<String> run = List.of("run", "--job", "lostlog", "--ranks", "2", "--interval", "1s", "--auto-recover",
+                "--http",
                 "off", "--home", tmp.resolve("home").toString(), "--store", tmp.resolve("store").toString(), "--",
                 script.toString(), results.toString());
-        Process first = FerryProcess.builder(List.of("-Xmx384m"), run.toArray(String[]::new)).redirectErrorStream(true).start();
+        Process first = FerryProcess.builder(List.of("-Xmx384m"), run.toArray(String[]::new)).redirectErrorStream(true)
+                .start();
         long newest;
         try {
             Lines lines = new Lines(first, "first");
-            String third = lines.await("three established generations", l -> l.matches(".*generation \\d+ established.*")
-                    && Lines.generationOf(l) >= 2);
+            String third = lines.await("three established generations",
+                    l -> l.matches(".*generation \\d+ established.*") && Lines.generationOf(l) >= 2);
             newest = Lines.generationOf(third);
         } finally { // the power goes: every process of the run at once
             first.descendants().forEach(ProcessHandle::destroyForcibly);
@@ -51,13 +53,16 @@ class LostLogIT {
         }
         FileTrees.delete(tmp.resolve("home").resolve("kafka"));
 
-        Process again = FerryProcess.builder(List.of("-Xmx384m"), run.toArray(String[]::new)).redirectErrorStream(true).start();
+        Process again = FerryProcess.builder(List.of("-Xmx384m"), run.toArray(String[]::new)).redirectErrorStream(true)
+                .start();
         try {
             Lines lines = new Lines(again, "again");
             lines.await("generation " + newest + " found on the store",
                     l -> l.contains("generation " + newest + " found established on the store"));
-            String resumed = lines.await("the resume", l -> l.contains("recovering: all ranks roll back to generation"));
-            assertTrue(Lines.generationOf(resumed) >= newest, "resumed from the newest marker or a newer one: " + resumed);
+            String resumed = lines.await("the resume",
+                    l -> l.contains("recovering: all ranks roll back to generation"));
+            assertTrue(Lines.generationOf(resumed) >= newest,
+                    "resumed from the newest marker or a newer one: " + resumed);
             Resumed.goesOnExactly(again, lines, newest, results, STEPS);
         } finally {
             again.descendants().forEach(ProcessHandle::destroyForcibly);

@@ -13,8 +13,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The {@code ferry} command line: built with only the command a call runs, whole where a call needs every command. */
 class MainTest {
-    private static final Set<String> ALL = Set.of("run", "config", "coordinator", "agent", "chaos", "checkpoint", "halt",
-            "capture", "restore", "restart", "status", "list", "plan", "image", "daemon", "snapshot", "store", "demo", "help");
+    private static final Set<String> ALL = Set.of("run", "config", "coordinator", "agent", "chaos", "checkpoint",
+            "halt",
+            "capture", "restore", "restart", "status", "list", "plan", "image", "daemon", "snapshot", "store", "demo",
+            "help");
 
     private static Set<String> names(String... args) {
         return Main.commandLine(args).getSubcommands().keySet();

@@ -44,7 +44,8 @@ class MetricsIT {
             Lines out = new Lines(run, "run");
             URI coordinator = URI.create(after(out.await("the dashboard", l -> l.startsWith("ferry: dashboard ")),
                     "ferry: dashboard ").split(" ")[0]).resolve("/metrics");
-            URI agent = URI.create(after(out.await("the agent's metrics", l -> l.matches("ferry: agent \\S+ metrics .*")),
+            URI agent = URI.create(
+                    after(out.await("the agent's metrics", l -> l.matches("ferry: agent \\S+ metrics .*")),
                     " metrics ").split(" ")[0]);
             out.await("an established snapshot", l -> l.contains("established on the"));
 
@@ -60,10 +61,12 @@ class MetricsIT {
             assertTrue(value(a, "ferry_agent_raw_bytes_total{tier=\"local\"}").orElse(0) > 0, a);
             assertTrue(value(a, "ferry_agent_capture_seconds_count").orElse(0) >= 2, "two ranks captured: " + a);
             assertTrue(value(a, "ferry_agent_staging_seconds_count").orElse(0) >= 2, a);
-            assertTrue(a.lines().anyMatch(l -> l.startsWith("ferry_agent_store_objects_written_total{job=\"metered\",store=\"file:")
+            assertTrue(a.lines()
+                    .anyMatch(l -> l.startsWith("ferry_agent_store_objects_written_total{job=\"metered\",store=\"file:")
                     && Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)) > 0), a);
             assertTrue(a.contains("ferry_agent_cache_job_bytes{job=\"metered\"}"), a);
-            assertTrue(a.contains("# TYPE process_files_open_files gauge") && a.contains("# TYPE jvm_threads_live_threads gauge"), a);
+            assertTrue(a.contains("# TYPE process_files_open_files gauge")
+                    && a.contains("# TYPE jvm_threads_live_threads gauge"), a);
 
             assertTrue(run.waitFor(3, TimeUnit.MINUTES), "ferry run did not finish: " + out.lines);
             assertEquals(0, run.exitValue(), String.join("\n", out.lines));
@@ -85,7 +88,8 @@ class MetricsIT {
     private String scrape(URI uri, Predicate<String> ready) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (true) {
-            HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri).build(),
+                    HttpResponse.BodyHandlers.ofString());
             assertEquals(200, r.statusCode(), r.body());
             assertTrue(r.headers().firstValue("Content-Type").orElse("").startsWith("text/plain; version=0.0.4"));
             if (ready.test(r.body()) || System.nanoTime() > deadline) {

@@ -50,8 +50,8 @@ class MpiClusterIT {
             coordinator.await("the coordinator", l -> l.startsWith("ferry coordinator: serving jobs"));
             for (int i = 0; i < 3; i++) {
                 Lines agent = start(bed.onHost(i, FerryProcess.builder(List.of("-Xmx256m"), "agent", "--kafka", kafka,
-                        "--node", "n" + i, "--home", tmp.resolve("n" + i).toString(), "--heartbeat", "1s", "--allow-chaos")
-                        .command()));
+                        "--node", "n" + i, "--home", tmp.resolve("n" + i).toString(), "--heartbeat", "1s",
+                        "--allow-chaos").command()));
                 agent.await("agent n" + i, l -> l.startsWith("ferry agent n"));
             }
             Path results = Files.createDirectories(tmp.resolve("results"));
@@ -75,11 +75,14 @@ class MpiClusterIT {
             String rolled = run.await("the rollback", l -> l.contains("recovering: all ranks roll back to generation"));
             assertTrue(rolled.contains("the launcher exited with"), rolled);
             long g = Lines.generationOf(rolled);
-            run.await("a relaunch", l -> l.matches(".*launcher attempt \\d+, ranks restart from generation " + g + ":.*"));
+            run.await("a relaunch",
+                    l -> l.matches(".*launcher attempt \\d+, ranks restart from generation " + g + ":.*"));
             List<String> restored = awaitRestored(run, g);
-            assertTrue(restored.stream().noneMatch(l -> l.contains("remote")), "every rank from its node's cache: " + restored);
+            assertTrue(restored.stream().noneMatch(l -> l.contains("remote")),
+                    "every rank from its node's cache: " + restored);
             assertEquals(0, waitFor(started.get(started.size() - 1)), String.join("\n", run.lines));
-            assertTrue(run.lines.stream().anyMatch(l -> l.contains("job finished: the launcher exited 0")), run.lines.toString());
+            assertTrue(run.lines.stream().anyMatch(l -> l.contains("job finished: the launcher exited 0")),
+                    run.lines.toString());
             assertResults(results);
             // One host: losing it loses everything (ClusterIT covers a lost node on loopback). Said as a
             // skip, with its reason, so the report counts the node-loss half as not run.
@@ -92,7 +95,8 @@ class MpiClusterIT {
             Path results2 = Files.createDirectories(tmp.resolve("results2"));
             Lines second = start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "mpi2",
                     "--ranks", Integer.toString(RANKS), "--interval", "2s", "--auto-recover", "--store", store,
-                    "--partner", "--launch", mpirun, "--", program.toString(), results2.toString(), Integer.toString(STEPS)));
+                    "--partner", "--launch", mpirun, "--", program.toString(), results2.toString(),
+                    Integer.toString(STEPS)));
             second.await("generation 1 established", l -> l.contains("generation 1 established"));
             String copied = second.await("n1's partner copy of generation 1",
                     l -> l.matches(".*generation 1: n1's images of ranks 2-3 copied into n[02]'s cache.*"));
@@ -107,14 +111,18 @@ class MpiClusterIT {
             String mpirun2 = mpirun.replaceFirst("--hostfile \\S+", "--hostfile " + hostfile);
             Lines resumed = start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "mpi2",
                     "--ranks", Integer.toString(RANKS), "--interval", "2s", "--auto-recover", "--store", store,
-                    "--partner", "--launch", mpirun2, "--", program.toString(), results2.toString(), Integer.toString(STEPS)));
-            String resume = resumed.await("the resume", l -> l.contains("recovering: all ranks roll back to generation"));
+                    "--partner", "--launch", mpirun2, "--", program.toString(), results2.toString(),
+                    Integer.toString(STEPS)));
+            String resume = resumed.await("the resume",
+                    l -> l.contains("recovering: all ranks roll back to generation"));
             long g2 = Lines.generationOf(resume);
             List<String> again = awaitRestored(resumed, g2); // a node may restore its ranks in several batches
             String n0 = String.join(" ", again.stream().filter(l -> l.contains("node n0")).toList());
             String n2 = String.join(" ", again.stream().filter(l -> l.contains("node n2")).toList());
-            assertTrue(n0.contains("0=local") && n0.contains("1=local") && n0.contains("2=partner"), copied + "\n" + n0);
-            assertTrue(n2.contains("3=partner") && n2.contains("4=local") && n2.contains("5=local"), copied + "\n" + n2);
+            assertTrue(n0.contains("0=local") && n0.contains("1=local") && n0.contains("2=partner"),
+                    copied + "\n" + n0);
+            assertTrue(n2.contains("3=partner") && n2.contains("4=local") && n2.contains("5=local"),
+                    copied + "\n" + n2);
             assertEquals(0, waitFor(started.get(started.size() - 1)), String.join("\n", resumed.lines));
             assertResults(results2);
         } finally {
@@ -130,7 +138,8 @@ class MpiClusterIT {
         try {
             return LcgRank.mpiProgram(tmp);
         } catch (IOException e) {
-            Assumptions.abort("no mpicc (Debian: openmpi-bin libopenmpi-dev; .ci/run installs them): " + e.getMessage());
+            Assumptions.abort("no mpicc (Debian: openmpi-bin libopenmpi-dev; .ci/run installs them): "
+                    + e.getMessage());
             throw e;
         }
     }
@@ -139,7 +148,8 @@ class MpiClusterIT {
         List<String> all = new ArrayList<>(List.of("chaos"));
         all.addAll(List.of(args));
         all.addAll(List.of("--kafka", kafka));
-        FerryProcess.Result r = FerryProcess.run(login.applyTo(FerryProcess.builder(List.of("-Xmx256m"), all.toArray(String[]::new))));
+        FerryProcess.Result r = FerryProcess.run(
+                login.applyTo(FerryProcess.builder(List.of("-Xmx256m"), all.toArray(String[]::new))));
         assertEquals(0, r.exit(), r.out() + r.err());
     }
 

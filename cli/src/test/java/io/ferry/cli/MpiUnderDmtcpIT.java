@@ -39,7 +39,8 @@ class MpiUnderDmtcpIT {
     @Timeout(value = 5, unit = TimeUnit.MINUTES)
     void aWholeMpirunUnderDmtcpRollsBackAfterARankIsKilled() throws Exception {
         Optional<String> why = Capturers.of("dmtcp").unavailable();
-        assumeTrue(why.isEmpty(), () -> "dmtcp unavailable: " + why.orElse("") + "; ../shared/tools/install-checkpointers.sh"
+        assumeTrue(why.isEmpty(),
+                () -> "dmtcp unavailable: " + why.orElse("") + "; ../shared/tools/install-checkpointers.sh"
                 + " builds it");
         Path program = compile();
         Path reference = Files.createDirectories(tmp.resolve("reference"));
@@ -49,8 +50,8 @@ class MpiUnderDmtcpIT {
 
         Path results = Files.createDirectories(tmp.resolve("results"));
         List<String> args = new ArrayList<>(List.of("run", "--job", "mpidmtcp", "--ranks", "1", "--interval", "3s",
-                "--capture", "dmtcp", "--capture-timeout", "20s", "--auto-recover", "--http", "off", "--home", tmp.resolve("home").toString(), "--store",
-                tmp.resolve("store").toString(), "--"));
+                "--capture", "dmtcp", "--capture-timeout", "20s", "--auto-recover", "--http", "off", "--home",
+                tmp.resolve("home").toString(), "--store", tmp.resolve("store").toString(), "--"));
         args.addAll(mpirun(program, results, "20"));
         ProcessBuilder pb = FerryProcess.builder(List.of(), args.toArray(String[]::new)).redirectErrorStream(true);
         pb.environment().put("DMTCP_SIGCKPT", "40");
@@ -59,16 +60,19 @@ class MpiUnderDmtcpIT {
         try {
             Lines lines = new Lines(ferry, "mpi");
             lines.await("an established generation", l -> l.contains(" established on the "));
-            ProcessHandle rank = ferry.descendants().filter(h -> h.info().command().map(c -> c.equals(program.toString()))
+            ProcessHandle rank = ferry.descendants()
+                    .filter(h -> h.info().command().map(c -> c.equals(program.toString()))
                     .orElse(false)).reduce((a, b) -> b).orElseThrow(() -> new AssertionError("no MPI rank runs"));
             rank.destroyForcibly();
-            String rolled = lines.await("the rollback", l -> l.contains("recovering: all ranks roll back to generation"));
+            String rolled = lines.await("the rollback",
+                    l -> l.contains("recovering: all ranks roll back to generation"));
             long g = Lines.generationOf(rolled);
             lines.awaitAfter(lines.lines.indexOf(rolled), "the restore", l -> l.contains("restored generation " + g));
             assertTrue(ferry.waitFor(4, TimeUnit.MINUTES), "ferry run ended");
             assertEquals(0, ferry.exitValue(), String.join("\n", lines.lines));
             for (int r = 0; r < 2; r++) {
-                assertEquals(Files.readString(reference.resolve("rank-" + r)), Files.readString(results.resolve("rank-" + r)),
+                assertEquals(Files.readString(reference.resolve("rank-" + r)),
+                        Files.readString(results.resolve("rank-" + r)),
                         "MPI rank " + r + "'s result");
             }
         } finally {
@@ -95,7 +99,8 @@ class MpiUnderDmtcpIT {
         Path exe = tmp.resolve("ring_plain");
         Process cc;
         try {
-            cc = new ProcessBuilder("mpicc", "-O1", "-o", exe.toString(), src.toString()).redirectErrorStream(true).start();
+            cc = new ProcessBuilder("mpicc", "-O1", "-o", exe.toString(), src.toString()).redirectErrorStream(true)
+                    .start();
         } catch (java.io.IOException e) {
             assumeTrue(false, "no mpicc (Debian: openmpi-bin libopenmpi-dev; .ci/run installs them)");
             throw e;

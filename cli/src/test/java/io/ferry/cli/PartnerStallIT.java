@@ -53,9 +53,11 @@ class PartnerStallIT {
         Path results = Files.createDirectories(tmp.resolve("results"));
         Path storeDir = tmp.resolve("store");
         Lines run = children.start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "stall",
-                "--ranks", "2", "--nodes", "n0,n1", "--interval", "2s", "--partner", "--set", "cache.partner-timeout=3s",
+                "--ranks", "2", "--nodes", "n0,n1", "--interval", "2s", "--partner", "--set",
+                "cache.partner-timeout=3s",
                 "--store", storeDir.toString(), "--", LcgRank.script(tmp, STEPS).toString(), results.toString()));
-        run.await("a partner copy made", l -> l.matches(".*generation \\d+: n0's images of ranks 0 copied into n1's cache.*"));
+        run.await("a partner copy made",
+                l -> l.matches(".*generation \\d+: n0's images of ranks 0 copied into n1's cache.*"));
 
         List<Socket> idle = new ArrayList<>();
         try {
@@ -96,9 +98,11 @@ class PartnerStallIT {
             }
         }
         run.await("the job's end", l -> l.contains("job finished"));
-        assertTrue(run.lines.stream().anyMatch(l -> l.contains("job finished: every rank exited 0")), String.join("\n", run.lines));
+        assertTrue(run.lines.stream().anyMatch(l -> l.contains("job finished: every rank exited 0")),
+                String.join("\n", run.lines));
         for (int r = 0; r < 2; r++) {
-            assertEquals(Long.toString(LcgRank.uninterrupted(r, STEPS)), Files.readString(results.resolve("rank-" + r)).trim(),
+            assertEquals(Long.toString(LcgRank.uninterrupted(r, STEPS)),
+                    Files.readString(results.resolve("rank-" + r)).trim(),
                     "rank " + r);
         }
     }

@@ -36,7 +36,8 @@ class PlanCommandTest {
 
     @Test
     void exascaleExampleOfTheIssue() throws Exception {
-        Out r = plan("--ram", "10PB", "--storage", "100PB", "--disk-size", "4TB", "--disk-bandwidth", "4GB/s", "--json");
+        Out r = plan("--ram", "10PB", "--storage", "100PB", "--disk-size", "4TB", "--disk-bandwidth", "4GB/s",
+                "--json");
         assertEquals(0, r.exit(), r.err());
         JsonNode j = new ObjectMapper().readTree(r.out());
         assertEquals(0.1, j.get("ratio").asDouble(), 1e-12);
@@ -48,7 +49,8 @@ class PlanCommandTest {
 
     @Test
     void binaryAndDecimalUnitsBothWorkAndTheTextSaysWhichIsWhich() {
-        Out r = plan("--checkpoint-size", "1TiB", "--storage", "1PiB", "--disk-size", "1TiB", "--disk-bandwidth", "1GiB/s");
+        Out r = plan("--checkpoint-size", "1TiB", "--storage", "1PiB", "--disk-size", "1TiB", "--disk-bandwidth",
+                "1GiB/s");
         assertEquals(0, r.exit(), r.err());
         assertTrue(r.out().contains("ratio               0.0009766"), r.out()); // 2^40 / 2^50
         assertTrue(r.out().contains("single-disk fill    1024 s"), r.out());
@@ -60,7 +62,8 @@ class PlanCommandTest {
     void badOrMissingInputIsOneLine() {
         Out bad = plan("--ram", "1PB", "--storage", "10PB", "--disk-size", "4TB", "--disk-bandwidth", "4GB");
         assertEquals(1, bad.exit());
-        assertEquals("ferry: --disk-bandwidth: invalid rate '4GB': use e.g. 4GB/s, 500MB/s or 2GiB/s", bad.err().strip());
+        assertEquals("ferry: --disk-bandwidth: invalid rate '4GB': use e.g. 4GB/s, 500MB/s or 2GiB/s",
+                bad.err().strip());
         Out missing = plan("--ram", "1PB", "--storage", "10PB", "--disk-size", "4TB");
         assertEquals(2, missing.exit());
         assertEquals(1, missing.err().strip().lines().count(), missing.err());
@@ -82,7 +85,8 @@ class PlanCommandTest {
                  "stagingBytesPerSecond":2.2e8,"compressionRatio":1.7,"stragglerSpread":1.05,"fixedSeconds":0.25,
                  "rawDiskBytesPerSecond":6.5e8,"store":[{"writers":1,"bytesPerSecond":3.0e8},
                  {"writers":2,"bytesPerSecond":3.7e8},{"writers":4,"bytesPerSecond":4.1e8}]}""");
-        Out r = plan("--calibration", cal.toString(), "--nodes", "1000", "--memory-per-node", "128GB", "--storage", "10PB",
+        Out r = plan("--calibration", cal.toString(), "--nodes", "1000", "--memory-per-node", "128GB", "--storage",
+                "10PB",
                 "--disk-size", "4TB", "--disk-bandwidth", "4GB/s", "--local-bandwidth", "4GB/s");
         assertEquals(0, r.exit(), r.err());
         assertTrue(r.out().contains("| application stall (node-local SSD) | 32.00 s |"), r.out());

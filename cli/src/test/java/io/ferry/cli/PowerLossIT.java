@@ -92,11 +92,13 @@ class PowerLossIT {
         System.out.println("[power-loss] rounds " + rounds.size()
                 + ", cut mid-push " + rounds.stream().filter(r -> r.phase().equals("push")).count()
                 + ", cut mid-commit " + rounds.stream().filter(r -> r.phase().equals("commit")).count()
-                + ", cuts that lost unsynced data " + rounds.stream().filter(r -> !r.cut().contains("; 0 live files")).count()
+                + ", cuts that lost unsynced data "
+                + rounds.stream().filter(r -> !r.cut().contains("; 0 live files")).count()
                 + ", generations that survived " + rounds.stream().mapToInt(Round::established).sum()
                 + ", acknowledged commits " + rounds.stream().mapToInt(Round::commitsAcked).sum()
                 + ", lost " + rounds.stream().mapToInt(Round::lost).sum());
-        assertTrue(rounds.stream().anyMatch(r -> r.established() > 0), "no round established a generation before its cut");
+        assertTrue(rounds.stream().anyMatch(r -> r.established() > 0),
+                "no round established a generation before its cut");
         assertTrue(rounds.stream().anyMatch(r -> r.phase().equals("push")), "no round was cut in the middle of a push");
     }
 
@@ -118,18 +120,22 @@ class PowerLossIT {
         Path store = mnt.resolve("store");
         String where = "unsynced directory";
         for (int r = 0; r < 2; r++) {
-            ferry(0, where, "image", "push", images.resolve("1/" + r).toString(), "--store", store.toString(), "--job", "pl",
+            ferry(0, where, "image", "push", images.resolve("1/" + r).toString(), "--store", store.toString(), "--job",
+                    "pl",
                     "--generation", "1", "--rank", Integer.toString(r), "--json");
         }
-        ferry(0, where, "snapshot", "commit", "--store", store.toString(), "--job", "pl", "--generation", "1", "--ranks", "2",
+        ferry(0, where, "snapshot", "commit", "--store", store.toString(), "--job", "pl", "--generation", "1",
+                "--ranks", "2",
                 "--json");
         // What the killed push of generation 2 left: its directory, live but never fsynced into jobs/pl.
         Files.createDirectory(store.resolve("ferry/v1/jobs/pl/2"));
         for (int r = 0; r < 2; r++) {
-            ferry(0, where, "image", "push", images.resolve("2/" + r).toString(), "--store", store.toString(), "--job", "pl",
+            ferry(0, where, "image", "push", images.resolve("2/" + r).toString(), "--store", store.toString(), "--job",
+                    "pl",
                     "--generation", "2", "--rank", Integer.toString(r), "--json");
         }
-        ferry(0, where, "snapshot", "commit", "--store", store.toString(), "--job", "pl", "--generation", "2", "--ranks", "2",
+        ferry(0, where, "snapshot", "commit", "--store", store.toString(), "--job", "pl", "--generation", "2",
+                "--ranks", "2",
                 "--json");
         DurableFs.cut(fs);
         Path survived = dir.resolve("backing/store");
@@ -140,7 +146,8 @@ class PowerLossIT {
         for (int r = 0; r < 2; r++) {
             Path back = dir.resolve("pulled/2/" + r);
             Files.createDirectories(back.getParent());
-            ferry(0, where, "image", "pull", back.toString(), "--store", survived.toString(), "--job", "pl", "--generation", "2",
+            ferry(0, where, "image", "pull", back.toString(), "--store", survived.toString(), "--job", "pl",
+                    "--generation", "2",
                     "--rank", Integer.toString(r), "--json");
             assertSameTree(images.resolve("2/" + r), back, "generation 2 rank " + r);
         }
@@ -162,8 +169,8 @@ class PowerLossIT {
         Files.createDirectories(job); // what the killed process left: mkdirs, never fsynced into their parents
         io.ferry.model.OwnerOnly.createDirectories(job);
         Path image = io.ferry.model.OwnerOnly.createDirectories(job.resolve("7/0")).resolve("state");
-        try (java.nio.channels.FileChannel c = java.nio.channels.FileChannel.open(image, java.nio.file.StandardOpenOption.CREATE_NEW,
-                java.nio.file.StandardOpenOption.WRITE)) {
+        try (java.nio.channels.FileChannel c = java.nio.channels.FileChannel.open(image,
+                java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE)) {
             c.write(java.nio.ByteBuffer.wrap("acknowledged".getBytes(java.nio.charset.StandardCharsets.US_ASCII)));
             c.force(true);
         }
@@ -218,7 +225,8 @@ class PowerLossIT {
                 "a command failed before the cut: " + said + "\n" + Files.readString(dir.resolve("driver.out")));
 
         Path survived = backing.resolve("store");
-        String where = "round " + i + " (" + layout + ", cut after change " + cutAfter + ", at " + cutMs + " ms, " + last + ")";
+        String where = "round " + i + " (" + layout + ", cut after change " + cutAfter + ", at " + cutMs + " ms, "
+                + last + ")";
         TreeSet<Long> established = new TreeSet<>();
         TreeSet<Long> markers = new TreeSet<>();
         int lost = 0;
@@ -236,7 +244,8 @@ class PowerLossIT {
                             .forEach(g -> markers.add(Long.parseLong(g.getFileName().toString())));
                 }
             }
-            assertEquals(markers, established, where + ": store ls reports established exactly the generations with a marker");
+            assertEquals(markers, established,
+                    where + ": store ls reports established exactly the generations with a marker");
             JsonNode verify = ferry(-1, where, "store", "verify", survived.toString(), "--json");
             assertTrue(verify.get("ok").asBoolean(), where + ": store verify found damage: " + verify.get("problems"));
         }
@@ -245,7 +254,8 @@ class PowerLossIT {
                 lost++;
             }
         }
-        assertEquals(0, lost, where + ": commits acknowledged " + committed + ", established after the cut " + established);
+        assertEquals(0, lost,
+                where + ": commits acknowledged " + committed + ", established after the cut " + established);
         // Every generation with a marker, and every push acknowledged, pulls back byte for byte.
         TreeSet<String> toPull = new TreeSet<>();
         established.forEach(g -> List.of(0, 1).forEach(r -> toPull.add(g + "/" + r)));
@@ -255,9 +265,11 @@ class PowerLossIT {
             String r = image.split("/")[1];
             Path back = dir.resolve("pulled/" + image);
             Files.createDirectories(back.getParent());
-            JsonNode pull = ferry(0, where, "image", "pull", back.toString(), "--store", survived.toString(), "--job", "pl",
+            JsonNode pull = ferry(0, where, "image", "pull", back.toString(), "--store", survived.toString(), "--job",
+                    "pl",
                     "--generation", g, "--rank", r, "--json");
-            assertEquals(established.contains(Long.parseLong(g)), pull.get("committed").asBoolean(), where + " " + image);
+            assertEquals(established.contains(Long.parseLong(g)), pull.get("committed").asBoolean(),
+                    where + " " + image);
             assertSameTree(images.resolve(image), back, where + " image " + image);
         }
         return new Round(i, layout, cutAfter, cutMs, phase, pushed.size(), committed.size(), established.size(), lost,
@@ -270,7 +282,8 @@ class PowerLossIT {
 
     /** The driver: the real CLI, one command after another, each logged before it starts and after it succeeds. */
     private Path driver(Path dir, String layout) throws IOException {
-        List<String> java = new ArrayList<>(FerryProcess.builder(List.of("-Xmx256m", "-XX:TieredStopAtLevel=1")).command());
+        List<String> java = new ArrayList<>(FerryProcess.builder(List.of("-Xmx256m", "-XX:TieredStopAtLevel=1"))
+                .command());
         String ferry = java.stream().map(a -> "'" + a.replace("'", "'\\''") + "'").collect(Collectors.joining(" "));
         Path script = dir.resolve("driver.sh");
         Files.writeString(script, String.join("\n",

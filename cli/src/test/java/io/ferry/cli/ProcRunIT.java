@@ -48,8 +48,8 @@ class ProcRunIT {
         assertTrue(!cores.isEmpty(), "the rank's image holds its core files");
         String description = Files.readString(img.resolve("proc-capture.json"));
         assertTrue(description.contains("\"wholeGroup\":true"), description);
-        Process gdb = new ProcessBuilder("gdb", "-nx", "-batch", "-ex", "info threads", "/usr/bin/bash", cores.get(0).toString())
-                .redirectErrorStream(true).start();
+        Process gdb = new ProcessBuilder("gdb", "-nx", "-batch", "-ex", "info threads", "/usr/bin/bash",
+                cores.get(0).toString()).redirectErrorStream(true).start();
         String said = new String(gdb.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(gdb.waitFor(60, TimeUnit.SECONDS));
         assertTrue(said.contains("Program terminated with signal SIGSTOP"), said);
@@ -65,12 +65,14 @@ class ProcRunIT {
     void anUnavailableMethodIsRefusedBeforeAnythingStarts() throws Exception {
         Path home = tmp.resolve("home");
         // Without DMTCP on the PATH (CI puts the one it builds there): the method is refused, saying why.
-        ProcessBuilder noDmtcp = FerryProcess.builder(List.of(), "run", "--job", "d", "--ranks", "1", "--capture", "dmtcp",
+        ProcessBuilder noDmtcp = FerryProcess.builder(List.of(), "run", "--job", "d", "--ranks", "1", "--capture",
+                "dmtcp",
                 "--home", home.toString(), "--", "true");
         noDmtcp.environment().put("PATH", "/usr/local/bin:/usr/bin:/bin");
         FerryProcess.Result r = FerryProcess.run(noDmtcp);
         assertEquals(1, r.exit());
-        assertTrue(r.err().startsWith("ferry: --capture dmtcp is not available here: dmtcp_launch is not installed"), r.err());
+        assertTrue(r.err().startsWith("ferry: --capture dmtcp is not available here: dmtcp_launch is not installed"),
+                r.err());
         assertTrue(!Files.exists(home));
         FerryProcess.Result bad = FerryProcess.run("run", "--job", "d", "--ranks", "1", "--capture", "gcore",
                 "--home", home.toString(), "--", "true");

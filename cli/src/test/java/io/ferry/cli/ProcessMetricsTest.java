@@ -17,10 +17,13 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 class ProcessMetricsTest {
-    /** The registry as {@code ferry run} fills it: JVM and process binders, the coordinator's and the agent's meters. */
+    /**
+     * The registry as {@code ferry run} fills it: JVM and process binders, the coordinator's and the agent's meters.
+     */
     private static synchronized String scrape() {
         var r = ProcessMetrics.registry();
-        if (r.find("ferry.agent.capture").timer() == null) { // once, as in a process: a second set would find the first's
+        if (r.find("ferry.agent.capture").timer() == null) {
+            // once, as in a process: a second set would find the first's
             new CoordinatorMeters(r);
             new AgentMeters(r);
         }
@@ -31,9 +34,12 @@ class ProcessMetricsTest {
     void oneRegistryPerProcessWithTheJvmAndProcessBinders() {
         assertSame(ProcessMetrics.registry(), ProcessMetrics.registry());
         String text = scrape();
-        for (String family : new String[]{"jvm_memory_used_bytes", "jvm_gc_live_data_size_bytes", "jvm_threads_live_threads",
-                "jvm_classes_loaded_classes", "jvm_info", "process_cpu_usage", "process_cpu_seconds_total", "system_cpus",
-                "process_uptime_seconds", "process_files_open_files", "process_files_max_files", "system_load_average_1m",
+        for (String family : new String[]{"jvm_memory_used_bytes", "jvm_gc_live_data_size_bytes",
+                "jvm_threads_live_threads",
+                "jvm_classes_loaded_classes", "jvm_info", "process_cpu_usage", "process_cpu_seconds_total",
+                "system_cpus",
+                "process_uptime_seconds", "process_files_open_files", "process_files_max_files",
+                "system_load_average_1m",
                 "ferry_stall_seconds", "ferry_agent_capture_seconds"}) {
             assertTrue(text.contains("# TYPE " + family + " "), family + " missing: " + text);
         }

@@ -41,10 +41,10 @@ class ProgramMissingIT {
         Path away = bin.resolve("rank.sh.away");
         Path results = Files.createDirectories(tmp.resolve("results"));
         FerryHome home = new FerryHome(tmp.resolve("home"));
-        JobRunner.Spec spec = new JobRunner.Spec("gone", 2, Duration.ofMillis(1500), true, home.store().toString(), home,
-                KafkaAccess.EMBEDDED, HttpOptions.at("off"), null, null, new JobRunner.Program(
-                List.of(script.toString(), results.toString()), io.ferry.agent.Quiesce.app(Duration.ofSeconds(30), "USR2"),
-                Map.of("recovery.backoff", "4s")));
+        JobRunner.Spec spec = new JobRunner.Spec("gone", 2, Duration.ofMillis(1500), true, home.store().toString(),
+                home, KafkaAccess.EMBEDDED, HttpOptions.at("off"), null, null, new JobRunner.Program(
+                List.of(script.toString(), results.toString()),
+                io.ferry.agent.Quiesce.app(Duration.ofSeconds(30), "USR2"), Map.of("recovery.backoff", "4s")));
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         try (JobRunner runner = new JobRunner(spec);
              PrintStream out = new PrintStream(new java.io.OutputStream() { // kept, and echoed for the test's log
@@ -59,8 +59,10 @@ class ProgramMissingIT {
                     .filter(g -> g.state() == GenerationView.State.ESTABLISHED).count()).orElse(0L) >= 2);
             Files.move(script, away);
             runner.agent().orElseThrow().ranks().get(1).process().destroyForcibly();
-            Pattern absent = Pattern.compile("cannot restore generation (\\d+): cannot launch: .*(No such file|error=2).*\n");
-            await("the relaunch failing for the program's absence", printed, () -> absent.matcher(text(printed)).find());
+            Pattern absent = Pattern.compile(
+                    "cannot restore generation (\\d+): cannot launch: .*(No such file|error=2).*\n");
+            await("the relaunch failing for the program's absence", printed,
+                    () -> absent.matcher(text(printed)).find());
             Matcher failed = absent.matcher(text(printed));
             assertTrue(failed.find());
             long g = Long.parseLong(failed.group(1));
@@ -78,7 +80,8 @@ class ProgramMissingIT {
             assertEquals(g, last, "the job resumed from the same snapshot: " + text(printed));
         }
         for (int r = 0; r < 2; r++) {
-            assertEquals(Long.toString(LcgRank.uninterrupted(r, STEPS)), Files.readString(results.resolve("rank-" + r)).trim(),
+            assertEquals(Long.toString(LcgRank.uninterrupted(r, STEPS)),
+                    Files.readString(results.resolve("rank-" + r)).trim(),
                     "rank " + r);
         }
     }

@@ -45,8 +45,8 @@ class PythonClientIT {
         Path train = root.resolve("clients/python/examples/train.py");
         Path expected = Files.createDirectories(tmp.resolve("expected"));
         for (int rank = 0; rank < 2; rank++) { // without Ferry: the plain training loop, as each rank
-            ProcessBuilder pb = new ProcessBuilder(PYTHON.toString(), "-B", train.toString(), Integer.toString(STEPS), expected.toString())
-                    .redirectErrorStream(true);
+            ProcessBuilder pb = new ProcessBuilder(PYTHON.toString(), "-B", train.toString(), Integer.toString(STEPS),
+                    expected.toString()).redirectErrorStream(true);
             pb.environment().keySet().removeIf(k -> k.startsWith("FERRY_"));
             pb.environment().put("FERRY_RANK", Integer.toString(rank));
             Process p = pb.start();
@@ -55,9 +55,11 @@ class PythonClientIT {
         }
 
         Path results = Files.createDirectories(tmp.resolve("results"));
-        ProcessBuilder run = FerryProcess.builder(List.of("-Xmx384m"), "run", "--job", "py", "--ranks", "2", "--interval", "2s",
+        ProcessBuilder run = FerryProcess.builder(List.of("-Xmx384m"), "run", "--job", "py", "--ranks", "2",
+                "--interval", "2s",
                 "--auto-recover", "--http", "off", "--home", tmp.resolve("home").toString(), "--",
-                PYTHON.toString(), "-B", train.toString(), Integer.toString(STEPS), results.toString()).redirectErrorStream(true);
+                PYTHON.toString(), "-B", train.toString(), Integer.toString(STEPS), results.toString())
+                        .redirectErrorStream(true);
         run.environment().put("TRAIN_STEP_SECONDS", "0.015");
         Process ferry = run.start();
         Lines out = new Lines(ferry, "py");
@@ -75,7 +77,8 @@ class PythonClientIT {
             ferry.destroyForcibly();
         }
         for (int rank = 0; rank < 2; rank++) {
-            assertEquals(Files.readString(expected.resolve("rank-" + rank)), Files.readString(results.resolve("rank-" + rank)),
+            assertEquals(Files.readString(expected.resolve("rank-" + rank)),
+                    Files.readString(results.resolve("rank-" + rank)),
                     "rank " + rank + " ends as an uninterrupted run does");
         }
     }

@@ -55,7 +55,8 @@ class RankCredentialsIT {
 
         List<String> asked = rankEnvironment("asked", "rank.pass-env=KRB5CCNAME");
         assertTrue(asked.contains("KRB5CCNAME=FILE:/tmp/krb5cc_the_agents"), asked.toString());
-        assertFalse(asked.stream().anyMatch(l -> l.startsWith("AWS_SECRET_ACCESS_KEY=")), "only what the job names: " + asked);
+        assertFalse(asked.stream().anyMatch(l -> l.startsWith("AWS_SECRET_ACCESS_KEY=")),
+                "only what the job names: " + asked);
         assertFalse(asked.stream().anyMatch(l -> l.startsWith("FERRY_S3_SECRET_ACCESS_KEY=")), asked.toString());
     }
 
@@ -65,6 +66,7 @@ class RankCredentialsIT {
                 "--home", tmp.resolve("home").toString(), "--store", tmp.resolve("store").toString(), "--http", "off",
                 "--set", "rank.pass-env=KRB5CNAME", "--", "true");
         assertEquals(1, r.exit(), r.out() + r.err());
-        assertTrue(r.err().contains("rank.pass-env") && r.err().contains("'KRB5CNAME' is not a store credential"), r.err());
+        assertTrue(r.err().contains("rank.pass-env") && r.err().contains("'KRB5CNAME' is not a store credential"),
+                r.err());
     }
 }

@@ -71,7 +71,8 @@ class RankShimTest {
         while (!Files.exists(root.resolve("bin/ferry-rank"))) {
             root = root.getParent();
         }
-        ProcessBuilder pb = new ProcessBuilder("sh", root.resolve("bin/ferry-rank").toString(), "--job", "j", "--", "true");
+        ProcessBuilder pb = new ProcessBuilder("sh", root.resolve("bin/ferry-rank").toString(), "--job", "j", "--",
+                "true");
         pb.environment().keySet().removeAll(List.of("FERRY_AGENT_DIR", "FERRY_RUNTIME_DIR", "XDG_RUNTIME_DIR"));
         pb.environment().put("OMPI_COMM_WORLD_RANK", "0");
         pb.environment().putAll(env);

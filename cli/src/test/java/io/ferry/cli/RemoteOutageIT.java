@@ -153,10 +153,12 @@ class RemoteOutageIT {
         assertTrue(ls.out().contains("outage"), ls.out());
         for (int r = 0; r < RANKS; r++) {
             java.nio.file.Path dst = tmp.resolve("pulled" + r);
-            FerryProcess.Result pull = FerryProcess.run(concat(List.of("image", "pull", dst.toString(), "--job", "outage",
+            FerryProcess.Result pull = FerryProcess.run(
+                    concat(List.of("image", "pull", dst.toString(), "--job", "outage",
                     "--generation", "0", "--rank", Integer.toString(r)), storeArgs));
             assertEquals(0, pull.exit(), pull.out() + pull.err());
-            assertArrayEquals(Files.readAllBytes(expected.resolve("rank" + r)), Files.readAllBytes(dst.resolve("memory")),
+            assertArrayEquals(Files.readAllBytes(expected.resolve("rank" + r)),
+                    Files.readAllBytes(dst.resolve("memory")),
                     "rank " + r + " restored byte for byte");
         }
     }

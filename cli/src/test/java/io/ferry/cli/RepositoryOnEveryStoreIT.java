@@ -82,7 +82,8 @@ class RepositoryOnEveryStoreIT {
     }
 
     private static StagingPipeline pipeline(Store s) {
-        return Staging.pipeline(s, StagingConfig.from(Map.of("staging.layout", "chunks", "staging.chunk-size", Integer.toString(CHUNK))),
+        return Staging.pipeline(s,
+                StagingConfig.from(Map.of("staging.layout", "chunks", "staging.chunk-size", Integer.toString(CHUNK))),
                 Clock.systemUTC());
     }
 
@@ -107,7 +108,8 @@ class RepositoryOnEveryStoreIT {
             assertTrue(p.repository().isEstablished("job", 3));
             Path out = tmp.resolve("out-" + kind + N.incrementAndGet());
             p.pull(ref, out, Progress.NONE);
-            assertArrayEquals(Files.readAllBytes(img.resolve("state.bin")), Files.readAllBytes(out.resolve("state.bin")));
+            assertArrayEquals(Files.readAllBytes(img.resolve("state.bin")),
+                    Files.readAllBytes(out.resolve("state.bin")));
             assertArrayEquals(new byte[3 * CHUNK], Files.readAllBytes(out.resolve("zeros.bin")));
             assertTrue(p.verify(Progress.NONE).ok());
         }
@@ -124,7 +126,8 @@ class RepositoryOnEveryStoreIT {
         }
         Files.write(img.resolve("text.log"), text);
         var key = java.util.Optional.of(io.ferry.staging.crypt.Keys.parse("5a".repeat(32), "test key"));
-        try (Store s = open(kind); StagingPipeline p = Staging.pipeline(s, StagingConfig.defaults(), Clock.systemUTC(), key)) {
+        try (Store s = open(kind); StagingPipeline p = Staging.pipeline(s, StagingConfig.defaults(), Clock.systemUTC(),
+                key)) {
             ImageRef ref = new ImageRef("job", 1, 0);
             p.push(img, ref, Progress.NONE);
             p.repository().commitSnapshot("job", 1, 1);
@@ -197,7 +200,8 @@ class RepositoryOnEveryStoreIT {
             assertTrue(a.verify(Progress.NONE).ok());
             Path out = tmp.resolve("same-" + kind + N.incrementAndGet());
             b.pull(new ImageRef("job", 0, 1), out, Progress.NONE);
-            assertArrayEquals(Files.readAllBytes(img.resolve("state.bin")), Files.readAllBytes(out.resolve("state.bin")));
+            assertArrayEquals(Files.readAllBytes(img.resolve("state.bin")),
+                    Files.readAllBytes(out.resolve("state.bin")));
         }
     }
 
@@ -207,11 +211,14 @@ class RepositoryOnEveryStoreIT {
         try (Store s = open(kind); StagingPipeline p = pipeline(s)) {
             Repository repo = p.repository();
             for (long g = 0; g <= 3; g++) {
-                p.push(image("gc-" + kind + N.incrementAndGet(), 10 + (int) g), new ImageRef("job", g, 0), Progress.NONE);
+                p.push(image("gc-" + kind + N.incrementAndGet(), 10 + (int) g), new ImageRef("job", g, 0),
+                        Progress.NONE);
                 repo.commitSnapshot("job", g, 1);
             }
-            assertEquals(List.of(0L, 1L, 2L), io.ferry.staging.StoreRetention.prune(repo, "job", 1, 0, false).dropped());
-            assertEquals(24, repo.listChunkKeys().size(), "six chunks of each generation (the zero ones are never stored)");
+            assertEquals(List.of(0L, 1L, 2L),
+                    io.ferry.staging.StoreRetention.prune(repo, "job", 1, 0, false).dropped());
+            assertEquals(24, repo.listChunkKeys().size(),
+                    "six chunks of each generation (the zero ones are never stored)");
             java.time.Instant t0 = java.time.Instant.parse("2026-11-23T10:00:00Z");
             java.time.Duration grace = java.time.Duration.ofHours(6);
             Path again = image("gc-beside-" + kind + N.incrementAndGet(), 11); // generation 1's bytes, pushed anew
@@ -224,7 +231,8 @@ class RepositoryOnEveryStoreIT {
                 io.ferry.staging.StoreGc.Collected first = io.ferry.staging.StoreGc.run(repo, grace,
                         Clock.fixed(t0, java.time.ZoneOffset.UTC), false);
                 beside.get();
-                assertTrue(first.fossilized() >= 12, "generations 0 and 2, and 1 unless the push beside came first: " + first);
+                assertTrue(first.fossilized() >= 12,
+                        "generations 0 and 2, and 1 unless the push beside came first: " + first);
             } finally {
                 pool.shutdown();
             }
@@ -236,7 +244,8 @@ class RepositoryOnEveryStoreIT {
             assertTrue(r.ok(), r.problems().toString());
             Path out = tmp.resolve("gc-out-" + kind + N.incrementAndGet());
             p.pull(new ImageRef("other", 0, 0), out, Progress.NONE);
-            assertArrayEquals(Files.readAllBytes(again.resolve("state.bin")), Files.readAllBytes(out.resolve("state.bin")));
+            assertArrayEquals(Files.readAllBytes(again.resolve("state.bin")),
+                    Files.readAllBytes(out.resolve("state.bin")));
         }
     }
 
@@ -248,8 +257,10 @@ class RepositoryOnEveryStoreIT {
     @ParameterizedTest
     @ValueSource(strings = {"file", "hdfs", "s3"})
     void packLayoutRoundTripsDeduplicatesScrubsAndCollectsOnEveryStore(String kind) throws Exception {
-        Map<String, String> packs = Map.of("staging.layout", "packs", "staging.blob-size", "16KiB", "staging.pack-size", "1MiB");
-        try (Store s = open(kind); StagingPipeline p = Staging.pipeline(s, StagingConfig.from(packs), Clock.systemUTC())) {
+        Map<String, String> packs = Map.of("staging.layout", "packs", "staging.blob-size", "16KiB", "staging.pack-size",
+                "1MiB");
+        try (Store s = open(kind); StagingPipeline p = Staging.pipeline(s, StagingConfig.from(packs),
+                Clock.systemUTC())) {
             Repository repo = p.repository();
             Path dir = Files.createDirectories(tmp.resolve("packs-" + kind + N.incrementAndGet()));
             byte[] data = new byte[3 << 20];
@@ -264,8 +275,8 @@ class RepositoryOnEveryStoreIT {
                 stored[g] = p.push(dir, new ImageRef("job", g, 0), Progress.NONE).storedBytes();
                 repo.commitSnapshot("job", g, 1);
             }
-            assertTrue(stored[1] < stored[0] / 5 && stored[2] < stored[0] / 5, "later generations write their rewrites only: "
-                    + java.util.Arrays.toString(stored));
+            assertTrue(stored[1] < stored[0] / 5 && stored[2] < stored[0] / 5,
+                    "later generations write their rewrites only: " + java.util.Arrays.toString(stored));
             assertTrue(s.list("ferry/v1/chunks/").isEmpty());
             Path out = tmp.resolve("packs-out-" + kind + N.incrementAndGet());
             p.pull(new ImageRef("job", 2, 0), out, Progress.NONE);
@@ -317,7 +328,8 @@ class RepositoryOnEveryStoreIT {
             assertTrue(second.deleted() >= 1, "generation 1's pack holds only bytes generation 2 rewrote: " + second);
             int otherPacks = repo.readManifest(new ImageRef("other", 0, 0)).manifest().packs().size();
             assertTrue(s.list(io.ferry.staging.packs.PackKeys.PACKS).size() <= m2.packs().size() + otherPacks,
-                    "no more than the packs generation 2 and the push beside need (repacked ones replaced one for one at most)");
+                    "no more than the packs generation 2 and the push beside need (repacked ones"
+                            + " replaced one for one at most)");
             assertTrue(p.verify(Progress.NONE).ok());
             Path after = tmp.resolve("packs-after-" + kind + N.incrementAndGet());
             p.pull(new ImageRef("job", 2, 0), after, Progress.NONE);
@@ -344,7 +356,8 @@ class RepositoryOnEveryStoreIT {
         Files.write(img0.resolve("big"), big);
         Files.write(img1.resolve("kept"), kept);
         Files.writeString(img1.resolve("big"), "rewritten");
-        Map<String, String> packs = Map.of("staging.layout", "packs", "staging.blob-size", "16KiB", "staging.pack-size", "1MiB");
+        Map<String, String> packs = Map.of("staging.layout", "packs", "staging.blob-size", "16KiB", "staging.pack-size",
+                "1MiB");
         StoreCommands cli = kind.equals("hdfs") ? new StoreCommands(hdfs.uri("/gc-killed").toString(), Map.of())
                 : new StoreCommands("s3://ferry/gc-killed", s3.options());
         try (Store s = Stores.open(URI.create(cli.uri()), cli.options())) {
@@ -364,7 +377,8 @@ class RepositoryOnEveryStoreIT {
             int left = count(s, io.ferry.staging.packs.PackKeys.PACKS);
             assertTrue(gc.running(), "gc ended before it was killed: " + gc.said());
             assertTrue(aside > 0 && left > 1, "killed midway: " + aside + " aside, " + left + " left of " + before);
-            System.err.println(kind + ": gc killed with " + aside + " packs moved aside, " + left + " of " + before + " left");
+            System.err.println(kind + ": gc killed with " + aside + " packs moved aside, " + left + " of " + before
+                    + " left");
 
             Path out = tmp.resolve(kind + "-pulled");
             cli.verifyAndPull(out);
@@ -380,8 +394,8 @@ class RepositoryOnEveryStoreIT {
                 runs.append(again.out());
             }
             assertEquals(0, count(s, FOSSILS), runs + "left aside: " + s.list(FOSSILS));
-            assertTrue(count(s, io.ferry.staging.packs.PackKeys.PACKS) < before / 4, runs + "packs left: " + count(s, io.ferry.staging.packs.PackKeys.PACKS)
-                    + " of " + before);
+            assertTrue(count(s, io.ferry.staging.packs.PackKeys.PACKS) < before / 4,
+                    runs + "packs left: " + count(s, io.ferry.staging.packs.PackKeys.PACKS) + " of " + before);
             Path out2 = tmp.resolve(kind + "-pulled2");
             cli.verifyAndPull(out2);
             assertEquals(-1, Files.mismatch(img1.resolve("kept"), out2.resolve("kept")));
@@ -430,12 +444,13 @@ class RepositoryOnEveryStoreIT {
 
             java.time.Instant t0 = java.time.Instant.parse("2026-11-23T10:00:00Z");
             io.ferry.staging.GcLease crashed = io.ferry.staging.GcLease.acquire(s,
-                    new io.ferry.staging.GcLease.Holder("crashed", "elsewhere", 1), length, Clock.fixed(t0, java.time.ZoneOffset.UTC));
+                    new io.ferry.staging.GcLease.Holder("crashed", "elsewhere", 1), length,
+                    Clock.fixed(t0, java.time.ZoneOffset.UTC));
             io.ferry.staging.GcLease.HeldException early = assertThrows(io.ferry.staging.GcLease.HeldException.class,
                     () -> io.ferry.staging.StoreGc.run(p.repository(), java.time.Duration.ofHours(1),
                             Clock.fixed(t0.plusSeconds(59), java.time.ZoneOffset.UTC), false, 0, me, length));
-            assertTrue(early.getMessage().contains("crashed@elsewhere (pid 1)") && early.getMessage().contains("2026-11-23T10:01:00Z"),
-                    early.getMessage());
+            assertTrue(early.getMessage().contains("crashed@elsewhere (pid 1)")
+                    && early.getMessage().contains("2026-11-23T10:01:00Z"), early.getMessage());
             io.ferry.staging.StoreGc.run(p.repository(), java.time.Duration.ofHours(1),
                     Clock.fixed(t0.plusSeconds(60), java.time.ZoneOffset.UTC), false, 0, me, length);
             assertEquals(List.of(), s.list("ferry/v1/gc/lease/"), "taken over, then released at the run's end");

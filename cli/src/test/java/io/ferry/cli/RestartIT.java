@@ -32,7 +32,8 @@ class RestartIT {
         Path rank = LcgRank.script(tmp, STEPS);
         String home = tmp.resolve("home").toString();
         Process run = FerryProcess.builder(List.of("-Xmx384m"), "run", "--job", "rs", "--ranks", "2", "--interval", "0",
-                "--home", home, "--http", "off", "--", rank.toString(), results.toString()).redirectErrorStream(true).start();
+                "--home", home, "--http", "off", "--", rank.toString(), results.toString()).redirectErrorStream(true)
+                        .start();
         Lines out = new Lines(run, "run");
         for (int i = 0; i < 600 && !Files.exists(results.resolve("pid-1")); i++) {
             Thread.sleep(100);
@@ -46,7 +47,8 @@ class RestartIT {
         FerryProcess.Result r = FerryProcess.run(restart);
         assertEquals(0, r.exit(), r.out() + r.err());
         assertTrue(r.out().contains("rank 1: node "), "the plan first: " + r.out());
-        assertTrue(Pattern.compile("restored 2 ranks of rs from generation 0 in [0-9.]+ s \\(2 local\\)").matcher(r.out()).find(),
+        assertTrue(Pattern.compile("restored 2 ranks of rs from generation 0 in [0-9.]+ s \\(2 local\\)")
+                .matcher(r.out()).find(),
                 "the newest established generation is still in the node cache: " + r.out());
         assertTrue(r.err().contains("restoring rs g0") && r.err().contains("2 / 2"), "a progress bar: " + r.err());
         out.await("the job's own line for the rollback", l -> l.contains("roll back to generation 0"));
@@ -62,7 +64,8 @@ class RestartIT {
         assertTrue(run.waitFor(5, TimeUnit.MINUTES), "ferry run did not finish");
         assertEquals(0, run.exitValue(), String.join("\n", out.lines));
         for (int i = 0; i < 2; i++) {
-            assertEquals(Long.toString(LcgRank.uninterrupted(i, STEPS)), Files.readString(results.resolve("rank-" + i)).trim());
+            assertEquals(Long.toString(LcgRank.uninterrupted(i, STEPS)),
+                    Files.readString(results.resolve("rank-" + i)).trim());
         }
     }
 }

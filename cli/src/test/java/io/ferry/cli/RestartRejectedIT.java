@@ -37,8 +37,10 @@ class RestartRejectedIT {
         List<String> program = List.of(java, "-Xmx64m", "-cp", System.getProperty("java.class.path"),
                 RejectingRank.class.getName(), Long.toString(TARGET), "50", dir.toString());
         FerryHome home = new FerryHome(tmp.resolve("home"));
-        JobRunner.Spec spec = new JobRunner.Spec("reject", 2, Duration.ofMillis(1500), true, home.store().toString(), home,
-                KafkaAccess.EMBEDDED, HttpOptions.at("off"), null, null, new JobRunner.Program(program, io.ferry.agent.Quiesce.app(Duration.ofSeconds(30),
+        JobRunner.Spec spec = new JobRunner.Spec("reject", 2, Duration.ofMillis(1500), true, home.store().toString(),
+                home,
+                KafkaAccess.EMBEDDED, HttpOptions.at("off"), null, null,
+                new JobRunner.Program(program, io.ferry.agent.Quiesce.app(Duration.ofSeconds(30),
                 "USR2"), Map.of()));
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         try (JobRunner runner = new JobRunner(spec);
@@ -60,11 +62,13 @@ class RestartRejectedIT {
             assertTrue(runner.awaitFinish(), printed.toString(StandardCharsets.UTF_8));
             JobView v = runner.view().orElseThrow();
             long rejected = Long.parseLong(Files.readString(dir.resolve("rejected")).trim());
-            GenerationView bad = v.generations().stream().filter(g -> g.generation() == rejected).findFirst().orElseThrow();
+            GenerationView bad = v.generations().stream().filter(g -> g.generation() == rejected).findFirst()
+                    .orElseThrow();
             assertTrue(bad.problem().contains("rank 0 rejected its restart data: checksum"), bad.problem());
             assertEquals(2, v.recoveries(), "the kill's rollback, then the one the rejection caused");
             String text = printed.toString(StandardCharsets.UTF_8);
-            assertTrue(text.lines().anyMatch(l -> l.contains("roll back to generation") && l.contains("rejected its restart data")
+            assertTrue(text.lines()
+                    .anyMatch(l -> l.contains("roll back to generation") && l.contains("rejected its restart data")
                     && !l.contains("generation " + rejected + " (")), text);
         }
         for (int r = 0; r < 2; r++) {

@@ -18,12 +18,14 @@ final class Resumed {
      * uninterrupted run of {@code steps} steps in {@code results}.
      */
     static void goesOnExactly(Process again, Lines lines, long newest, Path results, int steps) throws Exception {
-        String next = lines.await("a new generation established", l -> l.matches(".*generation \\d+ established on the.*"));
+        String next = lines.await("a new generation established",
+                l -> l.matches(".*generation \\d+ established on the.*"));
         assertTrue(Lines.generationOf(next) > newest, "new generations are numbered above every marker: " + next);
         assertTrue(again.waitFor(3, TimeUnit.MINUTES), "ferry run ended");
         assertEquals(0, again.exitValue(), String.join("\n", lines.lines));
         for (int r = 0; r < 2; r++) {
-            assertEquals(Long.toString(LcgRank.uninterrupted(r, steps)), Files.readString(results.resolve("rank-" + r)).trim(),
+            assertEquals(Long.toString(LcgRank.uninterrupted(r, steps)),
+                    Files.readString(results.resolve("rank-" + r)).trim(),
                     "rank " + r);
         }
     }

@@ -84,8 +84,8 @@ final class Rot {
     /** Flips one seeded bit of {@code f}, or (one time in four) cuts it to half its size. */
     private static String damage(Path f, Random rnd) throws IOException {
         long size = Files.size(f);
-        try (java.nio.channels.FileChannel c = java.nio.channels.FileChannel.open(f, java.nio.file.StandardOpenOption.READ,
-                java.nio.file.StandardOpenOption.WRITE)) {
+        try (java.nio.channels.FileChannel c = java.nio.channels.FileChannel.open(f,
+                java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)) {
             if (size > 1 && rnd.nextInt(4) == 0) {
                 c.truncate(size / 2);
                 return "cut " + f.getFileName() + " from " + size + " to " + size / 2 + " bytes";
@@ -112,7 +112,8 @@ final class Rot {
             Matcher m = SOURCES.matcher(l);
             if (m.find() && m.group(2).matches("(.*, )?" + r + "=.*")) {
                 if (!d.generations().contains(Long.parseLong(m.group(1)))) {
-                    return "not exercised (the rollback went to generation " + m.group(1) + ", whose copy was not damaged)";
+                    return "not exercised (the rollback went to generation " + m.group(1)
+                            + ", whose copy was not damaged)";
                 }
                 String source = m.group(2).replaceAll("(?:.*, )?" + r + "=(\\w+).*", "$1");
                 return source.equals("local") ? "restored from the damaged local copy" : "caught (" + source + ")";

@@ -45,10 +45,13 @@ class RunIT {
             assertTrue(json.get("newestEstablished").asLong() >= 2, status.out());
 
             // Forecasts: made after 3 warm-up snapshots, recorded, and set beside what happened.
-            FerryProcess.Result accuracy = FerryProcess.run("plan", "--accuracy", "demo", "--home", home, "--kafka", log);
+            FerryProcess.Result accuracy = FerryProcess.run("plan", "--accuracy", "demo", "--home", home, "--kafka",
+                    log);
             assertEquals(0, accuracy.exit(), accuracy.err());
-            assertTrue(accuracy.out().matches("(?s).*\\n[1-9]\\d* forecasts: median absolute error .*"), accuracy.out());
-            FerryProcess.Result forecast = FerryProcess.run("status", "demo", "--mtbf", "24h", "--home", home, "--kafka", log);
+            assertTrue(accuracy.out().matches("(?s).*\\n[1-9]\\d* forecasts: median absolute error .*"),
+                    accuracy.out());
+            FerryProcess.Result forecast = FerryProcess.run("status", "demo", "--mtbf", "24h", "--home", home,
+                    "--kafka", log);
             assertTrue(forecast.out().contains("next snapshot (768.0 KiB, 4 ranks): stall"), forecast.out());
             assertTrue(forecast.out().contains("checkpoint interval for MTBF 86400 s (given): Young"), forecast.out());
             assertTrue(json.get("forecast").has("next"), status.out());
@@ -58,7 +61,8 @@ class RunIT {
 
             // Calibration from the demo's snapshots and a real probe of its store, saved, then projected.
             Path cal = tmp.resolve("demo-cal.json");
-            FerryProcess.Result calibrate = FerryProcess.run("plan", "--calibrate-from", "demo", "--home", home, "--kafka", log,
+            FerryProcess.Result calibrate = FerryProcess.run("plan", "--calibrate-from", "demo", "--home", home,
+                    "--kafka", log,
                     "--probe-size", "8MiB", "--probe-writers", "1,2", "--save-calibration", cal.toString());
             assertEquals(0, calibrate.exit(), calibrate.err());
             assertTrue(calibrate.out().contains("Calibration from job demo"), calibrate.out());
@@ -71,26 +75,30 @@ class RunIT {
                 assertFalse(left.anyMatch(p -> p.toString().contains("probe")), "the probe's objects are deleted");
             }
             FerryProcess.Result projected = FerryProcess.run("plan", "--calibration", cal.toString(), "--nodes", "100",
-                    "--memory-per-node", "64GB", "--storage", "1PB", "--disk-size", "10TB", "--disk-bandwidth", "1GB/s");
+                    "--memory-per-node", "64GB", "--storage", "1PB", "--disk-size", "10TB", "--disk-bandwidth",
+                    "1GB/s");
             assertEquals(0, projected.exit(), projected.err());
-            assertTrue(projected.out().contains("| established on the remote store | 64.00 s (1 min 4 s) |"), projected.out());
+            assertTrue(projected.out().contains("| established on the remote store | 64.00 s (1 min 4 s) |"),
+                    projected.out());
         }
 
-        // The restart plan from the home alone: with nothing running it plans against this host's cache (with --kafka it
-        // would ask the nodes' agents, and none runs now).
+        // The restart plan from the home alone: with nothing running it plans against this host's cache (with --kafka
+        // it would ask the nodes' agents, and none runs now).
         FerryProcess.Result plan = FerryProcess.run("restart", "demo", "--dry-run", "--home", home);
         assertEquals(0, plan.exit(), plan.err());
         assertTrue(plan.out().matches("(?s).*rank 0: node \\S+, local.*"), plan.out());
         assertTrue(plan.out().matches("(?s).*rank 3: node \\S+, local.*"), plan.out());
         FerryProcess.Result planJson = FerryProcess.run("restart", "demo", "--dry-run", "--json", "--home", home);
         assertEquals(0, planJson.exit(), planJson.err());
-        assertTrue(planJson.out().trim().matches("\\[\\{\"rank\":0,\"node\":\"[^\"]+\",\"generation\":\\d+,\"source\":\"local\"}"
+        assertTrue(planJson.out().trim()
+                .matches("\\[\\{\"rank\":0,\"node\":\"[^\"]+\",\"generation\":\\d+,\"source\":\"local\"}"
                 + "(,\\{\"rank\":[1-3],[^}]*\"source\":\"local\"}){3}]"), planJson.out());
     }
 
     @Test
     void externalKafkaIsUsedInsteadOfTheEmbeddedBroker() throws Exception {
-        try (io.ferry.eventlog.EmbeddedKafka external = io.ferry.eventlog.EmbeddedKafka.start(tmp.resolve("external"))) {
+        try (io.ferry.eventlog.EmbeddedKafka external = io.ferry.eventlog.EmbeddedKafka.start(
+                tmp.resolve("external"))) {
             Path home = tmp.resolve("home");
             FerryProcess.Result r = FerryProcess.run("run", "--job", "ext", "--ranks", "2", "--interval", "0",
                     "--home", home.toString(), "--kafka", external.bootstrapServers(), "--", "true");
@@ -126,13 +134,15 @@ class RunIT {
         later.environment().put("FERRY_CACHE_FINISHED_RETENTION", "0s");
         FerryProcess.Result r = FerryProcess.run(later);
         assertEquals(0, r.exit(), r.out() + r.err());
-        assertFalse(Files.exists(cached), "the earlier job's cache was reclaimed by the later run: " + r.out() + r.err());
+        assertFalse(Files.exists(cached),
+                "the earlier job's cache was reclaimed by the later run: " + r.out() + r.err());
     }
 
     @Test
     void unsafeJobNameIsRefusedBeforeAnythingStarts() throws Exception {
         Path home = tmp.resolve("home");
-        FerryProcess.Result r = FerryProcess.run("run", "--job", "../x", "--ranks", "1", "--home", home.toString(), "--", "true");
+        FerryProcess.Result r = FerryProcess.run("run", "--job", "../x", "--ranks", "1", "--home", home.toString(),
+                "--", "true");
         assertEquals(1, r.exit());
         assertTrue(r.err().startsWith("ferry: unsafe job id '../x'"), r.err());
         assertFalse(Files.exists(home));
@@ -147,16 +157,19 @@ class RunIT {
     void aRankThatFailsAtStartIsRolledBackWithBackoffThenTheJobGivesUp() throws Exception {
         // Before recovery.max-attempts, such a job was relaunched for ever (1,195 rollbacks in 180 s).
         long t0 = System.nanoTime();
-        FerryProcess.Result r = FerryProcess.run("run", "--job", "doomed", "--ranks", "1", "--interval", "0", "--auto-recover",
+        FerryProcess.Result r = FerryProcess.run("run", "--job", "doomed", "--ranks", "1", "--interval", "0",
+                "--auto-recover",
                 "--set", "recovery.max-attempts=3", "--set", "recovery.backoff=400ms",
                 "--home", tmp.resolve("home").toString(), "--", "bash", "-c", "exit 7");
         double seconds = (System.nanoTime() - t0) / 1e9;
         assertEquals(1, r.exit(), r.out());
-        assertTrue(r.out().contains("rank 0 exited with 7; gave up after 3 rollbacks in a row without a newer established"
+        assertTrue(r.out()
+                .contains("rank 0 exited with 7; gave up after 3 rollbacks in a row without a newer established"
                 + " snapshot (recovery.max-attempts=3)"), r.out());
         // Three rollbacks, the 2nd and 3rd after waits of 0.4 s and 0.8 s: the job cannot have ended sooner.
         assertTrue(seconds > 1.2, "ended after " + seconds + " s");
-        assertTrue(r.out().contains("rolling back in") || r.err().contains("rolling back in"), "the wait is said: " + r.out() + r.err());
+        assertTrue(r.out().contains("rolling back in") || r.err().contains("rolling back in"),
+                "the wait is said: " + r.out() + r.err());
         FerryProcess.Result list = FerryProcess.run("list", "doomed", "--home", tmp.resolve("home").toString());
         assertTrue(list.out().contains("FAILED, 3 recoveries"), list.out());
     }
@@ -164,13 +177,15 @@ class RunIT {
     @Test
     void storeCredentialsInFerrysEnvironmentDoNotReachTheRanks() throws Exception {
         java.nio.file.Path seen = tmp.resolve("rank-env");
-        ProcessBuilder pb = FerryProcess.builder(java.util.List.of(), "run", "--job", "env", "--ranks", "1", "--interval", "0",
+        ProcessBuilder pb = FerryProcess.builder(java.util.List.of(), "run", "--job", "env", "--ranks", "1",
+                "--interval", "0",
                 "--http", "off", "--home", tmp.resolve("home").toString(), "--", "bash", "-c", "env > " + seen);
         pb.environment().put("FERRY_S3_SECRET_ACCESS_KEY", "top-secret-42");
         pb.environment().put("FERRY_STAGING_ZSTD_LEVEL", "2");
         // the event log's login (issue 13): a JAAS setting holds a password whatever its key's name
         pb.environment().put("FERRY_KAFKA_SASL_JAAS_CONFIG",
-                "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\" password=\"log-secret-7\";");
+                "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\""
+                        + " password=\"log-secret-7\";");
         pb.environment().put("FERRY_KAFKA_CLIENT_ID", "ferry-run");
         Process p = pb.redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes());
@@ -178,7 +193,8 @@ class RunIT {
         String env = java.nio.file.Files.readString(seen);
         assertTrue(env.contains("FERRY_RANK=0"), env);
         assertFalse(env.contains("top-secret-42"), "a store credential reached a rank: " + env);
-        assertFalse(env.contains("log-secret-7") || env.contains("FERRY_KAFKA_"), "the event log's login reached a rank: " + env);
+        assertFalse(env.contains("log-secret-7") || env.contains("FERRY_KAFKA_"),
+                "the event log's login reached a rank: " + env);
         assertTrue(env.contains("FERRY_STAGING_ZSTD_LEVEL=2"), "other variables are left as they are");
     }
 

@@ -19,7 +19,8 @@ final class ScenarioPrograms {
     static Path compile(Path dir, String program) throws IOException, InterruptedException {
         Path src = Path.of("..", "capture-agent", "src", "test", "resources", "scenario", program + ".c");
         Path bin = dir.resolve(program);
-        Process gcc = new ProcessBuilder("gcc", "-O1", "-pthread", "-o", bin.toString(), src.toString()).inheritIO().start();
+        Process gcc = new ProcessBuilder("gcc", "-O1", "-pthread", "-o", bin.toString(), src.toString()).inheritIO()
+                .start();
         assertEquals(0, gcc.waitFor(), "gcc " + src);
         return bin;
     }

@@ -76,12 +76,16 @@ final class SlurmBed implements AutoCloseable {
         return nodes;
     }
 
-    /** The environment every Slurm command needs (SLURM_CONF), for a ProcessBuilder or sbatch's exported environment. */
+    /**
+     * The environment every Slurm command needs (SLURM_CONF), for a ProcessBuilder or sbatch's exported environment.
+     */
     Map<String, String> env() {
         return Map.of("SLURM_CONF", conf.toString());
     }
 
-    /** {@code sbatch --parsable OPTIONS SCRIPT ARGS} with {@code env} added to the environment it exports; the job id. */
+    /**
+     * {@code sbatch --parsable OPTIONS SCRIPT ARGS} with {@code env} added to the environment it exports; the job id.
+     */
     String sbatch(List<String> options, Path script, List<String> args, Map<String, String> env)
             throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of(which("sbatch"), "--parsable"));
@@ -121,8 +125,8 @@ final class SlurmBed implements AutoCloseable {
         while (List.of("PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED").contains(f.get("JobState"))
                 || f.getOrDefault("JobState", "").isEmpty()) {
             if (System.nanoTime() > deadline) {
-                throw new AssertionError("Slurm job " + id + " still " + f.get("JobState") + " after " + seconds + " s: "
-                        + f + "\n" + logs());
+                throw new AssertionError("Slurm job " + id + " still " + f.get("JobState") + " after " + seconds
+                        + " s: " + f + "\n" + logs());
             }
             Thread.sleep(250);
             f = job(id);

@@ -59,7 +59,8 @@ class SlurmIT {
              SlurmBed slurm = SlurmBed.start(tmp.resolve("slurm"), bed, bed.namespaces() ? 2 : RANKS)) {
             int nodes = slurm.nodes().size();
             boolean mpi = mpiUnderSrun(slurm);
-            Path program = mpi ? LcgRank.mpiProgram(tmp) : LcgRank.script(tmp, STEPS); // the bash rank ignores its STEPS argument
+            // the bash rank ignores its STEPS argument
+            Path program = mpi ? LcgRank.mpiProgram(tmp) : LcgRank.script(tmp, STEPS);
             System.out.println("SlurmIT: " + nodes + " slurmd node(s) " + slurm.nodes() + (bed.namespaces()
                     ? " in network namespaces" : " on this host (" + bed.fallbackReason() + ")") + ", ranks: "
                     + (mpi ? "MPI (srun --mpi=pmix)" : "bash, signal mode (no mpicc or no pmix in srun)"));
@@ -85,7 +86,8 @@ class SlurmIT {
                     "FERRY_HALT_GRACE", "10s",
                     "FERRY_JAVA_OPTS", "-Xmx256m",
                     "FERRY_RUNTIME_DIR", Files.createDirectories(tmp.resolve("run")).toString()));
-            env.put(Configuration.FILE_VARIABLE, login.config().toString()); // srun hands it to the agents and ferry run
+            // srun hands it to the agents and ferry run
+            env.put(Configuration.FILE_VARIABLE, login.config().toString());
             if (mpi) {
                 env.putAll(Map.of("FERRY_SRUN_ARGS", "--mpi=pmix", "OMPI_MCA_btl", "tcp,self",
                         "OMPI_MCA_btl_tcp_if_include", net, "OMPI_MCA_oob_tcp_if_include", net,
@@ -109,7 +111,8 @@ class SlurmIT {
             assertEquals(new TreeSet<>(slurm.nodes()), joined, "nodes the ranks joined");
             assertResults(results, mpi, STEPS);
             System.out.printf("SlurmIT: (a) Slurm job %s COMPLETED in %.0f s on %s, %d generations established%n", a,
-                    secondsSince(ta), endA.get("NodeList"), outA.lines.stream().filter(l -> l.contains(" established")).count());
+                    secondsSince(ta), endA.get("NodeList"),
+                    outA.lines.stream().filter(l -> l.contains(" established")).count());
 
             // (b) A job cancelled once a snapshot is established, then submitted again: it resumes.
             Path results2 = Files.createDirectories(tmp.resolve("results-b"));
@@ -126,12 +129,14 @@ class SlurmIT {
             long established = outB1.lines.stream().filter(l -> l.matches(".*generation \\d+ established.*"))
                     .mapToLong(Lines::generationOf).max().orElseThrow();
             try (Stream<Path> done = Files.list(results2)) {
-                assertTrue(done.noneMatch(p -> p.getFileName().toString().startsWith("rank-")), "finished before the cancel");
+                assertTrue(done.noneMatch(p -> p.getFileName().toString().startsWith("rank-")),
+                        "finished before the cancel");
             }
             System.out.printf("SlurmIT: (b) Slurm job %s CANCELLED after %.0f s (%s; newest established seen: %d)%n",
                     b1, secondsSince(tb), est.trim(), established);
 
-            env.put("FERRY_HALT_GRACE", "90s"); // (c) halts while the coordinator restarts: its final checkpoint waits for it
+            // (c) halts while the coordinator restarts: its final checkpoint waits for it
+            env.put("FERRY_HALT_GRACE", "90s");
             String b2 = slurm.sbatch(withOutput(options, "b2"), script, args, env);
             Lines outB2 = tail("b2");
             String resume = outB2.await("the resume", l -> l.contains("(resumed by a new ferry run)"));
@@ -146,7 +151,8 @@ class SlurmIT {
 
             // (c) The time limit comes while the coordinator (and its broker) is down, killed and restarting: Slurm's
             // SIGTERM to the batch script (#SBATCH --signal=B:TERM@180) still halts the job with a final checkpoint
-            // once the coordinator is back, and the job ends COMPLETED; the next submission resumes from that checkpoint.
+            // once the coordinator is back, and the job ends COMPLETED; the next submission resumes from that
+            // checkpoint.
             outB2.await("a checkpoint after the resume", l -> l.matches(".*generation \\d+ established.*")
                     && Lines.generationOf(l) > g);
             coordinatorProcess.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
@@ -160,7 +166,8 @@ class SlurmIT {
             assertEquals("COMPLETED", endB2.get("JobState"), endB2 + "\n" + String.join("\n", outB2.lines));
             assertEquals("0:0", endB2.get("ExitCode"), endB2.toString());
             try (Stream<Path> done = Files.list(results2)) {
-                assertTrue(done.noneMatch(p -> p.getFileName().toString().startsWith("rank-")), "finished before the halt");
+                assertTrue(done.noneMatch(p -> p.getFileName().toString().startsWith("rank-")),
+                        "finished before the halt");
             }
             String b3 = slurm.sbatch(withOutput(options, "b3"), script, args, env);
             Lines outB3 = tail("b3");
@@ -171,8 +178,8 @@ class SlurmIT {
             outB3.await("the job's end", l -> l.contains("job finished: the launcher exited 0"));
             assertResults(results2, mpi, STEPS_B);
             System.out.printf("SlurmIT: (b) Slurm job %s resumed from generation %d (sources by rank %s); (c) SIGTERM"
-                    + " during a coordinator restart halted it at generation %d, COMPLETED; job %s resumed from there and COMPLETED; (b, c) took %.0f s%n",
-                    b2, g, sources, halted, b3, secondsSince(tb));
+                    + " during a coordinator restart halted it at generation %d, COMPLETED; job %s resumed from there"
+                    + " and COMPLETED; (b, c) took %.0f s%n", b2, g, sources, halted, b3, secondsSince(tb));
         } finally {
             for (Process p : started) {
                 p.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
@@ -233,7 +240,10 @@ class SlurmIT {
         return p.waitFor() == 0 && out.contains("pmix");
     }
 
-    /** Each rank's result against an uninterrupted run's: lcg_allreduce's (the sum over ranks in every step), or the bash rank's. */
+    /**
+     * Each rank's result against an uninterrupted run's: lcg_allreduce's (the sum over ranks in every step), or the
+     * bash rank's.
+     */
     private static void assertResults(Path results, boolean mpi, int steps) throws IOException {
         long[] x = new long[RANKS];
         for (int r = 0; r < RANKS; r++) {

@@ -34,7 +34,9 @@ class StoreGcIT {
     @TempDir
     Path tmp;
 
-    /** Objects under a POSIX store directory, as the store counts them (a put's dot-named temporary file is not one). */
+    /**
+     * Objects under a POSIX store directory, as the store counts them (a put's dot-named temporary file is not one).
+     */
     private long count(Path dir) throws Exception {
         if (!Files.isDirectory(dir)) {
             return 0;
@@ -54,8 +56,8 @@ class StoreGcIT {
         Path img1 = Files.createDirectories(tmp.resolve("img1"));
         Files.writeString(img1.resolve("state"), "the newest");
         try (Store s = Stores.open(root.toUri(), Map.of());
-             StagingPipeline p = Staging.pipeline(s, StagingConfig.from(Map.of("staging.layout", "chunks", "staging.chunk-size", Integer.toString(CHUNK))),
-                     Clock.systemUTC())) {
+             StagingPipeline p = Staging.pipeline(s, StagingConfig.from(Map.of("staging.layout", "chunks",
+                     "staging.chunk-size", Integer.toString(CHUNK))), Clock.systemUTC())) {
             p.push(img0, new ImageRef("sim", 0, 0), Progress.NONE);
             p.repository().commitSnapshot("sim", 0, 1);
             p.push(img1, new ImageRef("sim", 1, 0), Progress.NONE);
@@ -65,7 +67,8 @@ class StoreGcIT {
         Path fossils = root.resolve("ferry/v1/fossils");
         assertEquals(GARBAGE_CHUNKS + 1, count(chunks));
 
-        FerryProcess.Result pruned = FerryProcess.run("store", "prune", root.toString(), "--job", "sim", "--keep-last", "1");
+        FerryProcess.Result pruned = FerryProcess.run("store", "prune", root.toString(), "--job", "sim", "--keep-last",
+                "1");
         assertEquals(0, pruned.exit(), pruned.err());
         assertTrue(pruned.out().contains("pruned sim: 1 generations [0]; kept [1]"), pruned.out());
 
@@ -78,7 +81,8 @@ class StoreGcIT {
         gc.toHandle().destroyForcibly(); // SIGKILL, mid-move
         gc.waitFor();
         long moved = count(fossils);
-        assertTrue(moved > 0 && count(chunks) > 1, "killed midway: " + moved + " moved aside, " + count(chunks) + " left");
+        assertTrue(moved > 0 && count(chunks) > 1,
+                "killed midway: " + moved + " moved aside, " + count(chunks) + " left");
 
         FerryProcess.Result verify = FerryProcess.run("store", "verify", root.toString());
         assertEquals(0, verify.exit(), verify.out() + verify.err());
@@ -157,8 +161,10 @@ class StoreGcIT {
         assertTrue(badPasses.err().contains("--passes must be 1 to 256"), badPasses.err());
         StringBuilder runs = new StringBuilder();
         for (int i = 0; i < 3; i++) {
-            // The killed run's work is finished in passes over ranges of pack folders, as a store too big for one pass is.
-            FerryProcess.Result again = FerryProcess.run("store", "gc", root.toString(), "--grace", "0s", "--passes", "8");
+            // The killed run's work is finished in passes over ranges of pack folders, as a store too big for one pass
+            // is.
+            FerryProcess.Result again = FerryProcess.run("store", "gc", root.toString(), "--grace", "0s", "--passes",
+                    "8");
             assertEquals(0, again.exit(), again.err());
             runs.append(again.out());
         }
@@ -194,7 +200,8 @@ class StoreGcIT {
                 FerryProcess.Result second = FerryProcess.run("store", "gc", root.toString(), "--grace", "0s");
                 assertEquals(1, second.exit(), second.out() + second.err());
                 assertTrue(second.err().contains("is running: first@" + me.host()
-                        + " (pid " + me.pid() + ")") && second.err().contains("until " + first.expires()), second.err());
+                        + " (pid " + me.pid() + ")") && second.err().contains("until " + first.expires()),
+                        second.err());
                 assertEquals(0, count(root.resolve("ferry/v1/fossils")));
             }
             FerryProcess.Result after = FerryProcess.run("store", "gc", root.toString(), "--grace", "0s");

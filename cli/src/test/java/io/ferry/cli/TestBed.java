@@ -100,7 +100,10 @@ public final class TestBed implements AutoCloseable {
         return new ProcessBuilder(full);
     }
 
-    /** Writes {@code dir/rsh-agent.sh}, an mpirun {@code plm_rsh_agent}: runs "$2..." on host address "$1", as ssh would. */
+    /**
+     * Writes {@code dir/rsh-agent.sh}, an mpirun {@code plm_rsh_agent}: runs "$2..." on host address "$1", as ssh
+     * would.
+     */
     public Path mpiRshAgent(Path dir) throws IOException {
         StringBuilder cases = new StringBuilder();
         for (int i = 0; namespaces() && i < hosts; i++) {
@@ -128,7 +131,10 @@ public final class TestBed implements AutoCloseable {
         return Files.writeString(dir.resolve("hostfile"), s);
     }
 
-    /** The {@code mpirun ...} prefix (up to the program) for {@code ranks} ranks; writes the agent and hostfile into dir. */
+    /**
+     * The {@code mpirun ...} prefix (up to the program) for {@code ranks} ranks; writes the agent and hostfile into
+     * dir.
+     */
     public List<String> mpirunArgs(Path dir, int ranks, int slotsPerHost) throws IOException {
         String nets = namespaces() ? net + ".0/24" : LOOPBACK + "/8";
         List<String> a = new ArrayList<>(List.of("mpirun", "--allow-run-as-root", "-np", Integer.toString(ranks),
@@ -174,7 +180,8 @@ public final class TestBed implements AutoCloseable {
                 return "not root (uid " + uid + ")";
             }
             if (ip == null || unshare == null) {
-                return "no `" + (ip == null ? "ip` (iproute2)" : "unshare` (util-linux)") + " on PATH, /usr/sbin or /sbin";
+                return "no `" + (ip == null ? "ip` (iproute2)" : "unshare` (util-linux)")
+                        + " on PATH, /usr/sbin or /sbin";
             }
             hook = new Thread(this::cleanUp, "TestBed cleanup " + tag);
             Runtime.getRuntime().addShutdownHook(hook);
@@ -235,7 +242,8 @@ public final class TestBed implements AutoCloseable {
         for (int i = 0; i < hosts; i++) {
             Path etc = Files.createDirectories(NETNS_ETC.resolve(namespace("h" + i)));
             Files.writeString(etc.resolve("hosts"), hostsFile);
-            Files.writeString(etc.resolve("resolv.conf"), "# TestBed: no name server in the test hosts\noptions timeout:1 attempts:1\n");
+            Files.writeString(etc.resolve("resolv.conf"),
+                    "# TestBed: no name server in the test hosts\noptions timeout:1 attempts:1\n");
         }
     }
 
@@ -245,7 +253,8 @@ public final class TestBed implements AutoCloseable {
             String target = serviceAddress() + "/" + server.getLocalPort();
             for (int i = 0; i < hosts; i++) {
                 List<String> connect = List.of("timeout", "5", "bash", "-c", "exec 3<>/dev/tcp/" + target);
-                run(onHost(i, connect).command(), "TCP connect from " + hostName(i) + " to " + target + " (124: timed out)");
+                run(onHost(i, connect).command(),
+                        "TCP connect from " + hostName(i) + " to " + target + " (124: timed out)");
             }
         }
     }
@@ -277,7 +286,9 @@ public final class TestBed implements AutoCloseable {
         }
     }
 
-    /** Deletes bed {@code t}'s uplink veth (at once) and namespaces (their links go with them); skips what is absent. */
+    /**
+     * Deletes bed {@code t}'s uplink veth (at once) and namespaces (their links go with them); skips what is absent.
+     */
     private void deleteTagged(String t) {
         try {
             if (run(List.of(ip, "-br", "link"), "list links").contains("fe-" + t + "-up@")) {
@@ -343,7 +354,9 @@ public final class TestBed implements AutoCloseable {
         return h.info().startInstant().map(s -> Long.toString(s.toEpochMilli())).orElse("?");
     }
 
-    /** The first executable {@code name} on PATH or in the sbin/bin directories (tests may run without sbin on PATH). */
+    /**
+     * The first executable {@code name} on PATH or in the sbin/bin directories (tests may run without sbin on PATH).
+     */
     private static String which(String name) {
         String path = System.getenv().getOrDefault("PATH", "") + ":/usr/sbin:/sbin:/usr/bin:/bin";
         return Stream.of(path.split(":")).filter(d -> !d.isEmpty()).map(d -> Path.of(d, name))

@@ -17,7 +17,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class ThinClientTest {
     @Test
     void theEnvironmentDigestCoversWhatFerryAndItsStoresReadAndNothingElse() {
-        Map<String, String> env = new HashMap<>(Map.of("PATH", "/usr/bin", "FERRY_STAGING_WORKERS", "2", "TERM", "xterm"));
+        Map<String, String> env = new HashMap<>(Map.of("PATH", "/usr/bin", "FERRY_STAGING_WORKERS", "2", "TERM",
+                "xterm"));
         byte[] base = ThinClient.environmentDigest(env);
         // Variables no command reads, and the launcher's own, do not matter.
         for (Map.Entry<String, String> e : Map.of("TERM", "dumb", "SHLVL", "3", "OLDPWD", "/x", "FERRY_DAEMON", "on",
@@ -47,17 +48,21 @@ class ThinClientTest {
         assertNotNull(ThinClient.unservable(new String[] {"image"}, env));
         assertNotNull(ThinClient.unservable(new String[] {"store", "verify", "s"}, env));
         assertNotNull(ThinClient.unservable(new String[] {"image", "push", "d", "--log-level", "debug"}, env));
-        assertNotNull(ThinClient.unservable(new String[] {"image", "push", "d", "--set", "log.level.io.ferry=debug"}, env));
+        assertNotNull(ThinClient.unservable(new String[] {"image", "push", "d", "--set", "log.level.io.ferry=debug"},
+                env));
         assertNotNull(ThinClient.unservable(new String[] {"image", "push", "d"}, Map.of("FERRY_DAEMON", "off")));
         assertNotNull(ThinClient.unservable(new String[] {"image", "push", "d"}, Map.of("FERRY_CONFIG", "site.conf")));
-        assertNull(ThinClient.unservable(new String[] {"image", "push", "d"}, Map.of("FERRY_CONFIG", "/etc/site.conf")));
+        assertNull(ThinClient.unservable(new String[] {"image", "push", "d"},
+                Map.of("FERRY_CONFIG", "/etc/site.conf")));
         assertNotNull(ThinClient.unservable(new String[] {"image", "push", "d"}, Map.of("HADOOP_CONF_DIR", "conf")));
     }
 
     @Test
     void theSocketIsTheNamedOneElseInTheUsersRuntimeDirectoryElseAPerUserDirectoryUnderTmp() {
-        assertEquals(Path.of("/x/d.sock"), ThinClient.socket(Map.of("FERRY_DAEMON_SOCKET", "/x/d.sock", "XDG_RUNTIME_DIR", "/run/user/7")));
-        assertEquals(Path.of("/run/user/7/ferry/daemon.sock"), ThinClient.socket(Map.of("XDG_RUNTIME_DIR", "/run/user/7")));
+        assertEquals(Path.of("/x/d.sock"),
+                ThinClient.socket(Map.of("FERRY_DAEMON_SOCKET", "/x/d.sock", "XDG_RUNTIME_DIR", "/run/user/7")));
+        assertEquals(Path.of("/run/user/7/ferry/daemon.sock"),
+                ThinClient.socket(Map.of("XDG_RUNTIME_DIR", "/run/user/7")));
         assertEquals(Path.of("/tmp/ferry-" + ThinClient.uid() + "/daemon.sock"), ThinClient.socket(Map.of()));
         assertTrue(ThinClient.uid() >= 0);
     }
@@ -79,7 +84,8 @@ class ThinClientTest {
         assertEquals(ThinClient.NOT_SERVED, ThinClient.run(push, Map.of("FERRY_DAEMON_SOCKET", "/nonexistent/d.sock"),
                 new java.io.PrintStream(out), new java.io.PrintStream(err)));
         assertEquals("", err.toString());
-        assertEquals(ThinClient.NOT_SERVED, ThinClient.run(push, Map.of("FERRY_DAEMON_SOCKET", "/nonexistent/d.sock", "FERRY_DEBUG", "1"),
+        assertEquals(ThinClient.NOT_SERVED,
+                ThinClient.run(push, Map.of("FERRY_DAEMON_SOCKET", "/nonexistent/d.sock", "FERRY_DEBUG", "1"),
                 new java.io.PrintStream(out), new java.io.PrintStream(err)));
         assertTrue(err.toString().contains("no daemon at /nonexistent/d.sock"), err.toString());
         assertEquals("", out.toString());

@@ -113,8 +113,8 @@ class TransparentClusterIT {
             n1.destroyForcibly();
             FileTrees.delete(tmp.resolve("n1").resolve("cache"));
             run.await("n1's rank moved", l -> l.contains("ranks placed anew: node n1 lost"));
-            String moved = run.await("n1's rank restored elsewhere", l -> l.matches(".*node n[02] restored generation.*")
-                    && l.contains("1="));
+            String moved = run.await("n1's rank restored elsewhere",
+                    l -> l.matches(".*node n[02] restored generation.*") && l.contains("1="));
             assertTrue(moved.contains("node " + partner) && moved.contains("1=partner"),
                     "n1's rank comes from the partner copy on " + partner + ": " + moved);
             long g = Lines.generationOf(moved);

@@ -44,7 +44,8 @@ class TransparentRunIT {
     void aKilledRankRollsEveryRankBackAndTheJobEndsAsIfUninterrupted(String method, String program) throws Exception {
         Optional<String> why = Capturers.of(method).unavailable().map(w -> w + "; " + (Files.exists(Path.of("..", "..",
                 "shared", "tools", "install-checkpointers.sh")) ? "../shared/tools/install-checkpointers.sh builds it"
-                : "this clone has no ../shared beside it, whose tools/install-checkpointers.sh .ci/run uses to build it"));
+                : "this clone has no ../shared beside it, whose tools/install-checkpointers.sh"
+                        + " .ci/run uses to build it"));
         why.ifPresent(w -> System.err.println("SKIPPED --capture " + method + " run: " + w));
         assumeTrue(why.isEmpty(), () -> method + " unavailable: " + why.orElse(""));
         Path bin = ScenarioPrograms.compile(tmp, program);
@@ -53,10 +54,12 @@ class TransparentRunIT {
         String ports = program.equals("ring") ? " " + ScenarioPrograms.freePorts(2) : "";
         List<String> reference = ScenarioPrograms.references(bin, tmp, STEPS, program.equals("ring") ? 2 : 1);
         Path home = tmp.resolve("home");
-        Process ferry = FerryProcess.builder(List.of(), "run", "--job", method + program, "--ranks", "2", "--interval", "1s",
+        Process ferry = FerryProcess.builder(List.of(), "run", "--job", method + program, "--ranks", "2", "--interval",
+                "1s",
                 "--capture", method, "--auto-recover", "--http", "off", "--home", home.toString(), "--store",
                 tmp.resolve("store").toString(), "--", "bash", "-c",
-                "exec " + bin + " " + tmp + "/out.$FERRY_RANK.txt " + STEPS + " 25" + ports).redirectErrorStream(true).start();
+                "exec " + bin + " " + tmp + "/out.$FERRY_RANK.txt " + STEPS + " 25" + ports).redirectErrorStream(true)
+                        .start();
         try {
             Lines lines = new Lines(ferry, method);
             lines.await("an established generation", l -> l.contains(" established on the "));
@@ -65,7 +68,8 @@ class TransparentRunIT {
                     .map(a -> a.length > 0 && a[0].endsWith("/out.1.txt")).orElse(false)).toList();
             assertTrue(!rank1.isEmpty(), "rank 1 (" + bin + " .../out.1.txt) is running");
             rank1.forEach(ProcessHandle::destroyForcibly);
-            String rolled = lines.await("the rollback", l -> l.contains("recovering: all ranks roll back to generation"));
+            String rolled = lines.await("the rollback",
+                    l -> l.contains("recovering: all ranks roll back to generation"));
             long g = Lines.generationOf(rolled);
             String restored = lines.awaitAfter(lines.lines.indexOf(rolled), "the restore",
                     l -> l.contains("restored generation " + g));

@@ -33,7 +33,8 @@ public final class HeatRank {
             u[i] = Math.sin(Math.PI * i * (rank + 1) / CELLS) + (i % 97 == 0 ? 1.0 : 0.0);
         }
         if (ferry.restartDir().isPresent()) {
-            try (DataInputStream in = new DataInputStream(Files.newInputStream(ferry.restartDir().get().resolve("state.bin")))) {
+            try (DataInputStream in = new DataInputStream(
+                    Files.newInputStream(ferry.restartDir().get().resolve("state.bin")))) {
                 step[0] = in.readInt();
                 for (int i = 0; i < CELLS; i++) {
                     u[i] = in.readDouble();

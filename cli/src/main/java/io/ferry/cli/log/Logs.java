@@ -47,7 +47,9 @@ public final class Logs {
         return name.equals("root") ? Logger.ROOT_LOGGER_NAME : name;
     }
 
-    /** The level a key's value names: trace, debug, info, warn, error or off; anything else is refused naming the key. */
+    /**
+     * The level a key's value names: trace, debug, info, warn, error or off; anything else is refused naming the key.
+     */
     public static Level level(String key, String value) {
         loggerOf(key);
         String v = value == null ? "" : value.strip().toUpperCase(Locale.ROOT);
@@ -73,10 +75,14 @@ public final class Logs {
         if (!variable.startsWith(VARIABLE_PREFIX) || variable.length() == VARIABLE_PREFIX.length()) {
             return Optional.empty();
         }
-        return Optional.of(KEY_PREFIX + variable.substring(VARIABLE_PREFIX.length()).toLowerCase(Locale.ROOT).replace('_', '.'));
+        return Optional.of(KEY_PREFIX
+                + variable.substring(VARIABLE_PREFIX.length()).toLowerCase(Locale.ROOT).replace('_', '.'));
     }
 
-    /** A {@code --log-level} value, {@code LEVEL} (for {@code io.ferry}) or {@code LOGGER=LEVEL}, as a key and its value. */
+    /**
+     * A {@code --log-level} value, {@code LEVEL} (for {@code io.ferry}) or {@code LOGGER=LEVEL}, as a key and its
+     * value.
+     */
     public static Map.Entry<String, String> fromFlag(String text) {
         int eq = text.indexOf('=');
         String key = KEY_PREFIX + (eq < 0 ? "io.ferry" : text.substring(0, eq).strip());

@@ -82,8 +82,8 @@ public final class ServedLog extends UnsynchronizedAppenderBase<ILoggingEvent> {
     private static Layout<ILoggingEvent> layoutOf(LoggerContext context, ch.qos.logback.classic.Logger root) {
         for (var it = root.iteratorForAppenders(); it.hasNext(); ) {
             Appender<ILoggingEvent> a = it.next();
-            if (a instanceof OutputStreamAppender<ILoggingEvent> o && o.getEncoder() instanceof LayoutWrappingEncoder<ILoggingEvent> e
-                    && e.getLayout() != null) {
+            if (a instanceof OutputStreamAppender<ILoggingEvent> o
+                    && o.getEncoder() instanceof LayoutWrappingEncoder<ILoggingEvent> e && e.getLayout() != null) {
                 return e.getLayout();
             }
         }

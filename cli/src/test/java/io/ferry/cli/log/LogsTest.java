@@ -30,7 +30,8 @@ class LogsTest {
     void theKeyNamesALoggerOrPackageAndRootIsTheRootLogger() {
         assertEquals("io.ferry.agent.NodeAgent", Logs.loggerOf("log.level.io.ferry.agent.NodeAgent"));
         assertEquals("ROOT", Logs.loggerOf("log.level.root"));
-        for (String bad : new String[]{"log.level.", "log.level.io..ferry", "log.level.io.ferry.", "log.level.a b", "log.level.1x"}) {
+        for (String bad : new String[]{"log.level.", "log.level.io..ferry", "log.level.io.ferry.", "log.level.a b",
+                "log.level.1x"}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Logs.loggerOf(bad), bad);
             assertTrue(e.getMessage().startsWith("configuration key '" + bad + "'"), e.getMessage());
         }
@@ -62,7 +63,8 @@ class LogsTest {
             assertEquals(Level.DEBUG, context.getLogger("io.ferry").getLevel());
             assertTrue(context.getLogger("io.ferry.agent.X").isDebugEnabled());
             assertTrue(context.getLogger("org.apache.kafka.clients.NetworkClient").isInfoEnabled());
-            assertTrue(!context.getLogger("org.apache.kafka.server.X").isInfoEnabled(), "the rest of Kafka stays at WARN");
+            assertTrue(!context.getLogger("org.apache.kafka.server.X").isInfoEnabled(),
+                    "the rest of Kafka stays at WARN");
             assertThrows(IllegalArgumentException.class, () -> Logs.apply(Map.of("log.level.io.ferry", "loud")));
             assertEquals(Level.DEBUG, context.getLogger("io.ferry").getLevel(), "a bad key sets nothing");
         } finally {
