@@ -76,11 +76,11 @@ final class Calibrated {
         Calibration c = p.calibration();
         int probed = c.store().points().stream().mapToInt(StoreCurve.Point::writers).max().orElse(0);
         double ceiling = p.storeCeiling();
-        return String.format(Locale.ROOT, "assumes: each of the %d nodes stages at %s/s as the job measured here did"
-                        + " (its CPU hashes and compresses as fast); one store writer per node, the %d together getting"
-                        + " %s/s on the curve fitted to %d..%d writers probed%s, with its ceiling %s; the snapshot waits"
-                        + " for the slowest node (the %.3gx straggler spread measured); nothing else writes to the"
-                        + " store meanwhile",
+        return String.format(Locale.ROOT, "assumes: each of the %d nodes stages at %s/s as the job measured"
+                        + " here did (its CPU hashes and compresses as fast); one store writer per node, the %d"
+                        + " together getting %s/s on the curve fitted to %d..%d writers probed%s, with its ceiling %s;"
+                        + " the snapshot waits for the slowest node (the %.3gx straggler spread measured); nothing"
+                        + " else writes to the store meanwhile",
                 p.nodes(), PlanCommand.decimal(c.stagingBytesPerSecond()), p.nodes(),
                 PlanCommand.decimal(p.storeBytesPerSecond()), c.store().points().stream()
                         .mapToInt(StoreCurve.Point::writers).min().orElse(0), probed,

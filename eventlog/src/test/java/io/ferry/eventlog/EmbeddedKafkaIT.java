@@ -89,8 +89,10 @@ class EmbeddedKafkaIT {
                     config(admin, KafkaLog.EVENTS, "flush.messages"));
             try (KafkaLog log = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED)) {
                 // altered through the controller: the broker's own view of the topic follows a moment later
-                org.junit.jupiter.api.Assertions.assertEquals("1", settled(admin, KafkaLog.EVENTS, "flush.messages", "1"));
-                org.junit.jupiter.api.Assertions.assertEquals("1", settled(admin, KafkaLog.COMMANDS, "flush.messages", "1"));
+                org.junit.jupiter.api.Assertions.assertEquals("1",
+                        settled(admin, KafkaLog.EVENTS, "flush.messages", "1"));
+                org.junit.jupiter.api.Assertions.assertEquals("1",
+                        settled(admin, KafkaLog.COMMANDS, "flush.messages", "1"));
             }
         }
     }
