@@ -127,6 +127,16 @@ class JobOwnersIT {
              KafkaLog service = new KafkaLog(kafka.bootstrapServers());
              KafkaConsumer<byte[], byte[]> c = service.reader(KafkaLog.EVENTS, false)) {
             assertEquals(Set.of(RequestTopics.of("alice")), requestTopics(c));
+            try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(
+                    io.ferry.eventlog.LoopbackLogin.clientConfig(kafka.bootstrapServers(),
+                            Map.of("bootstrap.servers", kafka.bootstrapServers())))) {
+                var topic = new org.apache.kafka.common.config.ConfigResource(
+                        org.apache.kafka.common.config.ConfigResource.Type.TOPIC, RequestTopics.of("alice"));
+                var configs = admin.describeConfigs(List.of(topic)).all()
+                        .get(30, java.util.concurrent.TimeUnit.SECONDS);
+                assertEquals("1", configs.get(topic).get("flush.messages").value(),
+                        "an acknowledged request survives a power cut");
+            }
         }
         // no operators named any more: every login writes Ferry's topics, as before owners
         try (EmbeddedKafka kafka = EmbeddedKafka.start(data, "127.0.0.1:0", everyone);

@@ -69,9 +69,10 @@ final class BrokerAcls {
             for (String login : restricted) {
                 String mine = RequestTopics.of(login);
                 if (!topics.contains(mine)) {
+                    // fsynced at each write, as the topics decisions rest on: an acknowledged request is relayed
                     missing.add(new NewTopic(mine, 1, (short) 1).configs(Map.of("retention.ms",
                             Long.toString(REQUEST_RETENTION_MS), "max.message.bytes",
-                            Integer.toString(KafkaLog.MAX_RECORD_BYTES))));
+                            Integer.toString(KafkaLog.MAX_RECORD_BYTES), "flush.messages", "1")));
                 }
                 ResourcePattern ferry = new ResourcePattern(ResourceType.TOPIC, "ferry.", PatternType.PREFIXED);
                 for (AclOperation op : List.of(AclOperation.READ, AclOperation.DESCRIBE,
