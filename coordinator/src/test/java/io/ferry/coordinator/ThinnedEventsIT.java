@@ -55,14 +55,9 @@ class ThinnedEventsIT {
     }
 
     private static void coveredStart(KafkaLog log, Admin admin) throws Exception {
-        SnapshotStartIT.history(log, 0, 20);
-        SnapshotTopic.Index ix;
-        TopicPartition tp;
-        try (Coordinator first = new Coordinator(log, Clock.systemUTC()).snapshotEvery(50).start()) {
-            assertTrue(first.awaitLive(Duration.ofSeconds(60)));
-            tp = partitionOf(SnapshotStartIT.awaitIndex(log));
-            ix = index(log, tp);
-        }
+        Snapshotted snap = snapshotted(log);
+        SnapshotTopic.Index ix = snap.index();
+        TopicPartition tp = snap.partition();
         log.append(new Event.CacheReported(JOB, "n1", 1 << 30, 1 << 29, 1 << 20, 3, 2));
         log.append(new Event.PeerAddress(JOB, "n2", "10.0.0.2:7000"));
         byte[] whole = SnapshotStartIT.heardAtZero(FoldSnapshot.encode(
@@ -89,14 +84,9 @@ class ThinnedEventsIT {
         try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));
              KafkaLog log = new KafkaLog(kafka.bootstrapServers());
              Admin admin = admin(kafka)) {
-            SnapshotStartIT.history(log, 0, 20);
-            SnapshotTopic.Index ix;
-            TopicPartition tp;
-            try (Coordinator first = new Coordinator(log, Clock.systemUTC()).snapshotEvery(50).start()) {
-                assertTrue(first.awaitLive(Duration.ofSeconds(60)));
-                tp = partitionOf(SnapshotStartIT.awaitIndex(log));
-                ix = index(log, tp);
-            }
+            Snapshotted snap = snapshotted(log);
+            SnapshotTopic.Index ix = snap.index();
+            TopicPartition tp = snap.partition();
             for (int i = 0; i < 5; i++) {
                 log.append(new Event.CacheReported(JOB, "n1", 1 << 30, 1 << 29, 1 << 20, 3, 2));
             }
@@ -184,6 +174,19 @@ class ThinnedEventsIT {
         try (var c = log.reader(KafkaLog.EVENTS, true)) {
             return KafkaLog.ends(c).entrySet().stream().filter(e -> e.getValue() > 0).map(Map.Entry::getKey)
                     .findFirst().orElseThrow();
+        }
+    }
+
+    /** The partition holding the job and the index of the snapshot a coordinator wrote of it. */
+    private record Snapshotted(TopicPartition partition, SnapshotTopic.Index index) {}
+
+    /** Twenty generations of history, and a coordinator that snapshots them (every 50 events) and stops. */
+    private static Snapshotted snapshotted(KafkaLog log) throws Exception {
+        SnapshotStartIT.history(log, 0, 20);
+        try (Coordinator first = new Coordinator(log, Clock.systemUTC()).snapshotEvery(50).start()) {
+            assertTrue(first.awaitLive(Duration.ofSeconds(60)));
+            TopicPartition tp = partitionOf(SnapshotStartIT.awaitIndex(log));
+            return new Snapshotted(tp, index(log, tp));
         }
     }
 
