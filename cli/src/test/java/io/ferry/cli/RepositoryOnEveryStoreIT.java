@@ -34,6 +34,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import static io.ferry.cli.ChunkedImages.CHUNK;
+import static io.ferry.cli.ChunkedImages.image;
+import static io.ferry.cli.ChunkedImages.pipeline;
 import static io.ferry.cli.StoreCommands.FOSSILS;
 import static io.ferry.cli.StoreCommands.count;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -57,7 +60,6 @@ class RepositoryOnEveryStoreIT {
     static MiniHdfs hdfs;
     static S3ProxyServer s3;
     private static final AtomicInteger N = new AtomicInteger();
-    private static final int CHUNK = 64 << 10;
 
     @BeforeAll
     static void start() throws Exception {
@@ -81,25 +83,10 @@ class RepositoryOnEveryStoreIT {
         };
     }
 
-    private static StagingPipeline pipeline(Store s) {
-        return Staging.pipeline(s,
-                StagingConfig.from(Map.of("staging.layout", "chunks", "staging.chunk-size", Integer.toString(CHUNK))),
-                Clock.systemUTC());
-    }
-
-    private static Path image(String name, int seed) throws Exception {
-        Path dir = Files.createDirectories(tmp.resolve(name));
-        byte[] data = new byte[5 * CHUNK + 123];
-        new Random(seed).nextBytes(data);
-        Files.write(dir.resolve("state.bin"), data);
-        Files.write(dir.resolve("zeros.bin"), new byte[3 * CHUNK]);
-        return dir;
-    }
-
     @ParameterizedTest
     @ValueSource(strings = {"file", "hdfs", "s3"})
     void roundTripAndTheMarkerIsWhatEstablishes(String kind) throws Exception {
-        Path img = image("img-" + kind + N.incrementAndGet(), 1);
+        Path img = image(tmp.resolve("img-" + kind + N.incrementAndGet()), 1);
         try (Store s = open(kind); StagingPipeline p = pipeline(s)) {
             ImageRef ref = new ImageRef("job", 3, 0);
             p.push(img, ref, Progress.NONE);
@@ -118,7 +105,7 @@ class RepositoryOnEveryStoreIT {
     @ParameterizedTest
     @ValueSource(strings = {"file", "hdfs", "s3"})
     void anEncryptedImageRoundTripsAndNoStoredObjectHoldsItsPlaintext(String kind) throws Exception {
-        Path img = image("img-" + kind + N.incrementAndGet(), 4);
+        Path img = image(tmp.resolve("img-" + kind + N.incrementAndGet()), 4);
         byte[] marker = "FERRY-MARKER-ON-EVERY-STORE".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
         byte[] text = new byte[400_000];
         for (int i = 0; i + marker.length <= text.length; i += marker.length + 1) {
@@ -150,7 +137,7 @@ class RepositoryOnEveryStoreIT {
     @ParameterizedTest
     @ValueSource(strings = {"file", "hdfs", "s3"})
     void corruptedAndMissingChunksAreCaughtAndNamed(String kind) throws Exception {
-        Path img = image("img-" + kind + N.incrementAndGet(), 2);
+        Path img = image(tmp.resolve("img-" + kind + N.incrementAndGet()), 2);
         try (Store s = open(kind); StagingPipeline p = pipeline(s)) {
             ImageRef ref = new ImageRef("job", 1, 0);
             p.push(img, ref, Progress.NONE);
@@ -180,7 +167,7 @@ class RepositoryOnEveryStoreIT {
     @ParameterizedTest
     @ValueSource(strings = {"file", "hdfs", "s3"})
     void twoNodesPushingTheSameChunksAtOnceLeaveAWholeRepository(String kind) throws Exception {
-        Path img = image("img-" + kind + N.incrementAndGet(), 3);
+        Path img = image(tmp.resolve("img-" + kind + N.incrementAndGet()), 3);
         try (Store s = open(kind); StagingPipeline a = pipeline(s); StagingPipeline b = pipeline(s)) {
             ExecutorService pool = Executors.newFixedThreadPool(2);
             try {
@@ -211,7 +198,7 @@ class RepositoryOnEveryStoreIT {
         try (Store s = open(kind); StagingPipeline p = pipeline(s)) {
             Repository repo = p.repository();
             for (long g = 0; g <= 3; g++) {
-                p.push(image("gc-" + kind + N.incrementAndGet(), 10 + (int) g), new ImageRef("job", g, 0),
+                p.push(image(tmp.resolve("gc-" + kind + N.incrementAndGet()), 10 + (int) g), new ImageRef("job", g, 0),
                         Progress.NONE);
                 repo.commitSnapshot("job", g, 1);
             }
@@ -221,7 +208,8 @@ class RepositoryOnEveryStoreIT {
                     "six chunks of each generation (the zero ones are never stored)");
             java.time.Instant t0 = java.time.Instant.parse("2026-11-23T10:00:00Z");
             java.time.Duration grace = java.time.Duration.ofHours(6);
-            Path again = image("gc-beside-" + kind + N.incrementAndGet(), 11); // generation 1's bytes, pushed anew
+            // generation 1's bytes, pushed anew
+            Path again = image(tmp.resolve("gc-beside-" + kind + N.incrementAndGet()), 11);
             ExecutorService pool = Executors.newSingleThreadExecutor();
             try {
                 Future<?> beside = pool.submit(() -> {
