@@ -391,13 +391,13 @@ public final class Coordinator implements Closeable {
             }
             return;
         }
-        if (!quarantine.run(e.job(), () -> "event at offset " + r.offset(), () -> foldAndReact(e, r, isLive))) {
+        if (!quarantine.run(e.job(), () -> "event at offset " + r.offset(), () -> foldAndReact(e, r, isLive, by))) {
             failures.incrementAndGet();
         }
     }
 
     /** Folds one decoded event into its job and, when it is live, reacts to it. */
-    private void foldAndReact(Event e, ConsumerRecord<byte[], byte[]> r, boolean isLive) {
+    private void foldAndReact(Event e, ConsumerRecord<byte[], byte[]> r, boolean isLive, String by) {
         JobView j;
         boolean resumedAfterFailure;
         synchronized (this) {
@@ -407,7 +407,7 @@ public final class Coordinator implements Closeable {
             // Live, an event counts from when it arrives, on this coordinator's clock: never by its
             // sender's clock (a node's skewed clock would make it look silent, or alive for ever). A
             // replayed one has only its record's time; heardAfresh() re-arms liveness after a replay.
-            j = jobs.apply(e, isLive ? clock.millis() : r.timestamp(), io.ferry.eventlog.RequestTopics.by(r));
+            j = jobs.apply(e, isLive ? clock.millis() : r.timestamp(), by);
         }
         if (isLive) {
             listener.accept(e);

@@ -134,7 +134,7 @@ public final class KafkaLog implements Closeable {
             TopicSetup.Checked checked = TopicSetup.ensure(admin, settings, bootstrap);
             eventLoss = checked.eventLoss();
             retentionProblems = checked.all();
-            requests = RequestTopics.routeFor(admin, client);
+            requests = RequestTopics.routeFor(checked.existing(), client); // request topics are never made here
         } catch (ExecutionException e) {
             if (e.getCause() instanceof org.apache.kafka.common.errors.AuthenticationException
                     || e.getCause() instanceof org.apache.kafka.common.errors.AuthorizationException) {

@@ -1,15 +1,11 @@
 package io.ferry.eventlog;
 
-import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Header;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Set;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -55,15 +51,14 @@ public final class RequestTopics {
      * The request topic this client must write through: its login's, when the log has one for it
      * (a login that is not an operator); null when it writes Ferry's topics itself.
      */
-    static String routeFor(Admin admin, KafkaClientSettings client)
-            throws InterruptedException, ExecutionException, TimeoutException {
+    static String routeFor(Set<String> topics, KafkaClientSettings client) {
         String jaas = client.settings().get("sasl.jaas.config");
         Matcher m = jaas == null ? null : USERNAME.matcher(jaas);
         if (m == null || !m.find()) {
             return null;
         }
         String topic = of(m.group(1));
-        return admin.listTopics().names().get(30, TimeUnit.SECONDS).contains(topic) ? topic : null;
+        return topics.contains(topic) ? topic : null;
     }
 
     /** {@code r}, or the same record addressed to {@code requests} when the client writes through one. */

@@ -32,10 +32,12 @@ final class TopicSetup {
      * @param eventLoss what would drop events of the events topic ({@link KafkaLog#eventRetention},
      *                  {@link KafkaLog#eventCompaction})
      * @param all       every problem, the events topic's first ({@link KafkaLog#retentionProblems})
+     * @param existing  the topics the cluster had when asked (before any was made here)
      */
-    record Checked(TopicRetention.Loss eventLoss, List<String> all) {
+    record Checked(TopicRetention.Loss eventLoss, List<String> all, Set<String> existing) {
         Checked {
             all = List.copyOf(all);
+            existing = Set.copyOf(existing);
         }
     }
 
@@ -102,7 +104,7 @@ final class TopicSetup {
                     + (notAllowed.getCause() != null ? notAllowed.getCause().getMessage() : notAllowed.toString()));
         }
         all.forEach(p -> System.err.println("ferry: " + p));
-        return new Checked(eventLoss, all);
+        return new Checked(eventLoss, all, existing);
     }
 
     /**
