@@ -44,14 +44,7 @@ mkdir -p "$work"
 "$ferry" --version > /dev/null # builds Ferry on first use, before anything starts
 
 pids=()
-bed_down() {
-  for i in 0 1 2; do
-    for p in $(ip netns pids "fan$i" 2> /dev/null); do kill -9 "$p" 2> /dev/null || true; done
-    ip netns del "fan$i" 2> /dev/null || true
-    ip link del "fanv$i" 2> /dev/null || true # where a process kept its namespace
-  done
-  ip link del fanbr 2> /dev/null || true
-}
+. "$here/benchmarks/netns-bed.sh"
 cleanup() {
   set +e
   touch "$stop"
@@ -60,25 +53,12 @@ cleanup() {
   local until=$((SECONDS + 10))
   while [ $SECONDS -lt $until ] && [ -n "$(jobs -pr)" ]; do sleep 0.2; done
   for p in $(jobs -p); do kill -9 "$p" 2> /dev/null; done
-  bed_down
+  bed_down fan 3
   wait 2> /dev/null
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-bed_down
-ip link add fanbr type bridge
-ip addr add "$net.1/24" dev fanbr
-ip link set fanbr up
-for i in 0 1 2; do
-  ip netns add "fan$i"
-  ip link add "fanv$i" type veth peer name "fanp$i"
-  ip link set "fanp$i" netns "fan$i"
-  ip link set "fanv$i" master fanbr up
-  ip netns exec "fan$i" ip link set "fanp$i" name eth0
-  ip netns exec "fan$i" ip addr add "$net.1$i/24" dev eth0
-  ip netns exec "fan$i" ip link set eth0 up
-  ip netns exec "fan$i" ip link set lo up
-done
+bed_up fan "$net" 3
 if command -v ping > /dev/null; then # each host reaches the coordinator's address before anything waits on it
   for i in 0 1 2; do
     ip netns exec "fan$i" ping -c 1 -W 5 "$net.1" > /dev/null 2>&1 \

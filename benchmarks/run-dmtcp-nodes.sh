@@ -49,36 +49,16 @@ hosts="$net.10,$net.11,$net.12"
 steps=$(( (gens * 3 + 40) * 40 )) # 25 ms a step: the run outlasts the generations and the node loss
 now() { date +%s.%N; }
 
-bed_down() {
-  for i in 0 1 2; do
-    for p in $(ip netns pids "fdn$i" 2> /dev/null); do kill -9 "$p" 2> /dev/null || true; done
-    ip netns del "fdn$i" 2> /dev/null || true
-    ip link del "fdnv$i" 2> /dev/null || true # where a process kept its namespace
-  done
-  ip link del fdnbr 2> /dev/null || true
-}
+. "$here/benchmarks/netns-bed.sh"
 cleanup() {
   set +e
   for p in $(jobs -p); do kill -9 "$p" 2> /dev/null; done
-  bed_down
+  bed_down fdn 3
   wait 2> /dev/null
 }
 trap cleanup EXIT
-bed_down
-ip link add fdnbr type bridge
-ip addr add "$net.1/24" dev fdnbr
-ip link set fdnbr up
-for i in 0 1 2; do
-  ip netns add "fdn$i"
-  ip link add "fdnv$i" type veth peer name "fdnp$i"
-  ip link set "fdnp$i" netns "fdn$i"
-  ip link set "fdnv$i" master fdnbr up
-  ip netns exec "fdn$i" ip link set "fdnp$i" name eth0
-  ip netns exec "fdn$i" ip addr add "$net.1$i/24" dev eth0
-  ip netns exec "fdn$i" ip link set eth0 up
-  ip netns exec "fdn$i" ip link set lo up
-  mkdir -p "$work/n$i"
-done
+bed_up fdn "$net" 3
+mkdir -p "$work/n0" "$work/n1" "$work/n2"
 # on I CMD...: CMD on host I (its network, host name fdn-hI, and its own directory at $work/home)
 on() {
   local i="$1"
