@@ -107,7 +107,8 @@ if [ "${LOAD:-0}" = 1 ]; then
 fi
 echo "uptime at start: $(uptime)"
 kafka="$net.1:$(python3 -c 'import socket; s=socket.socket(); s.bind(("'"$net.1"'", 0)); print(s.getsockname()[1])')"
-"$ferry" coordinator --home "$work/coordinator" --listen "$kafka" --http off > "$work/coordinator.log" 2>&1 &
+"$ferry" coordinator --home "$work/coordinator" --listen "$kafka" --http off \
+  --log-level io.ferry.coordinator.predict.Predictor=DEBUG > "$work/coordinator.log" 2>&1 &
 pids+=($!)
 await_line "$work/coordinator.log" "serving jobs" 300 $!
 agents=()

@@ -12,7 +12,8 @@ import java.util.function.Consumer;
  * A node's staging of one generation as the coordinator sees it: a {@link Event.StagingProgress}
  * each time another tenth of the raw bytes has been read (what was new so far, and what it took
  * on the store), so that the snapshot's forecast follows what the push finds rather than what
- * the last snapshot wrote. Called from the push's workers; each tenth is reported once.
+ * the last snapshot wrote, and once with nothing read when the reading begins. Called from the
+ * push's workers; each tenth is reported once.
  */
 final class StagingReport implements Progress {
     static final int STEPS = 10;
@@ -24,6 +25,7 @@ final class StagingReport implements Progress {
     private long fresh;
     private long written;
     private long reportedStep;
+    private boolean started;
     /** The node's raw bytes of the generation, over all its pushes (a node's images go in groups of at most 2 GiB). */
     private final long total;
 
@@ -44,8 +46,18 @@ final class StagingReport implements Progress {
         return sum;
     }
 
+    /**
+     * A report of nothing read yet when the node's first push begins reading (after it listed the
+     * files and read the last snapshot's manifest): from it the coordinator measures the rate the
+     * node reads at from its next report on, that set-up not counted as reading.
+     */
     @Override
-    public void start(String what, long groupBytes, Unit unit) {}
+    public synchronized void start(String what, long groupBytes, Unit unit) {
+        if (!started && total > 0) {
+            started = true;
+            events.accept(new Event.StagingProgress(job, generation, node, 0, total, 0, 0));
+        }
+    }
 
     /**
      * A worker's new bytes of the segment it is on, until that segment's {@link #advance}: counted

@@ -45,6 +45,7 @@ class StagingReportTest {
              StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC())) {
             List<Event.StagingProgress> all = push(pipeline, 0, first);
             assertTrue(all.size() >= 2, "reported as it went: " + all);
+            assertEquals(0, all.get(0).readBytes(), "a report as the reading begins: " + all);
             for (Event.StagingProgress p : all) {
                 assertEquals(p.readBytes(), p.freshBytes(), "all new: " + p);
                 assertTrue(p.writtenBytes() >= p.freshBytes() && p.writtenBytes() < p.freshBytes() * 1.01 + 65536,

@@ -40,7 +40,7 @@ import java.util.zip.CRC32;
 final class FoldSnapshot {
     static final int MAGIC = 0x46534E50; // "FSNP"
     /** Changes whenever the form or what the fold keeps changes: an older snapshot is then replayed past. */
-    static final int VERSION = 2;
+    static final int VERSION = 3;
 
     private FoldSnapshot() {}
 

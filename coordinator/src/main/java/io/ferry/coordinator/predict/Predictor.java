@@ -3,6 +3,8 @@ package io.ferry.coordinator.predict;
 import io.ferry.coordinator.GenerationView;
 import io.ferry.coordinator.JobView;
 import io.ferry.model.Event;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -37,6 +39,7 @@ import java.util.Optional;
  * as the best rate the job's captures reached.
  */
 public final class Predictor {
+    private static final Logger LOG = LoggerFactory.getLogger(Predictor.class);
     public static final int WARM_UP = 3;
     public static final int WINDOW = 10;
     /** Snapshots after which a snapshot's weight in the fit has halved. */
@@ -74,7 +77,7 @@ public final class Predictor {
     /**
      * The forecast again while {@code g} stages, once its nodes have read {@code mark} of its raw
      * bytes: the same fit, for the bytes the nodes' pushes say it will write ({@link StagingSoFar})
-     * instead of the share the previous snapshot wrote; once every node has reported twice, blended
+     * instead of the share the previous snapshot wrote; once every node has a rate, blended
      * with the time its own staging rate gives (the slowest node's bytes left at its rate, and the
      * job's median commit), weighted by {@code mark}; never earlier than {@code nowMillis}.
      * Empty where there was no forecast at capture.
@@ -98,6 +101,9 @@ public final class Predictor {
                         // early on, a few tenths' rate is noisy; later it knows more than the job's history does.
                         seconds = mark * (elapsed + left + commit) + (1 - mark) * seconds;
                     }
+                    LOG.debug("job {} generation {} at {} read: {} s since the request, {} s left at the slowest node's"
+                            + " rate and a commit of {} s; the history says {} s in all", job.job(), g.generation(),
+                            mark, elapsed, left, commit, again.predictedSecondsToEstablished());
                     return p.during(mark, Math.max(elapsed, seconds), written);
                 });
     }

@@ -20,9 +20,13 @@ public final class StagingSoFar {
     /** The shares of bytes read at which a snapshot is forecast again, after the forecast at capture. */
     public static final double[] MARKS = {0.25, 0.5, 0.75};
     private final Map<String, Event.StagingProgress> byNode = new HashMap<>();
-    /** Each node's first report and when it came (the coordinator's clock), and when its newest came. */
-    private final Map<String, Event.StagingProgress> firstByNode = new HashMap<>();
-    private final Map<String, long[]> timesByNode = new HashMap<>();
+    /**
+     * Each node's reports as points (bytes read, then when the report came on the coordinator's
+     * clock), oldest first: a node reports each tenth once, and once as its reading begins, so
+     * there are at most {@link #POINTS} (more from a misbehaving agent are not kept).
+     */
+    private final Map<String, long[]> pointsByNode = new HashMap<>();
+    static final int POINTS = 16;
     /** The newest reports' read bytes, summed over the nodes. */
     private long readTotal;
 
@@ -34,17 +38,25 @@ public final class StagingSoFar {
         }
         byNode.put(p.node(), p);
         readTotal += p.readBytes() - (old == null ? 0 : old.readBytes()); // kept as it goes: asked at every report
-        firstByNode.putIfAbsent(p.node(), p);
-        long[] t = timesByNode.computeIfAbsent(p.node(), n -> new long[]{atMillis, atMillis});
-        t[1] = atMillis;
+        long[] points = pointsByNode.getOrDefault(p.node(), new long[0]);
+        if (points.length < 2 * POINTS) {
+            points = java.util.Arrays.copyOf(points, points.length + 2);
+            points[points.length - 2] = p.readBytes();
+            points[points.length - 1] = atMillis;
+            pointsByNode.put(p.node(), points);
+        }
     }
 
     /**
-     * Seconds until the slowest reporting node has read the rest of its bytes, at the rate it read
-     * between its first report and its newest (so the push's start, listing files and reading the
-     * last snapshot's manifest, is not counted as reading), or NaN until every node of
-     * {@code nodes} has reported twice: the rate measured while staging, beside the one the
-     * history gives. A job's snapshot is its slowest node's.
+     * Seconds until the slowest node has read the rest of its bytes, or NaN until every node of
+     * {@code nodes} has a rate: the rate measured while staging, beside the one the history gives.
+     * A job's snapshot is its slowest node's. A node that has read all it holds has nothing left.
+     * The others read at the rate of the newer half of their reports, never counting the first
+     * tenth: a push's first tenth is its slowest (its workers start, the last snapshot's blobs are
+     * looked up for the first time), and measured on the multi-node job of
+     * {@code benchmarks/run-accuracy-netns.sh} it made the rest look up to four times longer than
+     * it took. So a node has a rate from its second tenth on, its rest counted from its newest
+     * report to {@code nowMillis}.
      */
     public double secondsLeft(int nodes, long nowMillis) {
         if (byNode.size() < Math.max(1, nodes)) {
@@ -52,17 +64,32 @@ public final class StagingSoFar {
         }
         double left = 0;
         for (Map.Entry<String, Event.StagingProgress> e : byNode.entrySet()) {
-            Event.StagingProgress first = firstByNode.get(e.getKey());
-            long[] t = timesByNode.get(e.getKey());
-            long read = e.getValue().readBytes() - first.readBytes();
-            if (read <= 0 || t[1] <= t[0]) {
+            Event.StagingProgress newest = e.getValue();
+            if (newest.readBytes() >= newest.totalBytes()) {
+                continue;
+            }
+            long[] points = pointsByNode.get(e.getKey());
+            double rate = rate(points);
+            if (Double.isNaN(rate)) {
                 return Double.NaN;
             }
-            double rate = read / ((t[1] - t[0]) / 1000.0);
-            double since = Math.max(0, (nowMillis - t[1]) / 1000.0);
-            left = Math.max(left, Math.max(0, (e.getValue().totalBytes() - e.getValue().readBytes()) / rate - since));
+            double since = Math.max(0, (nowMillis - points[points.length - 1]) / 1000.0);
+            left = Math.max(left, Math.max(0, (newest.totalBytes() - newest.readBytes()) / rate - since));
         }
         return left;
+    }
+
+    /**
+     * A node's bytes read a second from its report points (NaN before its second tenth): from the
+     * middle of them to the newest, the first tenth left out ({@code points[0]} is the report as its
+     * reading began where the agent sends one).
+     */
+    private static double rate(long[] points) {
+        int last = points.length / 2 - 1;
+        int from = Math.max(points[0] == 0 ? 1 : 0, last / 2);
+        long read = points[2 * last] - points[2 * from];
+        long millis = points[2 * last + 1] - points[2 * from + 1];
+        return from < last && read > 0 && millis > 0 ? read / (millis / 1000.0) : Double.NaN;
     }
 
     /** The share (0..1) of the generation's {@code rawBytes} its nodes have read for staging. */
@@ -97,17 +124,18 @@ public final class StagingSoFar {
     }
 
     /**
-     * Writes what it folded, for the coordinator's snapshot of its state: each node's first and
-     * newest report (encoded as events) and their times.
+     * Writes what it folded, for the coordinator's snapshot of its state: each node's newest report
+     * (encoded as an event) and its report points.
      */
     public void writeTo(DataOutputStream out) throws IOException {
         out.writeInt(byNode.size());
         for (Map.Entry<String, Event.StagingProgress> e : byNode.entrySet()) {
             writeEvent(out, e.getValue());
-            writeEvent(out, firstByNode.get(e.getKey()));
-            long[] t = timesByNode.get(e.getKey());
-            out.writeLong(t[0]);
-            out.writeLong(t[1]);
+            long[] points = pointsByNode.get(e.getKey());
+            out.writeInt(points.length);
+            for (long v : points) {
+                out.writeLong(v);
+            }
         }
         out.writeLong(readTotal);
     }
@@ -121,9 +149,16 @@ public final class StagingSoFar {
         }
         for (int i = 0; i < n; i++) {
             Event.StagingProgress newest = readEvent(in);
+            int count = in.readInt();
+            if (count < 2 || count > 2 * POINTS || count % 2 != 0) {
+                throw new IllegalArgumentException("a node's staging reports as " + count + " numbers");
+            }
+            long[] points = new long[count];
+            for (int k = 0; k < count; k++) {
+                points[k] = in.readLong();
+            }
             s.byNode.put(newest.node(), newest);
-            s.firstByNode.put(newest.node(), readEvent(in));
-            s.timesByNode.put(newest.node(), new long[]{in.readLong(), in.readLong()});
+            s.pointsByNode.put(newest.node(), points);
         }
         s.readTotal = in.readLong();
         return s;

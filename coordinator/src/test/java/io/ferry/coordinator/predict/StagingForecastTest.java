@@ -42,7 +42,8 @@ class StagingForecastTest {
     void theForecastAtAQuarterReadFollowsTheNewBytesTheForecastAtCaptureCouldNotKnow() {
         JobView j = jobs.apply(new Event.JobStarted("j", 2, 0, false, "file:/s", "n"), 0);
         long raw = 1L << 30;
-        // t = 1.5 s + written / 100 MB/s; history: 0, 0, 0.5 GiB, 0.25 GiB written (so the slope is known)
+        // t = 1.5 s + written / 100 MB/s (1.2 s to start, reading at 100 MB/s, a commit of 0.3 s);
+        // history: 0, 0, 0.5 GiB, 0.25 GiB written (so the slope is known)
         long[] written = {raw, raw / 2, raw / 4, 0, 0};
         for (int g = 0; g < written.length; g++) {
             snapshot(j, g, raw, written[g], 1.5 + written[g] / 100e6);
@@ -60,13 +61,15 @@ class StagingForecastTest {
         assertTrue(Math.abs(atCapture.predictedSecondsToEstablished() - actual) / actual > 0.5, atCapture.toString());
 
         StagingSoFar soFar = new StagingSoFar();
-        // all new so far
-        soFar.report(new Event.StagingProgress("j", 5, "n", raw / 4, raw, raw / 4, raw / 4), at + 2_000);
-        Event.PredictionMade again = Predictor.during(j, g, soFar, 0.25, at + 2_000).orElseThrow();
+        long reading = at + 500 + 1_200; // the agent's report as its push begins reading, then a quarter read
+        soFar.report(new Event.StagingProgress("j", 5, "n", 0, raw, 0, 0), reading);
+        long quarter = reading + Math.round(raw / 4 / 100e6 * 1000);
+        soFar.report(new Event.StagingProgress("j", 5, "n", raw / 4, raw, raw / 4, raw / 4), quarter); // all new
+        Event.PredictionMade again = Predictor.during(j, g, soFar, 0.25, quarter).orElseThrow();
         assertEquals(0.25, again.readShare());
         assertEquals(raw, again.writtenBytes());
         assertEquals(actual, again.predictedSecondsToEstablished(), actual * 0.05, again.toString());
-        jobs.apply(again, at + 2_000);
+        jobs.apply(again, quarter);
         assertEquals(again, g.currentPrediction().orElseThrow(), "status shows the newest forecast");
         assertEquals(atCapture, g.prediction().orElseThrow(), "the one at capture is kept for its accuracy");
         assertEquals(again, g.predictionAt(0.25).orElseThrow());
@@ -90,7 +93,8 @@ class StagingForecastTest {
         GenerationView g = j.generations().stream().filter(x -> x.generation() == 4).findFirst().orElseThrow();
         jobs.apply(Predictor.predict(j, 4, 100 * MIB, 2, g.secondsToCaptured(), Long.MAX_VALUE).orElseThrow(), 100_100);
         StagingSoFar soFar = new StagingSoFar();
-        soFar.report(new Event.StagingProgress("j", 4, "n", 50 * MIB, 100 * MIB, 5 * MIB, 5 * MIB), 100_000 + 30_000);
+        // done reading, so its rate says the snapshot is about due; the history, long due
+        soFar.report(new Event.StagingProgress("j", 4, "n", 50 * MIB, 50 * MIB, 5 * MIB, 5 * MIB), 100_000 + 30_000);
         Event.PredictionMade late = Predictor.during(j, g, soFar, 0.5, 100_000 + 30_000).orElseThrow();
         assertEquals(30.0, late.predictedSecondsToEstablished(), 1e-9, "30 s have passed since the request");
     }
@@ -130,9 +134,9 @@ class StagingForecastTest {
         // 10 MiB/s
         soFar.report(new Event.StagingProgress("j", 4, "b", 20 * MIB, 100 * MIB, 4 * MIB, 4 * MIB), at + 1_500);
         assertEquals(8.0, soFar.secondsLeft(2, at + 1_500), 1e-9, "b's 80 MiB left at 10 MiB/s");
-        StagingSoFar noRate = new StagingSoFar();
+        StagingSoFar noRate = new StagingSoFar(); // b not heard from: no rate for the job
         noRate.report(new Event.StagingProgress("j", 4, "a", 30 * MIB, 100 * MIB, 6 * MIB, 6 * MIB), at + 700);
-        noRate.report(new Event.StagingProgress("j", 4, "b", 20 * MIB, 100 * MIB, 4 * MIB, 4 * MIB), at + 1_500);
+        assertTrue(Double.isNaN(noRate.secondsLeft(2, at + 1_500)));
         double model = Predictor.during(j, g, noRate, 0.25, at + 1_500).orElseThrow().predictedSecondsToEstablished();
         assertTrue(model < 1.5 + 8.0 + 0.3, "the history knows nothing of b's slowness: " + model);
         Event.PredictionMade p = Predictor.during(j, g, soFar, 0.25, at + 1_500).orElseThrow();
@@ -140,6 +144,34 @@ class StagingForecastTest {
                 "at a quarter read, the rate counts a quarter");
         Event.PredictionMade late = Predictor.during(j, g, soFar, 0.75, at + 1_500).orElseThrow();
         assertEquals(0.75 * (1.5 + 8.0 + 0.3) + 0.25 * model, late.predictedSecondsToEstablished(), 1e-9);
+    }
+
+    /** A node that has read all it holds has nothing left, whatever its rate: the job waits on the others. */
+    @Test
+    void aNodeThatHasReadAllItHoldsLeavesTheOthersToDecide() {
+        StagingSoFar soFar = new StagingSoFar();
+        soFar.report(new Event.StagingProgress("j", 1, "a", 5 * MIB, 5 * MIB, MIB, MIB), 10_000);
+        soFar.report(new Event.StagingProgress("j", 1, "b", 10 * MIB, 100 * MIB, MIB, MIB), 11_000);
+        soFar.report(new Event.StagingProgress("j", 1, "b", 30 * MIB, 100 * MIB, 3 * MIB, 3 * MIB), 12_000);
+        assertEquals(3.5, soFar.secondsLeft(2, 12_000), 1e-9, "b's 70 MiB at 20 MiB/s");
+        soFar.report(new Event.StagingProgress("j", 1, "b", 100 * MIB, 100 * MIB, 9 * MIB, 9 * MIB), 14_000);
+        assertEquals(0.0, soFar.secondsLeft(2, 14_000), 1e-9);
+    }
+
+    /**
+     * A push's first tenth is its slowest: the rest is forecast at the rate of the newer half of a
+     * node's reports, the first tenth left out.
+     */
+    @Test
+    void aSlowFirstTenthDoesNotSetTheRateOfTheRest() {
+        StagingSoFar soFar = new StagingSoFar();
+        soFar.report(new Event.StagingProgress("j", 1, "a", 0, 100 * MIB, 0, 0), 10_000);
+        soFar.report(new Event.StagingProgress("j", 1, "a", 10 * MIB, 100 * MIB, MIB, MIB), 11_000); // 10 MiB/s
+        assertTrue(Double.isNaN(soFar.secondsLeft(1, 11_000)), "no rate from the first tenth alone");
+        soFar.report(new Event.StagingProgress("j", 1, "a", 20 * MIB, 100 * MIB, 2 * MIB, 2 * MIB), 11_100);
+        assertEquals(0.8, soFar.secondsLeft(1, 11_100), 1e-9, "80 MiB at the second tenth's 100 MiB/s");
+        soFar.report(new Event.StagingProgress("j", 1, "a", 40 * MIB, 100 * MIB, 4 * MIB, 4 * MIB), 11_300);
+        assertEquals(0.6, soFar.secondsLeft(1, 11_300), 1e-9, "60 MiB at 100 MiB/s, the newer half");
     }
 
     /** The agents' sample at capture said the snapshot writes all of it: the forecast at capture says so too. */
@@ -165,13 +197,17 @@ class StagingForecastTest {
                 "without the sample: the last share");
     }
 
+    /** The seconds from the last image staged to the snapshot established, in {@link #snapshot}'s history. */
+    private static final double COMMIT = 0.3;
+
     private void snapshot(JobView j, long g, long raw, long written, double seconds) {
         long at = g * 20_000;
         jobs.apply(new Event.CheckpointRequested("j", g, "request"), at);
         jobs.apply(new Event.ImageCaptured("j", g, 0, "n", raw / 2, 0.1), at);
         jobs.apply(new Event.ImageCaptured("j", g, 1, "n", raw - raw / 2, 0.1), at);
-        jobs.apply(new Event.ImageStaged("j", g, 0, "remote", raw / 2, written / 2, 1), at);
-        jobs.apply(new Event.ImageStaged("j", g, 1, "remote", raw - raw / 2, written - written / 2, 1), at);
+        long staged = at + Math.round((seconds - Math.min(seconds, COMMIT)) * 1000);
+        jobs.apply(new Event.ImageStaged("j", g, 0, "remote", raw / 2, written / 2, 1), staged);
+        jobs.apply(new Event.ImageStaged("j", g, 1, "remote", raw - raw / 2, written - written / 2, 1), staged);
         jobs.apply(new Event.SnapshotEstablished("j", g, "remote", seconds), at + Math.round(seconds * 1000));
     }
 }
