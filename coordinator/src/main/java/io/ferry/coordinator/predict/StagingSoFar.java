@@ -54,7 +54,7 @@ public final class StagingSoFar {
      * The others read at the rate of the newer half of their reports, never counting the first
      * tenth: a push's first tenth is its slowest (its workers start, the last snapshot's blobs are
      * looked up for the first time), and measured on the multi-node job of
-     * {@code benchmarks/run-accuracy-netns.sh} it made the rest look up to four times longer than
+     * {@code benchmarks/run-accuracy-netns.sh} it made the rest look up to 4.7 times longer than
      * it took. So a node has a rate from its second tenth on, its rest counted from its newest
      * report to {@code nowMillis}.
      */
