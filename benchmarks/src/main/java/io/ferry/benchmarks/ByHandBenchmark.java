@@ -35,15 +35,19 @@ public final class ByHandBenchmark {
         SyntheticImage.write(image, size, 42, 0);
         Path run = Files.createDirectories(work.resolve("run")); // this user's XDG_RUNTIME_DIR: no daemon yet
         String ferry = "env -u FERRY_DAEMON_SOCKET -u FERRY_DAEMON XDG_RUNTIME_DIR='" + run + "' bin/ferry";
-        String push = ferry + " image push '" + image + "' --store OUT --job bench --generation 0 --rank 0 > /dev/null";
+        String push = ferry + " image push '" + image
+                + "' --store OUT --job bench --generation 0 --rank 0 > /dev/null";
         String pull = ferry + " image pull --store OUT --job bench --generation 0 --rank 0 DEST > /dev/null";
-        String zstdPush = "cd '" + image + "' && find . -type f | while read -r f; do mkdir -p \"OUT/$(dirname \"$f\")\";"
+        String zstdPush = "cd '" + image + "' && find . -type f"
+                + " | while read -r f; do mkdir -p \"OUT/$(dirname \"$f\")\";"
                 + " zstd -1 -T0 -q \"$f\" -o \"OUT/$f.zst\"; done && sync -f OUT";
-        String zstdPull = "cd OUT && find . -type f -name '*.zst' | while read -r f; do mkdir -p \"DEST/$(dirname \"$f\")\";"
+        String zstdPull = "cd OUT && find . -type f -name '*.zst'"
+                + " | while read -r f; do mkdir -p \"DEST/$(dirname \"$f\")\";"
                 + " zstd -d -q \"$f\" -o \"DEST/${f%.zst}\"; done && sync -f DEST";
         sh("bin/ferry help > /dev/null 2>&1 || true"); // bin/ferry builds on first use: not what is measured
         double[] first = round(work, push, pull);
-        System.out.printf(Locale.ROOT, "first command (starts the daemon, runs in its own JVM): push %.2f s, pull %.2f s%n",
+        System.out.printf(Locale.ROOT,
+                "first command (starts the daemon, runs in its own JVM): push %.2f s, pull %.2f s%n",
                 first[0], first[1]);
         List<double[]> ferryRounds = new ArrayList<>();
         List<double[]> zstdRounds = new ArrayList<>();
@@ -51,7 +55,8 @@ public final class ByHandBenchmark {
             for (int i = 0; i < rounds; i++) {
                 ferryRounds.add(round(work, push, pull));
                 zstdRounds.add(round(work, zstdPush, zstdPull));
-                System.out.printf(Locale.ROOT, "round %d: Ferry push %.2f s, pull %.2f s; zstd push %.2f s, pull %.2f s%n", i + 1,
+                System.out.printf(Locale.ROOT,
+                        "round %d: Ferry push %.2f s, pull %.2f s; zstd push %.2f s, pull %.2f s%n", i + 1,
                         ferryRounds.get(i)[0], ferryRounds.get(i)[1], zstdRounds.get(i)[0], zstdRounds.get(i)[1]);
             }
         } finally {
@@ -62,16 +67,21 @@ public final class ByHandBenchmark {
         double fPull = median(ferryRounds, 1);
         double zPush = median(zstdRounds, 0);
         double zPull = median(zstdRounds, 1);
-        System.out.printf(Locale.ROOT, "%nImage %s (seed 42), %d cores, medians of %d alternated rounds, each command a new shell%n%n",
+        System.out.printf(Locale.ROOT,
+                "%nImage %s (seed 42), %d cores, medians of %d alternated rounds, each command a new shell%n%n",
                 Sizes.format(size), Runtime.getRuntime().availableProcessors(), rounds);
         System.out.println("| by hand | push s | pull s | push zstd/Ferry | pull zstd/Ferry |");
         System.out.println("|---|---:|---:|---:|---:|");
-        System.out.printf(Locale.ROOT, "| `bin/ferry image push` / `pull`, the daemon it started | %.2f | %.2f | %.2fx | %.2fx |%n",
+        System.out.printf(Locale.ROOT,
+                "| `bin/ferry image push` / `pull`, the daemon it started | %.2f | %.2f | %.2fx | %.2fx |%n",
                 fPush, fPull, zPush / fPush, zPull / fPull);
-        System.out.printf(Locale.ROOT, "| `zstd -1 -T0` / `zstd -d` on each file + sync | %.2f | %.2f | | |%n", zPush, zPull);
+        System.out.printf(Locale.ROOT, "| `zstd -1 -T0` / `zstd -d` on each file + sync | %.2f | %.2f | | |%n",
+                zPush, zPull);
     }
 
-    /** One push then one pull (OUT and DEST emptied first; OUT read into the page cache before the pull). */
+    /**
+     * One push then one pull (OUT and DEST emptied first; OUT read into the page cache before the pull).
+     */
     private static double[] round(Path work, String push, String pull) throws IOException {
         Path out = work.resolve("out");
         Path dest = work.resolve("dest");

@@ -86,21 +86,23 @@ public final class CaptureBenchmark {
                 }
                 double gcore = median(() -> gcore(v.pid, work.resolve("gcore")));
                 double stall = med(ferry);
-                capture.add(String.format(Locale.ROOT, "| %s | %.1f | %.3f | %.3f | %.3f | %.2fx | %.2fx | %.3f | %.3f | %.2fx |",
-                        Sizes.format(size), last.memoryBytes() / 1048576.0, limit, hot, stall, stall / limit, stall / hot,
-                        med(ferryTotal), gcore, gcore / stall));
+                capture.add(String.format(Locale.ROOT,
+                        "| %s | %.1f | %.3f | %.3f | %.3f | %.2fx | %.2fx | %.3f | %.3f | %.2fx |",
+                        Sizes.format(size), last.memoryBytes() / 1048576.0, limit, hot, stall, stall / limit,
+                        stall / hot, med(ferryTotal), gcore, gcore / stall));
                 staging.add(twoWays(proc, v.pid, size, work));
             }
         }
         System.out.printf(Locale.ROOT, "%nproc capture of an idle C process (half its heap a pattern, half zero pages),"
                 + " %d cores, capture buffer %s, median of %d%n%n", Runtime.getRuntime().availableProcessors(),
                 Sizes.format(buffer), RUNS);
-        System.out.println("| heap | memory MiB | memory-copy limit s | cache-hot copy s | Ferry stall s | stall / limit"
-                + " | stall / cache-hot | Ferry with fsync s | gcore s | Ferry stall vs gcore |");
+        System.out.println("| heap | memory MiB | memory-copy limit s | cache-hot copy s | Ferry stall s"
+                + " | stall / limit | stall / cache-hot | Ferry with fsync s | gcore s | Ferry stall vs gcore |");
         System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         capture.forEach(System.out::println);
         System.out.println();
-        System.out.println("| heap | two-pass stall s | two-pass pushed after s | streaming stall s | streaming pushed after s |");
+        System.out.println("| heap | two-pass stall s | two-pass pushed after s"
+                + " | streaming stall s | streaming pushed after s |");
         System.out.println("|---|---:|---:|---:|---:|");
         staging.forEach(System.out::println);
     }
@@ -178,7 +180,8 @@ public final class CaptureBenchmark {
             }
             FileTrees.delete(storeDir);
             FileTrees.delete(work.resolve("two"));
-            try (Store store = Stores.open(storeDir.toUri(), Map.of()); StreamingChunker chunker = new StreamingChunker(store)) {
+            try (Store store = Stores.open(storeDir.toUri(), Map.of());
+                 StreamingChunker chunker = new StreamingChunker(store)) {
                 long t0 = System.nanoTime();
                 ProcCapturer.Result r = proc.dump(pid, work.resolve("stream"), Progress.NONE, chunker);
                 chunker.awaitAll();
@@ -266,7 +269,8 @@ public final class CaptureBenchmark {
 
         Victim(Path binary, long size) throws IOException {
             wrapper = new ProcessBuilder(new ProcCapturer().launchCommand(List.of(binary.toString(),
-                    Long.toString(size >> 20), "0", "idle"), null)).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+                    Long.toString(size >> 20), "0", "idle"), null))
+                    .redirectError(ProcessBuilder.Redirect.INHERIT).start();
             String ready = new BufferedReader(new InputStreamReader(wrapper.getInputStream())).readLine();
             if (ready == null || !ready.startsWith("ready")) {
                 throw new IOException("victim did not start");

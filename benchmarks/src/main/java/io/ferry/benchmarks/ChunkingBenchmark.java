@@ -63,7 +63,8 @@ public final class ChunkingBenchmark {
         List<Method> methods = new ArrayList<>();
         for (int kib : new int[]{4096, 256, 64, 4}) {
             int n = kib << 10;
-            methods.add(new Method("fixed " + (kib >= 1024 ? kib / 1024 + " MiB" : kib + " KiB"), (b, from, to) -> Math.min(n, to - from)));
+            methods.add(new Method("fixed " + (kib >= 1024 ? kib / 1024 + " MiB" : kib + " KiB"),
+                    (b, from, to) -> Math.min(n, to - from)));
         }
         for (int kib : new int[]{256, 128, 64, 16}) {
             FastCdc cdc = new FastCdc(kib << 10);
@@ -73,13 +74,14 @@ public final class ChunkingBenchmark {
         // eighths, and the average less the gear hash's 64-byte window (no cut before the average: the engine's).
         for (int min : new int[]{16 << 10, 32 << 10, 48 << 10, 56 << 10, (64 << 10) - 64}) {
             FastCdc cdc = new FastCdc(64 << 10, min);
-            methods.add(new Method("FastCDC 64K, min " + (min % 1024 == 0 ? min / 1024 + "K" : (min + 64) / 1024 + "K-64"), cdc::next));
+            methods.add(new Method("FastCDC 64K, min "
+                    + (min % 1024 == 0 ? min / 1024 + "K" : (min + 64) / 1024 + "K-64"), cdc::next));
         }
         System.out.printf(Locale.ROOT, "image %s in %d files %s; generation 2: 5%% rewritten in scattered 256 KiB runs,"
                 + " or 100 bytes inserted at 4096 in every file; %d cores%n", Sizes.format(size), names.size(), names,
                 Runtime.getRuntime().availableProcessors());
-        System.out.printf(Locale.ROOT, "%-20s %12s %10s %14s %14s %12s %12s%n", "chunking", "gen 1 stored", "chunks/GiB",
-                "+5% scattered", "+100 B shifted", "chunker MB/s", "gen 1 ratio");
+        System.out.printf(Locale.ROOT, "%-20s %12s %10s %14s %14s %12s %12s%n", "chunking", "gen 1 stored",
+                "chunks/GiB", "+5% scattered", "+100 B shifted", "chunker MB/s", "gen 1 ratio");
         for (Method m : methods) {
             long t0 = System.nanoTime();
             long cut = 0;
@@ -94,22 +96,24 @@ public final class ChunkingBenchmark {
             long stored1 = store(gen1, m.cutter(), first, null);
             long addScatter = store(scattered, m.cutter(), new HashMap<>(), first);
             long addShift = store(shifted, m.cutter(), new HashMap<>(), first);
-            System.out.printf(Locale.ROOT, "%-20s %12s %10d %13.1f%% %13.1f%% %12.0f %11.1f%%%n", m.name(), Sizes.format(stored1),
-                    Math.round(cut * (double) (1L << 30) / size), 100.0 * addScatter / stored1, 100.0 * addShift / stored1,
-                    chunkerMBps, 100.0 * stored1 / size);
+            System.out.printf(Locale.ROOT, "%-20s %12s %10d %13.1f%% %13.1f%% %12.0f %11.1f%%%n", m.name(),
+                    Sizes.format(stored1), Math.round(cut * (double) (1L << 30) / size), 100.0 * addScatter / stored1,
+                    100.0 * addShift / stored1, chunkerMBps, 100.0 * stored1 / size);
             System.out.printf(Locale.ROOT, "RESULT chunking=\"%s\" gen1_stored=%d chunks_per_gib=%d scattered_pct=%.2f"
                             + " shifted_pct=%.2f chunker_mbps=%.0f%n", m.name(), stored1,
-                    Math.round(cut * (double) (1L << 30) / size), 100.0 * addScatter / stored1, 100.0 * addShift / stored1,
-                    chunkerMBps);
+                    Math.round(cut * (double) (1L << 30) / size), 100.0 * addScatter / stored1,
+                    100.0 * addShift / stored1, chunkerMBps);
         }
-        System.out.println("goals (issue 14): +5% scattered and +100 B shifted each at most +15% / +10% of generation 1's stored bytes");
+        System.out.println("goals (issue 14): +5% scattered and +100 B shifted each at most +15% / +10%"
+                + " of generation 1's stored bytes");
     }
 
     /**
      * Cuts every file with {@code cutter} and returns the stored bytes of the chunks that are
      * new: not already in {@code seen} (added to it) nor in {@code before} (a previous generation).
      */
-    private static long store(List<byte[]> files, Cutter cutter, Map<String, Integer> seen, Map<String, Integer> before) {
+    private static long store(List<byte[]> files, Cutter cutter, Map<String, Integer> seen,
+                              Map<String, Integer> before) {
         long stored = 0;
         byte[] out = new byte[ZSTD.maxCompressedLength(64 << 20)];
         for (byte[] f : files) {
@@ -130,7 +134,10 @@ public final class ChunkingBenchmark {
         return stored;
     }
 
-    /** A copy of the files with {@code share} of their bytes overwritten by new random bytes in runs of {@code run} bytes. */
+    /**
+     * A copy of the files with {@code share} of their bytes overwritten by new random bytes in runs of
+     * {@code run} bytes.
+     */
     static List<byte[]> scatter(List<byte[]> files, double share, int run, SplittableRandom rnd) {
         List<byte[]> out = new ArrayList<>();
         long total = 0;

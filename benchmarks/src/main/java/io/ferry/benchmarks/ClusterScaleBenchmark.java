@@ -38,7 +38,8 @@ import java.util.concurrent.atomic.LongAdder;
  * rank, then, rank after rank, {@link Event.ImageStaged}; every node sends a heartbeat on an
  * interval ({@link SimulatedAgents}). Each rank's manifest is real, in the job's {@code file:}
  * store (each ImageStaged carries its digest, as agents send it; with
- * {@code -Dscale.manifestInEvent=false} the coordinator reads them all to write the commit marker): written before the generation is requested
+ * {@code -Dscale.manifestInEvent=false} the coordinator reads them all to write the commit marker): written before
+ * the generation is requested
  * (thousands of agents write them on their own nodes, not on the benchmark's cores), or by
  * the simulated agents just before each ImageStaged with {@code -Dscale.agentsWriteManifests=true}.
  * Byte counts are fake and small: this measures the coordinator, not staging. The first
@@ -63,7 +64,10 @@ public final class ClusterScaleBenchmark {
     static final int AGENT_THREADS = Integer.getInteger("scale.agentThreads", 4);
     static final int WARM_UP = Integer.getInteger("scale.warmUp", 1);
     static final boolean AGENTS_WRITE_MANIFESTS = Boolean.getBoolean("scale.agentsWriteManifests");
-    /** Whether each ImageStaged carries its manifest's digest (as agents send it); false: the coordinator reads every manifest. */
+    /**
+     * Whether each ImageStaged carries its manifest's digest (as agents send it); false: the coordinator
+     * reads every manifest.
+     */
     static final boolean MANIFEST_IN_EVENT = Boolean.parseBoolean(System.getProperty("scale.manifestInEvent", "true"));
     static final long GENERATION_TIMEOUT_MILLIS = Long.getLong("scale.generationTimeoutSeconds", 1800) * 1000;
 
@@ -76,7 +80,8 @@ public final class ClusterScaleBenchmark {
         SimulatedAgents.checkEncodings();
         Result r = new ClusterScaleBenchmark(perNode, nodes, generations, work).run();
         r.print();
-        System.exit(0); // the work dir is left to the caller (run-scale.sh: rm -rf, much faster than a walk here) // the broker's and Kafka clients' threads
+        // the work dir is left to the caller (run-scale.sh: rm -rf, much faster than a walk here)
+        System.exit(0); // the broker's and Kafka clients' threads
     }
 
     private final int perNode;
@@ -117,17 +122,18 @@ public final class ClusterScaleBenchmark {
                   double foldRate, double delaySeconds, double requestToEstablished, long heartbeats,
                   double foldLagSeconds, double cpuMicrosPerEvent, boolean warmUp) {}
 
-    record Result(int perNode, int nodes, int ranks, List<GenRow> rows, long heapBytes, long stateBytes, double replaySeconds,
-                  long replayEvents, long replayHeapBytes, int cores, String load, long maxHeap) {
+    record Result(int perNode, int nodes, int ranks, List<GenRow> rows, long heapBytes, long stateBytes,
+                  double replaySeconds, long replayEvents, long replayHeapBytes, int cores, String load, long maxHeap) {
         void print() {
             System.out.printf("%nFerry coordinator scale: %d nodes x %d ranks = %,d ranks, %d generations, %d cores, "
                     + "load %s, max heap %d MiB%n", nodes, perNode, ranks, rows.size(), cores, load, maxHeap >> 20);
             System.out.printf("%4s %10s %10s %12s %10s %12s %10s %10s %12s %12s%n", "gen", "events", "append s",
                     "append ev/s", "fold s", "fold ev/s", "cpu us/ev", "lag s", "delay s", "req->est s");
             for (GenRow g : rows) {
-                System.out.printf("%4d %,10d %10.2f %,12.0f %10.2f %,12.0f %10.1f %10.3f %12.3f %12.2f%s%n", g.generation,
-                        g.events, g.appendSeconds, g.appendRate, g.foldSeconds, g.foldRate, g.cpuMicrosPerEvent,
-                        g.foldLagSeconds, g.delaySeconds, g.requestToEstablished, g.warmUp ? "  (warm-up, not counted)" : "");
+                System.out.printf("%4d %,10d %10.2f %,12.0f %10.2f %,12.0f %10.1f %10.3f %12.3f %12.2f%s%n",
+                        g.generation, g.events, g.appendSeconds, g.appendRate, g.foldSeconds, g.foldRate,
+                        g.cpuMicrosPerEvent, g.foldLagSeconds, g.delaySeconds, g.requestToEstablished,
+                        g.warmUp ? "  (warm-up, not counted)" : "");
             }
             List<GenRow> counted = rows.stream().filter(g -> !g.warmUp).toList();
             double[] delays = counted.stream().mapToDouble(GenRow::delaySeconds).sorted().toArray();
@@ -135,24 +141,30 @@ public final class ClusterScaleBenchmark {
             long events = counted.stream().mapToLong(GenRow::events).sum();
             double foldSeconds = counted.stream().mapToDouble(GenRow::foldSeconds).sum();
             double cpu = counted.stream().mapToDouble(g -> g.cpuMicrosPerEvent * g.events).sum() / events;
-            System.out.printf("%ndelay = last ImageStaged appended -> SnapshotEstablished appended (log times); lag = its part"
-                    + " until the coordinator had folded the last ImageStaged; cpu = coordinator thread CPU per event%n");
+            System.out.printf("%ndelay = last ImageStaged appended -> SnapshotEstablished appended (log times);"
+                    + " lag = its part until the coordinator had folded the last ImageStaged;"
+                    + " cpu = coordinator thread CPU per event%n");
             System.out.printf("%nlive fold rate       : median %,.0f events/s per generation, overall %,.0f events/s"
-                    + " (%,d events in %.1f s of folding)%n", percentile(folds, 50), events / foldSeconds, events, foldSeconds);
-            System.out.printf("coordinator CPU      : %.1f us per event on its own thread = %,.0f events per CPU-second%n",
-                    cpu, 1e6 / cpu);
-            System.out.printf("replay fold rate     : %,.0f events/s (%,d events, whole log, fresh coordinator, %.1f s to live)%n",
+                    + " (%,d events in %.1f s of folding)%n", percentile(folds, 50), events / foldSeconds, events,
+                    foldSeconds);
+            System.out.printf("coordinator CPU      : %.1f us per event on its own thread"
+                    + " = %,.0f events per CPU-second%n", cpu, 1e6 / cpu);
+            System.out.printf("replay fold rate     : %,.0f events/s"
+                    + " (%,d events, whole log, fresh coordinator, %.1f s to live)%n",
                     replayEvents / replaySeconds, replayEvents, replaySeconds);
-            System.out.printf("last staged -> established: median %.3f s, p99 %.3f s (nearest rank), max %.3f s (%d generations)%n",
+            System.out.printf("last staged -> established: median %.3f s, p99 %.3f s (nearest rank),"
+                    + " max %.3f s (%d generations)%n",
                     percentile(delays, 50), percentile(delays, 99), delays[delays.length - 1], delays.length);
-            System.out.printf("folded state         : %,d bytes = %.1f bytes per rank (the Jobs fold of the whole log, measured alone)%n",
-                    stateBytes, (double) stateBytes / ranks);
+            System.out.printf("folded state         : %,d bytes = %.1f bytes per rank"
+                    + " (the Jobs fold of the whole log, measured alone)%n", stateBytes, (double) stateBytes / ranks);
             System.out.printf("coordinator heap     : %,d bytes after the run = %.1f bytes per rank;"
                     + " after a replay %,d bytes = %.1f bytes per rank%n", heapBytes, (double) heapBytes / ranks,
                     replayHeapBytes, (double) replayHeapBytes / ranks);
-            System.out.printf("goals (2 cores)      : >= 100,000 events/s, p99 < 1 s at 32,768 ranks, < 1,024 bytes/rank%n");
-            System.out.printf("RESULT ranks=%d events_per_s=%.0f cpu_us_per_event=%.1f replay_events_per_s=%.0f delay_median_s=%.3f delay_p99_s=%.3f"
-                            + " state_per_rank=%.1f heap_per_rank=%.1f replay_heap_per_rank=%.1f%n", ranks, events / foldSeconds, cpu,
+            System.out.printf("goals (2 cores)      : >= 100,000 events/s, p99 < 1 s at 32,768 ranks,"
+                    + " < 1,024 bytes/rank%n");
+            System.out.printf("RESULT ranks=%d events_per_s=%.0f cpu_us_per_event=%.1f replay_events_per_s=%.0f"
+                            + " delay_median_s=%.3f delay_p99_s=%.3f state_per_rank=%.1f heap_per_rank=%.1f"
+                            + " replay_heap_per_rank=%.1f%n", ranks, events / foldSeconds, cpu,
                     replayEvents / replaySeconds, percentile(delays, 50), percentile(delays, 99),
                     (double) stateBytes / ranks, (double) heapBytes / ranks, (double) replayHeapBytes / ranks);
         }
@@ -180,7 +192,8 @@ public final class ClusterScaleBenchmark {
         Files.createDirectories(store);
         System.out.printf("work dir %s; %d nodes x %d ranks = %,d ranks; %d agent threads; heartbeat every %d ms; %s%n",
                 work, nodes, perNode, ranks, AGENT_THREADS, HEARTBEAT_MILLIS, MANIFEST_IN_EVENT
-                        ? "each ImageStaged carries its manifest's digest" : "the coordinator reads every manifest (-Dscale.manifestInEvent=false)");
+                        ? "each ImageStaged carries its manifest's digest"
+                        : "the coordinator reads every manifest (-Dscale.manifestInEvent=false)");
         try (EmbeddedKafka kafka = EmbeddedKafka.start(work.resolve("kafka"));
              KafkaLog log = new KafkaLog(kafka.bootstrapServers())) {
             long heapBefore = Machine.usedHeapAfterGc();
@@ -248,7 +261,8 @@ public final class ClusterScaleBenchmark {
                         (s.lastStagedFoldWall.get() - s.lastStaged.get()) / 1000.0, cpuNanos / 1000.0 / (ev + hb),
                         g < WARM_UP);
                 rows.add(row);
-                System.out.printf("generation %d: %,d events appended in %.2f s, folded at %,.0f/s, staged->established %.3f s,"
+                System.out.printf("generation %d: %,d events appended in %.2f s, folded at %,.0f/s,"
+                        + " staged->established %.3f s,"
                         + " request->established %.2f s (wall %.1f s)%n", gen, ev, appendS, row.foldRate,
                         row.delaySeconds, row.requestToEstablished, (System.nanoTime() - tg) / 1e9);
                 if (g == generations - 1) {
@@ -295,7 +309,8 @@ public final class ClusterScaleBenchmark {
                 }
             }
             long stateBytes = (Machine.usedHeapAfterGc() - foldBase) / copies;
-            System.out.printf("folded state (Jobs) alone: %,d bytes = %.1f bytes per rank (%d generations; mean of %d copies)%n", stateBytes,
+            System.out.printf("folded state (Jobs) alone: %,d bytes = %.1f bytes per rank"
+                    + " (%d generations; mean of %d copies)%n", stateBytes,
                     (double) stateBytes / ranks, folded[0].get(JOB).map(v -> v.generations().size()).orElse(0), copies);
             java.lang.ref.Reference.reachabilityFence(folded);
 
@@ -322,7 +337,8 @@ public final class ClusterScaleBenchmark {
                 throw new IllegalStateException("no generation was established");
             }
             return new Result(perNode, nodes, ranks, rows, heap, stateBytes, replayS, replayEvents, replayHeap,
-                    Runtime.getRuntime().availableProcessors(), Machine.loadAverage(), Runtime.getRuntime().maxMemory());
+                    Runtime.getRuntime().availableProcessors(), Machine.loadAverage(),
+                    Runtime.getRuntime().maxMemory());
         }
     }
 
@@ -410,8 +426,8 @@ public final class ClusterScaleBenchmark {
             long t = System.nanoTime();
             String d = new Repository(st, Clock.systemUTC()).committed(JOB, g).orElseThrow().manifestSha256(ranks - 1);
             System.out.printf("commit marker of generation %d: %,d B in all; one rank's digest (%s...) read in %.1f ms"
-                    + " from the head (%,d B) and its shard (%,d B)%n", g, whole, d.substring(0, 8), (System.nanoTime() - t) / 1e6,
-                    Files.size(head), shard);
+                    + " from the head (%,d B) and its shard (%,d B)%n", g, whole, d.substring(0, 8),
+                    (System.nanoTime() - t) / 1e6, Files.size(head), shard);
         }
     }
 

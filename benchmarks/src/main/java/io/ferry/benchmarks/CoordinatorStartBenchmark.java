@@ -91,9 +91,9 @@ public final class CoordinatorStartBenchmark {
             written = writeHistory(k.bootstrapServers(), log, layout, nodes, begin, end, interval, work);
         }
         double writeSeconds = (System.nanoTime() - w0) / 1e9;
-        System.out.printf("layout %s: %d nodes, %.1f h of history, a checkpoint every %d min: wrote %,d records to %s and %,d"
-                        + " to %s in %.1f s%n", layout, nodes, hours, interval / 60_000, written[0], KafkaLog.EVENTS, written[1],
-                KafkaLog.HEARTBEATS, writeSeconds);
+        System.out.printf("layout %s: %d nodes, %.1f h of history, a checkpoint every %d min: wrote %,d records to %s"
+                        + " and %,d to %s in %.1f s%n", layout, nodes, hours, interval / 60_000, written[0],
+                KafkaLog.EVENTS, written[1], KafkaLog.HEARTBEATS, writeSeconds);
 
         // The measured start: broker over its log, Ferry's client, the coordinator until it is live.
         long t0 = System.nanoTime();
@@ -110,24 +110,26 @@ public final class CoordinatorStartBenchmark {
                     double replay = (t3 - t2) / 1e9;
                     double total = (t3 - t0) / 1e9;
                     long generations = c.query(j -> j.get(JOB).map(v -> (long) v.generations().size()).orElse(0L));
-                    System.out.printf("layout %s: broker start %.2f s, connect %.2f s, coordinator start to live %.2f s;"
-                                    + " from start to serving %.2f s (%,d events folded, %,.0f events/s; %d generations)%n",
+                    System.out.printf("layout %s: broker start %.2f s, connect %.2f s,"
+                                    + " coordinator start to live %.2f s; from start to serving %.2f s"
+                                    + " (%,d events folded, %,.0f events/s; %d generations)%n",
                             layout, (t1 - t0) / 1e9, (t2 - t1) / 1e9, replay, total, written[0], written[0] / replay,
                             generations);
                     double days = 30;
                     double scale = days * 24 / hours;
                     double folding = Math.max(0, replay - empty);
-                    System.out.printf("layout %s: coordinator start to live on an empty log %.2f s; folding %,d events took"
-                                    + " the other %.2f s (%,.0f events/s)%n", layout, empty, written[0], folding,
-                            written[0] / Math.max(folding, 1e-3));
-                    System.out.printf("layout %s: projected for %.0f days (x%.0f the events, folded at that rate, plus the"
-                                    + " empty start): %,.0f events, %.0f s from coordinator start to live%n", layout, days, scale,
-                            written[0] * scale, empty + folding * scale);
+                    System.out.printf("layout %s: coordinator start to live on an empty log %.2f s;"
+                                    + " folding %,d events took the other %.2f s (%,.0f events/s)%n", layout, empty,
+                            written[0], folding, written[0] / Math.max(folding, 1e-3));
+                    System.out.printf("layout %s: projected for %.0f days (x%.0f the events, folded at that rate,"
+                                    + " plus the empty start): %,.0f events, %.0f s from coordinator start to live%n",
+                            layout, days, scale, written[0] * scale, empty + folding * scale);
                     // The replay's end snapshots the folded state when it folded enough: what the next start loads.
                     long w = System.nanoTime();
                     boolean snapshot = awaitSnapshot(log, Duration.ofMinutes(2));
                     System.out.printf("layout %s: %s%n", layout, snapshot
-                            ? String.format("snapshot of the folded state written %.1f s after live", (System.nanoTime() - w) / 1e9)
+                            ? String.format("snapshot of the folded state written %.1f s after live",
+                                    (System.nanoTime() - w) / 1e9)
                             : "no snapshot written (fewer events than the coordinator's snapshot interval)");
                 }
             }
@@ -168,9 +170,10 @@ public final class CoordinatorStartBenchmark {
                 long t3 = System.nanoTime();
                 long generations = c.query(j -> j.get(JOB).map(v -> (long) v.generations().size()).orElse(0L));
                 System.out.printf("restart %s (%s JVM), %,d events written after the snapshot: broker start %.2f s,"
-                                + " connect %.2f s, coordinator start to live %.2f s; from start to serving %.2f s (%,d events"
-                                + " folded; %d generations)%n", layout, cold ? "cold" : "warm", tailEvents, (t1 - t0) / 1e9,
-                        (t2 - t1) / 1e9, (t3 - t2) / 1e9, (t3 - t0) / 1e9, c.foldedEvents(), generations);
+                                + " connect %.2f s, coordinator start to live %.2f s; from start to serving %.2f s"
+                                + " (%,d events folded; %d generations)%n", layout, cold ? "cold" : "warm", tailEvents,
+                        (t1 - t0) / 1e9, (t2 - t1) / 1e9, (t3 - t2) / 1e9, (t3 - t0) / 1e9, c.foldedEvents(),
+                        generations);
             }
         }
     }
@@ -242,8 +245,9 @@ public final class CoordinatorStartBenchmark {
                 p.send(new ProducerRecord<>(KafkaLog.EVENTS, null, ts, key, EventCodec.encode(e)));
                 count[0]++;
             };
-            event.accept(begin, new Event.JobStarted(JOB, nodes, interval, true, work.resolve("store").toUri().toString(),
-                    "login", "block:" + String.join(",", names), LaunchSpec.of(List.of("sim"))));
+            event.accept(begin, new Event.JobStarted(JOB, nodes, interval, true,
+                    work.resolve("store").toUri().toString(), "login", "block:" + String.join(",", names),
+                    LaunchSpec.of(List.of("sim"))));
             byte[][] beats = new byte[nodes][];
             for (int n = 0; n < nodes; n++) {
                 beats[n] = EventCodec.encode(new Event.Heartbeat(JOB, names.get(n)));
@@ -288,12 +292,13 @@ public final class CoordinatorStartBenchmark {
             for (int n = 0; n < nodes; n++) {
                 long read = raw * i / PROGRESS_PER_NODE;
                 long written = ClusterScaleBenchmark.STORED_BYTES * i / PROGRESS_PER_NODE;
-                progress.accept(t + 300 + i * 1000L, new Event.StagingProgress(JOB, g, names.get(n), read, raw, read / 3,
-                        written));
+                progress.accept(t + 300 + i * 1000L, new Event.StagingProgress(JOB, g, names.get(n), read, raw,
+                        read / 3, written));
             }
         }
         for (int n = 0; n < nodes; n++) {
-            event.accept(t + 12_000, new Event.ImageStaged(JOB, g, n, "remote", raw, ClusterScaleBenchmark.STORED_BYTES, 10.0));
+            event.accept(t + 12_000,
+                    new Event.ImageStaged(JOB, g, n, "remote", raw, ClusterScaleBenchmark.STORED_BYTES, 10.0));
         }
         event.accept(t + 12_500, new Event.SnapshotEstablished(JOB, g, "remote", 12.5));
     }

@@ -55,8 +55,8 @@ public final class CrossRankBenchmark {
                 Runtime.getRuntime().availableProcessors());
         sh("sync"); // the images just written are on the disk before anything is timed
         warmUp(work, ranks, size);
-        System.out.println("| push | seconds, all ranks (median of " + ROUNDS + ") | MB/s | stored, all ranks | of raw | pack objects"
-                + " | each rank's pull reads, of its records |");
+        System.out.println("| push | seconds, all ranks (median of " + ROUNDS + ") | MB/s | stored, all ranks | of raw"
+                + " | pack objects | each rank's pull reads, of its records |");
         System.out.println("|---|---:|---:|---:|---:|---:|---:|");
         String[] names = {"**Ferry** (default: the node's ranks pushed together, with lookups)",
                 "Ferry, ranks pushed one after another, with lookups (before 2026-11-24)",
@@ -73,14 +73,16 @@ public final class CrossRankBenchmark {
             Row[] r = rounds[i].clone();
             java.util.Arrays.sort(r, java.util.Comparator.comparingDouble(Row::seconds));
             Row median = r[ROUNDS / 2];
-            row(names[i], median.seconds(), median.stored(), ranks, size, median.packs(), rounds[i][ROUNDS - 1].readShare());
+            row(names[i], median.seconds(), median.stored(), ranks, size, median.packs(),
+                    rounds[i][ROUNDS - 1].readShare());
         }
         Path zout = Files.createDirectories(work.resolve("zstd"));
         sh("sync"); // so that zstd's closing sync flushes only what zstd wrote
         long t0 = System.nanoTime();
         for (int r = 0; r < ranks; r++) {
             Path out = Files.createDirectories(zout.resolve("rank-" + r));
-            sh("cd " + work.resolve("rank-" + r) + " && for f in *; do zstd -1 -T0 -q \"$f\" -o \"" + out + "/$f.zst\"; done");
+            sh("cd " + work.resolve("rank-" + r) + " && for f in *; do zstd -1 -T0 -q \"$f\" -o \"" + out
+                    + "/$f.zst\"; done");
         }
         sh("sync");
         double seconds = (System.nanoTime() - t0) / 1e9;
@@ -160,7 +162,10 @@ public final class CrossRankBenchmark {
     /** Rounds of each Ferry row, taken in turns; the median's time is shown. */
     private static final int ROUNDS = 3;
 
-    /** @param readShare bytes every rank's pull read from the store over the bytes of the records it needed (NaN: not pulled) */
+    /**
+     * @param readShare bytes every rank's pull read from the store over the bytes of the records it needed
+     *                  (NaN: not pulled)
+     */
     private record Row(double seconds, long stored, int packs, double readShare) {}
 
     /** Throwaway pushes of at least 256 MiB first, so that no timed row pays for the JIT compiling the hot loops. */
@@ -184,8 +189,8 @@ public final class CrossRankBenchmark {
     private static Row ferry(Path work, int ranks, String lookups, boolean together, boolean pull) throws IOException {
         Path storeDir = work.resolve("store-" + lookups + together);
         try (Store store = Stores.open(storeDir.toUri(), Map.of());
-             StagingPipeline p = Staging.pipeline(store, StagingConfig.from(Map.of("staging.dedup-generations", lookups)),
-                     Clock.systemUTC())) {
+             StagingPipeline p = Staging.pipeline(store,
+                     StagingConfig.from(Map.of("staging.dedup-generations", lookups)), Clock.systemUTC())) {
             List<PushImage> images = new ArrayList<>();
             for (int r = 0; r < ranks; r++) {
                 images.add(new PushImage(work.resolve("rank-" + r), new ImageRef("bench", 0, r)));
@@ -213,16 +218,18 @@ public final class CrossRankBenchmark {
                 }
                 readShare = (double) read / needed;
             }
-            return new Row(seconds, results.stream().mapToLong(PushResult::storedBytes).sum(), store.list(PackKeys.PACKS).size(),
-                    readShare);
+            return new Row(seconds, results.stream().mapToLong(PushResult::storedBytes).sum(),
+                    store.list(PackKeys.PACKS).size(), readShare);
         } finally {
             FileTrees.delete(storeDir);
         }
     }
 
-    private static void row(String name, double seconds, long stored, int ranks, long size, int packs, double readShare) {
-        System.out.printf(Locale.ROOT, "| %s | %.2f | %.0f | %s | %.1f%% | %s | %s |%n", name, seconds, size * ranks / 1e6 / seconds,
-                Sizes.format(stored), 100.0 * stored / (size * ranks), packs < 0 ? "-" : String.valueOf(packs),
+    private static void row(String name, double seconds, long stored, int ranks, long size, int packs,
+                            double readShare) {
+        System.out.printf(Locale.ROOT, "| %s | %.2f | %.0f | %s | %.1f%% | %s | %s |%n", name, seconds,
+                size * ranks / 1e6 / seconds, Sizes.format(stored), 100.0 * stored / (size * ranks),
+                packs < 0 ? "-" : String.valueOf(packs),
                 Double.isNaN(readShare) ? "-" : String.format(Locale.ROOT, "%.2fx", readShare));
     }
 

@@ -43,8 +43,9 @@ public final class FileReadBenchmark {
         for (Path f : files) {
             bytes += Files.size(f);
         }
-        String[] names = {"JDK buffer, 4 MiB reads", "JDK buffer, 1 MiB reads", "JDK buffer, 256 KiB reads after a 4 MiB read",
-                "FileIo (own 256 KiB direct buffer)", "FileIo, after a 4 MiB read on the thread"};
+        String[] names = {"JDK buffer, 4 MiB reads", "JDK buffer, 1 MiB reads",
+                "JDK buffer, 256 KiB reads after a 4 MiB read", "FileIo (own 256 KiB direct buffer)",
+                "FileIo, after a 4 MiB read on the thread"};
         Way[] ways = {
                 (ch, seg) -> jdk(ch, seg, SEGMENT),
                 (ch, seg) -> jdk(ch, seg, 1 << 20),
@@ -66,12 +67,14 @@ public final class FileReadBenchmark {
         System.out.printf("%d files, %.1f MiB, %d rounds, %d cores%n", files.size(), bytes / 1048576.0, rounds,
                 Runtime.getRuntime().availableProcessors());
         System.out.println();
-        System.out.println("| read into 4 MiB heap arrays | thread CPU ms (median) | wall ms (median) | MB/s of CPU | CPU vs FileIo |");
+        System.out.println("| read into 4 MiB heap arrays | thread CPU ms (median) | wall ms (median) | MB/s of CPU"
+                + " | CPU vs FileIo |");
         System.out.println("|---|---:|---:|---:|---:|");
         double base = median(cpu[3]);
         for (int w = 0; w < ways.length; w++) {
             double m = median(cpu[w]);
-            System.out.printf("| %s | %.0f | %.0f | %.0f | %.2fx |%n", names[w], m, median(wall[w]), bytes / 1e6 / (m / 1e3), m / base);
+            System.out.printf("| %s | %.0f | %.0f | %.0f | %.2fx |%n", names[w], m, median(wall[w]),
+                    bytes / 1e6 / (m / 1e3), m / base);
         }
     }
 
@@ -118,7 +121,9 @@ public final class FileReadBenchmark {
         return out;
     }
 
-    /** Reads the whole file, a segment at a time, through the JDK's temporary buffer in reads of {@code piece} bytes. */
+    /**
+     * Reads the whole file, a segment at a time, through the JDK's temporary buffer in reads of {@code piece} bytes.
+     */
     private static void jdk(FileChannel ch, byte[] segment, int piece) throws IOException {
         while (true) {
             int got = 0;

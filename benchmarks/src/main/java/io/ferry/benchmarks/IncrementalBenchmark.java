@@ -52,19 +52,24 @@ public final class IncrementalBenchmark {
                 files.add(Files.readAllBytes(f));
             }
         }
-        Path gen2 = write(work.resolve("gen2"), names, ChunkingBenchmark.scatter(files, 0.05, 256 << 10, new SplittableRandom(7)));
-        Path gen3 = write(work.resolve("gen3"), names, ChunkingBenchmark.shift(files, 4096, 100, new SplittableRandom(8)));
+        Path gen2 = write(work.resolve("gen2"), names,
+                ChunkingBenchmark.scatter(files, 0.05, 256 << 10, new SplittableRandom(7)));
+        Path gen3 = write(work.resolve("gen3"), names,
+                ChunkingBenchmark.shift(files, 4096, 100, new SplittableRandom(8)));
         files = null;
-        List<Gen> gens = List.of(new Gen("generation 1", gen1), new Gen("+5% scattered", gen2), new Gen("+100 B shifted", gen3));
+        List<Gen> gens = List.of(new Gen("generation 1", gen1), new Gen("+5% scattered", gen2),
+                new Gen("+100 B shifted", gen3));
 
-        System.out.printf(Locale.ROOT, "image %s in %d files, %d cores; POSIX store on %s%n", Sizes.format(size), names.size(),
-                Runtime.getRuntime().availableProcessors(), work);
-        System.out.println("| layout | generation | push s | raw MB/s | written | of gen 1 | objects added | objects per GiB raw |");
+        System.out.printf(Locale.ROOT, "image %s in %d files, %d cores; POSIX store on %s%n", Sizes.format(size),
+                names.size(), Runtime.getRuntime().availableProcessors(), work);
+        System.out.println("| layout | generation | push s | raw MB/s | written | of gen 1"
+                + " | objects added | objects per GiB raw |");
         System.out.println("|---|---|---:|---:|---:|---:|---:|---:|");
         for (String layout : List.of("chunks", "packs")) {
             Path storeDir = work.resolve("store-" + layout);
             try (Store store = Stores.open(storeDir.toUri(), Map.of());
-                 StagingPipeline p = Staging.pipeline(store, StagingConfig.from(Map.of("staging.layout", layout)), Clock.systemUTC())) {
+                 StagingPipeline p = Staging.pipeline(store, StagingConfig.from(Map.of("staging.layout", layout)),
+                         Clock.systemUTC())) {
                 long first = 0;
                 long objects = 0;
                 for (int g = 0; g < gens.size(); g++) {
@@ -73,11 +78,12 @@ public final class IncrementalBenchmark {
                     if (g == 0) {
                         first = r.storedBytes();
                     }
-                    System.out.printf(Locale.ROOT, "| %s | %s | %.2f | %.0f | %s | %s | %d | %.0f |%n", layout, gens.get(g).name(),
-                            r.elapsed().toNanos() / 1e9, r.rawMBps(), Sizes.format(r.storedBytes()),
+                    System.out.printf(Locale.ROOT, "| %s | %s | %.2f | %.0f | %s | %s | %d | %.0f |%n", layout,
+                            gens.get(g).name(), r.elapsed().toNanos() / 1e9, r.rawMBps(), Sizes.format(r.storedBytes()),
                             g == 0 ? "" : String.format(Locale.ROOT, "+%.1f%%", 100.0 * r.storedBytes() / first),
                             now - objects, (now - objects) / (size / (double) (1L << 30)));
-                    System.out.printf(Locale.ROOT, "RESULT layout=%s gen=%d stored=%d share=%.4f objects=%d seconds=%.3f%n",
+                    System.out.printf(Locale.ROOT,
+                            "RESULT layout=%s gen=%d stored=%d share=%.4f objects=%d seconds=%.3f%n",
                             layout, g + 1, r.storedBytes(), (double) r.storedBytes() / first, now - objects,
                             r.elapsed().toNanos() / 1e9);
                     objects = now;

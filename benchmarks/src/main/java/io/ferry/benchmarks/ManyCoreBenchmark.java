@@ -41,7 +41,8 @@ public final class ManyCoreBenchmark {
     private ManyCoreBenchmark() {}
 
     /** One way's times over the rounds; CPU where it was taken (the in-process rows: this JVM's). */
-    private record Times(List<Double> push, List<Double> pull, List<Double> pushCpu, List<Double> pullCpu, long[] stored) {
+    private record Times(List<Double> push, List<Double> pull, List<Double> pushCpu, List<Double> pullCpu,
+                         long[] stored) {
         Times() {
             this(new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new ArrayList<>(), new long[1]);
         }
@@ -65,8 +66,8 @@ public final class ManyCoreBenchmark {
         int rounds = args.length > 2 ? Integer.parseInt(args[2]) : 3;
         String zstd = System.getenv().getOrDefault("ZSTD", "zstd");
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        String cli = "'" + java + "' -Djna.tmpdir='" + work.resolve("jna") + "' -cp '" + System.getProperty("java.class.path")
-                + "' io.ferry.cli.Main";
+        String cli = "'" + java + "' -Djna.tmpdir='" + work.resolve("jna") + "' -cp '"
+                + System.getProperty("java.class.path") + "' io.ferry.cli.Main";
         int cores = Runtime.getRuntime().availableProcessors();
 
         FileTrees.delete(work);
@@ -85,8 +86,10 @@ public final class ManyCoreBenchmark {
         }
         FileTrees.delete(warm);
 
-        String zstdPush = "cd IMG && for f in *; do '" + zstd + "' -1 -T0 -q \"$f\" -o \"OUT/$f.zst\"; done && sync -f OUT";
-        String zstdPull = "cd OUT && for f in *.zst; do '" + zstd + "' -d -q \"$f\" -o \"DEST/${f%.zst}\"; done && sync -f DEST";
+        String zstdPush = "cd IMG && for f in *; do '" + zstd + "' -1 -T0 -q \"$f\" -o \"OUT/$f.zst\"; done"
+                + " && sync -f OUT";
+        String zstdPull = "cd OUT && for f in *.zst; do '" + zstd + "' -d -q \"$f\" -o \"DEST/${f%.zst}\"; done"
+                + " && sync -f DEST";
         Path zstdFiles = work.resolve("zstd-files");
         Files.createDirectories(zstdFiles);
         sh(zstdPush.replace("IMG", image.toString()).replace("OUT", zstdFiles.toString()));
@@ -103,8 +106,9 @@ public final class ManyCoreBenchmark {
             shell(work, image, zstdPush, zstdPull, ways.get("zstd"));
             shell(work, image, "cp -r IMG/. OUT/ && sync -f OUT", "true", ways.get("cp"));
             shell(work, image, "cp -r '" + zstdFiles + "'/. OUT/ && sync -f OUT", "true", ways.get("cpz"));
-            System.err.printf(Locale.ROOT, "round %d: ferry %.2f/%.2f s, command %.2f/%.2f s, zstd %.2f/%.2f s, cp %.2f s, cp of zstd's files %.2f s%n",
-                    r + 1, last(ways.get("ferry").push()), last(ways.get("ferry").pull()), last(ways.get("command").push()),
+            System.err.printf(Locale.ROOT, "round %d: ferry %.2f/%.2f s, command %.2f/%.2f s, zstd %.2f/%.2f s,"
+                    + " cp %.2f s, cp of zstd's files %.2f s%n", r + 1,
+                    last(ways.get("ferry").push()), last(ways.get("ferry").pull()), last(ways.get("command").push()),
                     last(ways.get("command").pull()), last(ways.get("zstd").push()), last(ways.get("zstd").pull()),
                     last(ways.get("cp").push()), last(ways.get("cpz").push()));
         }
@@ -113,31 +117,34 @@ public final class ManyCoreBenchmark {
         Times z = ways.get("zstd");
         System.out.printf(Locale.ROOT, "%nImage: %s (%d bytes, seed 42), %d cores, medians of %d alternated rounds%n%n",
                 Sizes.format(size), size, cores, rounds);
-        System.out.println("| way | push s | push MB/s | stored | pull s | pull MB/s | push speed-up over zstd | pull speed-up over zstd |");
+        System.out.println("| way | push s | push MB/s | stored | pull s | pull MB/s"
+                + " | push speed-up over zstd | pull speed-up over zstd |");
         System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|");
         row("**Ferry**, in-process pipeline (what a node's agent runs)", ways.get("ferry"), z, size);
         row("`ferry image push` / `pull` (whole command, a JVM of its own)", ways.get("command"), z, size);
         row("`zstd -1 -T0` / `zstd -d` on each file", z, z, size);
-        System.out.printf(Locale.ROOT, "%nThe disk's floors: the image written as it is (`cp -r` + `sync`) %.2f s (%.0f MB/s); zstd's"
-                + " files written as they are %.2f s.%n", ways.get("cp").medianPush(), size / 1e6 / ways.get("cp").medianPush(),
-                ways.get("cpz").medianPush());
+        System.out.printf(Locale.ROOT, "%nThe disk's floors: the image written as it is (`cp -r` + `sync`)"
+                + " %.2f s (%.0f MB/s); zstd's files written as they are %.2f s.%n", ways.get("cp").medianPush(),
+                size / 1e6 / ways.get("cp").medianPush(), ways.get("cpz").medianPush());
 
-        System.out.printf(Locale.ROOT, "%nScaling: the in-process pipeline with staging.workers = N (one push and pull each)%n%n");
+        System.out.printf(Locale.ROOT,
+                "%nScaling: the in-process pipeline with staging.workers = N (one push and pull each)%n%n");
         System.out.println("| workers | push s | push MB/s | push CPU s | pull s | pull MB/s | pull CPU s |");
         System.out.println("|---:|---:|---:|---:|---:|---:|---:|");
         for (int n : new int[] {1, 2, 4, 8, 16, 32, 48}) {
             Times t = new Times();
             inProcess(work, image, Map.of("staging.workers", Integer.toString(n)), t);
             System.out.printf(Locale.ROOT, "| %d | %.2f | %.0f | %.1f | %.2f | %.0f | %.1f |%n", n, t.medianPush(),
-                    size / 1e6 / t.medianPush(), t.pushCpu().get(0), t.medianPull(), size / 1e6 / t.medianPull(), t.pullCpu().get(0));
+                    size / 1e6 / t.medianPush(), t.pushCpu().get(0), t.medianPull(), size / 1e6 / t.medianPull(),
+                    t.pullCpu().get(0));
         }
         FileTrees.delete(work);
     }
 
     private static void row(String label, Times t, Times zstd, long size) {
-        System.out.printf(Locale.ROOT, "| %s | %.2f | %.0f | %.1f MiB | %.2f | %.0f | %.2fx | %.2fx |%n", label, t.medianPush(),
-                size / 1e6 / t.medianPush(), t.stored()[0] / 1048576.0, t.medianPull(), size / 1e6 / t.medianPull(),
-                zstd.medianPush() / t.medianPush(), zstd.medianPull() / t.medianPull());
+        System.out.printf(Locale.ROOT, "| %s | %.2f | %.0f | %.1f MiB | %.2f | %.0f | %.2fx | %.2fx |%n", label,
+                t.medianPush(), size / 1e6 / t.medianPush(), t.stored()[0] / 1048576.0, t.medianPull(),
+                size / 1e6 / t.medianPull(), zstd.medianPush() / t.medianPush(), zstd.medianPull() / t.medianPull());
     }
 
     /** One push and pull by the pipeline in this JVM, timed by the pipeline itself, CPU of this JVM. */
@@ -147,7 +154,8 @@ public final class ManyCoreBenchmark {
         FileTrees.delete(storeDir);
         FileTrees.delete(out);
         try (Store store = Stores.open(storeDir.toUri(), Map.of());
-             StagingPipeline p = Staging.pipeline(store, StagingConfig.from(settings), Clock.systemUTC(), Optional.empty())) {
+             StagingPipeline p = Staging.pipeline(store, StagingConfig.from(settings), Clock.systemUTC(),
+                     Optional.empty())) {
             ImageRef ref = new ImageRef("bench", 0, 0);
             sh("sync");
             double c0 = StagingBenchmark.cpuSeconds();

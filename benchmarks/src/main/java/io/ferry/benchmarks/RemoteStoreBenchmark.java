@@ -77,7 +77,8 @@ public final class RemoteStoreBenchmark {
         System.out.printf(Locale.ROOT, "%nImage: %s (%d bytes, seed 42: 15%% code, 40%% heap pages with zeros,"
                 + " 30%% float fields, 15%% random), %d cores, store servers in the same JVM on loopback%n%n",
                 Sizes.format(size), size, Runtime.getRuntime().availableProcessors());
-        System.out.println("| link | store | tool | push MB/s (raw) | bytes sent | objects | pull MB/s (raw) | Ferry push speed-up | Ferry pull speed-up | bytes saved |");
+        System.out.println("| link | store | tool | push MB/s (raw) | bytes sent | objects | pull MB/s (raw)"
+                + " | Ferry push speed-up | Ferry pull speed-up | bytes saved |");
         System.out.println("|---|---|---|---:|---:|---:|---:|---:|---:|---:|");
         for (Row r : rows) {
             Row f = rows.stream().filter(x -> x.link().equals(r.link()) && x.store().equals(r.store())).findFirst()
@@ -92,8 +93,8 @@ public final class RemoteStoreBenchmark {
     private static List<Row> runAll(String link, Path image, Path work, long size) throws Exception {
         List<Row> rows = new ArrayList<>();
         try (MiniHdfs hdfs = new MiniHdfs(work.resolve("hdfs"))) {
-            rows.add(ferry(link, "HDFS", "**Ferry** (packs: 64 KiB blobs, 32 MiB packs)", hdfs.uri("/ferrypacks"), Map.of(),
-                    StagingConfig.defaults(), image, work));
+            rows.add(ferry(link, "HDFS", "**Ferry** (packs: 64 KiB blobs, 32 MiB packs)", hdfs.uri("/ferrypacks"),
+                    Map.of(), StagingConfig.defaults(), image, work));
             rows.add(ferry(link, "HDFS", "Ferry, chunk layout (4 MiB chunks)", hdfs.uri("/ferry4"), Map.of(),
                     StagingConfig.from(Map.of(StagingConfig.LAYOUT_PACKS.name(), "chunks")), image, work));
             rows.add(ferry(link, "HDFS", "Ferry, chunk layout, 64 MiB chunks", hdfs.uri("/ferry64"), Map.of(),
@@ -103,10 +104,11 @@ public final class RemoteStoreBenchmark {
         }
         FileTrees.delete(work.resolve("hdfs"));
         try (S3ProxyServer s3 = new S3ProxyServer(work.resolve("s3"), true).bucket("bench")) {
-            rows.add(ferry(link, "S3", "**Ferry** (packs: 64 KiB blobs, 32 MiB packs)", URI.create("s3://bench/ferrypacks"),
-                    s3.options(), StagingConfig.defaults(), image, work));
-            rows.add(ferry(link, "S3", "Ferry, chunk layout (4 MiB chunks)", URI.create("s3://bench/ferry"), s3.options(),
-                    StagingConfig.from(Map.of(StagingConfig.LAYOUT_PACKS.name(), "chunks")), image, work));
+            rows.add(ferry(link, "S3", "**Ferry** (packs: 64 KiB blobs, 32 MiB packs)",
+                    URI.create("s3://bench/ferrypacks"), s3.options(), StagingConfig.defaults(), image, work));
+            rows.add(ferry(link, "S3", "Ferry, chunk layout (4 MiB chunks)", URI.create("s3://bench/ferry"),
+                    s3.options(), StagingConfig.from(Map.of(StagingConfig.LAYOUT_PACKS.name(), "chunks")),
+                    image, work));
             rows.add(transferManager(link, s3, image, work, size));
         }
         FileTrees.delete(work.resolve("s3"));
@@ -175,7 +177,8 @@ public final class RemoteStoreBenchmark {
             }
             FileTrees.delete(out);
             System.err.printf(Locale.ROOT, "HDFS copyFromLocalFile: push %.2f s, pull %.2f s%n", pushS, pullS);
-            return new Row(link, "HDFS", "`FileSystem.copyFromLocalFile` / `copyToLocalFile`", pushS, size, pullS, objects);
+            return new Row(link, "HDFS", "`FileSystem.copyFromLocalFile` / `copyToLocalFile`", pushS, size,
+                    pullS, objects);
         }
     }
 
@@ -196,7 +199,8 @@ public final class RemoteStoreBenchmark {
      * Upload with the multipart client (parallel parts, what the transfer manager is for);
      * download with whole-object GETs, since s3proxy cannot serve a part by number.
      */
-    private static Row transferManager(String link, S3ProxyServer s3, Path image, Path work, long size) throws Exception {
+    private static Row transferManager(String link, S3ProxyServer s3, Path image, Path work, long size)
+            throws Exception {
         double pushS;
         try (S3AsyncClient client = asyncClient(s3, true);
              S3TransferManager tm = S3TransferManager.builder().s3Client(client).build()) {

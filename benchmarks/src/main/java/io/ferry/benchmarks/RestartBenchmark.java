@@ -77,14 +77,16 @@ public final class RestartBenchmark {
                                 throw new IllegalStateException("restart used tier " + tier + ", not the cache");
                             }
                         } else {
-                            run(List.of("bash", "-c", "mkdir -p \"$2\" && cd \"$1\" && for f in *; do cat \"$f\" > \"$2/$f\"; done",
+                            run(List.of("bash", "-c",
+                                    "mkdir -p \"$2\" && cd \"$1\" && for f in *; do cat \"$f\" > \"$2/$f\"; done",
                                     "_", image.toString(), dest.toString()));
                         }
                         times[warm] = (System.nanoTime() - t0) / 1e9;
                     }
                     (ferryFirst ? ferry : cat).add(times);
                     System.out.printf("round %d %-6s cold %.2f s (%.0f MB/s), warm %.2f s (%.0f MB/s)%n", round,
-                            ferryFirst ? "ferry" : "cat", times[0], size / times[0] / 1e6, times[1], size / times[1] / 1e6);
+                            ferryFirst ? "ferry" : "cat", times[0], size / times[0] / 1e6, times[1],
+                            size / times[1] / 1e6);
                 }
             }
             // From a partner: the image in another node's cache, served by its agent's peer server on loopback,
@@ -108,8 +110,8 @@ public final class RestartBenchmark {
                         times[warm] = (System.nanoTime() - t0) / 1e9;
                     }
                     partner.add(times);
-                    System.out.printf("round %d %-6s cold %.2f s (%.0f MB/s), warm %.2f s (%.0f MB/s)%n", round, "partner",
-                            times[0], size / times[0] / 1e6, times[1], size / times[1] / 1e6);
+                    System.out.printf("round %d %-6s cold %.2f s (%.0f MB/s), warm %.2f s (%.0f MB/s)%n", round,
+                            "partner", times[0], size / times[0] / 1e6, times[1], size / times[1] / 1e6);
                 }
             }
             reset(dest);
@@ -117,8 +119,8 @@ public final class RestartBenchmark {
             double ferryWarm = best(ferry, 1);
             double catCold = best(cat, 0);
             double catWarm = best(cat, 1);
-            System.out.printf("%nRestart from the local cache, %s image, best of %d, %d cores, load %s%n", Sizes.format(size),
-                    rounds, Runtime.getRuntime().availableProcessors(), Machine.loadAverage());
+            System.out.printf("%nRestart from the local cache, %s image, best of %d, %d cores, load %s%n",
+                    Sizes.format(size), rounds, Runtime.getRuntime().availableProcessors(), Machine.loadAverage());
             System.out.printf("%-34s %10s %10s%n", "", "cold s", "warm s");
             System.out.printf("%-34s %10.2f %10.2f%n", "ferry (verify + copy, materialise)", ferryCold, ferryWarm);
             System.out.printf("%-34s %10.2f %10.2f%n", "ferry from a partner (loopback TCP)", best(partner, 0),
@@ -130,7 +132,8 @@ public final class RestartBenchmark {
                     best(partner, 1) / catWarm);
             System.out.printf("RESULT size=%d ferry_cold_s=%.3f ferry_warm_s=%.3f cat_cold_s=%.3f cat_warm_s=%.3f"
                     + " ratio_cold=%.2f ratio_warm=%.2f partner_cold_s=%.3f partner_warm_s=%.3f%n", size, ferryCold,
-                    ferryWarm, catCold, catWarm, ferryCold / catCold, ferryWarm / catWarm, best(partner, 0), best(partner, 1));
+                    ferryWarm, catCold, catWarm, ferryCold / catCold, ferryWarm / catWarm, best(partner, 0),
+                    best(partner, 1));
         }
         io.ferry.staging.internal.FileTrees.delete(work);
     }

@@ -43,8 +43,8 @@ import static io.ferry.benchmarks.ClusterScaleBenchmark.STORED_BYTES;
  * every {@link Command.Capture} with one {@link Event.ImageCaptured} per rank, then, rank after
  * rank, {@link Event.ImageStaged} (with its manifest's digest, as agents send it, unless
  * {@code -Dscale.manifestInEvent=false}), and sends a heartbeat every
- * {@code -Dscale.heartbeatMillis} (to {@code ferry.heartbeats}). The events are written as {@link EventCodec} writes them
- * ({@link #checkEncodings} checks it at start), kept cheap: they stand in for thousands of
+ * {@code -Dscale.heartbeatMillis} (to {@code ferry.heartbeats}). The events are written as {@link EventCodec}
+ * writes them ({@link #checkEncodings} checks it at start), kept cheap: they stand in for thousands of
  * processes elsewhere.
  */
 final class SimulatedAgents {
@@ -64,7 +64,8 @@ final class SimulatedAgents {
     private final byte[] key = JOB.getBytes(StandardCharsets.UTF_8);
 
     SimulatedAgents(KafkaLog log, String bootstrap, List<Integer> mine, List<String> nodeNames, int perNode, Path store,
-                    LongFunction<ClusterScaleBenchmark.GenStats> stats, AtomicLong heartbeats, BooleanSupplier running) {
+                    LongFunction<ClusterScaleBenchmark.GenStats> stats, AtomicLong heartbeats,
+                    BooleanSupplier running) {
         this.log = log;
         this.mine = mine;
         this.nodeNames = nodeNames;
@@ -184,9 +185,10 @@ final class SimulatedAgents {
     }
 
     static byte[] staged(long g, int rank, double seconds, String manifest) {
-        return ("{\"job\":\"" + JOB + "\",\"generation\":" + g + ",\"rank\":" + rank + ",\"tier\":\"remote\",\"rawBytes\":"
-                + RAW_BYTES + ",\"storedBytes\":" + STORED_BYTES + ",\"seconds\":" + seconds + ",\"manifest\":\"" + manifest
-                + "\",\"type\":\"ImageStaged\",\"v\":1}").getBytes(StandardCharsets.UTF_8);
+        return ("{\"job\":\"" + JOB + "\",\"generation\":" + g + ",\"rank\":" + rank + ",\"tier\":\"remote\""
+                + ",\"rawBytes\":" + RAW_BYTES + ",\"storedBytes\":" + STORED_BYTES + ",\"seconds\":" + seconds
+                + ",\"manifest\":\"" + manifest + "\",\"type\":\"ImageStaged\",\"v\":1}")
+                .getBytes(StandardCharsets.UTF_8);
     }
 
     static byte[] heartbeat(String node) {
@@ -195,10 +197,13 @@ final class SimulatedAgents {
     }
 
     static void checkEncodings() {
-        check(captured(3, 17, "n00001", 0.2345), EventCodec.encode(new Event.ImageCaptured(JOB, 3, 17, "n00001", RAW_BYTES, 0.2345)));
+        check(captured(3, 17, "n00001", 0.2345), EventCodec.encode(
+                new Event.ImageCaptured(JOB, 3, 17, "n00001", RAW_BYTES, 0.2345)));
         String digest = Digests.sha256Hex(manifest(3, 17));
-        check(staged(3, 17, 0.0125, digest), EventCodec.encode(new Event.ImageStaged(JOB, 3, 17, "remote", RAW_BYTES, STORED_BYTES, 0.0125, digest)));
-        check(staged(3, 17, 0.0125, ""), EventCodec.encode(new Event.ImageStaged(JOB, 3, 17, "remote", RAW_BYTES, STORED_BYTES, 0.0125)));
+        check(staged(3, 17, 0.0125, digest), EventCodec.encode(
+                new Event.ImageStaged(JOB, 3, 17, "remote", RAW_BYTES, STORED_BYTES, 0.0125, digest)));
+        check(staged(3, 17, 0.0125, ""), EventCodec.encode(
+                new Event.ImageStaged(JOB, 3, 17, "remote", RAW_BYTES, STORED_BYTES, 0.0125)));
         check(heartbeat("n00001"), EventCodec.encode(new Event.Heartbeat(JOB, "n00001")));
     }
 

@@ -15,6 +15,7 @@ import io.ferry.stores.Store;
 import io.ferry.stores.Stores;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -42,7 +43,8 @@ public final class StagingBenchmark {
      * One tool's figures; {@code pushCpu}, {@code pullCpu}: CPU seconds, this JVM's for the in-process rows, the
      * command's (and the daemon's, where one served it) for the others.
      */
-    private record Row(String tool, double pushSeconds, long storedBytes, double pullSeconds, double pushCpu, double pullCpu) {
+    private record Row(String tool, double pushSeconds, long storedBytes, double pullSeconds, double pushCpu,
+                       double pullCpu) {
         Row(String tool, double pushSeconds, long storedBytes, double pullSeconds) {
             this(tool, pushSeconds, storedBytes, pullSeconds, Double.NaN, Double.NaN);
         }
@@ -50,7 +52,7 @@ public final class StagingBenchmark {
 
     /** CPU seconds this JVM has used: on a machine shared with other work, steadier than wall time. */
     static double cpuSeconds() {
-        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
                 .getProcessCpuTime() / 1e9;
     }
 
@@ -67,7 +69,10 @@ public final class StagingBenchmark {
         return ticks(Path.of("/proc/" + pid + "/stat"), 11);
     }
 
-    /** Two clock-tick fields of a {@code stat} file, {@code at} and {@code at + 1} counted after the command's name, in seconds. */
+    /**
+     * Two clock-tick fields of a {@code stat} file, {@code at} and {@code at + 1} counted after the command's name,
+     * in seconds.
+     */
     private static double ticks(Path stat, int at) {
         try {
             String s = Files.readString(stat);
@@ -95,7 +100,8 @@ public final class StagingBenchmark {
         boolean ferryOnly = args.length > 2 && args[2].equals("ferry");
         List<Row> rows = new ArrayList<>();
         warmUp(work);
-        rows.add(ferry(work, image, size, Map.of(), "**Ferry** (default: packs, 64 KiB blobs, zstd -1)", Optional.empty()));
+        rows.add(ferry(work, image, size, Map.of(), "**Ferry** (default: packs, 64 KiB blobs, zstd -1)",
+                Optional.empty()));
         List<Row> encryption = encryption(work, image, size);
         if (!ferryOnly) {
             peers(work, image, size, rows);
@@ -114,7 +120,8 @@ public final class StagingBenchmark {
         System.out.println("|---|---:|---:|---:|---:|---:|---:|---:|");
         Row c = encryption.get(0);
         for (Row r : encryption) {
-            System.out.printf(Locale.ROOT, "| %s | %.2f | %.2f | %.2f | %.2f | %.1f MiB | %.2fx / %.2fx | %.2fx / %.2fx |%n",
+            System.out.printf(Locale.ROOT,
+                    "| %s | %.2f | %.2f | %.2f | %.2f | %.1f MiB | %.2fx / %.2fx | %.2fx / %.2fx |%n",
                     r.tool(), r.pushSeconds(), r.pushCpu(), r.pullSeconds(), r.pullCpu(), r.storedBytes() / 1048576.0,
                     r.pushSeconds() / c.pushSeconds(), r.pushCpu() / c.pushCpu(), r.pullSeconds() / c.pullSeconds(),
                     r.pullCpu() / c.pullCpu());
@@ -125,7 +132,8 @@ public final class StagingBenchmark {
     private static final int ROUNDS = 5;
 
     private static void table(List<Row> rows, Row f, long size) {
-        System.out.println("| tool | push MB/s | stored | ratio | pull MB/s | Ferry push speed-up | Ferry pull speed-up |");
+        System.out.println("| tool | push MB/s | stored | ratio | pull MB/s"
+                + " | Ferry push speed-up | Ferry pull speed-up |");
         System.out.println("|---|---:|---:|---:|---:|---:|---:|");
         for (Row r : rows) {
             System.out.printf(Locale.ROOT, "| %s | %.0f | %.1f MiB | %.3fx | %.0f | %.2fx | %.2fx |%n", r.tool(),
@@ -146,7 +154,8 @@ public final class StagingBenchmark {
             clear.add(ferry(work, image, size, Map.of(), "Ferry, clear", Optional.empty()));
             sealed.add(ferry(work, image, size, Map.of(), "Ferry, encrypted", key));
         }
-        return List.of(median("Ferry default, in the clear", clear), median("Ferry default, encrypted (`encryption.key-file`)", sealed));
+        return List.of(median("Ferry default, in the clear", clear),
+                median("Ferry default, encrypted (`encryption.key-file`)", sealed));
     }
 
     private static Keys randomKey() {
@@ -202,14 +211,16 @@ public final class StagingBenchmark {
                 runs.get(1).add(peer(work, "`ferry image push` / `pull` (whole command, handed to `ferry daemon`)",
                         served + image1, served + image2, image, daemon.pid()));
                 runs.get(2).add(peer(work, "zstd -1 -T0 on each file", zstdPush,
-                        "cd OUT && find . -type f -name '*.zst' | while read -r f; do mkdir -p \"DEST/$(dirname \"$f\")\";"
+                        "cd OUT && find . -type f -name '*.zst'"
+                                + " | while read -r f; do mkdir -p \"DEST/$(dirname \"$f\")\";"
                                 + " zstd -d -q \"$f\" -o \"DEST/${f%.zst}\"; done && sync -f DEST", image));
                 // The disk's floors, in the same rounds: the image's bytes (what a pull writes), and zstd's
                 // compressed bytes (what a push writes), each copied from the page cache and synced.
-                runs.get(3).add(peer(work, "cp + sync", "cp -r IMG/. OUT/ && sync -f OUT", "cp -r OUT/. DEST/ && sync -f DEST", image));
+                runs.get(3).add(peer(work, "cp + sync", "cp -r IMG/. OUT/ && sync -f OUT",
+                        "cp -r OUT/. DEST/ && sync -f DEST", image));
                 cached(zstdFiles);
-                runs.get(4).add(peer(work, "cp of zstd's files + sync", "cp -r '" + zstdFiles + "'/. OUT/ && sync -f OUT",
-                        "true", image));
+                runs.get(4).add(peer(work, "cp of zstd's files + sync",
+                        "cp -r '" + zstdFiles + "'/. OUT/ && sync -f OUT", "true", image));
             }
         } finally {
             daemon.destroy();
@@ -221,7 +232,8 @@ public final class StagingBenchmark {
         }
         floors(median("served", runs.get(1)), median("zstd", runs.get(2)), median("cp", runs.get(3)),
                 median("cp zstd", runs.get(4)));
-        rows.add(peer(work, "tar + zstd -1 -T0", "tar -cf - -C IMG . | zstd -1 -T0 -q -o OUT/img.tar.zst && sync OUT/img.tar.zst",
+        rows.add(peer(work, "tar + zstd -1 -T0",
+                "tar -cf - -C IMG . | zstd -1 -T0 -q -o OUT/img.tar.zst && sync OUT/img.tar.zst",
                 "zstd -d -q -c OUT/img.tar.zst | tar -xf - -C DEST && sync -f DEST", image));
         rows.add(peer(work, "tar + gzip -1", "tar -cf - -C IMG . | gzip -1 > OUT/img.tar.gz && sync OUT/img.tar.gz",
                 "gzip -d -c OUT/img.tar.gz | tar -xf - -C DEST && sync -f DEST", image));
@@ -235,24 +247,32 @@ public final class StagingBenchmark {
      */
     private static void floors(Row ferry, Row zstd, Row cp, Row cpZstd) {
         int cores = Runtime.getRuntime().availableProcessors();
-        FLOORS.append(String.format(Locale.ROOT, "%nThe same rounds' floors (medians of %d, %d cores): what the disk and the CPUs allow%n%n", PEER_ROUNDS, cores));
+        FLOORS.append(String.format(Locale.ROOT,
+                "%nThe same rounds' floors (medians of %d, %d cores): what the disk and the CPUs allow%n%n",
+                PEER_ROUNDS, cores));
         FLOORS.append("| | push s | push CPU s | pull s | pull CPU s |\n|---|---:|---:|---:|---:|\n");
-        FLOORS.append(String.format(Locale.ROOT, "| `ferry image push` / `pull`, handed to `ferry daemon` (CPU: the daemon's and the command's) | %.2f | %.2f | %.2f | %.2f |%n",
+        FLOORS.append(String.format(Locale.ROOT, "| `ferry image push` / `pull`, handed to `ferry daemon`"
+                + " (CPU: the daemon's and the command's) | %.2f | %.2f | %.2f | %.2f |%n",
                 ferry.pushSeconds(), ferry.pushCpu(), ferry.pullSeconds(), ferry.pullCpu()));
-        FLOORS.append(String.format(Locale.ROOT, "| `zstd -1 -T0` / `zstd -d` on each file | %.2f | %.2f | %.2f | %.2f |%n",
+        FLOORS.append(String.format(Locale.ROOT,
+                "| `zstd -1 -T0` / `zstd -d` on each file | %.2f | %.2f | %.2f | %.2f |%n",
                 zstd.pushSeconds(), zstd.pushCpu(), zstd.pullSeconds(), zstd.pullCpu()));
-        FLOORS.append(String.format(Locale.ROOT, "| the image's bytes written as they are (`cp -r` of the cached image + `sync`) | | | %.2f | %.2f |%n",
+        FLOORS.append(String.format(Locale.ROOT,
+                "| the image's bytes written as they are (`cp -r` of the cached image + `sync`) | | | %.2f | %.2f |%n",
                 cp.pushSeconds(), cp.pushCpu()));
-        FLOORS.append(String.format(Locale.ROOT, "| zstd's compressed files written as they are (`cp -r` + `sync`) | %.2f | %.2f | | |%n",
+        FLOORS.append(String.format(Locale.ROOT,
+                "| zstd's compressed files written as they are (`cp -r` + `sync`) | %.2f | %.2f | | |%n",
                 cpZstd.pushSeconds(), cpZstd.pushCpu()));
         double pushCpuFloor = ferry.pushCpu() / cores;
         double pullCpuFloor = ferry.pullCpu() / cores;
-        FLOORS.append(String.format(Locale.ROOT, "%nPush: the larger of the disk's floor (%.2f s) and Ferry's CPU over the cores (%.2f s);"
-                + " zstd's time over it, %.2fx, is the most a push that takes Ferry's CPU could gain over zstd here. Measured: %.2fx.%n",
+        FLOORS.append(String.format(Locale.ROOT, "%nPush: the larger of the disk's floor (%.2f s)"
+                + " and Ferry's CPU over the cores (%.2f s); zstd's time over it, %.2fx, is the most a push"
+                + " that takes Ferry's CPU could gain over zstd here. Measured: %.2fx.%n",
                 cpZstd.pushSeconds(), pushCpuFloor, zstd.pushSeconds() / Math.max(cpZstd.pushSeconds(), pushCpuFloor),
                 zstd.pushSeconds() / ferry.pushSeconds()));
-        FLOORS.append(String.format(Locale.ROOT, "Pull: the larger of the disk's floor (%.2f s) and Ferry's CPU over the cores (%.2f s);"
-                + " zstd's time over it, %.2fx, is the most a pull that writes every byte and takes Ferry's CPU could gain. Measured: %.2fx.%n",
+        FLOORS.append(String.format(Locale.ROOT, "Pull: the larger of the disk's floor (%.2f s)"
+                + " and Ferry's CPU over the cores (%.2f s); zstd's time over it, %.2fx, is the most a pull"
+                + " that writes every byte and takes Ferry's CPU could gain. Measured: %.2fx.%n",
                 cp.pushSeconds(), pullCpuFloor, zstd.pullSeconds() / Math.max(cp.pushSeconds(), pullCpuFloor),
                 zstd.pullSeconds() / ferry.pullSeconds()));
     }
@@ -260,7 +280,9 @@ public final class StagingBenchmark {
     /** The floors' table, printed after the main one. */
     private static final StringBuilder FLOORS = new StringBuilder();
 
-    /** {@code bin/ferry daemon} on {@code socket}, serving (its own warm-up done); its log in {@code work/daemon.log}. */
+    /**
+     * {@code bin/ferry daemon} on {@code socket}, serving (its own warm-up done); its log in {@code work/daemon.log}.
+     */
     private static Process startDaemon(Path work, Path socket) throws IOException, InterruptedException {
         Path log = work.resolve("daemon.log");
         Process p = new ProcessBuilder("bin/ferry", "daemon", "--socket", socket.toString(), "--idle-exit", "10m")
@@ -277,8 +299,8 @@ public final class StagingBenchmark {
         return p;
     }
 
-    private static Row ferry(Path work, Path image, long size, Map<String, String> settings, String label, Optional<Keys> keys)
-            throws IOException {
+    private static Row ferry(Path work, Path image, long size, Map<String, String> settings, String label,
+                             Optional<Keys> keys) throws IOException {
         Path storeDir = work.resolve("ferry-store");
         FileTrees.delete(storeDir);
         Map<String, String> storeOptions = new java.util.HashMap<>(settings);
@@ -293,7 +315,8 @@ public final class StagingBenchmark {
             PushResult push = p.push(image, ref, Progress.NONE);
             double pushCpu = cpuSeconds() - cpu0;
             System.err.printf(Locale.ROOT, "ferry push%s: %.2f s (%.2f CPU s), %d chunks (%d zero, %d known, %d new)%n",
-                    keys.isPresent() ? " (encrypted)" : "", push.elapsed().toNanos() / 1e9, pushCpu, push.chunks(), push.zeroChunks(), push.knownChunks(), push.newChunks());
+                    keys.isPresent() ? " (encrypted)" : "", push.elapsed().toNanos() / 1e9, pushCpu, push.chunks(),
+                    push.zeroChunks(), push.knownChunks(), push.newChunks());
             p.repository().commitSnapshot("bench", 0, 1);
             long stored = du(storeDir);
 
@@ -312,17 +335,19 @@ public final class StagingBenchmark {
             double cpu1 = cpuSeconds();
             PullResult pull = p.pull(ref, work.resolve("ferry-out"), Progress.NONE);
             double pullCpu = cpuSeconds() - cpu1;
-            System.err.printf(Locale.ROOT, "ferry pull%s: %.2f s (%.2f CPU s)%n", keys.isPresent() ? " (encrypted)" : "",
-                    pull.elapsed().toNanos() / 1e9, pullCpu);
+            System.err.printf(Locale.ROOT, "ferry pull%s: %.2f s (%.2f CPU s)%n",
+                    keys.isPresent() ? " (encrypted)" : "", pull.elapsed().toNanos() / 1e9, pullCpu);
             FileTrees.delete(work.resolve("ferry-out"));
-            return new Row(label, push.elapsed().toNanos() / 1e9, stored, pull.elapsed().toNanos() / 1e9, pushCpu, pullCpu);
+            return new Row(label, push.elapsed().toNanos() / 1e9, stored, pull.elapsed().toNanos() / 1e9,
+                    pushCpu, pullCpu);
         }
     }
 
     /**
      * Compiles the pipeline's hot code before anything is timed: a 256 MiB image pushed and pulled
-     * twice in this JVM, in the clear and encrypted (AES-GCM's intrinsics, too, wait for the JIT). Without it the first Ferry row pays the JIT's warm-up (seen: 10.1 s where
-     * the same push took 4.3 s in the next row), and the two Ferry rows could not be compared.
+     * twice in this JVM, in the clear and encrypted (AES-GCM's intrinsics, too, wait for the JIT). Without it
+     * the first Ferry row pays the JIT's warm-up (seen: 10.1 s where the same push took 4.3 s in the next row),
+     * and the two Ferry rows could not be compared.
      */
     private static void warmUp(Path work) throws IOException {
         Path warm = work.resolve("warm-up");
@@ -348,7 +373,8 @@ public final class StagingBenchmark {
      * One push and pull by shell commands (IMG, OUT, DEST replaced), each timed and its CPU taken: the
      * command's and its children's, plus that of the daemon {@code daemonPid} (-1: none) that served it.
      */
-    private static Row peer(Path work, String name, String push, String pull, Path image, long daemonPid) throws Exception {
+    private static Row peer(Path work, String name, String push, String pull, Path image, long daemonPid)
+            throws Exception {
         Path out = work.resolve("peer-out");
         Path dest = work.resolve("peer-dest");
         emptyDirs(out, dest);

@@ -6,6 +6,7 @@ import io.ferry.coordinator.JobView;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.ToDoubleFunction;
+import java.util.stream.IntStream;
 
 /**
  * What Ferry measured on a real job, per tier, to scale to a machine that does not exist yet
@@ -56,7 +57,8 @@ public record Calibration(String job, int snapshots, double localBytesPerSecond,
             }
         }
         if (used.size() < 2) {
-            throw new IllegalArgumentException("job " + v.job() + " has " + used.size() + " established snapshots with sizes;"
+            throw new IllegalArgumentException("job " + v.job() + " has " + used.size()
+                    + " established snapshots with sizes;"
                     + " a calibration needs at least 2 (and leaves the first " + Predictor.WARM_UP + " out when "
                     + (Predictor.WARM_UP + 2) + " or more are there)");
         }
@@ -95,7 +97,7 @@ public record Calibration(String job, int snapshots, double localBytesPerSecond,
             localRate = 1 / perByte;
         } else { // every snapshot the same size: the slope cannot be separated from the fixed part
             fixed = 0;
-            localRate = Stats.median(java.util.stream.IntStream.range(0, n).mapToDouble(i -> x[i][0] / stall[i]).toArray());
+            localRate = Stats.median(IntStream.range(0, n).mapToDouble(i -> x[i][0] / stall[i]).toArray());
         }
         return new Calibration(v.job(), n, localRate, Math.max(0, fixed), Stats.median(staging), Stats.median(ratio),
                 Math.max(1, Stats.median(spread)), Math.max(0, Stats.median(rest)), StoreCurve.NONE, Double.NaN);

@@ -33,7 +33,8 @@ public final class CalibrationJson {
             n.put("rawDiskBytesPerSecond", c.rawDiskBytesPerSecond());
         }
         ArrayNode a = n.putArray("store");
-        c.store().points().forEach(p -> a.addObject().put("writers", p.writers()).put("bytesPerSecond", p.bytesPerSecond()));
+        c.store().points().forEach(p -> a.addObject().put("writers", p.writers())
+                .put("bytesPerSecond", p.bytesPerSecond()));
         return n;
     }
 

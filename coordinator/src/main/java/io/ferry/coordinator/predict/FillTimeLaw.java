@@ -16,11 +16,12 @@ package io.ferry.coordinator.predict;
 public record FillTimeLaw(long checkpointBytes, long storageBytes, long diskBytes, double diskBytesPerSecond) {
     public FillTimeLaw {
         if (checkpointBytes <= 0 || storageBytes <= 0 || diskBytes <= 0 || !(diskBytesPerSecond > 0)) {
-            throw new IllegalArgumentException("checkpoint size, storage, disk size and disk bandwidth must all be above zero");
+            throw new IllegalArgumentException(
+                    "checkpoint size, storage, disk size and disk bandwidth must all be above zero");
         }
         if (diskBytes > storageBytes) {
-            throw new IllegalArgumentException("one disk (" + diskBytes + " bytes) cannot hold more than the whole storage ("
-                    + storageBytes + " bytes)");
+            throw new IllegalArgumentException("one disk (" + diskBytes
+                    + " bytes) cannot hold more than the whole storage (" + storageBytes + " bytes)");
         }
     }
 

@@ -53,7 +53,8 @@ public final class ForecastErrors {
             if (g.state() == GenerationView.State.ESTABLISHED && made.isPresent() && g.secondsToEstablished() > 0) {
                 Event.PredictionMade p = made.get();
                 rows.add(new Row(g.generation(), p.rawBytes(), p.ranks(), p.predictedSecondsToEstablished(),
-                        p.idealSeconds(), g.secondsToEstablished(), p.writtenBytes(), g.storedBytes(), g.secondsToCaptured()));
+                        p.idealSeconds(), g.secondsToEstablished(), p.writtenBytes(), g.storedBytes(),
+                        g.secondsToCaptured()));
             }
         }
         return rows;
@@ -68,13 +69,15 @@ public final class ForecastErrors {
     public static List<Row> refit(JobView v) {
         List<Row> rows = new ArrayList<>();
         for (GenerationView g : v.generations()) {
-            if (g.state() != GenerationView.State.ESTABLISHED || !(g.secondsToEstablished() > 0) || g.requestedAtMillis() <= 0) {
+            if (g.state() != GenerationView.State.ESTABLISHED || !(g.secondsToEstablished() > 0)
+                    || g.requestedAtMillis() <= 0) {
                 continue;
             }
             long asOf = g.capturedAtMillis() > 0 ? g.capturedAtMillis() : g.requestedAtMillis();
             Predictor.atCapture(v, g, asOf).ifPresent(p ->
                     rows.add(new Row(g.generation(), p.rawBytes(), p.ranks(), p.predictedSecondsToEstablished(),
-                            p.idealSeconds(), g.secondsToEstablished(), p.writtenBytes(), g.storedBytes(), g.secondsToCaptured())));
+                            p.idealSeconds(), g.secondsToEstablished(), p.writtenBytes(), g.storedBytes(),
+                            g.secondsToCaptured())));
         }
         return rows;
     }
@@ -107,8 +110,8 @@ public final class ForecastErrors {
         for (int i = 0; i < rows.size(); i++) {
             Row r = rows.get(i);
             double predicted = captured(r) + Math.max(0, fit.applyAsDouble(xs[i]));
-            out.add(new Row(r.generation(), r.rawBytes(), r.ranks(), predicted, r.ideal(), r.actual(), r.expectedWritten(),
-                    r.written(), r.captured()));
+            out.add(new Row(r.generation(), r.rawBytes(), r.ranks(), predicted, r.ideal(), r.actual(),
+                    r.expectedWritten(), r.written(), r.captured()));
         }
         return out;
     }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.ferry.coordinator.GenerationView;
 import io.ferry.coordinator.JobView;
 import io.ferry.model.Event;
+import io.ferry.model.Sizes;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -23,8 +24,9 @@ import java.util.Optional;
  * @param mtbfSource  "given", "measured" or "unknown"
  * @param caches      per node, when its cache fills
  */
-public record JobForecast(Optional<Event.PredictionMade> inFlight, double etaSeconds, Optional<Event.PredictionMade> next,
-                          double stallSeconds, double mtbfSeconds, String mtbfSource, List<CacheForecast> caches) {
+public record JobForecast(Optional<Event.PredictionMade> inFlight, double etaSeconds,
+                          Optional<Event.PredictionMade> next, double stallSeconds, double mtbfSeconds,
+                          String mtbfSource, List<CacheForecast> caches) {
 
     /** @param givenMtbf seconds, or NaN to measure it from the job's recoveries */
     public static JobForecast of(JobView v, double givenMtbf, long nowMillis) {
@@ -55,12 +57,13 @@ public record JobForecast(Optional<Event.PredictionMade> inFlight, double etaSec
                 "generation %d in flight: forecast %.1f s to established%s, %s", p.generation(),
                 p.predictedSecondsToEstablished(), p.readShare() > 0 ? String.format(Locale.ROOT,
                         " (made again at %.0f%% of its bytes read, %s to be written)", 100 * p.readShare(),
-                        io.ferry.model.Sizes.format(p.writtenBytes())) : "", etaSeconds >= 0 ? String.format(Locale.ROOT, "ETA %.1f s", etaSeconds)
+                        Sizes.format(p.writtenBytes())) : "",
+                etaSeconds >= 0 ? String.format(Locale.ROOT, "ETA %.1f s", etaSeconds)
                         : String.format(Locale.ROOT, "%.1f s later than forecast", -etaSeconds))));
         next.ifPresentOrElse(p -> out.add(String.format(Locale.ROOT,
                         "next snapshot (%s, %d ranks): stall %.2f s, established %.1f s after the request"
                                 + " (fill-time law ideal %.2f s; fitted on %d snapshots)",
-                        io.ferry.model.Sizes.format(p.rawBytes()), p.ranks(), p.predictedStallSeconds(),
+                        Sizes.format(p.rawBytes()), p.ranks(), p.predictedStallSeconds(),
                         p.predictedSecondsToEstablished(), p.idealSeconds(), p.basedOn())),
                 () -> out.add("no forecast yet: it needs " + Predictor.WARM_UP + " established snapshots"));
         if (!Double.isNaN(mtbfSeconds) && !Double.isNaN(stallSeconds)) {

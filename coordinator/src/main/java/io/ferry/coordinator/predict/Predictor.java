@@ -23,13 +23,14 @@ import java.util.Optional;
  * compression, measured on itself). A job whose later generations write a fifth of the first
  * one's bytes for the same raw size is forecast from that fifth, not from the raw size (with raw
  * bytes, such a job's forecasts missed by a median 29%). A history without any written bytes
- * (logs older than staging reports, or snapshots that wrote nothing new) falls back to raw bytes. The stall is {@code a + b x (rawBytes / ranks)}:
+ * (logs older than staging reports, or snapshots that wrote nothing new) falls back to raw bytes.
+ * The stall is {@code a + b x (rawBytes / ranks)}:
  * ranks write their images in parallel, so the largest share sets it. Both are least squares
  * over the last {@link #WINDOW} established snapshots, made only after {@link #WARM_UP} of them
  * (the first ones warm caches and JIT compilers and mislead), weighted by recency: a snapshot
  * counts half as much as one {@link #HALF_LIFE} snapshots newer, and for relative error (each
- * point over its time squared, so short snapshots are not drowned by long ones). A running job drifts (page
- * cache, JIT, a store filling up, a dedup cache warming): with every snapshot writing the same
+ * point over its time squared, so short snapshots are not drowned by long ones). A running job drifts
+ * (page cache, JIT, a store filling up, a dedup cache warming): with every snapshot writing the same
  * bytes, an unweighted fit is the window's mean and lags a trend, which missed a job whose
  * times fell from 17 to 10 s by a median 25%. Where the history cannot separate a term (every
  * snapshot the same size or rank count), that term is dropped rather than guessed.
@@ -91,7 +92,8 @@ public final class Predictor {
         Event.PredictionMade p = atCapture.get();
         double fallback = p.writtenBytes() >= 0 && p.rawBytes() > 0 ? (double) p.writtenBytes() / p.rawBytes() : 1;
         long written = soFar.writtenEstimate(g.rawBytes(), fallback);
-        return predict(job, g.generation(), g.rawBytes(), g.capturedRanks(), g.secondsToCaptured(), nowMillis, written).map(again -> {
+        return predict(job, g.generation(), g.rawBytes(), g.capturedRanks(), g.secondsToCaptured(), nowMillis, written)
+                .map(again -> {
                     double elapsed = g.requestedAtMillis() > 0 ? (nowMillis - g.requestedAtMillis()) / 1000.0 : 0;
                     double seconds = again.predictedSecondsToEstablished();
                     double left = soFar.secondsLeft(g.nodes().size(), nowMillis);
@@ -126,7 +128,9 @@ public final class Predictor {
         return Stats.median(recent.stream().mapToDouble(Double::doubleValue).toArray());
     }
 
-    /** The forecast for {@code written} bytes written to the store ({@code < 0}: the newest snapshot's share of raw). */
+    /**
+     * The forecast for {@code written} bytes written to the store ({@code < 0}: the newest snapshot's share of raw).
+     */
     private static Optional<Event.PredictionMade> predict(JobView job, long generation, long rawBytes, int ranks,
                                                           double capturedSeconds, long asOfMillis, long written) {
         List<GenerationView> history = new ArrayList<>();
@@ -176,7 +180,8 @@ public final class Predictor {
         double toCapture = !split ? 0 : capturedSeconds >= 0 ? capturedSeconds
                 : Math.max(0, LeastSquares.fit(sx, caught, w).applyAsDouble(new double[]{(double) rawBytes / ranks}));
         double toEstablished = toCapture + Math.max(0, afterCapture);
-        double stall = LeastSquares.fit(sx, ss, relative(weight, ss)).applyAsDouble(new double[]{(double) rawBytes / ranks});
+        double stall = LeastSquares.fit(sx, ss, relative(weight, ss))
+                .applyAsDouble(new double[]{(double) rawBytes / ranks});
         double ideal = bestRate > 0 ? rawBytes / bestRate : Double.NaN;
         return Optional.of(new Event.PredictionMade(job.job(), generation, rawBytes, ranks, Math.max(0, stall),
                 toEstablished, ideal, fit.size(), byWritten ? Math.round(expected) : -1));

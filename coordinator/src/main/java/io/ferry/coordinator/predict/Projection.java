@@ -47,14 +47,16 @@ public record Projection(Calibration calibration, long nodes, long bytesPerNode,
         if (!(localBytesPerSecond > 0)) {
             return c.localBytesPerSecond();
         }
-        double efficiency = c.rawDiskBytesPerSecond() > 0 ? Math.min(1, c.localBytesPerSecond() / c.rawDiskBytesPerSecond()) : 1;
+        double efficiency = c.rawDiskBytesPerSecond() > 0
+                ? Math.min(1, c.localBytesPerSecond() / c.rawDiskBytesPerSecond()) : 1;
         return localBytesPerSecond * efficiency;
     }
 
     /** The law's stall: the node's bytes over its SSD's bandwidth (as measured raw here when not given). */
     public double idealStallSeconds() {
         double ssd = localBytesPerSecond > 0 ? localBytesPerSecond
-                : calibration.rawDiskBytesPerSecond() > 0 ? calibration.rawDiskBytesPerSecond() : calibration.localBytesPerSecond();
+                : calibration.rawDiskBytesPerSecond() > 0 ? calibration.rawDiskBytesPerSecond()
+                : calibration.localBytesPerSecond();
         return bytesPerNode / ssd;
     }
 
