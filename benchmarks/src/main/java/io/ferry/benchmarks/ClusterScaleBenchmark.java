@@ -299,14 +299,11 @@ public final class ClusterScaleBenchmark {
                 folded[k] = new io.ferry.coordinator.Jobs();
             }
             try (KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.EVENTS, true)) {
-                java.util.Map<org.apache.kafka.common.TopicPartition, Long> ends = KafkaLog.ends(c);
-                while (!KafkaLog.reached(c, ends)) {
-                    for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
-                        for (io.ferry.coordinator.Jobs f : folded) {
-                            f.apply(EventCodec.decode(r.value()), r.timestamp());
-                        }
+                io.ferry.eventlog.LogReplay.records(c, io.ferry.eventlog.LogReplay.NO_LIMIT, r -> {
+                    for (io.ferry.coordinator.Jobs f : folded) { // each copy its own events, as a coordinator has
+                        f.apply(EventCodec.decode(r.value()), r.timestamp());
                     }
-                }
+                });
             }
             long stateBytes = (Machine.usedHeapAfterGc() - foldBase) / copies;
             System.out.printf("folded state (Jobs) alone: %,d bytes = %.1f bytes per rank"

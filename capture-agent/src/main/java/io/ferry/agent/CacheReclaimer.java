@@ -1,13 +1,12 @@
 package io.ferry.agent;
 
 import io.ferry.eventlog.KafkaLog;
+import io.ferry.eventlog.LogReplay;
 import io.ferry.model.DaemonThreads;
 import io.ferry.model.Event;
-import io.ferry.model.EventCodec;
 import io.ferry.model.Placement;
 import io.ferry.staging.CacheTrash;
 import io.ferry.staging.LocalCache;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -240,28 +239,14 @@ final class CacheReclaimer implements AutoCloseable {
      */
     private Map<String, Standing> read(Set<String> jobs) {
         Map<String, Standing> out = new HashMap<>();
-        long deadline = System.nanoTime() + READ_LIMIT.toNanos();
         try (KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.EVENTS, true)) {
-            Map<org.apache.kafka.common.TopicPartition, Long> end = KafkaLog.ends(c);
-            while (!KafkaLog.reached(c, end)) {
-                if (System.nanoTime() > deadline) {
-                    return null;
+            boolean whole = LogReplay.records(c, READ_LIMIT, r -> {
+                if (r.key() != null && jobs.contains(new String(r.key(), StandardCharsets.UTF_8))) {
+                    LogReplay.decoded(r).ifPresent(e -> fold(out, e, r.timestamp())); // others: skipped undecoded
                 }
-                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
-                    if (r.key() == null || !jobs.contains(new String(r.key(), StandardCharsets.UTF_8))) {
-                        continue;
-                    }
-                    Event e;
-                    try {
-                        e = EventCodec.decode(r.value());
-                    } catch (IllegalArgumentException malformed) {
-                        continue; // parked by the coordinator: it says nothing of the job
-                    }
-                    fold(out, e, r.timestamp());
-                }
-            }
+            });
+            return whole ? out : null;
         }
-        return out;
     }
 
     /** Only what says where a job runs and whether it ended; every other event leaves its standing as it is. */

@@ -4,9 +4,9 @@ import io.ferry.coordinator.GenerationView;
 import io.ferry.coordinator.JobView;
 import io.ferry.coordinator.Jobs;
 import io.ferry.eventlog.KafkaLog;
+import io.ferry.eventlog.LogReplay;
 import io.ferry.model.DaemonThreads;
 import io.ferry.model.Event;
-import io.ferry.model.EventCodec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
@@ -51,13 +51,8 @@ final class JobWatch implements Closeable {
         try {
             while (running) {
                 for (ConsumerRecord<byte[], byte[]> r : events.poll(Duration.ofMillis(100))) {
-                    Event e;
-                    try {
-                        e = EventCodec.decode(r.value());
-                    } catch (IllegalArgumentException malformed) {
-                        continue; // the coordinator parks it
-                    }
-                    if (!e.job().equals(job)) {
+                    Event e = LogReplay.decoded(r).orElse(null);
+                    if (e == null || !e.job().equals(job)) {
                         continue;
                     }
                     boolean fresh = r.offset() >= startedAt.getOrDefault(new TopicPartition(r.topic(), r.partition()),

@@ -3,10 +3,8 @@ package io.ferry.cli;
 import io.ferry.eventlog.EmbeddedKafka;
 import io.ferry.coordinator.Jobs;
 import io.ferry.eventlog.KafkaLog;
-import io.ferry.model.EventCodec;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
+import io.ferry.eventlog.LogReplay;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.TopicPartition;
 
 import java.io.Closeable;
 import java.io.IOException;
@@ -74,16 +72,7 @@ final class LogConnection implements Closeable {
     Jobs replay() {
         Jobs jobs = new Jobs();
         try (KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.EVENTS, true)) {
-            java.util.Map<TopicPartition, Long> end = KafkaLog.ends(c);
-            while (!KafkaLog.reached(c, end)) {
-                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
-                    try {
-                        jobs.fold(EventCodec.decode(r.value()), r); // what the coordinator refused is not shown
-                    } catch (IllegalArgumentException malformed) {
-                        // parked by the coordinator; nothing to show
-                    }
-                }
-            }
+            LogReplay.events(c, LogReplay.NO_LIMIT, jobs::fold); // what the coordinator refused is not shown
         }
         return jobs;
     }

@@ -1,6 +1,7 @@
 package io.ferry.coordinator;
 
 import io.ferry.eventlog.KafkaLog;
+import io.ferry.eventlog.LogReplay;
 import io.ferry.model.DaemonThreads;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -207,20 +208,16 @@ final class SnapshotTopic implements AutoCloseable {
     private Map<String, byte[]> readAll() {
         Map<String, byte[]> latest = new HashMap<>();
         try (KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.SNAPSHOTS, true)) { // none: no partitions
-            Map<TopicPartition, Long> ends = KafkaLog.ends(c);
-            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-            while (!KafkaLog.reached(c, ends)) {
-                if (System.nanoTime() > deadline) {
-                    throw new IllegalStateException("reading " + KafkaLog.SNAPSHOTS + " took over 2 minutes");
+            boolean whole = LogReplay.records(c, Duration.ofMinutes(2), r -> {
+                String key = r.key() == null ? "" : new String(r.key(), StandardCharsets.UTF_8);
+                if (r.value() == null) {
+                    latest.remove(key);
+                } else {
+                    latest.put(key, r.value());
                 }
-                for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
-                    String key = r.key() == null ? "" : new String(r.key(), StandardCharsets.UTF_8);
-                    if (r.value() == null) {
-                        latest.remove(key);
-                    } else {
-                        latest.put(key, r.value());
-                    }
-                }
+            });
+            if (!whole) {
+                throw new IllegalStateException("reading " + KafkaLog.SNAPSHOTS + " took over 2 minutes");
             }
         } catch (RuntimeException e) {
             System.err.println("ferry coordinator " + who + ": cannot read " + KafkaLog.SNAPSHOTS + " ("
