@@ -11,7 +11,6 @@ import org.apache.kafka.server.common.MetadataVersion;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -143,8 +142,15 @@ public final class EmbeddedKafka implements Closeable {
     }
 
     private static EmbeddedKafka startLocked(Path dataDir, HostPort listen, EmbeddedAuth auth) throws IOException {
-        int brokerPort = listen.port() == 0 ? freePort() : listen.port();
-        int controllerPort = freePort();
+        try (PortClaims ports = new PortClaims()) { // held until the broker has bound them
+            return startLocked(dataDir, listen, auth, ports);
+        }
+    }
+
+    private static EmbeddedKafka startLocked(Path dataDir, HostPort listen, EmbeddedAuth auth, PortClaims ports)
+            throws IOException {
+        int brokerPort = listen.port() == 0 ? ports.claim() : listen.port();
+        int controllerPort = ports.claim();
         String advertised = listen.wildcard() ? java.net.InetAddress.getLocalHost().getHostName() : listen.host();
         String clientAddress = HostPort.bracket(advertised) + ":" + brokerPort;
         Map<String, Object> props = new HashMap<>();
@@ -159,7 +165,7 @@ public final class EmbeddedKafka implements Closeable {
             loopbackPassword = loopbackPassword(dataDir);
             auth = auth.with(LoopbackLogin.USER, loopbackPassword);
         }
-        int internalPort = freePort();
+        int internalPort = ports.claim();
         String localBootstrap = "127.0.0.1:" + internalPort;
         String internalPassword = randomPassword();
         KafkaClientSettings localClient = new KafkaClientSettings(EmbeddedAuth.plainClient("SASL_PLAINTEXT",
@@ -319,12 +325,6 @@ public final class EmbeddedKafka implements Closeable {
         byte[] b = new byte[24];
         new java.security.SecureRandom().nextBytes(b);
         return java.util.HexFormat.of().formatHex(b);
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
     }
 
     @Override
