@@ -13,9 +13,21 @@ final class FerryProcess {
 
     private FerryProcess() {}
 
+    /**
+     * JVM options of every child, before the test's own: the system property {@code ferry.it.child-jvm},
+     * comma-separated (blank: none). The suite sets C1 only and the serial collector: its children are short-lived
+     * and move megabytes, so C2's compilations and parallel GC threads are CPU the 2-core machine
+     * would rather give to the next test.
+     */
+    static List<String> childJvmOptions() {
+        String opts = System.getProperty("ferry.it.child-jvm", "").trim();
+        return opts.isEmpty() ? List.of() : List.of(opts.split(","));
+    }
+
     static ProcessBuilder builder(List<String> jvmArgs, String... args) {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(childJvmOptions());
         cmd.addAll(jvmArgs);
         cmd.add("-cp");
         cmd.add(System.getProperty("java.class.path"));
