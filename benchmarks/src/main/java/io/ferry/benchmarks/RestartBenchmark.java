@@ -103,7 +103,8 @@ public final class RestartBenchmark {
                             dropCache(files);
                         }
                         long t0 = System.nanoTime();
-                        String tier = RestartSource.materialise(pipeline, elsewhere, ref, dest, peers);
+                        String tier = RestartSource.materialise(pipeline, elsewhere, ref, dest,
+                                RestartSource.Sources.none().peers(peers));
                         if (!tier.equals("partner")) {
                             throw new IllegalStateException("restart used tier " + tier + ", not the partner");
                         }

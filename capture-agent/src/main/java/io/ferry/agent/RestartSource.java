@@ -32,47 +32,78 @@ public final class RestartSource {
 
     private RestartSource() {}
 
-    /** {@link #materialise(StagingPipeline, LocalCache, ImageRef, Path, List)} with no peers. */
+    /**
+     * The sources a restore may use beyond this node's cache and the remote store, and what it checks
+     * them against: an argument of {@link #materialise(StagingPipeline, LocalCache, ImageRef, Path, Sources)}.
+     * {@link #none()} is the default; the other methods return a copy with one input changed.
+     *
+     * @param peers other nodes whose caches may hold the image, nearest first
+     * @param unreachable names peers found unreachable (skipped, and added to when one is), shared across the
+     *                    ranks of one restore so that a lost host costs one connection timeout, not one per rank
+     * @param committedManifestSha256 the manifest digest the node read from the commit marker, against which
+     *                                every tier is checked; null: read from the commit marker here
+     * @param auth the secret each peer asked is shown
+     */
+    public record Sources(List<PeerAddresses.Peer> peers, Set<String> unreachable, String committedManifestSha256,
+                          PeerAuth auth) {
+        public Sources {
+            java.util.Objects.requireNonNull(peers, "peers");
+            java.util.Objects.requireNonNull(unreachable, "unreachable");
+            java.util.Objects.requireNonNull(auth, "auth");
+        }
+
+        /**
+         * No peers, a new (empty) set of unreachable peers, the digest read from the commit marker, no
+         * secret shown: the node's cache, else the store.
+         */
+        public static Sources none() {
+            return new Sources(List.of(), new java.util.HashSet<>(), null, PeerAuth.NONE);
+        }
+
+        /** These sources asking {@code peers} (nearest first). */
+        public Sources peers(List<PeerAddresses.Peer> peers) {
+            return new Sources(peers, unreachable, committedManifestSha256, auth);
+        }
+
+        /** These sources skipping, and adding to, {@code unreachable}. */
+        public Sources unreachable(Set<String> unreachable) {
+            return new Sources(peers, unreachable, committedManifestSha256, auth);
+        }
+
+        /** These sources checked against {@code committedManifestSha256} (null: the commit marker's). */
+        public Sources committedManifestSha256(String committedManifestSha256) {
+            return new Sources(peers, unreachable, committedManifestSha256, auth);
+        }
+
+        /** These sources showing each peer asked {@code auth}'s secret. */
+        public Sources auth(PeerAuth auth) {
+            return new Sources(peers, unreachable, committedManifestSha256, auth);
+        }
+    }
+
+    /** {@link #materialise(StagingPipeline, LocalCache, ImageRef, Path, Sources)} with {@link Sources#none()}. */
     public static String materialise(StagingPipeline pipeline, LocalCache cache, ImageRef ref, Path target)
             throws IOException {
-        return materialise(pipeline, cache, ref, target, List.of());
+        return materialise(pipeline, cache, ref, target, Sources.none());
     }
 
     /**
      * Fills {@code target} (absent) with the image of {@code ref}; returns the tier used:
-     * "local", "partner" or "remote".
-     *
-     * @param peers other nodes whose caches may hold the image, nearest first
-     */
-    public static String materialise(StagingPipeline pipeline, LocalCache cache, ImageRef ref, Path target,
-                                     List<PeerAddresses.Peer> peers) throws IOException {
-        return materialise(pipeline, cache, ref, target, peers, new java.util.HashSet<>());
-    }
-
-    /**
-     * As {@link #materialise(StagingPipeline, LocalCache, ImageRef, Path, List)}; {@code unreachable}
-     * names peers found unreachable (skipped, and added to when one is), shared across the ranks
-     * of one restore so that a lost host costs one connection timeout, not one per rank.
-     */
-    public static String materialise(StagingPipeline pipeline, LocalCache cache, ImageRef ref, Path target,
-                                     List<PeerAddresses.Peer> peers, Set<String> unreachable) throws IOException {
-        return materialise(pipeline, cache, ref, target, peers, unreachable,
-                committedDigest(pipeline, ref), PeerAuth.NONE);
-    }
-
-    /**
-     * As {@link #materialise(StagingPipeline, LocalCache, ImageRef, Path, List, Set)}, for a rank
-     * of a committed generation whose manifest digest the node read from the commit marker
-     * ({@code committedManifestSha256}): every tier is checked against it. The manifest the store
+     * "local", "partner" or "remote". Every tier is checked against the committed manifest digest of
+     * {@code sources} (read from the commit marker when it gives none): the manifest the store
      * holds must have those bytes (else the image is refused as swapped after the commit); the
      * node's own copy is checked against that manifest, by the CRC32C its staging recorded for
-     * exactly that manifest, or by SHA-256. Each peer asked is shown {@code auth}'s secret.
+     * exactly that manifest, or by SHA-256. Each peer asked is shown {@code sources}' secret.
+     *
+     * @param sources the peers to ask (nearest first), those found unreachable, the committed
+     *                manifest digest, the secret shown to peers
      */
     public static String materialise(StagingPipeline pipeline, LocalCache cache, ImageRef ref, Path target,
-                                     List<PeerAddresses.Peer> peers, Set<String> unreachable,
-                                     String committedManifestSha256, PeerAuth auth) throws IOException {
-        java.util.Optional<String> near = nearby(pipeline, cache, ref, target, peers, unreachable,
-                committedManifestSha256, auth);
+                                     Sources sources) throws IOException {
+        String committedManifestSha256 = sources.committedManifestSha256() != null
+                ? sources.committedManifestSha256() : committedDigest(pipeline, ref);
+        java.util.Optional<String> near = nearby(pipeline, cache, ref, target, sources.peers(),
+                sources.unreachable(), committedManifestSha256, sources.auth());
         if (near.isPresent()) {
             return near.get();
         }
@@ -81,10 +112,11 @@ public final class RestartSource {
     }
 
     /**
-     * The tiers of {@link #materialise(StagingPipeline, LocalCache, ImageRef, Path, List, Set, String, PeerAuth)}
-     * short of the remote store: "local" or "partner" when a copy here or on a peer verified into
-     * {@code target}, else empty, with {@code target} absent, for the caller to pull it from the
-     * store (a node pulls its ranks that no cache holds together: {@link StagingPipeline#pullAllCommitted}).
+     * The tiers of {@link #materialise(StagingPipeline, LocalCache, ImageRef, Path, Sources)} short of
+     * the remote store, checked against {@code committedManifestSha256}: "local" or "partner" when a
+     * copy here or on a peer verified into {@code target}, else empty, with {@code target} absent, for
+     * the caller to pull it from the store (a node pulls its ranks that no cache holds together:
+     * {@link StagingPipeline#pullAllCommitted}).
      */
     public static java.util.Optional<String> nearby(StagingPipeline pipeline, LocalCache cache,
             ImageRef ref, Path target,

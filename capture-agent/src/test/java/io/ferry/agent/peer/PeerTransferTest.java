@@ -94,8 +94,8 @@ class PeerTransferTest {
             // port can connect to itself, and then waits for an answer.)
             s1.close();
             Path on3 = tmp.resolve("n3/restart/5");
-            assertEquals("partner", RestartSource.materialise(pipeline, n3, ref, on3,
-                    List.of(new PeerAddresses.Peer("n1", "127.0.0.1", 1), peer("n2", s2))));
+            assertEquals("partner", RestartSource.materialise(pipeline, n3, ref, on3, RestartSource.Sources.none()
+                    .peers(List.of(new PeerAddresses.Peer("n1", "127.0.0.1", 1), peer("n2", s2)))));
             assertArrayEquals(big, Files.readAllBytes(on3.resolve("sub/state.bin")));
             assertTrue(RestartSource.plan(pipeline, n3, ref, List.of(peer("n2", s2))).startsWith("partner (in n2"));
             assertEquals(big.length + 2, s2.bytesReceived(), "the partner copy came in");
@@ -109,7 +109,8 @@ class PeerTransferTest {
                 f.seek(4096);
                 f.write(f.read() ^ 1);
             }
-            assertEquals("remote", RestartSource.materialise(pipeline, n3, ref, on3, List.of(peer("n2", s2))));
+            assertEquals("remote", RestartSource.materialise(pipeline, n3, ref, on3,
+                    RestartSource.Sources.none().peers(List.of(peer("n2", s2)))));
             assertArrayEquals(big, Files.readAllBytes(on3.resolve("sub/state.bin")));
             assertEquals("remote", RestartSource.tier(pipeline, n3, ref, List.of()));
         }
