@@ -38,7 +38,8 @@ public final class RequestRelayBenchmark {
         Map<String, String> users = Map.of("alice", "alice-password-1", "agents", "agents-password-2");
         EmbeddedAuth auth = new EmbeddedAuth(users, Map.of()).operatedBy(Set.of("agents"));
         System.out.println("load average: " + Machine.loadAverage());
-        try (EmbeddedKafka kafka = EmbeddedKafka.start(work.resolve("kafka"), "127.0.0.1:0", auth);
+        try (EmbeddedKafka kafka = EmbeddedKafka.start(work.resolve("kafka"),
+                EmbeddedKafka.Options.defaults().auth(auth));
              KafkaLog service = new KafkaLog(kafka.bootstrapServers());
              Coordinator coordinator = new Coordinator(service, Clock.systemUTC()).start();
              KafkaLog user = login(kafka, "alice", users);

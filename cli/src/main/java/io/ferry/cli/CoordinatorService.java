@@ -66,7 +66,8 @@ final class CoordinatorService implements Closeable {
                             + "; use another --home, or --kafka " + other.get().getProperty("bootstrap"));
                 }
                 // a status command may hold it
-                s.kafka = EmbeddedKafka.start(home.kafka(), listen, access.embedded(), Duration.ofSeconds(60));
+                s.kafka = EmbeddedKafka.start(home.kafka(), EmbeddedKafka.Options.defaults().listen(listen)
+                        .auth(access.embedded()).patience(Duration.ofSeconds(60)));
                 s.log = new KafkaLog(s.kafka.localBootstrapServers(), s.kafka.localClient(), LogSettings.EMBEDDED);
             } else {
                 s.log = new KafkaLog(access.bootstrap(), access.client());

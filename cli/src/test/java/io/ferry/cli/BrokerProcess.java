@@ -13,7 +13,7 @@ public final class BrokerProcess {
     private BrokerProcess() {}
 
     public static void main(String[] args) throws Exception {
-        EmbeddedKafka kafka = EmbeddedKafka.start(Path.of(args[0]), args[1]);
+        EmbeddedKafka kafka = EmbeddedKafka.start(Path.of(args[0]), EmbeddedKafka.Options.defaults().listen(args[1]));
         System.out.println("broker serving " + kafka.bootstrapServers());
         System.out.flush();
         Thread.sleep(Long.MAX_VALUE);

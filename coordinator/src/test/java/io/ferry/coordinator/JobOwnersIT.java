@@ -52,7 +52,8 @@ class JobOwnersIT {
     @Test
     void onlyTheSubmittingLoginOrAnOperatorControlsAJob() throws Exception {
         EmbeddedAuth auth = new EmbeddedAuth(USERS, Map.of()).operatedBy(Set.of("agents"));
-        try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"), "127.0.0.1:0", auth);
+        try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"),
+                EmbeddedKafka.Options.defaults().auth(auth));
              KafkaLog service = new KafkaLog(kafka.bootstrapServers()); // the broker's own user: an operator
              Coordinator coordinator = new Coordinator(service, Clock.systemUTC()).start();
              KafkaLog alice = login(kafka, "alice");
@@ -114,7 +115,8 @@ class JobOwnersIT {
     void theRequestTopicsFollowTheUsersFileAtEachStart() throws Exception {
         Path data = tmp.resolve("kafka");
         EmbeddedAuth everyone = new EmbeddedAuth(USERS, Map.of());
-        try (EmbeddedKafka kafka = EmbeddedKafka.start(data, "127.0.0.1:0", everyone.operatedBy(Set.of("agents")));
+        try (EmbeddedKafka kafka = EmbeddedKafka.start(data,
+                EmbeddedKafka.Options.defaults().auth(everyone.operatedBy(Set.of("agents"))));
              KafkaLog agents = login(kafka, "agents"); KafkaLog alice = login(kafka, "alice")) { // topics made first
             assertEquals("alice", alice.requester());
             assertEquals(null, agents.requester(), "an operator writes Ferry's topics itself");
@@ -122,8 +124,8 @@ class JobOwnersIT {
         // bob removed from the file: his request topic goes, and with it his rights
         Map<String, String> withoutBob = new HashMap<>(USERS);
         withoutBob.remove("bob");
-        try (EmbeddedKafka kafka = EmbeddedKafka.start(data, "127.0.0.1:0",
-                new EmbeddedAuth(withoutBob, Map.of()).operatedBy(Set.of("agents")));
+        try (EmbeddedKafka kafka = EmbeddedKafka.start(data, EmbeddedKafka.Options.defaults()
+                .auth(new EmbeddedAuth(withoutBob, Map.of()).operatedBy(Set.of("agents"))));
              KafkaLog service = new KafkaLog(kafka.bootstrapServers());
              KafkaConsumer<byte[], byte[]> c = service.reader(KafkaLog.EVENTS, false)) {
             assertEquals(Set.of(RequestTopics.of("alice")), requestTopics(c));
@@ -139,7 +141,7 @@ class JobOwnersIT {
             }
         }
         // no operators named any more: every login writes Ferry's topics, as before owners
-        try (EmbeddedKafka kafka = EmbeddedKafka.start(data, "127.0.0.1:0", everyone);
+        try (EmbeddedKafka kafka = EmbeddedKafka.start(data, EmbeddedKafka.Options.defaults().auth(everyone));
              KafkaLog alice = login(kafka, "alice");
              KafkaConsumer<byte[], byte[]> c = alice.reader(KafkaLog.EVENTS, false)) {
             assertEquals(null, alice.requester());

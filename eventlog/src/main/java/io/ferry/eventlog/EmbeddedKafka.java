@@ -20,8 +20,8 @@ import java.util.Map;
  * A single-node KRaft broker (broker and controller in one) inside this JVM, so one machine
  * runs the same code path as a cluster. Its log lives in {@code dataDir} and survives
  * restarts: a coordinator started again finds every event it wrote. Its client listener is on
- * loopback unless {@link #start(Path, String)} names another address (agents on other hosts
- * connect there); the controller listener is always on loopback.
+ * loopback unless {@link #start(Path, Options)} names another address ({@link Options#listen(String)}:
+ * agents on other hosts connect there); the controller listener is always on loopback.
  *
  * <p>Every listener requires SASL/PLAIN ({@link EmbeddedAuth}): anyone who can write the log can
  * command every agent to run a job's program. A client listener beyond loopback takes the site's
@@ -64,28 +64,78 @@ public final class EmbeddedKafka implements Closeable {
     }
 
     /**
+     * How {@link #start(Path, Options)} starts the broker: {@link #defaults()}, with one input changed
+     * by each of the other methods.
+     *
+     * @param listen the client listener ("HOST:PORT", port 0: any free one). A wildcard host (0.0.0.0)
+     *               listens everywhere and advertises this machine's host name
+     * @param auth what the client listener requires. Refused (before anything starts) when the listener is
+     *             beyond loopback and {@code auth} requires nothing
+     * @param patience how long to wait for another process to let go of the data directory; zero: not at all
+     */
+    public record Options(String listen, EmbeddedAuth auth, java.time.Duration patience) {
+        public Options {
+            java.util.Objects.requireNonNull(listen, "listen");
+            java.util.Objects.requireNonNull(auth, "auth");
+            java.util.Objects.requireNonNull(patience, "patience");
+        }
+
+        /** The client listener on loopback, any free port; {@link EmbeddedAuth#NONE}; no waiting. */
+        public static Options defaults() {
+            return new Options("127.0.0.1:0", EmbeddedAuth.NONE, java.time.Duration.ZERO);
+        }
+
+        /** These options with the client listener on {@code listen} ("HOST:PORT"). */
+        public Options listen(String listen) {
+            return new Options(listen, auth, patience);
+        }
+
+        /** These options with the client listener requiring {@code auth}. */
+        public Options auth(EmbeddedAuth auth) {
+            return new Options(listen, auth, patience);
+        }
+
+        /** These options waiting up to {@code patience} for another process to let go. */
+        public Options patience(java.time.Duration patience) {
+            return new Options(listen, auth, patience);
+        }
+    }
+
+    /**
      * Starts the broker over {@code dataDir}. Only one process may: two brokers over one log
      * corrupt it (seen: a status command racing a starting run). An exclusive lock on
      * {@code <dataDir>.lock} guards it; {@link BusyException} if another process holds it.
      */
     public static EmbeddedKafka start(Path dataDir) throws IOException {
-        return start(dataDir, "127.0.0.1:0");
+        Options defaults = Options.defaults();
+        return startOnce(dataDir, defaults.listen(), defaults.auth());
     }
 
     /**
-     * {@link #start(Path)} with the client listener on {@code listen} ("HOST:PORT", port 0:
-     * any free one). A wildcard host (0.0.0.0) listens everywhere and advertises this
-     * machine's host name.
+     * {@link #start(Path)} with {@code options}: the client listener on {@link Options#listen()},
+     * requiring {@link Options#auth()} (refused, before anything starts, when the listener is beyond
+     * loopback and that requires nothing), waiting up to {@link Options#patience()} for another process
+     * to let go ({@link BusyException} at once when that is zero).
      */
-    public static EmbeddedKafka start(Path dataDir, String listen) throws IOException {
-        return start(dataDir, listen, EmbeddedAuth.NONE);
+    public static EmbeddedKafka start(Path dataDir, Options options) throws IOException, InterruptedException {
+        if (options.patience().isZero()) {
+            return startOnce(dataDir, options.listen(), options.auth());
+        }
+        long deadline = System.nanoTime() + options.patience().toNanos();
+        while (true) {
+            try {
+                return startOnce(dataDir, options.listen(), options.auth());
+            } catch (BusyException busy) {
+                if (System.nanoTime() > deadline) {
+                    throw busy;
+                }
+                Thread.sleep(200);
+            }
+        }
     }
 
-    /**
-     * {@link #start(Path, String)}, the client listener requiring {@code auth}. Refused (before
-     * anything starts) when the listener is beyond loopback and {@code auth} requires nothing.
-     */
-    public static EmbeddedKafka start(Path dataDir, String listen, EmbeddedAuth auth) throws IOException {
+    /** One try of {@link #start(Path, Options)}: {@link BusyException} if another process holds the lock. */
+    private static EmbeddedKafka startOnce(Path dataDir, String listen, EmbeddedAuth auth) throws IOException {
         HostPort hp = HostPort.parse(listen, "--listen");
         if (!auth.required() && !hp.loopbackOnly()) {
             throw new IllegalArgumentException("--listen " + listen
@@ -110,34 +160,6 @@ public final class EmbeddedKafka implements Closeable {
         } catch (IOException | RuntimeException e) {
             ch.close();
             throw e;
-        }
-    }
-
-    /** {@link #start(Path)}, waiting up to {@code patience} for another process to let go. */
-    public static EmbeddedKafka start(Path dataDir, java.time.Duration patience)
-            throws IOException, InterruptedException {
-        return start(dataDir, "127.0.0.1:0", patience);
-    }
-
-    /** {@link #start(Path, String)}, waiting up to {@code patience} for another process to let go. */
-    public static EmbeddedKafka start(Path dataDir, String listen, java.time.Duration patience)
-            throws IOException, InterruptedException {
-        return start(dataDir, listen, EmbeddedAuth.NONE, patience);
-    }
-
-    /** {@link #start(Path, String, EmbeddedAuth)}, waiting up to {@code patience} for another process to let go. */
-    public static EmbeddedKafka start(Path dataDir, String listen, EmbeddedAuth auth, java.time.Duration patience)
-            throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + patience.toNanos();
-        while (true) {
-            try {
-                return start(dataDir, listen, auth);
-            } catch (BusyException busy) {
-                if (System.nanoTime() > deadline) {
-                    throw busy;
-                }
-                Thread.sleep(200);
-            }
         }
     }
 

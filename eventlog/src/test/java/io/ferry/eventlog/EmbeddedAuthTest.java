@@ -79,7 +79,7 @@ class EmbeddedAuthTest {
     @Test
     void aBrokerBeyondLoopbackWithoutUsersIsRefusedBeforeItStarts() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> EmbeddedKafka.start(tmp.resolve("kafka"), "0.0.0.0:0"));
+                () -> EmbeddedKafka.start(tmp.resolve("kafka"), EmbeddedKafka.Options.defaults().listen("0.0.0.0:0")));
         assertTrue(e.getMessage().contains("set kafka.embedded.users-file=PATH"), e.getMessage());
         assertFalse(Files.exists(tmp.resolve("kafka")), "nothing started");
         assertTrue(new HostPort("127.0.0.1", 1).loopbackOnly());

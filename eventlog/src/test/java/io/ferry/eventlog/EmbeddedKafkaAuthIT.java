@@ -28,9 +28,9 @@ class EmbeddedKafkaAuthIT {
     private static EmbeddedKafka broker;
 
     @BeforeAll
-    static void start() throws IOException {
-        broker = EmbeddedKafka.start(tmp.resolve("kafka"), "127.0.0.1:0",
-                new EmbeddedAuth(Map.of("agent", "right-password", "ops", "other"), Map.of()));
+    static void start() throws IOException, InterruptedException {
+        broker = EmbeddedKafka.start(tmp.resolve("kafka"), EmbeddedKafka.Options.defaults()
+                .auth(new EmbeddedAuth(Map.of("agent", "right-password", "ops", "other"), Map.of())));
     }
 
     @AfterAll

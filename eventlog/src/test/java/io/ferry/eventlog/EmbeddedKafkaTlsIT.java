@@ -36,7 +36,8 @@ class EmbeddedKafkaTlsIT {
                 keystore.toString(), "ssl.keystore.password", "store-pw", "ssl.key.password", "store-pw",
                 "ssl.keystore.type", "PKCS12"));
         assertEquals("SASL_SSL", auth.protocol());
-        try (EmbeddedKafka broker = EmbeddedKafka.start(tmp.resolve("kafka"), "127.0.0.1:0", auth)) {
+        try (EmbeddedKafka broker = EmbeddedKafka.start(tmp.resolve("kafka"),
+                EmbeddedKafka.Options.defaults().auth(auth))) {
             Map<String, String> client = new HashMap<>(EmbeddedAuth.plainClient("SASL_SSL", "agent", "right-password"));
             client.put("default.api.timeout.ms", "5000");
             client.put("request.timeout.ms", "4000");
