@@ -2,6 +2,7 @@ package io.ferry.benchmarks;
 
 import io.ferry.coordinator.Coordinator;
 import io.ferry.eventlog.EmbeddedKafka;
+import io.ferry.eventlog.KafkaClientSettings;
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.eventlog.LoopbackLogin;
 import io.ferry.eventlog.LogSettings;
@@ -77,7 +78,7 @@ public final class CoordinatorStartBenchmark {
         double empty;
         long w0 = System.nanoTime();
         try (EmbeddedKafka k = EmbeddedKafka.start(kafkaDir);
-             KafkaLog log = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED)) {
+             KafkaLog log = new KafkaLog(k.bootstrapServers(), KafkaClientSettings.NONE, LogSettings.EMBEDDED)) {
             // What a start costs with nothing to replay (joining the group, the first poll): not scaled below.
             long e0 = System.nanoTime();
             try (Coordinator c = new Coordinator(log, Clock.systemUTC())) {
@@ -99,7 +100,7 @@ public final class CoordinatorStartBenchmark {
         long t0 = System.nanoTime();
         try (EmbeddedKafka k = EmbeddedKafka.start(kafkaDir)) {
             long t1 = System.nanoTime();
-            try (KafkaLog log = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED)) {
+            try (KafkaLog log = new KafkaLog(k.bootstrapServers(), KafkaClientSettings.NONE, LogSettings.EMBEDDED)) {
                 long t2 = System.nanoTime();
                 try (Coordinator c = new Coordinator(log, Clock.systemUTC())) {
                     c.start();
@@ -151,7 +152,7 @@ public final class CoordinatorStartBenchmark {
         }
         if (!cold) {
             try (EmbeddedKafka k = EmbeddedKafka.start(kafkaDir);
-                 KafkaLog log = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED)) {
+                 KafkaLog log = new KafkaLog(k.bootstrapServers(), KafkaClientSettings.NONE, LogSettings.EMBEDDED)) {
                 long end = System.currentTimeMillis();
                 long[] n = writeTail(k.bootstrapServers(), layout, nodes, tail, end);
                 tailEvents = n[0];
@@ -160,7 +161,7 @@ public final class CoordinatorStartBenchmark {
         long t0 = System.nanoTime();
         try (EmbeddedKafka k = EmbeddedKafka.start(kafkaDir)) {
             long t1 = System.nanoTime();
-            try (KafkaLog log = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED);
+            try (KafkaLog log = new KafkaLog(k.bootstrapServers(), KafkaClientSettings.NONE, LogSettings.EMBEDDED);
                  Coordinator c = new Coordinator(log, Clock.systemUTC())) {
                 long t2 = System.nanoTime();
                 c.start();

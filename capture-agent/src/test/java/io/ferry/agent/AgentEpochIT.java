@@ -1,6 +1,7 @@
 package io.ferry.agent;
 
 import io.ferry.eventlog.EmbeddedKafka;
+import io.ferry.eventlog.KafkaClientSettings;
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.eventlog.LogSettings;
 import org.junit.jupiter.api.Test;
@@ -26,7 +27,7 @@ class AgentEpochIT {
     @Test
     void anAgentLeavesCommandsForANewerAgentOfItsNameAlone() throws Exception {
         try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
-             KafkaLog log = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED);
+             KafkaLog log = new KafkaLog(k.bootstrapServers(), KafkaClientSettings.NONE, LogSettings.EMBEDDED);
              AgentService agent = new AgentService(log, "n1", tmp.resolve("home")).claimedAt(5).start()) {
             byte[] junk = "not a command".getBytes(StandardCharsets.UTF_8);
             log.stampCommands(node -> 9);

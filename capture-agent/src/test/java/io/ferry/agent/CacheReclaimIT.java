@@ -1,6 +1,7 @@
 package io.ferry.agent;
 
 import io.ferry.eventlog.EmbeddedKafka;
+import io.ferry.eventlog.KafkaClientSettings;
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.eventlog.LogSettings;
 import io.ferry.model.Event;
@@ -42,7 +43,7 @@ class CacheReclaimIT {
         Path home = tmp.resolve("node-a");
         LocalCache cache = Staging.localCache(home.resolve("cache"));
         try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
-             KafkaLog log = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED)) {
+             KafkaLog log = new KafkaLog(k.bootstrapServers(), KafkaClientSettings.NONE, LogSettings.EMBEDDED)) {
             String store = tmp.resolve("store").toUri().toString();
             for (String job : List.of("done", "running", "failed")) {
                 log.append(started(job, store, Placement.single(1, "a")));

@@ -2,6 +2,7 @@ package io.ferry.cli;
 
 import io.ferry.agent.AgentService;
 import io.ferry.eventlog.KafkaLog;
+import io.ferry.eventlog.LogSettings;
 import io.ferry.model.Placement;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -60,7 +61,7 @@ final class AgentCommand implements Callable<Integer> {
         io.ferry.agent.peer.PeerEndpoint peer = bind == null ? null
                 : new io.ferry.agent.peer.PeerEndpoint(bind, peerAuth(bind));
         // kafka.*: this host's TLS/SASL login
-        KafkaLog log = new KafkaLog(kafka, KafkaAccess.configured(kafka).client());
+        KafkaLog log = new KafkaLog(kafka, KafkaAccess.configured(kafka).client(), LogSettings.EXTERNAL);
         if (log.requester() != null) { // a user's agent could claim another's node name and be sent its jobs
             log.close();
             throw new IllegalArgumentException("ferry agent needs an operator's login: login " + log.requester()

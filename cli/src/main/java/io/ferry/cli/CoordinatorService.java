@@ -70,7 +70,7 @@ final class CoordinatorService implements Closeable {
                         .auth(access.embedded()).patience(Duration.ofSeconds(60)));
                 s.log = new KafkaLog(s.kafka.localBootstrapServers(), s.kafka.localClient(), LogSettings.EMBEDDED);
             } else {
-                s.log = new KafkaLog(access.bootstrap(), access.client());
+                s.log = new KafkaLog(access.bootstrap(), access.client(), LogSettings.EXTERNAL);
             }
             home.writeRun(owner, s.bootstrapServers(), s.kafka != null && access.embedded().required());
             s.ownsRunFile = true;

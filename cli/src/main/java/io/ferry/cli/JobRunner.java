@@ -5,6 +5,7 @@ import io.ferry.agent.NodeAgent;
 import io.ferry.agent.Quiesce;
 import io.ferry.coordinator.JobView;
 import io.ferry.eventlog.KafkaLog;
+import io.ferry.eventlog.LogSettings;
 import io.ferry.model.Event;
 import io.ferry.model.LaunchSpec;
 import io.ferry.model.Placement;
@@ -129,7 +130,7 @@ final class JobRunner implements Closeable {
                 placement = Placement.single(spec.ranks(), node);
             }
         } else {
-            ownLog = new KafkaLog(spec.kafka().bootstrap(), spec.kafka().client());
+            ownLog = new KafkaLog(spec.kafka().bootstrap(), spec.kafka().client(), LogSettings.EXTERNAL);
             log = ownLog;
         }
         if (spec.launcher() != null) {

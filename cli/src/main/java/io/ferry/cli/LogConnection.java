@@ -26,7 +26,8 @@ final class LogConnection implements Closeable {
 
     static LogConnection open(FerryHome home, String kafka) throws IOException {
         if (kafka != null) {
-            return new LogConnection(null, new KafkaLog(kafka, KafkaAccess.configured(kafka).client()));
+            return new LogConnection(null, new KafkaLog(kafka, KafkaAccess.configured(kafka).client(),
+                    io.ferry.eventlog.LogSettings.EXTERNAL));
         }
         EmbeddedKafka k;
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
@@ -37,7 +38,8 @@ final class LogConnection implements Closeable {
                 String bootstrap = run.get().getProperty("bootstrap");
                 return new LogConnection(null,
                         new KafkaLog(bootstrap, Boolean.parseBoolean(run.get().getProperty("secured"))
-                        ? KafkaAccess.configured(bootstrap).client() : io.ferry.eventlog.KafkaClientSettings.NONE));
+                        ? KafkaAccess.configured(bootstrap).client() : io.ferry.eventlog.KafkaClientSettings.NONE,
+                        io.ferry.eventlog.LogSettings.EXTERNAL));
             }
             try {
                 k = EmbeddedKafka.start(home.kafka());

@@ -89,18 +89,9 @@ public final class KafkaLog implements Closeable {
     /** This login's request topic, which it writes through ({@link RequestTopics}); null: it writes Ferry's topics. */
     private String requests;
 
-    /** Connects to an external cluster with {@link LogSettings#EXTERNAL}. */
+    /** Connects to an external cluster with {@link LogSettings#EXTERNAL} and {@link KafkaClientSettings#NONE}. */
     public KafkaLog(String bootstrap) throws IOException {
-        this(bootstrap, LogSettings.EXTERNAL);
-    }
-
-    public KafkaLog(String bootstrap, LogSettings settings) throws IOException {
-        this(bootstrap, KafkaClientSettings.NONE, settings);
-    }
-
-    /** Connects to an external cluster with {@link LogSettings#EXTERNAL}, every client made with {@code client}. */
-    public KafkaLog(String bootstrap, KafkaClientSettings client) throws IOException {
-        this(bootstrap, client, LogSettings.EXTERNAL);
+        this(bootstrap, KafkaClientSettings.NONE, LogSettings.EXTERNAL);
     }
 
     /**

@@ -45,7 +45,7 @@ class EmbeddedKafkaIT {
     @Test
     void theEventsCommandsAndDeadLetterTopicsKeepEverythingForever() throws Exception {
         try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
-             KafkaLog log = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED);
+             KafkaLog log = new KafkaLog(k.bootstrapServers(), KafkaClientSettings.NONE, LogSettings.EMBEDDED);
              Admin admin = admin(k)) {
             for (String topic : List.of(KafkaLog.EVENTS, KafkaLog.COMMANDS, KafkaLog.DEAD_LETTER)) {
                 org.apache.kafka.common.config.ConfigResource r = new org.apache.kafka.common.config.ConfigResource(
@@ -72,7 +72,7 @@ class EmbeddedKafkaIT {
     @Test
     void aSingleBrokerFsyncsEachWriteOfTheTopicsDecisionsRestOn() throws Exception {
         try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
-             KafkaLog log = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED);
+             KafkaLog log = new KafkaLog(k.bootstrapServers(), KafkaClientSettings.NONE, LogSettings.EMBEDDED);
              Admin admin = admin(k)) {
             for (String topic : List.of(KafkaLog.EVENTS, KafkaLog.COMMANDS, KafkaLog.DEAD_LETTER, KafkaLog.STATE)) {
                 org.junit.jupiter.api.Assertions.assertEquals("1", config(admin, topic, "flush.messages"), topic);
@@ -87,7 +87,7 @@ class EmbeddedKafkaIT {
                             .get(30, TimeUnit.SECONDS);
             org.junit.jupiter.api.Assertions.assertEquals(Long.toString(Long.MAX_VALUE),
                     config(admin, KafkaLog.EVENTS, "flush.messages"));
-            try (KafkaLog log = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED)) {
+            try (KafkaLog log = new KafkaLog(k.bootstrapServers(), KafkaClientSettings.NONE, LogSettings.EMBEDDED)) {
                 // altered through the controller: the broker's own view of the topic follows a moment later
                 org.junit.jupiter.api.Assertions.assertEquals("1",
                         settled(admin, KafkaLog.EVENTS, "flush.messages", "1"));
@@ -133,7 +133,7 @@ class EmbeddedKafkaIT {
     @Test
     void heartbeatsGoToTheirOwnTopicAndEveryOtherEventToTheEvents() throws Exception {
         try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
-             KafkaLog log = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED)) {
+             KafkaLog log = new KafkaLog(k.bootstrapServers(), KafkaClientSettings.NONE, LogSettings.EMBEDDED)) {
             log.append(new io.ferry.model.Event.Heartbeat("j", "n1"));
             log.offer(new io.ferry.model.Event.Heartbeat("j", "n2"));
             log.appendPatiently(new io.ferry.model.Event.Heartbeat("j", "n3"), () -> true);
@@ -151,7 +151,7 @@ class EmbeddedKafkaIT {
     @Test
     void aWatchReadsTheWholeHistoryAndOnlyTheHeartbeatsSentSinceItBegan() throws Exception {
         try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
-             KafkaLog log = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED)) {
+             KafkaLog log = new KafkaLog(k.bootstrapServers(), KafkaClientSettings.NONE, LogSettings.EMBEDDED)) {
             log.append(new io.ferry.model.Event.CaptureFailed("j", 0, "before"));
             log.append(new io.ferry.model.Event.Heartbeat("j", "before"));
             java.util.List<io.ferry.model.Event> read = new java.util.ArrayList<>();
@@ -221,8 +221,8 @@ class EmbeddedKafkaIT {
             }
         }
         try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka2"));
-             KafkaLog made = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED);
-             KafkaLog again = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED)) {
+             KafkaLog made = new KafkaLog(k.bootstrapServers(), KafkaClientSettings.NONE, LogSettings.EMBEDDED);
+             KafkaLog again = new KafkaLog(k.bootstrapServers(), KafkaClientSettings.NONE, LogSettings.EMBEDDED)) {
             org.junit.jupiter.api.Assertions.assertEquals(List.of(), again.retentionProblems(),
                     "Ferry's own topics keep everything");
         }

@@ -27,7 +27,7 @@ class LogReplayIT {
     @Test
     void aReplayReadsToTheEndAsItWasSkippingWhatDoesNotDecode() throws Exception {
         try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
-             KafkaLog log = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED)) {
+             KafkaLog log = new KafkaLog(k.bootstrapServers(), KafkaClientSettings.NONE, LogSettings.EMBEDDED)) {
             log.append(new Event.CheckpointRequested("j", 0, "first"));
             log.sendRaw(KafkaLog.EVENTS, "j", "not an event".getBytes(StandardCharsets.UTF_8));
             log.append(new Event.CheckpointRequested("j", 1, "after the bad one"));

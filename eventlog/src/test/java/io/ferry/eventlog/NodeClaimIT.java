@@ -21,7 +21,7 @@ class NodeClaimIT {
     @Test
     void aSecondAgentUnderANameIsRefusedWhileTheFirstBeatsAndAdmittedOnceItIsGone() throws Exception {
         try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
-             KafkaLog log = new KafkaLog(k.bootstrapServers(), LogSettings.EMBEDDED)) {
+             KafkaLog log = new KafkaLog(k.bootstrapServers(), KafkaClientSettings.NONE, LogSettings.EMBEDDED)) {
             NodeClaim first = NodeClaim.claim(log, "n1", "hostA", "/a", INTERVAL);
             assertTrue(first.epoch() >= 0, "the offset of its first presence");
             try (NodeClaim other = NodeClaim.claim(log, "n2", "hostA", "/b", INTERVAL)) {
