@@ -3,6 +3,7 @@ package io.ferry.eventlog;
 import kafka.server.KafkaConfig;
 import kafka.server.KafkaRaftServer;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.security.plain.internals.PlainSaslServerProvider;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.metadata.storage.Formatter;
 import org.apache.kafka.server.common.Feature;
@@ -13,6 +14,8 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.Provider;
+import java.security.Security;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -164,6 +167,7 @@ public final class EmbeddedKafka implements Closeable {
     }
 
     private static EmbeddedKafka startLocked(Path dataDir, HostPort listen, EmbeddedAuth auth) throws IOException {
+        preferKafkaPlain();
         try (PortClaims ports = new PortClaims()) { // held until the broker has bound them
             return startLocked(dataDir, listen, auth, ports);
         }
@@ -341,6 +345,25 @@ public final class EmbeddedKafka implements Closeable {
         String drawn = randomPassword();
         io.ferry.model.OwnerOnly.writePrivate(file, drawn + "\n");
         return drawn;
+    }
+
+    /**
+     * Kafka's SASL/PLAIN server first among the JVM's security providers. Every listener logs in
+     * with PLAIN, and the JDK hands a PLAIN login to the first provider that serves the mechanism:
+     * a process that has also run Hadoop's SASL RPC server (a MiniDFSCluster, in the tests) has
+     * Hadoop's PLAIN server registered before Kafka's, which then answers Kafka's listeners and
+     * refuses every login, the broker's own ("invalid credentials"), so the broker never starts.
+     */
+    private static synchronized void preferKafkaPlain() {
+        PlainSaslServerProvider.initialize(); // registered, at the end, if it was not
+        Provider[] all = Security.getProviders();
+        for (Provider p : all) {
+            if (p instanceof PlainSaslServerProvider && p != all[0]) {
+                Security.removeProvider(p.getName());
+                Security.insertProviderAt(p, 1);
+                return;
+            }
+        }
     }
 
     private static String randomPassword() {
