@@ -78,7 +78,7 @@ public final class ClusterScaleBenchmark {
         Path work = args.length > 3 ? Path.of(args[3]) : Files.createTempDirectory("ferry-scale");
         Files.createDirectories(work);
         SimulatedAgents.checkEncodings();
-        Result r = new ClusterScaleBenchmark(perNode, nodes, generations, work).run();
+        ScaleResult.Result r = new ClusterScaleBenchmark(perNode, nodes, generations, work).run();
         r.print();
         // the work dir is left to the caller (run-scale.sh: rm -rf, much faster than a walk here)
         System.exit(0); // the broker's and Kafka clients' threads
@@ -118,67 +118,6 @@ public final class ClusterScaleBenchmark {
         volatile long establishedAt;
     }
 
-    record GenRow(long generation, long events, double appendSeconds, double appendRate, double foldSeconds,
-                  double foldRate, double delaySeconds, double requestToEstablished, long heartbeats,
-                  double foldLagSeconds, double cpuMicrosPerEvent, boolean warmUp) {}
-
-    record Result(int perNode, int nodes, int ranks, List<GenRow> rows, long heapBytes, long stateBytes,
-                  double replaySeconds, long replayEvents, long replayHeapBytes, int cores, String load, long maxHeap) {
-        void print() {
-            System.out.printf("%nFerry coordinator scale: %d nodes x %d ranks = %,d ranks, %d generations, %d cores, "
-                    + "load %s, max heap %d MiB%n", nodes, perNode, ranks, rows.size(), cores, load, maxHeap >> 20);
-            System.out.printf("%4s %10s %10s %12s %10s %12s %10s %10s %12s %12s%n", "gen", "events", "append s",
-                    "append ev/s", "fold s", "fold ev/s", "cpu us/ev", "lag s", "delay s", "req->est s");
-            for (GenRow g : rows) {
-                System.out.printf("%4d %,10d %10.2f %,12.0f %10.2f %,12.0f %10.1f %10.3f %12.3f %12.2f%s%n",
-                        g.generation, g.events, g.appendSeconds, g.appendRate, g.foldSeconds, g.foldRate,
-                        g.cpuMicrosPerEvent, g.foldLagSeconds, g.delaySeconds, g.requestToEstablished,
-                        g.warmUp ? "  (warm-up, not counted)" : "");
-            }
-            List<GenRow> counted = rows.stream().filter(g -> !g.warmUp).toList();
-            double[] delays = counted.stream().mapToDouble(GenRow::delaySeconds).sorted().toArray();
-            double[] folds = counted.stream().mapToDouble(GenRow::foldRate).sorted().toArray();
-            long events = counted.stream().mapToLong(GenRow::events).sum();
-            double foldSeconds = counted.stream().mapToDouble(GenRow::foldSeconds).sum();
-            double cpu = counted.stream().mapToDouble(g -> g.cpuMicrosPerEvent * g.events).sum() / events;
-            System.out.printf("%ndelay = last ImageStaged appended -> SnapshotEstablished appended (log times);"
-                    + " lag = its part until the coordinator had folded the last ImageStaged;"
-                    + " cpu = coordinator thread CPU per event%n");
-            System.out.printf("%nlive fold rate       : median %,.0f events/s per generation, overall %,.0f events/s"
-                    + " (%,d events in %.1f s of folding)%n", percentile(folds, 50), events / foldSeconds, events,
-                    foldSeconds);
-            System.out.printf("coordinator CPU      : %.1f us per event on its own thread"
-                    + " = %,.0f events per CPU-second%n", cpu, 1e6 / cpu);
-            System.out.printf("replay fold rate     : %,.0f events/s"
-                    + " (%,d events, whole log, fresh coordinator, %.1f s to live)%n",
-                    replayEvents / replaySeconds, replayEvents, replaySeconds);
-            System.out.printf("last staged -> established: median %.3f s, p99 %.3f s (nearest rank),"
-                    + " max %.3f s (%d generations)%n",
-                    percentile(delays, 50), percentile(delays, 99), delays[delays.length - 1], delays.length);
-            System.out.printf("folded state         : %,d bytes = %.1f bytes per rank"
-                    + " (the Jobs fold of the whole log, measured alone)%n", stateBytes, (double) stateBytes / ranks);
-            System.out.printf("coordinator heap     : %,d bytes after the run = %.1f bytes per rank;"
-                    + " after a replay %,d bytes = %.1f bytes per rank%n", heapBytes, (double) heapBytes / ranks,
-                    replayHeapBytes, (double) replayHeapBytes / ranks);
-            System.out.printf("goals (2 cores)      : >= 100,000 events/s, p99 < 1 s at 32,768 ranks,"
-                    + " < 1,024 bytes/rank%n");
-            System.out.printf("RESULT ranks=%d events_per_s=%.0f cpu_us_per_event=%.1f replay_events_per_s=%.0f"
-                            + " delay_median_s=%.3f delay_p99_s=%.3f state_per_rank=%.1f heap_per_rank=%.1f"
-                            + " replay_heap_per_rank=%.1f%n", ranks, events / foldSeconds, cpu,
-                    replayEvents / replaySeconds, percentile(delays, 50), percentile(delays, 99),
-                    (double) stateBytes / ranks, (double) heapBytes / ranks, (double) replayHeapBytes / ranks);
-        }
-    }
-
-    /** Nearest-rank percentile of sorted values. */
-    static double percentile(double[] sorted, double p) {
-        if (sorted.length == 0) {
-            return Double.NaN;
-        }
-        int i = (int) Math.ceil(p / 100 * sorted.length) - 1;
-        return sorted[Math.max(0, Math.min(sorted.length - 1, i))];
-    }
-
     private final Map<Long, GenStats> stats = new ConcurrentHashMap<>();
     private final AtomicLong heartbeats = new AtomicLong();
     private volatile boolean agentsRunning = true;
@@ -187,7 +126,7 @@ public final class ClusterScaleBenchmark {
         return stats.computeIfAbsent(g, x -> new GenStats());
     }
 
-    Result run() throws Exception {
+    ScaleResult.Result run() throws Exception {
         Path store = work.resolve("store");
         Files.createDirectories(store);
         System.out.printf("work dir %s; %d nodes x %d ranks = %,d ranks; %d agent threads; heartbeat every %d ms; %s%n",
@@ -227,7 +166,7 @@ public final class ClusterScaleBenchmark {
                     600_000);
             Thread.sleep(2000);
             System.out.printf("job started and launched in %.1f s%n", (System.nanoTime() - t0) / 1e9);
-            List<GenRow> rows = new ArrayList<>();
+            List<ScaleResult.GenRow> rows = new ArrayList<>();
             long coordinatorThread = Thread.getAllStackTraces().keySet().stream()
                     .filter(t -> t.getName().equals("ferry-coordinator")).findFirst().orElseThrow().getId();
             java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
@@ -256,15 +195,15 @@ public final class ClusterScaleBenchmark {
                 double appendS = (s.lastAppend.get() - s.firstAppend.get()) / 1000.0;
                 double foldS = (s.lastFold.get() - s.firstFold.get()) / 1e9;
                 long ev = s.appended.sum();
-                GenRow row = new GenRow(g, ev, appendS, ev / appendS, foldS, s.folded.sum() / foldS,
+                ScaleResult.GenRow row = new ScaleResult.GenRow(g, ev, appendS, ev / appendS, foldS, s.folded.sum() / foldS,
                         (s.establishedAt - s.lastStaged.get()) / 1000.0, (s.establishedAt - s.requestedAt) / 1000.0, hb,
                         (s.lastStagedFoldWall.get() - s.lastStaged.get()) / 1000.0, cpuNanos / 1000.0 / (ev + hb),
                         g < WARM_UP);
                 rows.add(row);
                 System.out.printf("generation %d: %,d events appended in %.2f s, folded at %,.0f/s,"
                         + " staged->established %.3f s,"
-                        + " request->established %.2f s (wall %.1f s)%n", gen, ev, appendS, row.foldRate,
-                        row.delaySeconds, row.requestToEstablished, (System.nanoTime() - tg) / 1e9);
+                        + " request->established %.2f s (wall %.1f s)%n", gen, ev, appendS, row.foldRate(),
+                        row.delaySeconds(), row.requestToEstablished(), (System.nanoTime() - tg) / 1e9);
                 if (g == generations - 1) {
                     printMarkerRead(store, g, ranks);
                 }
@@ -333,7 +272,7 @@ public final class ClusterScaleBenchmark {
             if (rows.isEmpty()) {
                 throw new IllegalStateException("no generation was established");
             }
-            return new Result(perNode, nodes, ranks, rows, heap, stateBytes, replayS, replayEvents, replayHeap,
+            return new ScaleResult.Result(perNode, nodes, ranks, rows, heap, stateBytes, replayS, replayEvents, replayHeap,
                     Runtime.getRuntime().availableProcessors(), Machine.loadAverage(),
                     Runtime.getRuntime().maxMemory());
         }
