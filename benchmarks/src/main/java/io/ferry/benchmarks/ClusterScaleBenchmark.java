@@ -195,7 +195,8 @@ public final class ClusterScaleBenchmark {
                 double appendS = (s.lastAppend.get() - s.firstAppend.get()) / 1000.0;
                 double foldS = (s.lastFold.get() - s.firstFold.get()) / 1e9;
                 long ev = s.appended.sum();
-                ScaleResult.GenRow row = new ScaleResult.GenRow(g, ev, appendS, ev / appendS, foldS, s.folded.sum() / foldS,
+                ScaleResult.GenRow row = new ScaleResult.GenRow(g, ev, appendS, ev / appendS, foldS,
+                        s.folded.sum() / foldS,
                         (s.establishedAt - s.lastStaged.get()) / 1000.0, (s.establishedAt - s.requestedAt) / 1000.0, hb,
                         (s.lastStagedFoldWall.get() - s.lastStaged.get()) / 1000.0, cpuNanos / 1000.0 / (ev + hb),
                         g < WARM_UP);
@@ -272,8 +273,8 @@ public final class ClusterScaleBenchmark {
             if (rows.isEmpty()) {
                 throw new IllegalStateException("no generation was established");
             }
-            return new ScaleResult.Result(perNode, nodes, ranks, rows, heap, stateBytes, replayS, replayEvents, replayHeap,
-                    Runtime.getRuntime().availableProcessors(), Machine.loadAverage(),
+            return new ScaleResult.Result(perNode, nodes, ranks, rows, heap, stateBytes, replayS, replayEvents,
+                    replayHeap, Runtime.getRuntime().availableProcessors(), Machine.loadAverage(),
                     Runtime.getRuntime().maxMemory());
         }
     }

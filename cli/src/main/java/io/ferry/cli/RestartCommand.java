@@ -126,8 +126,8 @@ final class RestartCommand implements Callable<Integer> {
             long deadline = System.nanoTime() + PLAN_PATIENCE.toNanos();
             while (answers.size() < where.nodes().size() && System.nanoTime() < deadline) {
                 for (var r : events.poll(java.time.Duration.ofMillis(100))) {
-                    if (io.ferry.eventlog.LogReplay.decoded(r).orElse(null) instanceof io.ferry.model.Event.RestartPlanned p
-                            && p.request().equals(request)) {
+                    io.ferry.model.Event e = io.ferry.eventlog.LogReplay.decoded(r).orElse(null);
+                    if (e instanceof io.ferry.model.Event.RestartPlanned p && p.request().equals(request)) {
                         if (!p.problem().isEmpty()) {
                             System.err.println("ferry restart: node " + p.node() + " cannot plan: " + p.problem());
                         }
