@@ -7,7 +7,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-/** Runs the real {@code ferry} command as a child JVM on this test's classpath. */
+/**
+ * Runs the real {@code ferry} command as a child JVM on this test's classpath, its classes mapped from one
+ * archive ({@link ChildClassData}).
+ */
 final class FerryProcess {
     record Result(int exit, String out, String err) {}
 
@@ -28,9 +31,11 @@ final class FerryProcess {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.addAll(childJvmOptions());
+        ChildClassData.Plan cds = ChildClassData.plan();
+        cmd.addAll(cds.jvmOptions());
         cmd.addAll(jvmArgs);
         cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(cds.classPath());
         cmd.add(Main.class.getName());
         cmd.addAll(List.of(args));
         return new ProcessBuilder(cmd);
