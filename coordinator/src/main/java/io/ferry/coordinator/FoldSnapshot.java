@@ -40,7 +40,7 @@ import java.util.zip.CRC32;
 final class FoldSnapshot {
     static final int MAGIC = 0x46534E50; // "FSNP"
     /** Changes whenever the form or what the fold keeps changes: an older snapshot is then replayed past. */
-    static final int VERSION = 3;
+    static final int VERSION = 4;
 
     private FoldSnapshot() {}
 
@@ -271,6 +271,9 @@ final class FoldSnapshot {
         if (g.stagingSoFar != null) {
             g.stagingSoFar.writeTo(out);
         }
+        for (long m : g.markMillis) {
+            out.writeLong(m);
+        }
         out.writeInt(placement);
         out.writeInt(g.partnerRanks);
         out.writeLong(g.partnerBytes);
@@ -319,6 +322,9 @@ final class FoldSnapshot {
             }
         }
         g.stagingSoFar = in.readBoolean() ? StagingSoFar.readFrom(in) : null;
+        for (int i = 0; i < g.markMillis.length; i++) {
+            g.markMillis[i] = in.readLong();
+        }
         g.placement = placement(table, in.readInt());
         g.partnerRanks = in.readInt();
         g.partnerBytes = in.readLong();

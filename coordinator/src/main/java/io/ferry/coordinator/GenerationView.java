@@ -62,6 +62,12 @@ public final class GenerationView {
     java.util.NavigableMap<Double, Event.PredictionMade> stagingPredictions;
     /** What its nodes reported of their staging so far, while it stages; null before and once compacted. */
     io.ferry.coordinator.predict.StagingSoFar stagingSoFar;
+    /**
+     * When its nodes had read each of {@link io.ferry.coordinator.predict.StagingSoFar#MARKS} of its bytes (the
+     * log time of the report that passed it; 0: not passed or not known): what its next snapshots' forecasts
+     * at the same mark learn how long the rest took from. Kept once compacted.
+     */
+    final long[] markMillis = new long[io.ferry.coordinator.predict.StagingSoFar.MARKS.length];
     /** Which node ran which rank when it was requested: where its images were captured. */
     io.ferry.model.Placement placement;
     /** Ranks copied into a partner's cache ({@code ferry run --partner}) and their bytes. */
@@ -374,6 +380,38 @@ public final class GenerationView {
             }
             stagingPredictions.put(p.readShare(), p);
         }
+    }
+
+    /**
+     * Folds a node's staging report, arrived at {@code atMillis} (log time), while it stages: what
+     * {@link io.ferry.coordinator.predict.StagingSoFar} keeps, and the marks of its bytes read it passed.
+     */
+    void stagingReported(Event.StagingProgress p, long atMillis) {
+        if (stagingSoFar == null) {
+            stagingSoFar = new io.ferry.coordinator.predict.StagingSoFar();
+        }
+        stagingSoFar.report(p, atMillis);
+        double share = stagingSoFar.readShare(rawBytes);
+        for (int i = 0; i < markMillis.length; i++) {
+            if (markMillis[i] == 0 && share >= io.ferry.coordinator.predict.StagingSoFar.MARKS[i]) {
+                markMillis[i] = atMillis;
+            }
+        }
+    }
+
+    /**
+     * Seconds from its request until its nodes had read {@code mark} (one of
+     * {@link io.ferry.coordinator.predict.StagingSoFar#MARKS}) of its bytes, or NaN where the log does not say.
+     */
+    public double secondsToMark(double mark) {
+        double[] marks = io.ferry.coordinator.predict.StagingSoFar.MARKS;
+        for (int i = 0; i < marks.length; i++) {
+            if (marks[i] == mark) {
+                return requestedAtMillis > 0 && markMillis[i] >= requestedAtMillis
+                        ? (markMillis[i] - requestedAtMillis) / 1000.0 : Double.NaN;
+            }
+        }
+        return Double.NaN;
     }
 
     /** When it was requested (log time, ms since the epoch); 0 if unknown. */

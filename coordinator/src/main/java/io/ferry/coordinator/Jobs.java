@@ -177,10 +177,7 @@ public final class Jobs {
         } else if (e instanceof Event.StagingProgress p) {
             GenerationView g = j.generations.get(p.generation());
             if (g != null && (g.state == GenerationView.State.OPEN || g.state == GenerationView.State.CAPTURED)) {
-                if (g.stagingSoFar == null) {
-                    g.stagingSoFar = new io.ferry.coordinator.predict.StagingSoFar();
-                }
-                g.stagingSoFar.report(p, timestampMillis);
+                g.stagingReported(p, timestampMillis);
             }
         } else if (e instanceof Event.StoreHealthReported h) {
             j.storeHealth.put(h.node(), h);

@@ -77,8 +77,10 @@ public final class Predictor {
 
     /**
      * The forecast again while {@code g} stages, once its nodes have read {@code mark} of its raw
-     * bytes: the same fit, for the bytes the nodes' pushes say it will write ({@link StagingSoFar})
-     * instead of the share the previous snapshot wrote; once every node has a rate, blended
+     * bytes: the time already spent and the rest as the job's snapshots took it from the same mark
+     * ({@link #restAfterMark}), for the bytes the nodes' pushes say it will write ({@link StagingSoFar})
+     * instead of the share the previous snapshot wrote (where no snapshot says when it passed the
+     * mark: the fit of the whole time, for those bytes); once every node has a rate, blended
      * with the time its own staging rate gives (the slowest node's bytes left at its rate, and the
      * job's median commit), weighted by {@code mark}; never earlier than {@code nowMillis}.
      * Empty where there was no forecast at capture.
@@ -95,7 +97,11 @@ public final class Predictor {
         return predict(job, g.generation(), g.rawBytes(), g.capturedRanks(), g.secondsToCaptured(), nowMillis, written)
                 .map(again -> {
                     double elapsed = g.requestedAtMillis() > 0 ? (nowMillis - g.requestedAtMillis()) / 1000.0 : 0;
-                    double seconds = again.predictedSecondsToEstablished();
+                    double rest = g.requestedAtMillis() > 0
+                            ? restAfterMark(job, g, mark, written, nowMillis) : Double.NaN;
+                    // From the mark on, as the job's snapshots went from the same mark: the time already spent
+                    // (capture, the push's set-up, its slow first tenth) is measured, not fitted.
+                    double seconds = Double.isNaN(rest) ? again.predictedSecondsToEstablished() : elapsed + rest;
                     double left = soFar.secondsLeft(g.nodes().size(), nowMillis);
                     double commit = commitSeconds(job, g.generation());
                     if (g.requestedAtMillis() > 0 && !Double.isNaN(left) && !Double.isNaN(commit)) {
@@ -104,10 +110,70 @@ public final class Predictor {
                         seconds = mark * (elapsed + left + commit) + (1 - mark) * seconds;
                     }
                     LOG.debug("job {} generation {} at {} read: {} s since the request, {} s left at the slowest node's"
-                            + " rate and a commit of {} s; the history says {} s in all", job.job(), g.generation(),
-                            mark, elapsed, left, commit, again.predictedSecondsToEstablished());
+                            + " rate and a commit of {} s; the history says {} s in all, {} s from this mark",
+                            job.job(), g.generation(), mark, elapsed, left, commit,
+                            again.predictedSecondsToEstablished(), rest);
                     return p.during(mark, Math.max(elapsed, seconds), written);
                 });
+    }
+
+    /**
+     * Seconds from the moment {@code g}'s nodes had read {@code mark} of its bytes to established, as
+     * the job's snapshots took from the same mark: the rest after capture's model ({@code a + b x
+     * written + c x ranks}, recency- and relative-weighted) fitted on those times instead, for the
+     * {@code written} bytes the pushes say this one writes. NaN until {@link #WARM_UP} snapshots
+     * established by {@code asOfMillis} say when they passed the mark (logs from before agents reported
+     * their staging say nothing). What lies before the mark (the capture, a push's set-up and its
+     * first, slowest tenth) swings from one snapshot to the next and is measured by then; the fit
+     * of the whole time after capture carried that swing into every forecast made during staging.
+     */
+    static double restAfterMark(JobView job, GenerationView g, double mark, long written, long asOfMillis) {
+        List<GenerationView> history = history(job, g.generation(), asOfMillis);
+        history.removeIf(h -> Double.isNaN(h.secondsToMark(mark)) || h.secondsToMark(mark) > h.secondsToEstablished());
+        if (history.size() < WARM_UP) {
+            return Double.NaN;
+        }
+        List<GenerationView> fit = window(history);
+        boolean byWritten = fit.stream().anyMatch(h -> h.storedBytes() > 0);
+        double[][] xs = new double[fit.size()][];
+        double[] ts = new double[fit.size()];
+        double[] rest = new double[fit.size()];
+        double[] weight = new double[fit.size()];
+        for (int i = 0; i < fit.size(); i++) {
+            GenerationView h = fit.get(i);
+            xs[i] = new double[]{byWritten ? h.storedBytes() : h.rawBytes(), h.capturedRanks()};
+            ts[i] = h.secondsToEstablished();
+            rest[i] = ts[i] - h.secondsToMark(mark);
+            weight[i] = Math.pow(0.5, (fit.size() - 1 - i) / HALF_LIFE);
+        }
+        GenerationView newest = history.get(history.size() - 1);
+        double expected = byWritten && written >= 0 ? written
+                : byWritten ? g.rawBytes() * (double) newest.storedBytes() / newest.rawBytes() : g.rawBytes();
+        double seconds = LeastSquares.fit(xs, rest, relative(weight, ts))
+                .applyAsDouble(new double[]{expected, g.capturedRanks()});
+        return Math.max(0, seconds);
+    }
+
+    /** The job's snapshots before {@code generation} established by {@code asOfMillis} (log time), oldest first. */
+    private static List<GenerationView> history(JobView job, long generation, long asOfMillis) {
+        List<GenerationView> history = new ArrayList<>();
+        for (GenerationView g : job.generations()) {
+            if (g.generation() < generation && g.state() == GenerationView.State.ESTABLISHED && g.rawBytes() > 0
+                    && g.capturedRanks() > 0 && !Double.isNaN(g.secondsToEstablished())
+                    && g.requestedAtMillis() + g.secondsToEstablished() * 1000 <= asOfMillis) {
+                history.add(g);
+            }
+        }
+        return history;
+    }
+
+    /**
+     * The snapshots a fit takes of {@code history} (at least {@link #WARM_UP}): the latest
+     * {@link #WINDOW}, the warm-up ones left out once enough others remain.
+     */
+    private static List<GenerationView> window(List<GenerationView> history) {
+        int from = history.size() >= 2 * WARM_UP ? WARM_UP : history.size() - WARM_UP;
+        return history.subList(Math.max(from, history.size() - WINDOW), history.size());
     }
 
     /**
@@ -133,20 +199,11 @@ public final class Predictor {
      */
     private static Optional<Event.PredictionMade> predict(JobView job, long generation, long rawBytes, int ranks,
                                                           double capturedSeconds, long asOfMillis, long written) {
-        List<GenerationView> history = new ArrayList<>();
-        for (GenerationView g : job.generations()) {
-            if (g.generation() < generation && g.state() == GenerationView.State.ESTABLISHED && g.rawBytes() > 0
-                    && g.capturedRanks() > 0 && !Double.isNaN(g.secondsToEstablished())
-                    && g.requestedAtMillis() + g.secondsToEstablished() * 1000 <= asOfMillis) {
-                history.add(g);
-            }
-        }
+        List<GenerationView> history = history(job, generation, asOfMillis);
         if (history.size() < WARM_UP) {
             return Optional.empty();
         }
-        // Leave the warm-up snapshots out once enough others remain to fit; keep the latest window.
-        int from = history.size() >= 2 * WARM_UP ? WARM_UP : history.size() - WARM_UP;
-        List<GenerationView> fit = history.subList(Math.max(from, history.size() - WINDOW), history.size());
+        List<GenerationView> fit = window(history);
         double[][] xs = new double[fit.size()][];
         double[] ts = new double[fit.size()];
         double[] rest = new double[fit.size()];

@@ -6,6 +6,8 @@ import io.ferry.coordinator.Jobs;
 import io.ferry.model.Event;
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -172,6 +174,63 @@ class StagingForecastTest {
         assertEquals(0.8, soFar.secondsLeft(1, 11_100), 1e-9, "80 MiB at the second tenth's 100 MiB/s");
         soFar.report(new Event.StagingProgress("j", 1, "a", 40 * MIB, 100 * MIB, 4 * MIB, 4 * MIB), 11_300);
         assertEquals(0.6, soFar.secondsLeft(1, 11_300), 1e-9, "60 MiB at 100 MiB/s, the newer half");
+    }
+
+    /**
+     * What comes before a quarter of the bytes read (the capture, a push's set-up and its slow first
+     * tenth) swings from one snapshot to the next, and from there on each took the same 0.8 s: at a
+     * quarter read the forecast is the time already spent and the rest as the job's snapshots took it
+     * from the same mark, where the fit of the whole time after capture is as far off as at capture.
+     */
+    @Test
+    void atAQuarterReadTheRestIsTheJobsOwnTimeFromTheSameMark() {
+        JobView j = jobs.apply(new Event.JobStarted("j", 2, 0, false, "file:/s", "n"), 0);
+        long raw = 400 * MIB;
+        double[] toQuarter = {1.0, 3.0, 1.5, 2.5, 1.2, 2.8, 1.9};
+        for (int g = 0; g < toQuarter.length; g++) {
+            staged(j, g, g * 20_000L, raw, toQuarter[g]);
+        }
+        GenerationView third = j.generations().stream().filter(x -> x.generation() == 3).findFirst().orElseThrow();
+        assertEquals(2.5, third.secondsToMark(0.25), 1e-9);
+        assertTrue(Double.isNaN(third.secondsToMark(0.5)), "never reported past a quarter");
+
+        long at = 200_000;
+        jobs.apply(new Event.CheckpointRequested("j", 7, "request"), at);
+        jobs.apply(new Event.ImageCaptured("j", 7, 0, "n", raw / 2, 0.1), at + 500);
+        jobs.apply(new Event.ImageCaptured("j", 7, 1, "n", raw / 2, 0.1), at + 500);
+        GenerationView g = j.generations().stream().filter(x -> x.generation() == 7).findFirst().orElseThrow();
+        Event.PredictionMade atCapture = Predictor.atCapture(j, g, Long.MAX_VALUE).orElseThrow();
+        jobs.apply(atCapture, at + 500);
+        double actual = 3.6 + 0.8; // a slow start this time
+        assertTrue(Math.abs(atCapture.predictedSecondsToEstablished() - actual) / actual > 0.2, atCapture.toString());
+        StagingSoFar soFar = new StagingSoFar();
+        for (Event.StagingProgress p : reports(7, raw)) {
+            soFar.report(p, p.readBytes() == 0 ? at + 600 : at + 3_600);
+        }
+        Event.PredictionMade again = Predictor.during(j, g, soFar, 0.25, at + 3_600).orElseThrow();
+        assertEquals(actual, again.predictedSecondsToEstablished(), 1e-6, again.toString());
+        assertEquals(0.8, Predictor.restAfterMark(j, g, 0.25, raw / 2, at + 3_600), 1e-6);
+        assertTrue(Double.isNaN(Predictor.restAfterMark(j, g, 0.5, raw / 2, at + 3_600)), "no snapshot says");
+    }
+
+    /** A node's reports of generation {@code g}: as its reading begins, then at a quarter read, half of it new. */
+    private static List<Event.StagingProgress> reports(long g, long raw) {
+        return List.of(new Event.StagingProgress("j", g, "n", 0, raw, 0, 0),
+                new Event.StagingProgress("j", g, "n", raw / 4, raw, raw / 8, raw / 8));
+    }
+
+    /** A snapshot whose nodes read a quarter of its bytes {@code toQuarter} s after its request; then 0.8 s on. */
+    private void staged(JobView j, long g, long at, long raw, double toQuarter) {
+        jobs.apply(new Event.CheckpointRequested("j", g, "request"), at);
+        jobs.apply(new Event.ImageCaptured("j", g, 0, "n", raw / 2, 0.1), at + 500);
+        jobs.apply(new Event.ImageCaptured("j", g, 1, "n", raw / 2, 0.1), at + 500);
+        List<Event.StagingProgress> reports = reports(g, raw);
+        jobs.apply(reports.get(0), at + 600);
+        long quarter = at + Math.round(toQuarter * 1000);
+        jobs.apply(reports.get(1), quarter);
+        jobs.apply(new Event.ImageStaged("j", g, 0, "remote", raw / 2, raw / 4, 1), quarter + 500);
+        jobs.apply(new Event.ImageStaged("j", g, 1, "remote", raw / 2, raw / 4, 1), quarter + 500);
+        jobs.apply(new Event.SnapshotEstablished("j", g, "remote", toQuarter + 0.8), quarter + 800);
     }
 
     /** The agents' sample at capture said the snapshot writes all of it: the forecast at capture says so too. */
