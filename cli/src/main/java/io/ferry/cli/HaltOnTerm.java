@@ -30,6 +30,7 @@ final class HaltOnTerm {
                 + " (--halt-grace " + grace.toSeconds() + "s), then the ranks stop");
         try {
             runner.halt(deadline, "SIGTERM");
+            System.out.println("ferry: SIGTERM: the halt is in the event log; waiting for the job's final checkpoint");
             while (Instant.now().isBefore(deadline.plusSeconds(2))) {
                 if (runner.view().flatMap(io.ferry.coordinator.JobView::success).isPresent()) {
                     return; // ended: ferry run returns and exits as for any end

@@ -58,6 +58,7 @@ final class LogReaders {
         List<TopicPartition> tps = partitionsOf(c, topic);
         c.assign(tps);
         Map<TopicPartition, OffsetAndMetadata> committed = c.committed(new HashSet<>(tps));
+        Map<TopicPartition, OffsetAndMetadata> first = new HashMap<>();
         for (TopicPartition tp : tps) {
             var at = committed.get(tp);
             if (at != null) {
@@ -65,7 +66,16 @@ final class LogReaders {
             } else {
                 c.seekToEnd(List.of(tp));
             }
-            c.position(tp); // resolve now: what is sent after this call is read
+            long position = c.position(tp); // resolve now: what is sent after this call is read
+            if (at == null) {
+                first.put(tp, new OffsetAndMetadata(position));
+            }
+        }
+        // A reader's first start keeps where it began: until its owner has handled a record there and
+        // committed, a restart would otherwise begin at the end again, after what was sent meanwhile (a
+        // halt sent while a coordinator that had not yet been asked anything restarted was lost).
+        if (!first.isEmpty()) {
+            c.commitSync(first);
         }
         return c;
     }
