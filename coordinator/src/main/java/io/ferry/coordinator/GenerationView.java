@@ -391,6 +391,11 @@ public final class GenerationView {
             stagingSoFar = new io.ferry.coordinator.predict.StagingSoFar();
         }
         stagingSoFar.report(p, atMillis);
+        if (state != State.CAPTURED) {
+            // its raw bytes are those of the ranks captured so far: a node that stages while another still
+            // captures would pass a mark early (measured: the rest after a quarter looked 4 times as long)
+            return;
+        }
         double share = stagingSoFar.readShare(rawBytes);
         for (int i = 0; i < markMillis.length; i++) {
             if (markMillis[i] == 0 && share >= io.ferry.coordinator.predict.StagingSoFar.MARKS[i]) {

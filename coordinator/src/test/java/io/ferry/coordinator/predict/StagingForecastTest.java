@@ -193,6 +193,15 @@ class StagingForecastTest {
         GenerationView third = j.generations().stream().filter(x -> x.generation() == 3).findFirst().orElseThrow();
         assertEquals(2.5, third.secondsToMark(0.25), 1e-9);
         assertTrue(Double.isNaN(third.secondsToMark(0.5)), "never reported past a quarter");
+        // a node that stages while another still captures: a quarter of what is captured so far is no mark
+        jobs.apply(new Event.CheckpointRequested("j", 20, "request"), 150_000);
+        jobs.apply(new Event.ImageCaptured("j", 20, 0, "n", raw / 2, 0.1), 150_100);
+        jobs.apply(new Event.StagingProgress("j", 20, "n", raw / 4, raw / 2, 0, 0), 150_200);
+        jobs.apply(new Event.ImageCaptured("j", 20, 1, "m", raw / 2, 0.1), 150_300);
+        GenerationView early = j.generations().stream().filter(x -> x.generation() == 20).findFirst().orElseThrow();
+        assertTrue(Double.isNaN(early.secondsToMark(0.25)), "passed before every rank was captured");
+        jobs.apply(new Event.StagingProgress("j", 20, "m", raw / 8, raw / 2, 0, 0), 150_400);
+        assertEquals(0.4, early.secondsToMark(0.25), 1e-9, "a quarter of all its bytes");
 
         long at = 200_000;
         jobs.apply(new Event.CheckpointRequested("j", 7, "request"), at);
