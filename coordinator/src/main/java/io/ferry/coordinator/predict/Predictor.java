@@ -100,8 +100,12 @@ public final class Predictor {
                     double rest = g.requestedAtMillis() > 0
                             ? restAfterMark(job, g, mark, written, nowMillis) : Double.NaN;
                     // From the mark on, as the job's snapshots went from the same mark: the time already spent
-                    // (capture, the push's set-up, its slow first tenth) is measured, not fitted.
-                    double seconds = Double.isNaN(rest) ? again.predictedSecondsToEstablished() : elapsed + rest;
+                    // (capture, the push's set-up, its slow first tenth) is measured, not fitted. Counted to the
+                    // log time of the report that passed the mark, as the history's marks are: the coordinator
+                    // reads it a little later (0.1 to 0.2 s here, a tenth of a short snapshot).
+                    double atMark = g.secondsToMark(mark);
+                    double seconds = Double.isNaN(rest) ? again.predictedSecondsToEstablished()
+                            : (Double.isNaN(atMark) ? elapsed : atMark) + rest;
                     double left = soFar.secondsLeft(g.nodes().size(), nowMillis);
                     double commit = commitSeconds(job, g.generation());
                     if (g.requestedAtMillis() > 0 && !Double.isNaN(left) && !Double.isNaN(commit)) {

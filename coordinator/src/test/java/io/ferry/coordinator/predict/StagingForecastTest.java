@@ -218,6 +218,12 @@ class StagingForecastTest {
         }
         Event.PredictionMade again = Predictor.during(j, g, soFar, 0.25, at + 3_600).orElseThrow();
         assertEquals(actual, again.predictedSecondsToEstablished(), 1e-6, again.toString());
+        // The fold has the report's log time; the coordinator reads it 0.15 s later: counted from the log time,
+        // as the history's marks are.
+        jobs.apply(reports(7, raw).get(0), at + 600);
+        jobs.apply(reports(7, raw).get(1), at + 3_600);
+        assertEquals(actual, Predictor.during(j, g, soFar, 0.25, at + 3_750).orElseThrow()
+                .predictedSecondsToEstablished(), 1e-6);
         assertEquals(0.8, Predictor.restAfterMark(j, g, 0.25, raw / 2, at + 3_600), 1e-6);
         assertTrue(Double.isNaN(Predictor.restAfterMark(j, g, 0.5, raw / 2, at + 3_600)), "no snapshot says");
     }
