@@ -224,6 +224,15 @@ class StagingForecastTest {
         jobs.apply(reports(7, raw).get(1), at + 3_600);
         assertEquals(actual, Predictor.during(j, g, soFar, 0.25, at + 3_750).orElseThrow()
                 .predictedSecondsToEstablished(), 1e-6);
+        // A node's rate by a quarter rests on its second tenth (here 4 s for the rest): not blended in where the
+        // job's snapshots say how the rest went from the mark.
+        StagingSoFar withRate = new StagingSoFar();
+        withRate.report(new Event.StagingProgress("j", 7, "n", 0, raw, 0, 0), at + 600);
+        withRate.report(new Event.StagingProgress("j", 7, "n", raw / 10, raw, raw / 20, raw / 20), at + 2_600);
+        withRate.report(new Event.StagingProgress("j", 7, "n", raw / 5, raw, raw / 10, raw / 10), at + 3_100);
+        assertEquals(4.0 - 0.5, withRate.secondsLeft(1, at + 3_600), 1e-9);
+        assertEquals(actual, Predictor.during(j, g, withRate, 0.25, at + 3_750).orElseThrow()
+                .predictedSecondsToEstablished(), 1e-6);
         assertEquals(0.8, Predictor.restAfterMark(j, g, 0.25, raw / 2, at + 3_600), 1e-6);
         assertTrue(Double.isNaN(Predictor.restAfterMark(j, g, 0.5, raw / 2, at + 3_600)), "no snapshot says");
     }
