@@ -17,7 +17,6 @@ import java.util.Collection;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.zip.CRC32;
 
 /**
@@ -260,20 +259,16 @@ final class FoldSnapshot {
         out.writeInt(g.expectedRanks);
         out.writeLong(g.lastStagedAtMillis);
         SnapshotData.writeEvent(out, g.prediction);
-        out.writeInt(g.stagingPredictions == null ? -1 : g.stagingPredictions.size());
-        if (g.stagingPredictions != null) {
-            for (Map.Entry<Double, Event.PredictionMade> e : g.stagingPredictions.entrySet()) {
-                out.writeDouble(e.getKey());
-                SnapshotData.writeEvent(out, e.getValue());
-            }
+        out.writeInt(g.marks.forecasts().size());
+        for (Map.Entry<Double, Event.PredictionMade> e : g.marks.forecasts().entrySet()) {
+            out.writeDouble(e.getKey());
+            SnapshotData.writeEvent(out, e.getValue());
         }
         out.writeBoolean(g.stagingSoFar != null);
         if (g.stagingSoFar != null) {
             g.stagingSoFar.writeTo(out);
         }
-        for (long m : g.markMillis) {
-            out.writeLong(m);
-        }
+        g.marks.writeTo(out);
         out.writeInt(placement);
         out.writeInt(g.partnerRanks);
         out.writeLong(g.partnerBytes);
@@ -315,16 +310,17 @@ final class FoldSnapshot {
         g.lastStagedAtMillis = in.readLong();
         g.prediction = SnapshotData.readEvent(in, Event.PredictionMade.class);
         int predictions = in.readInt();
-        if (predictions >= 0) {
-            g.stagingPredictions = new TreeMap<>();
+        if (predictions >= 0) { // -1: none, as earlier coordinators of this form wrote it
             for (int i = SnapshotData.count(in, predictions, 12); i > 0; i--) {
-                g.stagingPredictions.put(in.readDouble(), SnapshotData.readEvent(in, Event.PredictionMade.class));
+                in.readDouble(); // the share it was made at: the forecast's own readShare
+                Event.PredictionMade p = SnapshotData.readEvent(in, Event.PredictionMade.class);
+                if (p != null) {
+                    g.marks.forecast(p);
+                }
             }
         }
         g.stagingSoFar = in.readBoolean() ? StagingSoFar.readFrom(in) : null;
-        for (int i = 0; i < g.markMillis.length; i++) {
-            g.markMillis[i] = in.readLong();
-        }
+        g.marks.readFrom(in);
         g.placement = placement(table, in.readInt());
         g.partnerRanks = in.readInt();
         g.partnerBytes = in.readLong();

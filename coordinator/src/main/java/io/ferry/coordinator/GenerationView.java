@@ -58,16 +58,10 @@ public final class GenerationView {
     /** When its last rank's image was staged (log time, ms since the epoch); 0 until then or if unknown. */
     long lastStagedAtMillis;
     Event.PredictionMade prediction;
-    /** The forecasts made again as its nodes staged it, by share of bytes read; null until one is. */
-    java.util.NavigableMap<Double, Event.PredictionMade> stagingPredictions;
     /** What its nodes reported of their staging so far, while it stages; null before and once compacted. */
     io.ferry.coordinator.predict.StagingSoFar stagingSoFar;
-    /**
-     * When its nodes had read each of {@link io.ferry.coordinator.predict.StagingSoFar#MARKS} of its bytes (the
-     * log time of the report that passed it; 0: not passed or not known): what its next snapshots' forecasts
-     * at the same mark learn how long the rest took from. Kept once compacted.
-     */
-    final long[] markMillis = new long[io.ferry.coordinator.predict.StagingSoFar.MARKS.length];
+    /** When its nodes passed each mark of its bytes read, and the forecasts made again there; kept once compacted. */
+    final io.ferry.coordinator.predict.StagingMarks marks = new io.ferry.coordinator.predict.StagingMarks();
     /** Which node ran which rank when it was requested: where its images were captured. */
     io.ferry.model.Placement placement;
     /** Ranks copied into a partner's cache ({@code ferry run --partner}) and their bytes. */
@@ -361,13 +355,12 @@ public final class GenerationView {
      * ({@link io.ferry.coordinator.predict.StagingSoFar#MARKS}).
      */
     public java.util.Optional<Event.PredictionMade> predictionAt(double share) {
-        return java.util.Optional.ofNullable(stagingPredictions == null ? null : stagingPredictions.get(share));
+        return marks.forecastAt(share);
     }
 
     /** The newest forecast: the last one made as it staged, else the one at capture. */
     public java.util.Optional<Event.PredictionMade> currentPrediction() {
-        return stagingPredictions == null || stagingPredictions.isEmpty() ? prediction()
-                : java.util.Optional.of(stagingPredictions.lastEntry().getValue());
+        return marks.newestForecast().or(this::prediction);
     }
 
     /** Folds a forecast: the one at capture, or one made again as it staged. */
@@ -375,48 +368,28 @@ public final class GenerationView {
         if (p.readShare() == 0) {
             prediction = p;
         } else {
-            if (stagingPredictions == null) {
-                stagingPredictions = new java.util.TreeMap<>();
-            }
-            stagingPredictions.put(p.readShare(), p);
+            marks.forecast(p);
         }
     }
 
     /**
-     * Folds a node's staging report, arrived at {@code atMillis} (log time), while it stages: what
-     * {@link io.ferry.coordinator.predict.StagingSoFar} keeps, and the marks of its bytes read it passed.
+     * Folds a node's staging report, logged at {@code atMillis}, while it stages. A mark is passed only once
+     * every rank is captured: before, its raw bytes are those captured so far, and a node staging while
+     * another still captured passed a quarter early (the rest after it looked 4 times as long).
      */
     void stagingReported(Event.StagingProgress p, long atMillis) {
         if (stagingSoFar == null) {
             stagingSoFar = new io.ferry.coordinator.predict.StagingSoFar();
         }
         stagingSoFar.report(p, atMillis);
-        if (state != State.CAPTURED) {
-            // its raw bytes are those of the ranks captured so far: a node that stages while another still
-            // captures would pass a mark early (measured: the rest after a quarter looked 4 times as long)
-            return;
-        }
-        double share = stagingSoFar.readShare(rawBytes);
-        for (int i = 0; i < markMillis.length; i++) {
-            if (markMillis[i] == 0 && share >= io.ferry.coordinator.predict.StagingSoFar.MARKS[i]) {
-                markMillis[i] = atMillis;
-            }
+        if (state == State.CAPTURED) {
+            marks.read(stagingSoFar.readShare(rawBytes), atMillis);
         }
     }
 
-    /**
-     * Seconds from its request until its nodes had read {@code mark} (one of
-     * {@link io.ferry.coordinator.predict.StagingSoFar#MARKS}) of its bytes, or NaN where the log does not say.
-     */
+    /** Seconds from its request until its nodes had read {@code mark} of its bytes; NaN where not known. */
     public double secondsToMark(double mark) {
-        double[] marks = io.ferry.coordinator.predict.StagingSoFar.MARKS;
-        for (int i = 0; i < marks.length; i++) {
-            if (marks[i] == mark) {
-                return requestedAtMillis > 0 && markMillis[i] >= requestedAtMillis
-                        ? (markMillis[i] - requestedAtMillis) / 1000.0 : Double.NaN;
-            }
-        }
-        return Double.NaN;
+        return marks.secondsFrom(requestedAtMillis, mark);
     }
 
     /** When it was requested (log time, ms since the epoch); 0 if unknown. */
