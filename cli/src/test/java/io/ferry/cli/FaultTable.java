@@ -24,7 +24,7 @@ final class FaultTable {
         int rotCaught;
     }
 
-    static String of(Map<FaultHarnessIT.Fault, Tally> tallies) {
+    static String of(Map<FaultHarness.Fault, Tally> tallies) {
         StringBuilder b = new StringBuilder("\n| fault | runs | injected | recoveries | snapshots established"
                 + " | of them after the fault | snapshots lost | wrong results | hangs | damage caught |\n"
                 + "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");

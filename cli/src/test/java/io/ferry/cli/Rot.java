@@ -10,7 +10,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The crash harness's damage ({@link FaultHarnessIT}'s cache rot and store rot): a seeded bit
+ * The crash harness's damage ({@link FaultHarness}'s cache rot and store rot): a seeded bit
  * flipped, or a file cut short, in a node's cached images or in a pack on the store; and
  * whether the rollback that followed took the damaged rank from elsewhere.
  */

@@ -8,7 +8,7 @@ import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Named points in the checkpoint path where the fault harness ({@code FaultHarnessIT}) makes a
+ * Named points in the checkpoint path where the fault harness ({@code FaultHarness}) makes a
  * process die, to prove that a crash there loses nothing. Armed only by JVM properties, never by
  * configuration a user sets by accident: {@code -Dferry.crash-at=NAME[@N]} at start, or
  * {@code -Dferry.crash-file=PATH}, a file holding {@code NAME[@N]} that the harness writes while

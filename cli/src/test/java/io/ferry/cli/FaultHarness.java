@@ -7,6 +7,7 @@ import io.ferry.staging.StagingPipeline;
 import io.ferry.staging.VerifyReport;
 import io.ferry.stores.Store;
 import io.ferry.stores.Stores;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -15,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
@@ -33,7 +35,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code ferry coordinator} with its embedded broker, and two {@code ferry agent}s (n0, n1);
  * for the separate broker's fault, a second one whose coordinator and agents (m0, m1) share a
  * broker alone in its JVM ({@link BrokerProcess}).
- * Then {@code -Dferry.faults.runs} (default: one run of each kind of fault, the quick form
+ * Then {@code -Dferry.faults.runs} (default: one run of each of its kinds of fault, the quick form
  * {@code mvn -B verify} runs; 30 or more for the soak, docs/testing.md) jobs one after another, each a 2-rank
  * {@code ferry run --auto-recover} across both nodes, each with one fault chosen from the run's
  * seed ({@code -Dferry.faults.seed}, default 1; {@code -Dferry.faults.only=RANK_KILLED,...} picks the
@@ -48,8 +50,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * and a manifest for every rank on the store (no snapshot lost); every generation a node
  * restored was established (no snapshot without a commit marker used); and the whole store
  * verifies. The table of what happened is printed at the end, then every problem.
+ *
+ * <p>The kinds of fault are shared among three test classes, each with its own cluster, so that the
+ * suite's test JVMs run them at once: {@link FaultHarnessAgentsIT}, {@link FaultHarnessCoordinatorIT}
+ * and {@link FaultHarnessJobIT}; a class none of whose kinds {@code ferry.faults.only} names is skipped.
  */
-class FaultHarnessIT {
+abstract class FaultHarness {
     private static final int RANKS = 2;
     private static final int STEPS = 200;
     /**
@@ -144,13 +150,23 @@ class FaultHarnessIT {
     @TempDir
     Path tmp;
 
+    /** The kinds of fault this class runs, in the order of its quick form. */
+    private final List<Fault> kinds;
+
+    FaultHarness(Fault... kinds) {
+        this.kinds = List.of(kinds);
+    }
+
     @Test
     void seededFaultsLoseNoSnapshotAndChangeNoResult() throws Exception {
-        int runs = Integer.getInteger("ferry.faults.runs", Fault.values().length); // every kind once, in order
+        String onlyProperty = System.getProperty("ferry.faults.only", "");
+        List<Fault> only = onlyProperty.isBlank() ? kinds
+                : Arrays.stream(onlyProperty.split(",")).map(String::trim).map(Fault::valueOf)
+                .filter(kinds::contains).toList();
+        Assumptions.assumeFalse(only.isEmpty(), "ferry.faults.only names none of " + kinds);
+        int runs = Integer.getInteger("ferry.faults.runs", only.size()); // every kind once, in order
         long seed = Long.getLong("ferry.faults.seed", 1);
-        List<Fault> only = System.getProperty("ferry.faults.only", "").isBlank() ? List.of()
-                : java.util.Arrays.stream(System.getProperty("ferry.faults.only").split(",")).map(String::trim)
-                .map(Fault::valueOf).toList();
+        String name = getClass().getSimpleName();
         String kafka = "127.0.0.1:" + TestBed.freePort();
         Cluster embedded = new Cluster(null, coordinator("coordinator", "--listen", kafka),
                 List.of(agent("n0", kafka), agent("n1", kafka)), kafka);
@@ -167,8 +183,7 @@ class FaultHarnessIT {
         try {
             for (int i = 0; i < runs; i++) {
                 Random rnd = new Random(seed * 1_000_003 + i);
-                Fault fault = only.isEmpty() ? Fault.values()[(int) ((seed + i) % Fault.values().length)]
-                        : only.get(i % only.size());
+                Fault fault = only.get((int) ((seed - 1 + i) % only.size()));
                 FaultTable.Tally t = tallies.computeIfAbsent(fault, f -> new FaultTable.Tally());
                 t.runs++;
                 long t0 = System.nanoTime();
@@ -177,7 +192,7 @@ class FaultHarnessIT {
                 boolean serviceDown = fault.onCoordinator() || fault == Fault.BROKER_KILLED;
                 String outcome = run(i, fault, rnd, cluster, serviceDown ? longScript : script,
                         serviceDown ? STEPS_LONG : STEPS, t);
-                System.out.printf(Locale.ROOT, "FaultHarnessIT run %d (%s, %.0f s): %s%n", i, fault,
+                System.out.printf(Locale.ROOT, "%s run %d (%s, %.0f s): %s%n", name, i, fault,
                         (System.nanoTime() - t0) / 1e9, outcome);
                 if (!outcome.equals("ok")) {
                     problems.add("run " + i + " (" + fault + ", seed " + seed + "): " + outcome);
@@ -386,7 +401,7 @@ class FaultHarnessIT {
             t.rotted++;
             List<String> all = List.copyOf(printed);
             String caught = Rot.caught(all.subList(Math.min(linesAtRot, all.size()), all.size()), cacheRot, rotRank);
-            System.out.println("FaultHarnessIT run " + i + ": " + rotWhat + " (rank " + rotRank + ", generation "
+            System.out.println(getClass().getSimpleName() + " run " + i + ": " + rotWhat + " (rank " + rotRank + ", generation "
                     + rotGeneration + "): " + caught);
             if (caught.startsWith("caught") || caught.startsWith("not exercised")) {
                 t.rotCaught += caught.startsWith("caught") ? 1 : 0;
@@ -402,7 +417,7 @@ class FaultHarnessIT {
                 t.rotted++;
                 String pack = rotWhat.substring(rotWhat.lastIndexOf(' ') + 1);
                 boolean named = v.problems().stream().anyMatch(x -> (x.key() + " " + x.detail()).contains(pack));
-                System.out.println("FaultHarnessIT run " + i + ": " + rotWhat + ": verify found " + v.problems());
+                System.out.println(getClass().getSimpleName() + " run " + i + ": " + rotWhat + ": verify found " + v.problems());
                 if (named) {
                     t.rotCaught++;
                 } else {
