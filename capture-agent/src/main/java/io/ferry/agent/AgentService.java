@@ -204,7 +204,7 @@ public final class AgentService implements Closeable {
         } catch (org.apache.kafka.common.errors.InterruptException | org.apache.kafka.common.errors.WakeupException e) {
             // closing
         } finally {
-            commands.close();
+            KafkaLog.closeNow(commands);
         }
     }
 

@@ -79,7 +79,7 @@ final class JobWatch implements Closeable {
         } catch (org.apache.kafka.common.errors.InterruptException | org.apache.kafka.common.errors.WakeupException e) {
             // closing
         } finally {
-            events.close();
+            KafkaLog.closeNow(events);
         }
     }
 

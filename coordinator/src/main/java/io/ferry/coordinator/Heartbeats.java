@@ -76,6 +76,6 @@ final class Heartbeats implements Closeable {
 
     @Override
     public void close() {
-        reader.close();
+        KafkaLog.closeNow(reader);
     }
 }

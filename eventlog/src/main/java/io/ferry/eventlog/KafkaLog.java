@@ -395,6 +395,17 @@ public final class KafkaLog implements Closeable {
     }
 
     /**
+     * Closes a reader that commits nothing and belongs to no group ({@link #reader}, {@link #commandsFor},
+     * {@link #historyAndHeartbeats}) without waiting for the fetch the broker holds for it: Kafka's close
+     * waits for that fetch (up to its 500 ms wait when nothing is new) to end the fetch session, which the
+     * broker forgets anyway when the connection closes. Every command, agent and coordinator that stops
+     * closes one or two of these.
+     */
+    public static void closeNow(KafkaConsumer<byte[], byte[]> reader) {
+        reader.close(CloseOptions.timeout(Duration.ZERO));
+    }
+
+    /**
      * A consumer of the one commands partition that carries {@code node}'s commands (the
      * producer's default partitioner: murmur2 of the key), at its end: an agent reads its own
      * partition, not every node's commands. Records of other nodes sharing it must be skipped.
