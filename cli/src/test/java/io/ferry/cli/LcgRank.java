@@ -22,13 +22,9 @@ final class LcgRank {
                 "results=$1; x=$((FERRY_RANK + 1)); step=0",
                 "if [ -n \"$FERRY_RESTART_DIR\" ]; then read -r x step < \"$FERRY_RESTART_DIR/state\"; fi",
                 "echo $$ > \"$results/pid-$FERRY_RANK\"",
-                // A step's pause waits on a pipe nobody writes to (bash's read -t) rather than in a sleep
-                // process: a test's ranks forked thousands of them. 23 ms: what `sleep 0.02` and its fork
-                // took a step on a busy 2-core machine, so the jobs last as long as before.
-                "exec {tick}<> <(:)",
                 "while (( step < " + steps + " )); do",
                 "  (( x = (x * 1103515245 + 12345) % 2147483648, step++ ))",
-                "  read -r -t 0.023 -u \"$tick\" _ || :",
+                "  sleep 0.02",
                 "done",
                 "echo \"$x\" > \"$results/rank-$FERRY_RANK\"", ""));
         script.toFile().setExecutable(true);
