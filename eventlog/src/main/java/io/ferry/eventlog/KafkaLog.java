@@ -398,8 +398,8 @@ public final class KafkaLog implements Closeable {
      * Closes a reader that commits nothing and belongs to no group ({@link #reader}, {@link #commandsFor},
      * {@link #historyAndHeartbeats}) without waiting for the fetch the broker holds for it: Kafka's close
      * waits for that fetch (up to its 500 ms wait when nothing is new) to end the fetch session, which the
-     * broker forgets anyway when the connection closes. Every command, agent and coordinator that stops
-     * closes one or two of these.
+     * broker otherwise evicts from its session cache in time (nothing is lost: such a reader has no position
+     * to keep). Every command, agent and coordinator that stops closes one or two of these.
      */
     public static void closeNow(KafkaConsumer<byte[], byte[]> reader) {
         reader.close(CloseOptions.timeout(Duration.ZERO));
