@@ -401,8 +401,8 @@ abstract class FaultHarness {
             t.rotted++;
             List<String> all = List.copyOf(printed);
             String caught = Rot.caught(all.subList(Math.min(linesAtRot, all.size()), all.size()), cacheRot, rotRank);
-            System.out.println(getClass().getSimpleName() + " run " + i + ": " + rotWhat + " (rank " + rotRank + ", generation "
-                    + rotGeneration + "): " + caught);
+            System.out.println(getClass().getSimpleName() + " run " + i + ": " + rotWhat + " (rank " + rotRank
+                    + ", generation " + rotGeneration + "): " + caught);
             if (caught.startsWith("caught") || caught.startsWith("not exercised")) {
                 t.rotCaught += caught.startsWith("caught") ? 1 : 0;
             } else {
@@ -417,7 +417,8 @@ abstract class FaultHarness {
                 t.rotted++;
                 String pack = rotWhat.substring(rotWhat.lastIndexOf(' ') + 1);
                 boolean named = v.problems().stream().anyMatch(x -> (x.key() + " " + x.detail()).contains(pack));
-                System.out.println(getClass().getSimpleName() + " run " + i + ": " + rotWhat + ": verify found " + v.problems());
+                System.out.println(getClass().getSimpleName() + " run " + i + ": " + rotWhat + ": verify found "
+                        + v.problems());
                 if (named) {
                     t.rotCaught++;
                 } else {
