@@ -1,5 +1,6 @@
 package io.ferry.cli;
 
+import io.ferry.cli.FaultCluster.Daemon;
 import io.ferry.staging.Progress;
 import io.ferry.staging.Staging;
 import io.ferry.staging.StagingConfig;
@@ -11,7 +12,6 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -34,7 +34,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The crash and fault harness (issue 13). One cluster on loopback, as on a site: a
  * {@code ferry coordinator} with its embedded broker, and two {@code ferry agent}s (n0, n1);
  * for the separate broker's fault, a second one whose coordinator and agents (m0, m1) share a
- * broker alone in its JVM ({@link BrokerProcess}).
+ * broker alone in its JVM ({@link BrokerProcess}); the clusters are {@link FaultCluster}s.
  * Then {@code -Dferry.faults.runs} (default: one run of each of its kinds of fault, the quick form
  * {@code mvn -B verify} runs; 30 or more for the soak, docs/testing.md) jobs one after another, each a 2-rank
  * {@code ferry run --auto-recover} across both nodes, each with one fault chosen from the run's
@@ -105,47 +105,6 @@ abstract class FaultHarness {
         }
     }
 
-    /** One of the cluster's long-lived processes, started again with the same arguments when it dies. */
-    private final class Daemon {
-        final String name;
-        final List<String> args;
-        /** The class whose main it runs: Ferry's command line, or {@link BrokerProcess}. */
-        Class<?> main = Main.class;
-        /** The line it prints once it serves. */
-        String ready;
-        Process process;
-        Lines lines;
-
-        Daemon(String name, String ready, String... args) {
-            this.name = name;
-            this.ready = ready;
-            this.args = List.of(args);
-        }
-
-        /** Where the harness arms a crash point while it runs ({@link io.ferry.model.CrashPoint}). */
-        Path crashFile() {
-            return tmp.resolve("crash-" + name);
-        }
-
-        /** Starts it, not armed, and waits until it serves. */
-        void start() throws IOException, InterruptedException {
-            Files.deleteIfExists(crashFile());
-            List<String> jvm = List.of("-Xmx384m", "-Dferry.crash-file=" + crashFile());
-            ProcessBuilder pb = FerryProcess.builder(jvm, args.toArray(String[]::new));
-            if (main != Main.class) {
-                pb.command().set(pb.command().indexOf(Main.class.getName()), main.getName());
-            }
-            process = pb.redirectErrorStream(true).start();
-            lines = new Lines(process, name);
-            lines.await(name + " serving", l -> l.startsWith(ready));
-        }
-
-        void kill() throws InterruptedException {
-            process.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
-            process.destroyForcibly();
-            process.waitFor();
-        }
-    }
 
     @TempDir
     Path tmp;
@@ -168,14 +127,9 @@ abstract class FaultHarness {
         long seed = Long.getLong("ferry.faults.seed", 1);
         String name = getClass().getSimpleName();
         String kafka = "127.0.0.1:" + TestBed.freePort();
-        Cluster embedded = new Cluster(null, coordinator("coordinator", "--listen", kafka),
-                List.of(agent("n0", kafka), agent("n1", kafka)), kafka);
+        FaultCluster embedded = FaultCluster.embedded(tmp, kafka);
         // The site's own Kafka, apart from the coordinator: a broker alone in its JVM, started on first use.
-        String siteKafka = "127.0.0.1:" + TestBed.freePort();
-        Daemon broker = new Daemon("broker", "broker serving", tmp.resolve("site-kafka").toString(), siteKafka);
-        broker.main = BrokerProcess.class;
-        Cluster separate = new Cluster(broker, coordinator("coordinator-site", "--kafka", siteKafka),
-                List.of(agent("m0", siteKafka), agent("m1", siteKafka)), siteKafka);
+        FaultCluster separate = FaultCluster.separate(tmp, "127.0.0.1:" + TestBed.freePort());
         Map<Fault, FaultTable.Tally> tallies = new EnumMap<>(Fault.class);
         List<String> problems = new ArrayList<>();
         Path script = LcgRank.script(tmp, STEPS);
@@ -187,7 +141,7 @@ abstract class FaultHarness {
                 FaultTable.Tally t = tallies.computeIfAbsent(fault, f -> new FaultTable.Tally());
                 t.runs++;
                 long t0 = System.nanoTime();
-                Cluster cluster = fault == Fault.BROKER_KILLED ? separate : embedded;
+                FaultCluster cluster = fault == Fault.BROKER_KILLED ? separate : embedded;
                 cluster.startOnce();
                 boolean serviceDown = fault.onCoordinator() || fault == Fault.BROKER_KILLED;
                 String outcome = run(i, fault, rnd, cluster, serviceDown ? longScript : script,
@@ -206,54 +160,9 @@ abstract class FaultHarness {
         assertTrue(problems.isEmpty(), String.join("\n", problems));
     }
 
-    /** A broker (null: the coordinator's own), a coordinator, two agents, and the Kafka address they share. */
-    private record Cluster(Daemon broker, Daemon coordinator, List<Daemon> agents, String kafka) {
-        void startOnce() throws IOException, InterruptedException {
-            if (coordinator.process != null) {
-                return;
-            }
-            if (broker != null) {
-                broker.start();
-            }
-            coordinator.start();
-            for (Daemon a : agents) {
-                a.start();
-            }
-        }
-
-        void stop() throws InterruptedException {
-            for (Daemon d : agents) {
-                if (d.process != null) {
-                    d.kill();
-                }
-            }
-            if (coordinator.process != null) {
-                coordinator.kill();
-            }
-            if (broker != null && broker.process != null) {
-                broker.kill();
-            }
-        }
-
-        String nodes() {
-            return String.join(",", agents.stream().map(a -> a.name).toList());
-        }
-    }
-
-    /** A coordinator with its embedded broker ({@code --listen}) or of a separate one ({@code --kafka}). */
-    private Daemon coordinator(String name, String kafkaFlag, String kafka) {
-        return new Daemon(name, "ferry coordinator: serving jobs", "coordinator", "--home",
-                tmp.resolve(name).toString(),
-                kafkaFlag, kafka, "--http", "off", "--heartbeat-timeout", "10s", "--takeover-after", "6s");
-    }
-
-    private Daemon agent(String node, String kafka) {
-        return new Daemon(node, "ferry agent " + node, "agent", "--kafka", kafka, "--node", node, "--home",
-                tmp.resolve(node).toString(), "--heartbeat", "1s", "--peer-listen", "off");
-    }
 
     /** One job with one fault; "ok" or what went wrong. */
-    private String run(int i, Fault fault, Random rnd, Cluster cluster, Path script, int steps, FaultTable.Tally t)
+    private String run(int i, Fault fault, Random rnd, FaultCluster cluster, Path script, int steps, FaultTable.Tally t)
             throws Exception {
         Daemon coordinator = cluster.coordinator();
         List<Daemon> agents = cluster.agents();
