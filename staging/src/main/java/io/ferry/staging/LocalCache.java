@@ -190,12 +190,21 @@ public final class LocalCache {
     }
 
     /**
-     * Applies retention to {@code job} and returns the generations deleted: the newest
-     * {@code keep}, the newest established one and any image not yet staged stay. The store may
-     * not be able to say whether a generation is established: one it cannot answer for, newer
-     * than the newest it says is established, might be the newest established one, and is kept
-     * with it (while the store is down, the newest established generation's local copy is the
-     * restart's fastest source, and maybe its only).
+     * Applies retention to {@code job} and returns the generations deleted: only generations older than
+     * the newest established one go, and of all generations the newest {@code keep}, the newest
+     * established one and any image not yet staged stay.
+     *
+     * <p>Nothing newer than the newest established generation is dropped: any of them may be established
+     * next. A generation's commit marker is written after the last node staged its part, and this node
+     * may be that last one: it applies retention a moment before the marker exists. Dropped then (as it
+     * was while staging ran two or more generations behind the captures), the generation that became the
+     * newest established a moment later had no copy in this node's cache, and a restart from it fetched
+     * this node's ranks from a partner or the store. They go once a newer generation is established.
+     *
+     * <p>The store may not be able to say whether a generation is established: one it cannot answer for
+     * might be the newest established one, and is kept like one (while the store is down, the newest
+     * established generation's local copy is the restart's fastest source, and maybe its only). Where no
+     * generation is known to be established, nothing is dropped.
      *
      * @param keep        generations to keep, newest first
      * @param established whether a generation is established on the remote store (null: cannot say)
@@ -206,20 +215,19 @@ public final class LocalCache {
         }
         List<Long> gens = new ArrayList<>(generations(job));
         gens.sort(Comparator.reverseOrder());
-        java.util.Set<Long> mayBeNewestEstablished = new java.util.HashSet<>();
+        // The newest generation the store says is established; every newer one stays (those it cannot
+        // answer for among them). None established: every generation may be the first, none goes.
+        long floor = Long.MIN_VALUE;
         for (long g : gens) {
-            Boolean e = established.established(g);
-            if (e == null || e) {
-                mayBeNewestEstablished.add(g);
-            }
-            if (e != null && e) {
+            if (Boolean.TRUE.equals(established.established(g))) {
+                floor = g;
                 break;
             }
         }
         List<Long> deleted = new ArrayList<>();
         for (int i = keep; i < gens.size(); i++) {
             long g = gens.get(i);
-            if (mayBeNewestEstablished.contains(g) || !allStaged(job, g)) {
+            if (g >= floor || !allStaged(job, g)) {
                 continue;
             }
             drop(job, g);

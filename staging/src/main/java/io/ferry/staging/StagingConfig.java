@@ -68,8 +68,8 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
             "Raw chunk bytes buffered between pipeline stages (the reader blocks beyond it); each worker"
                     + " also holds one output buffer of a chunk.", "64MiB", 1L << 20, 16L << 30);
     public static final ConfigKey<Integer> KEEP_GENERATIONS = ConfigKey.intKey("cache.keep-generations",
-            "Generations of each job kept in a node-local cache (never the newest established one"
-                    + " nor one not yet staged).", 2, 1, 1000);
+            "Generations of each job kept in a node-local cache (never the newest established one, one"
+                    + " newer than it, nor one not yet staged).", 2, 1, 1000);
 
     public static final ConfigKey<Boolean> FILE_SHA256 = new ConfigKey<>("staging.file-sha256",
             "Also record each file's whole SHA-256 in its manifest (manifest version 1, which Ferry before"

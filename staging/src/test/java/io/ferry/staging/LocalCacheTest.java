@@ -68,6 +68,22 @@ class LocalCacheTest {
     }
 
     @Test
+    void aGenerationStagedHereWhoseMarkerIsNotWrittenYetStaysForItMayBeEstablishedNext() throws Exception {
+        // Seen in a three-node run: staging two generations behind the captures, this node staged its last
+        // image of 1 while 1's marker did not exist yet (the coordinator writes it once every node staged):
+        // 1 was dropped, became the newest established a moment later, and the restart after a node loss
+        // read this node's ranks from a partner and the store instead of this cache.
+        LocalCache c = cacheWith(0, 1, 2, 3);
+        assertEquals(List.of(), c.applyRetention("j", 2, g -> g == 0));
+        assertEquals(List.of(0L, 1L, 2L, 3L), c.generations("j"));
+        // once 2 is established, 1 and 0 are older than it and go (3 and 2 are the newest two)
+        assertEquals(List.of(1L, 0L), c.applyRetention("j", 2, g -> g <= 2));
+        assertEquals(List.of(2L, 3L), c.generations("j"));
+        assertEquals(List.of(), cacheWith(1, 2, 3).applyRetention("j", 1, g -> false),
+                "none established yet: every generation may be the first");
+    }
+
+    @Test
     void neverDropsAnImageNotYetStaged() throws Exception {
         LocalCache c = cacheWith(1, 2, 3);
         Fixture.write(c.imageDir(new ImageRef("j", 1, 2)).resolve("state"), new byte[]{9}); // rank 2 unstaged
