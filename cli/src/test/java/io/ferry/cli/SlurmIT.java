@@ -139,7 +139,13 @@ class SlurmIT {
             env.put("FERRY_HALT_GRACE", "90s");
             String b2 = slurm.sbatch(withOutput(options, "b2"), script, args, env);
             Lines outB2 = tail("b2");
-            String resume = outB2.await("the resume", l -> l.contains("(resumed by a new ferry run)"));
+            String resume;
+            try {
+                resume = outB2.await("the resume", l -> l.contains("(resumed by a new ferry run)"));
+            } catch (AssertionError notStarted) { // seen once (in 10 runs): job-b2.out never written; say why
+                throw new AssertionError(notStarted.getMessage() + "\nSlurm job " + b2 + ": " + slurm.job(b2)
+                        + "\n" + slurm.logs(), notStarted);
+            }
             long g = Lines.generationOf(resume);
             assertTrue(g >= established, "resumed from " + g + ", older than " + established + ": " + resume);
             Map<Integer, String> sources = restored(outB2, g);
