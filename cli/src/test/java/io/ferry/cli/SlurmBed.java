@@ -39,6 +39,7 @@ final class SlurmBed implements AutoCloseable {
     private final String mark;
     private final List<String> nodes = new ArrayList<>();
     private final List<Process> daemons = new ArrayList<>();
+    private final List<String> daemonNames = new ArrayList<>();
     private final Thread hook = new Thread(this::stop, "SlurmBed cleanup");
     private boolean stopped;
 
@@ -137,6 +138,11 @@ final class SlurmBed implements AutoCloseable {
     /** The tails of the daemons' logs, for a failure message. */
     String logs() {
         StringBuilder s = new StringBuilder();
+        for (int i = 0; i < daemons.size(); i++) {
+            if (!daemons.get(i).isAlive()) {
+                s.append(daemonNames.get(i)).append(" EXITED (").append(daemons.get(i).exitValue()).append(")\n");
+            }
+        }
         try (Stream<Path> logs = Files.list(dir.resolve("log"))) {
             for (Path p : logs.sorted().toList()) {
                 List<String> l = Files.readAllLines(p, StandardCharsets.UTF_8);
@@ -263,11 +269,14 @@ final class SlurmBed implements AutoCloseable {
     }
 
     private void daemon(String name, String... cmd) throws IOException {
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+        // in the bed's directory: a daemon that crashes leaves its core there, not in the module's (slurmd 22.05
+        // was seen to die of a SIGSEGV in its own malloc, in nodelist_find)
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).directory(dir.toFile())
                 .redirectOutput(dir.resolve("log").resolve(name + ".out").toFile());
         pb.environment().put("FERRY_SLURMBED", mark); // slurmstepd inherits it: close() finds what is left by it
         pb.environment().putAll(env());
         daemons.add(pb.start());
+        daemonNames.add(name);
     }
 
     private synchronized void stop() {

@@ -142,7 +142,7 @@ class SlurmIT {
             String resume;
             try {
                 resume = outB2.await("the resume", l -> l.contains("(resumed by a new ferry run)"));
-            } catch (AssertionError notStarted) { // seen once (in 10 runs): job-b2.out never written; say why
+            } catch (AssertionError notStarted) { // seen once: never started, a slurmd had died of a SIGSEGV
                 throw new AssertionError(notStarted.getMessage() + "\nSlurm job " + b2 + ": " + slurm.job(b2)
                         + "\n" + slurm.logs(), notStarted);
             }
