@@ -21,7 +21,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * ranks of a program that knows nothing of Ferry (a ring of {@code MPI_Sendrecv}) is one rank
  * of {@code ferry run --capture dmtcp}, so DMTCP follows mpirun and the ranks it forks, and one
  * checkpoint takes them all with the messages between them. With {@code DMTCP_SIGCKPT=40}
- * (Open MPI uses DMTCP's default signal, SIGUSR2) and {@code HWLOC_COMPONENTS=no_os,stop}
+ * (Open MPI uses DMTCP's default signal, SIGUSR2), {@code PMIX_MCA_gds=hash} (PMIx's shared-memory store
+ * keeps segments under /tmp that mpirun removes when it aborts: restored, a rank found them gone) and
+ * {@code HWLOC_COMPONENTS=no_os,stop}
  * (hwloc opens block device entries DMTCP cannot checkpoint). An MPI rank is SIGKILLed, mpirun
  * aborts, the job rolls back: mpirun and both ranks are restored and end with the results of
  * an uninterrupted run. A rank killed while a checkpoint is under way may leave DMTCP's
@@ -56,6 +58,7 @@ class MpiUnderDmtcpIT {
         ProcessBuilder pb = FerryProcess.builder(List.of(), args.toArray(String[]::new)).redirectErrorStream(true);
         pb.environment().put("DMTCP_SIGCKPT", "40");
         pb.environment().put("HWLOC_COMPONENTS", "no_os,stop");
+        pb.environment().put("PMIX_MCA_gds", "hash");
         Process ferry = pb.start();
         try {
             Lines lines = new Lines(ferry, "mpi");
