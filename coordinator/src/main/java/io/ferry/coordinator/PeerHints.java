@@ -46,8 +46,8 @@ public final class PeerHints {
     /**
      * For each of {@code ranks} restarting generation {@code g} on {@code landing}: the other
      * nodes that may hold its image ({@code NODE=HOST:PORT,...}, where it ran first, then that
-     * node's partner), only those heard from within {@link #FRESH_MILLIS} of {@code nowMillis};
-     * ranks with none are left out.
+     * node's partner; the partner first where the job's ranks were moved off that node), only those
+     * heard from within {@link #FRESH_MILLIS} of {@code nowMillis}; ranks with none are left out.
      */
     public static Map<Integer, String> forRestart(JobView j, long g, RankSet ranks, String landing, long nowMillis) {
         GenerationView gv = j.generations.get(g);
@@ -66,6 +66,12 @@ public final class PeerHints {
             String partner = partners.get(origin);
             if (partner != null) {
                 add(j, holders, partner, landing, nowMillis);
+                // A node the job's ranks were moved off (lost) is asked after its partner: its cache is likely
+                // gone with it, and a host that is down answers a connection with nothing, so asking it first cost
+                // every restore after a node loss the peers' connect timeout (5 s) before the partner was asked.
+                if (holders.size() == 2 && j.placement != null && !j.placement.nodes().contains(origin)) {
+                    holders.add(holders.remove(0));
+                }
             }
             if (!holders.isEmpty()) {
                 out.put(r, String.join(",", holders));

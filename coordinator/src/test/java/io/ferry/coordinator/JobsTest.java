@@ -329,6 +329,11 @@ class JobsTest {
                 PeerHints.forRestart(j, 0, moved, "c", 1000));
         // On b itself, b's own cache holds the copy: only a is worth asking.
         assertEquals("a=10.0.0.1:7001", PeerHints.forRestart(j, 0, moved, "b", 1000).get(0));
+        // Once the job's ranks were moved off a (it was lost), a's partner b is asked first: a's host may be down,
+        // and a connection to it would wait out the timeout before b was asked.
+        apply(new Event.JobPlaced("j", "map:0-1:c,2-3:b,4-5:c", "node a lost; its ranks 0-1 move to c"));
+        assertEquals(Map.of(0, "b=10.0.0.2:7002,a=10.0.0.1:7001", 1, "b=10.0.0.2:7002,a=10.0.0.1:7001"),
+                PeerHints.forRestart(j, 0, moved, "c", 1000));
         // An agent silent for longer than FRESH_MILLIS is not asked at all.
         apply(new Event.Heartbeat("j", "b"));
         assertEquals(Map.of(), PeerHints.forRestart(j, 0, moved, "c", 1000 + PeerHints.FRESH_MILLIS + 1));
