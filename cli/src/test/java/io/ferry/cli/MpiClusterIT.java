@@ -36,11 +36,13 @@ class MpiClusterIT {
     Path tmp;
     private final List<Process> started = new ArrayList<>();
     private KafkaLogin login;
+    private Path runtime; // the bed's: its agents' links for the ranks mpirun starts (TestBed#runtimeDir)
 
     @Test
     void anMpiJobAcrossThreeHostsSurvivesARankKillAndResumesAfterALostNode() throws Exception {
         Path program = compile();
         try (TestBed bed = TestBed.create(3)) {
+            runtime = bed.runtimeDir();
             System.out.println("MpiClusterIT: " + (bed.namespaces() ? "3 test hosts in network namespaces"
                     : "every rank on this host (" + bed.fallbackReason() + ")"));
             String kafka = bed.serviceAddress() + ":" + TestBed.freePort();
@@ -189,6 +191,7 @@ class MpiClusterIT {
 
 
     private Lines start(ProcessBuilder pb) throws IOException {
+        pb.environment().put("FERRY_RUNTIME_DIR", runtime.toString());
         Process p = login.applyTo(pb).redirectErrorStream(true).start();
         started.add(p);
         return new Lines(p, "p" + started.size());

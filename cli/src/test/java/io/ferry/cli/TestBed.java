@@ -45,6 +45,7 @@ public final class TestBed implements AutoCloseable {
     private String fallbackReason = "";
     private Thread hook;
     private boolean cleaned;
+    private Path runtime;
 
     private TestBed(int hosts) {
         this.hosts = hosts;
@@ -89,7 +90,10 @@ public final class TestBed implements AutoCloseable {
         return "fe-h" + index(i);
     }
 
-    /** A builder running {@code command} on host {@code i}: in its namespace, or plainly on loopback. */
+    /**
+     * A builder running {@code command} on host {@code i}: in its namespace, or plainly on loopback; with this
+     * bed's {@link #runtimeDir()}.
+     */
     public ProcessBuilder onHost(int i, List<String> command) {
         List<String> full = new ArrayList<>();
         if (namespaces()) {
@@ -97,7 +101,27 @@ public final class TestBed implements AutoCloseable {
                     "sh", "-c", SET_HOSTNAME, hostName(i)));
         }
         full.addAll(command);
-        return new ProcessBuilder(full);
+        ProcessBuilder pb = new ProcessBuilder(full);
+        pb.environment().put("FERRY_RUNTIME_DIR", runtimeDir().toString());
+        return pb;
+    }
+
+    /**
+     * This bed's {@code FERRY_RUNTIME_DIR} (a private temporary directory), set by {@link #onHost} for what runs on
+     * its hosts: an agent leaves its link for launched ranks there, named by its host's name, and every bed's hosts
+     * are named alike (fe-h0...). In the user's one runtime directory, a bed's agents replaced another bed's links
+     * while both ran, and a rank of the other's job found a dead agent behind its host's link. A {@code ferry run
+     * --launch} of a bed's job takes it too ({@code pb.environment()}), for the ranks its launcher starts.
+     */
+    public synchronized Path runtimeDir() {
+        if (runtime == null) {
+            try {
+                runtime = Files.createTempDirectory("ferry-bed-" + tag + "-"); // rwx------, as the shim requires
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        return runtime;
     }
 
     /**
@@ -117,7 +141,8 @@ public final class TestBed implements AutoCloseable {
                 exec %s netns exec "$ns" %s --uts sh -c '%s' "$name" sh -c "$*"
                 """.formatted(cases, ip, unshare, SET_HOSTNAME);
         Path agent = dir.resolve("rsh-agent.sh");
-        Files.writeString(agent, "#!/bin/sh\n# mpirun rsh agent written by io.ferry.cli.TestBed\n" + body);
+        Files.writeString(agent, "#!/bin/sh\n# mpirun rsh agent written by io.ferry.cli.TestBed\nexport FERRY_RUNTIME_DIR='"
+                + runtimeDir() + "'\n" + body);
         Files.setPosixFilePermissions(agent, PosixFilePermissions.fromString("rwxr-xr-x"));
         return agent;
     }
@@ -275,6 +300,14 @@ public final class TestBed implements AutoCloseable {
     }
 
     private synchronized void cleanUp() {
+        if (runtime != null) {
+            try {
+                io.ferry.staging.internal.FileTrees.delete(runtime);
+            } catch (IOException e) {
+                System.err.println("TestBed cleanup: " + e);
+            }
+            runtime = null;
+        }
         if (!cleaned && !net.isEmpty()) {
             cleaned = true;
             deleteTagged(tag);
