@@ -141,8 +141,8 @@ public final class TestBed implements AutoCloseable {
                 exec %s netns exec "$ns" %s --uts sh -c '%s' "$name" sh -c "$*"
                 """.formatted(cases, ip, unshare, SET_HOSTNAME);
         Path agent = dir.resolve("rsh-agent.sh");
-        Files.writeString(agent, "#!/bin/sh\n# mpirun rsh agent written by io.ferry.cli.TestBed\nexport FERRY_RUNTIME_DIR='"
-                + runtimeDir() + "'\n" + body);
+        Files.writeString(agent, "#!/bin/sh\n# mpirun rsh agent written by io.ferry.cli.TestBed\n"
+                + "export FERRY_RUNTIME_DIR='" + runtimeDir() + "'\n" + body);
         Files.setPosixFilePermissions(agent, PosixFilePermissions.fromString("rwxr-xr-x"));
         return agent;
     }
