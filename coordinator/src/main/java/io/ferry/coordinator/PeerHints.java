@@ -61,17 +61,16 @@ public final class PeerHints {
                 continue;
             }
             String origin = gv.placement.nodeOf(r);
-            List<String> holders = new ArrayList<>();
-            add(j, holders, origin, landing, nowMillis);
             String partner = partners.get(origin);
-            if (partner != null) {
-                add(j, holders, partner, landing, nowMillis);
-                // A node the job's ranks were moved off (lost) is asked after its partner: its cache is likely
-                // gone with it, and a host that is down answers a connection with nothing, so asking it first cost
-                // every restore after a node loss the peers' connect timeout (5 s) before the partner was asked.
-                if (holders.size() == 2 && j.placement != null && !j.placement.nodes().contains(origin)) {
-                    holders.add(holders.remove(0));
-                }
+            // A node the job's ranks were moved off (lost) is asked after its partner: its cache is likely gone
+            // with it, and a host that is down answers a connection with nothing, so asking it first cost every
+            // restore after a node loss the peers' connect timeout (5 s) before the partner was asked.
+            boolean movedOff = j.placement != null && !j.placement.nodes().contains(origin);
+            List<String> asked = partner == null ? List.of(origin)
+                    : movedOff ? List.of(partner, origin) : List.of(origin, partner);
+            List<String> holders = new ArrayList<>();
+            for (String node : asked) {
+                add(j, holders, node, landing, nowMillis);
             }
             if (!holders.isEmpty()) {
                 out.put(r, String.join(",", holders));
