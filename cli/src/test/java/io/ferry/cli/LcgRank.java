@@ -1,8 +1,12 @@
 package io.ferry.cli;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * A signal-mode rank for the cluster tests, stepping an LCG from rank+1, its state saved on SIGUSR2, resumed
@@ -16,29 +20,18 @@ final class LcgRank {
 
     /** Builds the rank into {@code dir} (or writes the bash one there); its one argument is the results directory. */
     static Path script(Path dir, int steps) throws IOException {
-        Path src = dir.resolve("lcg_rank.c");
-        try (var in = LcgRank.class.getResourceAsStream("/lcg/lcg_rank.c")) {
-            Files.copy(in, src, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-        }
-        Path exe = dir.resolve("lcg_rank");
         try {
-            Process cc = new ProcessBuilder("gcc", "-O1", "-DSTEPS=" + steps, "-o", exe.toString(), src.toString())
-                    .redirectErrorStream(true).start();
-            String out = new String(cc.getInputStream().readAllBytes());
-            if (cc.waitFor() != 0) {
-                throw new AssertionError("gcc " + src + " failed: " + out);
-            }
-            return exe;
+            return build(dir, "/lcg/lcg_rank.c", "gcc", "-O1", "-DSTEPS=" + steps);
         } catch (IOException noCompiler) {
             return bashScript(dir, steps);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("building the rank");
+            throw new InterruptedIOException("building the rank");
         }
     }
 
     /** The same rank in bash, 20 ms a step: its trap saves the state between commands. */
-    static Path bashScript(Path dir, int steps) throws IOException {
+    private static Path bashScript(Path dir, int steps) throws IOException {
         Path script = dir.resolve("rank.sh");
         Files.writeString(script, String.join("\n",
                 "#!/usr/bin/env bash",
@@ -61,16 +54,25 @@ final class LcgRank {
      * built with mpicc into {@code dir}; an {@link IOException} when mpicc cannot be run.
      */
     static Path mpiProgram(Path dir) throws IOException, InterruptedException {
-        Path src = dir.resolve("lcg_allreduce.c");
-        try (var in = LcgRank.class.getResourceAsStream("/mpi/lcg_allreduce.c")) {
-            Files.copy(in, src);
+        return build(dir, "/mpi/lcg_allreduce.c", "mpicc", "-O2");
+    }
+
+    /**
+     * Compiles the test resource {@code source} ({@code /dir/NAME.c}) into {@code dir/NAME} with {@code compiler};
+     * an {@link IOException} when the compiler cannot be run, an {@link AssertionError} with its output when it fails.
+     */
+    private static Path build(Path dir, String source, String... compiler) throws IOException, InterruptedException {
+        Path src = dir.resolve(source.substring(source.lastIndexOf('/') + 1));
+        try (var in = LcgRank.class.getResourceAsStream(source)) {
+            Files.copy(in, src, StandardCopyOption.REPLACE_EXISTING);
         }
-        Path exe = dir.resolve("lcg_allreduce");
-        Process cc = new ProcessBuilder("mpicc", "-O2", "-o", exe.toString(), src.toString()).redirectErrorStream(true)
-                .start();
+        Path exe = dir.resolve(src.getFileName().toString().replaceFirst("\\.c$", ""));
+        List<String> cmd = new ArrayList<>(List.of(compiler));
+        cmd.addAll(List.of("-o", exe.toString(), src.toString()));
+        Process cc = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(cc.getInputStream().readAllBytes());
         if (cc.waitFor() != 0) {
-            throw new AssertionError("mpicc failed: " + out);
+            throw new AssertionError(compiler[0] + " " + src + " failed: " + out);
         }
         return exe;
     }
