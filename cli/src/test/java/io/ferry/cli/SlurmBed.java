@@ -38,8 +38,8 @@ final class SlurmBed implements AutoCloseable {
     private final Path conf;
     private final String mark;
     private final List<String> nodes = new ArrayList<>();
-    private final List<Process> daemons = new ArrayList<>();
-    private final List<String> daemonNames = new ArrayList<>();
+    /** munged, slurmctld, then the slurmds, in the order they were started. */
+    private final List<Daemon> daemons = new ArrayList<>();
     private final Thread hook = new Thread(this::stop, "SlurmBed cleanup");
     private boolean stopped;
 
@@ -138,9 +138,9 @@ final class SlurmBed implements AutoCloseable {
     /** The tails of the daemons' logs, for a failure message. */
     String logs() {
         StringBuilder s = new StringBuilder();
-        for (int i = 0; i < daemons.size(); i++) {
-            if (!daemons.get(i).isAlive()) {
-                s.append(daemonNames.get(i)).append(" EXITED (").append(daemons.get(i).exitValue()).append(")\n");
+        for (Daemon d : daemons) {
+            if (!d.process().isAlive()) {
+                s.append(d.name()).append(" EXITED (").append(d.process().exitValue()).append(")\n");
             }
         }
         try (Stream<Path> logs = Files.list(dir.resolve("log"))) {
@@ -249,10 +249,10 @@ final class SlurmBed implements AutoCloseable {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         String states = "";
         while (System.nanoTime() < deadline) {
-            for (Process p : daemons) {
-                if (!p.isAlive()) {
-                    throw new IOException("a Slurm daemon exited (" + p.exitValue() + "): " + p.info().commandLine()
-                            .orElse("?") + "\n" + logs());
+            for (Daemon daemon : daemons) {
+                if (!daemon.process().isAlive()) {
+                    throw new IOException("a Slurm daemon exited (" + daemon.process().exitValue() + "): "
+                            + daemon.name() + "\n" + logs());
                 }
             }
             try {
@@ -275,9 +275,10 @@ final class SlurmBed implements AutoCloseable {
                 .redirectOutput(dir.resolve("log").resolve(name + ".out").toFile());
         pb.environment().put("FERRY_SLURMBED", mark); // slurmstepd inherits it: close() finds what is left by it
         pb.environment().putAll(env());
-        daemons.add(pb.start());
-        daemonNames.add(name);
+        daemons.add(new Daemon(name, pb.start()));
     }
+
+    private record Daemon(String name, Process process) {}
 
     private synchronized void stop() {
         if (stopped) {
@@ -285,7 +286,7 @@ final class SlurmBed implements AutoCloseable {
         }
         stopped = true;
         try {
-            if (daemons.size() > 1 && daemons.get(1).isAlive()) { // slurmctld: cancel every job, let them end
+            if (daemons.size() > 1 && daemons.get(1).process().isAlive()) { // slurmctld: cancel every job, let them end
                 String jobs = slurm("squeue", "-h", "-o", "%i");
                 for (String j : jobs.split("\\s+")) {
                     if (!j.isBlank()) {
@@ -301,9 +302,9 @@ final class SlurmBed implements AutoCloseable {
             System.err.println("SlurmBed cleanup: " + e.getMessage());
         }
         for (int i = daemons.size() - 1; i >= 0; i--) { // slurmds, slurmctld, munged
-            daemons.get(i).destroy();
+            daemons.get(i).process().destroy();
         }
-        for (Process p : daemons) {
+        for (Process p : daemons.stream().map(Daemon::process).toList()) {
             try {
                 if (!p.waitFor(10, TimeUnit.SECONDS)) {
                     p.destroyForcibly();

@@ -1,5 +1,7 @@
 package io.ferry.cli;
 
+import io.ferry.staging.internal.FileTrees;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -302,7 +304,7 @@ public final class TestBed implements AutoCloseable {
     private synchronized void cleanUp() {
         if (runtime != null) {
             try {
-                io.ferry.staging.internal.FileTrees.delete(runtime);
+                FileTrees.delete(runtime);
             } catch (IOException e) {
                 System.err.println("TestBed cleanup: " + e);
             }
