@@ -59,7 +59,9 @@ static void checkpoint(long long x, long long step) {
         return;
     }
     snprintf(path, sizeof path, "%s/%s/DONE", dir, g);
-    write_file(path, "");
+    if (write_file(path, "") != 0) {
+        fprintf(stderr, "lcg_rank: cannot write %s: %s\n", path, strerror(errno));
+    }
 }
 
 int main(int argc, char **argv) {
