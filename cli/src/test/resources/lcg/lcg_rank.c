@@ -3,7 +3,9 @@
  * from rank+1, 25 ms a step; on SIGUSR2 it saves "x step" into FERRY_CKPT_DIR/<REQUEST>/state and
  * then marks DONE there; it resumes from FERRY_RESTART_DIR/state on a restart and writes its result
  * to RESULTS/rank-R (argument 1). STEPS is set at compile time (-DSTEPS=n). The signal only sets a
- * flag: the state is saved between steps, as the bash trap runs between commands.
+ * flag: the state is saved between steps, as the bash trap runs between commands. Once RESULTS/hurry
+ * exists the steps run without their pause: a test that saw what it waited for lets the job end, its
+ * result the same (it depends on the steps, not on their pace).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -78,7 +80,8 @@ int main(int argc, char **argv) {
     const char *rank = getenv("FERRY_RANK");
     long long x = (rank != NULL ? atoll(rank) : 0) + 1, step = 0;
     const char *restart = getenv("FERRY_RESTART_DIR");
-    char path[4096], text[64];
+    char path[4096], text[64], hurry[4096];
+    snprintf(hurry, sizeof hurry, "%s/hurry", argv[1]);
     if (restart != NULL && *restart != 0) {
         snprintf(path, sizeof path, "%s/state", restart);
         FILE *s = fopen(path, "r");
@@ -98,7 +101,7 @@ int main(int argc, char **argv) {
         x = (x * 1103515245LL + 12345) % 2147483648LL;
         step++;
         struct timespec pause = {0, 25 * 1000 * 1000};
-        while (nanosleep(&pause, &pause) != 0 && errno == EINTR) {
+        while (access(hurry, F_OK) != 0 && nanosleep(&pause, &pause) != 0 && errno == EINTR) {
             if (requested) {
                 break; /* the pause ends here and the state is saved */
             }

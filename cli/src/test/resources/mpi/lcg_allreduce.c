@@ -4,7 +4,8 @@
  * step changes every rank's result. Checkpoints through Ferry's cooperative protocol in
  * socket mode (docs/protocol.md): HELLO on FERRY_SOCKET; at each step the ranks agree
  * (MPI_Allreduce of "was I asked?") to save their state at the same step, so the snapshot
- * is consistent across nodes. Usage: lcg_allreduce RESULTS_DIR STEPS
+ * is consistent across nodes. Usage: lcg_allreduce RESULTS_DIR STEPS. 20 ms a step, none once
+ * RESULTS_DIR/hurry exists (a test that saw what it waited for lets the job end; the result is the same).
  */
 #include <mpi.h>
 #include <poll.h>
@@ -54,7 +55,8 @@ int main(int argc, char **argv) {
 
     long long x = rank + 1;
     long step = 0;
-    char path[4200];
+    char path[4200], hurry[4200];
+    snprintf(hurry, sizeof hurry, "%s/hurry", results);
     const char *restart = getenv("FERRY_RESTART_DIR");
     if (restart && *restart) {
         snprintf(path, sizeof path, "%s/state", restart);
@@ -92,7 +94,9 @@ int main(int argc, char **argv) {
         MPI_Allreduce(&mine, &sum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
         x = (x * 1103515245LL + 12345LL + sum) % 2147483648LL;
         step++;
-        usleep(20000);
+        if (access(hurry, F_OK) != 0) { /* RESULTS/hurry: the test saw what it waited for */
+            usleep(20000);
+        }
     }
     snprintf(path, sizeof path, "%s/rank-%d", results, rank);
     FILE *r = fopen(path, "w");

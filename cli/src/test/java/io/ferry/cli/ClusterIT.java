@@ -85,6 +85,7 @@ class ClusterIT {
             String n0 = run.await("n0 rolled back",
                     l -> l.contains("node n0 restored generation " + Lines.generationOf(moved)));
             assertTrue(n0.contains("0=local") && n0.contains("1=local"), n0);
+            LcgRank.hurry(results); // the rest of the job only waits for its end
 
             Process runProcess = started.get(started.size() - 1);
             assertTrue(runProcess.waitFor(4, TimeUnit.MINUTES), "ferry run did not finish: " + run.lines);

@@ -103,6 +103,9 @@ class CoordinatorTakeoverIT {
             String took = a.awaitAfter(aSoFar, "a takes the job over", l -> l.contains("took on events partitions"));
             assertTrue(partitions(took).contains(partition),
                     took + " should include " + job + "'s partition " + partition);
+            run.await("a generation established by a after the one in flight",
+                    l -> l.matches(".*generation \\d+ established.*") && Lines.generationOf(l) > g + 1);
+            LcgRank.hurry(results); // the rest of the job only waits for its end
 
             assertTrue(runProcess.waitFor(4, TimeUnit.MINUTES), "ferry run did not finish: " + run.lines);
             assertEquals(0, runProcess.exitValue(), String.join("\n", run.lines));

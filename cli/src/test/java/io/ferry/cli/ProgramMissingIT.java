@@ -67,6 +67,7 @@ class ProgramMissingIT {
             assertTrue(failed.find());
             long g = Long.parseLong(failed.group(1));
             Files.move(away, script); // the file system is back
+            LcgRank.hurry(results); // what follows the relaunch only waits for the end
             assertTrue(runner.awaitFinish(), text(printed));
 
             JobView v = runner.view().orElseThrow();

@@ -21,6 +21,7 @@ final class Resumed {
         String next = lines.await("a new generation established",
                 l -> l.matches(".*generation \\d+ established on the.*"));
         assertTrue(Lines.generationOf(next) > newest, "new generations are numbered above every marker: " + next);
+        LcgRank.hurry(results); // the rest of the job only waits for its end
         assertTrue(again.waitFor(3, TimeUnit.MINUTES), "ferry run ended");
         assertEquals(0, again.exitValue(), String.join("\n", lines.lines));
         for (int r = 0; r < 2; r++) {

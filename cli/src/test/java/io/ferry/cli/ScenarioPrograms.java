@@ -1,8 +1,13 @@
 package io.ferry.cli;
 
 import java.io.IOException;
+import java.net.BindException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -25,6 +30,20 @@ final class ScenarioPrograms {
         return bin;
     }
 
+    /**
+     * The shell assignment that makes a program started after it run its steps without their pause once
+     * {@link #hurry} was called for {@code dir}: the test has seen what it waited for, and the file the program
+     * writes is the same.
+     */
+    static String hurryAssignment(Path dir) {
+        return "SCENARIO_HURRY=" + dir.resolve("hurry") + " ";
+    }
+
+    /** The rest of the steps of the programs started with {@link #hurryAssignment} for {@code dir} run at once. */
+    static void hurry(Path dir) throws IOException {
+        Files.writeString(dir.resolve("hurry"), "");
+    }
+
     /** What {@code bin OUT STEPS 0} writes to OUT, run uninterrupted. */
     static String reference(Path bin, Path out, int steps) throws IOException, InterruptedException {
         Process p = new ProcessBuilder(bin.toString(), out.toString(), Integer.toString(steps), "0")
@@ -37,18 +56,18 @@ final class ScenarioPrograms {
      * Each rank's file from an uninterrupted run of {@code ranks} ranks (in {@code dir/reference.R}):
      * one for a program whose ranks are alike, one per rank for a ring (on loopback ports).
      */
-    static java.util.List<String> references(Path bin, Path dir, int steps, int ranks) throws Exception {
+    static List<String> references(Path bin, Path dir, int steps, int ranks) throws Exception {
         String port = ranks > 1 ? Integer.toString(freePorts(ranks)) : null;
-        java.util.List<Process> running = new java.util.ArrayList<>();
+        List<Process> running = new ArrayList<>();
         for (int r = 0; r < ranks; r++) {
-            java.util.List<String> cmd = new java.util.ArrayList<>(java.util.List.of(bin.toString(),
+            List<String> cmd = new ArrayList<>(List.of(bin.toString(),
                     dir.resolve("reference." + r).toString(), Integer.toString(steps), "0"));
             if (port != null) {
-                cmd.addAll(java.util.List.of(port, Integer.toString(r), Integer.toString(ranks)));
+                cmd.addAll(List.of(port, Integer.toString(r), Integer.toString(ranks)));
             }
             running.add(new ProcessBuilder(cmd).redirectOutput(ProcessBuilder.Redirect.DISCARD).start());
         }
-        java.util.List<String> files = new java.util.ArrayList<>();
+        List<String> files = new ArrayList<>();
         for (int r = 0; r < ranks; r++) {
             assertEquals(0, running.get(r).waitFor(), bin + " rank " + r + " uninterrupted");
             files.add(Files.readString(dir.resolve("reference." + r)));
@@ -59,18 +78,18 @@ final class ScenarioPrograms {
     /** A port P such that P .. P + n - 1 were free a moment ago on the loopback. */
     static int freePorts(int n) throws IOException {
         for (int i = 0; i < 50; i++) {
-            java.util.List<java.net.ServerSocket> held = new java.util.ArrayList<>();
+            List<ServerSocket> held = new ArrayList<>();
             try {
-                held.add(new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress()));
+                held.add(new ServerSocket(0, 1, InetAddress.getLoopbackAddress()));
                 int base = held.get(0).getLocalPort();
                 for (int k = 1; k < n; k++) {
-                    held.add(new java.net.ServerSocket(base + k, 1, java.net.InetAddress.getLoopbackAddress()));
+                    held.add(new ServerSocket(base + k, 1, InetAddress.getLoopbackAddress()));
                 }
                 return base;
-            } catch (java.net.BindException taken) {
+            } catch (BindException taken) {
                 // the next one
             } finally {
-                for (java.net.ServerSocket s : held) {
+                for (ServerSocket s : held) {
                     s.close();
                 }
             }

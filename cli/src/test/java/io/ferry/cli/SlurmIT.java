@@ -102,6 +102,8 @@ class SlurmIT {
             String a = slurm.sbatch(withOutput(options, "a"), script, List.of(program.toString(), results.toString(),
                     Integer.toString(STEPS)), env);
             Lines outA = tail("a");
+            outA.await("a snapshot", l -> l.matches(".*generation \\d+ established.*"));
+            LcgRank.hurry(results); // the rest of the job only waits for its end
             Map<String, String> endA = slurm.awaitEnd(a, 150);
             assertEquals("COMPLETED", endA.get("JobState"), endA + "\n" + String.join("\n", outA.lines));
             assertEquals("0:0", endA.get("ExitCode"), endA.toString());
@@ -179,6 +181,7 @@ class SlurmIT {
             Lines outB3 = tail("b3");
             String again = outB3.await("the resume after the halt", l -> l.contains("(resumed by a new ferry run)"));
             assertEquals(halted, Lines.generationOf(again), "resumed from the halt's checkpoint: " + again);
+            LcgRank.hurry(results2);
             Map<String, String> endB3 = slurm.awaitEnd(b3, 150);
             assertEquals("COMPLETED", endB3.get("JobState"), endB3 + "\n" + String.join("\n", outB3.lines));
             outB3.await("the job's end", l -> l.contains("job finished: the launcher exited 0"));

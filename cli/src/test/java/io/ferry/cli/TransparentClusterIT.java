@@ -94,7 +94,7 @@ class TransparentClusterIT {
             Lines run = start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "dmwide",
                     "--ranks", Integer.toString(RANKS), "--nodes", "n0,n1,n2", "--interval", "2s", "--auto-recover",
                     "--partner", "--capture", method, "--store", tmp.resolve("store").toString(), "--", "bash", "-c",
-                    (ring ? "RING_HOSTS=" + hosts + " " : "") + "exec " + bin + " " + tmp + "/out.$FERRY_RANK.txt "
+                    ScenarioPrograms.hurryAssignment(tmp) + (ring ? "RING_HOSTS=" + hosts + " " : "") + "exec " + bin + " " + tmp + "/out.$FERRY_RANK.txt "
                             + STEPS + " 25" + ringArgs));
             run.await("generation 1 established", l -> l.contains("generation 1 established"));
             // One computation for the job: one dmtcp_coordinator, run by rank 0's agent (n0's); none on n1 or n2.
@@ -120,6 +120,7 @@ class TransparentClusterIT {
             long g = Lines.generationOf(moved);
             run.await("a generation established after the move", l -> l.contains(" established on the ")
                     && Lines.generationOf(l) > g);
+            ScenarioPrograms.hurry(tmp); // the rest of the job only waits for its end
 
             Process runProcess = started.get(started.size() - 1);
             assertTrue(runProcess.waitFor(4, TimeUnit.MINUTES), "ferry run did not finish: " + run.lines);
