@@ -101,7 +101,7 @@ public final class Coordinator implements Closeable {
         this.log = log;
         log.stampCommands(epochs::of); // every command to a node names the newest agent heard under its name
         this.clock = clock;
-        this.recovery = new Recovery(log, this, clock, epochs::peerOf);
+        this.recovery = new Recovery(log, this, clock, epochs);
         this.ownership = new Ownership(who, this::forgetJobs);
         this.orders = new Orders(log, jobs, recovery, ownership, clock, malformed);
         this.reach = new LogReach(log, clock::millis);

@@ -82,7 +82,8 @@ final class Decisions {
             if (j.finished()) {
                 continue;
             }
-            if (recovery.checkHeartbeats(j, now, heartbeatTimeoutMillis) || recovery.settleExits(j)
+            if (recovery.settleDeferredStart(j, now, heartbeatTimeoutMillis)
+                    || recovery.checkHeartbeats(j, now, heartbeatTimeoutMillis) || recovery.settleExits(j)
                     || recovery.settleUnanswered(j) || overdue.captures(j, now)
                     || overdue.rollbacks(j, now, heartbeatTimeoutMillis)) {
                 continue;

@@ -51,6 +51,10 @@ public final class JobView {
     long pendingSinceMillis;
     /** The {@link #pendingSinceMillis} whose backoff wait was said on stderr already. */
     long pendingNoticedFor = -1;
+    /** Log time the start was deferred at until rank 0's agent is heard ({@link Recovery#onStarted}), or -1. */
+    long startDeferredSinceMillis = -1;
+    /** Whether the deferred start resumes a run that failed. */
+    boolean startDeferredResumes;
     /** Nodes that reported {@link Event.ImagesRestored} for the current rollback. */
     final java.util.Set<String> restoredNodes = new java.util.TreeSet<>();
     /** A launcher's ranks adopted by their nodes' agents in its current attempt (restored, or from the beginning). */

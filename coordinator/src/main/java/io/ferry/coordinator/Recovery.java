@@ -28,13 +28,13 @@ final class Recovery {
     private final Object lock;
     private final java.time.Clock clock;
 
-    /** Where a node's agent serves its cache to the others ({@code HOST:PORT}), or null where unknown. */
-    private final java.util.function.Function<String, String> peerOf;
+    /** The agents heard: where each node's serves its cache to the others ({@code HOST:PORT}). */
+    private final AgentEpochs agents;
     /** The newest launch id given (every launch of one start shares one; the next start's is higher). */
     private long lastLaunchId;
 
-    Recovery(KafkaLog log, Object lock, java.time.Clock clock, java.util.function.Function<String, String> peerOf) {
-        this.peerOf = peerOf;
+    Recovery(KafkaLog log, Object lock, java.time.Clock clock, AgentEpochs agents) {
+        this.agents = agents;
         this.log = log;
         this.lock = lock;
         this.clock = clock;
@@ -143,6 +143,46 @@ final class Recovery {
      * snapshot.
      */
     void onStarted(JobView j, boolean resumedAfterFailure) {
+        if (leadNotHeardYet(j)) {
+            // Its agent's presence comes on the heartbeats topic, read apart from the job's start: an agent started a
+            // moment before the job is heard within one of its intervals. Launched now, each node's ranks would be a
+            // computation of their own, the sockets between nodes not checkpointed.
+            LOG.info("job " + j.job + ": waiting to hear the agent of " + j.placement.nodeOf(0)
+                    + " (rank 0), which runs the job's DMTCP coordinator, before launching");
+            j.startDeferredSinceMillis = clock.millis();
+            j.startDeferredResumes = resumedAfterFailure;
+            return;
+        }
+        start(j, resumedAfterFailure);
+    }
+
+    /**
+     * A start deferred until rank 0's agent is heard: decided once it is, or after {@code waitMillis} without it
+     * (then as before, each node's ranks a computation of their own). Whether the job's start is still waiting.
+     */
+    boolean settleDeferredStart(JobView j, long now, long waitMillis) {
+        if (j.startDeferredSinceMillis < 0) {
+            return false;
+        }
+        if (leadNotHeardYet(j) && now - j.startDeferredSinceMillis < waitMillis) {
+            return true;
+        }
+        j.startDeferredSinceMillis = -1;
+        start(j, j.startDeferredResumes);
+        return false;
+    }
+
+    /** A DMTCP job on several nodes Ferry placed, whose rank 0's agent this coordinator has not heard yet. */
+    private boolean leadNotHeardYet(JobView j) {
+        if (!"dmtcp".equals(j.started.launch().capture()) || j.started.where().byLauncher()
+                || j.placement.nodes().size() < 2) {
+            return false;
+        }
+        String node = j.placement.nodeOf(0);
+        return agents.of(node) < 0 && j.peers.get(node) == null;
+    }
+
+    private void start(JobView j, boolean resumedAfterFailure) {
         long g = resumedAfterFailure ? j.newestUsable(Long.MAX_VALUE).map(GenerationView::generation).orElse(-1L) : -1;
         if (g >= 0) {
             rollBack(j, g, "resumed by a new ferry run");
@@ -329,7 +369,7 @@ final class Recovery {
             return "";
         }
         String node = j.placement.nodeOf(0);
-        String address = peerOf.apply(node);
+        String address = agents.peerOf(node);
         if (address == null) {
             address = j.peers.get(node);
         }

@@ -121,6 +121,24 @@ class HeartbeatsTopicIT {
                     "one id for one start: " + wide);
             assertEquals("", byJob.get("narrow").get(0).lead(), "one node: its own computation");
             byJob.get("cooperative").forEach(l -> assertEquals("", l.lead(), "not DMTCP: " + l));
+
+            // A job started before its rank 0's agent was heard (agents started a moment before it): its launch waits
+            // for the agent's presence, instead of making each node's ranks a computation of their own.
+            log.append(new Event.JobStarted("early", 4, 0, true, store, "login", "block:n3,n1", dmtcp));
+            long quiet = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+            while (System.nanoTime() < quiet) {
+                List<Command.Launch> early = launches(agentView);
+                assertTrue(early.stream().noneMatch(l -> l.job().equals("early")), "launched unheard: " + early);
+            }
+            log.append(new Event.AgentPresent("n3", "00000000000000c3", "h3", "/f", 1000, 9, false, "10.0.0.3:4000"));
+            List<Command.Launch> early = new ArrayList<>();
+            while (early.size() < 2) {
+                assertTrue(System.nanoTime() < deadline + Duration.ofSeconds(30).toNanos(), "launches: " + early);
+                launches(agentView).stream().filter(l -> l.job().equals("early")).forEach(early::add);
+            }
+            for (Command.Launch l : early) {
+                assertEquals("n3=10.0.0.3:4000", l.lead(), "rank 0 is on n3, heard after the start: " + l);
+            }
         }
     }
 
