@@ -25,7 +25,9 @@ import io.ferry.stores.Stores;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -63,7 +65,7 @@ public final class CaptureBenchmark {
         long buffer = args.length > 3 ? Sizes.parse(args[3]) : ProcCapturer.DEFAULT_BUFFER_BYTES;
         ProcCapturer proc = new ProcCapturer(buffer);
         FileTrees.delete(work);
-        java.nio.file.Files.createDirectories(work);
+        Files.createDirectories(work);
         List<String> capture = new ArrayList<>();
         List<String> staging = new ArrayList<>();
         for (long size : sizes) {
@@ -158,7 +160,7 @@ public final class CaptureBenchmark {
             throw new IOException("gcore failed on " + pid);
         }
         double s = (System.nanoTime() - t0) / 1e9;
-        java.nio.file.Files.deleteIfExists(Path.of(prefix + "." + pid));
+        Files.deleteIfExists(Path.of(prefix + "." + pid));
         return s;
     }
 
@@ -227,7 +229,7 @@ public final class CaptureBenchmark {
                     int n = format.encode(raw, raw.length, out);
                     store.put(Repository.chunkKey(id), ByteBuffer.wrap(out, 0, n));
                 } catch (IOException e) {
-                    throw new java.io.UncheckedIOException(e);
+                    throw new UncheckedIOException(e);
                 } finally {
                     inFlight.release();
                 }

@@ -6,10 +6,12 @@ import io.ferry.compression.Codecs;
 import io.ferry.compression.Digests;
 import io.ferry.model.Sizes;
 import io.ferry.staging.chunking.FastCdc;
+import io.ferry.staging.internal.FileTrees;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
@@ -56,7 +58,7 @@ public final class ChunkingBenchmark {
                 gen1.add(Files.readAllBytes(f));
             }
         }
-        io.ferry.staging.internal.FileTrees.delete(work);
+        FileTrees.delete(work);
         List<byte[]> scattered = scatter(gen1, 0.05, 256 << 10, new SplittableRandom(7));
         List<byte[]> shifted = shift(gen1, 4096, 100, new SplittableRandom(8));
 
@@ -119,7 +121,7 @@ public final class ChunkingBenchmark {
         for (byte[] f : files) {
             for (int at = 0; at < f.length; ) {
                 int n = cutter.next(f, at, f.length);
-                if (java.util.Arrays.mismatch(f, at, at + n, ZEROS, 0, n) != -1) { // an all-zero chunk costs nothing
+                if (Arrays.mismatch(f, at, at + n, ZEROS, 0, n) != -1) { // an all-zero chunk costs nothing
                     String id = HexFormat.of().formatHex(Digests.sha256(f, at, n));
                     if ((before == null || !before.containsKey(id)) && !seen.containsKey(id)) {
                         int c = ZSTD.compress(f, at, n, out, 0);

@@ -3,8 +3,10 @@ package io.ferry.benchmarks;
 import io.ferry.coordinator.Coordinator;
 import io.ferry.coordinator.GenerationView;
 import io.ferry.coordinator.JobView;
+import io.ferry.coordinator.Jobs;
 import io.ferry.eventlog.EmbeddedKafka;
 import io.ferry.eventlog.KafkaLog;
+import io.ferry.eventlog.LogReplay;
 import io.ferry.model.Command;
 import io.ferry.model.DaemonThreads;
 import io.ferry.model.Event;
@@ -13,10 +15,16 @@ import io.ferry.model.ImageRef;
 import io.ferry.model.LaunchSpec;
 import io.ferry.staging.Repository;
 import io.ferry.staging.internal.FileTrees;
+import io.ferry.stores.Store;
+import io.ferry.stores.Stores;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.lang.ref.Reference;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -29,6 +37,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAccumulator;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BooleanSupplier;
+import java.util.stream.IntStream;
 
 /**
  * The real coordinator, through a real (embedded, single-node KRaft) broker, driven by
@@ -169,7 +179,7 @@ public final class ClusterScaleBenchmark {
             List<ScaleResult.GenRow> rows = new ArrayList<>();
             long coordinatorThread = Thread.getAllStackTraces().keySet().stream()
                     .filter(t -> t.getName().equals("ferry-coordinator")).findFirst().orElseThrow().getId();
-            java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+            ThreadMXBean threads = ManagementFactory.getThreadMXBean();
             for (long g = 0; g < generations; g++) {
                 long tw = System.nanoTime();
                 writeManifests(store, g); // what thousands of agents do on their own nodes: not on these 2 cores
@@ -234,13 +244,13 @@ public final class ClusterScaleBenchmark {
             // several copies side by side, so that the difference is well above it, and divide.
             int copies = Math.max(1, 262_144 / ranks);
             long foldBase = Machine.usedHeapAfterGc();
-            io.ferry.coordinator.Jobs[] folded = new io.ferry.coordinator.Jobs[copies];
+            Jobs[] folded = new Jobs[copies];
             for (int k = 0; k < copies; k++) {
-                folded[k] = new io.ferry.coordinator.Jobs();
+                folded[k] = new Jobs();
             }
             try (KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.EVENTS, true)) {
-                io.ferry.eventlog.LogReplay.records(c, io.ferry.eventlog.LogReplay.NO_LIMIT, r -> {
-                    for (io.ferry.coordinator.Jobs f : folded) { // each copy its own events, as a coordinator has
+                LogReplay.records(c, LogReplay.NO_LIMIT, r -> {
+                    for (Jobs f : folded) { // each copy its own events, as a coordinator has
                         f.apply(EventCodec.decode(r.value()), r.timestamp());
                     }
                 });
@@ -249,7 +259,7 @@ public final class ClusterScaleBenchmark {
             System.out.printf("folded state (Jobs) alone: %,d bytes = %.1f bytes per rank"
                     + " (%d generations; mean of %d copies)%n", stateBytes,
                     (double) stateBytes / ranks, folded[0].get(JOB).map(v -> v.generations().size()).orElse(0), copies);
-            java.lang.ref.Reference.reachabilityFence(folded);
+            Reference.reachabilityFence(folded);
 
             // Replay: a fresh coordinator folds the whole log from its beginning.
             long replayEvents;
@@ -359,7 +369,7 @@ public final class ClusterScaleBenchmark {
             shard = Math.max(shard, n);
             whole += n;
         }
-        try (io.ferry.stores.Store st = io.ferry.stores.Stores.open(store.toUri(), Map.of())) {
+        try (Store st = Stores.open(store.toUri(), Map.of())) {
             long t = System.nanoTime();
             String d = new Repository(st, Clock.systemUTC()).committed(JOB, g).orElseThrow().manifestSha256(ranks - 1);
             System.out.printf("commit marker of generation %d: %,d B in all; one rank's digest (%s...) read in %.1f ms"
@@ -374,16 +384,16 @@ public final class ClusterScaleBenchmark {
         }
         Path dir = store.resolve(Repository.manifestKey(new ImageRef(JOB, g, 0))).getParent();
         Files.createDirectories(dir);
-        java.util.stream.IntStream.range(0, ranks).parallel().forEach(r -> {
+        IntStream.range(0, ranks).parallel().forEach(r -> {
             try {
                 Files.write(dir.resolve(r + ".manifest"), SimulatedAgents.manifest(g, r));
             } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                throw new UncheckedIOException(e);
             }
         });
     }
 
-    static boolean awaitFor(String what, java.util.function.BooleanSupplier cond, long timeoutMillis)
+    static boolean awaitFor(String what, BooleanSupplier cond, long timeoutMillis)
             throws InterruptedException {
         long deadline = System.currentTimeMillis() + timeoutMillis;
         while (!cond.getAsBoolean()) {

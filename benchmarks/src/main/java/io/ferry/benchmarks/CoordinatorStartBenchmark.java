@@ -242,7 +242,7 @@ public final class CoordinatorStartBenchmark {
         byte[] key = JOB.getBytes(StandardCharsets.UTF_8);
         long[] count = new long[2];
         try (KafkaProducer<byte[], byte[]> p = producer(bootstrap)) {
-            java.util.function.BiConsumer<Long, Event> event = (ts, e) -> {
+            BiConsumer<Long, Event> event = (ts, e) -> {
                 p.send(new ProducerRecord<>(KafkaLog.EVENTS, null, ts, key, EventCodec.encode(e)));
                 count[0]++;
             };

@@ -4,6 +4,7 @@ import io.ferry.cli.SyntheticImage;
 import io.ferry.model.ImageRef;
 import io.ferry.model.Sizes;
 import io.ferry.staging.Progress;
+import io.ferry.staging.PullImage;
 import io.ferry.staging.PullResult;
 import io.ferry.staging.PushImage;
 import io.ferry.staging.PushResult;
@@ -20,6 +21,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -71,7 +74,7 @@ public final class CrossRankBenchmark {
         }
         for (int i = 0; i < names.length; i++) {
             Row[] r = rounds[i].clone();
-            java.util.Arrays.sort(r, java.util.Comparator.comparingDouble(Row::seconds));
+            Arrays.sort(r, Comparator.comparingDouble(Row::seconds));
             Row median = r[ROUNDS / 2];
             row(names[i], median.seconds(), median.stored(), ranks, size, median.packs(),
                     rounds[i][ROUNDS - 1].readShare());
@@ -122,7 +125,7 @@ public final class CrossRankBenchmark {
                     long t0 = System.nanoTime();
                     List<PullResult> pulled = new ArrayList<>();
                     if (way == 0) {
-                        pulled.addAll(p.pullAll(images.stream().map(i -> new io.ferry.staging.PullImage(i.ref(),
+                        pulled.addAll(p.pullAll(images.stream().map(i -> new PullImage(i.ref(),
                                 out.resolve(Integer.toString(i.ref().rank())))).toList(), Progress.NONE));
                     } else {
                         for (PushImage i : images) {
@@ -148,7 +151,7 @@ public final class CrossRankBenchmark {
                     "Ferry, ranks pulled one after another (a restart before 2026-11-24)"};
             for (int way = 0; way < 2; way++) {
                 double[] sorted = seconds[way].clone();
-                java.util.Arrays.sort(sorted);
+                Arrays.sort(sorted);
                 System.out.printf(Locale.ROOT, "| %s | %.2f | %.0f | %s | %.2fx |%n", names[way], sorted[ROUNDS / 2],
                         size * ranks / 1e6 / sorted[ROUNDS / 2], Sizes.format(read[way]), (double) read[way] / packs);
             }

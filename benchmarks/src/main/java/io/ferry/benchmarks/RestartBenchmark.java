@@ -11,9 +11,11 @@ import io.ferry.staging.Progress;
 import io.ferry.staging.Staging;
 import io.ferry.staging.StagingConfig;
 import io.ferry.staging.StagingPipeline;
+import io.ferry.staging.internal.FileTrees;
 import io.ferry.stores.Store;
 import io.ferry.stores.Stores;
 
+import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -93,7 +95,7 @@ public final class RestartBenchmark {
             // fetched into this (empty) node's cache and verified against the manifest (RestartSource, peers).
             List<double[]> partner = new ArrayList<>();
             LocalCache elsewhere = Staging.localCache(work.resolve("other-node-cache"));
-            try (PeerServer peer = new PeerServer(new java.net.InetSocketAddress("127.0.0.1", 0), cache)) {
+            try (PeerServer peer = new PeerServer(new InetSocketAddress("127.0.0.1", 0), cache)) {
                 List<PeerAddresses.Peer> peers = PeerAddresses.parse("n0=" + peer.address());
                 for (int round = 0; round < rounds; round++) {
                     double[] times = new double[2];
@@ -136,7 +138,7 @@ public final class RestartBenchmark {
                     ferryWarm, catCold, catWarm, ferryCold / catCold, ferryWarm / catWarm, best(partner, 0),
                     best(partner, 1));
         }
-        io.ferry.staging.internal.FileTrees.delete(work);
+        FileTrees.delete(work);
     }
 
     private static double best(List<double[]> runs, int i) {
@@ -144,7 +146,7 @@ public final class RestartBenchmark {
     }
 
     private static void reset(Path dest) throws Exception {
-        io.ferry.staging.internal.FileTrees.delete(dest);
+        FileTrees.delete(dest);
         run(List.of("sync"));
     }
 

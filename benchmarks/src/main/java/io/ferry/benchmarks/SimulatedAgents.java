@@ -22,9 +22,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
@@ -58,9 +62,9 @@ final class SimulatedAgents {
     private final AtomicLong heartbeats;
     private final BooleanSupplier running;
     private final KafkaProducer<byte[], byte[]> producer;
-    private final java.util.Set<String> names = new java.util.HashSet<>();
-    private final java.util.ArrayDeque<Long> captures = new java.util.ArrayDeque<>();
-    private final Map<Long, Integer> captureCommands = new java.util.HashMap<>();
+    private final Set<String> names = new HashSet<>();
+    private final ArrayDeque<Long> captures = new ArrayDeque<>();
+    private final Map<Long, Integer> captureCommands = new HashMap<>();
     private final byte[] key = JOB.getBytes(StandardCharsets.UTF_8);
 
     SimulatedAgents(KafkaLog log, String bootstrap, List<Integer> mine, List<String> nodeNames, int perNode, Path store,

@@ -1,5 +1,6 @@
 package io.ferry.benchmarks;
 
+import com.sun.management.OperatingSystemMXBean;
 import io.ferry.cli.SyntheticImage;
 import io.ferry.model.ImageRef;
 import io.ferry.model.Sizes;
@@ -15,11 +16,15 @@ import io.ferry.stores.Store;
 import io.ferry.stores.Stores;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -52,7 +57,7 @@ public final class StagingBenchmark {
 
     /** CPU seconds this JVM has used: on a machine shared with other work, steadier than wall time. */
     static double cpuSeconds() {
-        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+        return ((OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
                 .getProcessCpuTime() / 1e9;
     }
 
@@ -160,8 +165,8 @@ public final class StagingBenchmark {
 
     private static Keys randomKey() {
         byte[] master = new byte[32];
-        new java.security.SecureRandom().nextBytes(master);
-        return Keys.parse(java.util.HexFormat.of().formatHex(master), "a random benchmark key");
+        new SecureRandom().nextBytes(master);
+        return Keys.parse(HexFormat.of().formatHex(master), "a random benchmark key");
     }
 
     private static Row median(String label, List<Row> runs) {
@@ -303,9 +308,9 @@ public final class StagingBenchmark {
                              Optional<Keys> keys) throws IOException {
         Path storeDir = work.resolve("ferry-store");
         FileTrees.delete(storeDir);
-        Map<String, String> storeOptions = new java.util.HashMap<>(settings);
+        Map<String, String> storeOptions = new HashMap<>(settings);
         storeOptions.keySet().removeIf(k -> !k.startsWith("posix."));
-        Map<String, String> staging = new java.util.HashMap<>(settings);
+        Map<String, String> staging = new HashMap<>(settings);
         staging.keySet().removeAll(storeOptions.keySet());
         try (Store store = Stores.open(storeDir.toUri(), storeOptions);
              StagingPipeline p = Staging.pipeline(store, StagingConfig.from(staging), Clock.systemUTC(), keys)) {
@@ -422,7 +427,7 @@ public final class StagingBenchmark {
                 try {
                     return Files.size(p);
                 } catch (IOException e) {
-                    throw new java.io.UncheckedIOException(e);
+                    throw new UncheckedIOException(e);
                 }
             }).sum();
         }

@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ToDoubleFunction;
 
@@ -152,7 +153,7 @@ public final class AgentMeters {
     }
 
     private void add(String job, Meter m) {
-        perJob.computeIfAbsent(job, j -> new java.util.concurrent.CopyOnWriteArrayList<>()).add(m);
+        perJob.computeIfAbsent(job, j -> new CopyOnWriteArrayList<>()).add(m);
     }
 
     private Timer histogram(String name, String help) {

@@ -1,23 +1,49 @@
 package io.ferry.agent;
 
+import io.ferry.agent.capture.DmtcpBoard;
+import io.ferry.agent.peer.PeerAuth;
+import io.ferry.agent.peer.PeerEndpoint;
+import io.ferry.agent.peer.PeerServer;
+import io.ferry.eventlog.EpochHeader;
+import io.ferry.eventlog.EventLines;
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.Command;
 import io.ferry.model.DaemonThreads;
 import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
+import io.ferry.model.ImageRef;
+import io.ferry.model.PeerAddresses;
 import io.ferry.model.Placement;
+import io.ferry.model.RankSet;
+import io.ferry.staging.CommittedDigests;
+import io.ferry.staging.LocalCache;
+import io.ferry.staging.OpenedStore;
+import io.ferry.staging.Staging;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.errors.InterruptException;
+import org.apache.kafka.common.errors.WakeupException;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
 import java.io.Closeable;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -51,10 +77,10 @@ public final class AgentService implements Closeable {
     /** Where ranks started by the site's launcher register, or null where this agent takes none. */
     private final RankSpool spool;
     /** This node's cache served to the other agents (partner copies, restarts elsewhere), or null. */
-    private final io.ferry.agent.peer.PeerServer peers;
+    private final PeerServer peers;
     /** What this agent answers the others about the DMTCP computations it leads (on the peer port). */
-    private final io.ferry.agent.capture.DmtcpBoard board = new io.ferry.agent.capture.DmtcpBoard();
-    private final io.ferry.agent.peer.PeerAuth peerAuth;
+    private final DmtcpBoard board = new DmtcpBoard();
+    private final PeerAuth peerAuth;
     /** This node's meters, or null where the process keeps none. */
     private volatile AgentMeters meters;
 
@@ -96,9 +122,9 @@ public final class AgentService implements Closeable {
      *             server requires and its own peer connections prove
      */
     public AgentService(KafkaLog log, String node, Path home, Duration heartbeat, Map<String, String> secrets,
-                        boolean launcherRanks, io.ferry.agent.peer.PeerEndpoint peer) {
-        java.net.InetSocketAddress peerListen = peer == null ? null : peer.listen();
-        io.ferry.agent.peer.PeerAuth peerAuth = peer == null ? io.ferry.agent.peer.PeerAuth.NONE : peer.auth();
+                        boolean launcherRanks, PeerEndpoint peer) {
+        InetSocketAddress peerListen = peer == null ? null : peer.listen();
+        PeerAuth peerAuth = peer == null ? PeerAuth.NONE : peer.auth();
         this.log = log;
         this.peerAuth = peerAuth;
         this.secrets = Map.copyOf(secrets);
@@ -107,24 +133,24 @@ public final class AgentService implements Closeable {
         this.home = home;
         try {
             this.homeLock = HomeLock.take(home);
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException("cannot lock the agent's home " + home + ": " + e.getMessage(), e);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot lock the agent's home " + home + ": " + e.getMessage(), e);
         }
         try {
             this.spool = launcherRanks ? new RankSpool(home, RankSpool.hostName()) : null;
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             releaseHome();
-            throw new java.io.UncheckedIOException("cannot open the rank spool under " + home + ": "
+            throw new UncheckedIOException("cannot open the rank spool under " + home + ": "
                     + e.getMessage(), e);
         }
         try {
             this.peers = peerListen == null ? null
-                    : new io.ferry.agent.peer.PeerServer(peerListen,
-                            io.ferry.staging.Staging.localCache(home.resolve("cache")),
+                    : new PeerServer(peerListen,
+                            Staging.localCache(home.resolve("cache")),
                     peerAuth).answering(board::answer);
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             releaseHome();
-            throw new java.io.UncheckedIOException("cannot serve the cache to peers on " + peerListen + ": "
+            throw new UncheckedIOException("cannot serve the cache to peers on " + peerListen + ": "
                     + e.getMessage(), e);
         }
         // Positioned before start() returns: a command sent after that is never missed.
@@ -141,7 +167,7 @@ public final class AgentService implements Closeable {
      * {@link #start()}); see {@link CacheReclaimer}. Without it the cache keeps them.
      */
     public AgentService reclaiming(CacheRetention r) {
-        this.retention = java.util.Objects.requireNonNull(r, "retention");
+        this.retention = Objects.requireNonNull(r, "retention");
         return this;
     }
 
@@ -155,9 +181,9 @@ public final class AgentService implements Closeable {
         thread.start();
         if (retention != null) {
             reclaimer = new CacheReclaimer(log, node,
-                    io.ferry.staging.Staging.localCache(home.resolve("cache")), retention,
-                    java.time.Clock.systemUTC(), jobs::containsKey,
-                    (job, task) -> java.util.concurrent.CompletableFuture.runAsync(task, lane(job)), () -> meters)
+                    Staging.localCache(home.resolve("cache")), retention,
+                    Clock.systemUTC(), jobs::containsKey,
+                    (job, task) -> CompletableFuture.runAsync(task, lane(job)), () -> meters)
                     .start();
         }
         return this;
@@ -174,13 +200,13 @@ public final class AgentService implements Closeable {
     }
 
     /** Where ranks of a launcher find this agent, if it takes them. */
-    public Optional<java.nio.file.Path> rankLink() {
+    public Optional<Path> rankLink() {
         return Optional.ofNullable(spool).map(RankSpool::link);
     }
 
     /** Where this node's cache is served to the other agents ({@code HOST:PORT}), if it is. */
     public Optional<String> peerAddress() {
-        return Optional.ofNullable(peers).map(io.ferry.agent.peer.PeerServer::address);
+        return Optional.ofNullable(peers).map(PeerServer::address);
     }
 
     /** Commands that failed on this node since it started (each was reported). */
@@ -201,7 +227,7 @@ public final class AgentService implements Closeable {
                     announceArrivals();
                 }
             }
-        } catch (org.apache.kafka.common.errors.InterruptException | org.apache.kafka.common.errors.WakeupException e) {
+        } catch (InterruptException | WakeupException e) {
             // closing
         } finally {
             KafkaLog.closeNow(commands);
@@ -222,7 +248,7 @@ public final class AgentService implements Closeable {
     }
 
     private boolean forThisAgent(ConsumerRecord<byte[], byte[]> r) {
-        long stamped = io.ferry.eventlog.EpochHeader.of(r);
+        long stamped = EpochHeader.of(r);
         if (epoch < 0 || stamped <= epoch) {
             return true; // for this agent, or sent before the coordinator heard of it
         }
@@ -242,14 +268,14 @@ public final class AgentService implements Closeable {
     private void announceArrivals() {
         try {
             record Attempt(String job, long generation) {}
-            Map<Attempt, java.util.List<Integer>> joined = new java.util.LinkedHashMap<>();
+            Map<Attempt, List<Integer>> joined = new LinkedHashMap<>();
             for (RankSpool.Hello h : spool.arrivals()) {
                 joined.computeIfAbsent(new Attempt(h.job(), h.generation()),
-                        k -> new java.util.ArrayList<>()).add(h.rank());
+                        k -> new ArrayList<>()).add(h.rank());
             }
             joined.forEach((k, ranks) -> log.append(new Event.RanksJoined(k.job(), k.generation(), node,
-                    io.ferry.model.RankSet.of(ranks.stream().mapToInt(Integer::intValue)).toString())));
-        } catch (java.io.IOException | RuntimeException e) {
+                    RankSet.of(ranks.stream().mapToInt(Integer::intValue)).toString())));
+        } catch (IOException | RuntimeException e) {
             LOG.warn("reading registered ranks failed, retrying: {}", e.getMessage());
         }
     }
@@ -261,7 +287,7 @@ public final class AgentService implements Closeable {
         } catch (IllegalArgumentException bad) {
             failedCommands.incrementAndGet();
             LOG.warn("ignoring malformed command at offset {}: {}", r.offset(),
-                    io.ferry.eventlog.EventLines.oneLine(bad.getMessage()));
+                    EventLines.oneLine(bad.getMessage()));
             return;
         }
         if ((c instanceof Command.KillNode || c instanceof Command.KillRank) && !chaos) {
@@ -355,23 +381,23 @@ public final class AgentService implements Closeable {
 
     /** A dry run of a restart on this node: the tier each rank would come from, nothing copied. */
     private void planRestart(Command.PlanRestart p) {
-        Map<Integer, String> sources = new java.util.TreeMap<>();
+        Map<Integer, String> sources = new TreeMap<>();
         String problem = "";
-        Map<String, String> settings = new java.util.HashMap<>(p.settings());
+        Map<String, String> settings = new HashMap<>(p.settings());
         settings.putAll(secrets);
-        try (io.ferry.staging.OpenedStore store = io.ferry.staging.OpenedStore.open(p.store(), settings)) {
-            io.ferry.staging.LocalCache cache = io.ferry.staging.Staging.localCache(home.resolve("cache"));
-            io.ferry.staging.CommittedDigests committed = store.pipeline().repository()
+        try (OpenedStore store = OpenedStore.open(p.store(), settings)) {
+            LocalCache cache = Staging.localCache(home.resolve("cache"));
+            CommittedDigests committed = store.pipeline().repository()
                     .committed(p.job(), p.generation())
-                    .orElseThrow(() -> new java.io.IOException("generation " + p.generation() + " of " + p.job()
+                    .orElseThrow(() -> new IOException("generation " + p.generation() + " of " + p.job()
                             + " has no commit marker on " + p.store()));
-            for (int r : io.ferry.model.RankSet.parse(p.ranks()).toList()) {
+            for (int r : RankSet.parse(p.ranks()).toList()) {
                 sources.put(r, RestartSource.tier(store.pipeline(), cache,
-                        new io.ferry.model.ImageRef(p.job(), p.generation(), r),
-                        io.ferry.model.PeerAddresses.parse(p.peers().getOrDefault(r, "")), committed.manifestSha256(r),
+                        new ImageRef(p.job(), p.generation(), r),
+                        PeerAddresses.parse(p.peers().getOrDefault(r, "")), committed.manifestSha256(r),
                         peerAuth));
             }
-        } catch (java.io.IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             problem = String.valueOf(e.getMessage());
         }
         log.append(new Event.RestartPlanned(p.job(), p.generation(), node, p.request(), sources, problem));
@@ -401,14 +427,14 @@ public final class AgentService implements Closeable {
         if (peers != null) {
             try {
                 peers.close();
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 LOG.warn("ferry agent " + node + ": closing the peer server: " + e.getMessage());
             }
         }
         if (spool != null) {
             try {
                 spool.close();
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 LOG.warn("ferry agent " + node + ": closing the rank spool: " + e.getMessage());
             }
         }
@@ -419,7 +445,7 @@ public final class AgentService implements Closeable {
     private void releaseHome() {
         try {
             homeLock.close();
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             LOG.warn("ferry agent " + node + ": releasing the lock of its home: " + e.getMessage());
         }
     }

@@ -3,13 +3,16 @@ package io.ferry.agent;
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.eventlog.LogReplay;
 import io.ferry.model.DaemonThreads;
+import io.ferry.model.Durations;
 import io.ferry.model.Event;
 import io.ferry.model.Placement;
 import io.ferry.staging.CacheTrash;
 import io.ferry.staging.LocalCache;
+import io.ferry.staging.StagingConfig;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -21,9 +24,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.BiFunction;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 /**
  * Reclaims a node's cache from the jobs that no longer need it. Every sweep lists the jobs with a
@@ -59,11 +67,11 @@ final class CacheReclaimer implements AutoCloseable {
     private final Predicate<String> served;
     private final BiFunction<String, Runnable, CompletableFuture<Void>> onLane;
     /** This node's meters (null where it keeps none): they follow a job's cache usage after a removal. */
-    private final java.util.function.Supplier<AgentMeters> meters;
+    private final Supplier<AgentMeters> meters;
     private final Set<String> reportedUnknown = new HashSet<>();
     /** Generations kept unstaged, said once each per job (every sweep finds them again). */
     private final Set<String> reportedKept = new HashSet<>();
-    private final java.util.concurrent.ScheduledExecutorService timer;
+    private final ScheduledExecutorService timer;
 
     /**
      * @param served whether this agent serves the job now (it then keeps its cache whatever the log says)
@@ -72,7 +80,7 @@ final class CacheReclaimer implements AutoCloseable {
      */
     CacheReclaimer(KafkaLog log, String node, LocalCache cache, CacheRetention retention, Clock clock,
                    Predicate<String> served, BiFunction<String, Runnable, CompletableFuture<Void>> onLane,
-                   java.util.function.Supplier<AgentMeters> meters) {
+                   Supplier<AgentMeters> meters) {
         this.log = log;
         this.node = node;
         this.cache = cache;
@@ -81,7 +89,7 @@ final class CacheReclaimer implements AutoCloseable {
         this.served = served;
         this.onLane = onLane;
         this.meters = meters;
-        this.timer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+        this.timer = Executors.newSingleThreadScheduledExecutor(
                 DaemonThreads.named("ferry-agent-reclaim-" + node));
     }
 
@@ -94,7 +102,7 @@ final class CacheReclaimer implements AutoCloseable {
     }
 
     private void sweepReporting() {
-        org.slf4j.MDC.put("node", node);
+        MDC.put("node", node);
         try {
             sweep();
         } catch (IOException | RuntimeException e) { // the next sweep tries again
@@ -180,7 +188,7 @@ final class CacheReclaimer implements AutoCloseable {
     }
 
     private static String human(Duration d) {
-        return io.ferry.model.Durations.human(d.toMillis() / 1000.0);
+        return Durations.human(d.toMillis() / 1000.0);
     }
 
     private void reclaimOnLane(String job, LocalCache.Standing what, String why, Standing s) {
@@ -198,7 +206,7 @@ final class CacheReclaimer implements AutoCloseable {
             }).get(5, TimeUnit.MINUTES);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        } catch (ExecutionException | TimeoutException e) {
             LOG.warn("ferry agent {}: cache: reclaiming job {} did not end: {}", node, job, e.getMessage());
         }
     }
@@ -254,11 +262,11 @@ final class CacheReclaimer implements AutoCloseable {
         if (e instanceof Event.JobStarted st) {
             Standing s = new Standing(); // a run again: a new life
             s.placement = st.where();
-            String keep = st.launch().settings().get(io.ferry.staging.StagingConfig.KEEP_GENERATIONS.name());
+            String keep = st.launch().settings().get(StagingConfig.KEEP_GENERATIONS.name());
             try {
                 s.keepGenerations = keep == null
-                        ? Integer.parseInt(io.ferry.staging.StagingConfig.KEEP_GENERATIONS.defaultValue())
-                        : io.ferry.staging.StagingConfig.KEEP_GENERATIONS.parse(keep);
+                        ? Integer.parseInt(StagingConfig.KEEP_GENERATIONS.defaultValue())
+                        : StagingConfig.KEEP_GENERATIONS.parse(keep);
             } catch (IllegalArgumentException bad) {
                 s.keepGenerations = 1;
             }

@@ -1,10 +1,14 @@
 package io.ferry.agent;
 
 import io.ferry.model.ImageRef;
+import io.ferry.model.Sizes;
 import io.ferry.staging.LocalCache;
 import io.ferry.staging.PushImage;
 import io.ferry.staging.StagingPipeline;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -20,7 +24,7 @@ import java.util.TreeSet;
  * then starts from the snapshot's own new bytes, not the last snapshot's share.
  */
 final class CaptureSample {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(CaptureSample.class);
+    private static final Logger LOG = LoggerFactory.getLogger(CaptureSample.class);
     /** The share of an image's bytes sampled: 1%, at least a few windows of the largest blob. */
     static final double SHARE = 0.01;
 
@@ -44,10 +48,10 @@ final class CaptureSample {
             }
             LOG.debug("ferry agent {}: generation {} of {}: staging should write {} (sampled in {} ms)",
                     config.node(), g, config.job(),
-                    io.ferry.model.Sizes.format(out.values().stream().mapToLong(Long::longValue).filter(x -> x > 0)
+                    Sizes.format(out.values().stream().mapToLong(Long::longValue).filter(x -> x > 0)
                             .sum()), (System.nanoTime() - t0) / 1_000_000);
             return out;
-        } catch (java.io.IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             LOG.warn("ferry agent " + config.node() + ": cannot sample generation " + g + " of " + config.job()
                     + " to estimate what it writes (" + e.getMessage() + "); the forecast uses the job's history");
             return Map.of();

@@ -2,6 +2,9 @@ package io.ferry.agent;
 
 import io.ferry.agent.protocol.Line;
 import io.ferry.model.DaemonThreads;
+import io.ferry.model.OwnerOnly;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.BufferedReader;
 import java.io.Closeable;
@@ -15,6 +18,11 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.UserPrincipal;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.function.BiConsumer;
 import java.util.function.IntFunction;
 
 /**
@@ -23,17 +31,17 @@ import java.util.function.IntFunction;
  * never crashes the agent.
  */
 final class ControlServer implements Closeable {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ControlServer.class);
+    private static final Logger LOG = LoggerFactory.getLogger(ControlServer.class);
     private final Path path;
     private final ServerSocketChannel server;
     private final IntFunction<RankProcess> ranks;
-    private final java.util.function.BiConsumer<Integer, Line.RestartFail> restartFailed;
-    private final java.nio.file.attribute.UserPrincipal self;
-    private final java.nio.file.attribute.UserPrincipal root;
+    private final BiConsumer<Integer, Line.RestartFail> restartFailed;
+    private final UserPrincipal self;
+    private final UserPrincipal root;
 
     /** @param restartFailed told when a rank says its restart data failed its own check */
     ControlServer(Path path, IntFunction<RankProcess> ranks,
-            java.util.function.BiConsumer<Integer, Line.RestartFail> restartFailed)
+            BiConsumer<Integer, Line.RestartFail> restartFailed)
             throws IOException {
         this.path = path;
         this.ranks = ranks;
@@ -42,7 +50,7 @@ final class ControlServer implements Closeable {
         server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         server.bind(UnixDomainSocketAddress.of(path));
         // only the owner's processes may talk to the agent (its directory is 0700 too)
-        io.ferry.model.OwnerOnly.restrict(path);
+        OwnerOnly.restrict(path);
         self = Files.getOwner(path);
         root = path.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("root");
         DaemonThreads.start("ferry-agent-control", this::acceptLoop);
@@ -58,10 +66,10 @@ final class ControlServer implements Closeable {
         String name = job;
         if (job.length() > 32) {
             try {
-                byte[] h = java.security.MessageDigest.getInstance("SHA-256")
-                        .digest(job.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-                name = job.substring(0, 32) + "-" + java.util.HexFormat.of().formatHex(h, 0, 4);
-            } catch (java.security.NoSuchAlgorithmException e) {
+                byte[] h = MessageDigest.getInstance("SHA-256")
+                        .digest(job.getBytes(StandardCharsets.UTF_8));
+                name = job.substring(0, 32) + "-" + HexFormat.of().formatHex(h, 0, 4);
+            } catch (NoSuchAlgorithmException e) {
                 throw new AssertionError(e);
             }
         }
@@ -121,7 +129,7 @@ final class ControlServer implements Closeable {
      * 0700 directory already; this holds where a site loosens those modes.
      */
     private void checkPeer(SocketChannel ch) throws IOException {
-        java.nio.file.attribute.UserPrincipal peer = ch.getOption(jdk.net.ExtendedSocketOptions.SO_PEERCRED).user();
+        UserPrincipal peer = ch.getOption(jdk.net.ExtendedSocketOptions.SO_PEERCRED).user();
         // Principals compare by uid. The socket is the agent's own (created by it): its owner is the agent's user.
         if (!peer.equals(self) && !peer.equals(root)) {
             throw new IllegalArgumentException("a process of user " + peer.getName() + " is not of the agent's user ("

@@ -1,5 +1,7 @@
 package io.ferry.agent;
 
+import io.ferry.model.OwnerOnly;
+
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -9,6 +11,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * One agent per home: an exclusive lock on {@code <home>/run/agent.lock}, held for the agent's
@@ -23,7 +27,7 @@ final class HomeLock implements Closeable {
      * one of them: closing any channel of a file drops every lock this process holds on it (POSIX
      * record locks belong to the process), so a probe from this JVM would free its own agent's home.
      */
-    private static final java.util.Set<Path> HELD_HERE = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private static final Set<Path> HELD_HERE = ConcurrentHashMap.newKeySet();
     private final FileChannel channel;
     private final FileLock lock;
     private final Path run;
@@ -36,7 +40,7 @@ final class HomeLock implements Closeable {
 
     /** Takes the home, or throws {@link IllegalStateException} naming the agent that holds it. */
     static HomeLock take(Path home) throws IOException {
-        Path run = io.ferry.model.OwnerOnly.createDirectories(home.toAbsolutePath().resolve("run")).toRealPath();
+        Path run = OwnerOnly.createDirectories(home.toAbsolutePath().resolve("run")).toRealPath();
         Path file = run.resolve("agent.lock");
         FileLock lock = null;
         FileChannel ch = null;
@@ -53,7 +57,7 @@ final class HomeLock implements Closeable {
                     + " serves the home " + home.toAbsolutePath() + ": one agent per home (and per node name); stop it,"
                     + " or give this one a --home of its own");
         }
-        io.ferry.model.OwnerOnly.restrict(file);
+        OwnerOnly.restrict(file);
         ch.truncate(0);
         ch.write(ByteBuffer.wrap((ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.US_ASCII)), 0);
         ch.force(false);

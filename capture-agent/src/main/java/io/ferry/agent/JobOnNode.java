@@ -5,19 +5,36 @@ import io.ferry.model.Command;
 import io.ferry.model.Event;
 import io.ferry.model.ImageRef;
 import io.ferry.model.LaunchSpec;
+import io.ferry.model.OwnerOnly;
+import io.ferry.model.PeerAddresses;
+import io.ferry.staging.CommittedDigests;
 import io.ferry.staging.LocalCache;
 import io.ferry.staging.OpenedStore;
+import io.ferry.staging.Progress;
+import io.ferry.staging.PullImage;
 import io.ferry.staging.Staging;
+import io.ferry.stores.Stores;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
 
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 
 /**
  * One job's life on one node, driven by its commands: a {@link Command.Launch} (re)starts
@@ -26,7 +43,7 @@ import java.util.concurrent.TimeUnit;
  * {@link AgentService} runs one job's commands on one thread.
  */
 final class JobOnNode {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(JobOnNode.class);
+    private static final Logger LOG = LoggerFactory.getLogger(JobOnNode.class);
     private final KafkaLog log;
     private final String node;
     private final LocalCache cache;
@@ -40,9 +57,9 @@ final class JobOnNode {
     private OpenedStore store;
 
     /** The agent is closing: a report still waiting for the event log gives up. */
-    private final java.util.function.BooleanSupplier stopping;
+    private final BooleanSupplier stopping;
     /** Set when the current {@link NodeAgent} closes: its reports still waiting for the log give up. */
-    private java.util.concurrent.atomic.AtomicBoolean agentClosed = new java.util.concurrent.atomic.AtomicBoolean();
+    private AtomicBoolean agentClosed = new AtomicBoolean();
 
     /** This node's meters (fed with the agent's reports, reading the job's store), or null where none are kept. */
     private final AgentMeters meters;
@@ -97,7 +114,7 @@ final class JobOnNode {
         if (spool == null) {
             throw new IOException("this agent takes no ranks from a launcher");
         }
-        Map<Integer, RankSpool.Hello> waiting = new java.util.TreeMap<>();
+        Map<Integer, RankSpool.Hello> waiting = new TreeMap<>();
         for (int r : l.rankSet().toList()) {
             spool.take(l.job(), r).filter(h -> h.generation() == l.generation()).ifPresent(h -> waiting.put(r, h));
         }
@@ -164,9 +181,9 @@ final class JobOnNode {
         if (current == null || !current.store().equals(l.store()) || !current.launch().equals(l.launch())) {
             close();
             Map<String, String> settings = new HashMap<>(l.launch().settings());
-            String scheme = io.ferry.stores.Stores.parse(l.store()).getScheme();
+            String scheme = Stores.parse(l.store()).getScheme();
             secrets.forEach((k, v) -> { // this host's credentials, for a store of their kind
-                if (io.ferry.stores.Stores.accepts(scheme, k)) {
+                if (Stores.accepts(scheme, k)) {
                     settings.put(k, v);
                 }
             });
@@ -184,7 +201,7 @@ final class JobOnNode {
             LaunchSpec s = l.launch();
             agent = new NodeAgent(new AgentConfig(l.job(), l.rankSet(), l.nranks(), node, s.program(),
                     new Quiesce(s.capture(), Duration.ofMillis(s.captureTimeoutMillis()), s.signal()),
-                    io.ferry.model.OwnerOnly.privateRuntimeDir(System.getenv())), cache, store.pipeline(),
+                    OwnerOnly.privateRuntimeDir(System.getenv())), cache, store.pipeline(),
                     patient(), heartbeat);
             if (peering.address() != null) {
                 agent.announcePeer(peering.address());
@@ -240,8 +257,8 @@ final class JobOnNode {
      * log outage instead of being lost with it: the coordinator acts on nothing else. A closed
      * agent's reports give up. Heartbeats are sent without waiting.
      */
-    private java.util.function.Consumer<Event> patient() {
-        java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+    private Consumer<Event> patient() {
+        AtomicBoolean closed = new AtomicBoolean();
         agentClosed = closed;
         return e -> onThisNode(() -> {
             if (meters != null) {
@@ -295,29 +312,29 @@ final class JobOnNode {
         // restored from a generation whose snapshot was not committed.
         // The marker is read once for the node (its head and the shards its ranks fall in), and every
         // tier of every rank is checked against the manifest digest it gives.
-        io.ferry.staging.CommittedDigests committed = store.pipeline().repository().committed(l.job(), l.generation())
+        CommittedDigests committed = store.pipeline().repository().committed(l.job(), l.generation())
                 .orElseThrow(() -> new RestoreErrors.NotCommitted("generation " + l.generation() + " of " + l.job()
                         + " has no commit marker on " + l.store()));
-        java.util.Set<String> unreachable = new java.util.HashSet<>();
-        List<io.ferry.staging.PullImage> remote = new java.util.ArrayList<>();
-        List<String> digests = new java.util.ArrayList<>();
+        Set<String> unreachable = new HashSet<>();
+        List<PullImage> remote = new ArrayList<>();
+        List<String> digests = new ArrayList<>();
         for (int r : l.rankSet().toList()) {
             Path dir = cache.root().resolve(l.job()).resolve(".restart").resolve(Integer.toString(r));
             ImageRef ref = new ImageRef(l.job(), l.generation(), r);
             String digest = committed.manifestSha256(r);
             Optional<String> near = RestartSource.nearby(store.pipeline(), cache, ref, dir,
-                    io.ferry.model.PeerAddresses.parse(l.peers().getOrDefault(r, "")), unreachable, digest,
+                    PeerAddresses.parse(l.peers().getOrDefault(r, "")), unreachable, digest,
                     peering.auth());
             if (near.isPresent()) {
                 sources.put(r, near.get());
             } else {
-                remote.add(new io.ferry.staging.PullImage(ref, dir));
+                remote.add(new PullImage(ref, dir));
                 digests.add(digest);
             }
             dirs.put(r, dir);
         }
         // The ranks no cache holds, from the store together: what they share (code, read-only data) is read once.
-        store.pipeline().pullAllCommitted(remote, digests, io.ferry.staging.Progress.NONE);
+        store.pipeline().pullAllCommitted(remote, digests, Progress.NONE);
         remote.forEach(i -> sources.put(i.ref().rank(), "remote"));
     }
 
@@ -333,7 +350,7 @@ final class JobOnNode {
         if (agent != null) {
             try {
                 agent.stagingIdle().get(60, TimeUnit.SECONDS);
-            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            } catch (ExecutionException | TimeoutException e) {
                 LOG.warn("ferry agent " + node + ": staging of " + current.job()
                         + " did not finish within 60 s; its images stay in the cache");
             }

@@ -4,6 +4,8 @@ import io.ferry.model.DaemonThreads;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.Closeable;
 import java.io.IOException;
@@ -23,7 +25,7 @@ import java.util.function.Supplier;
  * Prometheus scrapes from. One daemon thread. Thread-safe.
  */
 public final class MetricsEndpoint implements Closeable {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(MetricsEndpoint.class);
+    private static final Logger LOG = LoggerFactory.getLogger(MetricsEndpoint.class);
     /** The configuration key of where it listens: {@code HOST:PORT} or {@code off}. */
     public static final String KEY = "agent.metrics";
     /** Beside the coordinator's 7460; loopback, so nothing is exposed that a site did not ask for. */

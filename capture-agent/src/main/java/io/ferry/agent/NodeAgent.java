@@ -2,10 +2,15 @@ package io.ferry.agent;
 
 import io.ferry.agent.capture.Capturer;
 import io.ferry.agent.capture.Capturers;
+import io.ferry.agent.capture.DmtcpCapturer;
+import io.ferry.agent.capture.DmtcpSpan;
+import io.ferry.agent.peer.PeerAuth;
 import io.ferry.model.CrashPoint;
 import io.ferry.model.DaemonThreads;
 import io.ferry.model.Event;
 import io.ferry.model.ImageRef;
+import io.ferry.model.LaunchSpec;
+import io.ferry.model.OwnerOnly;
 import io.ferry.staging.LocalCache;
 import io.ferry.staging.StagingPipeline;
 import io.ferry.staging.internal.FileTrees;
@@ -18,14 +23,21 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -63,7 +75,7 @@ public final class NodeAgent implements Closeable {
      */
     private long lastCaptureAsked = -1;
     /** How often the agent tells the coordinator it is alive, unless told otherwise; well under its 30 s timeout. */
-    public static final java.time.Duration HEARTBEAT_INTERVAL = java.time.Duration.ofSeconds(5);
+    public static final Duration HEARTBEAT_INTERVAL = Duration.ofSeconds(5);
 
     public NodeAgent(AgentConfig config, LocalCache cache, StagingPipeline pipeline, Consumer<Event> events)
             throws IOException {
@@ -72,14 +84,14 @@ public final class NodeAgent implements Closeable {
 
     /** @param heartbeat how often a heartbeat of the job is sent (a fraction of the coordinator's timeout) */
     public NodeAgent(AgentConfig config, LocalCache cache, StagingPipeline pipeline, Consumer<Event> events,
-                     java.time.Duration heartbeat) throws IOException {
+                     Duration heartbeat) throws IOException {
         this.config = config;
         this.cache = cache;
         this.pipeline = pipeline;
         this.events = events;
         this.transparent = config.quiesce().cooperative() ? Optional.empty()
                 : Optional.of(Capturers.of(config.quiesce().method()));
-        io.ferry.model.OwnerOnly.createDirectories(config.socketDir());
+        OwnerOnly.createDirectories(config.socketDir());
         this.control = new ControlServer(config.socketDir()
                 .resolve(ControlServer.socketName(config.job(), ProcessHandle.current().pid())),
                 ranks::get, (rank, f) ->
@@ -112,9 +124,9 @@ public final class NodeAgent implements Closeable {
      * nodes {@code span} (null: this node's ranks are a computation of their own).
      */
     public synchronized void launch(long restartGeneration, Map<Integer, Path> restartDirs,
-                                    io.ferry.agent.capture.DmtcpSpan span) throws IOException {
+                                    DmtcpSpan span) throws IOException {
         long epoch = ++launchEpoch;
-        if (transparent.isPresent() && transparent.get() instanceof io.ferry.agent.capture.DmtcpCapturer d) {
+        if (transparent.isPresent() && transparent.get() instanceof DmtcpCapturer d) {
             d.span(span);
         }
         try {
@@ -146,7 +158,7 @@ public final class NodeAgent implements Closeable {
             // Credentials the agent took from its environment (FERRY_S3_SECRET_ACCESS_KEY,
             // FERRY_KAFKA_SASL_JAAS_CONFIG, AWS_SECRET_ACCESS_KEY, KRB5CCNAME...) are not the
             // ranks', unless the job passes a store's (rank.pass-env).
-            io.ferry.model.LaunchSpec.removeSecrets(env, pipeline.config().passEnv());
+            LaunchSpec.removeSecrets(env, pipeline.config().passEnv());
             env.putAll(rankEnvironment(r, ckpt, restartGeneration, restartDir));
             Process p = RankStart.start(pb, config.command(), transparent, r, ckpt, restartDir);
             watch(new RankProcess(r, p, ckpt, config.quiesce().signal())
@@ -180,13 +192,13 @@ public final class NodeAgent implements Closeable {
     private Path freshArea(int rank) throws IOException {
         Path ckpt = cache.root().resolve(config.job()).resolve(".ranks").resolve(Integer.toString(rank));
         FileTrees.delete(ckpt);
-        io.ferry.model.OwnerOnly.createDirectories(ckpt);
+        OwnerOnly.createDirectories(ckpt);
         return ckpt;
     }
 
     /** What a rank's program is told: who it is, where its checkpoint files go, how to reach the agent. */
     private Map<String, String> rankEnvironment(int rank, Path ckpt, long restartGeneration, Path restartDir) {
-        Map<String, String> env = new java.util.LinkedHashMap<>();
+        Map<String, String> env = new LinkedHashMap<>();
         env.put("FERRY_JOB", config.job());
         env.put("FERRY_RANK", Integer.toString(rank));
         env.put("FERRY_NRANKS", Integer.toString(config.nranks()));
@@ -246,7 +258,7 @@ public final class NodeAgent implements Closeable {
      * reported: something they depend on ended under them (a DMTCP coordinator), and the job
      * recovers as from a crash.
      */
-    private void killLiving(java.util.Set<Path> rankDirs) {
+    private void killLiving(Set<Path> rankDirs) {
         for (RankProcess r : ranks.values()) {
             if (rankDirs.contains(r.area().toAbsolutePath()) && kill(r.rank())) {
                 LOG.warn("ferry agent " + config.node() + ": rank " + r.rank() + " of " + config.job()
@@ -262,7 +274,7 @@ public final class NodeAgent implements Closeable {
         launchEpoch++;
         // First what the method keeps for the ranks (a DMTCP coordinator): its end is then not taken for a loss.
         transparent.ifPresent(Capturer::stopped);
-        List<ProcessHandle> under = new java.util.ArrayList<>();
+        List<ProcessHandle> under = new ArrayList<>();
         for (RankProcess r : ranks.values()) {
             // Descendants first: a rank launched under a wrapper (setsid -f, dmtcp_launch) is its grandchild.
             List<ProcessHandle> mine = r.process().descendants().toList();
@@ -273,7 +285,7 @@ public final class NodeAgent implements Closeable {
         for (RankProcess r : ranks.values()) {
             try {
                 r.onExit().get(10, TimeUnit.SECONDS);
-            } catch (java.util.concurrent.ExecutionException | TimeoutException e) {
+            } catch (ExecutionException | TimeoutException e) {
                 LOG.warn("ferry agent: rank " + r.rank() + " of " + config.job() + " (pid " + r.process().pid()
                         + ") did not end within 10 s of SIGKILL");
             }
@@ -283,7 +295,7 @@ public final class NodeAgent implements Closeable {
         for (ProcessHandle h : under) {
             try {
                 h.onExit().get(Math.max(1, until - System.nanoTime()), TimeUnit.NANOSECONDS);
-            } catch (java.util.concurrent.ExecutionException | TimeoutException e) {
+            } catch (ExecutionException | TimeoutException e) {
                 LOG.warn("ferry agent: process " + h.pid() + " under a rank of " + config.job()
                         + " did not end within 10 s of SIGKILL");
             }
@@ -304,7 +316,7 @@ public final class NodeAgent implements Closeable {
 
     /** Quiesces all ranks for {@code generation}; completes once captured (or failed), before staging. */
     public CompletableFuture<CaptureResult> checkpoint(long generation) {
-        return checkpoint(generation, "", io.ferry.agent.peer.PeerAuth.NONE);
+        return checkpoint(generation, "", PeerAuth.NONE);
     }
 
     /**
@@ -313,7 +325,7 @@ public final class NodeAgent implements Closeable {
      * {@code auth}'s secret to the partner.
      */
     public CompletableFuture<CaptureResult> checkpoint(long generation, String partner,
-            io.ferry.agent.peer.PeerAuth auth) {
+            PeerAuth auth) {
         return CompletableFuture.supplyAsync(() -> capture(generation, partner, auth), capturer);
     }
 
@@ -322,7 +334,7 @@ public final class NodeAgent implements Closeable {
         events.accept(new Event.PeerAddress(config.job(), config.node(), address));
     }
 
-    private CaptureResult capture(long g, String partner, io.ferry.agent.peer.PeerAuth auth) {
+    private CaptureResult capture(long g, String partner, PeerAuth auth) {
         Optional<String> repeat = repeated(g);
         if (repeat.isPresent()) {
             LOG.info("ferry agent " + config.node() + ": capture of generation " + g + " of " + config.job()
@@ -347,11 +359,11 @@ public final class NodeAgent implements Closeable {
                 events.accept(new Event.ImageCaptured(config.job(), g, r.rank(), config.node(), bytes.get(r.rank()),
                         stall.getOrDefault(r.rank(), 0.0), expected.getOrDefault(r.rank(), -1L)));
             }
-            List<Integer> captured = List.copyOf(new java.util.TreeSet<>(bytes.keySet()));
+            List<Integer> captured = List.copyOf(new TreeSet<>(bytes.keySet()));
             staging.captured(g, captured, partner, auth);
             return new CaptureResult(g, bytes, stall);
         } catch (Exception e) {
-            Throwable t = e instanceof java.util.concurrent.ExecutionException && e.getCause() != null
+            Throwable t = e instanceof ExecutionException && e.getCause() != null
                     ? e.getCause() : e;
             if (!reported) {
                 // Ranks moved into the cache before another's move failed would stay there unstaged, and
@@ -401,12 +413,12 @@ public final class NodeAgent implements Closeable {
     }
 
     /** Waits until queued staging work has run (not counting retries scheduled for later). */
-    public void drainStaging() throws InterruptedException, java.util.concurrent.ExecutionException {
+    public void drainStaging() throws InterruptedException, ExecutionException {
         staging.idle().get();
     }
 
     /** Completes once the staging work queued now has run (not counting retries scheduled for later). */
-    public java.util.concurrent.Future<?> stagingIdle() {
+    public Future<?> stagingIdle() {
         return staging.idle();
     }
 

@@ -1,20 +1,32 @@
 package io.ferry.agent;
 
+import io.ferry.agent.peer.ImageStream;
+import io.ferry.agent.peer.PeerAuth;
+import io.ferry.agent.peer.PeerClient;
 import io.ferry.model.CrashPoint;
 import io.ferry.model.DaemonThreads;
 import io.ferry.model.Event;
 import io.ferry.model.ImageRef;
+import io.ferry.model.PeerAddresses;
+import io.ferry.model.RankSet;
 import io.ferry.staging.LocalCache;
 import io.ferry.staging.Progress;
 import io.ferry.staging.PushImage;
 import io.ferry.staging.StagingPipeline;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.nio.channels.ClosedByInterruptException;
 import java.nio.file.Files;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -26,7 +38,7 @@ import java.util.function.Consumer;
  * agent of the job on this node captured and did not stage.
  */
 final class NodeStaging {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(NodeStaging.class);
+    private static final Logger LOG = LoggerFactory.getLogger(NodeStaging.class);
     private final AgentConfig config;
     private final LocalCache cache;
     private final StagingPipeline pipeline;
@@ -54,10 +66,10 @@ final class NodeStaging {
      * can be restarted from, has had its partner copy made), then staging. {@code partner}:
      * {@code NODE=HOST:PORT}, or empty.
      */
-    void captured(long g, List<Integer> captured, String partner, io.ferry.agent.peer.PeerAuth auth) {
+    void captured(long g, List<Integer> captured, String partner, PeerAuth auth) {
         stager.execute(() -> {
             if (!partner.isEmpty()) {
-                copyToPartner(g, captured, io.ferry.model.PeerAddresses.parse(partner).get(0), auth);
+                copyToPartner(g, captured, PeerAddresses.parse(partner).get(0), auth);
             }
             stage(g, captured, 0);
         });
@@ -106,7 +118,7 @@ final class NodeStaging {
      * in cache).
      */
     private void stage(long g, List<Integer> captured, int attempt) {
-        List<PushImage> todo = new java.util.ArrayList<>();
+        List<PushImage> todo = new ArrayList<>();
         for (int r : captured) {
             ImageRef ref = new ImageRef(config.job(), g, r);
             if (!cache.isStaged(ref)) {
@@ -127,8 +139,8 @@ final class NodeStaging {
             if (todo.stream().anyMatch(i -> !Files.isDirectory(i.dir()))) {
                 return; // dropped from the cache (the generation failed or was rolled back)
             }
-            if (closing || Thread.currentThread().isInterrupted() || e instanceof java.io.InterruptedIOException
-                    || e instanceof java.nio.channels.ClosedByInterruptException) {
+            if (closing || Thread.currentThread().isInterrupted() || e instanceof InterruptedIOException
+                    || e instanceof ClosedByInterruptException) {
                 return; // the agent is closing: not a staging failure; the images stay in the cache, unstaged
             }
             int rank = todo.stream().filter(i -> !cache.isStaged(i.ref())).findFirst().orElse(todo.get(0)).ref().rank();
@@ -140,7 +152,7 @@ final class NodeStaging {
             try {
                 poller.schedule(() -> stager.execute(() -> stage(g, captured, attempt + 1)), delay,
                         TimeUnit.MILLISECONDS);
-            } catch (java.util.concurrent.RejectedExecutionException closed) {
+            } catch (RejectedExecutionException closed) {
                 // closed meanwhile: nothing more is staged by this agent
             }
             return;
@@ -158,21 +170,21 @@ final class NodeStaging {
      * partner acknowledged them all (fsynced there). Best effort, as SCR's partner level: a copy
      * that fails is said on stderr, and the restart falls through to the store for those ranks.
      */
-    private void copyToPartner(long g, List<Integer> captured, io.ferry.model.PeerAddresses.Peer partner,
-                               io.ferry.agent.peer.PeerAuth auth) {
+    private void copyToPartner(long g, List<Integer> captured, PeerAddresses.Peer partner,
+                               PeerAuth auth) {
         long t0 = System.nanoTime();
         long bytes = 0;
-        List<Integer> copied = new java.util.ArrayList<>();
+        List<Integer> copied = new ArrayList<>();
         // One deadline for the node's whole copy (cache.partner-timeout, or 30 s and 20 ms a MiB): staging to the
         // store waits for it, so a frozen partner delays a checkpoint by this much at most, however many ranks.
         long deadline;
         try {
-            java.time.Duration set = pipeline.config().partnerTimeout();
+            Duration set = pipeline.config().partnerTimeout();
             long total = 0;
             for (int r : captured) {
-                total += io.ferry.agent.peer.ImageStream.bytes(cache.imageDir(new ImageRef(config.job(), g, r)));
+                total += ImageStream.bytes(cache.imageDir(new ImageRef(config.job(), g, r)));
             }
-            deadline = t0 + (set.isZero() ? io.ferry.agent.peer.PeerClient.putDeadline(total) : set).toNanos();
+            deadline = t0 + (set.isZero() ? PeerClient.putDeadline(total) : set).toNanos();
         } catch (IOException | RuntimeException e) {
             return; // dropped from the cache meanwhile (the generation failed or was rolled back)
         }
@@ -187,8 +199,8 @@ final class NodeStaging {
                 break;
             }
             try {
-                bytes += io.ferry.agent.peer.PeerClient.put(partner, ref, cache.imageDir(ref), auth,
-                        java.time.Duration.ofNanos(left));
+                bytes += PeerClient.put(partner, ref, cache.imageDir(ref), auth,
+                        Duration.ofNanos(left));
                 copied.add(r);
             } catch (IOException | RuntimeException e) {
                 if (!Files.isDirectory(cache.imageDir(ref))) {
@@ -200,7 +212,7 @@ final class NodeStaging {
         }
         if (!copied.isEmpty()) {
             events.accept(new Event.PartnerCopied(config.job(), g, config.node(), partner.node(),
-                    io.ferry.model.RankSet.of(copied.stream().mapToInt(Integer::intValue)).toString(), bytes,
+                    RankSet.of(copied.stream().mapToInt(Integer::intValue)).toString(), bytes,
                     (System.nanoTime() - t0) / 1e9));
         }
     }

@@ -1,14 +1,20 @@
 package io.ferry.agent;
 
 import io.ferry.agent.protocol.Line;
+import io.ferry.model.Event;
+import io.ferry.model.OwnerOnly;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.math.BigInteger;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -32,7 +38,7 @@ public final class RankProcess {
     private long pendingGeneration = -1;
     private final long startedNanos = System.nanoTime();
     /** See {@link Quiesce#helloGrace()}. */
-    private volatile java.time.Duration helloGrace = java.time.Duration.ZERO;
+    private volatile Duration helloGrace = Duration.ZERO;
 
     RankProcess(int rank, Process child, Path ckptDir, String signal) {
         this(rank, child.toHandle(), child, ckptDir, signal);
@@ -78,7 +84,7 @@ public final class RankProcess {
      * the launcher started.
      */
     public int exitCode() {
-        return child != null ? child.exitValue() : io.ferry.model.Event.RankExited.UNKNOWN_EXIT;
+        return child != null ? child.exitValue() : Event.RankExited.UNKNOWN_EXIT;
     }
 
     public boolean socketMode() {
@@ -109,7 +115,7 @@ public final class RankProcess {
     /** Asks the rank for generation {@code g}; the future completes with its DONE or FAIL. */
     synchronized CompletableFuture<Line> request(long g, ScheduledExecutorService poller) throws IOException {
         Path dir = generationDir(g);
-        io.ferry.model.OwnerOnly.createDirectories(dir); // becomes the image directory in the cache
+        OwnerOnly.createDirectories(dir); // becomes the image directory in the cache
         pending = new CompletableFuture<>();
         pendingGeneration = g;
         CompletableFuture<Line> answer = pending;
@@ -164,7 +170,7 @@ public final class RankProcess {
         return answer;
     }
 
-    RankProcess withHelloGrace(java.time.Duration grace) {
+    RankProcess withHelloGrace(Duration grace) {
         this.helloGrace = grace;
         return this;
     }
@@ -182,7 +188,7 @@ public final class RankProcess {
                 Thread.sleep(10);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new java.io.InterruptedIOException("interrupted waiting for rank " + rank + " to connect");
+                throw new InterruptedIOException("interrupted waiting for rank " + rank + " to connect");
             }
         }
     }
@@ -204,7 +210,7 @@ public final class RankProcess {
             }
             for (String line : Files.readAllLines(proc.resolve("status"))) {
                 if (line.startsWith("SigCgt:")) {
-                    return new java.math.BigInteger(line.substring(7).trim(), 16).testBit(signum - 1);
+                    return new BigInteger(line.substring(7).trim(), 16).testBit(signum - 1);
                 }
             }
         } catch (IOException | RuntimeException unreadable) {
@@ -214,7 +220,7 @@ public final class RankProcess {
     }
 
     /** Linux signal numbers of the signals a signal-mode rank may use. */
-    private static final java.util.Map<String, Integer> SIGNALS = java.util.Map.of("HUP", 1, "INT", 2, "QUIT", 3,
+    private static final Map<String, Integer> SIGNALS = Map.of("HUP", 1, "INT", 2, "QUIT", 3,
             "USR1", 10, "USR2", 12, "ALRM", 14, "TERM", 15, "CONT", 18, "URG", 23, "WINCH", 28);
 
     /** An answer from the socket: completes the pending request of the same generation. */

@@ -1,9 +1,13 @@
 package io.ferry.agent;
 
 import io.ferry.model.Names;
+import io.ferry.model.OwnerOnly;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -38,7 +42,7 @@ import java.util.regex.Pattern;
  * Thread-safe.
  */
 public final class RankSpool implements Closeable {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RankSpool.class);
+    private static final Logger LOG = LoggerFactory.getLogger(RankSpool.class);
     private static final Pattern HELLO = Pattern.compile("(.+)\\.(\\d{1,8})\\.hello");
     private static final Pattern BODY = Pattern.compile("(-1|\\d{1,18}) (\\d{1,10})\\s*");
 
@@ -62,11 +66,11 @@ public final class RankSpool implements Closeable {
     RankSpool(Path home, String hostName, Path runtimeDir) throws IOException {
         this.run = home.toAbsolutePath().resolve("run");
         this.spool = run.resolve("spool");
-        io.ferry.model.OwnerOnly.createDirectories(spool);
-        io.ferry.model.OwnerOnly.restrict(Files.writeString(run.resolve("agent.pid"),
+        OwnerOnly.createDirectories(spool);
+        OwnerOnly.restrict(Files.writeString(run.resolve("agent.pid"),
                 ProcessHandle.current().pid() + "\n"));
         this.link = runtimeDir.resolve("ferry-agent-" + hostName);
-        io.ferry.model.OwnerOnly.createDirectories(link.getParent());
+        OwnerOnly.createDirectories(link.getParent());
         Path other = liveAgentAt(link);
         if (other != null && !other.equals(run.toRealPath())) {
             LOG.warn("ferry agent: the ranks a launcher starts on {} find the live agent of {} ({}); ranks meant"
@@ -92,7 +96,7 @@ public final class RankSpool implements Closeable {
     /** {@code $FERRY_RUNTIME_DIR}, else this user's own runtime directory: where the shim looks for its agent. */
     static Path runtimeDir() throws IOException {
         String dir = System.getenv("FERRY_RUNTIME_DIR");
-        return dir == null || dir.isBlank() ? io.ferry.model.OwnerOnly.privateRuntimeDir(System.getenv())
+        return dir == null || dir.isBlank() ? OwnerOnly.privateRuntimeDir(System.getenv())
                 : Path.of(dir);
     }
 
@@ -102,7 +106,7 @@ public final class RankSpool implements Closeable {
             return Files.readString(Path.of("/proc/sys/kernel/hostname")).trim();
         } catch (IOException e) {
             try {
-                return java.net.InetAddress.getLocalHost().getHostName();
+                return InetAddress.getLocalHost().getHostName();
             } catch (IOException unknown) {
                 return "localhost";
             }
@@ -174,7 +178,7 @@ public final class RankSpool implements Closeable {
 
     private void write(String job, int rank, String suffix, String text) throws IOException {
         Path tmp = spool.resolve("." + job + "." + rank + suffix + ".tmp");
-        io.ferry.model.OwnerOnly.restrict(Files.writeString(tmp, text, StandardCharsets.UTF_8));
+        OwnerOnly.restrict(Files.writeString(tmp, text, StandardCharsets.UTF_8));
         Files.move(tmp, spool.resolve(job + "." + rank + suffix), StandardCopyOption.ATOMIC_MOVE,
                 StandardCopyOption.REPLACE_EXISTING);
     }

@@ -6,15 +6,24 @@ import io.ferry.model.Entry;
 import io.ferry.model.ImageRef;
 import io.ferry.model.Manifest;
 import io.ferry.model.PeerAddresses;
+import io.ferry.staging.ImageCorruptException;
 import io.ferry.staging.LocalCache;
 import io.ferry.staging.Progress;
+import io.ferry.staging.Repository;
 import io.ferry.staging.StagingPipeline;
 import io.ferry.staging.internal.FileTrees;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -28,7 +37,7 @@ import java.util.Set;
  * does not verify is skipped for the next source.
  */
 public final class RestartSource {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RestartSource.class);
+    private static final Logger LOG = LoggerFactory.getLogger(RestartSource.class);
 
     private RestartSource() {}
 
@@ -47,9 +56,9 @@ public final class RestartSource {
     public record Sources(List<PeerAddresses.Peer> peers, Set<String> unreachable, String committedManifestSha256,
                           PeerAuth auth) {
         public Sources {
-            java.util.Objects.requireNonNull(peers, "peers");
-            java.util.Objects.requireNonNull(unreachable, "unreachable");
-            java.util.Objects.requireNonNull(auth, "auth");
+            Objects.requireNonNull(peers, "peers");
+            Objects.requireNonNull(unreachable, "unreachable");
+            Objects.requireNonNull(auth, "auth");
         }
 
         /**
@@ -57,7 +66,7 @@ public final class RestartSource {
          * secret shown: the node's cache, else the store.
          */
         public static Sources none() {
-            return new Sources(List.of(), new java.util.HashSet<>(), null, PeerAuth.NONE);
+            return new Sources(List.of(), new HashSet<>(), null, PeerAuth.NONE);
         }
 
         /** These sources asking {@code peers} (nearest first). */
@@ -102,7 +111,7 @@ public final class RestartSource {
                                      Sources sources) throws IOException {
         String committedManifestSha256 = sources.committedManifestSha256() != null
                 ? sources.committedManifestSha256() : committedDigest(pipeline, ref);
-        java.util.Optional<String> near = nearby(pipeline, cache, ref, target, sources.peers(),
+        Optional<String> near = nearby(pipeline, cache, ref, target, sources.peers(),
                 sources.unreachable(), committedManifestSha256, sources.auth());
         if (near.isPresent()) {
             return near.get();
@@ -118,15 +127,15 @@ public final class RestartSource {
      * the caller to pull it from the store (a node pulls its ranks that no cache holds together:
      * {@link StagingPipeline#pullAllCommitted}).
      */
-    public static java.util.Optional<String> nearby(StagingPipeline pipeline, LocalCache cache,
+    public static Optional<String> nearby(StagingPipeline pipeline, LocalCache cache,
             ImageRef ref, Path target,
                                                     List<PeerAddresses.Peer> peers, Set<String> unreachable,
                                                     String committedManifestSha256, PeerAuth auth) throws IOException {
-        io.ferry.staging.Repository.StoredManifest sm = committedManifest(pipeline, ref, committedManifestSha256);
+        Repository.StoredManifest sm = committedManifest(pipeline, ref, committedManifestSha256);
         Manifest m = sm.manifest();
         FileTrees.delete(target);
         if (localCopyVerifies(pipeline, cache, ref, sm, target)) {
-            return java.util.Optional.of(cache.isPartnerCopy(ref) ? "partner" : "local");
+            return Optional.of(cache.isPartnerCopy(ref) ? "partner" : "local");
         }
         for (PeerAddresses.Peer peer : peers) {
             if (unreachable.contains(peer.node())) {
@@ -137,7 +146,7 @@ public final class RestartSource {
             try {
                 if (PeerClient.get(peer, ref, target, auth)
                         && VerifiedCopy.copy(target, m, null, null, pipeline.repository().blobs())) {
-                    return java.util.Optional.of("partner");
+                    return Optional.of("partner");
                 }
                 LOG.warn("ferry agent: rank " + ref.rank() + " of " + ref.job() + " generation "
                         + ref.generation() + ": " + peer.node() + "'s copy " + (Files.isDirectory(target)
@@ -151,7 +160,7 @@ public final class RestartSource {
             }
         }
         FileTrees.delete(target);
-        return java.util.Optional.empty();
+        return Optional.empty();
     }
 
     /**
@@ -161,16 +170,16 @@ public final class RestartSource {
      * goes on to a partner's copy or the store instead of failing.
      */
     private static boolean localCopyVerifies(StagingPipeline pipeline, LocalCache cache, ImageRef ref,
-                                             io.ferry.staging.Repository.StoredManifest sm, Path target)
-            throws java.io.InterruptedIOException {
+                                             Repository.StoredManifest sm, Path target)
+            throws InterruptedIOException {
         Path local = cache.imageDir(ref);
         try {
             return Files.isDirectory(local)
                     && VerifiedCopy.copy(local, sm.manifest(), target, localCheck(cache, ref, sm),
                     pipeline.repository().blobs());
-        } catch (java.io.InterruptedIOException stop) {
+        } catch (InterruptedIOException stop) {
             throw stop;
-        } catch (IOException | java.io.UncheckedIOException e) {
+        } catch (IOException | UncheckedIOException e) {
             LOG.warn("ferry agent: rank " + ref.rank() + " of " + ref.job() + " generation " + ref.generation()
                     + ": reading this node's cached copy failed (" + e.getMessage() + "); trying the next source");
             return false;
@@ -178,12 +187,12 @@ public final class RestartSource {
     }
 
     /** The manifest of {@code ref} as the store holds it, refused unless its bytes are the ones committed. */
-    private static io.ferry.staging.Repository.StoredManifest committedManifest(StagingPipeline pipeline, ImageRef ref,
+    private static Repository.StoredManifest committedManifest(StagingPipeline pipeline, ImageRef ref,
                                                                                 String committedManifestSha256)
             throws IOException {
-        io.ferry.staging.Repository.StoredManifest sm = pipeline.repository().readManifest(ref);
+        Repository.StoredManifest sm = pipeline.repository().readManifest(ref);
         if (!sm.sha256().equals(committedManifestSha256)) {
-            throw new io.ferry.staging.ImageCorruptException("image " + ref + ": the manifest on the store (SHA-256 "
+            throw new ImageCorruptException("image " + ref + ": the manifest on the store (SHA-256 "
                     + sm.sha256() + ") is not the one its snapshot committed (" + committedManifestSha256
                     + "); no copy of it is used", null);
         }
@@ -206,7 +215,7 @@ public final class RestartSource {
      */
     public static String plan(StagingPipeline pipeline, LocalCache cache, ImageRef ref, List<PeerAddresses.Peer> peers,
                               String committedManifestSha256, PeerAuth auth) throws IOException {
-        io.ferry.staging.Repository.StoredManifest sm = committedManifest(pipeline, ref, committedManifestSha256);
+        Repository.StoredManifest sm = committedManifest(pipeline, ref, committedManifestSha256);
         Path local = cache.imageDir(ref);
         if (localCopyVerifies(pipeline, cache, ref, sm, null)) {
             return cache.isPartnerCopy(ref)
@@ -261,7 +270,7 @@ public final class RestartSource {
      * those at 10 GB/s and more per core where SHA-256 runs at ~1 GB/s; copies that crossed a
      * network or another node's disk (partner copies, the store) are checked by SHA-256.
      */
-    private static int[] localCheck(LocalCache cache, ImageRef ref, io.ferry.staging.Repository.StoredManifest sm)
+    private static int[] localCheck(LocalCache cache, ImageRef ref, Repository.StoredManifest sm)
             throws IOException {
         if (cache.isPartnerCopy(ref)) {
             return null;

@@ -1,6 +1,7 @@
 package io.ferry.agent;
 
 import io.ferry.agent.capture.RestartRefusedException;
+import io.ferry.agent.capture.SupersededLaunchException;
 import io.ferry.model.MalformedManifestException;
 import io.ferry.staging.ImageCorruptException;
 import io.ferry.stores.StoreException;
@@ -61,7 +62,7 @@ final class RestoreErrors {
      */
     static boolean superseded(Throwable e) {
         for (Throwable t = e; t != null; t = next(t)) {
-            if (t instanceof io.ferry.agent.capture.SupersededLaunchException) {
+            if (t instanceof SupersededLaunchException) {
                 return true;
             }
         }

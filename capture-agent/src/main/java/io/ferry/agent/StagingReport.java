@@ -1,5 +1,6 @@
 package io.ferry.agent;
 
+import io.ferry.agent.peer.ImageStream;
 import io.ferry.model.Event;
 import io.ferry.staging.Progress;
 
@@ -41,7 +42,7 @@ final class StagingReport implements Progress {
     static long rawBytes(List<Path> dirs) throws IOException {
         long sum = 0;
         for (Path d : dirs) {
-            sum += io.ferry.agent.peer.ImageStream.bytes(d);
+            sum += ImageStream.bytes(d);
         }
         return sum;
     }

@@ -4,6 +4,7 @@ import io.ferry.agent.capture.Capturer;
 import io.ferry.staging.Progress;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.HashMap;
@@ -38,7 +39,7 @@ final class TransparentCapture {
                 try {
                     return capturer.capture(pid, r.area(), r.generationDir(g), Progress.NONE);
                 } catch (IOException e) {
-                    throw new java.io.UncheckedIOException(e);
+                    throw new UncheckedIOException(e);
                 }
             });
             try {
@@ -48,7 +49,7 @@ final class TransparentCapture {
                 throw new IOException(capturer.method() + " capture of rank " + r.rank() + " did not finish within "
                         + timeout.toSeconds() + " s");
             } catch (ExecutionException e) {
-                Throwable t = e.getCause() instanceof java.io.UncheckedIOException u ? u.getCause() : e.getCause();
+                Throwable t = e.getCause() instanceof UncheckedIOException u ? u.getCause() : e.getCause();
                 throw new IOException("rank " + r.rank() + ": " + t.getMessage(), t);
             }
         }

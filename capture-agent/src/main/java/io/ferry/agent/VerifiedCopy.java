@@ -1,18 +1,34 @@
 package io.ferry.agent;
 
+import io.ferry.model.ChunkId;
 import io.ferry.model.DaemonThreads;
 import io.ferry.model.Entry;
 import io.ferry.model.Manifest;
+import io.ferry.staging.Blobs;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
+import java.util.zip.CRC32C;
 
 /**
  * A restart's copy of a cached (or peer-fetched) image, verified against its manifest in the
@@ -39,7 +55,7 @@ final class VerifiedCopy {
      * {@code crc32c} (every chunk's, in manifest order: {@code RestartSource.localCheck}) each chunk is checked
      * against its CRC32C instead of its SHA-256.
      */
-    static boolean copy(Path dir, Manifest m, Path target, int[] crc32c, io.ferry.staging.Blobs blobs)
+    static boolean copy(Path dir, Manifest m, Path target, int[] crc32c, Blobs blobs)
             throws IOException {
         if ((crc32c == null && !blobs.opens(m.keyId())) || !layoutMatches(dir, m)) {
             return false;
@@ -49,7 +65,7 @@ final class VerifiedCopy {
             Files.createDirectories(target);
         }
         // each file's first chunk, in manifest order
-        java.util.Map<String, Integer> firstChunk = new java.util.HashMap<>();
+        Map<String, Integer> firstChunk = new HashMap<>();
         int counted = 0;
         for (Entry e : m.entries()) {
             if (e instanceof Entry.RegularFile f) {
@@ -58,17 +74,17 @@ final class VerifiedCopy {
             }
         }
         List<Entry> entries = new ArrayList<>(m.entries());
-        entries.sort(java.util.Comparator.comparing(Entry::path)); // parents before children
-        List<java.nio.channels.FileChannel> open = new ArrayList<>();
+        entries.sort(Comparator.comparing(Entry::path)); // parents before children
+        List<FileChannel> open = new ArrayList<>();
         List<Runnable> runsOfChunks = new ArrayList<>();
-        java.util.concurrent.atomic.AtomicBoolean ok = new java.util.concurrent.atomic.AtomicBoolean(true);
-        java.util.concurrent.atomic.AtomicReference<IOException> failed =
-                new java.util.concurrent.atomic.AtomicReference<>();
+        AtomicBoolean ok = new AtomicBoolean(true);
+        AtomicReference<IOException> failed =
+                new AtomicReference<>();
         int chunkSize = m.chunkSize();
         // Direct buffers: the bytes go from the page cache into the buffer and back out once each (as cat's);
         // a heap array would be copied through a temporary direct buffer both ways.
-        ThreadLocal<java.nio.ByteBuffer> buffers =
-                ThreadLocal.withInitial(() -> java.nio.ByteBuffer.allocateDirect(PIECE));
+        ThreadLocal<ByteBuffer> buffers =
+                ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(PIECE));
         try {
             for (Entry e : entries) {
                 Path src = dir.resolve(e.path());
@@ -82,14 +98,14 @@ final class VerifiedCopy {
                     Files.createDirectories(dst.getParent());
                     Files.createSymbolicLink(dst, Path.of(l.target()));
                 } else if (e instanceof Entry.RegularFile f) {
-                    java.nio.channels.FileChannel out = null;
+                    FileChannel out = null;
                     if (copy) {
                         Files.createDirectories(dst.getParent());
-                        out = java.nio.channels.FileChannel.open(dst, java.nio.file.StandardOpenOption.CREATE_NEW,
-                                java.nio.file.StandardOpenOption.WRITE);
+                        out = FileChannel.open(dst, StandardOpenOption.CREATE_NEW,
+                                StandardOpenOption.WRITE);
                         open.add(out);
                     }
-                    java.nio.channels.FileChannel sink = out;
+                    FileChannel sink = out;
                     int first = firstChunk.get(f.path());
                     long[] offsets = f.offsets(chunkSize); // fixed chunks, or blobs cut by content (pack layout)
                     // Contiguous runs of chunks, each read in order through its own descriptor, so the kernel's
@@ -105,8 +121,8 @@ final class VerifiedCopy {
                             if (!ok.get()) {
                                 return;
                             }
-                            try (java.nio.channels.FileChannel in = java.nio.channels.FileChannel.open(src)) {
-                                java.nio.ByteBuffer buf = buffers.get();
+                            try (FileChannel in = FileChannel.open(src)) {
+                                ByteBuffer buf = buffers.get();
                                 for (int i = from; i < to && ok.get(); i++) {
                                     long at = offsets[i];
                                     int len = (int) (offsets[i + 1] - at);
@@ -146,24 +162,24 @@ final class VerifiedCopy {
             if (threads <= 1) {
                 runsOfChunks.forEach(Runnable::run);
             } else {
-                java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads,
+                ExecutorService pool = Executors.newFixedThreadPool(threads,
                         DaemonThreads.named("ferry-restart-copy"));
                 try {
-                    for (java.util.concurrent.Future<?> f : pool.invokeAll(runsOfChunks.stream()
-                            .map(java.util.concurrent.Executors::callable).toList())) {
+                    for (Future<?> f : pool.invokeAll(runsOfChunks.stream()
+                            .map(Executors::callable).toList())) {
                         f.get();
                     }
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    throw new java.io.InterruptedIOException("restart copy interrupted");
-                } catch (java.util.concurrent.ExecutionException e) {
+                    throw new InterruptedIOException("restart copy interrupted");
+                } catch (ExecutionException e) {
                     throw new IOException("restart copy failed: " + e.getCause(), e.getCause());
                 } finally {
                     pool.shutdownNow();
                 }
             }
         } finally {
-            for (java.nio.channels.FileChannel c : open) {
+            for (FileChannel c : open) {
                 c.close();
             }
         }
@@ -189,7 +205,7 @@ final class VerifiedCopy {
 
     /** The check of one chunk, fed its bytes in order. */
     private interface ChunkCheck {
-        void update(java.nio.ByteBuffer bytes);
+        void update(ByteBuffer bytes);
 
         boolean matches();
 
@@ -197,20 +213,20 @@ final class VerifiedCopy {
          * The check of chunk {@code id} of a manifest that records {@code keyId} (the current key,
          * a previous one, or none).
          */
-        static ChunkCheck of(io.ferry.model.ChunkId id, io.ferry.staging.Blobs blobs, String keyId) {
+        static ChunkCheck of(ChunkId id, Blobs blobs, String keyId) {
             return id.isZero() ? new Zeros() : new Named(id, blobs.namer(keyId));
         }
 
         /** Against the CRC32C recorded when this node pushed the chunk. */
         final class Crc implements ChunkCheck {
-            private final java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+            private final CRC32C crc = new CRC32C();
             private final int expected;
 
             Crc(int expected) {
                 this.expected = expected;
             }
 
-            public void update(java.nio.ByteBuffer bytes) {
+            public void update(ByteBuffer bytes) {
                 crc.update(bytes);
             }
 
@@ -220,8 +236,8 @@ final class VerifiedCopy {
         }
 
         /** Against the chunk id: the SHA-256 of its raw bytes, or their keyed hash when the store is encrypted. */
-        record Named(io.ferry.model.ChunkId id, io.ferry.staging.Blobs.Namer namer) implements ChunkCheck {
-            public void update(java.nio.ByteBuffer bytes) {
+        record Named(ChunkId id, Blobs.Namer namer) implements ChunkCheck {
+            public void update(ByteBuffer bytes) {
                 namer.update(bytes);
             }
 
@@ -232,11 +248,11 @@ final class VerifiedCopy {
 
         /** An all-zero chunk: every byte zero. */
         final class Zeros implements ChunkCheck {
-            private static final java.nio.ByteBuffer ZEROS = java.nio.ByteBuffer.allocateDirect(PIECE)
+            private static final ByteBuffer ZEROS = ByteBuffer.allocateDirect(PIECE)
                     .asReadOnlyBuffer();
             private boolean zero = true;
 
-            public void update(java.nio.ByteBuffer bytes) {
+            public void update(ByteBuffer bytes) {
                 zero = zero && bytes.mismatch(ZEROS.duplicate().limit(bytes.remaining())) == -1;
             }
 

@@ -2,6 +2,13 @@ package io.ferry.agent;
 
 import io.ferry.model.Event;
 import io.ferry.staging.OpenedStore;
+import io.ferry.staging.Staging;
+import io.ferry.staging.StagingConfig;
+import io.ferry.stores.CountingStore;
+import io.ferry.stores.Resilience;
+import io.ferry.stores.ResilientStore;
+import io.ferry.stores.Store;
+import io.ferry.stores.posix.PosixStore;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.junit.jupiter.api.Test;
@@ -9,6 +16,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -60,11 +68,11 @@ class AgentMetersTest {
     @Test
     void aStoreBehindTheResilienceLayerAlsoShowsItsRetriesAndCircuit() throws Exception {
         // What Stores.open makes of an S3 or HDFS URI, over a real POSIX store here.
-        io.ferry.stores.Store remote = new io.ferry.stores.CountingStore(new io.ferry.stores.ResilientStore(
-                io.ferry.stores.posix.PosixStore.open(tmp.resolve("remote"), Map.of()),
-                io.ferry.stores.Resilience.DEFAULTS));
-        try (OpenedStore store = new OpenedStore(remote, io.ferry.staging.Staging.pipeline(remote,
-                io.ferry.staging.StagingConfig.from(Map.of()), java.time.Clock.systemUTC()))) {
+        Store remote = new CountingStore(new ResilientStore(
+                PosixStore.open(tmp.resolve("remote"), Map.of()),
+                Resilience.DEFAULTS));
+        try (OpenedStore store = new OpenedStore(remote, Staging.pipeline(remote,
+                StagingConfig.from(Map.of()), Clock.systemUTC()))) {
             meters.opened("j", store);
             store.store().put("jobs/j/0/x", ByteBuffer.wrap(new byte[10]));
             String text = registry.scrape();

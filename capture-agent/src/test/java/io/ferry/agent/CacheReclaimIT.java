@@ -19,6 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -65,7 +66,7 @@ class CacheReclaimIT {
             // What an agent killed in the middle of removing a generation of "running" left: its trash, long untouched.
             Path trash = Files.createDirectories(cache.root().resolve("running/.trash-0-5eed/0"));
             Files.write(trash.resolve("state"), new byte[1000]);
-            Files.setLastModifiedTime(trash.getParent(), java.nio.file.attribute.FileTime.fromMillis(
+            Files.setLastModifiedTime(trash.getParent(), FileTime.fromMillis(
                     System.currentTimeMillis() - Duration.ofHours(1).toMillis()));
 
             SimpleMeterRegistry registry = new SimpleMeterRegistry();

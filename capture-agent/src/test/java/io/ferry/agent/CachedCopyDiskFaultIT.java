@@ -13,6 +13,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -69,7 +70,7 @@ class CachedCopyDiskFaultIT {
                 IOException seen = assertThrows(IOException.class,
                         () -> Files.readAllBytes(image.resolve("sub/state.bin")));
                 assertTrue(String.valueOf(seen.getMessage()).contains(fault.equals("EIO") ? "Input/output error" : "")
-                        && (fault.equals("EIO") || seen instanceof java.nio.file.AccessDeniedException),
+                        && (fault.equals("EIO") || seen instanceof AccessDeniedException),
                         "the fault is real: " + seen);
 
                 Path target = tmp.resolve("restart");

@@ -4,6 +4,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
@@ -29,7 +30,7 @@ class ControlServerIT {
         ch.configureBlocking(true);
         try {
             return ch.read(ByteBuffer.allocate(64)) < 0;
-        } catch (java.io.IOException reset) {
+        } catch (IOException reset) {
             return true;
         }
     }

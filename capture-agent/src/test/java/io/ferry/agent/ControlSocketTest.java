@@ -1,11 +1,13 @@
 package io.ferry.agent;
 
+import io.ferry.model.Names;
 import io.ferry.model.OwnerOnly;
 import org.junit.jupiter.api.Test;
 
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.ServerSocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -19,10 +21,10 @@ class ControlSocketTest {
     void theLongestJobIdGetsASocketItCanBind() throws Exception {
         String longest = "j".repeat(100) + "-0123456789abcdef.x_y-" + "z".repeat(6); // 128 characters, a valid id
         assertEquals(128, longest.length());
-        io.ferry.model.Names.requireJob(longest);
+        Names.requireJob(longest);
         Path dir = OwnerOnly.privateRuntimeDir(System.getenv());
         Path socket = dir.resolve(ControlServer.socketName(longest, 4_194_304L));
-        assertTrue(socket.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length <= 107,
+        assertTrue(socket.toString().getBytes(StandardCharsets.UTF_8).length <= 107,
                 socket.toString());
         try (ServerSocketChannel ch = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             ch.bind(UnixDomainSocketAddress.of(socket)); // before: /tmp/ferry-<128 characters>-<pid>.sock did not fit

@@ -2,6 +2,7 @@ package io.ferry.agent;
 
 import org.junit.jupiter.api.Test;
 
+import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -51,7 +52,7 @@ class MetricsEndpointTest {
     void aTakenPortIsABindException() throws Exception {
         try (MetricsEndpoint first = MetricsEndpoint.start(new InetSocketAddress("127.0.0.1", 0), () -> "")) {
             URI u = first.uri();
-            assertThrows(java.net.BindException.class,
+            assertThrows(BindException.class,
                     () -> MetricsEndpoint.start(new InetSocketAddress("127.0.0.1", u.getPort()), () -> ""));
         }
     }

@@ -9,14 +9,21 @@ import io.ferry.staging.StagingPipeline;
 import io.ferry.stores.Store;
 import io.ferry.stores.Stores;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
@@ -87,11 +94,11 @@ class NodeAgentIT {
     }
 
     /** Whether {@code p} catches SIGUSR2 (signal 12: bit 11 of SigCgt in /proc/PID/status). */
-    private static boolean catchesUsr2(ProcessHandle p) throws java.io.IOException {
+    private static boolean catchesUsr2(ProcessHandle p) throws IOException {
         List<String> status;
         try {
             status = Files.readAllLines(Path.of("/proc", Long.toString(p.pid()), "status"));
-        } catch (java.nio.file.NoSuchFileException gone) {
+        } catch (NoSuchFileException gone) {
             return false; // the caller sees it is not alive
         }
         for (String l : status) {
@@ -112,7 +119,7 @@ class NodeAgentIT {
             if (t.getName().startsWith("ferry-agent-") && !threadsBefore.contains(t)) {
                 t.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
                 assertFalse(t.isAlive(), t.getName() + " still runs after the agent closed: "
-                        + java.util.Arrays.toString(t.getStackTrace()));
+                        + Arrays.toString(t.getStackTrace()));
             }
         }
     }
@@ -142,11 +149,11 @@ class NodeAgentIT {
                     .equals("ferry-job-" + ProcessHandle.current().pid() + ".sock"))
                     .findFirst().orElseThrow();
             assertEquals("rw-------",
-                    java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(sock)));
+                    PosixFilePermissions.toString(Files.getPosixFilePermissions(sock)));
         }
         for (Path d = cache.imageDir(new ImageRef("job", 0, 0)); !d.equals(tmp); d = d.getParent()) {
             assertEquals("rwx------",
-                    java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(d)),
+                    PosixFilePermissions.toString(Files.getPosixFilePermissions(d)),
                     "the cache holds process memory: " + d);
         }
         assertTrue(Files.exists(cache.imageDir(new ImageRef("job", 0, 0)).resolve("counter")));
@@ -215,7 +222,7 @@ class NodeAgentIT {
 
     @Test
     void aCaptureThatFailsAfterSomeRanksMovedIntoTheCacheLeavesNoneOfThemThere() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue("root".equals(System.getProperty("user.name"))
+        Assumptions.assumeTrue("root".equals(System.getProperty("user.name"))
                 && Files.isExecutable(Path.of("/usr/bin/chattr")), "needs root and chattr to make a file unsyncable");
         // Rank 1 makes its state file immutable: the agent cannot open it to fsync, after rank 0 moved into the cache.
         Path script = tmp.resolve("imm.sh");
@@ -279,9 +286,9 @@ class NodeAgentIT {
             Thread.sleep(20); // a retry is scheduled, or running, when the agent closes
         }
         int failures = of(Event.StagingFailed.class).size();
-        java.io.PrintStream err = System.err;
-        java.io.ByteArrayOutputStream said = new java.io.ByteArrayOutputStream();
-        System.setErr(new java.io.PrintStream(said, true));
+        PrintStream err = System.err;
+        ByteArrayOutputStream said = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(said, true));
         try {
             agent.close();
             awaitAgentThreadsEnded(); // a retry it had scheduled, or one running, has ended by then, or never ran

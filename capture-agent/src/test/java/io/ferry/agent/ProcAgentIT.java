@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -63,7 +64,7 @@ class ProcAgentIT {
             }
             for (long pid : sleepers) {
                 ProcessHandle.of(pid).ifPresent(h -> h.onExit()
-                        .completeOnTimeout(h, 10, java.util.concurrent.TimeUnit.SECONDS).join());
+                        .completeOnTimeout(h, 10, TimeUnit.SECONDS).join());
                 assertFalse(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false), "no orphaned rank " + pid);
             }
         }

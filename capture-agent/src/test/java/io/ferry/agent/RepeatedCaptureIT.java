@@ -11,6 +11,7 @@ import io.ferry.stores.Stores;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
@@ -93,7 +94,7 @@ class RepeatedCaptureIT {
         return agent;
     }
 
-    private static Object inode(Path p) throws java.io.IOException {
+    private static Object inode(Path p) throws IOException {
         return Files.readAttributes(p, BasicFileAttributes.class).fileKey();
     }
 

@@ -1,22 +1,33 @@
 package io.ferry.agent;
 
+import io.ferry.model.Entry;
 import io.ferry.model.ImageRef;
+import io.ferry.staging.ImageCorruptException;
 import io.ferry.staging.LocalCache;
 import io.ferry.staging.Progress;
+import io.ferry.staging.PushResult;
 import io.ferry.staging.Staging;
 import io.ferry.staging.StagingConfig;
 import io.ferry.staging.StagingPipeline;
+import io.ferry.staging.crypt.EncryptionKeyException;
+import io.ferry.staging.crypt.Keys;
 import io.ferry.stores.Store;
 import io.ferry.stores.Stores;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -26,8 +37,8 @@ class RestartSourceTest {
     @TempDir
     Path tmp;
 
-    @org.junit.jupiter.params.ParameterizedTest(name = "check recorded at staging: {0}")
-    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    @ParameterizedTest(name = "check recorded at staging: {0}")
+    @ValueSource(booleans = {false, true})
     void restoresFromTheCacheWhenEveryChunkVerifiesAndFromTheStoreWhenOneByteDiffers(boolean crcRecorded)
             throws Exception {
         LocalCache cache = Staging.localCache(tmp.resolve("cache"));
@@ -36,7 +47,7 @@ class RestartSourceTest {
         Files.createDirectories(image.resolve("sub"));
         byte[] big = new byte[9 << 20]; // three chunks, the last one short
         new Random(7).nextBytes(big);
-        java.util.Arrays.fill(big, 4 << 20, 8 << 20, (byte) 0); // an all-zero chunk
+        Arrays.fill(big, 4 << 20, 8 << 20, (byte) 0); // an all-zero chunk
         Files.write(image.resolve("sub/state.bin"), big);
         Files.writeString(image.resolve("small"), "42");
         Files.write(image.resolve("empty"), new byte[0]);
@@ -44,19 +55,19 @@ class RestartSourceTest {
         Files.createSymbolicLink(image.resolve("link"), Path.of("small"));
         try (Store store = Stores.open(tmp.resolve("store").toUri(), Map.of());
              StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC())) {
-            io.ferry.staging.PushResult pushed = pipeline.push(image, ref, Progress.NONE);
+            PushResult pushed = pipeline.push(image, ref, Progress.NONE);
             pipeline.repository().commitSnapshot("job", 1, 1);
             if (crcRecorded) {
                 cache.markStaged(ref, pushed); // as the agent does: each chunk is then checked by its CRC32C
                 assertEquals(pushed.manifestSha256(), cache.stagedCheck(ref).orElseThrow().manifestSha256());
                 long chunks = pipeline.repository().readManifest(ref).manifest().entries().stream()
-                        .filter(e -> e instanceof io.ferry.model.Entry.RegularFile)
-                        .mapToLong(e -> ((io.ferry.model.Entry.RegularFile) e).chunks().size()).sum();
+                        .filter(e -> e instanceof Entry.RegularFile)
+                        .mapToLong(e -> ((Entry.RegularFile) e).chunks().size()).sum();
                 assertEquals(chunks, cache.stagedCheck(ref).orElseThrow().chunkCrc32c().length,
                         "one CRC32C per chunk or blob");
             } else {
                 cache.markStaged(ref); // as older agents did: SHA-256
-                assertEquals(java.util.Optional.empty(), cache.stagedCheck(ref));
+                assertEquals(Optional.empty(), cache.stagedCheck(ref));
             }
 
             Path target = tmp.resolve("restart");
@@ -96,11 +107,11 @@ class RestartSourceTest {
         new Random(11).nextBytes(big);
         Files.createDirectories(image);
         Files.write(image.resolve("state.bin"), big);
-        var key = io.ferry.staging.crypt.Keys.parse("42".repeat(32), "test key");
-        var other = io.ferry.staging.crypt.Keys.parse("43".repeat(32), "other test key");
+        var key = Keys.parse("42".repeat(32), "test key");
+        var other = Keys.parse("43".repeat(32), "other test key");
         try (Store store = Stores.open(tmp.resolve("store").toUri(), Map.of());
              StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC(),
-                     java.util.Optional.of(key))) {
+                     Optional.of(key))) {
             pipeline.push(image, ref, Progress.NONE);
             pipeline.repository().commitSnapshot("job", 1, 1);
             cache.markStaged(ref); // no CRC32C recorded: each blob is checked against its name, an HMAC-SHA256
@@ -108,9 +119,9 @@ class RestartSourceTest {
             assertEquals("local", RestartSource.materialise(pipeline, cache, ref, target));
             assertArrayEquals(big, Files.readAllBytes(target.resolve("state.bin")));
             try (StagingPipeline wrong = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC(),
-                    java.util.Optional.of(other))) {
-                var e = org.junit.jupiter.api.Assertions.assertThrows(
-                        io.ferry.staging.crypt.EncryptionKeyException.class,
+                    Optional.of(other))) {
+                var e = Assertions.assertThrows(
+                        EncryptionKeyException.class,
                         () -> RestartSource.materialise(wrong, cache, ref, target));
                 assertEquals("generation 1 of job job is encrypted with key id " + key.id()
                         + "; the configured key has id "
@@ -120,7 +131,7 @@ class RestartSourceTest {
             // After a rotation to the other key, with the old one kept as a previous key, the cached copy of the
             // generation sealed before still restores locally, checked by the names of its own key.
             try (StagingPipeline rotated = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC(),
-                    java.util.Optional.of(other.withPrevious(java.util.List.of(key))))) {
+                    Optional.of(other.withPrevious(List.of(key))))) {
                 Path again = tmp.resolve("restart-rotated");
                 assertEquals("local", RestartSource.materialise(rotated, cache, ref, again));
                 assertArrayEquals(big, Files.readAllBytes(again.resolve("state.bin")));
@@ -156,8 +167,8 @@ class RestartSourceTest {
             Path marker = image.getParent().resolve(".staged-0");
             cache.markStaged(ref, pipeline.push(image, ref, Progress.NONE));
             byte[] whole = Files.readAllBytes(marker);
-            Files.write(marker, java.util.Arrays.copyOf(whole, whole.length - 2)); // a torn record
-            assertEquals(java.util.Optional.empty(), cache.stagedCheck(ref));
+            Files.write(marker, Arrays.copyOf(whole, whole.length - 2)); // a torn record
+            assertEquals(Optional.empty(), cache.stagedCheck(ref));
             assertEquals("local", RestartSource.materialise(pipeline, cache, ref, target));
             assertEquals("other", Files.readString(target.resolve("state")));
         }
@@ -179,15 +190,15 @@ class RestartSourceTest {
             Files.writeString(image.resolve("state"), "swapped!!");
             cache.markStaged(ref, pipeline.push(image, ref, Progress.NONE));
             Path target = tmp.resolve("restart");
-            io.ferry.staging.ImageCorruptException e = org.junit.jupiter.api.Assertions.assertThrows(
-                    io.ferry.staging.ImageCorruptException.class,
+            ImageCorruptException e = Assertions.assertThrows(
+                    ImageCorruptException.class,
                     () -> RestartSource.materialise(pipeline, cache, ref, target));
-            org.junit.jupiter.api.Assertions.assertTrue(e.getMessage()
+            Assertions.assertTrue(e.getMessage()
                     .contains("is not the one its snapshot committed"),
                     e.getMessage());
-            org.junit.jupiter.api.Assertions.assertFalse(Files.exists(target.resolve("state")));
-            org.junit.jupiter.api.Assertions.assertThrows(io.ferry.staging.ImageCorruptException.class,
-                    () -> RestartSource.tier(pipeline, cache, ref, java.util.List.of()));
+            Assertions.assertFalse(Files.exists(target.resolve("state")));
+            Assertions.assertThrows(ImageCorruptException.class,
+                    () -> RestartSource.tier(pipeline, cache, ref, List.of()));
         }
     }
 }

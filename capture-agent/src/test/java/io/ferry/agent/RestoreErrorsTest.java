@@ -1,11 +1,14 @@
 package io.ferry.agent;
 
+import io.ferry.agent.capture.RestartRefusedException;
+import io.ferry.model.MalformedManifestException;
 import io.ferry.staging.ImageCorruptException;
 import io.ferry.stores.PermanentStoreException;
 import io.ferry.stores.TransientStoreException;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
+import java.nio.file.AccessDeniedException;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -31,15 +34,15 @@ class RestoreErrorsTest {
                 new TransientStoreException("store s3://b is considered down (circuit open)", null);
         assertTrue(RestoreErrors.provenBad(new ImageCorruptException("chunk 3 of state.bin does not verify", null)));
         assertTrue(RestoreErrors.provenBad(new IOException("restart copy failed",
-                new io.ferry.model.MalformedManifestException("truncated manifest", null))), "wrapped by a worker");
-        assertTrue(RestoreErrors.provenBad(new io.ferry.agent.capture.RestartRefusedException("dmtcp_restart refused",
+                new MalformedManifestException("truncated manifest", null))), "wrapped by a worker");
+        assertTrue(RestoreErrors.provenBad(new RestartRefusedException("dmtcp_restart refused",
                 null)));
         assertTrue(RestoreErrors.provenBad(new RestoreErrors.NotCommitted("generation 4 of j has no commit marker")));
         // what says nothing against the data
         assertFalse(RestoreErrors.provenBad(down));
         assertFalse(RestoreErrors.provenBad(new IOException("Cannot run program \"./sim\": error=2,"
                 + " No such file or directory")));
-        assertFalse(RestoreErrors.provenBad(new java.nio.file.AccessDeniedException("/cache/j/4/0/state.bin")));
+        assertFalse(RestoreErrors.provenBad(new AccessDeniedException("/cache/j/4/0/state.bin")));
         assertFalse(RestoreErrors.provenBad(new PermanentStoreException("403 access denied to bucket b", null)),
                 "a store this node cannot open");
         assertFalse(RestoreErrors.provenBad(

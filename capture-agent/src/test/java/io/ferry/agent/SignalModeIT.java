@@ -5,7 +5,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -72,11 +74,11 @@ class SignalModeIT {
      * What says {@code p} was sent SIGUSR2: its state when it is dead or dying, its pending
      * SIGUSR2 (signal 12) or SIGKILL (9) (/proc/PID/status); empty when none of that.
      */
-    private static String signalled(Process p) throws java.io.IOException {
+    private static String signalled(Process p) throws IOException {
         List<String> status;
         try {
             status = Files.readAllLines(Path.of("/proc", Long.toString(p.pid()), "status"));
-        } catch (java.nio.file.NoSuchFileException gone) {
+        } catch (NoSuchFileException gone) {
             return "gone";
         }
         StringBuilder said = new StringBuilder();

@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -72,7 +73,7 @@ class StagingReportTest {
         pipeline.pushAll(List.of(new PushImage(dir, ref)), report, (image, p) -> { });
         synchronized (seen) {
             List<Event.StagingProgress> sorted = new ArrayList<>(seen);
-            sorted.sort(java.util.Comparator.comparingLong(Event.StagingProgress::readBytes));
+            sorted.sort(Comparator.comparingLong(Event.StagingProgress::readBytes));
             return sorted;
         }
     }

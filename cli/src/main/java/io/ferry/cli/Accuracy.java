@@ -12,8 +12,10 @@ import io.ferry.model.Sizes;
 
 import java.io.IOException;
 import java.io.PrintStream;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /** {@code ferry plan --accuracy JOB}: the coordinator's forecasts beside what happened. */
 final class Accuracy {
@@ -64,7 +66,7 @@ final class Accuracy {
                 ? "Forecasts of time to established for %s made again by this version's model from the same history%n"
                 : "Forecasts of time to established for %s (from the request; forecast made once captured:"
                 + " the capture's seconds are measured, the rest forecast)%n", job);
-        java.util.Map<Long, Row> quarter = new java.util.HashMap<>();
+        Map<Long, Row> quarter = new HashMap<>();
         if (!refit) {
             ForecastErrors.rows(v, StagingSoFar.MARKS[0]).forEach(r -> quarter.put(r.generation(), r));
         }

@@ -1,13 +1,33 @@
 package io.ferry.cli;
 
 import io.ferry.agent.AgentService;
+import io.ferry.agent.CacheRetention;
+import io.ferry.agent.MetricsEndpoint;
+import io.ferry.agent.RankSpool;
+import io.ferry.agent.peer.PeerAuth;
+import io.ferry.agent.peer.PeerEndpoint;
+import io.ferry.eventlog.EmbeddedAuth;
+import io.ferry.eventlog.HostPort;
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.eventlog.LogSettings;
+import io.ferry.eventlog.NodeClaim;
+import io.ferry.model.ConfigKey;
+import io.ferry.model.Durations;
+import io.ferry.model.OwnerOnly;
 import io.ferry.model.Placement;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.io.Closeable;
+import java.io.IOException;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
@@ -48,24 +68,24 @@ final class AgentCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         String name = Placement.requireNode(node != null ? node : JobRunner.nodeName());
         FerryHome h = FerryHome.resolve(home);
-        java.time.Duration every = io.ferry.model.Durations.parse(heartbeat);
+        Duration every = Durations.parse(heartbeat);
         if (every.isZero()) {
             throw new IllegalArgumentException("--heartbeat must be positive");
         }
         var metricsAt = AgentMetrics.configured(System.getenv()); // a bad agent.metrics fails before anything starts
-        io.ferry.agent.CacheRetention retention = cacheRetention(); // and so does a bad cache.*-retention
-        io.ferry.model.OwnerOnly.createDirectories(h.dir());
-        java.io.Closeable homeLock = h.lockAgent(); // one agent per home: before it touches the cache or the log
+        CacheRetention retention = cacheRetention(); // and so does a bad cache.*-retention
+        OwnerOnly.createDirectories(h.dir());
+        Closeable homeLock = h.lockAgent(); // one agent per home: before it touches the cache or the log
         CountDownLatch stop = new CountDownLatch(1);
-        java.net.InetSocketAddress bind = peerBind();
-        io.ferry.agent.peer.PeerEndpoint peer = bind == null ? null
-                : new io.ferry.agent.peer.PeerEndpoint(bind, peerAuth(bind));
+        InetSocketAddress bind = peerBind();
+        PeerEndpoint peer = bind == null ? null
+                : new PeerEndpoint(bind, peerAuth(bind));
         // kafka.*: this host's TLS/SASL login
         KafkaLog log = new KafkaLog(kafka, KafkaAccess.configured(kafka).client(), LogSettings.EXTERNAL);
         if (log.requester() != null) { // a user's agent could claim another's node name and be sent its jobs
             log.close();
             throw new IllegalArgumentException("ferry agent needs an operator's login: login " + log.requester()
-                    + " controls only its own jobs (" + io.ferry.eventlog.EmbeddedAuth.OPERATORS_KEY
+                    + " controls only its own jobs (" + EmbeddedAuth.OPERATORS_KEY
                     + " on the coordinator)");
         }
         // Credentials: the configuration file and FERRY_* variables of this host (never the log); the SDKs' own
@@ -79,9 +99,9 @@ final class AgentCommand implements Callable<Integer> {
             homeLock.close();
             throw e;
         }
-        io.ferry.eventlog.NodeClaim claim;
+        NodeClaim claim;
         try { // one agent per node name: refused while another host's or home's agent holds it
-            claim = io.ferry.eventlog.NodeClaim.claim(log, name, io.ferry.agent.RankSpool.hostName(),
+            claim = NodeClaim.claim(log, name, RankSpool.hostName(),
                     h.dir().toAbsolutePath().toString(), every, agent.peerAddress().orElse(""));
         } catch (RuntimeException taken) {
             agent.close();
@@ -90,7 +110,7 @@ final class AgentCommand implements Callable<Integer> {
             throw taken;
         }
         agent.claimedAt(claim.epoch());
-        io.ferry.agent.MetricsEndpoint metrics = AgentMetrics.start(agent, metricsAt, System.out);
+        MetricsEndpoint metrics = AgentMetrics.start(agent, metricsAt, System.out);
         agent.start();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             claim.close();
@@ -101,7 +121,7 @@ final class AgentCommand implements Callable<Integer> {
             log.close();
             try {
                 homeLock.close();
-            } catch (java.io.IOException ignored) {
+            } catch (IOException ignored) {
                 // the process ends: the kernel lets go of the lock anyway
             }
             stop.countDown();
@@ -119,12 +139,12 @@ final class AgentCommand implements Callable<Integer> {
      * here.
      */
     /** The cache retention of this host's configuration ({@code cache.*-retention}): a bad value fails here. */
-    static io.ferry.agent.CacheRetention cacheRetention() throws java.io.IOException {
-        java.util.Map<String, String> set = new java.util.HashMap<>();
-        for (io.ferry.model.ConfigKey<?> k : io.ferry.agent.CacheRetention.TABLE.keys()) {
+    static CacheRetention cacheRetention() throws IOException {
+        Map<String, String> set = new HashMap<>();
+        for (ConfigKey<?> k : CacheRetention.TABLE.keys()) {
             Configuration.processSetting(k.name(), System.getenv()).ifPresent(v -> set.put(k.name(), v));
         }
-        return io.ferry.agent.CacheRetention.of(set);
+        return CacheRetention.of(set);
     }
 
     /**
@@ -132,45 +152,45 @@ final class AgentCommand implements Callable<Integer> {
      * loopback, since whoever reaches it could otherwise read every cached image (process memory)
      * and plant partner copies.
      */
-    private static io.ferry.agent.peer.PeerAuth peerAuth(java.net.InetSocketAddress bind) throws java.io.IOException {
-        java.util.Optional<String> file = Configuration.processSetting(io.ferry.agent.peer.PeerAuth.KEY,
+    private static PeerAuth peerAuth(InetSocketAddress bind) throws IOException {
+        Optional<String> file = Configuration.processSetting(PeerAuth.KEY,
                 System.getenv());
         if (file.isPresent()) {
-            return io.ferry.agent.peer.PeerAuth.fromFile(Path.of(file.get()));
+            return PeerAuth.fromFile(Path.of(file.get()));
         }
         if (bind.getAddress() != null && !bind.getAddress().isLoopbackAddress()) {
             throw new IllegalArgumentException("the peer port " + bind.getAddress().getHostAddress()
                     + " is beyond loopback,"
-                    + " where it requires the agents' shared secret: set " + io.ferry.agent.peer.PeerAuth.KEY
+                    + " where it requires the agents' shared secret: set " + PeerAuth.KEY
                     + "=PATH (an owner-only file, the same on every node) in $FERRY_CONFIG or as"
                     + " FERRY_PEER_SECRET_FILE,"
                     + " or give --peer-listen off");
         }
-        return io.ferry.agent.peer.PeerAuth.NONE;
+        return PeerAuth.NONE;
     }
 
     /** The peer server's address: given, or the one this host reaches the first Kafka bootstrap server from. */
-    private java.net.InetSocketAddress peerBind() throws java.io.IOException {
+    private InetSocketAddress peerBind() throws IOException {
         if ("off".equals(peerListen)) {
             return null;
         }
         if (peerListen != null) {
-            io.ferry.eventlog.HostPort hp = io.ferry.eventlog.HostPort.parse(peerListen, "--peer-listen");
+            HostPort hp = HostPort.parse(peerListen, "--peer-listen");
             if (hp.wildcard()) {
                 throw new IllegalArgumentException("--peer-listen " + peerListen + ": give the address the other nodes"
                         + " reach this one at (it is what they are told), not a wildcard");
             }
-            return new java.net.InetSocketAddress(hp.host(), hp.port());
+            return new InetSocketAddress(hp.host(), hp.port());
         }
-        io.ferry.eventlog.HostPort k = io.ferry.eventlog.HostPort.parse(kafka.split(",")[0].trim(), "--kafka");
-        try (java.net.DatagramSocket probe = new java.net.DatagramSocket()) {
-            probe.connect(new java.net.InetSocketAddress(k.host(), k.port())); // a route lookup: nothing is sent
-            java.net.InetAddress here = probe.getLocalAddress();
+        HostPort k = HostPort.parse(kafka.split(",")[0].trim(), "--kafka");
+        try (DatagramSocket probe = new DatagramSocket()) {
+            probe.connect(new InetSocketAddress(k.host(), k.port())); // a route lookup: nothing is sent
+            InetAddress here = probe.getLocalAddress();
             if (here == null || here.isAnyLocalAddress()) {
                 throw new IllegalArgumentException("cannot tell which address reaches " + kafka
                         + "; give --peer-listen");
             }
-            return new java.net.InetSocketAddress(here, 0);
+            return new InetSocketAddress(here, 0);
         }
     }
 }

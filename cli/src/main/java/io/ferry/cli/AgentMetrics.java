@@ -3,9 +3,11 @@ package io.ferry.cli;
 import io.ferry.agent.AgentMeters;
 import io.ferry.agent.AgentService;
 import io.ferry.agent.MetricsEndpoint;
+import io.ferry.eventlog.HostPort;
 
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.util.Map;
 import java.util.Optional;
@@ -25,9 +27,9 @@ final class AgentMetrics {
         if (value.equals("off")) {
             return Optional.empty();
         }
-        io.ferry.eventlog.HostPort hp;
+        HostPort hp;
         try {
-            hp = io.ferry.eventlog.HostPort.parse(value, MetricsEndpoint.KEY);
+            hp = HostPort.parse(value, MetricsEndpoint.KEY);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(MetricsEndpoint.KEY + " must be HOST:PORT (e.g. "
                     + MetricsEndpoint.DEFAULT + ") or off, got '" + value + "'");
@@ -54,7 +56,7 @@ final class AgentMetrics {
         MetricsEndpoint m;
         try {
             m = MetricsEndpoint.start(address.get(), registry::scrape);
-        } catch (java.net.BindException e) {
+        } catch (BindException e) {
             m = MetricsEndpoint.start(new InetSocketAddress(address.get().getAddress(), 0), registry::scrape);
             out.println("ferry: port " + address.get().getPort()
                     + " is taken; the agent's metrics listen on another port");

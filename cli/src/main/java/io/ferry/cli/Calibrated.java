@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.ferry.coordinator.predict.Calibration;
 import io.ferry.coordinator.predict.CalibrationJson;
+import io.ferry.coordinator.predict.Predictor;
 import io.ferry.coordinator.predict.Projection;
 import io.ferry.coordinator.predict.StoreCurve;
 
@@ -18,8 +19,8 @@ final class Calibrated {
         out.printf(Locale.ROOT,
                 "Calibration from job %s: %d established snapshots (the first %d are left out as warm-up"
                         + " when %d or more are there)%n", c.job(), c.snapshots(),
-                        io.ferry.coordinator.predict.Predictor.WARM_UP,
-                io.ferry.coordinator.predict.Predictor.WARM_UP + 2);
+                        Predictor.WARM_UP,
+                Predictor.WARM_UP + 2);
         out.printf(Locale.ROOT,
                 "  local write into the cache    %s/s per node + %.3f s fixed (stall = fixed + node bytes / rate)%n",
                 PlanCommand.decimal(c.localBytesPerSecond()), c.stallFixedSeconds());

@@ -2,9 +2,12 @@ package io.ferry.cli;
 
 import io.ferry.agent.capture.Capturer;
 import io.ferry.agent.capture.Capturers;
+import io.ferry.staging.Progress;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -24,7 +27,7 @@ final class CaptureCommand implements Callable<Integer> {
     String method;
     @Option(names = "--out", required = true, paramLabel = "DIR", description = "New directory for the image.")
     Path out;
-    @picocli.CommandLine.Mixin
+    @CommandLine.Mixin
     Report report;
 
     @Override
@@ -42,7 +45,7 @@ final class CaptureCommand implements Callable<Integer> {
         });
         String program = program(pid);
         Capturer.Captured r = c.capture(pid, null, out,
-                report.json ? io.ferry.staging.Progress.NONE : TerminalProgress.forStderr());
+                report.json ? Progress.NONE : TerminalProgress.forStderr());
         String gdb = "proc".equals(method) ? "gdb " + program + " " + out.toAbsolutePath().resolve("core." + pid)
                 : null;
         // criu: ferry restore puts back the files and pipes the image carries beside the process; criu restore alone
@@ -66,7 +69,7 @@ final class CaptureCommand implements Callable<Integer> {
     private static String program(long pid) {
         try {
             return Files.readSymbolicLink(Path.of("/proc", Long.toString(pid), "exe")).toString();
-        } catch (java.io.IOException | UnsupportedOperationException e) {
+        } catch (IOException | UnsupportedOperationException e) {
             return "PROGRAM"; // gone or not ours: the capture itself will say which
         }
     }

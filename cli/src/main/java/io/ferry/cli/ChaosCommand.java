@@ -2,6 +2,7 @@ package io.ferry.cli;
 
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.Command;
+import io.ferry.model.Names;
 import io.ferry.model.Placement;
 import picocli.CommandLine;
 import picocli.CommandLine.Mixin;
@@ -38,7 +39,7 @@ final class ChaosCommand implements Callable<Integer> {
 
         @Override
         public Integer call() throws Exception {
-            io.ferry.model.Names.requireJob(job);
+            Names.requireJob(job);
             if (rank < 0) {
                 throw new IllegalArgumentException("RANK must be >= 0, got " + rank);
             }

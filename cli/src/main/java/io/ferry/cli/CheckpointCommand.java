@@ -2,6 +2,7 @@ package io.ferry.cli;
 
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.Command;
+import io.ferry.model.Names;
 import picocli.CommandLine;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -14,14 +15,14 @@ import java.util.concurrent.Callable;
 final class CheckpointCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "JOB")
     String job;
-    @picocli.CommandLine.Mixin
+    @CommandLine.Mixin
     LogOptions logOptions;
-    @picocli.CommandLine.Mixin
+    @CommandLine.Mixin
     Report report;
 
     @Override
     public Integer call() throws Exception {
-        io.ferry.model.Names.requireJob(job);
+        Names.requireJob(job);
         FerryHome h = logOptions.home();
         if (logOptions.kafka == null && h.activeRun().isEmpty()) {
             throw new IllegalStateException("no job runs from " + h.dir()

@@ -2,6 +2,7 @@ package io.ferry.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import io.ferry.model.LaunchSpec;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -50,7 +51,7 @@ final class ConfigCommand {
         /** Secrets are never printed. */
         private static String shown(Configuration.Value v) {
             String k = v.key().toLowerCase(Locale.ROOT);
-            boolean secret = io.ferry.model.LaunchSpec.isSecret(k) || KafkaAccess.isSecret(v.key());
+            boolean secret = LaunchSpec.isSecret(k) || KafkaAccess.isSecret(v.key());
             return secret && !v.value().isEmpty() ? "(set, not shown)" : v.value();
         }
     }

@@ -1,5 +1,7 @@
 package io.ferry.cli;
 
+import io.ferry.agent.CacheRetention;
+import io.ferry.coordinator.CoordinatorSettings;
 import io.ferry.model.ConfigKey;
 import io.ferry.model.ConfigTable;
 import io.ferry.staging.StagingConfig;
@@ -32,10 +34,10 @@ final class ConfigReference {
             new Section("Encryption at rest", "staging/src/main/java/io/ferry/staging/crypt/Keys.java", Keys.TABLE),
             new Section("Node agents: reclaiming the cache of jobs that are over",
                     "capture-agent/src/main/java/io/ferry/agent/CacheRetention.java",
-                    io.ferry.agent.CacheRetention.TABLE),
+                    CacheRetention.TABLE),
             new Section("The coordinator: snapshots of its folded state",
                     "coordinator/src/main/java/io/ferry/coordinator/CoordinatorSettings.java",
-                    io.ferry.coordinator.CoordinatorSettings.TABLE));
+                    CoordinatorSettings.TABLE));
 
     private ConfigReference() {}
 

@@ -1,10 +1,15 @@
 package io.ferry.cli;
 
+import io.ferry.agent.CacheRetention;
+import io.ferry.agent.MetricsEndpoint;
+import io.ferry.agent.peer.PeerAuth;
 import io.ferry.cli.log.Logs;
 import io.ferry.coordinator.CoordinatorSettings;
 import io.ferry.model.ConfigKey;
+import io.ferry.model.LaunchSpec;
 import io.ferry.staging.StagingConfig;
 import io.ferry.staging.StoreSettings;
+import io.ferry.staging.crypt.Keys;
 import io.ferry.stores.Stores;
 
 import java.io.IOException;
@@ -12,10 +17,15 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
 
 /**
  * Where configuration comes from, in rising precedence: a file, {@code FERRY_*} environment
@@ -47,17 +57,17 @@ final class Configuration {
     /**
      * Keys whose values are files (comma-separated): relative ones mean the caller's directory, also under a daemon.
      */
-    private static final java.util.Set<String> PATH_KEYS = java.util.Set.of(io.ferry.staging.crypt.Keys.KEY_FILE.name(),
-            io.ferry.staging.crypt.Keys.PREVIOUS_KEY_FILES.name());
+    private static final Set<String> PATH_KEYS = Set.of(Keys.KEY_FILE.name(),
+            Keys.PREVIOUS_KEY_FILES.name());
 
     private static String resolvePaths(String value) {
         Invocation inv = Invocation.current();
         if (!inv.served() || value.isBlank()) {
             return value;
         }
-        return java.util.Arrays.stream(value.split(",")).map(String::strip)
+        return Arrays.stream(value.split(",")).map(String::strip)
                 .map(f -> f.isEmpty() ? f : inv.resolve(f).toString())
-                .collect(java.util.stream.Collectors.joining(","));
+                .collect(Collectors.joining(","));
     }
 
     /**
@@ -82,8 +92,8 @@ final class Configuration {
      * ({@code coordinator.*}). Never a job's setting, never in the log.
      */
     static boolean processKey(String key) {
-        return key.startsWith(KafkaAccess.PREFIX) || key.equals(io.ferry.agent.peer.PeerAuth.KEY) || Logs.isKey(key)
-                || key.equals(io.ferry.agent.MetricsEndpoint.KEY) || io.ferry.agent.CacheRetention.TABLE.knows(key)
+        return key.startsWith(KafkaAccess.PREFIX) || key.equals(PeerAuth.KEY) || Logs.isKey(key)
+                || key.equals(MetricsEndpoint.KEY) || CacheRetention.TABLE.knows(key)
                 || CoordinatorSettings.TABLE.knows(key);
     }
 
@@ -122,7 +132,7 @@ final class Configuration {
                 }
             }
         }
-        for (Map.Entry<String, String> e : new java.util.TreeMap<>(env).entrySet()) {
+        for (Map.Entry<String, String> e : new TreeMap<>(env).entrySet()) {
             Optional<String> key = Logs.keyOfVariable(e.getKey());
             if (key.isPresent()) {
                 logKey(out, key.get(), e.getValue(), "env " + e.getKey());
@@ -148,7 +158,7 @@ final class Configuration {
     static Map<String, String> secrets(Map<String, String> env) throws IOException {
         Map<String, String> out = new LinkedHashMap<>();
         effective(Map.of(), env, null).forEach((k, v) -> {
-            if (io.ferry.model.LaunchSpec.isSecret(k) && !processKey(k)) {
+            if (LaunchSpec.isSecret(k) && !processKey(k)) {
                 out.put(k, v.value());
             }
         });
@@ -178,7 +188,7 @@ final class Configuration {
                 put(out, line.substring(0, eq).strip(), line.substring(eq + 1).strip(), where, scheme);
             }
         }
-        for (Map.Entry<String, String> e : new java.util.TreeMap<>(env).entrySet()) {
+        for (Map.Entry<String, String> e : new TreeMap<>(env).entrySet()) {
             Optional<String> key = keyOf(e.getKey());
             if (key.isPresent()) {
                 put(out, key.get(), e.getValue(), "env " + e.getKey(), scheme);
@@ -197,10 +207,10 @@ final class Configuration {
             out.add(v != null ? v : new Value(k.name(), k.defaultValue(), "default"));
         }
         out.addAll(set.values());
-        if (!env.getOrDefault(io.ferry.staging.crypt.Keys.VARIABLE, "").isEmpty()) {
+        if (!env.getOrDefault(Keys.VARIABLE, "").isEmpty()) {
             // the key itself is no configuration key (it must never be typed on a command line); shown hidden
-            out.add(new Value("encryption.key", env.get(io.ferry.staging.crypt.Keys.VARIABLE),
-                    "env " + io.ferry.staging.crypt.Keys.VARIABLE));
+            out.add(new Value("encryption.key", env.get(Keys.VARIABLE),
+                    "env " + Keys.VARIABLE));
         }
         return out;
     }
@@ -208,8 +218,8 @@ final class Configuration {
     static List<ConfigKey<?>> tableKeys() {
         List<ConfigKey<?>> keys = new ArrayList<>(StagingConfig.TABLE.keys());
         keys.addAll(StoreSettings.TABLE.keys());
-        keys.addAll(io.ferry.staging.crypt.Keys.TABLE.keys());
-        keys.addAll(io.ferry.agent.CacheRetention.TABLE.keys());
+        keys.addAll(Keys.TABLE.keys());
+        keys.addAll(CacheRetention.TABLE.keys());
         keys.addAll(CoordinatorSettings.TABLE.keys());
         return keys;
     }
@@ -229,7 +239,7 @@ final class Configuration {
 
     /** The environment variable of {@code key}. */
     static String variableOf(String key) {
-        return "FERRY_" + key.toUpperCase(java.util.Locale.ROOT).replace('.', '_').replace('-', '_');
+        return "FERRY_" + key.toUpperCase(Locale.ROOT).replace('.', '_').replace('-', '_');
     }
 
     /** The key an environment variable sets, if it names one: every reading of its '_' as '.' or '-' is tried. */
@@ -241,7 +251,7 @@ final class Configuration {
         if (logKey.isPresent()) {
             return logKey;
         }
-        String rest = variable.substring(6).toLowerCase(java.util.Locale.ROOT);
+        String rest = variable.substring(6).toLowerCase(Locale.ROOT);
         int gaps = (int) rest.chars().filter(c -> c == '_').count();
         if (gaps > 12) {
             return Optional.empty();
@@ -267,11 +277,11 @@ final class Configuration {
 
     private static boolean known(String key) {
         return StagingConfig.TABLE.knows(key) || StoreSettings.TABLE.knows(key)
-                || io.ferry.staging.crypt.Keys.TABLE.knows(key)
-                || io.ferry.agent.CacheRetention.TABLE.knows(key) || CoordinatorSettings.TABLE.knows(key)
+                || Keys.TABLE.knows(key)
+                || CacheRetention.TABLE.knows(key) || CoordinatorSettings.TABLE.knows(key)
                 || !Stores.schemesAccepting(key).isEmpty()
-                || KafkaAccess.knows(key) || key.equals(io.ferry.agent.peer.PeerAuth.KEY)
-                || key.equals(io.ferry.agent.MetricsEndpoint.KEY);
+                || KafkaAccess.knows(key) || key.equals(PeerAuth.KEY)
+                || key.equals(MetricsEndpoint.KEY);
     }
 
     private static void put(Map<String, Value> out, String key, String value, String where, String scheme) {
@@ -286,12 +296,12 @@ final class Configuration {
                 throw new IllegalArgumentException(where + ": " + key + "=" + value + ": " + e.getMessage());
             }
             out.put(key, new Value(key, value, where));
-        } else if (key.equals(io.ferry.agent.peer.PeerAuth.KEY)) {
+        } else if (key.equals(PeerAuth.KEY)) {
             if (value.isBlank()) {
                 throw new IllegalArgumentException(where + ": " + key + " must name a file");
             }
             out.put(key, new Value(key, value, where));
-        } else if (key.equals(io.ferry.agent.MetricsEndpoint.KEY)) {
+        } else if (key.equals(MetricsEndpoint.KEY)) {
             try {
                 AgentMetrics.address(value);
             } catch (IllegalArgumentException e) {

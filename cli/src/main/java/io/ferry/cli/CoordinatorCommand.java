@@ -1,13 +1,19 @@
 package io.ferry.cli;
 
 import io.ferry.coordinator.Coordinator;
+import io.ferry.eventlog.EmbeddedAuth;
+import io.ferry.eventlog.HostPort;
 import io.ferry.model.Durations;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /** {@code ferry coordinator}: the coordinator as a long-running service for any number of jobs. */
 @Command(name = "coordinator", mixinStandardHelpOptions = true,
@@ -28,7 +34,7 @@ final class CoordinatorCommand implements Callable<Integer> {
     @Option(names = "--kafka", paramLabel = "HOST:PORT",
             description = "A site Kafka cluster instead of the embedded broker.")
     String kafka;
-    @picocli.CommandLine.Mixin
+    @CommandLine.Mixin
     HttpOptions http = new HttpOptions();
     @Option(names = "--heartbeat-timeout", defaultValue = "30s", paramLabel = "DURATION",
             description = "How long a node may stay silent before its ranks move elsewhere. Default ${DEFAULT-VALUE}.")
@@ -45,25 +51,25 @@ final class CoordinatorCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         if (kafka == null) {
-            io.ferry.eventlog.HostPort.parse(listen, "--listen");
+            HostPort.parse(listen, "--listen");
         }
         http.check();
-        java.time.Duration timeout = Durations.parse(heartbeatTimeout);
+        Duration timeout = Durations.parse(heartbeatTimeout);
         if (timeout.isZero()) {
             throw new IllegalArgumentException("--heartbeat-timeout must be positive");
         }
         KafkaAccess access = KafkaAccess.configured(kafka); // a bad kafka.* key or users file fails here
         if (kafka == null && !access.embedded().required()
-                && !io.ferry.eventlog.HostPort.parse(listen, "--listen").loopbackOnly()) {
+                && !HostPort.parse(listen, "--listen").loopbackOnly()) {
             throw new IllegalArgumentException("--listen " + listen
                     + " is beyond loopback, where the embedded broker requires SASL:"
-                    + " set " + io.ferry.eventlog.EmbeddedAuth.USERS_FILE_KEY
+                    + " set " + EmbeddedAuth.USERS_FILE_KEY
                     + "=PATH (an owner-only file of NAME:PASSWORD lines)"
                     + " in $FERRY_CONFIG or as FERRY_KAFKA_EMBEDDED_USERS_FILE");
         }
         CountDownLatch stop = new CountDownLatch(1);
         CoordinatorService s = CoordinatorService.start(FerryHome.resolve(home), access, listen, http, timeout,
-                java.util.Map.of(), "coordinator", System.out, group, Durations.parse(takeoverAfter));
+                Map.of(), "coordinator", System.out, group, Durations.parse(takeoverAfter));
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             s.close();
             stop.countDown();
@@ -71,19 +77,19 @@ final class CoordinatorCommand implements Callable<Integer> {
         System.out.println("ferry coordinator: serving jobs; agents and ferry run connect with --kafka "
                 + s.bootstrapServers()
                 + (access.embedded().required() ? " and a login of " + access.embedded().users().size()
-                + " user(s) of " + io.ferry.eventlog.EmbeddedAuth.USERS_FILE_KEY + " (SASL/PLAIN, "
+                + " user(s) of " + EmbeddedAuth.USERS_FILE_KEY + " (SASL/PLAIN, "
                 + access.embedded().protocol() + ")" : "")
                 + s.loopbackLogin().map(f -> "; this user's own processes log in on loopback from " + f).orElse(""));
-        io.ferry.eventlog.EmbeddedAuth users = access.embedded();
+        EmbeddedAuth users = access.embedded();
         if (kafka == null && users.owners()) {
             System.out.println("ferry coordinator: jobs have owners: " + users.operators().stream().sorted().toList()
                     + " control every job (operators); " + users.restricted() + " each their own");
         } else if (kafka == null && users.required()) {
             System.out.println("ferry coordinator: every login controls every job: name the operators' logins in "
-                    + io.ferry.eventlog.EmbeddedAuth.OPERATORS_KEY + " so that the others control only their own");
+                    + EmbeddedAuth.OPERATORS_KEY + " so that the others control only their own");
         }
         System.out.flush();
-        while (!stop.await(1, java.util.concurrent.TimeUnit.SECONDS)) {
+        while (!stop.await(1, TimeUnit.SECONDS)) {
             if (s.coordinator().fenced()) {
                 System.err.println("ferry coordinator: another coordinator started over this home's identity ("
                         + FerryHome.resolve(home).dir().resolve("coordinator.id") + ") and took its jobs: stopping");

@@ -7,14 +7,20 @@ import io.ferry.coordinator.http.HttpApi;
 import io.ferry.eventlog.EmbeddedKafka;
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.eventlog.LogSettings;
+import io.ferry.model.ConfigKey;
 
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.BindException;
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Properties;
 
 /**
  * The service side of Ferry in this process: the event log (the home's embedded KRaft
@@ -40,7 +46,7 @@ final class CoordinatorService implements Closeable {
      * or "coordinator"), so another command of this home finds the broker.
      */
     static CoordinatorService start(FerryHome home, KafkaAccess kafka, String listen, HttpOptions http,
-                                    Duration heartbeatTimeout, java.util.Map<String, String> secrets, String owner,
+                                    Duration heartbeatTimeout, Map<String, String> secrets, String owner,
                                     PrintStream out)
             throws IOException, InterruptedException {
         return start(home, kafka, listen, http, heartbeatTimeout, secrets, owner, out,
@@ -52,14 +58,14 @@ final class CoordinatorService implements Closeable {
      * {@code takeoverAfter}.
      */
     static CoordinatorService start(FerryHome home, KafkaAccess access, String listen, HttpOptions http,
-                                    Duration heartbeatTimeout, java.util.Map<String, String> secrets, String owner,
+                                    Duration heartbeatTimeout, Map<String, String> secrets, String owner,
                                     PrintStream out, String group, Duration takeoverAfter)
             throws IOException, InterruptedException {
         CoordinatorSettings settings = settings(); // a bad coordinator.* value fails before anything starts
         CoordinatorService s = new CoordinatorService(home);
         try {
             if (!access.external()) {
-                Optional<java.util.Properties> other = home.activeRun();
+                Optional<Properties> other = home.activeRun();
                 if (other.isPresent()) {
                     throw new IllegalStateException("ferry (" + other.get().getProperty("job") + ", pid "
                             + other.get().getProperty("pid") + ") already serves " + home.dir()
@@ -94,8 +100,8 @@ final class CoordinatorService implements Closeable {
      * here.
      */
     static CoordinatorSettings settings() throws IOException {
-        java.util.Map<String, String> set = new java.util.HashMap<>();
-        for (io.ferry.model.ConfigKey<?> k : CoordinatorSettings.TABLE.keys()) {
+        Map<String, String> set = new HashMap<>();
+        for (ConfigKey<?> k : CoordinatorSettings.TABLE.keys()) {
             Configuration.processSetting(k.name(), System.getenv()).ifPresent(v -> set.put(k.name(), v));
         }
         return CoordinatorSettings.of(set);
@@ -107,8 +113,8 @@ final class CoordinatorService implements Closeable {
 
     /** Where agents and commands connect: the embedded broker's client listener, or the cluster given. */
     /** Where the embedded broker on loopback left its own user's login; empty for a site's Kafka or beyond loopback. */
-    java.util.Optional<java.nio.file.Path> loopbackLogin() {
-        return kafka != null ? kafka.loginFile() : java.util.Optional.empty();
+    Optional<Path> loopbackLogin() {
+        return kafka != null ? kafka.loginFile() : Optional.empty();
     }
 
     String bootstrapServers() {
@@ -132,7 +138,7 @@ final class CoordinatorService implements Closeable {
         HttpApi api;
         try {
             api = HttpApi.start(coordinator, a.get(), token, ProcessMetrics.registry()::scrape);
-        } catch (java.net.BindException e) {
+        } catch (BindException e) {
             api = HttpApi.start(coordinator, new InetSocketAddress(a.get().getAddress(), 0), token,
                     ProcessMetrics.registry()::scrape);
             out.println("ferry: port " + a.get().getPort() + " is taken; the dashboard listens on another port");

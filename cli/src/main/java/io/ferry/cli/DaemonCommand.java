@@ -1,8 +1,11 @@
 package io.ferry.cli;
 
+import io.ferry.cli.log.ServedLog;
 import io.ferry.model.Durations;
+import io.ferry.model.OwnerOnly;
 import io.ferry.model.Sizes;
 import io.ferry.staging.StagingConfig;
+import io.ferry.staging.internal.FileTrees;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -10,6 +13,8 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.io.Writer;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -17,6 +22,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /** {@code ferry daemon}: a JVM that stays up and runs this user's image pushes and pulls on this node, warm. */
 @Command(name = "daemon", mixinStandardHelpOptions = true,
@@ -52,14 +59,14 @@ final class DaemonCommand implements Callable<Integer> {
         long warm = Sizes.parse(warmUp);
         Map<String, String> env = System.getenv();
         Path at = socket != null ? socket.toAbsolutePath() : ThinClient.socket(env);
-        java.util.concurrent.CountDownLatch said = new java.util.concurrent.CountDownLatch(1);
+        CountDownLatch said = new CountDownLatch(1);
         try (DaemonServer server = new DaemonServer(at, idle, env)) {
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
                 try {
                     server.close();
                     // The JVM halts once the hooks are done: let the serving thread say it stopped first (under
                     // load it was often not scheduled before the halt, and the log never said the daemon stopped).
-                    said.await(5, java.util.concurrent.TimeUnit.SECONDS);
+                    said.await(5, TimeUnit.SECONDS);
                 } catch (IOException e) {
                     // exiting anyway; a socket left behind is removed by the next daemon
                 } catch (InterruptedException e) {
@@ -69,7 +76,7 @@ final class DaemonCommand implements Callable<Integer> {
             if (warm > 0) {
                 warmUp(warm);
             }
-            io.ferry.cli.log.ServedLog.install(); // a served command's log lines reach its client too
+            ServedLog.install(); // a served command's log lines reach its client too
             System.err.println("ferry daemon: serving image push and pull for uid " + ThinClient.uid() + " on " + at
                     + (idle.isZero() ? "" : " (exits after " + idleExit + " idle)"));
             server.serve();
@@ -101,7 +108,7 @@ final class DaemonCommand implements Callable<Integer> {
         long t0 = System.nanoTime();
         Path tmp = Files.createTempDirectory("ferry-daemon-warm-up");
         try {
-            io.ferry.model.OwnerOnly.restrict(tmp);
+            OwnerOnly.restrict(tmp);
             SyntheticImage.write(tmp.resolve("img0"), bytes, 7, 0);
             SyntheticImage.write(tmp.resolve("img1"), bytes, 8, 1);
             StringWriter said = new StringWriter();
@@ -125,7 +132,7 @@ final class DaemonCommand implements Callable<Integer> {
                 }
             }
         } finally {
-            io.ferry.staging.internal.FileTrees.delete(tmp);
+            FileTrees.delete(tmp);
         }
         double settled = awaitJitQuiet(5_000);
         System.err.println(String.format(Locale.ROOT, "ferry daemon: warmed up (two images of %s pushed and pulled,"
@@ -143,7 +150,7 @@ final class DaemonCommand implements Callable<Integer> {
      */
     static double awaitJitQuiet(long maxMillis) {
         long t0 = System.nanoTime();
-        java.lang.management.CompilationMXBean jit = java.lang.management.ManagementFactory.getCompilationMXBean();
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
         if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
             return 0;
         }

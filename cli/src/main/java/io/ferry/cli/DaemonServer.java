@@ -1,10 +1,16 @@
 package io.ferry.cli;
 
+import io.ferry.cli.log.ServedLog;
 import io.ferry.model.DaemonThreads;
+import io.ferry.model.OwnerOnly;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.BufferedInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
 import java.io.DataInputStream;
+import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
@@ -14,8 +20,11 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.Charset;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
@@ -34,13 +43,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code idleExit} without a command, or when the build it runs is replaced. Thread-safe.
  */
 final class DaemonServer implements Closeable {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(DaemonServer.class);
+    private static final Logger LOG = LoggerFactory.getLogger(DaemonServer.class);
     private static final int MAX_ARGS = 4096;
 
     private final Path socket;
     private final ServerSocketChannel server;
     private final int uid = ThinClient.uid();
-    private final java.nio.file.attribute.UserPrincipal self;
+    private final UserPrincipal self;
     private final String build = ThinClient.build();
     private final byte[] environment;
     private final Duration idleExit;
@@ -56,7 +65,7 @@ final class DaemonServer implements Closeable {
         this.self = ThinClient.self();
         Path dir = this.socket.getParent();
         if (!Files.isDirectory(dir)) {
-            io.ferry.model.OwnerOnly.createDirectories(dir);
+            OwnerOnly.createDirectories(dir);
         }
         int owner = (Integer) Files.getAttribute(dir, "unix:uid");
         Set<PosixFilePermission> mode = Files.getPosixFilePermissions(dir);
@@ -64,11 +73,11 @@ final class DaemonServer implements Closeable {
                 || mode.contains(PosixFilePermission.OTHERS_WRITE)) {
             throw new IllegalArgumentException("daemon socket directory " + dir + " is "
                     + (owner != uid ? "owned by uid " + owner
-                    : "writable by others (" + java.nio.file.attribute.PosixFilePermissions.toString(mode) + ")")
+                    : "writable by others (" + PosixFilePermissions.toString(mode) + ")")
                     + ": another user could put a socket of theirs in its place; use a"
                     + " directory of your own (--socket)");
         }
-        if (Files.exists(this.socket, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+        if (Files.exists(this.socket, LinkOption.NOFOLLOW_LINKS)) {
             try (SocketChannel probe = SocketChannel.open(StandardProtocolFamily.UNIX)) {
                 probe.connect(UnixDomainSocketAddress.of(this.socket));
                 throw new IllegalStateException("a daemon serves " + this.socket + " already");
@@ -78,7 +87,7 @@ final class DaemonServer implements Closeable {
         }
         server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         server.bind(UnixDomainSocketAddress.of(this.socket));
-        io.ferry.model.OwnerOnly.restrict(this.socket);
+        OwnerOnly.restrict(this.socket);
     }
 
     Path socket() {
@@ -136,7 +145,7 @@ final class DaemonServer implements Closeable {
 
     private void serve(SocketChannel ch) {
         try (ch) {
-            java.nio.file.attribute.UserPrincipal peer = ch.getOption(jdk.net.ExtendedSocketOptions.SO_PEERCRED).user();
+            UserPrincipal peer = ch.getOption(jdk.net.ExtendedSocketOptions.SO_PEERCRED).user();
             if (!peer.equals(self)) {
                 throw new IllegalArgumentException("a process of user " + peer.getName()
                         + " is not of the daemon's user (" + self.getName() + "): refused (SO_PEERCRED)");
@@ -145,8 +154,8 @@ final class DaemonServer implements Closeable {
             Request r = Request.read(in);
             String declined = declined(r);
             if (declined != null) {
-                java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
-                java.io.DataOutputStream d = new java.io.DataOutputStream(b);
+                ByteArrayOutputStream b = new ByteArrayOutputStream();
+                DataOutputStream d = new DataOutputStream(b);
                 d.writeByte(ThinClient.DECLINED);
                 d.writeUTF(declined);
                 ThinClient.writeFully(ch, b.toByteArray());
@@ -211,7 +220,7 @@ final class DaemonServer implements Closeable {
         });
         int code;
         try {
-            try (io.ferry.cli.log.ServedLog.Sink lines = io.ferry.cli.log.ServedLog.open(err)) {
+            try (ServedLog.Sink lines = ServedLog.open(err)) {
                 code = Main.run(Invocation.client(r.cwd, r.console, out, err), r.args);
             } finally {
                 done.set(true);

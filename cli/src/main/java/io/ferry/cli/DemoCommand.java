@@ -1,7 +1,9 @@
 package io.ferry.cli;
 
+import io.ferry.agent.Quiesce;
 import io.ferry.coordinator.GenerationView;
 import io.ferry.coordinator.JobView;
+import io.ferry.model.Durations;
 import io.ferry.staging.internal.FileTrees;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -10,6 +12,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -57,10 +60,10 @@ final class DemoCommand implements Callable<Integer> {
         Path results = work.resolve("results");
         Files.createDirectories(results);
         FerryHome home = new FerryHome(work.resolve("home"));
-        JobRunner.Spec spec = new JobRunner.Spec("demo", RANKS, io.ferry.model.Durations.parse(interval), true,
+        JobRunner.Spec spec = new JobRunner.Spec("demo", RANKS, Durations.parse(interval), true,
                 home.store().toString(), home, KafkaAccess.EMBEDDED, HttpOptions.at(HttpOptions.DEFAULT), null, null,
                 new JobRunner.Program(List.of(script.toString(), results.toString()),
-                        io.ferry.agent.Quiesce.app(Duration.ofSeconds(30), "USR2"), Map.of()));
+                        Quiesce.app(Duration.ofSeconds(30), "USR2"), Map.of()));
         boolean ok;
         JobView view;
         try (JobRunner runner = new JobRunner(spec)) {
@@ -135,7 +138,7 @@ final class DemoCommand implements Callable<Integer> {
             pb.environment().remove("FERRY_SOCKET");
             ps[r] = pb.start();
         }
-        Map<Integer, String> results = new java.util.HashMap<>();
+        Map<Integer, String> results = new HashMap<>();
         for (int r = 0; r < RANKS; r++) {
             if (!ps[r].waitFor(120, TimeUnit.SECONDS) || ps[r].exitValue() != 0) {
                 throw new IOException("the reference run of rank " + r + " failed");

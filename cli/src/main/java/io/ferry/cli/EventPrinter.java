@@ -3,11 +3,15 @@ package io.ferry.cli;
 import io.ferry.coordinator.GenerationView;
 import io.ferry.coordinator.JobView;
 import io.ferry.model.Event;
+import io.ferry.model.RankSet;
 import io.ferry.model.Sizes;
 
 import java.io.PrintStream;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 
@@ -70,10 +74,10 @@ final class EventPrinter implements Consumer<Event> {
         } else if (e instanceof Event.ImagesRestored r) {
             line = r.generation() < 0 ? "node " + r.node() + (r.sources().isEmpty() ? " relaunched its ranks"
                     : " runs ranks "
-                    + io.ferry.model.RankSet.of(r.sources().keySet().stream().mapToInt(Integer::intValue)))
+                    + RankSet.of(r.sources().keySet().stream().mapToInt(Integer::intValue)))
                     + " from the beginning"
                     : "node " + r.node() + " restored generation " + r.generation() + ", sources by rank "
-                    + new java.util.TreeMap<>(r.sources());
+                    + new TreeMap<>(r.sources());
         } else if (e instanceof Event.RestoreFailed f) {
             line = f.generation() < 0 ? "node " + f.node() + " cannot start the job: " + f.reason()
                     : "node " + f.node() + " cannot restore generation " + f.generation() + ": " + f.reason()
@@ -82,8 +86,8 @@ final class EventPrinter implements Consumer<Event> {
             line = "ranks placed anew: " + p.reason();
         } else if (e instanceof Event.HaltRequested h) {
             line = "halt requested (" + h.why() + "): a final checkpoint, established before "
-                    + java.time.Instant.ofEpochMilli(h.deadlineMillis())
-                    .truncatedTo(java.time.temporal.ChronoUnit.SECONDS) + ", then the job stops";
+                    + Instant.ofEpochMilli(h.deadlineMillis())
+                    .truncatedTo(ChronoUnit.SECONDS) + ", then the job stops";
         } else if (e instanceof Event.JobFinished f) {
             line = "job " + (f.success() ? "finished: " : "FAILED: ") + f.detail();
         }

@@ -1,11 +1,21 @@
 package io.ferry.cli;
 
+import io.ferry.model.OwnerOnly;
+
+import java.io.Closeable;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.Optional;
+import java.util.Properties;
+import java.util.UUID;
 
 /**
  * Where Ferry keeps a machine's state: {@code --home}, else {@code $FERRY_HOME}, else
@@ -43,11 +53,11 @@ record FerryHome(Path dir) {
 
     /** Says that {@code job} serves this home's log at {@code bootstrap}, whose clients log in when {@code secured}. */
     void writeRun(String job, String bootstrap, boolean secured) throws IOException {
-        io.ferry.model.OwnerOnly.createDirectories(dir);
+        OwnerOnly.createDirectories(dir);
         Path tmp = dir.resolve(".run.properties.tmp");
         Files.writeString(tmp, "job=" + job + "\nbootstrap=" + bootstrap + "\nsecured=" + secured + "\npid="
                 + ProcessHandle.current().pid() + "\n", StandardCharsets.UTF_8);
-        io.ferry.model.OwnerOnly.restrict(tmp);
+        OwnerOnly.restrict(tmp);
         Files.move(tmp, runFile(), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 
@@ -65,11 +75,11 @@ record FerryHome(Path dir) {
             }
             System.err.println("ferry: " + idFile + " does not hold a coordinator id; making a new one");
         }
-        io.ferry.model.OwnerOnly.createDirectories(dir);
-        String id = "coordinator-" + java.util.UUID.randomUUID();
+        OwnerOnly.createDirectories(dir);
+        String id = "coordinator-" + UUID.randomUUID();
         Path tmp = dir.resolve(".coordinator.id.tmp");
         Files.writeString(tmp, id + "\n", StandardCharsets.UTF_8);
-        io.ferry.model.OwnerOnly.restrict(tmp);
+        OwnerOnly.restrict(tmp);
         Files.move(tmp, idFile, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         return id;
     }
@@ -80,26 +90,26 @@ record FerryHome(Path dir) {
      * Two agents over one cache would capture, stage and delete each other's images; a second
      * one is refused, naming the first's pid. Closing the result lets go (a one-node run that ends).
      */
-    java.io.Closeable lockAgent() throws IOException {
-        io.ferry.model.OwnerOnly.createDirectories(dir);
+    Closeable lockAgent() throws IOException {
+        OwnerOnly.createDirectories(dir);
         Path lock = dir.resolve("agent.lock");
-        java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(lock,
-                java.nio.file.StandardOpenOption.CREATE,
-                java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE);
-        java.nio.channels.FileLock held;
+        FileChannel ch = FileChannel.open(lock,
+                StandardOpenOption.CREATE,
+                StandardOpenOption.READ, StandardOpenOption.WRITE);
+        FileLock held;
         try {
             held = ch.tryLock();
-        } catch (java.nio.channels.OverlappingFileLockException thisProcess) {
+        } catch (OverlappingFileLockException thisProcess) {
             held = null;
         }
         if (held == null) {
-            String pid = new String(java.nio.file.Files.readAllBytes(lock), StandardCharsets.US_ASCII).trim();
+            String pid = new String(Files.readAllBytes(lock), StandardCharsets.US_ASCII).trim();
             ch.close();
             throw new IllegalStateException("another ferry agent (pid " + (pid.isEmpty() ? "unknown" : pid) + ") uses "
                     + dir + ": every agent needs a home of its own (--home), one per node");
         }
         ch.truncate(0);
-        ch.write(java.nio.ByteBuffer.wrap((ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.US_ASCII)));
+        ch.write(ByteBuffer.wrap((ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.US_ASCII)));
         return ch::close; // closing the channel releases its lock
     }
 
@@ -108,11 +118,11 @@ record FerryHome(Path dir) {
     }
 
     /** The broker of the job running from this home, if its process is alive. */
-    Optional<java.util.Properties> activeRun() throws IOException {
+    Optional<Properties> activeRun() throws IOException {
         if (!Files.exists(runFile())) {
             return Optional.empty();
         }
-        java.util.Properties p = new java.util.Properties();
+        Properties p = new Properties();
         try (var in = Files.newInputStream(runFile())) {
             p.load(in);
         }

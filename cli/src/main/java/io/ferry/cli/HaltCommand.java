@@ -3,10 +3,12 @@ package io.ferry.cli;
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.Command;
 import io.ferry.model.Durations;
+import io.ferry.model.Names;
 import picocli.CommandLine;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneId;
@@ -28,14 +30,14 @@ final class HaltCommand implements Callable<Integer> {
             description = "The deadline as a time: 2026-11-23T18:00:00Z, or local 2026-11-23T18:00"
                     + " (e.g. the allocation's end).")
     String before;
-    @picocli.CommandLine.Mixin
+    @CommandLine.Mixin
     LogOptions logOptions;
-    @picocli.CommandLine.Mixin
+    @CommandLine.Mixin
     Report report;
 
     @Override
     public Integer call() throws Exception {
-        io.ferry.model.Names.requireJob(job);
+        Names.requireJob(job);
         Instant deadline = deadline(seconds, before, Instant.now());
         FerryHome h = logOptions.home();
         if (logOptions.kafka == null && h.activeRun().isEmpty()) {
@@ -73,7 +75,7 @@ final class HaltCommand implements Callable<Integer> {
             }
             return at;
         }
-        java.time.Duration d = Durations.parse(seconds != null ? seconds : "5m");
+        Duration d = Durations.parse(seconds != null ? seconds : "5m");
         if (d.isZero() || d.isNegative()) {
             throw new IllegalArgumentException("--seconds must be positive, got " + seconds);
         }

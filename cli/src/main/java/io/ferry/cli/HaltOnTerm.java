@@ -1,5 +1,6 @@
 package io.ferry.cli;
 
+import io.ferry.coordinator.JobView;
 import io.ferry.model.DaemonThreads;
 
 import java.time.Duration;
@@ -32,7 +33,7 @@ final class HaltOnTerm {
             runner.halt(deadline, "SIGTERM");
             System.out.println("ferry: SIGTERM: the halt is in the event log; waiting for the job's final checkpoint");
             while (Instant.now().isBefore(deadline.plusSeconds(2))) {
-                if (runner.view().flatMap(io.ferry.coordinator.JobView::success).isPresent()) {
+                if (runner.view().flatMap(JobView::success).isPresent()) {
                     return; // ended: ferry run returns and exits as for any end
                 }
                 Thread.sleep(200);

@@ -1,5 +1,6 @@
 package io.ferry.cli;
 
+import io.ferry.eventlog.HostPort;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -8,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Optional;
 import java.util.Set;
 
@@ -41,9 +43,9 @@ final class HttpOptions {
         if (address == null || address.equals("off")) {
             return Optional.empty();
         }
-        io.ferry.eventlog.HostPort hp;
+        HostPort hp;
         try {
-            hp = io.ferry.eventlog.HostPort.parse(address, "--http");
+            hp = HostPort.parse(address, "--http");
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("--http must be HOST:PORT (e.g. " + DEFAULT + ") or off, got '" + address
                     + "'");
@@ -66,7 +68,7 @@ final class HttpOptions {
         Set<PosixFilePermission> mode = Files.getPosixFilePermissions(tokenFile);
         if (mode.stream().anyMatch(p -> p.name().startsWith("GROUP_") || p.name().startsWith("OTHERS_"))) {
             throw new IllegalArgumentException("--http-token-file " + tokenFile + " is open to others ("
-                    + java.nio.file.attribute.PosixFilePermissions.toString(mode) + "): chmod 600 " + tokenFile);
+                    + PosixFilePermissions.toString(mode) + "): chmod 600 " + tokenFile);
         }
         if (Files.size(tokenFile) > 4096) {
             throw new IllegalArgumentException("--http-token-file " + tokenFile

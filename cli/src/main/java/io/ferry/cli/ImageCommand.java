@@ -1,20 +1,28 @@
 package io.ferry.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.ferry.model.ImageRef;
 import io.ferry.model.RankSet;
 import io.ferry.model.Sizes;
+import io.ferry.staging.OpenedStore;
+import io.ferry.staging.PullImage;
 import io.ferry.staging.PullResult;
 import io.ferry.staging.PushImage;
 import io.ferry.staging.PushResult;
+import picocli.CommandLine;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.io.IOException;
+import java.io.PrintWriter;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -61,14 +69,14 @@ final class ImageCommand {
         Ranks ranks;
         @Mixin
         StoreOptions store;
-        @picocli.CommandLine.Option(names = "--json", description = "Print one JSON object instead of text.")
+        @CommandLine.Option(names = "--json", description = "Print one JSON object instead of text.")
         boolean json;
 
         @Override
         public Integer call() throws Exception {
-            java.io.PrintWriter out = Invocation.current().out(); // the callback below may run on a worker thread
+            PrintWriter out = Invocation.current().out(); // the callback below may run on a worker thread
             List<PushImage> images = images();
-            try (io.ferry.staging.OpenedStore o = store.open()) {
+            try (OpenedStore o = store.open()) {
                 if (ranks.rank != null) {
                     PushResult r = o.pipeline().push(dir, images.get(0).ref(), TerminalProgress.forStderr());
                     out.println(json ? json(pushJson(JSON.createObjectNode(), r)) : summary(r));
@@ -109,7 +117,7 @@ final class ImageCommand {
             for (int r : ranks.list()) {
                 ImageRef ref = image.ref(r);
                 Path d = dir.resolve(Integer.toString(r));
-                if (!Files.isDirectory(d, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                if (!Files.isDirectory(d, LinkOption.NOFOLLOW_LINKS)) {
                     throw new IllegalArgumentException("rank " + r + " has no image directory " + d);
                 }
                 out.add(new PushImage(d, ref));
@@ -141,18 +149,18 @@ final class ImageCommand {
         @Parameters(index = "0", paramLabel = "DIR",
                 description = "Destination directory (with --ranks: their parent).")
         Path dir;
-        @picocli.CommandLine.Option(names = "--json", description = "Print one JSON object instead of text.")
+        @CommandLine.Option(names = "--json", description = "Print one JSON object instead of text.")
         boolean json;
 
         @Override
         public Integer call() throws Exception {
-            java.io.PrintWriter out = Invocation.current().out();
+            PrintWriter out = Invocation.current().out();
             List<Integer> set = ranks.list();
-            try (io.ferry.staging.OpenedStore o = store.open()) {
+            try (OpenedStore o = store.open()) {
                 long t0 = System.nanoTime();
                 List<PullResult> pulled = ranks.rank != null
                         ? List.of(o.pipeline().pull(image.ref(ranks.rank), dir, TerminalProgress.forStderr()))
-                        : o.pipeline().pullAll(set.stream().map(r -> new io.ferry.staging.PullImage(image.ref(r),
+                        : o.pipeline().pullAll(set.stream().map(r -> new PullImage(image.ref(r),
                                 dir.resolve(Integer.toString(r)))).toList(), TerminalProgress.forStderr());
                 double seconds = (System.nanoTime() - t0) / 1e9;
                 if (pulled.stream().anyMatch(r -> !r.committed())) {
@@ -197,10 +205,10 @@ final class ImageCommand {
         }
     }
 
-    private static final com.fasterxml.jackson.databind.ObjectMapper JSON =
-            new com.fasterxml.jackson.databind.ObjectMapper();
+    private static final ObjectMapper JSON =
+            new ObjectMapper();
 
-    private static String json(com.fasterxml.jackson.databind.JsonNode n) throws java.io.IOException {
+    private static String json(JsonNode n) throws IOException {
         return JSON.writerWithDefaultPrettyPrinter().writeValueAsString(n);
     }
 

@@ -1,26 +1,37 @@
 package io.ferry.cli;
 
 import io.ferry.agent.AgentService;
+import io.ferry.agent.MetricsEndpoint;
 import io.ferry.agent.NodeAgent;
 import io.ferry.agent.Quiesce;
+import io.ferry.coordinator.Coordinator;
 import io.ferry.coordinator.JobView;
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.eventlog.LogSettings;
+import io.ferry.model.Command;
 import io.ferry.model.Event;
 import io.ferry.model.LaunchSpec;
+import io.ferry.model.Names;
 import io.ferry.model.Placement;
+import io.ferry.staging.OpenedStore;
+import io.ferry.staging.StagingConfig;
 import io.ferry.stores.Stores;
 
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.Function;
 
 /**
  * One job, submitted and watched to its end. With no {@code --kafka} it brings the whole
@@ -50,9 +61,9 @@ final class JobRunner implements Closeable {
     private final String node;
     private CoordinatorService services;
     private AgentService agents;
-    private java.io.Closeable homeLock;
+    private Closeable homeLock;
     /** The in-process agent's Prometheus endpoint ({@code agent.metrics}), or null. */
-    private io.ferry.agent.MetricsEndpoint agentMetrics;
+    private MetricsEndpoint agentMetrics;
     private KafkaLog ownLog;
     /** The log the job runs on, once started. */
     private volatile KafkaLog log;
@@ -79,18 +90,18 @@ final class JobRunner implements Closeable {
      * this returns, sent again while the log does not take it (a coordinator with its embedded
      * broker restarting, a site's Kafka away) until the deadline, then the last failure is thrown.
      */
-    void halt(java.time.Instant deadline, String why) {
+    void halt(Instant deadline, String why) {
         KafkaLog l = log;
         if (l == null) {
             return;
         }
-        io.ferry.model.Command.Halt halt = new io.ferry.model.Command.Halt(spec.job(), deadline.toEpochMilli(), why);
+        Command.Halt halt = new Command.Halt(spec.job(), deadline.toEpochMilli(), why);
         while (true) {
             try {
                 l.send(KafkaLog.COORDINATOR, halt);
                 return;
             } catch (IllegalStateException notTaken) {
-                if (java.time.Instant.now().isAfter(deadline) || Thread.currentThread().isInterrupted()) {
+                if (Instant.now().isAfter(deadline) || Thread.currentThread().isInterrupted()) {
                     throw notTaken;
                 }
                 System.out.println("ferry: the event log did not take the halt (" + notTaken.getMessage()
@@ -100,7 +111,7 @@ final class JobRunner implements Closeable {
     }
 
     void start(PrintStream out) throws IOException, InterruptedException {
-        io.ferry.model.Names.requireJob(spec.job());
+        Names.requireJob(spec.job());
         KafkaLog log;
         Placement placement = spec.launcher() != null ? Placement.launcher(spec.ranks()) : spec.placement();
         Program program = spec.program();
@@ -109,17 +120,17 @@ final class JobRunner implements Closeable {
         // on named nodes, or a launcher with --kafka (its ranks join the agents of their nodes).
         if (spec.placement() == null && (spec.launcher() == null || !spec.kafka().external())) {
             // The one-node cluster: the store is opened here first, so bad settings fail before anything starts.
-            Optional<java.net.InetSocketAddress> metricsAt = AgentMetrics.configured(System.getenv());
-            try (io.ferry.staging.OpenedStore check = StoreOptions.open(spec.store(), program.settings())) {
+            Optional<InetSocketAddress> metricsAt = AgentMetrics.configured(System.getenv());
+            try (OpenedStore check = StoreOptions.open(spec.store(), program.settings())) {
                 store = check.store().uri().toString();
             }
             // its agent is this home's one: not beside a `ferry agent` over the cache
             homeLock = spec.home().lockAgent();
             // Credentials given with --set stay in this process: the log gets the settings without them.
-            Map<String, String> secrets = new java.util.TreeMap<>(program.settings());
+            Map<String, String> secrets = new TreeMap<>(program.settings());
             secrets.keySet().removeIf(k -> !LaunchSpec.isSecret(k));
             services = CoordinatorService.start(spec.home(), spec.kafka(), "127.0.0.1:0", spec.http(),
-                    io.ferry.coordinator.Coordinator.DEFAULT_HEARTBEAT_TIMEOUT, secrets, spec.job(), out);
+                    Coordinator.DEFAULT_HEARTBEAT_TIMEOUT, secrets, spec.job(), out);
             log = services.log();
             // The home's cache is this node's: the jobs that ran from it before are reclaimed as `ferry agent` does.
             agents = new AgentService(log, node, spec.home().dir(), NodeAgent.HEARTBEAT_INTERVAL, secrets,
@@ -135,8 +146,8 @@ final class JobRunner implements Closeable {
         }
         if (spec.launcher() != null) {
             launcher = new SiteLauncher(log, spec.job(), spec.launcher(), program.command(),
-                    io.ferry.staging.StagingConfig.PASS_ENV.parse(program.settings()
-                            .getOrDefault(io.ferry.staging.StagingConfig.PASS_ENV.name(), "")), out);
+                    StagingConfig.PASS_ENV.parse(program.settings()
+                            .getOrDefault(StagingConfig.PASS_ENV.name(), "")), out);
         }
         EventPrinter printer = new EventPrinter(out, System.nanoTime(), () -> watch.view());
         this.log = log;
@@ -151,7 +162,7 @@ final class JobRunner implements Closeable {
                 node, placement.toString(),
                 new LaunchSpec(program.command(), q.method(), q.timeout().toMillis(), q.signal(),
                 LaunchSpec.withoutSecrets(program.settings()))));
-        out.printf(java.util.Locale.ROOT, "ferry: job %s: %d ranks on %s, checkpoint every %.1f s, store %s, log %s%n",
+        out.printf(Locale.ROOT, "ferry: job %s: %d ranks on %s, checkpoint every %.1f s, store %s, log %s%n",
                 spec.job(), spec.ranks(), placement.byLauncher() ? "the nodes its launcher picks"
                         : placement.nodes().size() == 1 ? placement.nodes().get(0)
                         : placement.nodes().size() + " nodes (" + placement + ")",
@@ -220,7 +231,7 @@ final class JobRunner implements Closeable {
     }
 
     /** Reads the job's view under the lock of its fold (see {@link JobWatch#read}). */
-    <T> Optional<T> read(java.util.function.Function<JobView, T> what) {
+    <T> Optional<T> read(Function<JobView, T> what) {
         return watch.read(what);
     }
 

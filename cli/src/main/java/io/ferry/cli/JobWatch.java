@@ -5,17 +5,21 @@ import io.ferry.coordinator.JobView;
 import io.ferry.coordinator.Jobs;
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.eventlog.LogReplay;
+import io.ferry.eventlog.RequestTopics;
 import io.ferry.model.DaemonThreads;
 import io.ferry.model.Event;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.InterruptException;
+import org.apache.kafka.common.errors.WakeupException;
 
 import java.io.Closeable;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * What {@code ferry run} sees of its job: a fold of the events topic of its own (the same
@@ -60,7 +64,7 @@ final class JobWatch implements Closeable {
                     synchronized (this) {
                         JobView j = jobs.fold(e, r).orElse(null);
                         if (j == null) { // refused by the coordinator too (a login's request for a job not its own)
-                            String by = io.ferry.eventlog.RequestTopics.by(r);
+                            String by = RequestTopics.by(r);
                             if (fresh && e instanceof Event.JobStarted && by != null && by.equals(requester)) {
                                 refusedStart = jobs.refuses(e, by).orElse("refused");
                             }
@@ -76,7 +80,7 @@ final class JobWatch implements Closeable {
                     }
                 }
             }
-        } catch (org.apache.kafka.common.errors.InterruptException | org.apache.kafka.common.errors.WakeupException e) {
+        } catch (InterruptException | WakeupException e) {
             // closing
         } finally {
             KafkaLog.closeNow(events);
@@ -93,7 +97,7 @@ final class JobWatch implements Closeable {
     }
 
     /** Reads the job's view under the fold's lock. */
-    synchronized <T> Optional<T> read(java.util.function.Function<JobView, T> what) {
+    synchronized <T> Optional<T> read(Function<JobView, T> what) {
         return jobs.get(job).map(what);
     }
 

@@ -7,6 +7,8 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * How a command reaches the event log: a Kafka cluster's {@code bootstrap} ({@code --kafka}; null:
@@ -102,8 +104,8 @@ record KafkaAccess(String bootstrap, KafkaClientSettings client, EmbeddedAuth em
     }
 
     /** The logins a {@link EmbeddedAuth#OPERATORS_KEY} value names. */
-    private static java.util.Set<String> operators(String value) {
-        java.util.Set<String> names = new java.util.TreeSet<>();
+    private static Set<String> operators(String value) {
+        Set<String> names = new TreeSet<>();
         for (String n : value.split(",")) {
             if (!n.isBlank()) {
                 names.add(n.strip());

@@ -1,8 +1,13 @@
 package io.ferry.cli;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.ferry.coordinator.GenerationView;
 import io.ferry.coordinator.JobView;
+import io.ferry.coordinator.http.JobJson;
+import io.ferry.model.Names;
 import io.ferry.model.Sizes;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -17,23 +22,23 @@ import java.util.concurrent.Callable;
 final class ListCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "JOB")
     String job;
-    @picocli.CommandLine.Mixin
+    @CommandLine.Mixin
     LogOptions logOptions;
-    @picocli.CommandLine.Option(names = "--json",
+    @CommandLine.Option(names = "--json",
             description = "Print JSON: the job and every generation (as /api/jobs/JOB has them).")
     boolean json;
 
     @Override
     public Integer call() throws Exception {
-        io.ferry.model.Names.requireJob(job);
+        Names.requireJob(job);
         try (LogConnection c = logOptions.open()) {
             JobView v = c.replay().get(job)
                     .orElseThrow(() -> new IllegalArgumentException("no job " + job + " in the log"));
             if (json) {
-                com.fasterxml.jackson.databind.node.ObjectNode n = io.ferry.coordinator.http.JobJson.summary(v,
+                ObjectNode n = JobJson.summary(v,
                         Double.NaN, System.currentTimeMillis());
-                n.set("generations", io.ferry.coordinator.http.JobJson.generations(v));
-                System.out.println(new com.fasterxml.jackson.databind.ObjectMapper().writerWithDefaultPrettyPrinter()
+                n.set("generations", JobJson.generations(v));
+                System.out.println(new ObjectMapper().writerWithDefaultPrettyPrinter()
                         .writeValueAsString(n));
             } else {
                 print(v, System.out);

@@ -2,14 +2,18 @@ package io.ferry.cli;
 
 import io.ferry.eventlog.EmbeddedKafka;
 import io.ferry.coordinator.Jobs;
+import io.ferry.eventlog.KafkaClientSettings;
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.eventlog.LogReplay;
+import io.ferry.eventlog.LogSettings;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.Properties;
 
 /**
  * The event log a command talks to: {@code --kafka host:port}, else the broker of the job
@@ -27,19 +31,19 @@ final class LogConnection implements Closeable {
     static LogConnection open(FerryHome home, String kafka) throws IOException {
         if (kafka != null) {
             return new LogConnection(null, new KafkaLog(kafka, KafkaAccess.configured(kafka).client(),
-                    io.ferry.eventlog.LogSettings.EXTERNAL));
+                    LogSettings.EXTERNAL));
         }
         EmbeddedKafka k;
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (true) {
-            Optional<java.util.Properties> run = home.activeRun();
+            Optional<Properties> run = home.activeRun();
             if (run.isPresent()) {
                 // the login the configuration gives, where the serving process asks for one
                 String bootstrap = run.get().getProperty("bootstrap");
                 return new LogConnection(null,
                         new KafkaLog(bootstrap, Boolean.parseBoolean(run.get().getProperty("secured"))
-                        ? KafkaAccess.configured(bootstrap).client() : io.ferry.eventlog.KafkaClientSettings.NONE,
-                        io.ferry.eventlog.LogSettings.EXTERNAL));
+                        ? KafkaAccess.configured(bootstrap).client() : KafkaClientSettings.NONE,
+                        LogSettings.EXTERNAL));
             }
             try {
                 k = EmbeddedKafka.start(home.kafka());
@@ -54,7 +58,7 @@ final class LogConnection implements Closeable {
         }
         try {
             return new LogConnection(k, new KafkaLog(k.localBootstrapServers(), k.localClient(),
-                    io.ferry.eventlog.LogSettings.EMBEDDED));
+                    LogSettings.EMBEDDED));
         } catch (IOException | RuntimeException e) {
             k.close();
             throw e;
@@ -66,7 +70,7 @@ final class LogConnection implements Closeable {
             Thread.sleep(ms);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("interrupted waiting for the embedded Kafka log");
+            throw new InterruptedIOException("interrupted waiting for the embedded Kafka log");
         }
     }
 

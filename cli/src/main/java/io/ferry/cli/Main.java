@@ -10,6 +10,7 @@ import picocli.CommandLine.ScopeType;
 
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -84,7 +85,7 @@ public final class Main {
         cl.setOut(inv.out());
         cl.setErr(inv.err());
         if (inv.served()) {
-            cl.registerConverter(java.nio.file.Path.class, inv::resolve);
+            cl.registerConverter(Path.class, inv::resolve);
         }
         cl.setExecutionExceptionHandler((e, cmd, parsed) -> {
             PrintWriter err = cmd.getErr();

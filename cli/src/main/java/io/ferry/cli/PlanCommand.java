@@ -7,17 +7,23 @@ import io.ferry.coordinator.predict.Calibration;
 import io.ferry.coordinator.predict.CalibrationJson;
 import io.ferry.coordinator.predict.FillTimeLaw;
 import io.ferry.coordinator.predict.Projection;
+import io.ferry.model.Names;
 import io.ferry.model.Rates;
 import io.ferry.model.Sizes;
+import io.ferry.staging.OpenedStore;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.URI;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 
@@ -83,8 +89,8 @@ final class PlanCommand implements Callable<Integer> {
     List<Integer> probeWriters;
     @Option(names = "--set", paramLabel = "KEY=VALUE",
             description = "Store configuration for the probe, repeatable, as the job had it (e.g. s3.endpoint=...).")
-    java.util.Map<String, String> settings = new java.util.LinkedHashMap<>();
-    @picocli.CommandLine.Mixin
+    Map<String, String> settings = new LinkedHashMap<>();
+    @CommandLine.Mixin
     LogOptions logOptions;
 
     @Override
@@ -112,7 +118,7 @@ final class PlanCommand implements Callable<Integer> {
             missing.add("--disk-bandwidth");
         }
         if (!missing.isEmpty()) {
-            throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+            throw new CommandLine.ParameterException(new CommandLine(this),
                     "missing " + String.join(", ", missing));
         }
         FillTimeLaw law = new FillTimeLaw(size("--checkpoint-size", checkpointSize), size("--storage", storage),
@@ -154,7 +160,7 @@ final class PlanCommand implements Callable<Integer> {
         Calibration c;
         String storeUri = null;
         if (calibrateFrom != null) {
-            io.ferry.model.Names.requireJob(calibrateFrom);
+            Names.requireJob(calibrateFrom);
             JobView v;
             try (LogConnection conn = logOptions.open()) {
                 v = conn.replay().get(calibrateFrom)
@@ -203,11 +209,11 @@ final class PlanCommand implements Callable<Integer> {
             }
         }
         System.err.println("ferry: probing " + storeUri + " with " + probeWriters + " concurrent writers, "
-                + io.ferry.model.Sizes.format(perWriter) + " each (deleted afterwards)");
-        try (io.ferry.staging.OpenedStore o = StoreOptions.open(storeUri, settings)) {
+                + Sizes.format(perWriter) + " each (deleted afterwards)");
+        try (OpenedStore o = StoreOptions.open(storeUri, settings)) {
             var curve = StoreProbe.curve(o.store(), probeWriters, perWriter, System.err);
             double raw = Double.NaN;
-            java.net.URI uri = o.store().uri();
+            URI uri = o.store().uri();
             if ("file".equals(uri.getScheme())) {
                 raw = StoreProbe.rawDisk(Path.of(uri), perWriter * 2);
                 System.err.printf(Locale.ROOT, "  raw disk: %s/s%n", decimal(raw));

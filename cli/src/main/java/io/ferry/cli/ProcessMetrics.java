@@ -1,5 +1,6 @@
 package io.ferry.cli;
 
+import com.sun.management.OperatingSystemMXBean;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
@@ -50,7 +51,7 @@ final class ProcessMetrics {
             new ProcessorMetrics().bindTo(r);
             new UptimeMetrics().bindTo(r);
             new FileDescriptorMetrics().bindTo(r);
-            if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+            if (ManagementFactory.getOperatingSystemMXBean() instanceof OperatingSystemMXBean os) {
                 FunctionCounter.builder("process.cpu", os, o -> o.getProcessCpuTime() / 1e9).baseUnit("seconds")
                         .description("CPU time this process used, all threads.").register(r);
             }

@@ -2,18 +2,39 @@ package io.ferry.cli;
 
 import io.ferry.agent.RestartSource;
 import io.ferry.agent.capture.ProcCapturer;
+import io.ferry.agent.peer.PeerAuth;
 import io.ferry.coordinator.GenerationView;
 import io.ferry.coordinator.JobView;
+import io.ferry.coordinator.PeerHints;
+import io.ferry.eventlog.KafkaLog;
+import io.ferry.eventlog.LogReplay;
 import io.ferry.model.Command;
+import io.ferry.model.Durations;
+import io.ferry.model.Event;
 import io.ferry.model.ImageRef;
+import io.ferry.model.LaunchSpec;
+import io.ferry.model.Names;
+import io.ferry.model.Placement;
+import io.ferry.staging.CommittedDigests;
 import io.ferry.staging.LocalCache;
+import io.ferry.staging.OpenedStore;
+import io.ferry.staging.Progress;
 import io.ferry.staging.Staging;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import picocli.CommandLine;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.UUID;
 import java.util.concurrent.Callable;
 
 /** {@code ferry restart J [--generation G] [--dry-run]}: roll a running job back, or show the plan. */
@@ -40,15 +61,15 @@ final class RestartCommand implements Callable<Integer> {
                     "How long to follow the rollback before giving up waiting (default 10m; the rollback goes on).")
     String timeout;
     /** How long a dry run waits for every node's answer. */
-    static final java.time.Duration PLAN_PATIENCE = java.time.Duration.ofSeconds(15);
-    @picocli.CommandLine.Mixin
+    static final Duration PLAN_PATIENCE = Duration.ofSeconds(15);
+    @CommandLine.Mixin
     LogOptions logOptions;
     @Option(names = "--set", paramLabel = "KEY=VALUE")
     Map<String, String> settings = new LinkedHashMap<>();
 
     @Override
     public Integer call() throws Exception {
-        io.ferry.model.Names.requireJob(job);
+        Names.requireJob(job);
         FerryHome h = logOptions.home();
         try (LogConnection c = LogConnection.open(h, logOptions.kafka)) {
             JobView v = c.replay().get(job)
@@ -56,7 +77,7 @@ final class RestartCommand implements Callable<Integer> {
             long g = generation != null ? generation : v.newestEstablished().map(GenerationView::generation)
                     .orElseThrow(() -> new IllegalStateException("job " + job + " has no established snapshot"));
             String store = v.settings().orElseThrow().store();
-            try (io.ferry.staging.OpenedStore o = StoreOptions.open(store, settings)) {
+            try (OpenedStore o = StoreOptions.open(store, settings)) {
                 if (!o.pipeline().repository().isEstablished(job, g)) {
                     throw new IllegalStateException("generation " + g + " of " + job + " is not established on "
                             + store);
@@ -72,10 +93,10 @@ final class RestartCommand implements Callable<Integer> {
                 }
                 boolean running = logOptions.kafka != null || h.activeRun().isPresent();
                 // Agents keep a job's cache after it ended: they are asked while the system runs.
-                java.util.Optional<io.ferry.model.Placement> where = v.placement()
-                        .filter(io.ferry.model.Placement::complete);
+                Optional<Placement> where = v.placement()
+                        .filter(Placement::complete);
                 // a user's login may not ask agents (their answer opens the store the question names): planned here
-                java.util.List<PlannedRank> plan = running && where.isPresent() && c.log.requester() == null
+                List<PlannedRank> plan = running && where.isPresent() && c.log.requester() == null
                         ? askNodes(c, v, where.get(), g, store)
                         : planHere(o, h, v.ranks(), g);
                 if (dryRun || !json) {
@@ -88,8 +109,8 @@ final class RestartCommand implements Callable<Integer> {
             if (logOptions.kafka == null && h.activeRun().isEmpty()) {
                 throw new IllegalStateException("job " + job + " is not running from " + h.dir());
             }
-            java.time.Duration patience = io.ferry.model.Durations.parse(timeout);
-            Runnable send = () -> c.log.send(io.ferry.eventlog.KafkaLog.COORDINATOR,
+            Duration patience = Durations.parse(timeout);
+            Runnable send = () -> c.log.send(KafkaLog.COORDINATOR,
                     new Command.Restart(job, g, "requested by ferry restart"));
             if (noWait) {
                 send.run();
@@ -97,7 +118,7 @@ final class RestartCommand implements Callable<Integer> {
                 return 0;
             }
             RestartWatch.Outcome o = RestartWatch.follow(c.log, job, g, v.ranks(), patience,
-                    json ? io.ferry.staging.Progress.NONE : TerminalProgress.forStderr(), System.err, send);
+                    json ? Progress.NONE : TerminalProgress.forStderr(), System.err, send);
             System.out.println(json ? o.json() : o.line());
             return o.complete() ? 0 : 1;
         }
@@ -109,25 +130,25 @@ final class RestartCommand implements Callable<Integer> {
     /**
      * The job runs: each node of its placement plans its own ranks against its own cache (agents answer in the log).
      */
-    private java.util.List<PlannedRank> askNodes(LogConnection c, JobView v, io.ferry.model.Placement where, long g,
+    private List<PlannedRank> askNodes(LogConnection c, JobView v, Placement where, long g,
             String store) {
-        String request = java.util.UUID.randomUUID().toString();
-        Map<String, String> settings = io.ferry.model.LaunchSpec.withoutSecrets(v.settings().orElseThrow().launch()
+        String request = UUID.randomUUID().toString();
+        Map<String, String> settings = LaunchSpec.withoutSecrets(v.settings().orElseThrow().launch()
                 .settings());
-        Map<String, Map<Integer, String>> answers = new java.util.TreeMap<>();
-        try (org.apache.kafka.clients.consumer.KafkaConsumer<byte[], byte[]> events =
-                     c.log.reader(io.ferry.eventlog.KafkaLog.EVENTS, false)) {
+        Map<String, Map<Integer, String>> answers = new TreeMap<>();
+        try (KafkaConsumer<byte[], byte[]> events =
+                     c.log.reader(KafkaLog.EVENTS, false)) {
             for (String node : where.nodes()) {
                 c.log.send(node,
                         new Command.PlanRestart(job, node, g, where.ranksOn(node).toString(), store, settings, request,
-                        io.ferry.coordinator.PeerHints.forRestart(v, g, where.ranksOn(node), node,
+                        PeerHints.forRestart(v, g, where.ranksOn(node), node,
                                 System.currentTimeMillis())));
             }
             long deadline = System.nanoTime() + PLAN_PATIENCE.toNanos();
             while (answers.size() < where.nodes().size() && System.nanoTime() < deadline) {
-                for (var r : events.poll(java.time.Duration.ofMillis(100))) {
-                    io.ferry.model.Event e = io.ferry.eventlog.LogReplay.decoded(r).orElse(null);
-                    if (e instanceof io.ferry.model.Event.RestartPlanned p && p.request().equals(request)) {
+                for (var r : events.poll(Duration.ofMillis(100))) {
+                    Event e = LogReplay.decoded(r).orElse(null);
+                    if (e instanceof Event.RestartPlanned p && p.request().equals(request)) {
                         if (!p.problem().isEmpty()) {
                             System.err.println("ferry restart: node " + p.node() + " cannot plan: " + p.problem());
                         }
@@ -136,8 +157,8 @@ final class RestartCommand implements Callable<Integer> {
                 }
             }
         }
-        java.util.List<PlannedRank> plan = new java.util.ArrayList<>();
-        Map<String, String> partners = io.ferry.coordinator.PeerHints.partners(v, where);
+        List<PlannedRank> plan = new ArrayList<>();
+        Map<String, String> partners = PeerHints.partners(v, where);
         for (String node : where.nodes()) {
             Map<Integer, String> a = answers.get(node);
             // A lost node's ranks restart elsewhere: from its partner's cache if that node answered, else the store.
@@ -153,26 +174,26 @@ final class RestartCommand implements Callable<Integer> {
                 plan.add(new PlannedRank(r, node, g, a == null ? elsewhere : a.getOrDefault(r, "remote")));
             }
         }
-        plan.sort(java.util.Comparator.comparingInt(PlannedRank::rank));
+        plan.sort(Comparator.comparingInt(PlannedRank::rank));
         return plan;
     }
 
     /** Nothing runs: plan against this host's cache (the one-machine case). */
-    private java.util.List<PlannedRank> planHere(io.ferry.staging.OpenedStore o, FerryHome h, int ranks, long g)
-            throws java.io.IOException {
+    private List<PlannedRank> planHere(OpenedStore o, FerryHome h, int ranks, long g)
+            throws IOException {
         LocalCache cache = Staging.localCache(h.cache());
         String node = JobRunner.nodeName();
-        java.util.List<PlannedRank> plan = new java.util.ArrayList<>();
-        io.ferry.staging.CommittedDigests committed = o.pipeline().repository().committed(job, g)
+        List<PlannedRank> plan = new ArrayList<>();
+        CommittedDigests committed = o.pipeline().repository().committed(job, g)
                 .orElseThrow(() -> new IllegalStateException("generation " + g + " of " + job + " is not established"));
         for (int r = 0; r < ranks; r++) {
             plan.add(new PlannedRank(r, node, g, RestartSource.tier(o.pipeline(), cache, new ImageRef(job, g, r),
-                    java.util.List.of(), committed.manifestSha256(r), io.ferry.agent.peer.PeerAuth.NONE)));
+                    List.of(), committed.manifestSha256(r), PeerAuth.NONE)));
         }
         return plan;
     }
 
-    private void print(java.util.List<PlannedRank> plan, long g) {
+    private void print(List<PlannedRank> plan, long g) {
         if (json) {
             StringBuilder b = new StringBuilder("[");
             for (PlannedRank p : plan) {

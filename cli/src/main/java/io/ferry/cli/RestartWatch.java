@@ -1,5 +1,7 @@
 package io.ferry.cli;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.Event;
 import io.ferry.staging.Progress;
@@ -7,6 +9,7 @@ import io.ferry.staging.Progress;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.BitSet;
+import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
@@ -41,7 +44,7 @@ final class RestartWatch {
 
         /** The same as one JSON object (as the other commands' {@code --json}, through Jackson). */
         String json() {
-            java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
+            Map<String, Object> m = new LinkedHashMap<>();
             m.put("job", job);
             m.put("generation", generation);
             m.put("ranks", ranks);
@@ -52,8 +55,8 @@ final class RestartWatch {
             m.put("failedNodes", failedNodes);
             m.put("ended", ended);
             try {
-                return new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(m);
-            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                return new ObjectMapper().writeValueAsString(m);
+            } catch (JsonProcessingException e) {
                 throw new IllegalStateException("cannot write the restart's outcome as JSON", e);
             }
         }

@@ -1,11 +1,19 @@
 package io.ferry.cli;
 
 import io.ferry.agent.Quiesce;
+import io.ferry.agent.capture.Capturers;
 import io.ferry.model.Durations;
+import io.ferry.model.Names;
+import io.ferry.model.PartnerRing;
+import io.ferry.model.Placement;
+import io.ferry.staging.StagingConfig;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -70,7 +78,7 @@ final class RunCommand implements Callable<Integer> {
                     "How ranks are captured: app (the cooperative protocol, default), proc (transparent ELF core",
                     "dumps; restoring them needs an external restorer), criu or dmtcp (where installed)."})
     String capture;
-    @picocli.CommandLine.Mixin
+    @CommandLine.Mixin
     HttpOptions http = new HttpOptions();
     @Option(names = "--set", paramLabel = "KEY=VALUE",
             description = "Configuration, repeatable (see docs/reference/configuration.md).")
@@ -87,26 +95,26 @@ final class RunCommand implements Callable<Integer> {
     List<String> command;
 
     /** The placement of --nodes/--placement or --map, or null for "every rank here". */
-    private io.ferry.model.Placement placement() {
+    private Placement placement() {
         if (map != null && nodes != null) {
             throw new IllegalArgumentException("give --nodes or --map, not both");
         }
         if (map != null) {
-            return io.ferry.model.Placement.map(map, ranks);
+            return Placement.map(map, ranks);
         }
         if (nodes == null) {
             return null;
         }
         return switch (placement) {
-            case "block" -> io.ferry.model.Placement.block(ranks, nodes);
-            case "cyclic" -> io.ferry.model.Placement.cyclic(ranks, nodes);
+            case "block" -> Placement.block(ranks, nodes);
+            case "cyclic" -> Placement.cyclic(ranks, nodes);
             default -> throw new IllegalArgumentException("--placement must be block or cyclic, got '" + placement
                     + "'");
         };
     }
 
     /** --launch: the launcher places the ranks; only the cooperative protocol restarts ranks it did not start. */
-    private void checkLauncher(io.ferry.model.Placement where) throws java.io.IOException {
+    private void checkLauncher(Placement where) throws IOException {
         if (where != null) {
             throw new IllegalArgumentException(
                     "--launch places the ranks by the launcher's own rules: drop --nodes/--map"
@@ -129,7 +137,7 @@ final class RunCommand implements Callable<Integer> {
     }
 
     /** --partner and --failure-domains, as the settings every node and the coordinator read. */
-    private void partnerSettings() throws java.io.IOException {
+    private void partnerSettings() throws IOException {
         if (failureDomains != null && !partner) {
             throw new IllegalArgumentException("--failure-domains chooses partners: give --partner too");
         }
@@ -140,11 +148,11 @@ final class RunCommand implements Callable<Integer> {
             System.err.println(
                     "ferry run: --partner: this job runs on one node, which has no partner; no copies are made");
         }
-        settings.put(io.ferry.staging.StagingConfig.PARTNER.name(), "true");
+        settings.put(StagingConfig.PARTNER.name(), "true");
         if (failureDomains != null) {
             try {
-                settings.put(io.ferry.staging.StagingConfig.PARTNER_DOMAINS.name(),
-                        io.ferry.model.PartnerRing.domainsFromLines(java.nio.file.Files.readAllLines(failureDomains)));
+                settings.put(StagingConfig.PARTNER_DOMAINS.name(),
+                        PartnerRing.domainsFromLines(Files.readAllLines(failureDomains)));
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("--failure-domains " + failureDomains + ": " + e.getMessage(), e);
             }
@@ -153,19 +161,19 @@ final class RunCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        io.ferry.model.Names.requireJob(job);
+        Names.requireJob(job);
         if (ranks < 1) {
             throw new IllegalArgumentException("--ranks must be >= 1, got " + ranks);
         }
         if (!"app".equals(capture)) {
-            io.ferry.agent.capture.Capturers.of(capture).unavailable().ifPresent(why -> {
+            Capturers.of(capture).unavailable().ifPresent(why -> {
                 throw new IllegalStateException("--capture " + capture + " is not available here: " + why);
             });
         }
         http.check(); // a bad address or token file is refused before anything starts
         FerryHome h = FerryHome.resolve(home);
         Duration every = Durations.parse(interval);
-        io.ferry.model.Placement where = placement();
+        Placement where = placement();
         if (where != null && (kafka == null || store == null)) {
             throw new IllegalArgumentException(
                     "--nodes and --map submit to running agents: give --kafka (the coordinator's"

@@ -3,6 +3,7 @@ package io.ferry.cli;
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.DaemonThreads;
 import io.ferry.model.Event;
+import io.ferry.model.LaunchSpec;
 
 import java.io.Closeable;
 import java.io.IOException;
@@ -14,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -39,7 +41,7 @@ final class SiteLauncher implements Closeable {
     private final Path shim;
     private final PrintStream out;
     private final ExecutorService lane = Executors.newSingleThreadExecutor(DaemonThreads.named("ferry-launcher"));
-    private final java.util.concurrent.ScheduledExecutorService alive = Executors.newSingleThreadScheduledExecutor(
+    private final ScheduledExecutorService alive = Executors.newSingleThreadScheduledExecutor(
             DaemonThreads.named("ferry-launcher-heartbeat"));
     private Process running;
     private int runningAttempt;
@@ -119,7 +121,7 @@ final class SiteLauncher implements Closeable {
         ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
         // srun hands its whole environment to the ranks: Ferry's credentials, and the store's unless the job
         // passes them (rank.pass-env), stay with Ferry
-        io.ferry.model.LaunchSpec.removeSecrets(pb.environment(), passEnv);
+        LaunchSpec.removeSecrets(pb.environment(), passEnv);
         Process p = pb.start();
         synchronized (this) {
             running = p;

@@ -1,6 +1,8 @@
 package io.ferry.cli;
 
+import io.ferry.model.Names;
 import io.ferry.model.SnapshotMarker;
+import io.ferry.staging.OpenedStore;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -27,8 +29,8 @@ final class SnapshotCommand {
 
         @Override
         public Integer call() throws Exception {
-            io.ferry.model.Names.requireJob(job);
-            try (io.ferry.staging.OpenedStore o = store.open()) {
+            Names.requireJob(job);
+            try (OpenedStore o = store.open()) {
                 SnapshotMarker m = o.pipeline().repository().commitSnapshot(job, generation, ranks);
                 report.print(System.out,
                         "established " + m.job() + "/" + m.generation() + " (" + m.ranks() + " ranks) on "

@@ -7,7 +7,11 @@ import io.ferry.coordinator.JobView;
 import io.ferry.coordinator.Jobs;
 import io.ferry.coordinator.http.JobJson;
 import io.ferry.coordinator.predict.JobForecast;
+import io.ferry.model.Durations;
 import io.ferry.model.Event;
+import io.ferry.model.Names;
+import io.ferry.model.Sizes;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -28,13 +32,13 @@ final class StatusCommand implements Callable<Integer> {
             description = "Mean time between failures (e.g. 24h) for the Young/Daly checkpoint interval; default:"
                     + " measured from the job's own recoveries.")
     String mtbf;
-    @picocli.CommandLine.Mixin
+    @CommandLine.Mixin
     LogOptions logOptions;
 
     @Override
     public Integer call() throws Exception {
         if (job != null) {
-            io.ferry.model.Names.requireJob(job);
+            Names.requireJob(job);
         }
         if (mtbf != null && !(mtbfSeconds() > 0)) {
             throw new IllegalArgumentException("--mtbf must be above zero, got '" + mtbf + "'");
@@ -65,7 +69,7 @@ final class StatusCommand implements Callable<Integer> {
                 v.stragglersLine(5).ifPresent(l -> System.out.println("  " + l));
                 v.newestEstablished().filter(g -> g.partnerRanks() > 0).ifPresent(g -> System.out.printf(Locale.ROOT,
                         "  generation %d: partner copies of %d of %d ranks (%s) in other nodes' caches%n",
-                        g.generation(), g.partnerRanks(), v.ranks(), io.ferry.model.Sizes.format(g.partnerBytes())));
+                        g.generation(), g.partnerRanks(), v.ranks(), Sizes.format(g.partnerBytes())));
                 for (Event.StoreHealthReported h : v.storeHealth()) {
                     System.out.println("  " + describe(h));
                 }
@@ -88,6 +92,6 @@ final class StatusCommand implements Callable<Integer> {
     }
 
     private double mtbfSeconds() {
-        return mtbf == null ? Double.NaN : io.ferry.model.Durations.parse(mtbf).toMillis() / 1000.0;
+        return mtbf == null ? Double.NaN : Durations.parse(mtbf).toMillis() / 1000.0;
     }
 }

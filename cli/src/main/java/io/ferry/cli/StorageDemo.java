@@ -3,6 +3,7 @@ package io.ferry.cli;
 import io.ferry.model.ImageRef;
 import io.ferry.model.Sizes;
 import io.ferry.staging.LocalCache;
+import io.ferry.staging.OpenedStore;
 import io.ferry.staging.PullResult;
 import io.ferry.staging.PushResult;
 import io.ferry.staging.Staging;
@@ -47,7 +48,7 @@ final class StorageDemo {
         String job = "demo";
         System.out.printf("Ferry demo: %d ranks x %s images, %d generations, store file:%s%n", ranks,
                 Sizes.format(size), generations, store);
-        try (io.ferry.staging.OpenedStore o = StoreOptions.open(store, Map.of())) {
+        try (OpenedStore o = StoreOptions.open(store, Map.of())) {
             for (int g = 0; g < generations; g++) {
                 long written = 0;
                 long raw = 0;
@@ -87,7 +88,7 @@ final class StorageDemo {
         }
     }
 
-    private static boolean established(io.ferry.staging.OpenedStore o, String job, long gen) {
+    private static boolean established(OpenedStore o, String job, long gen) {
         try {
             return o.pipeline().repository().isEstablished(job, gen);
         } catch (IOException e) {

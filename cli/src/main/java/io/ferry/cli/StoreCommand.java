@@ -1,17 +1,40 @@
 package io.ferry.cli;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.ferry.model.Durations;
+import io.ferry.model.ImageRef;
+import io.ferry.model.Manifest;
 import io.ferry.model.Sizes;
+import io.ferry.staging.ChunkQuarantine;
+import io.ferry.staging.GcLease;
+import io.ferry.staging.OpenedStore;
+import io.ferry.staging.PackHeal;
+import io.ferry.staging.PackQuarantine;
 import io.ferry.staging.Repository;
+import io.ferry.staging.StoreGc;
+import io.ferry.staging.StoreRetention;
 import io.ferry.staging.VerifyReport;
+import io.ferry.staging.packs.PackKeys;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.io.IOException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 
 /** {@code ferry store ls|verify|prune|gc}. */
 @Command(name = "store", mixinStandardHelpOptions = true, description = "Inspect, scrub, prune and collect a store.",
@@ -27,10 +50,10 @@ final class StoreCommand {
         @Option(names = "--json", description = "Print one JSON object instead of text.")
         boolean json;
 
-        static final com.fasterxml.jackson.databind.ObjectMapper JSON =
-                new com.fasterxml.jackson.databind.ObjectMapper();
+        static final ObjectMapper JSON =
+                new ObjectMapper();
 
-        static void print(com.fasterxml.jackson.databind.JsonNode n) throws java.io.IOException {
+        static void print(JsonNode n) throws IOException {
             System.out.println(JSON.writerWithDefaultPrettyPrinter().writeValueAsString(n));
         }
     }
@@ -39,11 +62,11 @@ final class StoreCommand {
     static final class Ls extends OnStore implements Callable<Integer> {
         @Override
         public Integer call() throws Exception {
-            try (io.ferry.staging.OpenedStore o = StoreOptions.open(uri, settings)) {
+            try (OpenedStore o = StoreOptions.open(uri, settings)) {
                 Repository repo = o.pipeline().repository();
                 List<Repository.GenerationListing> gens = repo.listGenerations();
-                com.fasterxml.jackson.databind.node.ObjectNode out = JSON.createObjectNode();
-                com.fasterxml.jackson.databind.node.ArrayNode rows = out.putArray("generations");
+                ObjectNode out = JSON.createObjectNode();
+                ArrayNode rows = out.putArray("generations");
                 if (!json) {
                     System.out.printf(Locale.ROOT, "%-24s %10s %6s %-12s %12s  %s%n", "JOB", "GENERATION", "RANKS",
                             "STATE", "RAW",
@@ -51,14 +74,14 @@ final class StoreCommand {
                 }
                 for (Repository.GenerationListing g : gens) {
                     long raw = 0;
-                    java.util.Set<String> keyIds = new java.util.TreeSet<>(); // "" in the clear
+                    Set<String> keyIds = new TreeSet<>(); // "" in the clear
                     for (int r : g.ranks()) {
                         try {
-                            io.ferry.model.Manifest m = repo.readManifest(new io.ferry.model.ImageRef(g.job(),
+                            Manifest m = repo.readManifest(new ImageRef(g.job(),
                                     g.generation(), r)).manifest();
                             raw += m.rawBytes();
                             keyIds.add(m.keyId());
-                        } catch (java.io.IOException e) {
+                        } catch (IOException e) {
                             raw = -1;
                             break;
                         }
@@ -74,12 +97,12 @@ final class StoreCommand {
                                 g.ranks().size(), g.committed() ? "established" : "open",
                                 raw < 0 ? "unreadable" : Sizes.format(raw),
                                 keyIds.stream().map(k -> k.isEmpty() ? "clear" : k)
-                                        .collect(java.util.stream.Collectors.joining(",")));
+                                        .collect(Collectors.joining(",")));
                     }
                 }
                 List<String> chunks = repo.listChunkKeys();
-                long packs = repo.store().list(io.ferry.staging.packs.PackKeys.PACKS).stream()
-                        .filter(k -> io.ferry.staging.packs.PackKeys.nameOf(k).isPresent()).count();
+                long packs = repo.store().list(PackKeys.PACKS).stream()
+                        .filter(k -> PackKeys.nameOf(k).isPresent()).count();
                 if (json) {
                     out.put("chunkObjects", chunks.size()).put("packObjects", packs);
                     print(out);
@@ -108,9 +131,9 @@ final class StoreCommand {
 
         @Override
         public Integer call() throws Exception {
-            try (io.ferry.staging.OpenedStore o = StoreOptions.open(uri, settings)) {
+            try (OpenedStore o = StoreOptions.open(uri, settings)) {
                 VerifyReport r = o.pipeline().verify(TerminalProgress.forStderr());
-                com.fasterxml.jackson.databind.node.ObjectNode out = JSON.valueToTree(r);
+                ObjectNode out = JSON.valueToTree(r);
                 out.put("ok", r.ok());
                 if (!json) {
                     r.problems().forEach(p -> System.out.println(p));
@@ -120,10 +143,10 @@ final class StoreCommand {
                             r.snapshots(), r.problems().size());
                 }
                 if (repair && !r.ok()) {
-                    List<io.ferry.staging.ChunkQuarantine.Outcome> done = new java.util.ArrayList<>(
-                            io.ferry.staging.ChunkQuarantine.repair(o.pipeline().repository(), r));
-                    done.addAll(io.ferry.staging.PackQuarantine.repair(o.pipeline().repository(), r));
-                    long moved = done.stream().filter(io.ferry.staging.ChunkQuarantine.Outcome::quarantined).count();
+                    List<ChunkQuarantine.Outcome> done = new ArrayList<>(
+                            ChunkQuarantine.repair(o.pipeline().repository(), r));
+                    done.addAll(PackQuarantine.repair(o.pipeline().repository(), r));
+                    long moved = done.stream().filter(ChunkQuarantine.Outcome::quarantined).count();
                     if (json) {
                         out.set("repair", JSON.valueToTree(done));
                     } else {
@@ -137,7 +160,7 @@ final class StoreCommand {
                     }
                 }
                 if (repair) {
-                    io.ferry.staging.PackHeal.Healed healed = io.ferry.staging.PackHeal.run(o.pipeline().repository());
+                    PackHeal.Healed healed = PackHeal.run(o.pipeline().repository());
                     if (json) {
                         out.set("healed", JSON.valueToTree(healed));
                     } else if (healed.healed() + healed.missing() > 0) {
@@ -173,11 +196,11 @@ final class StoreCommand {
 
         @Override
         public Integer call() throws Exception {
-            try (io.ferry.staging.OpenedStore o = StoreOptions.open(uri, settings)) {
-                io.ferry.staging.StoreRetention.Pruned p = io.ferry.staging.StoreRetention.prune(o.pipeline()
+            try (OpenedStore o = StoreOptions.open(uri, settings)) {
+                StoreRetention.Pruned p = StoreRetention.prune(o.pipeline()
                         .repository(), job, keepLast, keepEvery, dryRun);
                 if (json) {
-                    com.fasterxml.jackson.databind.node.ObjectNode out = JSON.valueToTree(p);
+                    ObjectNode out = JSON.valueToTree(p);
                     print(out.put("dryRun", dryRun));
                 } else {
                     System.out.printf(Locale.ROOT, "%s %s: %s generations %s; kept %s%n",
@@ -213,14 +236,14 @@ final class StoreCommand {
         @Override
         public Integer call() throws Exception {
             if (passes < 0 || passes > 256) {
-                throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
+                throw new CommandLine.ParameterException(new CommandLine(this),
                         "--passes must be 1 to 256 (or 0 for as many as the heap needs), got " + passes);
             }
-            java.time.Duration g = io.ferry.model.Durations.parse(grace);
-            try (io.ferry.staging.OpenedStore o = StoreOptions.open(uri, settings)) {
-                io.ferry.staging.StoreGc.Collected c = io.ferry.staging.StoreGc.run(o.pipeline().repository(), g,
-                        java.time.Clock.systemUTC(), dryRun, passes, io.ferry.staging.GcLease.Holder.current(),
-                        io.ferry.model.Durations.parse(lease));
+            Duration g = Durations.parse(grace);
+            try (OpenedStore o = StoreOptions.open(uri, settings)) {
+                StoreGc.Collected c = StoreGc.run(o.pipeline().repository(), g,
+                        Clock.systemUTC(), dryRun, passes, GcLease.Holder.current(),
+                        Durations.parse(lease));
                 if (json) {
                     print(JSON.createObjectNode().put("dryRun", dryRun).put("referenced", c.referenced())
                             .put("deleted", c.deleted()).put("deletedBytes", c.deletedBytes())

@@ -1,6 +1,7 @@
 package io.ferry.cli;
 
 import io.ferry.staging.OpenedStore;
+import io.ferry.stores.Stores;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -29,7 +30,7 @@ final class StoreOptions {
      * ({@link Configuration}).
      */
     static OpenedStore open(String storeText, Map<String, String> settings) throws IOException {
-        String text = storeText != null && !storeText.isBlank() && io.ferry.stores.Stores.isPlainPath(storeText)
+        String text = storeText != null && !storeText.isBlank() && Stores.isPlainPath(storeText)
                 ? Invocation.current().resolve(storeText).toString() : storeText;
         return OpenedStore.open(text, Configuration.merged(settings, text));
     }

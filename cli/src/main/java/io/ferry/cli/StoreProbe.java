@@ -11,9 +11,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -36,7 +38,7 @@ final class StoreProbe {
         String prefix = "ferry-probe/" + Long.toHexString(System.nanoTime()) + "/";
         long objects = Math.max(1, perWriter / OBJECT);
         List<StoreCurve.Point> points = new ArrayList<>();
-        List<String> written = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<String> written = Collections.synchronizedList(new ArrayList<>());
         ExecutorService pool = Executors.newFixedThreadPool(writers.stream().mapToInt(Integer::intValue).max()
                 .orElse(1));
         try {
@@ -57,7 +59,7 @@ final class StoreProbe {
                 for (Future<?> f : running) {
                     try {
                         f.get();
-                    } catch (java.util.concurrent.ExecutionException e) {
+                    } catch (ExecutionException e) {
                         throw new IOException("store probe with " + n + " writers failed: " + e.getCause().getMessage(),
                                 e.getCause());
                     }

@@ -1,5 +1,8 @@
 package io.ferry.cli;
 
+import io.ferry.model.OwnerOnly;
+
+import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
@@ -13,6 +16,7 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.UserPrincipal;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.List;
@@ -76,7 +80,7 @@ public final class ThinClient {
         try (ch) {
             try {
                 ch.connect(UnixDomainSocketAddress.of(socket));
-                java.nio.file.attribute.UserPrincipal peer = ch.getOption(jdk.net.ExtendedSocketOptions.SO_PEERCRED)
+                UserPrincipal peer = ch.getOption(jdk.net.ExtendedSocketOptions.SO_PEERCRED)
                         .user();
                 if (!peer.equals(self())) {
                     // It would learn our arguments and directory: never use another user's daemon.
@@ -88,7 +92,7 @@ public final class ThinClient {
             } catch (IOException e) { // no daemon, or one that went before it had the whole request: nothing ran
                 return notServed(debug, err, "no daemon at " + socket + " (" + e.getMessage() + ")");
             }
-            return relay(new DataInputStream(new java.io.BufferedInputStream(new ChannelInput(ch))), out, err, debug);
+            return relay(new DataInputStream(new BufferedInputStream(new ChannelInput(ch))), out, err, debug);
         } catch (IOException e) {
             err.println("ferry: lost the daemon at " + socket + " before the command ended: " + e.getMessage()
                     + " (it may have run in part; see its log)");
@@ -143,11 +147,11 @@ public final class ThinClient {
 
     /** This process's user id (the owner of {@code /proc/self}). */
     static int uid() {
-        return io.ferry.model.OwnerOnly.uid();
+        return OwnerOnly.uid();
     }
 
     /** This process's user, as {@code SO_PEERCRED} names a peer (principals compare by uid). */
-    static java.nio.file.attribute.UserPrincipal self() throws IOException {
+    static UserPrincipal self() throws IOException {
         return Files.getOwner(Path.of("/proc/self"));
     }
 
@@ -167,7 +171,7 @@ public final class ThinClient {
             relevant.forEach((k, v) -> {
                 for (String s : new String[] {k, v}) {
                     byte[] b = s.getBytes(StandardCharsets.UTF_8);
-                    md.update(java.nio.ByteBuffer.allocate(4).putInt(b.length).array());
+                    md.update(ByteBuffer.allocate(4).putInt(b.length).array());
                     md.update(b);
                 }
             });

@@ -1,13 +1,22 @@
 package io.ferry.cli;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.ferry.agent.capture.Capturers;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -35,7 +44,7 @@ class CaptureIT {
             FerryProcess.Result json = FerryProcess.run("capture", "--pid", Long.toString(sleeper.pid()), "--out",
                     tmp.resolve("again").toString(), "--json");
             assertEquals(0, json.exit(), json.err());
-            var report = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.out());
+            var report = new ObjectMapper().readTree(json.out());
             assertEquals(sleeper.pid(), report.get("pid").asLong());
             assertTrue(report.get("bytes").asLong() > 0 && report.get("stallSeconds").asDouble() > 0, json.out());
             assertTrue(report.get("gdb").asText().startsWith("gdb /usr/bin/sleep "), json.out());
@@ -61,17 +70,17 @@ class CaptureIT {
      * its output on ferry restore's, and it ends with the file of an uninterrupted run.
      */
     @Test
-    @org.junit.jupiter.api.Timeout(value = 3, unit = TimeUnit.MINUTES)
+    @Timeout(value = 3, unit = TimeUnit.MINUTES)
     void aCriuDumpRestoresWithFerryRestoreAsIfUninterrupted() throws Exception {
-        java.util.Optional<String> why = io.ferry.agent.capture.Capturers.of("criu").unavailable();
-        org.junit.jupiter.api.Assumptions.assumeTrue(why.isEmpty(), () -> "criu unavailable: " + why.orElse(""));
+        Optional<String> why = Capturers.of("criu").unavailable();
+        Assumptions.assumeTrue(why.isEmpty(), () -> "criu unavailable: " + why.orElse(""));
         Path bin = ScenarioPrograms.compile(tmp, "appender");
         int steps = 120;
         String reference = ScenarioPrograms.reference(bin, tmp.resolve("reference.txt"), steps);
         Path out = tmp.resolve("out.txt");
         Process p = new ProcessBuilder("setsid", bin.toString(), out.toString(), Integer.toString(steps), "25")
-                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
-        java.io.BufferedReader steps0 = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream()));
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
+        BufferedReader steps0 = new BufferedReader(new InputStreamReader(p.getInputStream()));
         awaitStep(steps0, 10);
         Path img = tmp.resolve("dump");
         FerryProcess.Result cap = FerryProcess.run("capture", "--pid", Long.toString(p.pid()), "--method", "criu",
@@ -84,8 +93,8 @@ class CaptureIT {
         p.waitFor();
 
         Process restore = FerryProcess.builder(List.of(), "restore", img.toString()).start();
-        java.io.BufferedReader resumed = new java.io.BufferedReader(
-                new java.io.InputStreamReader(restore.getInputStream()));
+        BufferedReader resumed = new BufferedReader(
+                new InputStreamReader(restore.getInputStream()));
         int first = awaitStep(resumed, 0);
         assertTrue(first >= 10 && first <= dumpedLines,
                 "resumed from the dump (after step 10, before line " + dumpedLines
@@ -100,13 +109,13 @@ class CaptureIT {
     }
 
     /** Reads "step N" lines to the first N at least {@code n}; fails at the end of the output. */
-    private static int awaitStep(java.io.BufferedReader in, int n) throws java.io.IOException {
+    private static int awaitStep(BufferedReader in, int n) throws IOException {
         for (String l; (l = in.readLine()) != null; ) {
             if (l.startsWith("step ") && Integer.parseInt(l.substring(5).trim()) >= n) {
                 return Integer.parseInt(l.substring(5).trim());
             }
         }
-        throw new java.io.IOException("the output ended before step " + n);
+        throw new IOException("the output ended before step " + n);
     }
 
     @Test

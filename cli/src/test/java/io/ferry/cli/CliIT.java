@@ -4,8 +4,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -54,10 +57,10 @@ class CliIT {
     void aSecondAgentOverOneHomeIsRefused() throws Exception {
         Path home = Files.createDirectories(tmp.resolve("node-home"));
         // The first agent's hold, taken here by this JVM: a real lock of another process than the command's.
-        try (var ch = java.nio.channels.FileChannel.open(home.resolve("agent.lock"),
-                java.nio.file.StandardOpenOption.CREATE,
-                java.nio.file.StandardOpenOption.WRITE); var held = ch.lock()) {
-            ch.write(java.nio.ByteBuffer.wrap("4242\n".getBytes()));
+        try (var ch = FileChannel.open(home.resolve("agent.lock"),
+                StandardOpenOption.CREATE,
+                StandardOpenOption.WRITE); var held = ch.lock()) {
+            ch.write(ByteBuffer.wrap("4242\n".getBytes()));
             FerryProcess.Result r = FerryProcess.run(List.of(), "agent", "--kafka", "127.0.0.1:1", "--node", "n1",
                     "--home", home.toString(), "--peer-listen", "off");
             assertEquals(1, r.exit(), r.err());

@@ -1,6 +1,7 @@
 package io.ferry.cli;
 
 import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -30,7 +31,7 @@ class CommandReferenceTest {
     void everyCommandIsOnThePage() {
         String page = CommandReference.markdown();
         for (Class<?> c : Main.SUBCOMMANDS) {
-            String name = c.getAnnotation(picocli.CommandLine.Command.class).name();
+            String name = c.getAnnotation(CommandLine.Command.class).name();
             if (!name.equals("help")) {
                 assertTrue(page.contains("## `ferry " + name + "`"), name);
             }

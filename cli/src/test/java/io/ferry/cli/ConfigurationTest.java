@@ -1,13 +1,16 @@
 package io.ferry.cli;
 
+import io.ferry.model.LaunchSpec;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -200,7 +203,7 @@ class ConfigurationTest {
         assertEquals("SASL_SSL", a.client().settings().get("security.protocol"));
         assertFalse(a.embedded().required(), "the users file is the embedded broker's, not a client's");
         assertEquals(Map.of(), Configuration.secrets(env), "the log's login is no store credential");
-        assertEquals(Map.of("staging.zstd-level", "3"), io.ferry.model.LaunchSpec.withoutSecrets(
+        assertEquals(Map.of("staging.zstd-level", "3"), LaunchSpec.withoutSecrets(
                 Map.of("staging.zstd-level", "3", "kafka.security.protocol", "SASL_SSL")), "never in a job's settings");
     }
 
@@ -226,11 +229,11 @@ class ConfigurationTest {
     @Test
     void anOpenUsersFileIsRefusedWhereTheEmbeddedBrokerStarts() throws Exception {
         Path users = Files.writeString(tmp.resolve("users"), "agent:pw\n");
-        Files.setPosixFilePermissions(users, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r-----"));
+        Files.setPosixFilePermissions(users, PosixFilePermissions.fromString("rw-r-----"));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> KafkaAccess.of(null, Map.of("kafka.embedded.users-file", users.toString())));
         assertTrue(e.getMessage().contains("chmod 600"), e.getMessage());
-        Files.setPosixFilePermissions(users, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        Files.setPosixFilePermissions(users, PosixFilePermissions.fromString("rw-------"));
         assertEquals(Map.of("agent", "pw"), KafkaAccess.of(null, Map.of("kafka.embedded.users-file", users.toString()))
                 .embedded().users());
     }
@@ -238,11 +241,11 @@ class ConfigurationTest {
     @Test
     void operatorsAreLoginsOfTheUsersFile() throws Exception {
         Path users = Files.writeString(tmp.resolve("users"), "agents:pw1\nalice:pw2\nbob:pw3\n");
-        Files.setPosixFilePermissions(users, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        Files.setPosixFilePermissions(users, PosixFilePermissions.fromString("rw-------"));
         KafkaAccess a = KafkaAccess.of(null, Map.of("kafka.embedded.users-file", users.toString(),
                 "kafka.embedded.operators", " agents , "));
-        assertEquals(java.util.Set.of("agents"), a.embedded().operators());
-        assertEquals(java.util.Set.of("alice", "bob"), a.embedded().restricted());
+        assertEquals(Set.of("agents"), a.embedded().operators());
+        assertEquals(Set.of("alice", "bob"), a.embedded().restricted());
         assertFalse(KafkaAccess.of(null, Map.of("kafka.embedded.users-file", users.toString())).embedded().owners(),
                 "no operators named: every login an operator, as before");
         IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class, () -> KafkaAccess.of(null,

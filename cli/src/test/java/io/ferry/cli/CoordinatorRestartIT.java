@@ -1,5 +1,6 @@
 package io.ferry.cli;
 
+import io.ferry.eventlog.EmbeddedKafka;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -138,7 +139,7 @@ class CoordinatorRestartIT {
      */
     @Test
     void aSiteKafkaCoordinatorRestartsAsFastAndASecondOneUnderItsIdentityFencesIt() throws Exception {
-        try (io.ferry.eventlog.EmbeddedKafka site = io.ferry.eventlog.EmbeddedKafka.start(tmp.resolve("site-kafka"))) {
+        try (EmbeddedKafka site = EmbeddedKafka.start(tmp.resolve("site-kafka"))) {
             String kafka = site.bootstrapServers();
             Path a = tmp.resolve("a");
             Process first = startCoordinator(a, "--kafka", kafka).process;

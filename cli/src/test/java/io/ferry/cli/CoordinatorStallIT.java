@@ -12,12 +12,14 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -143,7 +145,7 @@ class CoordinatorStallIT {
 
     /** The job's events in the events topic, up to its end now. */
     private static List<Event> logged(KafkaLog log) {
-        List<Event> all = new java.util.ArrayList<>();
+        List<Event> all = new ArrayList<>();
         try (KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.EVENTS, true)) {
             var ends = KafkaLog.ends(c);
             while (!KafkaLog.reached(c, ends)) {
@@ -162,7 +164,7 @@ class CoordinatorStallIT {
         new ProcessBuilder("kill", "-" + sig, Long.toString(p.pid())).inheritIO().start().waitFor();
     }
 
-    private static void await(String what, java.util.function.BooleanSupplier done) throws InterruptedException {
+    private static void await(String what, BooleanSupplier done) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (!done.getAsBoolean()) {
             if (System.nanoTime() > deadline) {

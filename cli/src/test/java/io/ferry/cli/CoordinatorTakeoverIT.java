@@ -7,6 +7,7 @@ import org.apache.kafka.common.utils.Utils;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -151,7 +152,7 @@ class CoordinatorTakeoverIT {
         return out;
     }
 
-    private Lines start(ProcessBuilder pb) throws java.io.IOException {
+    private Lines start(ProcessBuilder pb) throws IOException {
         Process p = pb.redirectErrorStream(true).start();
         started.add(p);
         return new Lines(p, "p" + started.size());

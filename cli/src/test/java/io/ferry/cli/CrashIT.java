@@ -3,7 +3,9 @@ package io.ferry.cli;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.stream.Stream;
@@ -29,8 +31,8 @@ class CrashIT {
         while (true) {
             try (Stream<Path> s = Files.walk(chunks)) {
                 return s.filter(p -> Files.isRegularFile(p) && !p.getFileName().toString().startsWith(".")).count();
-            } catch (java.io.UncheckedIOException e) {
-                if (!(e.getCause() instanceof java.nio.file.NoSuchFileException)) {
+            } catch (UncheckedIOException e) {
+                if (!(e.getCause() instanceof NoSuchFileException)) {
                     throw e;
                 }
                 // The push renamed a temporary file between the walk's listing and its look at it: count again.

@@ -7,6 +7,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -81,7 +82,7 @@ class DaemonAutoStartIT {
         while (!Files.exists(root.resolve("bin/ferry-daemon-client"))) {
             root = root.getParent();
         }
-        List<String> cmd = new java.util.ArrayList<>(List.of(root.resolve("bin/ferry").toString()));
+        List<String> cmd = new ArrayList<>(List.of(root.resolve("bin/ferry").toString()));
         cmd.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().keySet().removeIf(k -> k.startsWith("FERRY_"));

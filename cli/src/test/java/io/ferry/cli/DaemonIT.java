@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.ferry.stores.s3.S3ProxyServer;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -11,7 +12,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -120,8 +123,8 @@ class DaemonIT {
         assertTrue(seen.toString().contains("MB/s"), "no progress before the end: " + seen);
         Thread drain = new Thread(() -> {
             try (err) {
-                err.transferTo(java.io.Writer.nullWriter());
-            } catch (java.io.IOException e) {
+                err.transferTo(Writer.nullWriter());
+            } catch (IOException e) {
                 // the process ended
             }
         });
@@ -153,7 +156,7 @@ class DaemonIT {
      * Uses client {@code c}; a working directory {@code work} whose {@code img} holds {@code bytes} and a small file.
      */
     private Path work(Client c, long bytes, long seed) throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(c == Client.JAVA || Files.isExecutable(PYTHON),
+        Assumptions.assumeTrue(c == Client.JAVA || Files.isExecutable(PYTHON),
                 "no /usr/bin/python3 (apt-get install python3): bin/ferry uses the JVM client then");
         kind = c;
         Path work = Files.createDirectories(tmp.resolve("work"));
@@ -327,7 +330,7 @@ class DaemonIT {
                     for (int ch; (ch = in.read()) >= 0; ) {
                         err.append((char) ch);
                     }
-                } catch (java.io.IOException e) {
+                } catch (IOException e) {
                     // the client ended
                 }
             });

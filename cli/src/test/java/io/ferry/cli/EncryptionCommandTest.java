@@ -1,12 +1,18 @@
 package io.ferry.cli;
 
+import io.ferry.model.LaunchSpec;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -31,7 +37,7 @@ class EncryptionCommandTest {
     void anImagePushedWithAKeyPullsOnlyWithItAndAWrongOrMissingKeyIsOneLine() throws Exception {
         Path image = Files.createDirectories(tmp.resolve("image"));
         byte[] bytes = new byte[2_000_000];
-        new java.util.Random(3).nextBytes(bytes);
+        new Random(3).nextBytes(bytes);
         Files.write(image.resolve("state"), bytes);
         String store = tmp.resolve("store").toString();
         Path keyFile = ownerOnly(Files.writeString(tmp.resolve("key"), KEY + "\n"));
@@ -107,21 +113,21 @@ class EncryptionCommandTest {
 
     @Test
     void theKeyIsNeverInARanksEnvironment() {
-        Map<String, String> env = new java.util.HashMap<>(Map.of("FERRY_ENCRYPTION_KEY", KEY, "FERRY_JOB", "j"));
-        io.ferry.model.LaunchSpec.removeSecrets(env);
+        Map<String, String> env = new HashMap<>(Map.of("FERRY_ENCRYPTION_KEY", KEY, "FERRY_JOB", "j"));
+        LaunchSpec.removeSecrets(env);
         assertEquals(Map.of("FERRY_JOB", "j"), env);
-        assertEquals(Map.of("encryption.key-file", "/k"), io.ferry.model.LaunchSpec.withoutSecrets(
+        assertEquals(Map.of("encryption.key-file", "/k"), LaunchSpec.withoutSecrets(
                 Map.of("encryption.key-file", "/k", "encryption.key", KEY)), "the path travels to agents, a key never");
     }
 
     private static String[] concat(String[] a, String[] b) {
-        String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        String[] out = Arrays.copyOf(a, a.length + b.length);
         System.arraycopy(b, 0, out, a.length, b.length);
         return out;
     }
 
     /** Key files are refused unless only their owner may read them (as a site would keep them). */
-    private static Path ownerOnly(Path f) throws java.io.IOException {
-        return Files.setPosixFilePermissions(f, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+    private static Path ownerOnly(Path f) throws IOException {
+        return Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rw-------"));
     }
 }

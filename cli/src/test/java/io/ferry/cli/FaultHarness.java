@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -192,7 +193,7 @@ abstract class FaultHarness {
                 : "-Xmx256m"), args.toArray(String[]::new)).redirectErrorStream(true);
         Process run = command.start();
         Lines out = new Lines(run, "run " + i);
-        List<String> printed = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<String> printed = new CopyOnWriteArrayList<>();
 
         boolean injected = false;
         int linesAtFault = -1; // of out's lines, when the fault happened

@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -49,7 +50,7 @@ final class FerryProcess {
     static Result run(ProcessBuilder pb) throws IOException, InterruptedException {
         Process p = pb.start();
         // Drain stderr on another thread so a chatty child cannot block on a full pipe.
-        var err = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+        var err = CompletableFuture.supplyAsync(() -> {
             try {
                 return new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
             } catch (IOException e) {

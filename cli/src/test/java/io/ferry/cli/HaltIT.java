@@ -3,6 +3,7 @@ package io.ferry.cli;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -98,7 +99,7 @@ class HaltIT {
         assertTrue(Files.exists(results.resolve("pid-1")), "the ranks did not start");
     }
 
-    private static void deletePids(Path results) throws java.io.IOException {
+    private static void deletePids(Path results) throws IOException {
         for (int r = 0; r < RANKS; r++) {
             Files.deleteIfExists(results.resolve("pid-" + r));
         }

@@ -3,6 +3,7 @@ package io.ferry.cli;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -88,7 +89,7 @@ class JobOwnersRunIT {
     }
 
     /** `ferry run` of job "hers" (2 ranks on n0) with the login of {@code config}. */
-    private Process runAs(Path config, String kafka, Path script, Path results) throws java.io.IOException {
+    private Process runAs(Path config, String kafka, Path script, Path results) throws IOException {
         return with(config, FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "hers",
                 "--ranks", "2", "--nodes", "n0", "--interval", "1s", "--http", "off",
                 "--store", tmp.resolve("store").toString(), "--", script.toString(), results.toString()))
@@ -100,7 +101,7 @@ class JobOwnersRunIT {
                 + KafkaLogin.jaas(user, password) + "\n";
     }
 
-    private Path config(String name, String text) throws java.io.IOException {
+    private Path config(String name, String text) throws IOException {
         Path p = Files.writeString(tmp.resolve(name), text);
         Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rw-------"));
         return p;
@@ -111,7 +112,7 @@ class JobOwnersRunIT {
         return pb;
     }
 
-    private Lines start(ProcessBuilder pb) throws java.io.IOException {
+    private Lines start(ProcessBuilder pb) throws IOException {
         Process p = pb.redirectErrorStream(true).start();
         started.add(p);
         return new Lines(p, "p" + started.size());

@@ -7,6 +7,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -27,7 +28,7 @@ class JsonOutputTest {
     void aNodesRanksArePushedTogetherByOneCommand() throws Exception {
         Path node = tmp.resolve("ckpt/12");
         byte[] shared = new byte[2_000_000];
-        new java.util.Random(7).nextBytes(shared);
+        new Random(7).nextBytes(shared);
         for (int r = 0; r < 3; r++) {
             Files.createDirectories(node.resolve(Integer.toString(r)));
             Files.write(node.resolve(r + "/code"), shared);
@@ -79,7 +80,7 @@ class JsonOutputTest {
     void imageAndStoreCommandsReportInJson() throws Exception {
         Path image = Files.createDirectories(tmp.resolve("image"));
         byte[] bytes = new byte[3_000_000];
-        new java.util.Random(1).nextBytes(bytes);
+        new Random(1).nextBytes(bytes);
         Files.write(image.resolve("state"), bytes);
         String store = tmp.resolve("store").toString();
         JsonNode push = run("image", "push", image.toString(), "--store", store, "--job", "j", "--generation", "1",

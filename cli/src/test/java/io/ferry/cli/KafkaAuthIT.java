@@ -3,6 +3,7 @@ package io.ferry.cli;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -135,7 +136,7 @@ class KafkaAuthIT {
         }
     }
 
-    private Lines start(ProcessBuilder pb) throws java.io.IOException {
+    private Lines start(ProcessBuilder pb) throws IOException {
         Process p = pb.redirectErrorStream(true).start();
         started.add(p);
         return new Lines(p, "p" + started.size());

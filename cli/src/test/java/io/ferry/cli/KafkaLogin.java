@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
 
 /**
  * A test cluster's secrets for hosts beyond loopback: an owner-only users file for the embedded
@@ -14,13 +15,13 @@ import java.nio.file.attribute.PosixFilePermissions;
 record KafkaLogin(Path config, Path users, String user, String password) {
     static KafkaLogin create(Path dir) throws IOException {
         Files.createDirectories(dir);
-        String password = "pw-" + Long.toHexString(new java.security.SecureRandom().nextLong());
+        String password = "pw-" + Long.toHexString(new SecureRandom().nextLong());
         Path users = dir.resolve("kafka-users");
         Files.writeString(users, "# NAME:PASSWORD\nagent:" + password + "\n");
         Files.setPosixFilePermissions(users, PosixFilePermissions.fromString("rw-------"));
         Path peerSecret = dir.resolve("peer-secret");
-        Files.writeString(peerSecret, Long.toHexString(new java.security.SecureRandom().nextLong())
-                + Long.toHexString(new java.security.SecureRandom().nextLong()) + "\n");
+        Files.writeString(peerSecret, Long.toHexString(new SecureRandom().nextLong())
+                + Long.toHexString(new SecureRandom().nextLong()) + "\n");
         Files.setPosixFilePermissions(peerSecret, PosixFilePermissions.fromString("rw-------"));
         Path config = dir.resolve("ferry.conf");
         Files.writeString(config, "peer.secret-file = " + peerSecret + "\n"

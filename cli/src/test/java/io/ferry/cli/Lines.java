@@ -8,6 +8,8 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /** Every line a child process prints, kept and echoed (prefixed), so a test can wait for one. */
 final class Lines {
@@ -65,7 +67,7 @@ final class Lines {
 
     /** The first "generation N" a printed line names. */
     static long generationOf(String line) {
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("generation (\\d+)").matcher(line);
+        Matcher m = Pattern.compile("generation (\\d+)").matcher(line);
         if (!m.find()) {
             throw new AssertionError("no generation in " + line);
         }

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;
 
@@ -24,7 +25,7 @@ class LoggingIT {
     Path tmp;
 
     private FerryProcess.Result run(String job, String... extra) throws Exception {
-        List<String> args = new java.util.ArrayList<>(List.of("run", "--job", job, "--ranks", "1", "--interval", "0",
+        List<String> args = new ArrayList<>(List.of("run", "--job", job, "--ranks", "1", "--interval", "0",
                 "--http", "off", "--home", tmp.resolve("home").toString()));
         args.addAll(List.of(extra));
         args.addAll(List.of("--", "bash", "-c", "sleep 0.2"));

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -159,7 +160,7 @@ class MpiClusterIT {
 
     /** Every "restored generation g" line, once they name all RANKS ranks (nodes may restore theirs in batches). */
     private static List<String> awaitRestored(Lines run, long g) throws InterruptedException {
-        java.util.function.Supplier<List<String>> lines = () -> run.lines.stream()
+        Supplier<List<String>> lines = () -> run.lines.stream()
                 .filter(x -> x.contains("restored generation " + g + ",")).toList();
         run.await("every rank restored from " + g, l -> lines.get().stream()
                 .mapToLong(x -> x.chars().filter(c -> c == '=').count()).sum() >= RANKS);

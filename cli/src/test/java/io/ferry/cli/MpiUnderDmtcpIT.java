@@ -5,6 +5,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -104,7 +105,7 @@ class MpiUnderDmtcpIT {
         try {
             cc = new ProcessBuilder("mpicc", "-O1", "-o", exe.toString(), src.toString()).redirectErrorStream(true)
                     .start();
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             assumeTrue(false, "no mpicc (Debian: openmpi-bin libopenmpi-dev; .ci/run installs them)");
             throw e;
         }

@@ -10,6 +10,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -119,7 +120,7 @@ class PartnerStallIT {
         try {
             pipeline.repository().readManifest(ref);
             return true;
-        } catch (java.io.IOException notYet) {
+        } catch (IOException notYet) {
             return false;
         }
     }

@@ -3,10 +3,13 @@ package io.ferry.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -76,11 +79,11 @@ class PlanCommandTest {
     }
 
     @Test
-    void aSavedCalibrationProjectsPerTierAndBadInputIsOneLine(@org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp)
+    void aSavedCalibrationProjectsPerTierAndBadInputIsOneLine(@TempDir Path tmp)
             throws Exception {
         // A calibration as --save-calibration writes it (measured figures of a small job on a 2-core VM).
-        java.nio.file.Path cal = tmp.resolve("cal.json");
-        java.nio.file.Files.writeString(cal, """
+        Path cal = tmp.resolve("cal.json");
+        Files.writeString(cal, """
                 {"v":1,"job":"sim","snapshots":7,"localBytesPerSecond":2.5e8,"stallFixedSeconds":0.02,
                  "stagingBytesPerSecond":2.2e8,"compressionRatio":1.7,"stragglerSpread":1.05,"fixedSeconds":0.25,
                  "rawDiskBytesPerSecond":6.5e8,"store":[{"writers":1,"bytesPerSecond":3.0e8},
@@ -118,7 +121,7 @@ class PlanCommandTest {
             assertEquals(1, o.err().strip().lines().count(), o.err());
             assertTrue(o.err().startsWith("ferry: "), o.err());
         }
-        java.nio.file.Files.writeString(cal, "{\"v\":1}");
+        Files.writeString(cal, "{\"v\":1}");
         Out broken = plan("--calibration", cal.toString(), "--nodes", "10", "--memory-per-node", "1GB");
         assertTrue(broken.err().contains("calibration file") && broken.err().contains("'job'"), broken.err());
     }

@@ -2,14 +2,19 @@ package io.ferry.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.ferry.model.OwnerOnly;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -167,16 +172,16 @@ class PowerLossIT {
         Process fs = mount(dir.resolve("backing"), mnt, dir.resolve("durablefs.log"), 0);
         Path job = mnt.resolve("cache/job");
         Files.createDirectories(job); // what the killed process left: mkdirs, never fsynced into their parents
-        io.ferry.model.OwnerOnly.createDirectories(job);
-        Path image = io.ferry.model.OwnerOnly.createDirectories(job.resolve("7/0")).resolve("state");
-        try (java.nio.channels.FileChannel c = java.nio.channels.FileChannel.open(image,
-                java.nio.file.StandardOpenOption.CREATE_NEW, java.nio.file.StandardOpenOption.WRITE)) {
-            c.write(java.nio.ByteBuffer.wrap("acknowledged".getBytes(java.nio.charset.StandardCharsets.US_ASCII)));
+        OwnerOnly.createDirectories(job);
+        Path image = OwnerOnly.createDirectories(job.resolve("7/0")).resolve("state");
+        try (FileChannel c = FileChannel.open(image,
+                StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            c.write(ByteBuffer.wrap("acknowledged".getBytes(StandardCharsets.US_ASCII)));
             c.force(true);
         }
         // The file's name, fsynced into its directory, as the cache does with what it writes (LocalCache).
-        try (java.nio.channels.FileChannel d = java.nio.channels.FileChannel.open(image.getParent(),
-                java.nio.file.StandardOpenOption.READ)) {
+        try (FileChannel d = FileChannel.open(image.getParent(),
+                StandardOpenOption.READ)) {
             d.force(true);
         }
         DurableFs.cut(fs);

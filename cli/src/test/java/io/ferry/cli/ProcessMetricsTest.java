@@ -3,6 +3,7 @@ package io.ferry.cli;
 import io.ferry.agent.AgentMeters;
 import io.ferry.coordinator.CoordinatorMeters;
 import io.ferry.model.Event;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
@@ -64,7 +65,7 @@ class ProcessMetricsTest {
     void agentMetricsIsHostPortOrOff() {
         assertTrue(AgentMetrics.address("off").isEmpty());
         assertEquals(7461, AgentMetrics.address("127.0.0.1:7461").orElseThrow().getPort());
-        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        IllegalArgumentException e = Assertions.assertThrows(IllegalArgumentException.class,
                 () -> AgentMetrics.address("localhost"));
         assertTrue(e.getMessage().startsWith("agent.metrics must be HOST:PORT"), e.getMessage());
     }

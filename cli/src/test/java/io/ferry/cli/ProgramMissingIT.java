@@ -1,11 +1,13 @@
 package io.ferry.cli;
 
+import io.ferry.agent.Quiesce;
 import io.ferry.coordinator.GenerationView;
 import io.ferry.coordinator.JobView;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -13,6 +15,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -44,10 +47,10 @@ class ProgramMissingIT {
         JobRunner.Spec spec = new JobRunner.Spec("gone", 2, Duration.ofMillis(1500), true, home.store().toString(),
                 home, KafkaAccess.EMBEDDED, HttpOptions.at("off"), null, null, new JobRunner.Program(
                 List.of(script.toString(), results.toString()),
-                io.ferry.agent.Quiesce.app(Duration.ofSeconds(30), "USR2"), Map.of("recovery.backoff", "4s")));
+                Quiesce.app(Duration.ofSeconds(30), "USR2"), Map.of("recovery.backoff", "4s")));
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         try (JobRunner runner = new JobRunner(spec);
-             PrintStream out = new PrintStream(new java.io.OutputStream() { // kept, and echoed for the test's log
+             PrintStream out = new PrintStream(new OutputStream() { // kept, and echoed for the test's log
                  @Override
                  public synchronized void write(int b) {
                      printed.write(b);
@@ -93,7 +96,7 @@ class ProgramMissingIT {
         }
     }
 
-    private static void await(String what, ByteArrayOutputStream printed, java.util.function.BooleanSupplier cond)
+    private static void await(String what, ByteArrayOutputStream printed, BooleanSupplier cond)
             throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
         while (!cond.getAsBoolean()) {

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -30,7 +31,7 @@ class RankCredentialsIT {
             Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwx------"));
         }
         Path out = Files.createDirectories(tmp.resolve("out"));
-        List<String> args = new java.util.ArrayList<>(List.of("run", "--job", job, "--ranks", "1", "--interval", "0",
+        List<String> args = new ArrayList<>(List.of("run", "--job", job, "--ranks", "1", "--interval", "0",
                 "--home", tmp.resolve("home").toString(), "--store", tmp.resolve("store").toString(), "--http", "off"));
         for (String s : settings) {
             args.addAll(List.of("--set", s));

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -50,12 +51,12 @@ class RankShimTest {
     @Test
     void theAgentIsLookedForInThisUsersOwnRuntimeDirectory() throws Exception {
         String host = Files.readString(Path.of("/proc/sys/kernel/hostname")).trim();
-        Result r = shim(java.util.Map.of("XDG_RUNTIME_DIR", tmp.toString()));
+        Result r = shim(Map.of("XDG_RUNTIME_DIR", tmp.toString()));
         assertEquals(1, r.exit, r.err);
         assertTrue(r.err.contains("(no " + tmp.resolve("ferry/ferry-agent-" + host + "/spool") + ")"), r.err);
 
         int uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
-        r = shim(java.util.Map.of("XDG_RUNTIME_DIR", tmp.resolve("not-on-this-node").toString()));
+        r = shim(Map.of("XDG_RUNTIME_DIR", tmp.resolve("not-on-this-node").toString()));
         assertEquals(1, r.exit, r.err);
         assertTrue(r.err.contains("(no /tmp/ferry-" + uid + "/ferry-agent-" + host + "/spool)"), r.err);
     }
@@ -63,10 +64,10 @@ class RankShimTest {
     private record Result(int exit, String err) {}
 
     private static Result shim(Path agentDir) throws Exception {
-        return shim(java.util.Map.of("FERRY_AGENT_DIR", agentDir.toString()));
+        return shim(Map.of("FERRY_AGENT_DIR", agentDir.toString()));
     }
 
-    private static Result shim(java.util.Map<String, String> env) throws Exception {
+    private static Result shim(Map<String, String> env) throws Exception {
         Path root = Path.of("").toAbsolutePath();
         while (!Files.exists(root.resolve("bin/ferry-rank"))) {
             root = root.getParent();

@@ -5,6 +5,7 @@ import io.ferry.agent.client.FerryCheckpoint;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 
 /**
  * A socket-mode rank for {@link RestartRejectedIT}: counts to a target, saving its counter on
@@ -32,7 +33,7 @@ public final class RejectingRank {
         if (ferry.rank() == 0 && ferry.restartGeneration().isPresent()) {
             try {
                 Files.writeString(dir.resolve("rejected"), Long.toString(ferry.restartGeneration().get()),
-                        java.nio.file.StandardOpenOption.CREATE_NEW);
+                        StandardOpenOption.CREATE_NEW);
                 ferry.completeRestart(false, "checksum of counter does not match (test)");
                 Thread.sleep(Long.MAX_VALUE); // the rollback stops this rank
             } catch (FileAlreadyExistsException once) {

@@ -3,13 +3,19 @@ package io.ferry.cli;
 import io.ferry.model.ChunkId;
 import io.ferry.model.Entry;
 import io.ferry.model.ImageRef;
+import io.ferry.model.Manifest;
+import io.ferry.staging.GcLease;
 import io.ferry.staging.ImageCorruptException;
 import io.ferry.staging.Progress;
 import io.ferry.staging.Repository;
 import io.ferry.staging.Staging;
 import io.ferry.staging.StagingConfig;
 import io.ferry.staging.StagingPipeline;
+import io.ferry.staging.StoreGc;
+import io.ferry.staging.StoreRetention;
 import io.ferry.staging.VerifyReport;
+import io.ferry.staging.crypt.Keys;
+import io.ferry.staging.packs.PackKeys;
 import io.ferry.stores.Store;
 import io.ferry.stores.Stores;
 import io.ferry.stores.hdfs.MiniHdfs;
@@ -20,15 +26,24 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.io.IOException;
 import java.net.URI;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -106,13 +121,13 @@ class RepositoryOnEveryStoreIT {
     @ValueSource(strings = {"file", "hdfs", "s3"})
     void anEncryptedImageRoundTripsAndNoStoredObjectHoldsItsPlaintext(String kind) throws Exception {
         Path img = image(tmp.resolve("img-" + kind + N.incrementAndGet()), 4);
-        byte[] marker = "FERRY-MARKER-ON-EVERY-STORE".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        byte[] marker = "FERRY-MARKER-ON-EVERY-STORE".getBytes(StandardCharsets.US_ASCII);
         byte[] text = new byte[400_000];
         for (int i = 0; i + marker.length <= text.length; i += marker.length + 1) {
             System.arraycopy(marker, 0, text, i, marker.length);
         }
         Files.write(img.resolve("text.log"), text);
-        var key = java.util.Optional.of(io.ferry.staging.crypt.Keys.parse("5a".repeat(32), "test key"));
+        var key = Optional.of(Keys.parse("5a".repeat(32), "test key"));
         try (Store s = open(kind); StagingPipeline p = Staging.pipeline(s, StagingConfig.defaults(), Clock.systemUTC(),
                 key)) {
             ImageRef ref = new ImageRef("job", 1, 0);
@@ -124,12 +139,12 @@ class RepositoryOnEveryStoreIT {
                 assertArrayEquals(Files.readAllBytes(img.resolve(f)), Files.readAllBytes(out.resolve(f)), f);
             }
             assertTrue(p.verify(Progress.NONE).ok());
-            List<String> keys = new ArrayList<>(s.list(io.ferry.staging.packs.PackKeys.PACKS));
+            List<String> keys = new ArrayList<>(s.list(PackKeys.PACKS));
             assertFalse(keys.isEmpty());
             keys.add(Repository.manifestKey(ref));
             for (String k : keys) {
-                String bytes = new String(s.get(k), java.nio.charset.StandardCharsets.ISO_8859_1);
-                assertFalse(bytes.contains(new String(marker, java.nio.charset.StandardCharsets.ISO_8859_1)), k);
+                String bytes = new String(s.get(k), StandardCharsets.ISO_8859_1);
+                assertFalse(bytes.contains(new String(marker, StandardCharsets.ISO_8859_1)), k);
             }
         }
     }
@@ -203,11 +218,11 @@ class RepositoryOnEveryStoreIT {
                 repo.commitSnapshot("job", g, 1);
             }
             assertEquals(List.of(0L, 1L, 2L),
-                    io.ferry.staging.StoreRetention.prune(repo, "job", 1, 0, false).dropped());
+                    StoreRetention.prune(repo, "job", 1, 0, false).dropped());
             assertEquals(24, repo.listChunkKeys().size(),
                     "six chunks of each generation (the zero ones are never stored)");
-            java.time.Instant t0 = java.time.Instant.parse("2026-11-23T10:00:00Z");
-            java.time.Duration grace = java.time.Duration.ofHours(6);
+            Instant t0 = Instant.parse("2026-11-23T10:00:00Z");
+            Duration grace = Duration.ofHours(6);
             // generation 1's bytes, pushed anew
             Path again = image(tmp.resolve("gc-beside-" + kind + N.incrementAndGet()), 11);
             ExecutorService pool = Executors.newSingleThreadExecutor();
@@ -216,16 +231,16 @@ class RepositoryOnEveryStoreIT {
                     p.push(again, new ImageRef("other", 0, 0), Progress.NONE);
                     return null;
                 });
-                io.ferry.staging.StoreGc.Collected first = io.ferry.staging.StoreGc.run(repo, grace,
-                        Clock.fixed(t0, java.time.ZoneOffset.UTC), false);
+                StoreGc.Collected first = StoreGc.run(repo, grace,
+                        Clock.fixed(t0, ZoneOffset.UTC), false);
                 beside.get();
                 assertTrue(first.fossilized() >= 12,
                         "generations 0 and 2, and 1 unless the push beside came first: " + first);
             } finally {
                 pool.shutdown();
             }
-            io.ferry.staging.StoreGc.Collected second = io.ferry.staging.StoreGc.run(repo, grace,
-                    Clock.fixed(t0.plus(grace), java.time.ZoneOffset.UTC), false);
+            StoreGc.Collected second = StoreGc.run(repo, grace,
+                    Clock.fixed(t0.plus(grace), ZoneOffset.UTC), false);
             assertEquals(12, second.deleted(), "generations 0 and 2: " + second);
             assertEquals(12, repo.listChunkKeys().size(), "generation 3's and the push beside's");
             VerifyReport r = p.verify(Progress.NONE);
@@ -264,7 +279,7 @@ class RepositoryOnEveryStoreIT {
                 repo.commitSnapshot("job", g, 1);
             }
             assertTrue(stored[1] < stored[0] / 5 && stored[2] < stored[0] / 5,
-                    "later generations write their rewrites only: " + java.util.Arrays.toString(stored));
+                    "later generations write their rewrites only: " + Arrays.toString(stored));
             assertTrue(s.list("ferry/v1/chunks/").isEmpty());
             Path out = tmp.resolve("packs-out-" + kind + N.incrementAndGet());
             p.pull(new ImageRef("job", 2, 0), out, Progress.NONE);
@@ -274,8 +289,8 @@ class RepositoryOnEveryStoreIT {
             assertTrue(clean.ok(), clean.problems().toString());
 
             // Damage generation 2's newest pack through the store's own API: scrub and pull name it.
-            io.ferry.model.Manifest m2 = repo.readManifest(new ImageRef("job", 2, 0)).manifest();
-            String key = io.ferry.staging.packs.PackKeys.packKey(m2.packs().get(m2.packs().size() - 1));
+            Manifest m2 = repo.readManifest(new ImageRef("job", 2, 0)).manifest();
+            String key = PackKeys.packKey(m2.packs().get(m2.packs().size() - 1));
             byte[] good = s.get(key);
             byte[] bad = good.clone();
             bad[40] ^= 0x01;
@@ -286,9 +301,9 @@ class RepositoryOnEveryStoreIT {
                     tmp.resolve("packs-bad-" + kind + N.incrementAndGet()), Progress.NONE));
             s.put(key, ByteBuffer.wrap(good));
 
-            assertEquals(List.of(0L, 1L), io.ferry.staging.StoreRetention.prune(repo, "job", 1, 0, false).dropped());
-            java.time.Instant t0 = java.time.Instant.parse("2026-11-23T10:00:00Z");
-            java.time.Duration grace = java.time.Duration.ofHours(6);
+            assertEquals(List.of(0L, 1L), StoreRetention.prune(repo, "job", 1, 0, false).dropped());
+            Instant t0 = Instant.parse("2026-11-23T10:00:00Z");
+            Duration grace = Duration.ofHours(6);
             // A push of another job runs beside gc's first step: its packs are written before its manifest, so the
             // scan may see them unreferenced and move them aside; the second step must put them back.
             Path beside = Files.createDirectories(tmp.resolve("packs-beside-" + kind + N.incrementAndGet()));
@@ -296,26 +311,26 @@ class RepositoryOnEveryStoreIT {
             new Random(77).nextBytes(other);
             Files.write(beside.resolve("state.bin"), other);
             ExecutorService pool = Executors.newSingleThreadExecutor();
-            io.ferry.staging.StoreGc.Collected first;
+            StoreGc.Collected first;
             try {
                 Future<?> push = pool.submit(() -> {
                     p.push(beside, new ImageRef("other", 0, 0), Progress.NONE);
                     return null;
                 });
-                first = io.ferry.staging.StoreGc.run(repo, grace, Clock.fixed(t0, java.time.ZoneOffset.UTC), false);
+                first = StoreGc.run(repo, grace, Clock.fixed(t0, ZoneOffset.UTC), false);
                 push.get();
             } finally {
                 pool.shutdown();
             }
-            io.ferry.staging.StoreGc.Collected second = io.ferry.staging.StoreGc.run(repo, grace,
-                    Clock.fixed(t0.plus(grace), java.time.ZoneOffset.UTC), false);
+            StoreGc.Collected second = StoreGc.run(repo, grace,
+                    Clock.fixed(t0.plus(grace), ZoneOffset.UTC), false);
             assertEquals(first.fossilized(), second.deleted() + second.restored(), second.toString());
             Path otherOut = tmp.resolve("packs-other-" + kind + N.incrementAndGet());
             p.pull(new ImageRef("other", 0, 0), otherOut, Progress.NONE);
             assertArrayEquals(other, Files.readAllBytes(otherOut.resolve("state.bin")));
             assertTrue(second.deleted() >= 1, "generation 1's pack holds only bytes generation 2 rewrote: " + second);
             int otherPacks = repo.readManifest(new ImageRef("other", 0, 0)).manifest().packs().size();
-            assertTrue(s.list(io.ferry.staging.packs.PackKeys.PACKS).size() <= m2.packs().size() + otherPacks,
+            assertTrue(s.list(PackKeys.PACKS).size() <= m2.packs().size() + otherPacks,
                     "no more than the packs generation 2 and the push beside need (repacked ones"
                             + " replaced one for one at most)");
             assertTrue(p.verify(Progress.NONE).ok());
@@ -355,14 +370,14 @@ class RepositoryOnEveryStoreIT {
                 p.push(img1, new ImageRef("sim", 1, 0), Progress.NONE);
                 p.repository().commitSnapshot("sim", 1, 1);
             }
-            int before = count(s, io.ferry.staging.packs.PackKeys.PACKS);
+            int before = count(s, PackKeys.PACKS);
             assertTrue(before >= 20, "24 MiB of random bytes in packs of 1 MiB: " + before);
             FerryProcess.Result pruned = FerryProcess.run(cli.store("prune", "--job", "sim", "--keep-last", "1"));
             assertEquals(0, pruned.exit(), pruned.out() + pruned.err());
 
             StoreCommands.Killed gc = cli.gcKilledAfter(s, 3);
             int aside = count(s, FOSSILS);
-            int left = count(s, io.ferry.staging.packs.PackKeys.PACKS);
+            int left = count(s, PackKeys.PACKS);
             assertTrue(gc.running(), "gc ended before it was killed: " + gc.said());
             assertTrue(aside > 0 && left > 1, "killed midway: " + aside + " aside, " + left + " left of " + before);
             System.err.println(kind + ": gc killed with " + aside + " packs moved aside, " + left + " of " + before
@@ -376,14 +391,14 @@ class RepositoryOnEveryStoreIT {
             // The killed run's work, finished by the next runs: at most three (the first repacks and moves aside,
             // the second deletes; a third, once nothing is left aside, only found nothing to do).
             for (int i = 0; i < 3 && (i == 0 || count(s, FOSSILS) > 0
-                    || count(s, io.ferry.staging.packs.PackKeys.PACKS) >= before / 4); i++) {
+                    || count(s, PackKeys.PACKS) >= before / 4); i++) {
                 FerryProcess.Result again = FerryProcess.run(cli.store("gc", "--grace", "0s"));
                 assertEquals(0, again.exit(), again.out() + again.err());
                 runs.append(again.out());
             }
             assertEquals(0, count(s, FOSSILS), runs + "left aside: " + s.list(FOSSILS));
-            assertTrue(count(s, io.ferry.staging.packs.PackKeys.PACKS) < before / 4,
-                    runs + "packs left: " + count(s, io.ferry.staging.packs.PackKeys.PACKS) + " of " + before);
+            assertTrue(count(s, PackKeys.PACKS) < before / 4,
+                    runs + "packs left: " + count(s, PackKeys.PACKS) + " of " + before);
             Path out2 = tmp.resolve(kind + "-pulled2");
             cli.verifyAndPull(out2);
             assertEquals(-1, Files.mismatch(img1.resolve("kept"), out2.resolve("kept")));
@@ -400,27 +415,27 @@ class RepositoryOnEveryStoreIT {
     @ParameterizedTest
     @ValueSource(strings = {"file", "hdfs", "s3"})
     void oneGcAtATimeAndAnExpiredLeaseIsTakenOver(String kind) throws Exception {
-        io.ferry.staging.GcLease.Holder me = io.ferry.staging.GcLease.Holder.current();
-        java.time.Duration length = java.time.Duration.ofMinutes(1);
+        GcLease.Holder me = GcLease.Holder.current();
+        Duration length = Duration.ofMinutes(1);
         try (Store s = open(kind); StagingPipeline p = pipeline(s)) {
             ExecutorService pool = Executors.newFixedThreadPool(4);
-            java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
-            List<Future<io.ferry.staging.GcLease>> tries = new ArrayList<>();
+            CountDownLatch go = new CountDownLatch(1);
+            List<Future<GcLease>> tries = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
-                io.ferry.staging.GcLease.Holder h = new io.ferry.staging.GcLease.Holder("gc" + i, me.host(), me.pid());
+                GcLease.Holder h = new GcLease.Holder("gc" + i, me.host(), me.pid());
                 tries.add(pool.submit(() -> {
                     go.await();
-                    return io.ferry.staging.GcLease.acquire(s, h, length, Clock.systemUTC());
+                    return GcLease.acquire(s, h, length, Clock.systemUTC());
                 }));
             }
             go.countDown();
-            List<io.ferry.staging.GcLease> won = new ArrayList<>();
+            List<GcLease> won = new ArrayList<>();
             List<String> refused = new ArrayList<>();
-            for (Future<io.ferry.staging.GcLease> f : tries) {
+            for (Future<GcLease> f : tries) {
                 try {
                     won.add(f.get());
-                } catch (java.util.concurrent.ExecutionException e) {
-                    io.ferry.staging.GcLease.HeldException held = (io.ferry.staging.GcLease.HeldException) e.getCause();
+                } catch (ExecutionException e) {
+                    GcLease.HeldException held = (GcLease.HeldException) e.getCause();
                     assertTrue(held.getMessage().contains(held.holder().toString()), held.getMessage());
                     refused.add(held.holder().user());
                 }
@@ -430,19 +445,19 @@ class RepositoryOnEveryStoreIT {
             assertEquals(3, refused.size());
             won.get(0).close();
 
-            java.time.Instant t0 = java.time.Instant.parse("2026-11-23T10:00:00Z");
-            io.ferry.staging.GcLease crashed = io.ferry.staging.GcLease.acquire(s,
-                    new io.ferry.staging.GcLease.Holder("crashed", "elsewhere", 1), length,
-                    Clock.fixed(t0, java.time.ZoneOffset.UTC));
-            io.ferry.staging.GcLease.HeldException early = assertThrows(io.ferry.staging.GcLease.HeldException.class,
-                    () -> io.ferry.staging.StoreGc.run(p.repository(), java.time.Duration.ofHours(1),
-                            Clock.fixed(t0.plusSeconds(59), java.time.ZoneOffset.UTC), false, 0, me, length));
+            Instant t0 = Instant.parse("2026-11-23T10:00:00Z");
+            GcLease crashed = GcLease.acquire(s,
+                    new GcLease.Holder("crashed", "elsewhere", 1), length,
+                    Clock.fixed(t0, ZoneOffset.UTC));
+            GcLease.HeldException early = assertThrows(GcLease.HeldException.class,
+                    () -> StoreGc.run(p.repository(), Duration.ofHours(1),
+                            Clock.fixed(t0.plusSeconds(59), ZoneOffset.UTC), false, 0, me, length));
             assertTrue(early.getMessage().contains("crashed@elsewhere (pid 1)")
                     && early.getMessage().contains("2026-11-23T10:01:00Z"), early.getMessage());
-            io.ferry.staging.StoreGc.run(p.repository(), java.time.Duration.ofHours(1),
-                    Clock.fixed(t0.plusSeconds(60), java.time.ZoneOffset.UTC), false, 0, me, length);
+            StoreGc.run(p.repository(), Duration.ofHours(1),
+                    Clock.fixed(t0.plusSeconds(60), ZoneOffset.UTC), false, 0, me, length);
             assertEquals(List.of(), s.list("ferry/v1/gc/lease/"), "taken over, then released at the run's end");
-            assertThrows(java.io.IOException.class, crashed::renew);
+            assertThrows(IOException.class, crashed::renew);
             crashed.close();
         }
     }

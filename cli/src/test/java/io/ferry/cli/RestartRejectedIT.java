@@ -1,11 +1,13 @@
 package io.ferry.cli;
 
+import io.ferry.agent.Quiesce;
 import io.ferry.coordinator.GenerationView;
 import io.ferry.coordinator.JobView;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -40,11 +42,11 @@ class RestartRejectedIT {
         JobRunner.Spec spec = new JobRunner.Spec("reject", 2, Duration.ofMillis(1500), true, home.store().toString(),
                 home,
                 KafkaAccess.EMBEDDED, HttpOptions.at("off"), null, null,
-                new JobRunner.Program(program, io.ferry.agent.Quiesce.app(Duration.ofSeconds(30),
+                new JobRunner.Program(program, Quiesce.app(Duration.ofSeconds(30),
                 "USR2"), Map.of()));
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         try (JobRunner runner = new JobRunner(spec);
-             PrintStream out = new PrintStream(new java.io.OutputStream() { // kept, and echoed for the test's log
+             PrintStream out = new PrintStream(new OutputStream() { // kept, and echoed for the test's log
                  @Override
                  public void write(int b) {
                      printed.write(b);

@@ -1,11 +1,16 @@
 package io.ferry.cli;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -28,7 +33,7 @@ final class Rot {
      */
     static Damage inCache(Path tmp, Path store, String job, long g, int r, Random rnd) throws IOException {
         List<String> done = new ArrayList<>();
-        java.util.Set<Long> damaged = new java.util.TreeSet<>();
+        Set<Long> damaged = new TreeSet<>();
         for (String node : List.of("n0", "n1")) {
             Path jobDir = tmp.resolve(node).resolve("cache").resolve(job);
             if (!Files.isDirectory(jobDir)) {
@@ -58,11 +63,11 @@ final class Rot {
                 }
             }
         }
-        return done.isEmpty() ? null : new Damage(String.join("; ", done), java.util.Set.copyOf(damaged));
+        return done.isEmpty() ? null : new Damage(String.join("; ", done), Set.copyOf(damaged));
     }
 
     /** What {@link #inCache} did, and the generations of the rank whose cached copy it damaged. */
-    record Damage(String what, java.util.Set<Long> generations) {}
+    record Damage(String what, Set<Long> generations) {}
 
     /** Damages a seeded pack object on the store; what it did, ending with the pack's name, or null. */
     static String inStore(Path store, Random rnd) throws IOException {
@@ -84,14 +89,14 @@ final class Rot {
     /** Flips one seeded bit of {@code f}, or (one time in four) cuts it to half its size. */
     private static String damage(Path f, Random rnd) throws IOException {
         long size = Files.size(f);
-        try (java.nio.channels.FileChannel c = java.nio.channels.FileChannel.open(f,
-                java.nio.file.StandardOpenOption.READ, java.nio.file.StandardOpenOption.WRITE)) {
+        try (FileChannel c = FileChannel.open(f,
+                StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             if (size > 1 && rnd.nextInt(4) == 0) {
                 c.truncate(size / 2);
                 return "cut " + f.getFileName() + " from " + size + " to " + size / 2 + " bytes";
             }
             long at = (long) (rnd.nextDouble() * size);
-            java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(1);
+            ByteBuffer b = ByteBuffer.allocate(1);
             c.read(b, at);
             int bit = rnd.nextInt(8);
             b.put(0, (byte) (b.get(0) ^ (1 << bit)));

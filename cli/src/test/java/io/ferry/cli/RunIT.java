@@ -2,11 +2,13 @@ package io.ferry.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.ferry.eventlog.EmbeddedKafka;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -36,8 +38,8 @@ class RunIT {
 
         // The next four commands read the same log through one broker on the home's log, started here once: each
         // starting the home's broker itself (as list just did) cost 10-20 s apiece on a loaded 2-core machine.
-        try (io.ferry.eventlog.EmbeddedKafka homeLog =
-                     io.ferry.eventlog.EmbeddedKafka.start(new FerryHome(demo.resolve("home")).kafka())) {
+        try (EmbeddedKafka homeLog =
+                     EmbeddedKafka.start(new FerryHome(demo.resolve("home")).kafka())) {
             String log = homeLog.bootstrapServers();
             FerryProcess.Result status = FerryProcess.run("status", "demo", "--json", "--home", home, "--kafka", log);
             JsonNode json = new ObjectMapper().readTree(status.out());
@@ -97,7 +99,7 @@ class RunIT {
 
     @Test
     void externalKafkaIsUsedInsteadOfTheEmbeddedBroker() throws Exception {
-        try (io.ferry.eventlog.EmbeddedKafka external = io.ferry.eventlog.EmbeddedKafka.start(
+        try (EmbeddedKafka external = EmbeddedKafka.start(
                 tmp.resolve("external"))) {
             Path home = tmp.resolve("home");
             FerryProcess.Result r = FerryProcess.run("run", "--job", "ext", "--ranks", "2", "--interval", "0",
@@ -128,7 +130,7 @@ class RunIT {
         assertTrue(Files.isDirectory(cached), "the finished job's images stay in the cache: " + earlier.out());
 
         // long enough (about 6 s) for the agent's first sweep, which it makes at its start
-        ProcessBuilder later = FerryProcess.builder(java.util.List.of(), "run", "--job", "later", "--ranks", "1",
+        ProcessBuilder later = FerryProcess.builder(List.of(), "run", "--job", "later", "--ranks", "1",
                 "--interval", "0", "--home", home.toString(), "--", LcgRank.script(Files.createDirectories(
                         tmp.resolve("later")), 300).toString(), results.toString());
         later.environment().put("FERRY_CACHE_FINISHED_RETENTION", "0s");
@@ -176,8 +178,8 @@ class RunIT {
 
     @Test
     void storeCredentialsInFerrysEnvironmentDoNotReachTheRanks() throws Exception {
-        java.nio.file.Path seen = tmp.resolve("rank-env");
-        ProcessBuilder pb = FerryProcess.builder(java.util.List.of(), "run", "--job", "env", "--ranks", "1",
+        Path seen = tmp.resolve("rank-env");
+        ProcessBuilder pb = FerryProcess.builder(List.of(), "run", "--job", "env", "--ranks", "1",
                 "--interval", "0",
                 "--http", "off", "--home", tmp.resolve("home").toString(), "--", "bash", "-c", "env > " + seen);
         pb.environment().put("FERRY_S3_SECRET_ACCESS_KEY", "top-secret-42");
@@ -190,7 +192,7 @@ class RunIT {
         Process p = pb.redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes());
         assertEquals(0, p.waitFor(), out);
-        String env = java.nio.file.Files.readString(seen);
+        String env = Files.readString(seen);
         assertTrue(env.contains("FERRY_RANK=0"), env);
         assertFalse(env.contains("top-secret-42"), "a store credential reached a rank: " + env);
         assertFalse(env.contains("log-secret-7") || env.contains("FERRY_KAFKA_"),

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -170,7 +171,7 @@ final class SlurmBed implements AutoCloseable {
             Files.createDirectories(dir.resolve(d));
         }
         Path munge = dir.resolve("munge");
-        Files.setPosixFilePermissions(munge, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+        Files.setPosixFilePermissions(munge, PosixFilePermissions.fromString("rwx------"));
         Path key = munge.resolve("munge.key");
         Path socket = munge.resolve("munge.socket");
         run(new ProcessBuilder(which("mungekey"), "--create", "--keyfile=" + key), "mungekey");

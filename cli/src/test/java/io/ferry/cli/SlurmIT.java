@@ -11,6 +11,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -224,7 +225,7 @@ class SlurmIT {
 
     /** Rank -> source ("local", "remote") from the "node N restored generation g, sources by rank {...}" lines. */
     private static Map<Integer, String> restored(Lines out, long g) {
-        Map<Integer, String> s = new java.util.TreeMap<>();
+        Map<Integer, String> s = new TreeMap<>();
         Pattern p = Pattern.compile("(\\d+)=(\\w+)");
         for (String l : out.lines) {
             if (l.contains("restored generation " + g + ",")) {

@@ -1,6 +1,7 @@
 package io.ferry.cli;
 
 import io.ferry.model.ImageRef;
+import io.ferry.staging.GcLease;
 import io.ferry.staging.Progress;
 import io.ferry.staging.Repository;
 import io.ferry.staging.Staging;
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -193,9 +195,9 @@ class StoreGcIT {
     void aSecondGcRefusesWhileOneRunsNamingItsHolder() throws Exception {
         Path root = tmp.resolve("store");
         try (Store s = Stores.open(root.toUri(), Map.of())) {
-            io.ferry.staging.GcLease.Holder me = io.ferry.staging.GcLease.Holder.current();
-            try (io.ferry.staging.GcLease first = io.ferry.staging.GcLease.acquire(s,
-                    new io.ferry.staging.GcLease.Holder("first", me.host(), me.pid()), java.time.Duration.ofMinutes(5),
+            GcLease.Holder me = GcLease.Holder.current();
+            try (GcLease first = GcLease.acquire(s,
+                    new GcLease.Holder("first", me.host(), me.pid()), Duration.ofMinutes(5),
                     Clock.systemUTC())) {
                 FerryProcess.Result second = FerryProcess.run("store", "gc", root.toString(), "--grace", "0s");
                 assertEquals(1, second.exit(), second.out() + second.err());

@@ -178,7 +178,7 @@ public final class TestBed implements AutoCloseable {
 
     /** A TCP port free on this machine now (for a service the hosts reach on {@link #serviceAddress()}). */
     public static int freePort() throws IOException {
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+        try (ServerSocket s = new ServerSocket(0)) {
             return s.getLocalPort();
         }
     }

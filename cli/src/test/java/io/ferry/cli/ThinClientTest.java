@@ -2,7 +2,10 @@ package io.ferry.cli;
 
 import org.junit.jupiter.api.Test;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -33,10 +36,10 @@ class ThinClientTest {
                 "HOME", "/root").entrySet()) {
             Map<String, String> other = new HashMap<>(env);
             other.put(e.getKey(), e.getValue());
-            assertFalse(java.util.Arrays.equals(base, ThinClient.environmentDigest(other)), e.getKey());
+            assertFalse(Arrays.equals(base, ThinClient.environmentDigest(other)), e.getKey());
         }
         // Two variables and one whose value spells both must not collide: names and values carry their lengths.
-        assertFalse(java.util.Arrays.equals(ThinClient.environmentDigest(Map.of("FERRY_A", "1", "FERRY_B", "2")),
+        assertFalse(Arrays.equals(ThinClient.environmentDigest(Map.of("FERRY_A", "1", "FERRY_B", "2")),
                 ThinClient.environmentDigest(Map.of("FERRY_A", "1\0FERRY_B=2"))));
     }
 
@@ -78,15 +81,15 @@ class ThinClientTest {
 
     @Test
     void aMissingDaemonIsNotServedAndSaysWhyOnlyWhenDebugging() {
-        var err = new java.io.ByteArrayOutputStream();
-        var out = new java.io.ByteArrayOutputStream();
+        var err = new ByteArrayOutputStream();
+        var out = new ByteArrayOutputStream();
         String[] push = {"image", "push", "d", "--store", "s", "--job", "j", "--generation", "0", "--rank", "0"};
         assertEquals(ThinClient.NOT_SERVED, ThinClient.run(push, Map.of("FERRY_DAEMON_SOCKET", "/nonexistent/d.sock"),
-                new java.io.PrintStream(out), new java.io.PrintStream(err)));
+                new PrintStream(out), new PrintStream(err)));
         assertEquals("", err.toString());
         assertEquals(ThinClient.NOT_SERVED,
                 ThinClient.run(push, Map.of("FERRY_DAEMON_SOCKET", "/nonexistent/d.sock", "FERRY_DEBUG", "1"),
-                new java.io.PrintStream(out), new java.io.PrintStream(err)));
+                new PrintStream(out), new PrintStream(err)));
         assertTrue(err.toString().contains("no daemon at /nonexistent/d.sock"), err.toString());
         assertEquals("", out.toString());
     }

@@ -1,6 +1,7 @@
 package io.ferry.cli;
 
 import io.ferry.agent.capture.Capturers;
+import io.ferry.agent.capture.DmtcpSpan;
 import io.ferry.staging.internal.FileTrees;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -54,11 +55,11 @@ class TransparentClusterIT {
                 + "; ../shared/tools/install-checkpointers.sh builds it"));
         assumeTrue(why.isEmpty(), () -> method + " unavailable: " + why.orElse(""));
         boolean ring = program.equals("ring");
-        if (ring && !io.ferry.agent.capture.DmtcpSpan.crossHostSockets()) {
+        if (ring && !DmtcpSpan.crossHostSockets()) {
             System.err.println("SKIPPED TransparentClusterIT ring: the DMTCP on PATH lacks the patch for sockets across"
                     + " hosts; tools/build-dmtcp.sh builds it (as .ci/run does)");
         }
-        assumeTrue(!ring || io.ferry.agent.capture.DmtcpSpan.crossHostSockets(),
+        assumeTrue(!ring || DmtcpSpan.crossHostSockets(),
                 "the DMTCP on PATH lacks the patch for sockets across hosts (tools/build-dmtcp.sh)");
         Path bin = ScenarioPrograms.compile(tmp, program);
         List<String> reference = ScenarioPrograms.references(bin, tmp, STEPS, ring ? RANKS : 1);

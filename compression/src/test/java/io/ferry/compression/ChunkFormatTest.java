@@ -2,8 +2,10 @@ package io.ferry.compression;
 
 import org.junit.jupiter.api.Test;
 
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Random;
+import java.util.zip.CRC32C;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -102,9 +104,9 @@ class ChunkFormatTest {
         byte[] raw = compressible();
         byte[] obj = encode(raw);
         obj[ChunkHeader.LENGTH + 1] ^= 0x7f;
-        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        CRC32C crc = new CRC32C();
         crc.update(obj, ChunkHeader.LENGTH, obj.length - ChunkHeader.LENGTH);
-        java.nio.ByteBuffer.wrap(obj).putInt(16, (int) crc.getValue());
+        ByteBuffer.wrap(obj).putInt(16, (int) crc.getValue());
         assertThrows(CorruptChunkException.class, () -> decode(obj, raw, new byte[SIZE]));
     }
 
@@ -115,12 +117,12 @@ class ChunkFormatTest {
      */
     @Test
     void garbageLz4BlocksWithValidCrcAreCorrupt() {
-        java.util.Random rnd = new java.util.Random(3);
+        Random rnd = new Random(3);
         byte[] lz4 = new byte[SIZE];
         int n = Codecs.lz4().compress(compressible(), 0, SIZE, lz4, 0);
         int refused = 0;
         for (int i = 0; i < 500; i++) {
-            byte[] body = i % 2 == 0 ? new byte[1 + rnd.nextInt(4096)] : java.util.Arrays.copyOf(lz4, n);
+            byte[] body = i % 2 == 0 ? new byte[1 + rnd.nextInt(4096)] : Arrays.copyOf(lz4, n);
             if (i % 2 == 0) {
                 rnd.nextBytes(body);
             } else {
@@ -128,7 +130,7 @@ class ChunkFormatTest {
             }
             byte[] obj = new byte[ChunkHeader.LENGTH + body.length];
             System.arraycopy(body, 0, obj, ChunkHeader.LENGTH, body.length);
-            java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+            CRC32C crc = new CRC32C();
             crc.update(body);
             new ChunkHeader(ChunkHeader.VERSION, Codecs.LZ4_ID, 0, SIZE, body.length, (int) crc.getValue())
                     .writeTo(obj, 0);
@@ -146,7 +148,7 @@ class ChunkFormatTest {
         assertTrue(refused > 450, refused + " of 500 refused");
         byte[] obj = new byte[ChunkHeader.LENGTH + n];
         System.arraycopy(lz4, 0, obj, ChunkHeader.LENGTH, n);
-        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        CRC32C crc = new CRC32C();
         crc.update(lz4, 0, n);
         new ChunkHeader(ChunkHeader.VERSION, Codecs.LZ4_ID, 0, SIZE - 1, n, (int) crc.getValue()).writeTo(obj, 0);
         CorruptChunkException e = assertThrows(CorruptChunkException.class,

@@ -2,6 +2,7 @@ package io.ferry.compression;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Random;
 
@@ -35,7 +36,7 @@ final class Chunks {
         while (s.length() < SIZE) {
             s.append(words[r.nextInt(words.length)]).append(r.nextInt(100_000)).append('\n');
         }
-        return Arrays.copyOf(s.toString().getBytes(java.nio.charset.StandardCharsets.US_ASCII), SIZE);
+        return Arrays.copyOf(s.toString().getBytes(StandardCharsets.US_ASCII), SIZE);
     }
 
     /** Heap-like pages: small integers, pointer-like words, some noise, and every third page untouched (zeros). */

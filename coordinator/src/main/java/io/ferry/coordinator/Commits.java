@@ -8,7 +8,14 @@ import io.ferry.staging.StagingConfig;
 import io.ferry.staging.StoreRetention;
 
 import java.io.Closeable;
+import java.io.IOException;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The coordinator's work on the jobs' stores, kept apart from its loop: each staged rank's
@@ -23,9 +30,9 @@ final class Commits implements Closeable {
     private final JobStores stores;
     private final ManifestDigests manifests = new ManifestDigests();
     /** Jobs with a commit under way. */
-    private final java.util.Set<String> committing = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final Set<String> committing = ConcurrentHashMap.newKeySet();
     /** A few, so that one job's hanging store holds up its own commits, not everyone's. */
-    private final java.util.concurrent.ExecutorService committers = daemons(4, "ferry-coordinator-commit");
+    private final ExecutorService committers = daemons(4, "ferry-coordinator-commit");
 
     /**
      * The marker listings' own threads, as many as listings hang at once: a takeover of many jobs
@@ -34,7 +41,7 @@ final class Commits implements Closeable {
      * jobs' own listings (a fixed pool would queue them behind the hung ones, past their patience).
      * Idle threads end after a minute.
      */
-    private final java.util.concurrent.ExecutorService listers = java.util.concurrent.Executors.newCachedThreadPool(
+    private final ExecutorService listers = Executors.newCachedThreadPool(
             DaemonThreads.named("ferry-coordinator-markers"));
 
     /** The listing of a starting job's store for generations established above what the log knows. */
@@ -48,8 +55,8 @@ final class Commits implements Closeable {
         this.markers = new MarkerListings(log, lock, stores, listers);
     }
 
-    private static java.util.concurrent.ExecutorService daemons(int threads, String name) {
-        return java.util.concurrent.Executors.newFixedThreadPool(threads, DaemonThreads.named(name));
+    private static ExecutorService daemons(int threads, String name) {
+        return Executors.newFixedThreadPool(threads, DaemonThreads.named(name));
     }
 
     /**
@@ -104,7 +111,7 @@ final class Commits implements Closeable {
                     committing.remove(j.job);
                 }
             });
-        } catch (java.util.concurrent.RejectedExecutionException closing) {
+        } catch (RejectedExecutionException closing) {
             committing.remove(j.job);
         }
     }
@@ -129,7 +136,7 @@ final class Commits implements Closeable {
                 g.committed = true; // not its state: that is the fold's, from the log alone, so a replay agrees
             }
             pruneStore(j);
-        } catch (java.io.IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             synchronized (lock) {
                 g.stagingProblem = "cannot write the commit marker: " + e.getMessage(); // retried on a later tick
             }
@@ -153,7 +160,7 @@ final class Commits implements Closeable {
                 System.err.println("ferry coordinator: " + j.job + ": store.keep-generations=" + n
                         + " pruned generations " + p.dropped() + " from " + j.started.store());
             }
-        } catch (java.io.IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             System.err.println("ferry coordinator: " + j.job + ": pruning the store failed (tried again after the next"
                     + " snapshot): " + e.getMessage());
         }
@@ -164,7 +171,7 @@ final class Commits implements Closeable {
         listers.shutdownNow(); // a listing's answer is of no use once the coordinator closes
         committers.shutdown();
         try {
-            if (!committers.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS)) {
+            if (!committers.awaitTermination(10, TimeUnit.SECONDS)) {
                 System.err.println("ferry coordinator: a commit still under way at close (its store"
                         + " hangs?): left to the next owner");
                 committers.shutdownNow();

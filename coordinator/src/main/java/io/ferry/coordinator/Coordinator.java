@@ -1,22 +1,32 @@
 package io.ferry.coordinator;
 
+import io.ferry.eventlog.EventLines;
 import io.ferry.eventlog.KafkaLog;
+import io.ferry.eventlog.RequestTopics;
 import io.ferry.model.DaemonThreads;
 import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.FencedInstanceIdException;
+import org.apache.kafka.common.errors.InterruptException;
+import org.apache.kafka.common.errors.WakeupException;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import java.io.Closeable;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.LinkedHashSet;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
@@ -44,14 +54,14 @@ public final class Coordinator implements Closeable {
     /** What users ask of it on the commands topic (checkpoint, halt, restart, chaos). */
     private final Orders orders;
     /** Jobs whose state record is to be published after the current batch of events. */
-    private final Set<String> changed = new java.util.LinkedHashSet<>();
+    private final Set<String> changed = new LinkedHashSet<>();
     private final AtomicLong malformed = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
     private final Guard guard = new Guard(failures);
     private final CountDownLatch live = new CountDownLatch(1);
     private final Thread thread;
     private volatile boolean running = true;
-    private volatile java.util.function.Consumer<Event> listener = e -> { };
+    private volatile Consumer<Event> listener = e -> { };
     /** The meters fed with live events, or null where this process keeps none. */
     private volatile CoordinatorMeters meters;
     /** The coordinators sharing this log's jobs; see {@link #inGroup}. */
@@ -135,7 +145,7 @@ public final class Coordinator implements Closeable {
     }
 
     /** Called on the coordinator thread for every live event, after it is applied (for progress output). */
-    public Coordinator onEvent(java.util.function.Consumer<Event> l) {
+    public Coordinator onEvent(Consumer<Event> l) {
         this.listener = l;
         return this;
     }
@@ -158,9 +168,9 @@ public final class Coordinator implements Closeable {
      * started under the same name fences this one, which then stops ({@link #fenced()}).
      */
     public Coordinator inGroup(String group, Duration takeoverAfter, String instance) {
-        this.group = java.util.Objects.requireNonNull(group, "group");
+        this.group = Objects.requireNonNull(group, "group");
         this.takeoverAfter = takeoverAfter;
-        this.instance = java.util.Objects.requireNonNull(instance, "instance");
+        this.instance = Objects.requireNonNull(instance, "instance");
         return this;
     }
 
@@ -323,10 +333,10 @@ public final class Coordinator implements Closeable {
                         }
                         guard.run("state", this::publishState);
                     }
-                } catch (org.apache.kafka.common.KafkaException e) {
-                    if (e instanceof org.apache.kafka.common.errors.InterruptException
-                            || e instanceof org.apache.kafka.common.errors.WakeupException
-                            || e instanceof org.apache.kafka.common.errors.FencedInstanceIdException) {
+                } catch (KafkaException e) {
+                    if (e instanceof InterruptException
+                            || e instanceof WakeupException
+                            || e instanceof FencedInstanceIdException) {
                         throw e;
                     }
                     failures.incrementAndGet(); // the broker is away: poll again, the log keeps our place
@@ -334,9 +344,9 @@ public final class Coordinator implements Closeable {
                     DaemonThreads.pause(1000);
                 }
             }
-        } catch (org.apache.kafka.common.errors.InterruptException | org.apache.kafka.common.errors.WakeupException e) {
+        } catch (InterruptException | WakeupException e) {
             // closing
-        } catch (org.apache.kafka.common.errors.FencedInstanceIdException e) {
+        } catch (FencedInstanceIdException e) {
             fenced = true;
             running = false;
             forgetJobs(Set.copyOf(jobs.all().stream().map(j -> j.job).toList()));
@@ -372,14 +382,14 @@ public final class Coordinator implements Closeable {
             boolean isLive = ownership.live(r, "");
             if (isLive) { // a replay finds it again: it was parked when it first arrived
                 LOG.warn("parked malformed event at offset {}: {}", r.offset(),
-                        io.ferry.eventlog.EventLines.oneLine(bad.getMessage()));
+                        EventLines.oneLine(bad.getMessage()));
                 log.sendRaw(KafkaLog.DEAD_LETTER, r.partition() + "-" + r.offset(), r.value());
             }
             return;
         }
         boolean isLive = ownership.live(r, e.job());
-        String by = io.ferry.eventlog.RequestTopics.by(r);
-        java.util.Optional<String> refused;
+        String by = RequestTopics.by(r);
+        Optional<String> refused;
         synchronized (this) {
             refused = jobs.refuses(e, by);
         }

@@ -3,6 +3,7 @@ package io.ferry.coordinator;
 import io.ferry.model.ConfigKey;
 import io.ferry.model.ConfigTable;
 
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -22,7 +23,7 @@ public record CoordinatorSettings(long snapshotEvery) {
                     + " retention deletes what its snapshot folded last. Read by ferry coordinator (and ferry run)"
                     + " from its host's configuration.",
             SnapshotKeeper.DEFAULT_EVERY, 0, 1_000_000_000_000L);
-    public static final ConfigTable TABLE = new ConfigTable(java.util.List.of(SNAPSHOT_EVERY));
+    public static final ConfigTable TABLE = new ConfigTable(List.of(SNAPSHOT_EVERY));
 
     public CoordinatorSettings {
         if (snapshotEvery < 0) {

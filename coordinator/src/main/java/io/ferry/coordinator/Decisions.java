@@ -2,10 +2,12 @@ package io.ferry.coordinator;
 
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.Command;
+import io.ferry.model.CrashPoint;
 import io.ferry.model.Event;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
 
@@ -122,7 +124,7 @@ final class Decisions {
         }
         long g = j.nextGeneration();
         log.append(new Event.CheckpointRequested(job, g, why));
-        io.ferry.model.CrashPoint.reach("coordinator.checkpoint-requested"); // logged, no capture command sent
+        CrashPoint.reach("coordinator.checkpoint-requested"); // logged, no capture command sent
         synchronized (lock) {
             j.lastRequestMillis = clock.millis(); // until the event comes back round
             j.generations.putIfAbsent(g, new GenerationView(g, j.nodeNames, j.ranks()));
@@ -134,7 +136,7 @@ final class Decisions {
 
     /** The capture command of generation {@code g} for each node of the job's placement, each with its partner. */
     private static Map<String, Command.Capture> captures(JobView j, long g) {
-        Map<String, Command.Capture> capture = new java.util.LinkedHashMap<>();
+        Map<String, Command.Capture> capture = new LinkedHashMap<>();
         Map<String, String> partners = PeerHints.partners(j, j.placement);
         for (String node : j.placement.nodes()) {
             capture.put(node, new Command.Capture(j.job, g, PeerHints.captureTarget(j, partners, node)));

@@ -5,6 +5,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -80,7 +81,7 @@ final class EventsCoverage {
 
     /** Each events partition whose log start offset is above 0, with that offset. */
     private static Map<TopicPartition, Long> thinned(KafkaLog log) {
-        Map<TopicPartition, Long> out = new TreeMap<>(java.util.Comparator.comparingInt(TopicPartition::partition));
+        Map<TopicPartition, Long> out = new TreeMap<>(Comparator.comparingInt(TopicPartition::partition));
         try (KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.EVENTS, true)) {
             c.beginningOffsets(c.assignment()).forEach((tp, start) -> {
                 if (start > 0) {

@@ -1,10 +1,16 @@
 package io.ferry.coordinator;
 
+import io.ferry.coordinator.predict.StagingMarks;
+import io.ferry.coordinator.predict.StagingSoFar;
+import io.ferry.coordinator.predict.Stats;
 import io.ferry.model.Event;
+import io.ferry.model.Placement;
 
 import java.util.Arrays;
 import java.util.BitSet;
+import java.util.Collections;
 import java.util.LinkedHashSet;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -59,11 +65,11 @@ public final class GenerationView {
     long lastStagedAtMillis;
     Event.PredictionMade prediction;
     /** What its nodes reported of their staging so far, while it stages; null before and once compacted. */
-    io.ferry.coordinator.predict.StagingSoFar stagingSoFar;
+    StagingSoFar stagingSoFar;
     /** When its nodes passed each mark of its bytes read, and the forecasts made again there; kept once compacted. */
-    final io.ferry.coordinator.predict.StagingMarks marks = new io.ferry.coordinator.predict.StagingMarks();
+    final StagingMarks marks = new StagingMarks();
     /** Which node ran which rank when it was requested: where its images were captured. */
-    io.ferry.model.Placement placement;
+    Placement placement;
     /** Ranks copied into a partner's cache ({@code ferry run --partner}) and their bytes. */
     int partnerRanks;
     long partnerBytes;
@@ -194,7 +200,7 @@ public final class GenerationView {
                 st[nodeOf[r]] += staging[r];
             }
         }
-        stragglerSpread = io.ferry.coordinator.predict.Stats.stragglerSpread(stalls);
+        stragglerSpread = Stats.stragglerSpread(stalls);
         bytesByNode = b;
         stagingByNode = st;
         nodesCaptured = seen;
@@ -288,12 +294,12 @@ public final class GenerationView {
             for (int i = nodesCaptured.nextSetBit(0); i >= 0; i = nodesCaptured.nextSetBit(i + 1)) {
                 out.add(names.name(i));
             }
-            return java.util.Collections.unmodifiableSet(out);
+            return Collections.unmodifiableSet(out);
         }
         for (int r = captured.nextSetBit(0); r >= 0; r = captured.nextSetBit(r + 1)) {
             out.add(names.name(nodeOf[r]));
         }
-        return java.util.Collections.unmodifiableSet(out);
+        return Collections.unmodifiableSet(out);
     }
 
     /**
@@ -334,7 +340,7 @@ public final class GenerationView {
 
     /** The slowest rank's stall over the median rank's (1 when fewer than two ranks or no stall). */
     public double stragglerSpread() {
-        return compacted() ? stragglerSpread : io.ferry.coordinator.predict.Stats.stragglerSpread(stalls());
+        return compacted() ? stragglerSpread : Stats.stragglerSpread(stalls());
     }
 
     public long storedBytes() {
@@ -346,20 +352,20 @@ public final class GenerationView {
     }
 
     /** The coordinator's forecast for this generation made at its capture, if it made one. */
-    public java.util.Optional<Event.PredictionMade> prediction() {
-        return java.util.Optional.ofNullable(prediction);
+    public Optional<Event.PredictionMade> prediction() {
+        return Optional.ofNullable(prediction);
     }
 
     /**
      * The forecast made again once its nodes had read {@code share} of its bytes
      * ({@link io.ferry.coordinator.predict.StagingSoFar#MARKS}).
      */
-    public java.util.Optional<Event.PredictionMade> predictionAt(double share) {
+    public Optional<Event.PredictionMade> predictionAt(double share) {
         return marks.forecastAt(share);
     }
 
     /** The newest forecast: the last one made as it staged, else the one at capture. */
-    public java.util.Optional<Event.PredictionMade> currentPrediction() {
+    public Optional<Event.PredictionMade> currentPrediction() {
         return marks.newestForecast().or(this::prediction);
     }
 
@@ -379,7 +385,7 @@ public final class GenerationView {
      */
     void stagingReported(Event.StagingProgress p, long atMillis) {
         if (stagingSoFar == null) {
-            stagingSoFar = new io.ferry.coordinator.predict.StagingSoFar();
+            stagingSoFar = new StagingSoFar();
         }
         stagingSoFar.report(p, atMillis);
         if (state == State.CAPTURED) {

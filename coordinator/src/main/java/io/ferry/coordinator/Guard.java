@@ -1,10 +1,15 @@
 package io.ferry.coordinator;
 
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.InterruptException;
+import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.UncheckedIOException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 /**
  * The coordinator loop's guard around each piece of work (an event, a command, a tick, a state
@@ -33,14 +38,14 @@ final class Guard {
         run(() -> what, work);
     }
 
-    private void run(java.util.function.Supplier<String> what, Runnable work) {
+    private void run(Supplier<String> what, Runnable work) {
         try {
             work.run();
-        } catch (org.apache.kafka.common.errors.InterruptException | org.apache.kafka.common.errors.WakeupException e) {
+        } catch (InterruptException | WakeupException e) {
             throw e;
         } catch (RuntimeException e) {
             failures.incrementAndGet();
-            if (e instanceof java.io.UncheckedIOException || e instanceof org.apache.kafka.common.KafkaException) {
+            if (e instanceof UncheckedIOException || e instanceof KafkaException) {
                 // a store or the log: expected
                 LOG.warn("handling {} failed (carrying on): {}", what.get(), e.toString());
             } else {

@@ -1,7 +1,9 @@
 package io.ferry.coordinator;
 
+import java.util.Locale;
 import java.util.Optional;
 import java.util.function.BiPredicate;
+import java.util.stream.Stream;
 
 /**
  * Halting a job before a deadline, as SCR's {@code scr_halt} ({@code ferry halt}, or SIGTERM to
@@ -33,7 +35,7 @@ final class Halts {
         Optional<GenerationView> last = finalGenerations(j).filter(g -> g.state == GenerationView.State.ESTABLISHED)
                 .findFirst();
         if (last.isPresent()) {
-            recovery.finish(j, true, String.format(java.util.Locale.ROOT, "halted: generation %d was established %.1f s"
+            recovery.finish(j, true, String.format(Locale.ROOT, "halted: generation %d was established %.1f s"
                     + " before the deadline; run the same `ferry run` again to resume from it", last.get().generation,
                     (j.haltDeadlineMillis - now) / 1000.0));
             return true;
@@ -52,7 +54,7 @@ final class Halts {
     }
 
     /** Generations requested since the halt was asked, oldest first. */
-    private static java.util.stream.Stream<GenerationView> finalGenerations(JobView j) {
+    private static Stream<GenerationView> finalGenerations(JobView j) {
         return j.generations.values().stream().filter(g -> g.requestedAtMillis >= j.haltRequestedAtMillis);
     }
 

@@ -1,6 +1,8 @@
 package io.ferry.coordinator;
 
+import io.ferry.eventlog.EventLines;
 import io.ferry.eventlog.KafkaLog;
+import io.ferry.eventlog.RequestTopics;
 import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -11,6 +13,7 @@ import org.slf4j.LoggerFactory;
 import java.io.Closeable;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
 
 /**
  * The coordinator's reader of {@link KafkaLog#HEARTBEATS}: every partition, from where the topic
@@ -42,21 +45,21 @@ final class Heartbeats implements Closeable {
      * waiting for more than the consumer already fetched; returns how many. A heartbeat the
      * coordinator sees late only looks fresher, never older: lateness never makes a node look silent.
      */
-    int drain(java.util.function.BiConsumer<Event, String> each) {
+    int drain(BiConsumer<Event, String> each) {
         int n = 0;
         for (ConsumerRecord<byte[], byte[]> r : reader.poll(Duration.ZERO)) {
             Event e;
             try {
                 e = EventCodec.decode(r.value());
             } catch (IllegalArgumentException bad) {
-                park(r, io.ferry.eventlog.EventLines.oneLine(bad.getMessage()));
+                park(r, EventLines.oneLine(bad.getMessage()));
                 continue;
             }
             if (!KafkaLog.live(e)) {
                 park(r, "a " + e.getClass().getSimpleName() + " is neither a heartbeat nor staging progress");
                 continue;
             }
-            each.accept(e, io.ferry.eventlog.RequestTopics.by(r)); // the login a relayed one came from, or null
+            each.accept(e, RequestTopics.by(r)); // the login a relayed one came from, or null
             n++;
         }
         read += n;

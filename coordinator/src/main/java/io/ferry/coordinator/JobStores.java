@@ -3,11 +3,14 @@ package io.ferry.coordinator;
 import io.ferry.model.Event;
 import io.ferry.staging.OpenedStore;
 import io.ferry.staging.Repository;
+import io.ferry.staging.crypt.Keys;
 
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * The stores of the jobs a coordinator serves, each opened once from the job's start event
@@ -46,7 +49,7 @@ final class JobStores implements Closeable {
                 settings.putAll(secrets);
                 // The coordinator reads manifests and writes markers, never a blob: it needs no key of encryption at
                 // rest, and the key file a job names need not exist on the coordinator's host.
-                settings.keySet().removeIf(io.ferry.staging.crypt.Keys.TABLE::knows);
+                settings.keySet().removeIf(Keys.TABLE::knows);
                 OpenedStore opened = OpenedStore.open(started.store(), settings, Map.of());
                 boolean late;
                 synchronized (this) { // under the lock close() reads the opened stores with: never open after it
@@ -70,10 +73,10 @@ final class JobStores implements Closeable {
      */
     @Override
     public void close() {
-        java.util.List<OpenedStore> opened;
+        List<OpenedStore> opened;
         synchronized (this) {
             closed = true;
-            opened = open.values().stream().map(o -> o.store).filter(java.util.Objects::nonNull).toList();
+            opened = open.values().stream().map(o -> o.store).filter(Objects::nonNull).toList();
             open.clear();
         }
         opened.forEach(JobStores::closeQuietly);

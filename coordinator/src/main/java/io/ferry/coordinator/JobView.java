@@ -1,12 +1,20 @@
 package io.ferry.coordinator;
 
 import io.ferry.model.Event;
+import io.ferry.model.Placement;
+import io.ferry.model.RankSet;
 
+import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /** What the log says about one job. Mutable, owned by {@link Jobs}; not thread-safe. */
 public final class JobView {
@@ -18,7 +26,7 @@ public final class JobView {
     /** The names of the nodes its generations' ranks were captured on, each held once. */
     final NodeNames nodeNames = new NodeNames();
     /** Which node runs which rank: from the start event, or the latest {@link Event.JobPlaced}. */
-    io.ferry.model.Placement placement;
+    Placement placement;
     final Map<Integer, Integer> exits = new HashMap<>();
     /** The newest rollbacks and resuming launches, and where each rank's image came from. */
     final RestartHistory restarts = new RestartHistory();
@@ -56,9 +64,9 @@ public final class JobView {
     /** Whether the deferred start resumes a run that failed. */
     boolean startDeferredResumes;
     /** Nodes that reported {@link Event.ImagesRestored} for the current rollback. */
-    final java.util.Set<String> restoredNodes = new java.util.TreeSet<>();
+    final Set<String> restoredNodes = new TreeSet<>();
     /** A launcher's ranks adopted by their nodes' agents in its current attempt (restored, or from the beginning). */
-    final java.util.BitSet restoredRanks = new java.util.BitSet();
+    final BitSet restoredRanks = new BitSet();
     /** The site launcher's current attempt (0: none yet), the generation its ranks restart from, and why. */
     int launchAttempt;
     long launchGeneration = -1;
@@ -80,11 +88,11 @@ public final class JobView {
     long launcherSeenMillis;
 
     /** The deadline of a halt asked of the job's current run (epoch milliseconds), if one was. */
-    public java.util.Optional<Long> haltDeadline() {
-        return haltDeadlineMillis == 0 ? java.util.Optional.empty() : java.util.Optional.of(haltDeadlineMillis);
+    public Optional<Long> haltDeadline() {
+        return haltDeadlineMillis == 0 ? Optional.empty() : Optional.of(haltDeadlineMillis);
     }
     /** Nodes that sent a heartbeat of the job since it was (re)placed: they run it. */
-    final java.util.Set<String> answered = new java.util.TreeSet<>();
+    final Set<String> answered = new TreeSet<>();
     /** Why a node could not launch the job (a start that failed there), or empty. */
     String launchFailure = "";
     long startedAtMillis;
@@ -180,7 +188,7 @@ public final class JobView {
     }
 
     /** The job's newest restarts, oldest first: which tier each rank's image came from. */
-    public java.util.List<RestartHistory.Restart> restarts() {
+    public List<RestartHistory.Restart> restarts() {
         return restarts.all();
     }
 
@@ -208,7 +216,7 @@ public final class JobView {
     }
 
     /** Which node runs which rank (empty before the job started). */
-    public Optional<io.ferry.model.Placement> placement() {
+    public Optional<Placement> placement() {
         return Optional.ofNullable(placement);
     }
 
@@ -265,38 +273,38 @@ public final class JobView {
     }
 
     /** A node that holds up an in-flight generation: its ranks not yet captured ("capture") or staged ("staging"). */
-    public record Straggler(String node, io.ferry.model.RankSet ranks, String phase) {}
+    public record Straggler(String node, RankSet ranks, String phase) {}
 
     /**
      * Who the newest in-flight generation waits for, per node, most-missing first: the nodes to
      * look at when a snapshot takes long. Empty when nothing is in flight.
      */
-    public java.util.List<Straggler> stragglers() {
-        java.util.List<Straggler> out = new java.util.ArrayList<>();
+    public List<Straggler> stragglers() {
+        List<Straggler> out = new ArrayList<>();
         GenerationView g = latest().orElse(null);
         if (g == null || placement == null
                 || (g.state != GenerationView.State.OPEN && g.state != GenerationView.State.CAPTURED)) {
             return out;
         }
-        java.util.BitSet missing = g.waitingFor(ranks());
+        BitSet missing = g.waitingFor(ranks());
         if (missing.isEmpty()) {
             return out;
         }
         String phase = g.state == GenerationView.State.OPEN ? "capture" : "staging";
         for (String node : placement.nodes()) {
-            java.util.BitSet here = new java.util.BitSet();
+            BitSet here = new BitSet();
             placement.ranksOn(node).stream().filter(missing::get).forEach(here::set);
             if (!here.isEmpty()) {
-                out.add(new Straggler(node, io.ferry.model.RankSet.of(here.stream()), phase));
+                out.add(new Straggler(node, RankSet.of(here.stream()), phase));
             }
         }
-        out.sort(java.util.Comparator.comparingInt((Straggler s) -> -s.ranks().size()).thenComparing(Straggler::node));
+        out.sort(Comparator.comparingInt((Straggler s) -> -s.ranks().size()).thenComparing(Straggler::node));
         return out;
     }
 
     /** One line naming the stragglers (at most {@code shown} nodes), or empty. */
     public Optional<String> stragglersLine(int shown) {
-        java.util.List<Straggler> s = stragglers();
+        List<Straggler> s = stragglers();
         if (s.isEmpty()) {
             return Optional.empty();
         }

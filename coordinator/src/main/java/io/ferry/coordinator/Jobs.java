@@ -1,6 +1,9 @@
 package io.ferry.coordinator;
 
+import io.ferry.eventlog.RequestTopics;
 import io.ferry.model.Event;
+import io.ferry.model.Placement;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 import java.util.Collection;
 import java.util.Map;
@@ -38,7 +41,7 @@ public final class Jobs {
      * job's ranks (a forged or corrupt record; folded, it would size per-rank tables by it).
      * Such an event is parked like a malformed one, never folded.
      */
-    public java.util.Optional<String> refuses(Event e) {
+    public Optional<String> refuses(Event e) {
         return refuses(e, null);
     }
 
@@ -46,14 +49,14 @@ public final class Jobs {
      * {@link #refuses(Event)}, and for an event a login asked for through its request topic
      * ({@code by}; null: an operator's), a job that is not that login's ({@link JobOwners}).
      */
-    public java.util.Optional<String> refuses(Event e, String by) {
+    public Optional<String> refuses(Event e, String by) {
         JobView j = jobs.get(e.job());
-        java.util.Optional<String> notOwner = JobOwners.refuses(j, e.job(), e instanceof Event.JobStarted, by);
+        Optional<String> notOwner = JobOwners.refuses(j, e.job(), e instanceof Event.JobStarted, by);
         if (notOwner.isPresent()) {
             return notOwner;
         }
         if (j == null || j.started == null) {
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
         int rank = e instanceof Event.ImageCaptured c ? c.rank() : e instanceof Event.ImageStaged s ? s.rank()
                 : e instanceof Event.StagingFailed f ? f.rank() : e instanceof Event.RankExited x ? x.rank() : -1;
@@ -61,9 +64,9 @@ public final class Jobs {
             rank = r.rankSet().stream().max().orElse(-1);
         }
         if (rank >= j.ranks()) {
-            return java.util.Optional.of("rank " + rank + " of job " + e.job() + ", which has " + j.ranks() + " ranks");
+            return Optional.of("rank " + rank + " of job " + e.job() + ", which has " + j.ranks() + " ranks");
         }
-        return java.util.Optional.empty();
+        return Optional.empty();
     }
 
     /**
@@ -71,8 +74,8 @@ public final class Jobs {
      * ({@link #refuses(Event, String)}, the requester from the record): what a viewer of the log
      * (`ferry status`, `ferry run`) folds, so it shows what the coordinator decided on. Empty when refused.
      */
-    public Optional<JobView> fold(Event e, org.apache.kafka.clients.consumer.ConsumerRecord<byte[], byte[]> r) {
-        String by = io.ferry.eventlog.RequestTopics.by(r);
+    public Optional<JobView> fold(Event e, ConsumerRecord<byte[], byte[]> r) {
+        String by = RequestTopics.by(r);
         return refuses(e, by).isPresent() ? Optional.empty() : Optional.of(apply(e, r.timestamp(), by));
     }
 
@@ -114,7 +117,7 @@ public final class Jobs {
             j.haltRequestedAtMillis = 0;
         } else if (e instanceof Event.JobPlaced p) {
             if (j.started != null) {
-                placed(j, io.ferry.model.Placement.parse(p.placement(), j.ranks()), timestampMillis);
+                placed(j, Placement.parse(p.placement(), j.ranks()), timestampMillis);
             }
         } else if (e instanceof Event.CheckpointRequested r) {
             GenerationView g = gen(j, r.generation());
@@ -220,7 +223,7 @@ public final class Jobs {
             }
             j.restoredRanks.clear();
             if (j.started != null) {
-                placed(j, io.ferry.model.Placement.launcher(j.ranks()), timestampMillis); // learned anew as ranks join
+                placed(j, Placement.launcher(j.ranks()), timestampMillis); // learned anew as ranks join
             }
         } else if (e instanceof Event.RestartPlanned) {
             // an answer to a dry run (ferry restart --dry-run): nothing to fold
@@ -278,7 +281,7 @@ public final class Jobs {
     }
 
     /** A new placement: every node of it gets a fresh heartbeat deadline; nodes it drops are forgotten. */
-    private static void placed(JobView j, io.ferry.model.Placement p, long timestampMillis) {
+    private static void placed(JobView j, Placement p, long timestampMillis) {
         j.placement = p;
         j.heartbeats.clear();
         j.answered.clear();

@@ -5,12 +5,17 @@ import io.ferry.model.ImageRef;
 import io.ferry.staging.Repository;
 
 import java.io.Closeable;
+import java.io.IOException;
 import java.util.BitSet;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.IntFunction;
 import java.util.function.LongPredicate;
 
@@ -95,7 +100,7 @@ final class ManifestDigests implements Closeable {
     /** The job's store, opened on demand (an opening that hangs must not hold up the caller). */
     @FunctionalInterface
     interface Store {
-        Repository open() throws java.io.IOException;
+        Repository open() throws IOException;
     }
 
     /**
@@ -111,7 +116,7 @@ final class ManifestDigests implements Closeable {
         workers[rank % WORKERS].execute(() -> {
             try {
                 d.put(rank, store.open().readManifest(new ImageRef(job, generation, rank)).sha256());
-            } catch (java.io.IOException | RuntimeException e) {
+            } catch (IOException | RuntimeException e) {
                 // left to the commit, which reads it again and says what is wrong
             }
         });
@@ -126,9 +131,9 @@ final class ManifestDigests implements Closeable {
         if (d != null) {
             for (ExecutorService w : workers) {
                 try {
-                    w.submit(() -> { }).get(60, java.util.concurrent.TimeUnit.SECONDS);
-                } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException
-                         | java.util.concurrent.RejectedExecutionException e) {
+                    w.submit(() -> { }).get(60, TimeUnit.SECONDS);
+                } catch (ExecutionException | TimeoutException
+                         | RejectedExecutionException e) {
                     break; // read at the commit, then
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();

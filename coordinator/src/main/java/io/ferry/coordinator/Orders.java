@@ -1,6 +1,7 @@
 package io.ferry.coordinator;
 
 import io.ferry.eventlog.KafkaLog;
+import io.ferry.eventlog.RequestTopics;
 import io.ferry.model.Command;
 import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
@@ -88,7 +89,7 @@ final class Orders {
             log.sendRaw(KafkaLog.DEAD_LETTER, "command-" + r.partition() + "-" + r.offset(), r.value());
             return;
         }
-        String by = io.ferry.eventlog.RequestTopics.by(r);
+        String by = RequestTopics.by(r);
         if (by != null && !ownership.replaying(c.job())) { // a login's request: its own jobs only (JobOwners)
             var refused = JobOwners.refuses(jobs.get(c.job()).orElse(null), c.job(), false, by);
             if (refused.isPresent()) {

@@ -3,6 +3,8 @@ package io.ferry.coordinator;
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.Event;
 
+import java.util.Locale;
+
 /**
  * A generation requested and never captured fails at its deadline, derived from the folded state
  * on every tick, not from a timer started when it was requested: a coordinator that crashed
@@ -36,7 +38,7 @@ final class Overdue {
         if (from == 0 || now - from < timeout + GRACE_MILLIS) {
             return false;
         }
-        log.append(new Event.CaptureFailed(j.job, g.generation, String.format(java.util.Locale.ROOT,
+        log.append(new Event.CaptureFailed(j.job, g.generation, String.format(Locale.ROOT,
                 "no capture reported within the capture timeout (%.0f s) of its request: its capture commands were"
                         + " lost or its nodes are stuck", timeout / 1000.0)));
         synchronized (lock) { // until the event comes back round

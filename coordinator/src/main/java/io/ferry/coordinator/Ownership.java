@@ -1,5 +1,6 @@
 package io.ferry.coordinator;
 
+import io.ferry.eventlog.KafkaLog;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -168,7 +169,7 @@ final class Ownership implements ConsumerRebalanceListener {
         Set<Integer> done = new HashSet<>(liveFromSnapshot);
         liveFromSnapshot.clear();
         replaying.removeIf(p -> {
-            TopicPartition tp = new TopicPartition(io.ferry.eventlog.KafkaLog.EVENTS, p);
+            TopicPartition tp = new TopicPartition(KafkaLog.EVENTS, p);
             boolean caughtUp = events.position(tp) >= replayUntil.getOrDefault(tp, 0L);
             if (caughtUp) {
                 done.add(p);

@@ -5,6 +5,8 @@ import io.ferry.coordinator.predict.StagingSoFar;
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.Event;
 
+import java.time.Clock;
+
 /**
  * What the coordinator does when a live event has been folded: the job's launch on its start,
  * a rollback's decision on an exit or a failed restore, a commit once ranks are staged, a
@@ -16,9 +18,9 @@ final class Reactions {
     private final KafkaLog log;
     private final Recovery recovery;
     private final Commits commits;
-    private final java.time.Clock clock;
+    private final Clock clock;
 
-    Reactions(KafkaLog log, Recovery recovery, Commits commits, java.time.Clock clock) {
+    Reactions(KafkaLog log, Recovery recovery, Commits commits, Clock clock) {
         this.log = log;
         this.recovery = recovery;
         this.commits = commits;

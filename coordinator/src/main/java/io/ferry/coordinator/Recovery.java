@@ -2,11 +2,22 @@ package io.ferry.coordinator;
 
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.Command;
+import io.ferry.model.ConfigKey;
+import io.ferry.model.CrashPoint;
 import io.ferry.model.Event;
 import io.ferry.model.Placement;
+import io.ferry.model.RankSet;
 import io.ferry.staging.StagingConfig;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
+import java.time.Clock;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The coordinator's recovery decisions, kept apart from its loop: starting a job on its nodes,
@@ -22,18 +33,18 @@ final class Recovery {
      */
     private static final long LAUNCHER_FRESH_MILLIS = 3 * Event.Heartbeat.LAUNCHER_INTERVAL_MILLIS;
     /** Unreadable settings already said (from an older writer's events): each is said once. */
-    private static final java.util.Set<String> UNREADABLE_SAID = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Recovery.class);
+    private static final Set<String> UNREADABLE_SAID = ConcurrentHashMap.newKeySet();
+    private static final Logger LOG = LoggerFactory.getLogger(Recovery.class);
     private final KafkaLog log;
     private final Object lock;
-    private final java.time.Clock clock;
+    private final Clock clock;
 
     /** The agents heard: where each node's serves its cache to the others ({@code HOST:PORT}). */
     private final AgentEpochs agents;
     /** The newest launch id given (every launch of one start shares one; the next start's is higher). */
     private long lastLaunchId;
 
-    Recovery(KafkaLog log, Object lock, java.time.Clock clock, AgentEpochs agents) {
+    Recovery(KafkaLog log, Object lock, Clock clock, AgentEpochs agents) {
         this.agents = agents;
         this.log = log;
         this.lock = lock;
@@ -201,7 +212,7 @@ final class Recovery {
             j.launcherExit = null; // answered by this rollback (the fold clears them too, on RecoveryStarted)
             j.restoreFailed = null;
         }
-        io.ferry.model.CrashPoint.reach("coordinator.rollback-started"); // logged, no launch command sent
+        CrashPoint.reach("coordinator.rollback-started"); // logged, no launch command sent
         launchAll(j, g, cause);
     }
 
@@ -213,7 +224,7 @@ final class Recovery {
      * batch system's requeue limit does: a rank that fails at start is not relaunched for ever.
      */
     void rollBackPending(JobView j, long now) {
-        java.util.Map<String, String> settings = j.started.launch().settings();
+        Map<String, String> settings = j.started.launch().settings();
         int max = setting(settings, StagingConfig.RECOVERY_MAX_ATTEMPTS);
         long newest = j.newestEstablished().map(GenerationView::generation).orElse(-1L);
         int without = newest > j.progressMark ? 0 : j.rollbacksWithoutProgress;
@@ -228,7 +239,7 @@ final class Recovery {
         if (wait > 0) {
             if (j.pendingNoticedFor != j.pendingSinceMillis) { // said once per pending rollback, not every tick
                 j.pendingNoticedFor = j.pendingSinceMillis;
-                System.err.printf(java.util.Locale.ROOT,
+                System.err.printf(Locale.ROOT,
                         "ferry coordinator: %s: rolling back in %.1f s (%d rollback%s in a row"
                                 + " without a newer established snapshot; recovery.backoff)%n",
                         j.job, wait / 1000.0, without, without == 1 ? "" : "s");
@@ -240,7 +251,7 @@ final class Recovery {
     }
 
     /** The wait after {@code without} rollbacks in a row without progress: none after none. */
-    static long backoffMillis(java.util.Map<String, String> settings, int without) {
+    static long backoffMillis(Map<String, String> settings, int without) {
         if (without == 0) {
             return 0;
         }
@@ -250,7 +261,7 @@ final class Recovery {
     }
 
     /** A job's setting, or the key's default where it is missing or (from an older writer) unreadable. */
-    private static <T> T setting(java.util.Map<String, String> settings, io.ferry.model.ConfigKey<T> key) {
+    private static <T> T setting(Map<String, String> settings, ConfigKey<T> key) {
         String v = settings.get(key.name());
         if (v != null) {
             try {
@@ -298,7 +309,7 @@ final class Recovery {
      */
     boolean moveOffLostNode(JobView j, String lost, long nowMillis, long timeoutMillis) {
         Placement p = j.placement;
-        java.util.List<String> nodes = p.nodes();
+        List<String> nodes = p.nodes();
         int at = nodes.indexOf(lost);
         for (int i = 1; i < nodes.size(); i++) {
             String candidate = nodes.get((at + i) % nodes.size());
@@ -337,7 +348,7 @@ final class Recovery {
             }
             return;
         }
-        java.util.Map<String, Command.Launch> launches = new java.util.LinkedHashMap<>();
+        Map<String, Command.Launch> launches = new LinkedHashMap<>();
         String lead = lead(j);
         long id = nextLaunchId();
         for (String node : j.placement.nodes()) {
@@ -352,8 +363,8 @@ final class Recovery {
 
     private Command.Launch launch(JobView j, String node, long g, String ranks, String cause, String lead, long id) {
         return new Command.Launch(j.job, node, g, ranks, j.ranks(), j.started.store(), j.started.launch(), cause, false,
-                g < 0 ? java.util.Map.of()
-                        : PeerHints.forRestart(j, g, io.ferry.model.RankSet.parse(ranks), node, clock.millis()),
+                g < 0 ? Map.of()
+                        : PeerHints.forRestart(j, g, RankSet.parse(ranks), node, clock.millis()),
                 lead, id);
     }
 
@@ -392,14 +403,14 @@ final class Recovery {
         if (r.generation() == j.launchGeneration && j.placement.byLauncher()) {
             log.send(r.node(),
                     new Command.Launch(j.job, r.node(), r.generation(), r.ranks(), j.ranks(), j.started.store(),
-                    j.started.launch(), j.launchCause, true, r.generation() < 0 ? java.util.Map.of()
+                    j.started.launch(), j.launchCause, true, r.generation() < 0 ? Map.of()
                     : PeerHints.forRestart(j, r.generation(), r.rankSet(), r.node(), clock.millis())));
         }
     }
 
     /** The job is over: every node finishes staging and lets go of it. */
     void release(JobView j) {
-        java.util.Map<String, Command.Release> release = new java.util.LinkedHashMap<>();
+        Map<String, Command.Release> release = new LinkedHashMap<>();
         for (String node : j.placement.nodes()) {
             release.put(node, new Command.Release(j.job));
         }

@@ -1,5 +1,6 @@
 package io.ferry.coordinator;
 
+import io.ferry.eventlog.EventLines;
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.eventlog.RequestTopics;
 import io.ferry.model.Command;
@@ -8,6 +9,9 @@ import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.InterruptException;
+import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,10 +67,10 @@ final class RequestRelay implements Closeable {
                     if (!batch.isEmpty()) {
                         requests.commitSync(); // relayed: a restart resumes after them
                     }
-                } catch (org.apache.kafka.common.errors.InterruptException
-                         | org.apache.kafka.common.errors.WakeupException e) {
+                } catch (InterruptException
+                         | WakeupException e) {
                     return;
-                } catch (org.apache.kafka.common.KafkaException e) {
+                } catch (KafkaException e) {
                     LOG.warn("relaying requests failed, retrying: {}", e.getMessage()); // the group keeps our place
                     DaemonThreads.pause(2000);
                 }
@@ -86,10 +90,10 @@ final class RequestRelay implements Closeable {
                             .anyMatch(t -> RequestTopics.ALL.matcher(t).matches())) {
                         return true;
                     }
-                } catch (org.apache.kafka.common.errors.InterruptException
-                         | org.apache.kafka.common.errors.WakeupException e) {
+                } catch (InterruptException
+                         | WakeupException e) {
                     return false;
-                } catch (org.apache.kafka.common.KafkaException e) {
+                } catch (KafkaException e) {
                     // the log is away: look again
                 }
                 for (int i = 0; i < 50 && running; i++) {
@@ -139,7 +143,7 @@ final class RequestRelay implements Closeable {
             }
             return Optional.empty();
         } catch (IllegalArgumentException malformed) {
-            return Optional.of("malformed: " + io.ferry.eventlog.EventLines.oneLine(malformed.getMessage()));
+            return Optional.of("malformed: " + EventLines.oneLine(malformed.getMessage()));
         }
     }
 

@@ -1,5 +1,8 @@
 package io.ferry.coordinator;
 
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.BitSet;
 import java.util.Collections;
@@ -140,7 +143,7 @@ public final class RestartHistory {
     }
 
     /** Writes the kept restarts for a {@link FoldSnapshot}. */
-    void writeTo(java.io.DataOutputStream out) throws java.io.IOException {
+    void writeTo(DataOutputStream out) throws IOException {
         out.writeInt(restarts.size());
         for (Restart r : restarts) {
             out.writeLong(r.generation);
@@ -158,7 +161,7 @@ public final class RestartHistory {
     }
 
     /** Reads what {@link #writeTo} wrote into this empty history. */
-    void readFrom(java.io.DataInputStream in) throws java.io.IOException {
+    void readFrom(DataInputStream in) throws IOException {
         for (int n = SnapshotData.count(in, 40); n > 0; n--) {
             Restart r = new Restart(in.readLong(), SnapshotData.readString(in), in.readLong());
             r.lastRestoredAtMillis = in.readLong();

@@ -12,6 +12,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -68,7 +69,7 @@ class ClockSkewIT {
             }
             // Judged by a tick after the window, with every command it sent by then read.
             Ticks.await(c, log, "skew", "fast");
-            Map<org.apache.kafka.common.TopicPartition, Long> sent = KafkaLog.ends(agentView);
+            Map<TopicPartition, Long> sent = KafkaLog.ends(agentView);
             while (!KafkaLog.reached(agentView, sent)) {
                 launches.addAll(launches(agentView));
             }

@@ -8,6 +8,7 @@ import io.ferry.model.EventCodec;
 import io.ferry.model.ImageRef;
 import io.ferry.model.LaunchSpec;
 import io.ferry.staging.Progress;
+import io.ferry.staging.Repository;
 import io.ferry.staging.Staging;
 import io.ferry.staging.StagingConfig;
 import io.ferry.staging.StagingPipeline;
@@ -15,9 +16,11 @@ import io.ferry.stores.Store;
 import io.ferry.stores.Stores;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,7 +29,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -108,7 +116,7 @@ class CoordinatorIT {
                 // away until the commit, which would fail if it read it); and as older agents did, without it.
                 boolean given = g % 2 == 0;
                 Path key = tmp.resolve("store")
-                        .resolve(io.ferry.staging.Repository.manifestKey(new ImageRef("sim", g, 0)));
+                        .resolve(Repository.manifestKey(new ImageRef("sim", g, 0)));
                 Path aside = key.resolveSibling("aside");
                 if (given) {
                     Files.move(key, aside);
@@ -132,7 +140,7 @@ class CoordinatorIT {
             assertTrue(first.awaitEnd(Duration.ofSeconds(30)), "the first coordinator ended, its commits with it");
             try (KafkaConsumer<byte[], byte[]> all = log.reader(KafkaLog.EVENTS, true)) {
                 List<Event> events = new ArrayList<>();
-                Map<org.apache.kafka.common.TopicPartition, Long> ends = KafkaLog.ends(all);
+                Map<TopicPartition, Long> ends = KafkaLog.ends(all);
                 while (!KafkaLog.reached(all, ends)) {
                     for (ConsumerRecord<byte[], byte[]> r : all.poll(Duration.ofMillis(200))) {
                         try {
@@ -177,7 +185,7 @@ class CoordinatorIT {
             Coordinator c = new Coordinator(log, Clock.systemUTC()).start();
             assertTrue(c.awaitLive(Duration.ofSeconds(30)));
             log.append(new Event.JobStarted("kept", 1, 0, true, store.uri().toString(), "node0", "block:node0",
-                    new io.ferry.model.LaunchSpec(List.of("sim"), "app", 60_000, "USR2",
+                    new LaunchSpec(List.of("sim"), "app", 60_000, "USR2",
                             Map.of("store.keep-generations", "2"))));
             for (long g = 0; g < 5; g++) {
                 checkpointAsTheAgent(c, log, pipeline, image, "kept", g, "node0");
@@ -185,9 +193,9 @@ class CoordinatorIT {
             await("the store keeping generations 3 and 4", () -> {
                 try {
                     return pipeline.repository().listGenerations("kept").stream()
-                            .map(io.ferry.staging.Repository.GenerationListing::generation).toList()
+                            .map(Repository.GenerationListing::generation).toList()
                             .equals(List.of(3L, 4L));
-                } catch (java.io.IOException e) {
+                } catch (IOException e) {
                     return false;
                 }
             });
@@ -275,7 +283,7 @@ class CoordinatorIT {
             Coordinator c = new Coordinator(log, Clock.systemUTC(), Duration.ofSeconds(2)).start();
             assertTrue(c.awaitLive(Duration.ofSeconds(30)));
             log.append(new Event.JobStarted("wide", 6, 0, true, store.uri().toString(), "login", "block:a,b,c",
-                    io.ferry.model.LaunchSpec.of(List.of("sim"))));
+                    LaunchSpec.of(List.of("sim"))));
             log.send(KafkaLog.COORDINATOR, new Command.RequestCheckpoint("wide"));
             List<Command> toA = new ArrayList<>();
             List<Command> toC = new ArrayList<>();
@@ -314,8 +322,8 @@ class CoordinatorIT {
                     () -> c.query(j -> j.get("mpi").map(v -> v.launchAttempt() >= 1).orElse(false)));
             // Act as `ferry run --launch` (a heartbeat a second) and as node n1's agent, whose ranks joined.
             log.append(new Event.RanksJoined("mpi", -1, "n1", "0-1"));
-            java.util.concurrent.atomic.AtomicBoolean runAlive = new java.util.concurrent.atomic.AtomicBoolean(true);
-            java.util.concurrent.ScheduledExecutorService beats = java.util.concurrent.Executors.newScheduledThreadPool(
+            AtomicBoolean runAlive = new AtomicBoolean(true);
+            ScheduledExecutorService beats = Executors.newScheduledThreadPool(
                     1);
             try {
                 beats.scheduleAtFixedRate(() -> {
@@ -323,7 +331,7 @@ class CoordinatorIT {
                     if (runAlive.get()) {
                         log.append(new Event.Heartbeat("mpi", Event.Heartbeat.LAUNCHER));
                     }
-                }, 0, 500, java.util.concurrent.TimeUnit.MILLISECONDS);
+                }, 0, 500, TimeUnit.MILLISECONDS);
                 Ticks.await(c, log, "mpi", "n1"); // the coordinator has read the join and judges the job
                 // A launcher is lost only once the timeout has passed since the coordinator knew of it: waiting that
                 // out (and half as much again) is the scenario, not a guess at the machine's pace. The tick after it
@@ -359,7 +367,7 @@ class CoordinatorIT {
             Coordinator c = new Coordinator(log, Clock.systemUTC()).start();
             assertTrue(c.awaitLive(Duration.ofSeconds(30)));
             log.append(new Event.JobStarted("winding", 2, 300, true, store.uri().toString(), "n1"));
-            java.util.function.LongSupplier next = () -> c.query(j -> j.get("winding").map(JobView::nextGeneration)
+            LongSupplier next = () -> c.query(j -> j.get("winding").map(JobView::nextGeneration)
                     .orElse(0L));
             for (long g = 0; g < 2; g++) {
                 long gen = g;
@@ -404,7 +412,7 @@ class CoordinatorIT {
     private static boolean isEstablished(StagingPipeline p, String job, long g) {
         try {
             return p.repository().isEstablished(job, g);
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return false;
         }
     }

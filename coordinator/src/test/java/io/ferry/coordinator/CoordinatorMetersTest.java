@@ -6,6 +6,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.junit.jupiter.api.Test;
 
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -35,11 +36,11 @@ class CoordinatorMetersTest {
         assertEquals(2, registry.get("ferry.capture").timer().count());
         assertEquals(2, registry.get("ferry.staging").timer().count());
         assertEquals(1, registry.get("ferry.stall").timer().count());
-        assertEquals(0.7, registry.get("ferry.stall").timer().max(java.util.concurrent.TimeUnit.NANOSECONDS) / 1e9,
+        assertEquals(0.7, registry.get("ferry.stall").timer().max(TimeUnit.NANOSECONDS) / 1e9,
                 1e-6,
                 "the snapshot's stall is its longest rank's");
         assertEquals(4.0, registry.get("ferry.time.to.established").timer()
-                .totalTime(java.util.concurrent.TimeUnit.SECONDS), 1e-6);
+                .totalTime(TimeUnit.SECONDS), 1e-6);
         assertEquals(25, registry.get("ferry.forecast.abs.error").summary().totalAmount(), 1e-9, "100 |3 - 4| / 4");
         assertTrue(text.contains("ferry_raw_bytes_total{tier=\"local\"} 4000.0"), text);
         assertTrue(text.contains("ferry_stored_bytes_total{tier=\"remote\"} 1000.0"), text);

@@ -1,6 +1,7 @@
 package io.ferry.coordinator;
 
 import io.ferry.eventlog.EmbeddedKafka;
+import io.ferry.eventlog.EpochHeader;
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.eventlog.LoopbackLogin;
 import io.ferry.model.Command;
@@ -12,6 +13,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -23,6 +25,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.BooleanSupplier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -61,8 +65,8 @@ class HeartbeatsTopicIT {
                 assertTrue(System.nanoTime() < deadline, "no command to n1 named epoch 7: " + stamped);
                 log.send(KafkaLog.COORDINATOR, new Command.RequestCheckpoint("fenced"));
                 for (ConsumerRecord<byte[], byte[]> r : agentView.poll(Duration.ofMillis(300))) {
-                    if (new String(r.key(), java.nio.charset.StandardCharsets.UTF_8).equals("n1")) {
-                        stamped.add(io.ferry.eventlog.EpochHeader.of(r));
+                    if (new String(r.key(), StandardCharsets.UTF_8).equals("n1")) {
+                        stamped.add(EpochHeader.of(r));
                     }
                 }
             }
@@ -98,7 +102,7 @@ class HeartbeatsTopicIT {
                 assertTrue(System.nanoTime() < deadline, "n1's presence was never heard");
                 log.send(KafkaLog.COORDINATOR, new Command.RequestCheckpoint("probe"));
                 for (ConsumerRecord<byte[], byte[]> r : agentView.poll(Duration.ofMillis(300))) {
-                    heard |= io.ferry.eventlog.EpochHeader.of(r) == 7;
+                    heard |= EpochHeader.of(r) == 7;
                 }
             }
             LaunchSpec dmtcp = new LaunchSpec(List.of("sim"), "dmtcp", 60_000, "USR2", Map.of());
@@ -106,7 +110,7 @@ class HeartbeatsTopicIT {
             log.append(new Event.JobStarted("narrow", 2, 0, true, store, "login", "block:n1", dmtcp));
             log.append(new Event.JobStarted("cooperative", 4, 0, true, store, "login", "block:n1,n2",
                     LaunchSpec.of(List.of("sim"))));
-            Map<String, List<Command.Launch>> byJob = new java.util.TreeMap<>();
+            Map<String, List<Command.Launch>> byJob = new TreeMap<>();
             while (byJob.values().stream().mapToInt(List::size).sum() < 5) {
                 assertTrue(System.nanoTime() < deadline, "launches so far: " + byJob);
                 launches(agentView).stream().filter(l -> !l.job().equals("probe"))
@@ -170,7 +174,7 @@ class HeartbeatsTopicIT {
             }
             // Judged by a tick after the window, with every command it sent by then read.
             Ticks.await(c, log, "beats", "a");
-            Map<org.apache.kafka.common.TopicPartition, Long> sent = KafkaLog.ends(agentView);
+            Map<TopicPartition, Long> sent = KafkaLog.ends(agentView);
             while (!KafkaLog.reached(agentView, sent)) {
                 launches.addAll(launches(agentView));
             }
@@ -238,7 +242,7 @@ class HeartbeatsTopicIT {
     private static List<String> types(KafkaLog log, String topic) {
         List<String> out = new ArrayList<>();
         try (KafkaConsumer<byte[], byte[]> c = log.reader(topic, true)) {
-            Map<org.apache.kafka.common.TopicPartition, Long> end = KafkaLog.ends(c);
+            Map<TopicPartition, Long> end = KafkaLog.ends(c);
             while (!KafkaLog.reached(c, end)) {
                 c.poll(Duration.ofMillis(200))
                         .forEach(r -> out.add(EventCodec.decode(r.value()).getClass().getSimpleName()));
@@ -247,7 +251,7 @@ class HeartbeatsTopicIT {
         return out;
     }
 
-    private static void await(java.util.function.BooleanSupplier cond) throws InterruptedException {
+    private static void await(BooleanSupplier cond) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (!cond.getAsBoolean()) {
             assertTrue(System.nanoTime() < deadline, "condition not met in 30 s");

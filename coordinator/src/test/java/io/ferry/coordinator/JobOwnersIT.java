@@ -5,15 +5,18 @@ import io.ferry.eventlog.EmbeddedKafka;
 import io.ferry.eventlog.KafkaClientSettings;
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.eventlog.LogSettings;
+import io.ferry.eventlog.LoopbackLogin;
 import io.ferry.eventlog.RequestTopics;
 import io.ferry.model.Command;
 import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Test;
@@ -28,7 +31,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -102,7 +107,7 @@ class JobOwnersIT {
             while (!KafkaLog.reached(events, ends)) {
                 events.poll(Duration.ofMillis(200)).forEach(r -> seen.add(EventCodec.decode(r.value())));
             }
-            Set<String> halts = new java.util.TreeSet<>(seen.stream().filter(e -> e instanceof Event.HaltRequested)
+            Set<String> halts = new TreeSet<>(seen.stream().filter(e -> e instanceof Event.HaltRequested)
                     .map(e -> ((Event.HaltRequested) e).job() + ":" + ((Event.HaltRequested) e).why()).toList());
             assertEquals(Set.of("ops:operator", "a:alice's halt"), halts, "only the halts of the jobs' owners");
             assertTrue(seen.stream().noneMatch(e -> e instanceof Event.ImageCaptured),
@@ -129,13 +134,13 @@ class JobOwnersIT {
              KafkaLog service = new KafkaLog(kafka.bootstrapServers());
              KafkaConsumer<byte[], byte[]> c = service.reader(KafkaLog.EVENTS, false)) {
             assertEquals(Set.of(RequestTopics.of("alice")), requestTopics(c));
-            try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(
-                    io.ferry.eventlog.LoopbackLogin.clientConfig(kafka.bootstrapServers(),
+            try (Admin admin = Admin.create(
+                    LoopbackLogin.clientConfig(kafka.bootstrapServers(),
                             Map.of("bootstrap.servers", kafka.bootstrapServers())))) {
-                var topic = new org.apache.kafka.common.config.ConfigResource(
-                        org.apache.kafka.common.config.ConfigResource.Type.TOPIC, RequestTopics.of("alice"));
+                var topic = new ConfigResource(
+                        ConfigResource.Type.TOPIC, RequestTopics.of("alice"));
                 var configs = admin.describeConfigs(List.of(topic)).all()
-                        .get(30, java.util.concurrent.TimeUnit.SECONDS);
+                        .get(30, TimeUnit.SECONDS);
                 assertEquals("1", configs.get(topic).get("flush.messages").value(),
                         "an acknowledged request survives a power cut");
             }
@@ -151,7 +156,7 @@ class JobOwnersIT {
     }
 
     private static Set<String> requestTopics(KafkaConsumer<byte[], byte[]> c) {
-        Set<String> found = new java.util.TreeSet<>(c.listTopics(Duration.ofSeconds(30)).keySet());
+        Set<String> found = new TreeSet<>(c.listTopics(Duration.ofSeconds(30)).keySet());
         found.removeIf(t -> !RequestTopics.ALL.matcher(t).matches());
         return found;
     }

@@ -1,9 +1,13 @@
 package io.ferry.coordinator;
 
 import io.ferry.model.Event;
+import io.ferry.model.LaunchSpec;
+import io.ferry.model.RankSet;
 import org.junit.jupiter.api.Test;
 
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -166,8 +170,8 @@ class JobsTest {
 
     @Test
     void aMultiNodeRollbackEndsWhenEveryNodeRestoredAndAFailedGenerationIsNotChosenAgain() {
-        JobView j = apply(new Event.JobStarted("j", 4, 0, true, "s", "login", "block:a,b", io.ferry.model.LaunchSpec.of(
-                        java.util.List.of("x"))),
+        JobView j = apply(new Event.JobStarted("j", 4, 0, true, "s", "login", "block:a,b", LaunchSpec.of(
+                        List.of("x"))),
                 new Event.CheckpointRequested("j", 0, "request"),
                 new Event.SnapshotEstablished("j", 0, "remote", 1),
                 new Event.CheckpointRequested("j", 1, "request"),
@@ -186,14 +190,14 @@ class JobsTest {
         assertEquals(2, j.recoveries());
         apply(new Event.JobPlaced("j", "map:0-3:a", "node b lost"));
         assertEquals("0-3", j.placement().orElseThrow().ranksOn("a").toString());
-        assertEquals(java.util.Set.of("a"), j.heartbeats.keySet());
+        assertEquals(Set.of("a"), j.heartbeats.keySet());
     }
 
     @Test
     void aRankThatFinishedStopsCheckpointsUntilItsNextLife() {
         JobView j = apply(new Event.JobStarted("j", 2, 1000, true, "s", "login", "block:a,b",
-                io.ferry.model.LaunchSpec.of(
-                java.util.List.of("x"))));
+                LaunchSpec.of(
+                List.of("x"))));
         assertFalse(j.aRankFinished());
         apply(new Event.RankExited("j", 1, 0));
         assertTrue(j.aRankFinished(), "rank 1 cannot be asked for an image any more");
@@ -206,11 +210,11 @@ class JobsTest {
     @Test
     void aLaunchersRanksJoinTheirNodesAndRunOnceEveryOneIsAdopted() {
         JobView j = apply(new Event.JobStarted("j", 4, 1000, true, "s", "login", "launcher:",
-                        io.ferry.model.LaunchSpec.of(java.util.List.of("x"))),
+                        LaunchSpec.of(List.of("x"))),
                 new Event.LauncherRequested("j", 1, -1, "start"),
                 new Event.RanksJoined("j", -1, "h1", "2-3"),
                 new Event.RanksJoined("j", 7, "h0", "0-1")); // a stale rank of another attempt: not placed
-        assertEquals(java.util.List.of("h1"), j.placement().orElseThrow().nodes());
+        assertEquals(List.of("h1"), j.placement().orElseThrow().nodes());
         assertFalse(j.placement().orElseThrow().complete());
         apply(new Event.RanksJoined("j", -1, "h0", "0-1"),
                 new Event.ImagesRestored("j", -1, "h1", Map.of(2, "none", 3, "none")));
@@ -223,7 +227,7 @@ class JobsTest {
         apply(new Event.RecoveryStarted("j", -1, "the launcher exited with 137"),
                 new Event.LauncherRequested("j", 2, -1, "x"));
         assertFalse(j.allRanksRunning());
-        assertEquals(java.util.List.of(), j.placement().orElseThrow().nodes());
+        assertEquals(List.of(), j.placement().orElseThrow().nodes());
         assertTrue(j.recovering());
         apply(new Event.RanksJoined("j", -1, "h2", "0-3"),
                 new Event.ImagesRestored("j", -1, "h2", Map.of(0, "none", 1, "none", 2, "none", 3, "none")));
@@ -234,12 +238,12 @@ class JobsTest {
     @Test
     void stragglersAreTheNodesWhoseRanksTheInFlightGenerationStillWaitsFor() {
         JobView j = apply(new Event.JobStarted("j", 6, 0, true, "s", "login", "block:a,b,c",
-                        io.ferry.model.LaunchSpec.of(java.util.List.of("x"))),
+                        LaunchSpec.of(List.of("x"))),
                 new Event.CheckpointRequested("j", 0, "interval"),
                 new Event.ImageCaptured("j", 0, 0, "a", 1, 0.1), new Event.ImageCaptured("j", 0, 1, "a", 1, 0.1),
                 new Event.ImageCaptured("j", 0, 3, "b", 1, 0.1));
-        assertEquals(java.util.List.of(new JobView.Straggler("c", io.ferry.model.RankSet.parse("4-5"), "capture"),
-                new JobView.Straggler("b", io.ferry.model.RankSet.parse("2"), "capture")), j.stragglers());
+        assertEquals(List.of(new JobView.Straggler("c", RankSet.parse("4-5"), "capture"),
+                new JobView.Straggler("b", RankSet.parse("2"), "capture")), j.stragglers());
         assertEquals("generation 0 waits for c (ranks 4-5 to capture) and 1 more nodes",
                 j.stragglersLine(1).orElseThrow());
         apply(new Event.ImageCaptured("j", 0, 2, "b", 1, 0.1), new Event.ImageCaptured("j", 0, 4, "c", 1, 0.1),
@@ -267,7 +271,7 @@ class JobsTest {
     @Test
     void anEstablishedGenerationKeepsPerNodeTotalsOnceItsPerRankDetailIsDropped() {
         JobView j = apply(new Event.JobStarted("j", 4, 0, true, "s", "login", "block:a,b",
-                        io.ferry.model.LaunchSpec.of(java.util.List.of("true"))),
+                        LaunchSpec.of(List.of("true"))),
                 new Event.CheckpointRequested("j", 0, "request"),
                 new Event.ImageCaptured("j", 0, 0, "a", 10, 0.1),
                 new Event.ImageCaptured("j", 0, 1, "a", 20, 0.2),
@@ -279,7 +283,7 @@ class JobsTest {
                 new Event.ImageStaged("j", 0, 3, "remote", 80, 5, 3.0));
         GenerationView g = j.latest().orElseThrow();
         double[] inFlight = {30, 120, 2.0, 5.0};
-        assertEquals(java.util.Set.of("a", "b"), g.nodes());
+        assertEquals(Set.of("a", "b"), g.nodes());
         assertEquals(inFlight[0], g.bytesOn("a"));
         assertEquals(inFlight[1], g.bytesOn("b"));
         assertEquals(inFlight[2], g.stagingSecondsOn("a"));
@@ -288,7 +292,7 @@ class JobsTest {
         double spread = g.stragglerSpread();
         assertEquals(0.8 / 0.2, spread, 1e-12);
         apply(new Event.SnapshotEstablished("j", 0, "remote", 4.0));
-        assertEquals(java.util.Set.of("a", "b"), g.nodes());
+        assertEquals(Set.of("a", "b"), g.nodes());
         assertEquals(30, g.bytesOn("a"));
         assertEquals(120, g.bytesOn("b"));
         assertEquals(0, g.bytesOn("c"));
@@ -306,7 +310,7 @@ class JobsTest {
 
     @Test
     void partnerCopiesAreCountedAndARestartIsToldWhichLiveNodesMayHoldEachRank() {
-        io.ferry.model.LaunchSpec spec = new io.ferry.model.LaunchSpec(java.util.List.of("x"), "app", 60_000, "USR2",
+        LaunchSpec spec = new LaunchSpec(List.of("x"), "app", 60_000, "USR2",
                 Map.of("cache.partner", "true"));
         JobView j = apply(new Event.JobStarted("j", 6, 0, true, "s", "login", "block:a,b,c", spec),
                 new Event.PeerAddress("j", "a", "10.0.0.1:7001"), new Event.PeerAddress("j", "b", "10.0.0.2:7002"),
@@ -324,7 +328,7 @@ class JobsTest {
         assertEquals("b=10.0.0.2:7002", PeerHints.captureTarget(j, partners, "a"));
 
         // a is lost; its ranks 0-1 land on c: ask a (where they ran) first, then b (a's partner).
-        io.ferry.model.RankSet moved = io.ferry.model.RankSet.parse("0-1");
+        RankSet moved = RankSet.parse("0-1");
         assertEquals(Map.of(0, "a=10.0.0.1:7001,b=10.0.0.2:7002", 1, "a=10.0.0.1:7001,b=10.0.0.2:7002"),
                 PeerHints.forRestart(j, 0, moved, "c", 1000));
         // On b itself, b's own cache holds the copy: only a is worth asking.
@@ -340,11 +344,11 @@ class JobsTest {
 
         // Without --partner there is no partner: only where the rank ran.
         JobView plain = apply(new Event.JobStarted("k", 2, 0, true, "s", "login", "block:a,b",
-                io.ferry.model.LaunchSpec.of(java.util.List.of("x"))), new Event.PeerAddress("k", "a", "10.0.0.1:7001"),
+                LaunchSpec.of(List.of("x"))), new Event.PeerAddress("k", "a", "10.0.0.1:7001"),
                 new Event.CheckpointRequested("k", 0, "interval"));
         assertEquals(Map.of(), PeerHints.partners(plain, plain.placement));
         assertEquals("", PeerHints.captureTarget(plain, Map.of(), "a"));
         assertEquals(Map.of(0, "a=10.0.0.1:7001"),
-                PeerHints.forRestart(plain, 0, io.ferry.model.RankSet.parse("0"), "b", 1000));
+                PeerHints.forRestart(plain, 0, RankSet.parse("0"), "b", 1000));
     }
 }

@@ -1,5 +1,7 @@
 package io.ferry.eventlog;
 
+import io.ferry.model.OwnerOnly;
+
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -7,7 +9,11 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.SortedSet;
 import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
 
 /**
  * Who may use the embedded broker's client listener: SASL/PLAIN users and their passwords,
@@ -31,7 +37,7 @@ import java.util.TreeMap;
  * @param ssl       the listener's {@code ssl.*} settings (keystore location, passwords, type); empty: no TLS
  * @param operators the logins that control every job; empty: all of them (jobs have no owners)
  */
-public record EmbeddedAuth(Map<String, String> users, Map<String, String> ssl, java.util.Set<String> operators) {
+public record EmbeddedAuth(Map<String, String> users, Map<String, String> ssl, Set<String> operators) {
     /** The configuration key that names the users file (Ferry's configuration, not Kafka's). */
     public static final String USERS_FILE_KEY = "kafka.embedded.users-file";
     /** The prefix of the keys that give the listener TLS: {@code kafka.embedded.ssl.keystore.location}... */
@@ -41,14 +47,14 @@ public record EmbeddedAuth(Map<String, String> users, Map<String, String> ssl, j
     /** No authentication. */
     public static final EmbeddedAuth NONE = new EmbeddedAuth(Map.of(), Map.of());
 
-    private static final java.util.regex.Pattern NAME = java.util.regex.Pattern.compile("[A-Za-z0-9._-]{1,64}");
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]{1,64}");
 
     public EmbeddedAuth(Map<String, String> users, Map<String, String> ssl) {
-        this(users, ssl, java.util.Set.of());
+        this(users, ssl, Set.of());
     }
 
     public EmbeddedAuth {
-        operators = java.util.Set.copyOf(operators);
+        operators = Set.copyOf(operators);
         for (String o : operators) {
             if (!users.containsKey(o)) {
                 throw new IllegalArgumentException(OPERATORS_KEY + " names '" + o + "', which is not a user of "
@@ -87,7 +93,7 @@ public record EmbeddedAuth(Map<String, String> users, Map<String, String> ssl, j
      * lines. Refused when it is open to group or others, empty, or malformed (naming the line).
      */
     public static EmbeddedAuth fromUsersFile(Path file, Map<String, String> ssl) throws IOException {
-        io.ferry.model.OwnerOnly.requirePrivate(file, USERS_FILE_KEY);
+        OwnerOnly.requirePrivate(file, USERS_FILE_KEY);
         if (Files.size(file) > 1 << 20) {
             throw new IllegalArgumentException(USERS_FILE_KEY + " " + file + " is over 1 MiB");
         }
@@ -128,7 +134,7 @@ public record EmbeddedAuth(Map<String, String> users, Map<String, String> ssl, j
         }
         Map<String, String> more = new TreeMap<>(users);
         more.put(name, password);
-        java.util.Set<String> ops = new java.util.TreeSet<>(operators);
+        Set<String> ops = new TreeSet<>(operators);
         if (!ops.isEmpty()) {
             ops.add(name); // the broker's own user on loopback runs the service: an operator
         }
@@ -136,7 +142,7 @@ public record EmbeddedAuth(Map<String, String> users, Map<String, String> ssl, j
     }
 
     /** These users, with {@code operators} alone controlling every job ({@link #OPERATORS_KEY}). */
-    public EmbeddedAuth operatedBy(java.util.Set<String> operators) {
+    public EmbeddedAuth operatedBy(Set<String> operators) {
         return new EmbeddedAuth(users, ssl, operators);
     }
 
@@ -149,10 +155,10 @@ public record EmbeddedAuth(Map<String, String> users, Map<String, String> ssl, j
      * The logins that are not operators, each writing through its own request topic; none when {@link #owners()} is
      * false.
      */
-    public java.util.SortedSet<String> restricted() {
-        java.util.SortedSet<String> r = new java.util.TreeSet<>(users.keySet());
+    public SortedSet<String> restricted() {
+        SortedSet<String> r = new TreeSet<>(users.keySet());
         r.removeAll(operators);
-        return owners() ? r : new java.util.TreeSet<>();
+        return owners() ? r : new TreeSet<>();
     }
 
     /** Whether clients must authenticate. */

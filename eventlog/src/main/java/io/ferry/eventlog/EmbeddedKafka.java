@@ -1,8 +1,10 @@
 package io.ferry.eventlog;
 
+import io.ferry.model.OwnerOnly;
 import kafka.server.KafkaConfig;
 import kafka.server.KafkaRaftServer;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.config.types.Password;
 import org.apache.kafka.common.security.plain.internals.PlainSaslServerProvider;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.metadata.storage.Formatter;
@@ -12,12 +14,22 @@ import org.apache.kafka.server.common.MetadataVersion;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.InetAddress;
+import java.nio.channels.FileChannel;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.security.Provider;
+import java.security.SecureRandom;
 import java.security.Security;
+import java.time.Duration;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
 
 /**
  * A single-node KRaft broker (broker and controller in one) inside this JVM, so one machine
@@ -51,7 +63,7 @@ public final class EmbeddedKafka implements Closeable {
     private final String bootstrap;
     private final String localBootstrap;
     private final KafkaClientSettings localClient;
-    private java.nio.channels.FileChannel lockChannel;
+    private FileChannel lockChannel;
     /** The loopback login: its client settings, the file it was left in, its password; null beyond loopback. */
     private KafkaClientSettings login;
     private Path loginFile;
@@ -76,16 +88,16 @@ public final class EmbeddedKafka implements Closeable {
      *             beyond loopback and {@code auth} requires nothing
      * @param patience how long to wait for another process to let go of the data directory; zero: not at all
      */
-    public record Options(String listen, EmbeddedAuth auth, java.time.Duration patience) {
+    public record Options(String listen, EmbeddedAuth auth, Duration patience) {
         public Options {
-            java.util.Objects.requireNonNull(listen, "listen");
-            java.util.Objects.requireNonNull(auth, "auth");
-            java.util.Objects.requireNonNull(patience, "patience");
+            Objects.requireNonNull(listen, "listen");
+            Objects.requireNonNull(auth, "auth");
+            Objects.requireNonNull(patience, "patience");
         }
 
         /** The client listener on loopback, any free port; {@link EmbeddedAuth#NONE}; no waiting. */
         public static Options defaults() {
-            return new Options("127.0.0.1:0", EmbeddedAuth.NONE, java.time.Duration.ZERO);
+            return new Options("127.0.0.1:0", EmbeddedAuth.NONE, Duration.ZERO);
         }
 
         /** These options with the client listener on {@code listen} ("HOST:PORT"). */
@@ -99,7 +111,7 @@ public final class EmbeddedKafka implements Closeable {
         }
 
         /** These options waiting up to {@code patience} for another process to let go. */
-        public Options patience(java.time.Duration patience) {
+        public Options patience(Duration patience) {
             return new Options(listen, auth, patience);
         }
     }
@@ -146,10 +158,10 @@ public final class EmbeddedKafka implements Closeable {
                     + " SASL: set " + EmbeddedAuth.USERS_FILE_KEY
                     + "=PATH (an owner-only file of NAME:PASSWORD lines)");
         }
-        io.ferry.model.OwnerOnly.createDirectories(dataDir);
+        OwnerOnly.createDirectories(dataDir);
         Path lockFile = dataDir.resolveSibling(dataDir.getFileName() + ".lock");
-        java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(lockFile,
-                java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE);
+        FileChannel ch = FileChannel.open(lockFile,
+                StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         try {
             if (ch.tryLock() == null) {
                 throw new BusyException(dataDir);
@@ -157,7 +169,7 @@ public final class EmbeddedKafka implements Closeable {
             EmbeddedKafka k = startLocked(dataDir, hp, auth);
             k.lockChannel = ch;
             return k;
-        } catch (java.nio.channels.OverlappingFileLockException e) { // held by this very JVM
+        } catch (OverlappingFileLockException e) { // held by this very JVM
             ch.close();
             throw new BusyException(dataDir);
         } catch (IOException | RuntimeException e) {
@@ -177,7 +189,7 @@ public final class EmbeddedKafka implements Closeable {
             throws IOException {
         int brokerPort = listen.port() == 0 ? ports.claim() : listen.port();
         int controllerPort = ports.claim();
-        String advertised = listen.wildcard() ? java.net.InetAddress.getLocalHost().getHostName() : listen.host();
+        String advertised = listen.wildcard() ? InetAddress.getLocalHost().getHostName() : listen.host();
         String clientAddress = HostPort.bracket(advertised) + ":" + brokerPort;
         Map<String, Object> props = new HashMap<>();
         props.put("process.roles", "broker,controller");
@@ -211,10 +223,10 @@ public final class EmbeddedKafka implements Closeable {
         props.put("sasl.mechanism.controller.protocol", "PLAIN");
         // the site's users (and the loopback login) on the client listener only; the internal user on the others
         props.put("listener.name.client.plain.sasl.jaas.config",
-                new org.apache.kafka.common.config.types.Password(EmbeddedAuth.plainServerJaas(auth.users(), null)));
-        props.put("listener.name.internal.plain.sasl.jaas.config", new org.apache.kafka.common.config.types.Password(
+                new Password(EmbeddedAuth.plainServerJaas(auth.users(), null)));
+        props.put("listener.name.internal.plain.sasl.jaas.config", new Password(
                 internalJaas));
-        props.put("listener.name.controller.plain.sasl.jaas.config", new org.apache.kafka.common.config.types.Password(
+        props.put("listener.name.controller.plain.sasl.jaas.config", new Password(
                 internalJaas));
         auth.ssl().forEach((k, v) -> props.put("listener.name.client." + k, v));
         props.put("message.max.bytes", Integer.toString(KafkaLog.MAX_RECORD_BYTES));
@@ -268,7 +280,7 @@ public final class EmbeddedKafka implements Closeable {
             try {
                 BrokerAcls.apply(localBootstrap, localClient, auth);
                 if (auth.owners()) {
-                    io.ferry.model.OwnerOnly.writePrivate(owned, String.join("\n", auth.operators()) + "\n");
+                    OwnerOnly.writePrivate(owned, String.join("\n", auth.operators()) + "\n");
                 } else {
                     Files.delete(owned);
                 }
@@ -320,8 +332,8 @@ public final class EmbeddedKafka implements Closeable {
     }
 
     /** Where the loopback login was left for this broker's own user ({@link LoopbackLogin}); empty beyond loopback. */
-    public java.util.Optional<Path> loginFile() {
-        return java.util.Optional.ofNullable(loginFile);
+    public Optional<Path> loginFile() {
+        return Optional.ofNullable(loginFile);
     }
 
     /** The controller listener's address, on loopback (for tests that knock on it). */
@@ -337,13 +349,13 @@ public final class EmbeddedKafka implements Closeable {
     private static String loopbackPassword(Path dataDir) throws IOException {
         Path file = dataDir.resolveSibling(dataDir.getFileName() + ".login");
         if (Files.isRegularFile(file)) {
-            String kept = Files.readString(file, java.nio.charset.StandardCharsets.US_ASCII).strip();
+            String kept = Files.readString(file, StandardCharsets.US_ASCII).strip();
             if (kept.matches("[0-9a-f]{48}")) {
                 return kept;
             }
         }
         String drawn = randomPassword();
-        io.ferry.model.OwnerOnly.writePrivate(file, drawn + "\n");
+        OwnerOnly.writePrivate(file, drawn + "\n");
         return drawn;
     }
 
@@ -368,8 +380,8 @@ public final class EmbeddedKafka implements Closeable {
 
     private static String randomPassword() {
         byte[] b = new byte[24];
-        new java.security.SecureRandom().nextBytes(b);
-        return java.util.HexFormat.of().formatHex(b);
+        new SecureRandom().nextBytes(b);
+        return HexFormat.of().formatHex(b);
     }
 
     @Override

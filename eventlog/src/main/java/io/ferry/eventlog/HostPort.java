@@ -1,5 +1,8 @@
 package io.ferry.eventlog;
 
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+
 /**
  * A listen or connect address, {@code HOST:PORT} ({@code [v6]:PORT} for IPv6). Parsing is
  * strict and its errors name the option the text came from.
@@ -47,13 +50,13 @@ public record HostPort(String host, int port) {
             return false;
         }
         try {
-            for (java.net.InetAddress a : java.net.InetAddress.getAllByName(host)) {
+            for (InetAddress a : InetAddress.getAllByName(host)) {
                 if (!a.isLoopbackAddress()) {
                     return false;
                 }
             }
             return true;
-        } catch (java.net.UnknownHostException e) {
+        } catch (UnknownHostException e) {
             return false;
         }
     }

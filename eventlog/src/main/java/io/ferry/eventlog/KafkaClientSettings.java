@@ -6,7 +6,10 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.SaslConfigs;
+import org.apache.kafka.common.config.types.Password;
+import org.apache.kafka.common.security.JaasContext;
 
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -100,8 +103,8 @@ public record KafkaClientSettings(Map<String, String> settings) {
         if (key.equals(SaslConfigs.SASL_JAAS_CONFIG)) {
             try {
                 // parsed at start-up, not at the first connection
-                org.apache.kafka.common.security.JaasContext.loadClientContext(Map.of(key,
-                        new org.apache.kafka.common.config.types.Password(value)));
+                JaasContext.loadClientContext(Map.of(key,
+                        new Password(value)));
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("Kafka client key '" + key + "' is not a JAAS configuration: "
                         + e.getMessage(), e);
@@ -125,7 +128,7 @@ public record KafkaClientSettings(Map<String, String> settings) {
     }
 
     private Map<String, Object> merged(Map<String, Object> base, Set<String> known) {
-        Map<String, Object> out = new java.util.HashMap<>(base);
+        Map<String, Object> out = new HashMap<>(base);
         settings.forEach((k, v) -> {
             if (known.contains(k)) {
                 out.put(k, v);

@@ -11,7 +11,11 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.AuthenticationException;
+import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 import java.io.Closeable;
@@ -23,8 +27,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
+import java.util.function.ToLongFunction;
 
 /**
  * Ferry's topics on a Kafka cluster: {@code ferry.events} (keyed by job), {@code
@@ -63,16 +70,16 @@ public final class KafkaLog implements Closeable {
      * at with {@code kafka-console-consumer}, and what a reader that fell behind may still catch
      * up on. At 1,000 nodes (one heartbeat each every 5 s, about 100 bytes) that is about 70 MB.
      */
-    public static final java.time.Duration HEARTBEAT_RETENTION = java.time.Duration.ofHours(1);
+    public static final Duration HEARTBEAT_RETENTION = Duration.ofHours(1);
     /**
      * How often {@link #HEARTBEATS} starts a new segment ({@code segment.ms}): Kafka deletes only
      * whole segments, and by default rolls one after 7 days (or 1 GiB), which would keep a week
      * of heartbeats whatever the retention.
      */
-    public static final java.time.Duration HEARTBEAT_SEGMENT = java.time.Duration.ofMinutes(10);
+    public static final Duration HEARTBEAT_SEGMENT = Duration.ofMinutes(10);
     public static final String COORDINATOR = "coordinator";
     /** Largest record Ferry writes or reads ({@link io.ferry.model.EventCodec#MAX_BYTES}). */
-    public static final int MAX_RECORD_BYTES = io.ferry.model.EventCodec.MAX_BYTES;
+    public static final int MAX_RECORD_BYTES = EventCodec.MAX_BYTES;
 
     private final String bootstrap;
     private final KafkaClientSettings client;
@@ -127,8 +134,8 @@ public final class KafkaLog implements Closeable {
             retentionProblems = checked.all();
             requests = RequestTopics.routeFor(checked.existing(), client); // request topics are never made here
         } catch (ExecutionException e) {
-            if (e.getCause() instanceof org.apache.kafka.common.errors.AuthenticationException
-                    || e.getCause() instanceof org.apache.kafka.common.errors.AuthorizationException) {
+            if (e.getCause() instanceof AuthenticationException
+                    || e.getCause() instanceof AuthorizationException) {
                 throw new IOException("Kafka at " + bootstrap + " refused Ferry: " + e.getCause().getMessage()
                         + " (see kafka.sasl.jaas.config)", e);
             }
@@ -143,7 +150,7 @@ public final class KafkaLog implements Closeable {
      * Whether the cluster answers a metadata request within {@code timeout}: a probe of whether the
      * log is there at all (an empty poll cannot tell). Thread-safe; blocks up to {@code timeout}.
      */
-    public boolean answers(java.time.Duration timeout) {
+    public boolean answers(Duration timeout) {
         return probe.answers(timeout);
     }
 
@@ -183,7 +190,7 @@ public final class KafkaLog implements Closeable {
     private Admin admin() {
         try {
             return Admin.create(client.admin(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap)));
-        } catch (org.apache.kafka.common.KafkaException e) {
+        } catch (KafkaException e) {
             Throwable why = e.getCause() != null ? e.getCause() : e;
             throw new IllegalArgumentException("cannot make a Kafka client with the kafka.* settings "
                     + client.settings().keySet() + ": " + why.getMessage(), e);
@@ -228,7 +235,7 @@ public final class KafkaLog implements Closeable {
      * record the producer gave up on is sent again, so an outage does not duplicate events (the
      * fold takes a duplicate as a no-op in any case). Says once on standard error that it waits.
      */
-    public void appendPatiently(Event e, java.util.function.BooleanSupplier giveUp) {
+    public void appendPatiently(Event e, BooleanSupplier giveUp) {
         PatientAppend.append(producer, record(topicOf(e), e.job(), EventCodec.encode(e)), e, bootstrap, giveUp);
     }
 
@@ -252,11 +259,11 @@ public final class KafkaLog implements Closeable {
      * command out to thousands of nodes costs about one round trip, not one per node.
      */
     public void sendAll(Map<String, ? extends Command> commands) {
-        List<java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata>> sent = new ArrayList<>();
+        List<Future<RecordMetadata>> sent = new ArrayList<>();
         for (Map.Entry<String, ? extends Command> c : commands.entrySet()) {
             sent.add(producer.send(record(COMMANDS, c.getKey(), EventCodec.encode(c.getValue()))));
         }
-        for (java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata> f : sent) {
+        for (Future<RecordMetadata> f : sent) {
             await(COMMANDS, f);
         }
     }
@@ -275,8 +282,8 @@ public final class KafkaLog implements Closeable {
     }
 
     /** Sends {@code e} to its topic and waits for it: where it landed (partition, offset, the broker's timestamp). */
-    org.apache.kafka.clients.producer.RecordMetadata appendLocated(Event e) {
-        java.util.concurrent.Future<org.apache.kafka.clients.producer.RecordMetadata> sent = producer.send(
+    RecordMetadata appendLocated(Event e) {
+        Future<RecordMetadata> sent = producer.send(
                 record(topicOf(e), e.job(), EventCodec.encode(e)));
         await(topicOf(e), sent);
         try {
@@ -295,14 +302,14 @@ public final class KafkaLog implements Closeable {
         await(topic, producer.send(record(topic, key, value)));
     }
 
-    private volatile java.util.function.ToLongFunction<String> epochs = node -> -1;
+    private volatile ToLongFunction<String> epochs = node -> -1;
 
     /**
      * Stamps every command sent from now on to a node with {@code epochOf(node)}, the newest epoch
      * of that node's agent this process heard ({@link EpochHeader}; none where it is -1): what a
      * coordinator does.
      */
-    public void stampCommands(java.util.function.ToLongFunction<String> epochOf) {
+    public void stampCommands(ToLongFunction<String> epochOf) {
         this.epochs = epochOf;
     }
 
@@ -329,7 +336,7 @@ public final class KafkaLog implements Closeable {
         return readers.requestReader(group);
     }
 
-    private void await(String topic, java.util.concurrent.Future<?> sent) {
+    private void await(String topic, Future<?> sent) {
         try {
             sent.get(30, TimeUnit.SECONDS);
         } catch (InterruptedException e) {

@@ -9,6 +9,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -104,7 +105,7 @@ public final class LoopbackLogin {
      * login added when {@code bootstrap} is an embedded broker on loopback, as {@link KafkaLog} does.
      */
     public static Map<String, Object> clientConfig(String bootstrap, Map<String, Object> config) {
-        Map<String, Object> out = new java.util.HashMap<>(config);
+        Map<String, Object> out = new HashMap<>(config);
         find(bootstrap).ifPresent(login -> out.putAll(login.settings()));
         return out;
     }
@@ -118,7 +119,7 @@ public final class LoopbackLogin {
             return client;
         }
         return find(bootstrap).map(login -> {
-            Map<String, String> both = new java.util.HashMap<>(client.settings());
+            Map<String, String> both = new HashMap<>(client.settings());
             both.putAll(login.settings());
             return new KafkaClientSettings(both);
         }).orElse(client);

@@ -10,9 +10,13 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 
 import java.io.Closeable;
+import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Executors;
@@ -70,7 +74,7 @@ public final class NodeClaim implements Closeable {
     /** {@link #claim(KafkaLog, String, String, String, Duration)} by an agent serving its cache at {@code peer}. */
     public static NodeClaim claim(KafkaLog log, String node, String host, String home, Duration interval, String peer) {
         byte[] id = new byte[8];
-        new java.security.SecureRandom().nextBytes(id);
+        new SecureRandom().nextBytes(id);
         Event.AgentPresent first = new Event.AgentPresent(node, HexFormat.of().formatHex(id), host, home,
                 Math.max(1, interval.toMillis()), -1, false, peer);
         RecordMetadata at = log.appendLocated(first);
@@ -118,7 +122,7 @@ public final class NodeClaim implements Closeable {
                     Math.max(0, at.timestamp() - LOOK_BACK.toMillis())), Duration.ofSeconds(30));
             OffsetAndTimestamp start = from.get(tp);
             c.seek(tp, start != null ? start.offset() : at.offset());
-            Map<String, Word> newest = new java.util.HashMap<>(); // by incarnation: its last word before mine
+            Map<String, Word> newest = new HashMap<>(); // by incarnation: its last word before mine
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
             while (c.position(tp) < at.offset()) {
                 if (System.nanoTime() > deadline) {
@@ -140,14 +144,14 @@ public final class NodeClaim implements Closeable {
                 }
             }
             return newest.values().stream().filter(w -> alive(w.said(), w.at(), mine, at.timestamp()))
-                    .max(java.util.Comparator.comparingLong(Word::at)).map(w -> taken(w, at.timestamp()));
+                    .max(Comparator.comparingLong(Word::at)).map(w -> taken(w, at.timestamp()));
         }
     }
 
     /** Why the name is taken, for a person: who holds it, since when, and when it would be free. */
     private static String taken(Word w, long now) {
         Event.AgentPresent p = w.said();
-        return String.format(java.util.Locale.ROOT, "node name %s is taken: the agent on host %s with home %s said it"
+        return String.format(Locale.ROOT, "node name %s is taken: the agent on host %s with home %s said it"
                         + " is alive %.1f s ago. One agent per node name: stop that agent, or start this one with"
                         + " another --node (the name of an agent that died is free %d s after its last word)",
                 p.node(), p.host(), p.home(), (now - w.at()) / 1000.0, Math.max(1, 3 * p.intervalMillis() / 1000));

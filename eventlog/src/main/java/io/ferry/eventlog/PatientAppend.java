@@ -5,6 +5,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
@@ -19,7 +20,7 @@ final class PatientAppend {
                        String bootstrap, BooleanSupplier giveUp) {
         boolean said = false;
         while (true) {
-            java.util.concurrent.Future<?> sent = producer.send(r);
+            Future<?> sent = producer.send(r);
             while (true) {
                 try {
                     sent.get(5, TimeUnit.SECONDS);

@@ -1,6 +1,8 @@
 package io.ferry.eventlog;
 
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.common.config.ConfigResource;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -39,9 +41,9 @@ final class TopicRetention {
 
     static Loss problems(Admin admin, String topic, String bootstrap) throws ExecutionException, InterruptedException,
             TimeoutException {
-        org.apache.kafka.common.config.ConfigResource r = new org.apache.kafka.common.config.ConfigResource(
-                org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
-        org.apache.kafka.clients.admin.Config c = admin.describeConfigs(List.of(r)).all().get(30, TimeUnit.SECONDS)
+        ConfigResource r = new ConfigResource(
+                ConfigResource.Type.TOPIC, topic);
+        Config c = admin.describeConfigs(List.of(r)).all().get(30, TimeUnit.SECONDS)
                 .get(r);
         List<String> retention = new ArrayList<>();
         String fix = " (kafka-configs.sh --bootstrap-server " + bootstrap
@@ -70,9 +72,9 @@ final class TopicRetention {
      */
     static List<String> keptForever(Admin admin, String topic, String bootstrap) throws ExecutionException,
             InterruptedException, TimeoutException {
-        org.apache.kafka.common.config.ConfigResource r = new org.apache.kafka.common.config.ConfigResource(
-                org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
-        org.apache.kafka.clients.admin.Config c = admin.describeConfigs(List.of(r)).all().get(30, TimeUnit.SECONDS)
+        ConfigResource r = new ConfigResource(
+                ConfigResource.Type.TOPIC, topic);
+        Config c = admin.describeConfigs(List.of(r)).all().get(30, TimeUnit.SECONDS)
                 .get(r);
         var policy = c.get("cleanup.policy");
         var ms = c.get("retention.ms");

@@ -2,6 +2,7 @@ package io.ferry.eventlog;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.config.ConfigResource;
@@ -10,6 +11,7 @@ import org.apache.kafka.common.errors.TopicExistsException;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -132,9 +134,9 @@ final class TopicSetup {
             return;
         }
         try {
-            Map<ConfigResource, org.apache.kafka.clients.admin.Config> configs = admin.describeConfigs(found).all()
+            Map<ConfigResource, Config> configs = admin.describeConfigs(found).all()
                     .get(30, TimeUnit.SECONDS); // one request for all of them: this runs at every log's start
-            Map<ConfigResource, java.util.Collection<AlterConfigOp>> alter = new HashMap<>();
+            Map<ConfigResource, Collection<AlterConfigOp>> alter = new HashMap<>();
             for (ConfigResource r : found) {
                 ConfigEntry e = configs.get(r).get(FLUSH_MESSAGES);
                 if (e == null || !"1".equals(e.value())) {
@@ -158,7 +160,7 @@ final class TopicSetup {
         }
     }
 
-    private static String names(java.util.Collection<ConfigResource> topics) {
+    private static String names(Collection<ConfigResource> topics) {
         return topics.stream().map(ConfigResource::name).sorted().toList().toString();
     }
 

@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Map;
+import java.util.Set;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -37,14 +38,14 @@ class EmbeddedAuthTest {
     void operatorsControlEveryJobAndTheLoopbackLoginIsOneOfThem() {
         EmbeddedAuth none = new EmbeddedAuth(Map.of("agents", "a", "alice", "b"), Map.of());
         assertFalse(none.owners());
-        assertEquals(java.util.Set.of(), none.restricted(), "no operators named: nobody is restricted");
+        assertEquals(Set.of(), none.restricted(), "no operators named: nobody is restricted");
         assertFalse(none.with(LoopbackLogin.USER, "p").owners(), "the loopback login adds no owners");
-        EmbeddedAuth owned = none.operatedBy(java.util.Set.of("agents")).with(LoopbackLogin.USER, "p");
-        assertEquals(java.util.Set.of("agents", LoopbackLogin.USER), owned.operators());
-        assertEquals(java.util.Set.of("alice"), owned.restricted());
+        EmbeddedAuth owned = none.operatedBy(Set.of("agents")).with(LoopbackLogin.USER, "p");
+        assertEquals(Set.of("agents", LoopbackLogin.USER), owned.operators());
+        assertEquals(Set.of("alice"), owned.restricted());
         assertTrue(owned.toString().contains("operators=") && !owned.toString().contains("\"b\""), owned.toString());
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> none.operatedBy(java.util.Set.of("carol")));
+                () -> none.operatedBy(Set.of("carol")));
         assertTrue(e.getMessage().contains("'carol'"), e.getMessage());
     }
 

@@ -13,6 +13,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -40,7 +41,7 @@ class EmbeddedKafkaAuthIT {
 
     private static KafkaClientSettings login(String user, String password) {
         // a short admin timeout bounds the wait of a client the broker drops
-        Map<String, String> s = new java.util.HashMap<>(EmbeddedAuth.plainClient("SASL_PLAINTEXT", user, password));
+        Map<String, String> s = new HashMap<>(EmbeddedAuth.plainClient("SASL_PLAINTEXT", user, password));
         s.put("default.api.timeout.ms", "5000");
         s.put("request.timeout.ms", "4000");
         return new KafkaClientSettings(s);
@@ -102,7 +103,7 @@ class EmbeddedKafkaAuthIT {
         assertThrows(IOException.class,
                 () -> new KafkaLog(broker.localBootstrapServers(), login("agent", "right-password"),
                         LogSettings.EMBEDDED));
-        Map<String, String> internal = new java.util.HashMap<>(broker.localClient().settings());
+        Map<String, String> internal = new HashMap<>(broker.localClient().settings());
         internal.put("default.api.timeout.ms", "5000");
         internal.put("request.timeout.ms", "4000");
         assertThrows(IOException.class, () -> new KafkaLog(broker.bootstrapServers(), new KafkaClientSettings(internal),

@@ -1,14 +1,25 @@
 package io.ferry.eventlog;
 
+import io.ferry.model.Event;
+import io.ferry.model.EventCodec;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.config.ConfigResource;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -27,14 +38,14 @@ class EmbeddedKafkaIT {
              Admin admin = admin(k)) {
             assertTrue(admin.listTopics().names().get(30, TimeUnit.SECONDS).contains("t"));
         }
-        assertTrue(java.nio.file.attribute.PosixFilePermissions.toString(java.nio.file.Files.getPosixFilePermissions(
+        assertTrue(PosixFilePermissions.toString(Files.getPosixFilePermissions(
                 tmp.resolve("kafka"))).equals("rwx------"), "the event log is its owner's only");
     }
 
     @Test
     void aSecondBrokerOverTheSameLogIsRefusedNotStarted() throws Exception {
         try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"))) {
-            EmbeddedKafka.BusyException e = org.junit.jupiter.api.Assertions.assertThrows(
+            EmbeddedKafka.BusyException e = Assertions.assertThrows(
                     EmbeddedKafka.BusyException.class, () -> EmbeddedKafka.start(tmp.resolve("kafka")));
             assertTrue(e.getMessage().contains("in use by another ferry process"), e.getMessage());
         }
@@ -48,16 +59,16 @@ class EmbeddedKafkaIT {
              KafkaLog log = new KafkaLog(k.bootstrapServers(), KafkaClientSettings.NONE, LogSettings.EMBEDDED);
              Admin admin = admin(k)) {
             for (String topic : List.of(KafkaLog.EVENTS, KafkaLog.COMMANDS, KafkaLog.DEAD_LETTER)) {
-                org.apache.kafka.common.config.ConfigResource r = new org.apache.kafka.common.config.ConfigResource(
-                        org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
-                org.apache.kafka.clients.admin.Config c = admin.describeConfigs(List.of(r)).all()
+                ConfigResource r = new ConfigResource(
+                        ConfigResource.Type.TOPIC, topic);
+                Config c = admin.describeConfigs(List.of(r)).all()
                         .get(30, TimeUnit.SECONDS).get(r);
-                org.junit.jupiter.api.Assertions.assertEquals("-1", c.get("retention.ms").value(), topic);
-                org.junit.jupiter.api.Assertions.assertEquals("-1", c.get("retention.bytes").value(), topic);
+                Assertions.assertEquals("-1", c.get("retention.ms").value(), topic);
+                Assertions.assertEquals("-1", c.get("retention.bytes").value(), topic);
             }
-            org.apache.kafka.common.config.ConfigResource state = new org.apache.kafka.common.config.ConfigResource(
-                    org.apache.kafka.common.config.ConfigResource.Type.TOPIC, KafkaLog.STATE);
-            org.junit.jupiter.api.Assertions.assertEquals("compact",
+            ConfigResource state = new ConfigResource(
+                    ConfigResource.Type.TOPIC, KafkaLog.STATE);
+            Assertions.assertEquals("compact",
                     admin.describeConfigs(List.of(state)).all().get(30, TimeUnit.SECONDS).get(state)
                             .get("cleanup.policy").value());
             assertExpires(admin, KafkaLog.HEARTBEATS);
@@ -75,23 +86,23 @@ class EmbeddedKafkaIT {
              KafkaLog log = new KafkaLog(k.bootstrapServers(), KafkaClientSettings.NONE, LogSettings.EMBEDDED);
              Admin admin = admin(k)) {
             for (String topic : List.of(KafkaLog.EVENTS, KafkaLog.COMMANDS, KafkaLog.DEAD_LETTER, KafkaLog.STATE)) {
-                org.junit.jupiter.api.Assertions.assertEquals("1", config(admin, topic, "flush.messages"), topic);
+                Assertions.assertEquals("1", config(admin, topic, "flush.messages"), topic);
             }
-            org.junit.jupiter.api.Assertions.assertEquals(Long.toString(Long.MAX_VALUE),
+            Assertions.assertEquals(Long.toString(Long.MAX_VALUE),
                     config(admin, KafkaLog.HEARTBEATS, "flush.messages"), "heartbeats are left to the page cache");
         }
         try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("older"));
              Admin admin = admin(k)) {
-            admin.createTopics(List.of(new org.apache.kafka.clients.admin.NewTopic(KafkaLog.EVENTS, 8, (short) 1),
-                    new org.apache.kafka.clients.admin.NewTopic(KafkaLog.COMMANDS, 8, (short) 1))).all()
+            admin.createTopics(List.of(new NewTopic(KafkaLog.EVENTS, 8, (short) 1),
+                    new NewTopic(KafkaLog.COMMANDS, 8, (short) 1))).all()
                             .get(30, TimeUnit.SECONDS);
-            org.junit.jupiter.api.Assertions.assertEquals(Long.toString(Long.MAX_VALUE),
+            Assertions.assertEquals(Long.toString(Long.MAX_VALUE),
                     config(admin, KafkaLog.EVENTS, "flush.messages"));
             try (KafkaLog log = new KafkaLog(k.bootstrapServers(), KafkaClientSettings.NONE, LogSettings.EMBEDDED)) {
                 // altered through the controller: the broker's own view of the topic follows a moment later
-                org.junit.jupiter.api.Assertions.assertEquals("1",
+                Assertions.assertEquals("1",
                         settled(admin, KafkaLog.EVENTS, "flush.messages", "1"));
-                org.junit.jupiter.api.Assertions.assertEquals("1",
+                Assertions.assertEquals("1",
                         settled(admin, KafkaLog.COMMANDS, "flush.messages", "1"));
             }
         }
@@ -109,20 +120,20 @@ class EmbeddedKafkaIT {
     }
 
     private static String config(Admin admin, String topic, String key) throws Exception {
-        org.apache.kafka.common.config.ConfigResource r = new org.apache.kafka.common.config.ConfigResource(
-                org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
+        ConfigResource r = new ConfigResource(
+                ConfigResource.Type.TOPIC, topic);
         return admin.describeConfigs(List.of(r)).all().get(30, TimeUnit.SECONDS).get(r).get(key).value();
     }
 
     /** Issue 40, point 6: heartbeats (17 million a day at 1,000 nodes) expire instead of joining the history. */
     private static void assertExpires(Admin admin, String topic) throws Exception {
-        org.apache.kafka.common.config.ConfigResource r = new org.apache.kafka.common.config.ConfigResource(
-                org.apache.kafka.common.config.ConfigResource.Type.TOPIC, topic);
-        org.apache.kafka.clients.admin.Config c = admin.describeConfigs(List.of(r)).all().get(30, TimeUnit.SECONDS)
+        ConfigResource r = new ConfigResource(
+                ConfigResource.Type.TOPIC, topic);
+        Config c = admin.describeConfigs(List.of(r)).all().get(30, TimeUnit.SECONDS)
                 .get(r);
-        org.junit.jupiter.api.Assertions.assertEquals("delete", c.get("cleanup.policy").value(), topic);
-        org.junit.jupiter.api.Assertions.assertEquals("3600000", c.get("retention.ms").value(), topic);
-        org.junit.jupiter.api.Assertions.assertEquals("600000", c.get("segment.ms").value(),
+        Assertions.assertEquals("delete", c.get("cleanup.policy").value(), topic);
+        Assertions.assertEquals("3600000", c.get("retention.ms").value(), topic);
+        Assertions.assertEquals("600000", c.get("segment.ms").value(),
                 topic + ": a segment is deleted whole");
     }
 
@@ -134,15 +145,15 @@ class EmbeddedKafkaIT {
     void heartbeatsGoToTheirOwnTopicAndEveryOtherEventToTheEvents() throws Exception {
         try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
              KafkaLog log = new KafkaLog(k.bootstrapServers(), KafkaClientSettings.NONE, LogSettings.EMBEDDED)) {
-            log.append(new io.ferry.model.Event.Heartbeat("j", "n1"));
-            log.offer(new io.ferry.model.Event.Heartbeat("j", "n2"));
-            log.appendPatiently(new io.ferry.model.Event.Heartbeat("j", "n3"), () -> true);
-            log.append(new io.ferry.model.Event.Heartbeat("j", io.ferry.model.Event.Heartbeat.LAUNCHER));
-            log.append(new io.ferry.model.Event.JobFinished("j", true, "done"));
-            log.offer(new io.ferry.model.Event.CaptureFailed("j", 0, "no"));
-            log.appendPatiently(new io.ferry.model.Event.CaptureFailed("j", 1, "no"), () -> true);
-            org.junit.jupiter.api.Assertions.assertEquals(4, records(log, KafkaLog.HEARTBEATS), "heartbeats");
-            org.junit.jupiter.api.Assertions.assertEquals(3, records(log, KafkaLog.EVENTS),
+            log.append(new Event.Heartbeat("j", "n1"));
+            log.offer(new Event.Heartbeat("j", "n2"));
+            log.appendPatiently(new Event.Heartbeat("j", "n3"), () -> true);
+            log.append(new Event.Heartbeat("j", Event.Heartbeat.LAUNCHER));
+            log.append(new Event.JobFinished("j", true, "done"));
+            log.offer(new Event.CaptureFailed("j", 0, "no"));
+            log.appendPatiently(new Event.CaptureFailed("j", 1, "no"), () -> true);
+            Assertions.assertEquals(4, records(log, KafkaLog.HEARTBEATS), "heartbeats");
+            Assertions.assertEquals(3, records(log, KafkaLog.EVENTS),
                     "events: no heartbeat among them");
         }
     }
@@ -152,29 +163,29 @@ class EmbeddedKafkaIT {
     void aWatchReadsTheWholeHistoryAndOnlyTheHeartbeatsSentSinceItBegan() throws Exception {
         try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
              KafkaLog log = new KafkaLog(k.bootstrapServers(), KafkaClientSettings.NONE, LogSettings.EMBEDDED)) {
-            log.append(new io.ferry.model.Event.CaptureFailed("j", 0, "before"));
-            log.append(new io.ferry.model.Event.Heartbeat("j", "before"));
-            java.util.List<io.ferry.model.Event> read = new java.util.ArrayList<>();
+            log.append(new Event.CaptureFailed("j", 0, "before"));
+            log.append(new Event.Heartbeat("j", "before"));
+            List<Event> read = new ArrayList<>();
             try (var c = log.historyAndHeartbeats()) {
-                log.append(new io.ferry.model.Event.Heartbeat("j", "after"));
-                long deadline = System.nanoTime() + java.time.Duration.ofSeconds(30).toNanos();
+                log.append(new Event.Heartbeat("j", "after"));
+                long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
                 while (read.size() < 2 && System.nanoTime() < deadline) {
-                    c.poll(java.time.Duration.ofMillis(200))
-                            .forEach(r -> read.add(io.ferry.model.EventCodec.decode(r.value())));
+                    c.poll(Duration.ofMillis(200))
+                            .forEach(r -> read.add(EventCodec.decode(r.value())));
                 }
-                c.poll(java.time.Duration.ofMillis(500))
-                        .forEach(r -> read.add(io.ferry.model.EventCodec.decode(r.value())));
+                c.poll(Duration.ofMillis(500))
+                        .forEach(r -> read.add(EventCodec.decode(r.value())));
             }
-            org.junit.jupiter.api.Assertions.assertEquals(
-                    java.util.Set.of(new io.ferry.model.Event.CaptureFailed("j", 0, "before"),
-                    new io.ferry.model.Event.Heartbeat("j", "after")), java.util.Set.copyOf(read), read.toString());
-            org.junit.jupiter.api.Assertions.assertEquals(2, read.size(), read.toString());
+            Assertions.assertEquals(
+                    Set.of(new Event.CaptureFailed("j", 0, "before"),
+                    new Event.Heartbeat("j", "after")), Set.copyOf(read), read.toString());
+            Assertions.assertEquals(2, read.size(), read.toString());
         }
     }
 
     /** How many records {@code topic} holds (waiting for an offer sent without waiting). */
     private static long records(KafkaLog log, String topic) throws Exception {
-        long deadline = System.nanoTime() + java.time.Duration.ofSeconds(30).toNanos();
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         long n;
         try (var c = log.reader(topic, true)) {
             do {
@@ -197,22 +208,22 @@ class EmbeddedKafkaIT {
         try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka"));
              Admin admin = admin(k)) {
             admin.createTopics(List.of(
-                    new org.apache.kafka.clients.admin.NewTopic(KafkaLog.EVENTS, 8, (short) 1)
+                    new NewTopic(KafkaLog.EVENTS, 8, (short) 1)
                             .configs(Map.of("retention.ms", "604800000", "cleanup.policy", "compact")),
-                    new org.apache.kafka.clients.admin.NewTopic(KafkaLog.COMMANDS, 8, (short) 1),
-                    new org.apache.kafka.clients.admin.NewTopic(KafkaLog.STATE, 8, (short) 1),
-                    new org.apache.kafka.clients.admin.NewTopic(KafkaLog.DEAD_LETTER, 1, (short) 1))).all()
+                    new NewTopic(KafkaLog.COMMANDS, 8, (short) 1),
+                    new NewTopic(KafkaLog.STATE, 8, (short) 1),
+                    new NewTopic(KafkaLog.DEAD_LETTER, 1, (short) 1))).all()
                             .get(30, TimeUnit.SECONDS);
             try (KafkaLog log = new KafkaLog(k.bootstrapServers())) {
                 List<String> problems = log.retentionProblems();
-                org.junit.jupiter.api.Assertions.assertEquals(2, problems.size(), problems.toString());
-                org.junit.jupiter.api.Assertions.assertTrue(problems.get(0).contains("retention.ms=604800000")
+                Assertions.assertEquals(2, problems.size(), problems.toString());
+                Assertions.assertTrue(problems.get(0).contains("retention.ms=604800000")
                         && problems.get(0).contains("--add-config retention.ms=-1"), problems.get(0));
-                org.junit.jupiter.api.Assertions.assertTrue(problems.get(1).contains("cleanup.policy=compact"),
+                Assertions.assertTrue(problems.get(1).contains("cleanup.policy=compact"),
                         problems.get(1));
-                org.junit.jupiter.api.Assertions.assertEquals(problems.subList(0, 1), log.eventRetention(),
+                Assertions.assertEquals(problems.subList(0, 1), log.eventRetention(),
                         "a retention, which snapshots may cover");
-                org.junit.jupiter.api.Assertions.assertEquals(problems.subList(1, 2), log.eventCompaction(),
+                Assertions.assertEquals(problems.subList(1, 2), log.eventCompaction(),
                         "compaction, which nothing covers");
                 // A log made before the heartbeats topic (an older Ferry, or a site's four topics) gets it beside them.
                 try (Admin again = admin(k)) {
@@ -223,7 +234,7 @@ class EmbeddedKafkaIT {
         try (EmbeddedKafka k = EmbeddedKafka.start(tmp.resolve("kafka2"));
              KafkaLog made = new KafkaLog(k.bootstrapServers(), KafkaClientSettings.NONE, LogSettings.EMBEDDED);
              KafkaLog again = new KafkaLog(k.bootstrapServers(), KafkaClientSettings.NONE, LogSettings.EMBEDDED)) {
-            org.junit.jupiter.api.Assertions.assertEquals(List.of(), again.retentionProblems(),
+            Assertions.assertEquals(List.of(), again.retentionProblems(),
                     "Ferry's own topics keep everything");
         }
     }
@@ -241,19 +252,19 @@ class EmbeddedKafkaIT {
                     new NewTopic(KafkaLog.HEARTBEATS, 8, (short) 1).configs(forever))).all().get(30, TimeUnit.SECONDS);
             try (KafkaLog log = new KafkaLog(k.bootstrapServers())) {
                 List<String> problems = log.retentionProblems();
-                org.junit.jupiter.api.Assertions.assertEquals(1, problems.size(), problems.toString());
+                Assertions.assertEquals(1, problems.size(), problems.toString());
                 assertTrue(problems.get(0).contains("topic ferry.heartbeats keeps heartbeats for ever")
                         && problems.get(0).contains("--add-config retention.ms=3600000,segment.ms=600000"),
                         problems.get(0));
-                org.junit.jupiter.api.Assertions.assertEquals(List.of(), log.eventRetention());
-                org.junit.jupiter.api.Assertions.assertEquals(List.of(), log.eventCompaction());
+                Assertions.assertEquals(List.of(), log.eventRetention());
+                Assertions.assertEquals(List.of(), log.eventCompaction());
             }
         }
     }
 
     /** An admin client of {@code k}, logged in as its own user on loopback. */
     static Admin admin(EmbeddedKafka k) {
-        Map<String, Object> config = new java.util.HashMap<>(k.login().settings());
+        Map<String, Object> config = new HashMap<>(k.login().settings());
         config.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, k.bootstrapServers());
         return Admin.create(config);
     }

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -63,7 +64,7 @@ class EmbeddedKafkaTlsIT {
     }
 
     private static void keytool(String... args) throws IOException, InterruptedException {
-        List<String> cmd = new java.util.ArrayList<>(
+        List<String> cmd = new ArrayList<>(
                 List.of(Path.of(System.getProperty("java.home"), "bin", "keytool").toString()));
         cmd.addAll(List.of(args));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();

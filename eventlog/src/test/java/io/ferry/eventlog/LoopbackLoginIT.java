@@ -1,6 +1,7 @@
 package io.ferry.eventlog;
 
 import io.ferry.model.Event;
+import io.ferry.model.OwnerOnly;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterConfigOp;
@@ -12,6 +13,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -41,7 +43,7 @@ class LoopbackLoginIT {
             int port = HostPort.parse(k.bootstrapServers(), "test").port();
             Path file = runtimeDir().resolve("kafka-" + port + ".login");
             assertTrue(Files.isRegularFile(file), "the login is left in the user's runtime directory: " + file);
-            assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(
+            assertEquals("rw-------", PosixFilePermissions.toString(
                     Files.getPosixFilePermissions(file)));
             assertTrue(k.login().secured());
             before = k.login();
@@ -95,6 +97,6 @@ class LoopbackLoginIT {
 
     /** This user's runtime directory, where the broker leaves its login. */
     private static Path runtimeDir() throws IOException {
-        return io.ferry.model.OwnerOnly.privateRuntimeDir(System.getenv());
+        return OwnerOnly.privateRuntimeDir(System.getenv());
     }
 }

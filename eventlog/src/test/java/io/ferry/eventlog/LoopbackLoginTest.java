@@ -2,6 +2,8 @@ package io.ferry.eventlog;
 
 import org.junit.jupiter.api.Test;
 
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -24,7 +26,7 @@ class LoopbackLoginTest {
     @Test
     void aLoginIsFoundForItsPortOnLoopbackOnlyAndOnlyWhileItIsTheOwnersAlone() throws Exception {
         // A port this test holds, so that no broker of another test JVM has its login file under it.
-        try (java.net.ServerSocket held = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+        try (ServerSocket held = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             publishedAndFound(held.getLocalPort());
         }
     }

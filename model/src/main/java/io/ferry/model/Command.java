@@ -1,5 +1,8 @@
 package io.ferry.model;
 
+import java.util.Map;
+import java.util.Objects;
+
 /** An instruction on the commands topic, keyed by the node (or "coordinator") that carries it out. */
 public sealed interface Command {
     String job();
@@ -48,14 +51,14 @@ public sealed interface Command {
      *                 earlier one's (0: none)
      */
     record Launch(String job, String node, long generation, String ranks, int nranks, String store, LaunchSpec launch,
-                  String cause, boolean adopt, java.util.Map<Integer, String> peers, String lead, long launchId)
+                  String cause, boolean adopt, Map<Integer, String> peers, String lead, long launchId)
             implements Command {
         public Launch {
             Names.requireJob(job);
             Placement.requireNode(node);
             RankSet.parse(ranks);
-            java.util.Objects.requireNonNull(launch, "launch");
-            java.util.Objects.requireNonNull(store, "store");
+            Objects.requireNonNull(launch, "launch");
+            Objects.requireNonNull(store, "store");
             peers = PeerAddresses.checked(peers);
             lead = lead == null ? "" : lead;
             if (!lead.isEmpty() && PeerAddresses.parse(lead).size() != 1) {
@@ -67,7 +70,7 @@ public sealed interface Command {
         }
 
         public Launch(String job, String node, long generation, String ranks, int nranks, String store,
-                      LaunchSpec launch, String cause, boolean adopt, java.util.Map<Integer, String> peers) {
+                      LaunchSpec launch, String cause, boolean adopt, Map<Integer, String> peers) {
             this(job, node, generation, ranks, nranks, store, launch, cause, adopt, peers, "", 0);
         }
 
@@ -78,7 +81,7 @@ public sealed interface Command {
 
         public Launch(String job, String node, long generation, String ranks, int nranks, String store,
                       LaunchSpec launch, String cause, boolean adopt) {
-            this(job, node, generation, ranks, nranks, store, launch, cause, adopt, java.util.Map.of());
+            this(job, node, generation, ranks, nranks, store, launch, cause, adopt, Map.of());
         }
 
         public Launch(String job, String node, long generation, String ranks, int nranks, String store,
@@ -100,19 +103,19 @@ public sealed interface Command {
      * @param peers    as {@link Launch#peers()}
      */
     record PlanRestart(String job, String node, long generation, String ranks, String store,
-                       java.util.Map<String, String> settings, String request, java.util.Map<Integer, String> peers)
+                       Map<String, String> settings, String request, Map<Integer, String> peers)
             implements Command {
         public PlanRestart {
             Names.requireJob(job);
             Placement.requireNode(node);
             RankSet.parse(ranks);
-            settings = java.util.Map.copyOf(settings);
+            settings = Map.copyOf(settings);
             peers = PeerAddresses.checked(peers);
         }
 
         public PlanRestart(String job, String node, long generation, String ranks, String store,
-                           java.util.Map<String, String> settings, String request) {
-            this(job, node, generation, ranks, store, settings, request, java.util.Map.of());
+                           Map<String, String> settings, String request) {
+            this(job, node, generation, ranks, store, settings, request, Map.of());
         }
     }
 

@@ -1,5 +1,6 @@
 package io.ferry.model;
 
+import java.time.Duration;
 import java.util.function.Function;
 
 /**
@@ -37,8 +38,8 @@ public record ConfigKey<T>(String name, String doc, String defaultValue, Functio
         return new ConfigKey<>(name, doc, dflt, s -> inRange(Sizes.parse(s), min, max));
     }
 
-    public static ConfigKey<java.time.Duration> durationKey(String name, String doc, String dflt,
-                                                            java.time.Duration min, java.time.Duration max) {
+    public static ConfigKey<Duration> durationKey(String name, String doc, String dflt,
+                                                            Duration min, Duration max) {
         return new ConfigKey<>(name, doc, dflt, s -> inRange(Durations.parse(s), min, max));
     }
 

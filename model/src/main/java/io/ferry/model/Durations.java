@@ -1,6 +1,8 @@
 package io.ferry.model;
 
 import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -13,15 +15,15 @@ public final class Durations {
     /** A duration for people: {@code 90 s}, {@code 42 min}, {@code 5.5 h}, {@code 3.0 days}. */
     public static String human(double seconds) {
         if (seconds < 120) {
-            return String.format(java.util.Locale.ROOT, "%.0f s", seconds);
+            return String.format(Locale.ROOT, "%.0f s", seconds);
         }
         if (seconds < 7200) {
-            return String.format(java.util.Locale.ROOT, "%.0f min", seconds / 60);
+            return String.format(Locale.ROOT, "%.0f min", seconds / 60);
         }
         if (seconds < 172800) {
-            return String.format(java.util.Locale.ROOT, "%.1f h", seconds / 3600);
+            return String.format(Locale.ROOT, "%.1f h", seconds / 3600);
         }
-        return String.format(java.util.Locale.ROOT, "%.1f days", seconds / 86400);
+        return String.format(Locale.ROOT, "%.1f days", seconds / 86400);
     }
 
     public static Duration parse(String text) {
@@ -42,7 +44,7 @@ public final class Durations {
         }
         try {
             return Duration.parse(t);
-        } catch (java.time.format.DateTimeParseException e) {
+        } catch (DateTimeParseException e) {
             throw new IllegalArgumentException("invalid duration '" + text + "': use e.g. 500ms, 5s, 2m or 1h", e);
         }
     }

@@ -1,6 +1,7 @@
 package io.ferry.model;
 
 import java.util.List;
+import java.util.Objects;
 
 /** One entry of an image manifest: a regular file, a directory or a symbolic link. */
 public sealed interface Entry {
@@ -23,7 +24,7 @@ public sealed interface Entry {
 
         public RegularFile {
             Names.requireRelativePath(path);
-            java.util.Objects.requireNonNull(sha256, "sha256");
+            Objects.requireNonNull(sha256, "sha256");
             requireMode(mode);
             if (size < 0) {
                 throw new IllegalArgumentException("file " + path + ": negative size " + size);

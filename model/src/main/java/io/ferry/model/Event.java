@@ -1,5 +1,6 @@
 package io.ferry.model;
 
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -26,7 +27,7 @@ public sealed interface Event {
         /** A job whose ranks all run on {@code node} (the one-machine job). */
         public JobStarted(String job, int ranks, long intervalMillis, boolean autoRecover, String store, String node) {
             this(job, ranks, intervalMillis, autoRecover, store, node, Placement.single(ranks, node).toString(),
-                    LaunchSpec.of(java.util.List.of()));
+                    LaunchSpec.of(List.of()));
         }
 
         public Placement where() {

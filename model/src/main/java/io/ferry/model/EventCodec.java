@@ -1,6 +1,8 @@
 package io.ferry.model;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -17,9 +19,9 @@ import java.util.Map;
  */
 public final class EventCodec {
     public static final int VERSION = 1;
-    private static final ObjectMapper JSON = new ObjectMapper(com.fasterxml.jackson.core.JsonFactory.builder()
+    private static final ObjectMapper JSON = new ObjectMapper(JsonFactory.builder()
             // correctly rounded, as the JDK's parser, and several times faster: stalls and seconds are in every event
-            .enable(com.fasterxml.jackson.core.StreamReadFeature.USE_FAST_DOUBLE_PARSER).build())
+            .enable(StreamReadFeature.USE_FAST_DOUBLE_PARSER).build())
             .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, true)
             .configure(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES, true)
             .configure(DeserializationFeature.FAIL_ON_MISSING_CREATOR_PROPERTIES, true);

@@ -1,5 +1,7 @@
 package io.ferry.model;
 
+import com.fasterxml.jackson.core.io.NumberInput;
+
 import java.lang.reflect.Constructor;
 import java.nio.charset.StandardCharsets;
 import java.lang.reflect.InvocationTargetException;
@@ -227,7 +229,7 @@ final class FlatRecords {
                 return intDigits <= 18 ? (Object) Long.parseLong(text) : null; // longer: the general path
             }
             // Jackson's own fast parser, as the general path uses it: correctly rounded, the same double
-            return com.fasterxml.jackson.core.io.NumberInput.parseDouble(text, true);
+            return NumberInput.parseDouble(text, true);
         }
 
         private boolean digits() {

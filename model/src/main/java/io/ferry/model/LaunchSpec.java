@@ -1,7 +1,12 @@
 package io.ferry.model;
 
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * What every node of a job needs to start and checkpoint its ranks: the program, how ranks
@@ -36,7 +41,7 @@ public record LaunchSpec(List<String> program, String capture, long captureTimeo
 
     /** {@code settings} less the keys that hold credentials: those must not be written to the log. */
     public static Map<String, String> withoutSecrets(Map<String, String> settings) {
-        Map<String, String> out = new java.util.TreeMap<>();
+        Map<String, String> out = new TreeMap<>();
         settings.forEach((k, v) -> {
             // the event log's login and the agents' peer secret configure processes, not jobs
             if (!isSecret(k) && !k.startsWith("kafka.") && !k.startsWith("peer.")) {
@@ -48,7 +53,7 @@ public record LaunchSpec(List<String> program, String capture, long captureTimeo
 
     /** Whether a key or {@code FERRY_} variable name holds a credential, by its name. */
     public static boolean isSecret(String key) {
-        String k = key.toLowerCase(java.util.Locale.ROOT);
+        String k = key.toLowerCase(Locale.ROOT);
         return k.contains("secret") || k.contains("access-key") || k.contains("password") || k.contains("token")
                 || k.contains("jaas") || k.contains("passphrase")
                 // the key of encryption at rest (FERRY_ENCRYPTION_KEY); encryption.key-file is a path and travels
@@ -63,14 +68,14 @@ public record LaunchSpec(List<String> program, String capture, long captureTimeo
      * credential ({@link #isStoreCredential}).
      */
     public static void removeSecrets(Map<String, String> environment) {
-        removeSecrets(environment, java.util.Set.of());
+        removeSecrets(environment, Set.of());
     }
 
     /**
      * {@link #removeSecrets(Map)}, except the store credentials named in {@code passed} (a job's
      * {@code rank.pass-env}): Ferry's own {@code FERRY_*} secrets are never passed.
      */
-    public static void removeSecrets(Map<String, String> environment, java.util.Collection<String> passed) {
+    public static void removeSecrets(Map<String, String> environment, Collection<String> passed) {
         environment.keySet().removeIf(k -> k.startsWith("FERRY_KAFKA_")
                 || k.startsWith("FERRY_") && isSecret(k.replace('_', '-'))
                 || isStoreCredential(k) && !passed.contains(k));
@@ -88,7 +93,7 @@ public record LaunchSpec(List<String> program, String capture, long captureTimeo
         return variable.startsWith("AWS_") || variable.startsWith("AZURE_") || STORE_CREDENTIALS.contains(variable);
     }
 
-    private static final java.util.Set<String> STORE_CREDENTIALS = java.util.Set.of("GOOGLE_APPLICATION_CREDENTIALS",
+    private static final Set<String> STORE_CREDENTIALS = Set.of("GOOGLE_APPLICATION_CREDENTIALS",
             "KRB5CCNAME", "KRB5_KTNAME", "KRB5_CLIENT_KTNAME", "HADOOP_TOKEN_FILE_LOCATION", "HADOOP_TOKEN");
 
     /**
@@ -96,8 +101,8 @@ public record LaunchSpec(List<String> program, String capture, long captureTimeo
      * which {@link #isStoreCredential} withholds (any other variable reaches the ranks anyway, so a
      * name that is not one is a mistake, refused naming it).
      */
-    public static java.util.List<String> parsePassEnv(String text) {
-        java.util.List<String> out = new java.util.ArrayList<>();
+    public static List<String> parsePassEnv(String text) {
+        List<String> out = new ArrayList<>();
         for (String n : text.split(",")) {
             String name = n.trim();
             if (name.isEmpty()) {
@@ -111,6 +116,6 @@ public record LaunchSpec(List<String> program, String capture, long captureTimeo
             }
             out.add(name);
         }
-        return java.util.List.copyOf(out);
+        return List.copyOf(out);
     }
 }

@@ -1,12 +1,16 @@
 package io.ferry.model;
 
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
@@ -131,8 +135,8 @@ public final class ManifestCodec {
      * byte for byte what the pretty-printed tree gave: ranks in ascending order.
      */
     public static byte[] encode(SnapshotMarker s) {
-        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(256 + 84 * s.ranks());
-        try (com.fasterxml.jackson.core.JsonGenerator g = generator(out)) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(256 + 84 * s.ranks());
+        try (JsonGenerator g = generator(out)) {
             g.writeStartObject();
             g.writeStringField("format", MARKER_FORMAT);
             g.writeNumberField("version", VERSION);
@@ -146,16 +150,16 @@ public final class ManifestCodec {
             g.writeEndObject();
             g.writeStringField("committedAt", s.committedAt().toString());
             g.writeEndObject();
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new IllegalStateException("cannot encode JSON", e);
         }
         return out.toByteArray();
     }
 
     /** A pretty-printing streaming generator, as the tree encoder prints. */
-    static com.fasterxml.jackson.core.JsonGenerator generator(java.io.OutputStream out) throws IOException {
-        com.fasterxml.jackson.core.JsonGenerator g = JSON.getFactory().createGenerator(out);
-        g.setPrettyPrinter(new com.fasterxml.jackson.core.util.DefaultPrettyPrinter());
+    static JsonGenerator generator(OutputStream out) throws IOException {
+        JsonGenerator g = JSON.getFactory().createGenerator(out);
+        g.setPrettyPrinter(new DefaultPrettyPrinter());
         return g;
     }
 

@@ -1,12 +1,21 @@
 package io.ferry.model;
 
 import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.EnumSet;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Owner-only modes for what Ferry writes on a node: checkpoint images hold whole process
@@ -70,7 +79,7 @@ public final class OwnerOnly {
     }
 
     /** Directories this process made durable in their parents (bounded: forgotten, and fsynced again, past a limit). */
-    private static final Set<Path> DURABLE = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private static final Set<Path> DURABLE = ConcurrentHashMap.newKeySet();
     private static final int DURABLE_LIMIT = 65_536;
 
     private static void remember(Path dir) {
@@ -81,8 +90,8 @@ public final class OwnerOnly {
     }
 
     private static void fsync(Path dir) throws IOException {
-        try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(dir,
-                java.nio.file.StandardOpenOption.READ)) {
+        try (FileChannel ch = FileChannel.open(dir,
+                StandardOpenOption.READ)) {
             ch.force(true);
         }
     }
@@ -97,24 +106,24 @@ public final class OwnerOnly {
      * and a directory someone else made there first could hand this user's ranks to a socket of
      * theirs.
      */
-    public static Path privateRuntimeDir(java.util.Map<String, String> env) throws IOException {
+    public static Path privateRuntimeDir(Map<String, String> env) throws IOException {
         String xdg = env.get("XDG_RUNTIME_DIR");
         int uid = uid();
         Path dir = xdg != null && !xdg.isBlank() && Files.isDirectory(Path.of(xdg)) ? Path.of(xdg, "ferry")
                 : Path.of("/tmp", "ferry-" + uid);
         try {
-            Files.createDirectory(dir, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(DIR));
+            Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(DIR));
         } catch (FileAlreadyExistsException exists) {
             // checked below, whoever made it
         }
-        java.nio.file.attribute.PosixFileAttributes a = Files.readAttributes(dir,
-                java.nio.file.attribute.PosixFileAttributes.class, java.nio.file.LinkOption.NOFOLLOW_LINKS);
-        int owner = (Integer) Files.getAttribute(dir, "unix:uid", java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        PosixFileAttributes a = Files.readAttributes(dir,
+                PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        int owner = (Integer) Files.getAttribute(dir, "unix:uid", LinkOption.NOFOLLOW_LINKS);
         if (!a.isDirectory() || owner != uid
                 || a.permissions().stream().anyMatch(p -> !p.name().startsWith("OWNER_"))) {
             throw new IOException(dir + " is not this user's own directory (" + (a.isSymbolicLink() ? "a link"
                     : a.isDirectory() ? "owner uid " + owner + ", mode "
-                    + java.nio.file.attribute.PosixFilePermissions.toString(a.permissions()) : "not a directory")
+                    + PosixFilePermissions.toString(a.permissions()) : "not a directory")
                     + "; uid " + uid
                     + " and rwx------ expected): someone else may have made it first; remove it, or set "
                     + "XDG_RUNTIME_DIR to a directory of your own");
@@ -138,9 +147,9 @@ public final class OwnerOnly {
     public static Path writePrivate(Path file, String text) throws IOException {
         Path tmp = Files.createTempFile(file.getParent(), "." + file.getFileName(), ".tmp"); // a temp file is 0600
         try {
-            Files.writeString(restrict(tmp), text, java.nio.charset.StandardCharsets.US_ASCII);
-            Files.move(tmp, file, java.nio.file.StandardCopyOption.REPLACE_EXISTING,
-                    java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            Files.writeString(restrict(tmp), text, StandardCharsets.US_ASCII);
+            Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING,
+                    StandardCopyOption.ATOMIC_MOVE);
         } finally {
             Files.deleteIfExists(tmp);
         }
@@ -165,7 +174,7 @@ public final class OwnerOnly {
         Set<PosixFilePermission> mode = Files.getPosixFilePermissions(file);
         if (mode.stream().anyMatch(p -> p.name().startsWith("GROUP_") || p.name().startsWith("OTHERS_"))) {
             throw new IllegalArgumentException(what + " " + file + " is open to others ("
-                    + java.nio.file.attribute.PosixFilePermissions.toString(mode) + "): chmod 600 " + file);
+                    + PosixFilePermissions.toString(mode) + "): chmod 600 " + file);
         }
         return file;
     }

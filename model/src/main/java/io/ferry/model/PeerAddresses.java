@@ -1,6 +1,7 @@
 package io.ferry.model;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -89,6 +90,6 @@ public final class PeerAddresses {
             parse(text);
             out.put(rank, text);
         });
-        return java.util.Collections.unmodifiableMap(out);
+        return Collections.unmodifiableMap(out);
     }
 }

@@ -1,12 +1,14 @@
 package io.ferry.model;
 
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
+import java.util.stream.IntStream;
 
 /**
  * Which node runs which rank of a job. Written as text in {@link Event.JobStarted}:
@@ -81,13 +83,13 @@ public final class Placement {
             throw new IllegalStateException("ranks join only a placement made by a launcher, not " + kind);
         }
         requireNode(node);
-        Map<String, java.util.BitSet> sets = new LinkedHashMap<>();
+        Map<String, BitSet> sets = new LinkedHashMap<>();
         for (String n : nodes) {
-            java.util.BitSet b = new java.util.BitSet();
+            BitSet b = new BitSet();
             map.get(n).stream().filter(r -> !joined.contains(r)).forEach(b::set);
             sets.put(n, b);
         }
-        java.util.BitSet here = sets.computeIfAbsent(node, n -> new java.util.BitSet());
+        BitSet here = sets.computeIfAbsent(node, n -> new BitSet());
         joined.stream().forEach(r -> {
             if (r >= ranks) {
                 throw new IllegalArgumentException("rank " + r + " joined, but the job has " + ranks + " ranks");
@@ -120,7 +122,7 @@ public final class Placement {
         }
         Map<String, RankSet> sets = new LinkedHashMap<>();
         int covered = 0;
-        java.util.BitSet seen = new java.util.BitSet();
+        BitSet seen = new BitSet();
         for (var e : perNode.entrySet()) {
             RankSet s = RankSet.parse(e.getValue().toString());
             s.stream().forEach(r -> {
@@ -216,7 +218,7 @@ public final class Placement {
         }
         return switch (kind) {
             case "block" -> RankSet.range(blockStart(i), blockStart(i + 1));
-            case "cyclic" -> RankSet.of(java.util.stream.IntStream.iterate(i, r -> r < ranks, r -> r + nodes.size()));
+            case "cyclic" -> RankSet.of(IntStream.iterate(i, r -> r < ranks, r -> r + nodes.size()));
             default -> map.get(node);
         };
     }

@@ -1,5 +1,7 @@
 package io.ferry.model;
 
+import java.util.Locale;
+
 /**
  * Parsing of transfer rates: a {@link Sizes size} per second, {@code 4GB/s} (decimal),
  * {@code 500MiB/s} (binary), {@code 1.5 TB/s}; the {@code /s} is required so a rate is never
@@ -11,7 +13,7 @@ public final class Rates {
     /** Bytes per second. */
     public static double parse(String text) {
         String t = text == null ? "" : text.trim();
-        if (!t.toLowerCase(java.util.Locale.ROOT).endsWith("/s")) {
+        if (!t.toLowerCase(Locale.ROOT).endsWith("/s")) {
             throw new IllegalArgumentException("invalid rate '" + text + "': use e.g. 4GB/s, 500MB/s or 2GiB/s");
         }
         long perSecond;

@@ -3,6 +3,9 @@ package io.ferry.model;
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
 
+import java.util.List;
+import java.util.function.Function;
+
 /**
  * Coverage-guided fuzzing (Jazzer) of every decoder of bytes another process or node wrote: log
  * records, manifests, commit markers and their shards, and the text values of command lines and
@@ -60,8 +63,8 @@ class CoverageGuidedFuzzTest {
     @FuzzTest(maxDuration = DURATION)
     void textValues(FuzzedDataProvider in) {
         String s = in.consumeRemainingAsString();
-        for (java.util.function.Function<String, Object> parser
-                : java.util.List.<java.util.function.Function<String, Object>>of(
+        for (Function<String, Object> parser
+                : List.<Function<String, Object>>of(
                 Sizes::parse, Durations::parse, RankSet::parse, PeerAddresses::parse, t -> Placement.parse(t, 8),
                 Names::requireJob)) {
             try {

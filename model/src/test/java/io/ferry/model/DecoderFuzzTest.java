@@ -6,9 +6,11 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.function.Function;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -107,7 +109,7 @@ class DecoderFuzzTest {
     void mutatedTextValuesParseOrAreRefusedWithAnIllegalArgumentException() {
         long seed = 20261124L;
         Random rnd = new Random(seed);
-        Map<String, java.util.function.Function<String, Object>> parsers = new java.util.LinkedHashMap<>();
+        Map<String, Function<String, Object>> parsers = new LinkedHashMap<>();
         parsers.put("4MiB", Sizes::parse);
         parsers.put("1.5GiB", Sizes::parse);
         parsers.put("9EB", Sizes::parse);
@@ -118,7 +120,7 @@ class DecoderFuzzTest {
         parsers.put("map:0-3:n1,4-7:n3", t -> Placement.parse(t, 8));
         parsers.put("n1=10.0.0.1:5000,n2=[fd00::2]:7", PeerAddresses::parse);
         int refused = 0;
-        for (Map.Entry<String, java.util.function.Function<String, Object>> p : parsers.entrySet()) {
+        for (Map.Entry<String, Function<String, Object>> p : parsers.entrySet()) {
             byte[] valid = p.getKey().getBytes(StandardCharsets.UTF_8);
             for (int i = 0; i < MUTANTS_PER_SAMPLE; i++) {
                 String mutant = new String(mutate(valid, rnd), StandardCharsets.UTF_8);

@@ -1,8 +1,10 @@
 package io.ferry.model;
 
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
@@ -15,11 +17,11 @@ class EventCodecTest {
     @Test
     void aRecordOverTheLimitIsRefusedBeforeItIsParsed() {
         byte[] huge = new byte[EventCodec.MAX_BYTES + 1];
-        java.util.Arrays.fill(huge, (byte) ' ');
-        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        Arrays.fill(huge, (byte) ' ');
+        IllegalArgumentException e = Assertions.assertThrows(IllegalArgumentException.class,
                 () -> EventCodec.decode(huge));
         assertTrue(e.getMessage().contains("over the limit of " + EventCodec.MAX_BYTES), e.getMessage());
-        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        Assertions.assertThrows(IllegalArgumentException.class,
                 () -> EventCodec.decodeCommand(huge));
     }
 

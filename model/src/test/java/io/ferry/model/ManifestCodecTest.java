@@ -1,9 +1,13 @@
 package io.ferry.model;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -46,7 +50,7 @@ class ManifestCodecTest {
         assertEquals(m, ManifestCodec.decodeManifest(ManifestCodec.encode(m), "test"));
         assertTrue(m.inPacks());
         assertEquals(List.of(0L, 70_000L, 75_000L, 145_000L),
-                java.util.Arrays.stream(((Entry.RegularFile) m.entries().get(1)).offsets(m.chunkSize()))
+                Arrays.stream(((Entry.RegularFile) m.entries().get(1)).offsets(m.chunkSize()))
                 .boxed().toList());
     }
 
@@ -81,16 +85,16 @@ class ManifestCodecTest {
 
     @Test
     void markerIsStreamedByteForByteAsThePrettyPrintedTreeWas() throws Exception {
-        Map<Integer, String> digests = new java.util.HashMap<>();
+        Map<Integer, String> digests = new HashMap<>();
         for (int r = 0; r < 12; r++) { // 10 and 11 sort after 9 numerically, not as text
             digests.put(r, Integer.toHexString(r).repeat(64).substring(0, 64));
         }
         SnapshotMarker s = new SnapshotMarker("job", 3, 12, digests, Instant.parse("2026-11-22T10:00:00Z"));
-        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
-        com.fasterxml.jackson.databind.node.ObjectNode root = json.createObjectNode();
+        ObjectMapper json = new ObjectMapper();
+        ObjectNode root = json.createObjectNode();
         root.put("format", ManifestCodec.MARKER_FORMAT).put("version", ManifestCodec.VERSION);
         root.put("job", "job").put("generation", 3L).put("ranks", 12);
-        com.fasterxml.jackson.databind.node.ObjectNode m = root.putObject("manifestSha256");
+        ObjectNode m = root.putObject("manifestSha256");
         for (int r = 0; r < 12; r++) {
             m.put(Integer.toString(r), digests.get(r));
         }

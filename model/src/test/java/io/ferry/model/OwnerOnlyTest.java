@@ -1,5 +1,6 @@
 package io.ferry.model;
 
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -54,7 +55,7 @@ class OwnerOnlyTest {
     @Test
     void aDirectoryOfAnotherUserIsRefused() throws Exception {
         int uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
-        org.junit.jupiter.api.Assumptions.assumeTrue(uid == 0, "only root can give a directory to another user");
+        Assumptions.assumeTrue(uid == 0, "only root can give a directory to another user");
         Path dir = Files.createDirectory(tmp.resolve("ferry"), PosixFilePermissions.asFileAttribute(OwnerOnly.DIR));
         Process chown = new ProcessBuilder("chown", "65534", dir.toString()).inheritIO().start();
         assertEquals(0, chown.waitFor());

@@ -2,6 +2,7 @@ package io.ferry.model;
 
 import org.junit.jupiter.api.Test;
 
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 
@@ -24,12 +25,12 @@ class PartnerRingTest {
         Map<String, String> pairs = PartnerRing.pairs(List.of("a1", "a2", "a3", "b1", "b2", "b3"), racks);
         assertEquals(6, pairs.size());
         assertEquals(List.of(), PartnerRing.sameDomain(pairs, racks), pairs.toString());
-        assertEquals(6, new java.util.HashSet<>(pairs.values()).size(), "every node keeps exactly one partner copy");
+        assertEquals(6, new HashSet<>(pairs.values()).size(), "every node keeps exactly one partner copy");
 
         // Three of four nodes in one rack: some pair must stay inside it, and is named.
         Map<String, String> lopsided = PartnerRing.parseDomains("a1=r1,a2=r1,a3=r1,b1=r2");
         Map<String, String> p2 = PartnerRing.pairs(List.of("a1", "a2", "a3", "b1"), lopsided);
-        assertEquals(4, new java.util.HashSet<>(p2.values()).size());
+        assertEquals(4, new HashSet<>(p2.values()).size());
         assertTrue(!PartnerRing.sameDomain(p2, lopsided).isEmpty());
         p2.forEach((n, p) -> assertTrue(!n.equals(p), n + " is its own partner"));
     }

@@ -11,9 +11,13 @@ import io.ferry.staging.crypt.BlobSealer;
 import io.ferry.staging.crypt.EncryptionKeyException;
 import io.ferry.staging.crypt.Keys;
 
+import java.nio.ByteBuffer;
 import java.security.MessageDigest;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+
+import javax.crypto.Mac;
 
 /**
  * How a repository names blobs and writes their records: in the clear (the SHA-256 of the raw
@@ -33,7 +37,7 @@ public final class Blobs {
 
     private Blobs(BlobSealer sealer) {
         this.sealer = sealer;
-        Map<String, BlobSealer> o = new java.util.HashMap<>();
+        Map<String, BlobSealer> o = new HashMap<>();
         if (sealer != null) {
             o.put(sealer.keys().id(), sealer);
             sealer.keys().previous().forEach(k -> o.put(k.id(), new BlobSealer(k)));
@@ -63,7 +67,7 @@ public final class Blobs {
 
     /** A blob's name computed as its bytes come, in order: a copy is checked as it is read. Not thread-safe. */
     public interface Namer {
-        void update(java.nio.ByteBuffer bytes);
+        void update(ByteBuffer bytes);
 
         /** The name of the bytes fed so far. */
         ChunkId name();
@@ -85,9 +89,9 @@ public final class Blobs {
                 throw new IllegalArgumentException(EncryptionKeyException.of("an image", keyId,
                         keys().orElse(null)).getMessage());
             }
-            javax.crypto.Mac mac = s.newMac();
+            Mac mac = s.newMac();
             return new Namer() {
-                public void update(java.nio.ByteBuffer bytes) {
+                public void update(ByteBuffer bytes) {
                     mac.update(bytes);
                 }
 
@@ -98,7 +102,7 @@ public final class Blobs {
         }
         MessageDigest sha = Digests.newSha256();
         return new Namer() {
-            public void update(java.nio.ByteBuffer bytes) {
+            public void update(ByteBuffer bytes) {
                 sha.update(bytes);
             }
 

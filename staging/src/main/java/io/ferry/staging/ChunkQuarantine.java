@@ -5,6 +5,7 @@ import io.ferry.compression.ChunkHeader;
 import io.ferry.compression.CorruptChunkException;
 import io.ferry.model.ChunkId;
 import io.ferry.model.Manifest;
+import io.ferry.staging.packs.PackKeys;
 import io.ferry.stores.ObjectNotFoundException;
 import io.ferry.stores.StoreException;
 
@@ -43,7 +44,7 @@ public final class ChunkQuarantine {
             if (p.kind() != VerifyReport.Kind.CORRUPT_CHUNK) {
                 continue;
             }
-            if (io.ferry.staging.packs.PackKeys.nameOf(p.key()).isPresent()) {
+            if (PackKeys.nameOf(p.key()).isPresent()) {
                 continue; // a pack: PackQuarantine's
             }
             Optional<ChunkId> id = Repository.chunkIdOf(p.key());

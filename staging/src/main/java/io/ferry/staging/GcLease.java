@@ -9,11 +9,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;
@@ -61,7 +65,7 @@ public final class GcLease implements AutoCloseable {
         public static Holder current() {
             String host;
             try {
-                host = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/kernel/hostname")).trim();
+                host = Files.readString(Path.of("/proc/sys/kernel/hostname")).trim();
             } catch (IOException | RuntimeException e) {
                 host = System.getenv().getOrDefault("HOSTNAME", "unknown-host");
             }
@@ -126,7 +130,7 @@ public final class GcLease implements AutoCloseable {
             throw new IllegalArgumentException("a gc lease must last a positive time, got " + length);
         }
         String key = PREFIX + safe(holder.host()) + "-" + holder.pid() + "-"
-                + HexFormat.of().formatHex(java.nio.ByteBuffer.allocate(8)
+                + HexFormat.of().formatHex(ByteBuffer.allocate(8)
                         .putLong(ThreadLocalRandom.current().nextLong()).array());
         List<Entry> others = List.of();
         TransientStoreException trouble = null;
@@ -136,7 +140,7 @@ public final class GcLease implements AutoCloseable {
                 refuseIfHeld(store, others);
                 if (others.isEmpty()) {
                     // as stored
-                    Instant until = clock.instant().plus(length).truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+                    Instant until = clock.instant().plus(length).truncatedTo(ChronoUnit.MILLIS);
                     store.put(key, encode(holder, until, false));
                     others = others(store, key, clock);
                     if (others.isEmpty()) {
@@ -163,7 +167,7 @@ public final class GcLease implements AutoCloseable {
                 Thread.sleep(ThreadLocalRandom.current().nextLong(20, 20 + 40L * attempt));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new java.io.InterruptedIOException("interrupted while taking the gc lease of " + store.uri());
+                throw new InterruptedIOException("interrupted while taking the gc lease of " + store.uri());
             }
         }
         if (others.isEmpty()) {
@@ -231,7 +235,7 @@ public final class GcLease implements AutoCloseable {
             }
         }
         check();
-        Instant until = now.plus(length).truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
+        Instant until = now.plus(length).truncatedTo(ChronoUnit.MILLIS);
         store.put(key, encode(holder, until, true));
         expires = until;
     }

@@ -2,18 +2,23 @@ package io.ferry.staging;
 
 import io.ferry.model.ImageRef;
 import io.ferry.model.Names;
+import io.ferry.model.OwnerOnly;
 import io.ferry.staging.internal.FileTrees;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.FileStore;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.stream.Stream;
 
@@ -73,23 +78,23 @@ public final class LocalCache {
      * the image is not marked staged, was marked without one, or the record is not whole (a
      * restart then verifies by SHA-256, as it does for partner copies).
      */
-    public java.util.Optional<StagedCheck> stagedCheck(ImageRef ref) throws IOException {
+    public Optional<StagedCheck> stagedCheck(ImageRef ref) throws IOException {
         Path marker = generationDir(ref.job(), ref.generation()).resolve(".staged-" + ref.rank());
         byte[] bytes;
         try {
             if (Files.size(marker) > 1 << 20) { // not what markStaged writes: not whole
-                return java.util.Optional.empty();
+                return Optional.empty();
             }
             bytes = Files.readAllBytes(marker);
-        } catch (java.nio.file.NoSuchFileException e) {
-            return java.util.Optional.empty();
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
         }
         return StagedMarker.decode(bytes);
     }
 
     private void writeStaged(ImageRef ref, ByteBuffer content) throws IOException {
         Path marker = generationDir(ref.job(), ref.generation()).resolve(".staged-" + ref.rank());
-        io.ferry.model.OwnerOnly.createDirectories(marker.getParent());
+        OwnerOnly.createDirectories(marker.getParent());
         try (FileChannel ch = FileChannel.open(marker, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 StandardOpenOption.TRUNCATE_EXISTING)) {
             while (content.hasRemaining()) {
@@ -129,7 +134,7 @@ public final class LocalCache {
     /** A fresh directory, inside generation {@code ref}'s directory, to receive a partner copy into. */
     public Path incomingDir(ImageRef ref) throws IOException {
         Path gen = generationDir(ref.job(), ref.generation());
-        io.ferry.model.OwnerOnly.createDirectories(gen);
+        OwnerOnly.createDirectories(gen);
         return Files.createTempDirectory(gen, ".incoming-" + ref.rank() + "-");
     }
 
@@ -160,8 +165,8 @@ public final class LocalCache {
      */
     public Usage usage(String job) throws IOException {
         Names.requireJob(job);
-        io.ferry.model.OwnerOnly.createDirectories(root);
-        java.nio.file.FileStore fs = Files.getFileStore(root);
+        OwnerOnly.createDirectories(root);
+        FileStore fs = Files.getFileStore(root);
         List<Long> gens = generations(job);
         long bytes = 0;
         for (long g : gens) {
@@ -173,7 +178,7 @@ public final class LocalCache {
                         return 0; // deleted while walking (retention)
                     }
                 }).sum();
-            } catch (java.io.UncheckedIOException | java.nio.file.NoSuchFileException e) {
+            } catch (UncheckedIOException | NoSuchFileException e) {
                 // the generation went away while counting: it no longer takes space
             }
         }
@@ -288,7 +293,7 @@ public final class LocalCache {
                     return 0; // deleted while walking
                 }
             }).max().orElse(0);
-        } catch (java.io.UncheckedIOException e) {
+        } catch (UncheckedIOException e) {
             throw e.getCause();
         }
     }
@@ -346,7 +351,7 @@ public final class LocalCache {
                     return 0; // deleted while walking
                 }
             }).sum();
-        } catch (java.io.UncheckedIOException e) {
+        } catch (UncheckedIOException e) {
             throw e.getCause();
         }
     }

@@ -1,5 +1,6 @@
 package io.ferry.staging;
 
+import io.ferry.staging.crypt.Keys;
 import io.ferry.stores.CountingStore;
 import io.ferry.stores.Store;
 import io.ferry.stores.StoreStats;
@@ -41,9 +42,9 @@ public record OpenedStore(Store store, StagingPipeline pipeline) implements Clos
         Map<String, String> encryption = new LinkedHashMap<>();
         Map<String, String> storeOpts = new LinkedHashMap<>();
         settings.forEach((k, v) -> (StagingConfig.TABLE.knows(k) ? staging : StoreSettings.TABLE.knows(k) ? resilience
-                : io.ferry.staging.crypt.Keys.TABLE.knows(k) ? encryption : storeOpts).put(k, v));
+                : Keys.TABLE.knows(k) ? encryption : storeOpts).put(k, v));
         StagingConfig config = StagingConfig.from(staging);
-        var keys = io.ferry.staging.crypt.Keys.resolveWithPrevious(encryption, env);
+        var keys = Keys.resolveWithPrevious(encryption, env);
         URI uri = Stores.parse(storeText);
         Store s = new CountingStore(Stores.open(uri, storeOpts, StoreSettings.resilience(resilience)));
         try {

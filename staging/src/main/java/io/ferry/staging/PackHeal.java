@@ -3,6 +3,7 @@ package io.ferry.staging;
 import io.ferry.compression.CorruptChunkException;
 import io.ferry.model.BlobPlace;
 import io.ferry.model.ChunkId;
+import io.ferry.staging.crypt.EncryptionKeyException;
 import io.ferry.staging.packs.PackFormat;
 import io.ferry.staging.packs.PackKeys;
 import io.ferry.staging.packs.PackMoves;
@@ -128,7 +129,7 @@ public final class PackHeal {
                 try {
                     blobs.decode(record, 0, r.length(), r.id(), raw, "copy of blob " + r.id() + " in " + key);
                     out.put(r.id(), new PackMoves.Moved(name.get(), r.offset(), r.length()));
-                } catch (CorruptChunkException | io.ferry.staging.crypt.EncryptionKeyException notProvenSound) {
+                } catch (CorruptChunkException | EncryptionKeyException notProvenSound) {
                     // damaged, or sealed with a key this configuration lacks: not a proven copy; look further
                 }
             }

@@ -1,11 +1,15 @@
 package io.ferry.staging;
 
+import io.ferry.model.Names;
 import io.ferry.staging.packs.PackKeys;
 import io.ferry.stores.Store;
 
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
 
 /**
  * The names of the packs on a store, for gc: each 64-hex name kept as its 32 bytes (four
@@ -28,7 +32,7 @@ final class PackNames {
         int n = 0;
         for (int folder = 0; folder < 256; folder++) {
             for (String key : store.list(PackKeys.PACKS + folder(folder))) {
-                java.util.Optional<String> name = PackKeys.nameOf(key);
+                Optional<String> name = PackKeys.nameOf(key);
                 if (name.isEmpty()) {
                     continue;
                 }
@@ -48,7 +52,7 @@ final class PackNames {
 
     /** Whether a pack of this name is on the store (a name that is not 64 hex digits is not). */
     boolean contains(String name) {
-        if (!io.ferry.model.Names.isSha256Hex(name)) {
+        if (!Names.isSha256Hex(name)) {
             return false;
         }
         long[] key = new long[4];
@@ -70,8 +74,8 @@ final class PackNames {
     }
 
     /** The names whose first byte is in {@code [from, to)} (a pass's range of pack folders). */
-    java.util.List<String> inFolders(int from, int to) {
-        java.util.List<String> out = new java.util.ArrayList<>();
+    List<String> inFolders(int from, int to) {
+        List<String> out = new ArrayList<>();
         for (int i = firstInFolder(from); i < size && (int) (words[4 * i] >>> 56) < to; i++) {
             out.add(name(i));
         }

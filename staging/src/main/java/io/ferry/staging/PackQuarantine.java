@@ -1,6 +1,8 @@
 package io.ferry.staging;
 
 import io.ferry.compression.CorruptChunkException;
+import io.ferry.model.Names;
+import io.ferry.staging.crypt.EncryptionKeyException;
 import io.ferry.staging.packs.PackFormat;
 import io.ferry.staging.packs.PackKeys;
 import io.ferry.staging.packs.PackMoves;
@@ -8,6 +10,7 @@ import io.ferry.staging.packs.PackWriter;
 import io.ferry.stores.ObjectNotFoundException;
 import io.ferry.stores.StoreException;
 
+import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -38,7 +41,7 @@ public final class PackQuarantine {
         String name = key.substring(key.lastIndexOf('/') + 1);
         int dash = name.indexOf('-');
         String pack = dash < 0 ? name : name.substring(0, dash);
-        return key.startsWith(QUARANTINE) && io.ferry.model.Names.isSha256Hex(pack) ? pack : null;
+        return key.startsWith(QUARANTINE) && Names.isSha256Hex(pack) ? pack : null;
     }
 
     /** Quarantines every pack {@code report} found with a damaged record that is still damaged now. */
@@ -81,7 +84,7 @@ public final class PackQuarantine {
                 sound.add(r);
             } catch (CorruptChunkException e) {
                 damaged.add(e.getMessage());
-            } catch (io.ferry.staging.crypt.EncryptionKeyException e) {
+            } catch (EncryptionKeyException e) {
                 // a record this configuration cannot open is not known to be damaged: leave the whole pack alone
                 return new ChunkQuarantine.Outcome(key, false, "left alone: " + e.getMessage());
             }
@@ -101,7 +104,7 @@ public final class PackQuarantine {
             repo.store().put(PackMoves.key(pack), ByteBuffer.wrap(new PackMoves(pack, moves).encode()));
             repo.store().put(aside, ByteBuffer.wrap(bytes)); // then the pack goes: its moves resolve the sound records
             repo.store().delete(key);
-        } catch (StoreException | java.io.InterruptedIOException e) {
+        } catch (StoreException | InterruptedIOException e) {
             return new ChunkQuarantine.Outcome(key, false, "could not be moved (" + e.getMessage() + ")");
         }
         return new ChunkQuarantine.Outcome(key, true, damaged.size() + " damaged record(s) (" + damaged.get(0) + "); "

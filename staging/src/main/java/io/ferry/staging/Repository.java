@@ -15,14 +15,21 @@ import io.ferry.stores.Store;
 import io.ferry.stores.StoreException;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.function.IntFunction;
 
 /**
  * Ferry's layout over a {@link Store} (DESIGN.md, "Store layout"):
@@ -139,7 +146,7 @@ public final class Repository {
      * with a million reads.
      */
     public SnapshotMarker commitSnapshot(String job, long generation, int ranks,
-                                         java.util.function.IntFunction<String> known) throws IOException {
+                                         IntFunction<String> known) throws IOException {
         Map<Integer, String> digests = new HashMap<>();
         for (int r = 0; r < ranks; r++) {
             String d = known.apply(r);
@@ -166,16 +173,16 @@ public final class Repository {
     private ShardedMarker.Head putShards(SnapshotMarker m) throws IOException {
         int shards = (m.ranks() + markerShardRanks - 1) / markerShardRanks;
         String[] sha = new String[shards];
-        java.util.concurrent.ExecutorService puts = java.util.concurrent.Executors.newFixedThreadPool(
+        ExecutorService puts = Executors.newFixedThreadPool(
                 Math.min(SHARD_PUTS, shards), DaemonThreads.named("ferry-marker-shards"));
         try {
-            List<java.util.concurrent.Future<?>> done = new java.util.ArrayList<>();
+            List<Future<?>> done = new ArrayList<>();
             for (int i = 0; i < shards; i++) {
                 int shard = i;
                 done.add(puts.submit(() -> {
                     int first = shard * markerShardRanks;
                     int n = Math.min(markerShardRanks, m.ranks() - first);
-                    List<String> d = new java.util.ArrayList<>(n);
+                    List<String> d = new ArrayList<>(n);
                     for (int r = first; r < first + n; r++) {
                         d.add(m.manifestSha256().get(r));
                     }
@@ -185,13 +192,13 @@ public final class Repository {
                     return null;
                 }));
             }
-            for (java.util.concurrent.Future<?> f : done) {
+            for (Future<?> f : done) {
                 f.get();
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("commit of " + m.job() + "/" + m.generation() + " interrupted");
-        } catch (java.util.concurrent.ExecutionException e) {
+            throw new InterruptedIOException("commit of " + m.job() + "/" + m.generation() + " interrupted");
+        } catch (ExecutionException e) {
             if (e.getCause() instanceof IOException io) {
                 throw io;
             }
@@ -261,14 +268,14 @@ public final class Repository {
                 committed.computeIfAbsent(p[0], k -> new TreeSet<>()).add(gen);
                 ranks.computeIfAbsent(p[0], k -> new TreeMap<>()).computeIfAbsent(gen, k -> new TreeSet<>());
             } else if (p[2].matches("SNAPSHOT\\.\\d{1,9}")) {
-                shards.computeIfAbsent(p[0] + "/" + gen, k -> new java.util.ArrayList<>()).add(key);
+                shards.computeIfAbsent(p[0] + "/" + gen, k -> new ArrayList<>()).add(key);
                 ranks.computeIfAbsent(p[0], k -> new TreeMap<>()).computeIfAbsent(gen, k -> new TreeSet<>());
             } else if (p[2].matches("\\d{1,9}\\.manifest")) {
                 int rank = Integer.parseInt(p[2].substring(0, p[2].indexOf('.')));
                 ranks.computeIfAbsent(p[0], k -> new TreeMap<>()).computeIfAbsent(gen, k -> new TreeSet<>()).add(rank);
             }
         }
-        List<GenerationListing> out = new java.util.ArrayList<>();
+        List<GenerationListing> out = new ArrayList<>();
         ranks.forEach((job, gens) -> gens.forEach((gen, rs) -> out.add(new GenerationListing(job, gen,
                 List.copyOf(rs), committed.getOrDefault(job, new TreeSet<>()).contains(gen),
                 List.copyOf(shards.getOrDefault(job + "/" + gen, List.of()))))));

@@ -1,9 +1,11 @@
 package io.ferry.staging;
 
+import io.ferry.staging.crypt.Keys;
 import io.ferry.stores.Store;
 
 import java.nio.file.Path;
 import java.time.Clock;
+import java.util.Optional;
 
 /** Entry point of the staging module. */
 public final class Staging {
@@ -19,7 +21,7 @@ public final class Staging {
      * when present; pulls and scrubs then open what those keys sealed.
      */
     public static StagingPipeline pipeline(Store store, StagingConfig config, Clock clock,
-                                           java.util.Optional<io.ferry.staging.crypt.Keys> keys) {
+                                           Optional<Keys> keys) {
         if (keys.isPresent() && !config.packs()) {
             throw new IllegalArgumentException("encryption at rest needs staging.layout=packs; the chunk layout"
                     + " names each chunk object by the SHA-256 of its bytes and stores it in the clear");

@@ -2,10 +2,15 @@ package io.ferry.staging;
 
 import io.ferry.model.ConfigKey;
 import io.ferry.model.ConfigTable;
+import io.ferry.model.LaunchSpec;
 import io.ferry.model.Manifest;
+import io.ferry.model.PartnerRing;
 
+import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Staging settings, parsed once from the declared table {@link #TABLE}.
@@ -37,7 +42,7 @@ import java.util.Map;
 public record StagingConfig(int chunkSize, int zstdLevel, int workers, double minRatio, long maxBytesInFlight,
                             int keepGenerations, boolean fileSha256, boolean packs, int packSize, int blobSize,
                             int dedupGenerations, long dedupCache, int packsInFlight, boolean planes, boolean lz4,
-                            List<String> passEnv, java.time.Duration partnerTimeout) {
+                            List<String> passEnv, Duration partnerTimeout) {
     public static final ConfigKey<Long> CHUNK_SIZE = ConfigKey.sizeKey("staging.chunk-size",
             "Chunk size: a multiple of 4 KiB between 4 KiB and 64 MiB.", "4MiB", Manifest.MIN_CHUNK_SIZE,
             Manifest.MAX_CHUNK_SIZE);
@@ -116,16 +121,16 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
             "Copy each node's images into one other node's cache right after capture (SCR's PARTNER level), so"
                     + " losing a node does not force a restart from the remote store; set by ferry run --partner.",
             "false", StagingConfig::parseBoolean);
-    public static final ConfigKey<java.util.Map<String, String>> PARTNER_DOMAINS = new ConfigKey<>(
+    public static final ConfigKey<Map<String, String>> PARTNER_DOMAINS = new ConfigKey<>(
             "cache.partner-domains", "NODE=DOMAIN,... : partners are chosen in other failure domains where possible;"
-                    + " set by ferry run --failure-domains FILE.", "", io.ferry.model.PartnerRing::parseDomains);
+                    + " set by ferry run --failure-domains FILE.", "", PartnerRing::parseDomains);
 
     /** Read by the agent, which gives up a partner copy past it (the images are staged to the store all the same). */
-    public static final ConfigKey<java.time.Duration> PARTNER_TIMEOUT = ConfigKey.durationKey("cache.partner-timeout",
+    public static final ConfigKey<Duration> PARTNER_TIMEOUT = ConfigKey.durationKey("cache.partner-timeout",
             "The longest a node's partner copy of one generation may take: past it the copy is given up (a frozen or"
                     + " overloaded partner) and staging to the store goes on; the ranks' restart then falls through to"
-                    + " the store. 0: 30 s plus 20 ms a MiB of the images.", "0s", java.time.Duration.ZERO,
-            java.time.Duration.ofHours(1));
+                    + " the store. 0: 30 s plus 20 ms a MiB of the images.", "0s", Duration.ZERO,
+            Duration.ofHours(1));
 
     /** Read by the coordinator, which prunes the job's generations on the store after each establishment. */
     public static final ConfigKey<Integer> STORE_KEEP_GENERATIONS = ConfigKey.intKey("store.keep-generations",
@@ -141,14 +146,14 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
                     + " at start would otherwise be rolled back for ever); 0: no limit.",
             5, 0, 1_000_000);
     /** Read by the coordinator. */
-    public static final ConfigKey<java.time.Duration> RECOVERY_BACKOFF = ConfigKey.durationKey("recovery.backoff",
+    public static final ConfigKey<Duration> RECOVERY_BACKOFF = ConfigKey.durationKey("recovery.backoff",
             "Wait before a second rollback in a row without progress, doubling for each further one (at most"
                     + " recovery.max-backoff); the first rollback after progress never waits.", "2s",
-            java.time.Duration.ZERO, java.time.Duration.ofDays(1));
+            Duration.ZERO, Duration.ofDays(1));
     /** Read by the coordinator. */
-    public static final ConfigKey<java.time.Duration> RECOVERY_MAX_BACKOFF =
+    public static final ConfigKey<Duration> RECOVERY_MAX_BACKOFF =
             ConfigKey.durationKey("recovery.max-backoff",
-            "The longest wait between two rollbacks.", "5m", java.time.Duration.ZERO, java.time.Duration.ofDays(1));
+            "The longest wait between two rollbacks.", "5m", Duration.ZERO, Duration.ofDays(1));
 
     /** Read by the agent when it starts the job's ranks, and by ferry run when it starts the site's launcher. */
     public static final ConfigKey<List<String>> PASS_ENV = new ConfigKey<>("rank.pass-env",
@@ -156,7 +161,7 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
                     + " AWS_PROFILE,AWS_SHARED_CREDENTIALS_FILE; by default ranks get none of AWS_*, AZURE_*,"
                     + " GOOGLE_APPLICATION_CREDENTIALS, KRB5CCNAME, KRB5_KTNAME, KRB5_CLIENT_KTNAME,"
                     + " HADOOP_TOKEN_FILE_LOCATION, HADOOP_TOKEN (Ferry's own FERRY_* secrets never).", "",
-            io.ferry.model.LaunchSpec::parsePassEnv);
+            LaunchSpec::parsePassEnv);
 
     public static final ConfigTable TABLE =
             new ConfigTable(List.of(CHUNK_SIZE, ZSTD_LEVEL, WORKERS, MIN_RATIO, PLANES, LZ4,
@@ -169,12 +174,12 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
      * The job's partner policy from its settings: empty when partner copies are off, else
      * each node's failure domain (possibly none given). Keys of other tables are ignored.
      */
-    public static java.util.Optional<Map<String, String>> partner(Map<String, String> settings) {
+    public static Optional<Map<String, String>> partner(Map<String, String> settings) {
         String on = settings.get(PARTNER.name());
         if (on == null || !PARTNER.parse(on)) {
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
-        return java.util.Optional.of(PARTNER_DOMAINS.parse(settings.getOrDefault(PARTNER_DOMAINS.name(), "")));
+        return Optional.of(PARTNER_DOMAINS.parse(settings.getOrDefault(PARTNER_DOMAINS.name(), "")));
     }
 
     private static boolean parseLayout(String s) {
@@ -186,7 +191,7 @@ public record StagingConfig(int chunkSize, int zstdLevel, int workers, double mi
     }
 
     private static boolean parseBoolean(String s) {
-        return switch (s.toLowerCase(java.util.Locale.ROOT)) {
+        return switch (s.toLowerCase(Locale.ROOT)) {
             case "true", "on", "yes", "1" -> true;
             case "false", "off", "no", "0" -> false;
             default -> throw new IllegalArgumentException("true or false");

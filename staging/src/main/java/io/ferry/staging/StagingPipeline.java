@@ -4,15 +4,22 @@ import io.ferry.compression.ChunkFormat;
 import io.ferry.compression.Codecs;
 import io.ferry.model.DaemonThreads;
 import io.ferry.model.ImageRef;
+import io.ferry.staging.chunking.FastCdc;
 import io.ferry.staging.internal.BufferPool;
 import io.ferry.staging.internal.ImagePull;
 import io.ferry.staging.internal.ImagePush;
 import io.ferry.staging.internal.ImageScanner;
+import io.ferry.staging.internal.PackPush;
+import io.ferry.staging.internal.PushSample;
+import io.ferry.staging.packs.DedupCache;
+import io.ferry.staging.packs.PackWriter;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -32,7 +39,7 @@ public final class StagingPipeline implements Closeable {
     private final ExecutorService workers;
     private final ChunkFormat format;
     private final ThreadLocal<byte[]> objectBuffers = ThreadLocal.withInitial(() -> new byte[0]);
-    private final io.ferry.staging.packs.DedupCache dedup;
+    private final DedupCache dedup;
 
     StagingPipeline(Repository repo, StagingConfig config) {
         this.repo = repo;
@@ -40,7 +47,7 @@ public final class StagingPipeline implements Closeable {
         this.format = new ChunkFormat(Codecs.zstd(config.zstdLevel()),
                 config.planes() ? Codecs.zstdPlanes(config.zstdLevel()) : null,
                 config.lz4() ? Codecs.lz4() : null, config.minRatio());
-        this.dedup = new io.ferry.staging.packs.DedupCache(config.dedupCache());
+        this.dedup = new DedupCache(config.dedupCache());
         this.workers = Executors.newFixedThreadPool(config.workers(), DaemonThreads.numbered("ferry-staging"));
     }
 
@@ -66,7 +73,7 @@ public final class StagingPipeline implements Closeable {
                     new byte[config.chunkSize()], config.fileSha256()).run(dir, ref, progress);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("push of " + ref + " interrupted");
+            throw new InterruptedIOException("push of " + ref + " interrupted");
         }
     }
 
@@ -132,7 +139,7 @@ public final class StagingPipeline implements Closeable {
      */
     public long[] estimateWritten(List<PushImage> images, double share) throws IOException {
         long[] out = new long[images.size()];
-        java.util.Arrays.fill(out, -1);
+        Arrays.fill(out, -1);
         if (!config.packs() || images.isEmpty()) {
             return out;
         }
@@ -140,10 +147,10 @@ public final class StagingPipeline implements Closeable {
         for (PushImage i : images) {
             listed.add(ImageScanner.scan(i.dir()));
         }
-        io.ferry.staging.chunking.FastCdc cdc = new io.ferry.staging.chunking.FastCdc(config.blobSize());
-        var base = new io.ferry.staging.internal.PackPush(repo, format, new BufferPool(1, cdc.max()),
+        FastCdc cdc = new FastCdc(config.blobSize());
+        var base = new PackPush(repo, format, new BufferPool(1, cdc.max()),
                 cdc.max(), workers, objectBuffers, cdc, null, dedup, config.dedupGenerations(), false).baseFor(images);
-        long[][] sampled = new io.ferry.staging.internal.PushSample(repo, format, cdc, base)
+        long[][] sampled = new PushSample(repo, format, cdc, base)
                 .sample(images, listed, share);
         for (int i = 0; i < images.size(); i++) {
             long raw = listed.get(i).stream().mapToLong(ImageScanner.Found::size).sum();
@@ -169,16 +176,16 @@ public final class StagingPipeline implements Closeable {
     private List<PushResult> pushPacks(List<PushImage> images, List<List<ImageScanner.Found>> listed, Progress progress)
             throws IOException {
         BufferPool pool = new BufferPool(config.segments(), config.segmentSize());
-        io.ferry.staging.packs.PackWriter packs = new io.ferry.staging.packs.PackWriter(repo.store(),
+        PackWriter packs = new PackWriter(repo.store(),
                 config.effectivePackSize(), config.packsInFlight());
         try {
-            return new io.ferry.staging.internal.PackPush(repo, format, pool, config.segmentSize(),
+            return new PackPush(repo, format, pool, config.segmentSize(),
                     workers, objectBuffers,
-                    new io.ferry.staging.chunking.FastCdc(config.blobSize()), packs, dedup, config.dedupGenerations(),
+                    new FastCdc(config.blobSize()), packs, dedup, config.dedupGenerations(),
                     config.fileSha256()).run(images, listed, progress);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("push of " + images.get(0).ref()
+            throw new InterruptedIOException("push of " + images.get(0).ref()
                     + (images.size() > 1 ? " and " + (images.size() - 1) + " more" : "") + " interrupted");
         }
     }
@@ -192,7 +199,7 @@ public final class StagingPipeline implements Closeable {
             return new ImagePull(repo, workers, objectBuffers).run(ref, dest, config.buffers(), progress);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("pull of " + ref + " interrupted");
+            throw new InterruptedIOException("pull of " + ref + " interrupted");
         }
     }
 
@@ -205,10 +212,10 @@ public final class StagingPipeline implements Closeable {
             throws IOException {
         try {
             return new ImagePull(repo, workers, objectBuffers).run(ref, dest, config.buffers(), progress,
-                    java.util.Optional.of(committedManifestSha256));
+                    Optional.of(committedManifestSha256));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("pull of " + ref + " interrupted");
+            throw new InterruptedIOException("pull of " + ref + " interrupted");
         }
     }
 
@@ -256,7 +263,7 @@ public final class StagingPipeline implements Closeable {
             return new ImagePull(repo, workers, objectBuffers).runAll(images, committed, config.buffers(), progress);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("pull of " + images.size() + " images interrupted");
+            throw new InterruptedIOException("pull of " + images.size() + " images interrupted");
         }
     }
 

@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -195,7 +196,7 @@ public final class StoreGc {
             Set<String> referenced = referencedChunkKeys(repo, packs, chunks);
             referenced.addAll(packs.referencedPackKeys());
             this.referenced += referenced.size();
-            List<String> fossils = new java.util.ArrayList<>();
+            List<String> fossils = new ArrayList<>();
             if (chunks) {
                 store.list(FOSSILS).stream().filter(k -> !k.startsWith(FOSSILS + "packs/")).forEach(fossils::add);
             }
@@ -231,7 +232,7 @@ public final class StoreGc {
                     store.delete(key); // no manifest names the pack, which is gone: nothing follows these moves
                 }
             }
-            List<String> garbage = new java.util.ArrayList<>();
+            List<String> garbage = new ArrayList<>();
             if (chunks) {
                 repo.listChunkKeys().stream()
                         .filter(k -> Repository.chunkIdOf(k).isPresent() && !referenced.contains(k))

@@ -5,6 +5,7 @@ import io.ferry.model.Names;
 import io.ferry.stores.StoreException;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -38,7 +39,7 @@ public final class StoreRetention {
         }
         List<Repository.GenerationListing> gens = repo.listGenerations(job);
         List<Long> established = gens.stream().filter(Repository.GenerationListing::committed)
-                .map(Repository.GenerationListing::generation).sorted(java.util.Comparator.reverseOrder()).toList();
+                .map(Repository.GenerationListing::generation).sorted(Comparator.reverseOrder()).toList();
         Set<Long> keep = new TreeSet<>(established.subList(0, Math.min(keepLast, established.size())));
         if (keepEvery > 0) {
             established.stream().filter(g -> g % keepEvery == 0).forEach(keep::add);

@@ -3,11 +3,17 @@ package io.ferry.staging;
 import io.ferry.compression.ChunkFormat;
 import io.ferry.compression.ChunkHeader;
 import io.ferry.compression.CorruptChunkException;
+import io.ferry.model.BlobPlace;
 import io.ferry.model.ChunkId;
 import io.ferry.model.Entry;
 import io.ferry.model.ImageRef;
 import io.ferry.model.Manifest;
 import io.ferry.model.SnapshotMarker;
+import io.ferry.staging.crypt.EncryptionKeyException;
+import io.ferry.staging.packs.PackFormat;
+import io.ferry.staging.packs.PackKeys;
+import io.ferry.staging.packs.PackMoves;
+import io.ferry.staging.packs.PackResolver;
 import io.ferry.stores.StoreException;
 
 import java.io.IOException;
@@ -19,6 +25,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.atomic.AtomicLong;
@@ -36,7 +43,7 @@ final class StoreVerifier {
     /** Sound pack records: "pack@offset" to the blob id its trailer names and the record's length. */
     private final Map<String, PackRecord> soundRecords = new ConcurrentHashMap<>();
     private final Set<String> packsSeen = ConcurrentHashMap.newKeySet();
-    private final io.ferry.staging.packs.PackResolver resolver;
+    private final PackResolver resolver;
 
     private record PackRecord(ChunkId id, int length) {}
     private final ThreadLocal<byte[]> raw = ThreadLocal.withInitial(() -> new byte[0]);
@@ -44,7 +51,7 @@ final class StoreVerifier {
     StoreVerifier(Repository repo, ExecutorService workers) {
         this.repo = repo;
         this.workers = workers;
-        this.resolver = new io.ferry.staging.packs.PackResolver(repo.store(), packsSeen::contains);
+        this.resolver = new PackResolver(repo.store(), packsSeen::contains);
     }
 
     VerifyReport run(Progress progress) throws IOException {
@@ -60,7 +67,7 @@ final class StoreVerifier {
         }
         CompletableFuture.allOf(tasks.toArray(CompletableFuture[]::new)).join();
         progress.finish();
-        List<String> packKeys = repo.store().list(io.ferry.staging.packs.PackKeys.PACKS);
+        List<String> packKeys = repo.store().list(PackKeys.PACKS);
         progress.start("verify packs", packKeys.size(), Progress.Unit.OBJECTS);
         tasks.clear();
         AtomicLong records = new AtomicLong();
@@ -72,21 +79,21 @@ final class StoreVerifier {
         }
         try {
             CompletableFuture.allOf(tasks.toArray(CompletableFuture[]::new)).join();
-        } catch (java.util.concurrent.CompletionException e) {
-            if (e.getCause() instanceof io.ferry.staging.crypt.EncryptionKeyException k) {
-                throw new io.ferry.staging.crypt.EncryptionKeyException("cannot verify the store: " + k.getMessage());
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof EncryptionKeyException k) {
+                throw new EncryptionKeyException("cannot verify the store: " + k.getMessage());
             }
             throw e;
         } finally {
             progress.finish();
         }
-        for (String key : repo.store().list(io.ferry.staging.packs.PackMoves.MOVED)) {
-            if (io.ferry.staging.packs.PackMoves.packOf(key).isEmpty()) {
+        for (String key : repo.store().list(PackMoves.MOVED)) {
+            if (PackMoves.packOf(key).isEmpty()) {
                 problem(VerifyReport.Kind.STRAY_OBJECT, key, "not a pack moves object name");
                 continue;
             }
             try {
-                io.ferry.staging.packs.PackMoves.decode(repo.store().getAtMost(key, ReadLimits.MOVES), key);
+                PackMoves.decode(repo.store().getAtMost(key, ReadLimits.MOVES), key);
             } catch (IllegalArgumentException | StoreException e) {
                 problem(VerifyReport.Kind.CORRUPT_CHUNK, key, e.getMessage());
             }
@@ -129,7 +136,7 @@ final class StoreVerifier {
             ChunkHeader h = ChunkFormat.header(obj, obj.length, id.get().toString());
             byte[] out = raw.get();
             if (out.length < h.rawLength()) {
-                if (h.rawLength() > io.ferry.model.Manifest.MAX_CHUNK_SIZE) {
+                if (h.rawLength() > Manifest.MAX_CHUNK_SIZE) {
                     throw new CorruptChunkException(id.get().toString(),
                             "raw length " + h.rawLength() + " is too large");
                 }
@@ -147,7 +154,7 @@ final class StoreVerifier {
 
     /** Every record of a pack decoded and checked against the blob its trailer names. */
     private void checkPack(String key, AtomicLong bytes, AtomicLong records) {
-        java.util.Optional<String> name = io.ferry.staging.packs.PackKeys.nameOf(key);
+        Optional<String> name = PackKeys.nameOf(key);
         if (name.isEmpty()) {
             problem(VerifyReport.Kind.STRAY_OBJECT, key, "not a pack object name");
             return;
@@ -156,14 +163,14 @@ final class StoreVerifier {
         try {
             byte[] pack = repo.store().getAtMost(key, ReadLimits.PACK);
             bytes.addAndGet(pack.length);
-            List<io.ferry.staging.packs.PackFormat.Record> recs;
+            List<PackFormat.Record> recs;
             try {
-                recs = io.ferry.staging.packs.PackFormat.records(pack, pack.length);
+                recs = PackFormat.records(pack, pack.length);
             } catch (IllegalArgumentException e) {
                 problem(VerifyReport.Kind.CORRUPT_CHUNK, key, "pack unreadable: " + e.getMessage());
                 return;
             }
-            for (io.ferry.staging.packs.PackFormat.Record r : recs) {
+            for (PackFormat.Record r : recs) {
                 records.incrementAndGet();
                 String what = "record at " + r.offset() + " (blob " + r.id() + ")";
                 try {
@@ -175,10 +182,10 @@ final class StoreVerifier {
             }
         } catch (StoreException e) {
             problem(VerifyReport.Kind.CORRUPT_CHUNK, key, "unreadable: " + e.getMessage());
-        } catch (io.ferry.staging.crypt.EncryptionKeyException e) {
+        } catch (EncryptionKeyException e) {
             // Not damage: a record this configuration cannot open is neither sound nor corrupt. Reporting it
             // as damage would have --repair quarantine sound packs; the whole scrub stops instead, in one line.
-            throw new java.util.concurrent.CompletionException(new io.ferry.staging.crypt.EncryptionKeyException(
+            throw new CompletionException(new EncryptionKeyException(
                     key + " " + e.getMessage()));
         }
     }
@@ -187,12 +194,12 @@ final class StoreVerifier {
         for (Entry e : m.entries()) {
             if (e instanceof Entry.RegularFile f && f.inPacks()) {
                 for (int i = 0; i < f.chunks().size(); i++) {
-                    io.ferry.model.BlobPlace p = f.places().get(i);
+                    BlobPlace p = f.places().get(i);
                     if (p.isZero()) {
                         continue;
                     }
                     String pack = m.packs().get(p.pack());
-                    io.ferry.staging.packs.PackResolver.Place at;
+                    PackResolver.Place at;
                     try {
                         at = resolver.resolve(pack, p.offset(), p.recordLength()); // where gc moved it, if it did
                     } catch (IOException | IllegalArgumentException bad) {

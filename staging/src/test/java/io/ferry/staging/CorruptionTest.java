@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.List;
 
 import static io.ferry.staging.Fixture.CHUNK;
@@ -106,7 +107,7 @@ class CorruptionTest {
         Path c1 = chunkFile(1);
         Path c0 = chunkFile(0);
         chunkFile(1);
-        Files.copy(c0, c1, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        Files.copy(c0, c1, StandardCopyOption.REPLACE_EXISTING);
         assertTrue(pullFails().getMessage().contains("SHA-256 mismatch"));
     }
 

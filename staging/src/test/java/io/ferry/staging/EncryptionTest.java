@@ -17,7 +17,11 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -255,9 +259,9 @@ class EncryptionTest {
             p.push(g1, new ImageRef("job", 1, 0), Progress.NONE);
             repo.commitSnapshot("job", 1, 1);
             StoreRetention.prune(repo, "job", 1, 0, false); // generation 0's b.bin is dead, its a.bin lives on in 1
-            java.time.Instant t0 = java.time.Instant.parse("2026-11-24T10:00:00Z");
-            StoreGc.Collected first = StoreGc.run(repo, java.time.Duration.ofHours(1),
-                    Clock.fixed(t0, java.time.ZoneOffset.UTC), false);
+            Instant t0 = Instant.parse("2026-11-24T10:00:00Z");
+            StoreGc.Collected first = StoreGc.run(repo, Duration.ofHours(1),
+                    Clock.fixed(t0, ZoneOffset.UTC), false);
             assertTrue(first.repacked() >= 1, first.toString());
             assertTrue(p.verify(Progress.NONE).ok());
             p.pull(new ImageRef("job", 1, 0), tmp.resolve("out"), Progress.NONE);
@@ -283,7 +287,7 @@ class EncryptionTest {
     void anOpenedStoreTakesTheKeyFromTheEnvironmentOrAFile() throws Exception {
         Path keyFile = tmp.resolve("key");
         Files.writeString(keyFile, "00112233445566778899AABBCCDDEEFF00112233445566778899aabbccddeeff\n");
-        Files.setPosixFilePermissions(keyFile, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        Files.setPosixFilePermissions(keyFile, PosixFilePermissions.fromString("rw-------"));
         String uri = tmp.resolve("store").toUri().toString();
         try (OpenedStore o = OpenedStore.open(uri, Map.of("encryption.key-file", keyFile.toString()), Map.of())) {
             assertEquals(A.id(), o.pipeline().repository().blobs().keyId());
@@ -310,7 +314,7 @@ class EncryptionTest {
         Path keyB = Files.writeString(tmp.resolve("b.key"),
                 "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100\n");
         for (Path k : List.of(keyA, keyB)) { // key files are read only when only their owner may read them
-            Files.setPosixFilePermissions(k, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+            Files.setPosixFilePermissions(k, PosixFilePermissions.fromString("rw-------"));
         }
         Keys ring = Keys.resolveWithPrevious(Map.of("encryption.key-file", keyB.toString(),
                 "encryption.previous-key-files", keyA + ", " + keyB), Map.of()).orElseThrow();

@@ -2,13 +2,17 @@ package io.ferry.staging;
 
 import io.ferry.stores.Store;
 import io.ferry.stores.Stores;
+import org.junit.jupiter.api.Assertions;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.stream.Stream;
 
 /**
  * A real file: store and a pipeline with small chunks (the chunk layout, unless told), so boundaries are cheap to test.
@@ -58,27 +62,27 @@ final class Fixture implements AutoCloseable {
         store.close();
     }
 
-    static java.util.List<Path> files(Path root) throws IOException {
-        try (java.util.stream.Stream<Path> s = Files.walk(root)) {
+    static List<Path> files(Path root) throws IOException {
+        try (Stream<Path> s = Files.walk(root)) {
             return s.map(root::relativize).sorted().toList();
         }
     }
 
     /** The same paths, link targets, permission bits and file contents under both roots. */
     static void assertSameTree(Path a, Path b) throws IOException {
-        org.junit.jupiter.api.Assertions.assertEquals(files(a), files(b));
+        Assertions.assertEquals(files(a), files(b));
         for (Path rel : files(a)) {
             Path x = a.resolve(rel);
             Path y = b.resolve(rel);
             if (Files.isSymbolicLink(x)) {
-                org.junit.jupiter.api.Assertions.assertEquals(Files.readSymbolicLink(x), Files.readSymbolicLink(y),
+                Assertions.assertEquals(Files.readSymbolicLink(x), Files.readSymbolicLink(y),
                         rel.toString());
             } else {
-                org.junit.jupiter.api.Assertions.assertEquals(Files.getPosixFilePermissions(x,
-                        java.nio.file.LinkOption.NOFOLLOW_LINKS),
-                        Files.getPosixFilePermissions(y, java.nio.file.LinkOption.NOFOLLOW_LINKS), rel.toString());
-                if (Files.isRegularFile(x, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-                    org.junit.jupiter.api.Assertions.assertEquals(-1, Files.mismatch(x, y), rel.toString());
+                Assertions.assertEquals(Files.getPosixFilePermissions(x,
+                        LinkOption.NOFOLLOW_LINKS),
+                        Files.getPosixFilePermissions(y, LinkOption.NOFOLLOW_LINKS), rel.toString());
+                if (Files.isRegularFile(x, LinkOption.NOFOLLOW_LINKS)) {
+                    Assertions.assertEquals(-1, Files.mismatch(x, y), rel.toString());
                 }
             }
         }

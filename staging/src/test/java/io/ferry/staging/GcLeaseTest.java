@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -63,7 +64,7 @@ class GcLeaseTest {
         for (Future<GcLease> f : tries) {
             try {
                 won.add(f.get());
-            } catch (java.util.concurrent.ExecutionException e) {
+            } catch (ExecutionException e) {
                 GcLease.HeldException held = (GcLease.HeldException) e.getCause();
                 assertTrue(held.getMessage().contains(held.holder().toString()), held.getMessage());
                 refused.add(held.holder().user());

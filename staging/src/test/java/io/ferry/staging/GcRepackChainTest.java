@@ -9,13 +9,18 @@ import io.ferry.stores.Stores;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -78,8 +83,8 @@ class GcRepackChainTest {
      * hold; the pack fossils and moves objects by the old pack they name.
      */
     private static Map<String, Object> state(Store store) throws Exception {
-        java.util.TreeMap<String, Integer> liveBlobs = new java.util.TreeMap<>();
-        java.util.TreeSet<String> other = new java.util.TreeSet<>();
+        TreeMap<String, Integer> liveBlobs = new TreeMap<>();
+        TreeSet<String> other = new TreeSet<>();
         for (String key : store.list("")) {
             if (key.startsWith(PackKeys.PACKS) && PackKeys.nameOf(key).isPresent()) {
                 byte[] pack = store.get(key);
@@ -94,13 +99,13 @@ class GcRepackChainTest {
     }
 
     private static void copyTree(Path from, Path to) throws Exception {
-        try (java.util.stream.Stream<Path> all = java.nio.file.Files.walk(from)) {
+        try (Stream<Path> all = Files.walk(from)) {
             for (Path f : (Iterable<Path>) all::iterator) {
                 Path t = to.resolve(from.relativize(f).toString());
-                if (java.nio.file.Files.isDirectory(f)) {
-                    java.nio.file.Files.createDirectories(t);
+                if (Files.isDirectory(f)) {
+                    Files.createDirectories(t);
                 } else {
-                    java.nio.file.Files.copy(f, t, java.nio.file.StandardCopyOption.COPY_ATTRIBUTES);
+                    Files.copy(f, t, StandardCopyOption.COPY_ATTRIBUTES);
                 }
             }
         }

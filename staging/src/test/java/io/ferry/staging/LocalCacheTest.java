@@ -1,14 +1,19 @@
 package io.ferry.staging;
 
 import io.ferry.model.ImageRef;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -23,8 +28,8 @@ class LocalCacheTest {
         LocalCache c = Staging.localCache(tmp.resolve("cache"));
         Path incoming = c.incomingDir(new ImageRef("j", 5, 0));
         for (Path d = incoming; !d.equals(tmp); d = d.getParent()) {
-            org.junit.jupiter.api.Assertions.assertEquals("rwx------",
-                    java.nio.file.attribute.PosixFilePermissions.toString(
+            Assertions.assertEquals("rwx------",
+                    PosixFilePermissions.toString(
                     Files.getPosixFilePermissions(d)), d.toString());
         }
     }
@@ -144,7 +149,7 @@ class LocalCacheTest {
                 }
             } finally {
                 child.destroyForcibly();
-                assertTrue(child.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), "the child JVM ends once killed");
+                assertTrue(child.waitFor(60, TimeUnit.SECONDS), "the child JVM ends once killed");
             }
             int left = filesLeft(root.resolve("j"), 1);
             // What the look saw may be off (a walk that raced the rename): the leftovers say where the kill fell.
@@ -167,11 +172,11 @@ class LocalCacheTest {
                 assertEquals(List.of(2L), c.generations("j"), "a drop that finished took generation 1 away");
             }
         }
-        org.junit.jupiter.api.Assertions.fail("no drop was ever seen part-way through deleting, even with "
+        Assertions.fail("no drop was ever seen part-way through deleting, even with "
                 + (4000 << 5) + " files");
     }
 
-    private static int regularFiles(Path dir) throws java.io.IOException {
+    private static int regularFiles(Path dir) throws IOException {
         try (var s = Files.walk(dir)) {
             return (int) s.filter(Files::isRegularFile).count();
         }
@@ -181,7 +186,7 @@ class LocalCacheTest {
     private static boolean trashOf(Path jobDir, long generation) {
         try (var dirs = Files.list(jobDir)) {
             return dirs.anyMatch(p -> p.getFileName().toString().startsWith(".trash-" + generation + "-"));
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return false;
         }
     }
@@ -198,12 +203,12 @@ class LocalCacheTest {
                     || p.getFileName().toString().startsWith(".trash-" + gen + "-"))::iterator) {
                 try (var s = Files.walk(t)) {
                     n += (int) s.filter(Files::isRegularFile).count();
-                } catch (java.io.UncheckedIOException | java.io.IOException deletedWhileCounting) {
+                } catch (UncheckedIOException | IOException deletedWhileCounting) {
                     n += 1; // still being deleted: some left, however many
                 }
             }
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
         return n;
     }

@@ -9,8 +9,11 @@ import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
 
@@ -25,7 +28,7 @@ class PackCodecsTest extends PackStoreTestBase {
     /** Doubles of a smooth field with noisy low mantissa bits: what a simulation's state looks like. */
     private static byte[] field(int count, long seed) {
         Random r = new Random(seed);
-        ByteBuffer b = ByteBuffer.allocate(count * 8).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer b = ByteBuffer.allocate(count * 8).order(ByteOrder.LITTLE_ENDIAN);
         for (int i = 0; i < count; i++) {
             double x = i * 1e-4;
             b.putDouble(Math.sin(x) * Math.cos(0.37 * x) + 1e-9 * r.nextDouble());
@@ -45,7 +48,7 @@ class PackCodecsTest extends PackStoreTestBase {
         assertTrue(overPlanes > 100, overPlanes + " blobs over planes of " + planes.newChunks());
 
         // The same image into another store, planes off: plain zstd shrinks such fields by about 7%.
-        Map<String, String> off = new java.util.HashMap<>(PACKS);
+        Map<String, String> off = new HashMap<>(PACKS);
         off.put("staging.planes", "off");
         try (Fixture plainOnly = new Fixture(tmp.resolve("plain"), off)) {
             PushResult plain = plainOnly.pipeline.push(image, gen(1), Progress.NONE);
@@ -63,7 +66,7 @@ class PackCodecsTest extends PackStoreTestBase {
     /** Heap-like pages: small integers, pointer-like words and some noise, every third page untouched. */
     private static byte[] heap(int pages, long seed) {
         Random r = new Random(seed);
-        ByteBuffer b = ByteBuffer.allocate(pages * 4096).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer b = ByteBuffer.allocate(pages * 4096).order(ByteOrder.LITTLE_ENDIAN);
         for (int p = 0; p < pages; p++) {
             long base = 0x00007f0000000000L + ((long) r.nextInt(1 << 20) << 12);
             for (int i = 0; i < 512; i++) {
@@ -98,10 +101,10 @@ class PackCodecsTest extends PackStoreTestBase {
         int[] codecs = codecs(fx);
         // Each worker's first heap blob goes to zstd, whose ratio sends the next ones to LZ4; the
         // fields stay over planes.
-        assertTrue(codecs[Codecs.LZ4_ID] > 150, java.util.Arrays.toString(codecs));
-        assertTrue(codecs[Codecs.PLANES_ID] > 50, java.util.Arrays.toString(codecs));
+        assertTrue(codecs[Codecs.LZ4_ID] > 150, Arrays.toString(codecs));
+        assertTrue(codecs[Codecs.PLANES_ID] > 50, Arrays.toString(codecs));
 
-        Map<String, String> off = new java.util.HashMap<>(PACKS);
+        Map<String, String> off = new HashMap<>(PACKS);
         off.put("staging.lz4", "off");
         try (Fixture zstdOnly = new Fixture(tmp.resolve("zstd"), off)) {
             PushResult zstd = zstdOnly.pipeline.push(image, gen(1), Progress.NONE);

@@ -5,6 +5,7 @@ import io.ferry.model.ImageRef;
 import io.ferry.model.Manifest;
 import io.ferry.staging.packs.PackFormat;
 import io.ferry.staging.packs.PackKeys;
+import io.ferry.stores.ObjectNotFoundException;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -13,6 +14,9 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -54,7 +58,7 @@ class PackPushPullTest extends PackStoreTestBase {
     /** Four ranks' images of generation 0: the program's 1.5 MB every rank holds, and 300 KB of each rank's own. */
     private List<PushImage> fourRanks() throws IOException {
         byte[] shared = Fixture.randomBytes(1_500_000, 77);
-        List<PushImage> ranks = new java.util.ArrayList<>();
+        List<PushImage> ranks = new ArrayList<>();
         for (int r = 0; r < 4; r++) {
             Path dir = Files.createDirectories(tmp.resolve("node/rank" + r));
             Fixture.write(dir.resolve("text.bin"), shared);
@@ -68,12 +72,12 @@ class PackPushPullTest extends PackStoreTestBase {
     void aNodesRanksArePushedTogetherIntoSharedPacksWithAManifestEach() throws Exception {
         // One worker, so that which rank writes a shared blob is decided (with several, whichever worker meets it
         // first writes it, so the stored bytes could be shared out between the ranks otherwise).
-        Map<String, String> one = new java.util.HashMap<>(PACKS);
+        Map<String, String> one = new HashMap<>(PACKS);
         one.put("staging.workers", "1");
         fx.close();
         fx = new Fixture(tmp.resolve("one-worker"), one);
         List<PushImage> ranks = fourRanks();
-        List<PushResult> told = new java.util.ArrayList<>();
+        List<PushResult> told = new ArrayList<>();
         fx.pipeline.pushAll(ranks, Progress.NONE, (image, result) -> {
             assertEquals(image.ref(), result.image());
             assertTrue(fx.pipeline.repository().readManifest(image.ref()).manifest().inPacks(),
@@ -194,14 +198,14 @@ class PackPushPullTest extends PackStoreTestBase {
         // Rank 3's image holds a named pipe: a push refuses what it cannot read as a file.
         Path fifo = ranks.get(3).dir().resolve("pipe");
         assertEquals(0, new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor());
-        List<ImageRef> told = new java.util.ArrayList<>();
+        List<ImageRef> told = new ArrayList<>();
         Exception e = assertThrows(Exception.class, () -> fx.pipeline.pushAll(ranks, Progress.NONE,
                 (image, result) -> told.add(image.ref()), 3_700_000));
         assertTrue(e.getMessage().contains("pipe"), e.getMessage());
         assertEquals(List.of(new ImageRef("job", 0, 0), new ImageRef("job", 0, 1)), told,
                 "groups of two ranks: the first was pushed");
         assertTrue(fx.pipeline.repository().readManifest(new ImageRef("job", 0, 1)).manifest().inPacks());
-        assertThrows(io.ferry.stores.ObjectNotFoundException.class,
+        assertThrows(ObjectNotFoundException.class,
                 () -> fx.pipeline.repository().readManifest(new ImageRef("job", 0, 2)),
                 "the failed group wrote no manifest");
         Files.delete(fifo);
@@ -219,7 +223,7 @@ class PackPushPullTest extends PackStoreTestBase {
             Fixture.write(image.resolve("sizes/f" + n), Fixture.randomBytes(n, n));
         }
         byte[] mixed = Fixture.randomBytes(2_000_000, 9);
-        java.util.Arrays.fill(mixed, 500_000, 1_200_000, (byte) 0);
+        Arrays.fill(mixed, 500_000, 1_200_000, (byte) 0);
         Fixture.write(image.resolve("deep/a/b/mixed.bin"), mixed);
         Fixture.write(image.resolve("deep/twice.bin"), Fixture.randomBytes(5_000_000, 5_000_000)); // = sizes/f5000000
         Files.createDirectories(image.resolve("emptydir"));
@@ -331,7 +335,7 @@ class PackPushPullTest extends PackStoreTestBase {
         // Two files of 40 MB, each past the 16 MiB after which a pull starts a file's writeback from its flusher.
         Fixture.write(image.resolve("a.bin"), Fixture.randomBytes(40_000_000, 11));
         byte[] b = Fixture.randomBytes(40_000_000, 12);
-        java.util.Arrays.fill(b, 10_000_000, 30_000_000, (byte) 0); // a hole between the flushes
+        Arrays.fill(b, 10_000_000, 30_000_000, (byte) 0); // a hole between the flushes
         Fixture.write(image.resolve("b.bin"), b);
         fx.pipeline.push(image, gen(1), Progress.NONE);
 
@@ -367,7 +371,7 @@ class PackPushPullTest extends PackStoreTestBase {
         for (String key : fx.store.list(PackKeys.PACKS)) {
             byte[] pack = fx.store.get(key);
             records += PackFormat.records(pack, pack.length).size();
-            byte[] cut = java.util.Arrays.copyOf(pack, pack.length - 1);
+            byte[] cut = Arrays.copyOf(pack, pack.length - 1);
             assertThrows(IllegalArgumentException.class, () -> PackFormat.records(cut, cut.length));
             pack[pack.length - 30] ^= 1; // a trailer entry
             assertThrows(IllegalArgumentException.class, () -> PackFormat.records(pack, pack.length));

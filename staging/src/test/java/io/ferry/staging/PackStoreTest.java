@@ -2,11 +2,13 @@ package io.ferry.staging;
 
 import io.ferry.model.ImageRef;
 import io.ferry.staging.packs.PackKeys;
+import io.ferry.staging.packs.PackMoves;
 import io.ferry.stores.Store;
 import io.ferry.stores.Stores;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -86,7 +88,7 @@ class PackStoreTest {
             p.repository().commitSnapshot("job", 2, 1);
             assertEquals(g2.chunks(), g2.knownChunks(),
                     "a push reuses every place of a pack that exists, the rotten one too");
-            assertThrows(java.io.IOException.class,
+            assertThrows(IOException.class,
                     () -> p.pull(new ImageRef("job", 2, 0), tmp.resolve("out2"), Progress.NONE));
 
             VerifyReport damaged = p.verify(Progress.NONE);
@@ -140,7 +142,7 @@ class PackStoreTest {
             PackHeal.Healed none = PackHeal.run(p.repository());
             assertEquals(0, none.healed(), none.toString());
             assertEquals(1, none.missing(), "no push wrote the blob again: " + none);
-            assertThrows(java.io.IOException.class,
+            assertThrows(IOException.class,
                     () -> p.pull(new ImageRef("job", 1, 0), tmp.resolve("out"), Progress.NONE));
         }
     }
@@ -219,7 +221,7 @@ class PackStoreTest {
             StoreGc.Collected first = StoreGc.run(repo, GRACE, Clock.fixed(t0, ZoneOffset.UTC), false);
             assertTrue(first.repacked() >= 1, "generation 0's packs are mostly b.bin: " + first);
             assertTrue(first.repackedBytes() > 0 && first.repackedBytes() < (1 << 20), first.toString());
-            assertEquals(first.repacked(), store.list(io.ferry.staging.packs.PackMoves.MOVED).size());
+            assertEquals(first.repacked(), store.list(PackMoves.MOVED).size());
             VerifyReport v = p.verify(Progress.NONE);
             assertTrue(v.ok(), v.problems().toString());
             p.pull(new ImageRef("job", 1, 0), tmp.resolve("out1"), Progress.NONE);
@@ -249,7 +251,7 @@ class PackStoreTest {
             StoreGc.run(repo, GRACE, Clock.fixed(t0.plus(GRACE.multipliedBy(2)), ZoneOffset.UTC), false);
             StoreGc.run(repo, GRACE, Clock.fixed(t0.plus(GRACE.multipliedBy(3)), ZoneOffset.UTC), false);
             StoreGc.run(repo, GRACE, Clock.fixed(t0.plus(GRACE.multipliedBy(4)), ZoneOffset.UTC), false);
-            assertEquals(List.of(), store.list(io.ferry.staging.packs.PackMoves.MOVED));
+            assertEquals(List.of(), store.list(PackMoves.MOVED));
             assertTrue(p.verify(Progress.NONE).ok());
             p.pull(new ImageRef("job", 3, 0), tmp.resolve("out3"), Progress.NONE);
             Fixture.assertSameTree(g2, tmp.resolve("out3"));

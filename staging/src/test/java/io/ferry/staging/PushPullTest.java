@@ -1,5 +1,7 @@
 package io.ferry.staging;
 
+import io.ferry.compression.Digests;
+import io.ferry.model.Entry;
 import io.ferry.model.ImageRef;
 import io.ferry.model.MalformedManifestException;
 import io.ferry.model.Manifest;
@@ -13,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -50,7 +53,7 @@ class PushPullTest {
             Fixture.write(image.resolve("sizes/f" + n), Fixture.randomBytes(n, n));
         }
         byte[] mixed = Fixture.randomBytes(4 * CHUNK, 9);
-        java.util.Arrays.fill(mixed, CHUNK, 2 * CHUNK, (byte) 0);
+        Arrays.fill(mixed, CHUNK, 2 * CHUNK, (byte) 0);
         Fixture.write(image.resolve("deep/a/b/mixed.bin"), mixed);
         Files.createDirectories(image.resolve("emptydir"));
         Files.createSymbolicLink(image.resolve("latest"), Path.of("sizes/f1"));
@@ -126,7 +129,7 @@ class PushPullTest {
     @Test
     void largeFileStreamsThroughFewBuffers() throws Exception {
         try (Fixture small = new Fixture(tmp.resolve("small"),
-                java.util.Map.of("staging.layout", "chunks", "staging.chunk-size", "64KiB",
+                Map.of("staging.layout", "chunks", "staging.chunk-size", "64KiB",
                 "staging.max-bytes-in-flight", "1MiB", "staging.workers", "2"))) {
             assertEquals(16, small.pipeline.config().buffers());
             byte[] data = Fixture.randomBytes(300 * CHUNK + 17, 5);
@@ -204,8 +207,8 @@ class PushPullTest {
         fx.pipeline.push(image, ref, Progress.NONE);
         Manifest m = fx.pipeline.repository().readManifest(ref).manifest();
         assertEquals(CHUNK, m.chunkSize());
-        var f = (io.ferry.model.Entry.RegularFile) m.entries().get(0);
-        assertEquals(io.ferry.model.Entry.RegularFile.NOT_RECORDED, f.sha256());
+        var f = (Entry.RegularFile) m.entries().get(0);
+        assertEquals(Entry.RegularFile.NOT_RECORDED, f.sha256());
         assertEquals(2, f.chunks().size());
         String json = Files.readString(fx.storeDir().resolve(Repository.manifestKey(ref)));
         assertTrue(json.contains("\"version\" : 2") && !json.contains("\"sha256\""), json);
@@ -222,9 +225,9 @@ class PushPullTest {
             byte[] data = Fixture.randomBytes(CHUNK + 3, 4);
             Fixture.write(image.resolve("f"), data);
             v1.pipeline.push(image, ref, Progress.NONE);
-            var f = (io.ferry.model.Entry.RegularFile) v1.pipeline.repository().readManifest(ref).manifest()
+            var f = (Entry.RegularFile) v1.pipeline.repository().readManifest(ref).manifest()
                     .entries().get(0);
-            assertEquals(io.ferry.compression.Digests.sha256Hex(data), f.sha256());
+            assertEquals(Digests.sha256Hex(data), f.sha256());
             assertTrue(Files.readString(v1.storeDir().resolve(Repository.manifestKey(ref)))
                     .contains("\"version\" : 1"));
             Path back = tmp.resolve("back1");

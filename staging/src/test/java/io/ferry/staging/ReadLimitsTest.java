@@ -1,6 +1,7 @@
 package io.ferry.staging;
 
 import io.ferry.model.ImageRef;
+import io.ferry.stores.ObjectNotFoundException;
 import io.ferry.stores.PermanentStoreException;
 import io.ferry.stores.Store;
 import io.ferry.stores.Stores;
@@ -35,7 +36,7 @@ class ReadLimitsTest {
             Exception bad = assertThrows(Exception.class, () -> repo.readMarker("j", 1));
             assertTrue(!(bad instanceof PermanentStoreException), bad.toString());
             // The manifest's limit is read the same way (not written here: it is 1 GiB).
-            assertThrows(io.ferry.stores.ObjectNotFoundException.class,
+            assertThrows(ObjectNotFoundException.class,
                     () -> repo.readManifest(new ImageRef("j", 0, 0)));
         }
     }

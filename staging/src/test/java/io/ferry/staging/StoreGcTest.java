@@ -6,6 +6,7 @@ import io.ferry.stores.Stores;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -122,13 +123,13 @@ class StoreGcTest {
             Repository repo = pipeline.repository();
             pipeline.push(image("g0", 100), new ImageRef("job", 0, 0), Progress.NONE);
             store.put(StoreGc.RECORD, ByteBuffer.wrap("junk".getBytes()));
-            java.io.IOException e = assertThrows(java.io.IOException.class,
+            IOException e = assertThrows(IOException.class,
                     () -> StoreGc.run(repo, GRACE, Clock.systemUTC(), false));
             assertTrue(e.getMessage().contains("fossilized-at"), e.getMessage());
             store.delete(StoreGc.RECORD);
             store.put(Repository.manifestKey(new ImageRef("job", 1, 0)), ByteBuffer.wrap("{not a manifest".getBytes()));
             int chunks = repo.listChunkKeys().size();
-            e = assertThrows(java.io.IOException.class, () -> StoreGc.run(repo, GRACE, Clock.systemUTC(), false));
+            e = assertThrows(IOException.class, () -> StoreGc.run(repo, GRACE, Clock.systemUTC(), false));
             assertTrue(e.getMessage().contains("cannot be read"), e.getMessage());
             assertEquals(chunks, repo.listChunkKeys().size(), "nothing moved");
             assertNotNull(repo.readManifest(new ImageRef("job", 0, 0)));

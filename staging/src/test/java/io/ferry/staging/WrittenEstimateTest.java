@@ -9,6 +9,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -32,7 +33,7 @@ class WrittenEstimateTest {
         byte[] half = first.clone();
         System.arraycopy(random(2, 32 * MIB), 0, half, 32 * MIB, 32 * MIB);
         byte[] zeros = random(3, 64 * MIB);
-        java.util.Arrays.fill(zeros, 0, 32 * MIB, (byte) 0);
+        Arrays.fill(zeros, 0, 32 * MIB, (byte) 0);
         try (Store store = Stores.open(tmp.resolve("store").toUri(), Map.of());
              StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC())) {
             check(pipeline, 0, first, 1.0);

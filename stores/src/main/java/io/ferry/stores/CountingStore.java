@@ -1,9 +1,11 @@
 package io.ferry.stores;
 
+import java.io.IOException;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -21,7 +23,7 @@ public final class CountingStore implements Store {
     private final LongAdder bytesRead = new LongAdder();
 
     public CountingStore(Store inner) {
-        this.inner = java.util.Objects.requireNonNull(inner, "inner");
+        this.inner = Objects.requireNonNull(inner, "inner");
     }
 
     /** The counts so far; each is read on its own, so a snapshot taken during a put may be one object off. */
@@ -105,7 +107,7 @@ public final class CountingStore implements Store {
     }
 
     @Override
-    public void close() throws java.io.IOException {
+    public void close() throws IOException {
         inner.close();
     }
 

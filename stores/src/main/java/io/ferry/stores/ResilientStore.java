@@ -13,6 +13,7 @@ import io.github.resilience4j.retry.RetryConfig;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -155,7 +156,7 @@ public final class ResilientStore implements Store {
     }
 
     @Override
-    public int deleteAbandoned(java.time.Duration olderThan, boolean dryRun) throws StoreException {
+    public int deleteAbandoned(Duration olderThan, boolean dryRun) throws StoreException {
         return call("delete abandoned temporary objects", 0, () -> inner.deleteAbandoned(olderThan, dryRun));
     }
 
@@ -170,7 +171,7 @@ public final class ResilientStore implements Store {
     }
 
     @Override
-    public void close() throws java.io.IOException {
+    public void close() throws IOException {
         inner.close();
     }
 

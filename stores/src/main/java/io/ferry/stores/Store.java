@@ -3,6 +3,8 @@ package io.ferry.stores;
 import java.io.Closeable;
 import java.net.URI;
 import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -50,14 +52,14 @@ public interface Store extends Closeable {
         byte[] first = new byte[Math.min(maxBytes, 64 * 1024)];
         int len = read(key, first);
         if (len <= first.length) {
-            return len == first.length ? first : java.util.Arrays.copyOf(first, len);
+            return len == first.length ? first : Arrays.copyOf(first, len);
         }
         if (len > maxBytes) {
             throw new PermanentStoreException(key + " in " + uri() + " is " + len
                     + " bytes, over the limit of " + maxBytes
                     + " for what it should hold: damaged, or not written by Ferry", null);
         }
-        byte[] all = java.util.Arrays.copyOf(first, len);
+        byte[] all = Arrays.copyOf(first, len);
         readRange(key, first.length, all, first.length, len - first.length);
         return all;
     }
@@ -79,7 +81,7 @@ public interface Store extends Closeable {
      * disturbed; returns how many (with {@code dryRun}, how many would go). Stores whose puts
      * leave nothing behind return 0.
      */
-    default int deleteAbandoned(java.time.Duration olderThan, boolean dryRun) throws StoreException {
+    default int deleteAbandoned(Duration olderThan, boolean dryRun) throws StoreException {
         return 0;
     }
 

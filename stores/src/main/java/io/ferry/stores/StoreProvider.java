@@ -3,6 +3,7 @@ package io.ferry.stores;
 import java.net.URI;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Opens stores of one URI scheme. Built-in providers are registered by {@link Stores}; others
@@ -23,7 +24,7 @@ public interface StoreProvider {
 
     /** The accepted options, for an error message. */
     default String describeOptions() {
-        return new java.util.TreeSet<>(optionKeys()).toString();
+        return new TreeSet<>(optionKeys()).toString();
     }
 
     /**

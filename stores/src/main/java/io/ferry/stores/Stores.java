@@ -6,6 +6,7 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.TreeSet;
@@ -42,7 +43,7 @@ public final class Stores {
     }
 
     /** The schemes of every registered provider that takes option {@code key}. */
-    public static synchronized java.util.List<String> schemesAccepting(String key) {
+    public static synchronized List<String> schemesAccepting(String key) {
         return PROVIDERS.values().stream().filter(p -> p.accepts(key)).map(StoreProvider::scheme).sorted().toList();
     }
 

@@ -4,6 +4,7 @@ import io.ferry.stores.posix.PosixStore;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -133,7 +134,7 @@ class ResilientStoreTest {
         }
 
         @Override
-        public void close() throws java.io.IOException {
+        public void close() throws IOException {
             inner.close();
         }
     }

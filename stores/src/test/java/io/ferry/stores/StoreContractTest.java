@@ -4,10 +4,15 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Random;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -64,7 +69,7 @@ public abstract class StoreContractTest {
     @Test
     void getAtMostReadsWholeObjectsUnderItsLimitAndRefusesLargerOnes() throws Exception {
         byte[] big = new byte[200_000]; // over the first read's 64 KiB: read in two
-        new java.util.Random(7).nextBytes(big);
+        new Random(7).nextBytes(big);
         store.put("big", ByteBuffer.wrap(big));
         store.put("small", bytes("hello"));
         store.put("empty", ByteBuffer.allocate(0));
@@ -97,12 +102,12 @@ public abstract class StoreContractTest {
     @Test
     void readRangeReadsExactlyTheBytesAskedForAndRefusesToReadPastTheEnd() throws Exception {
         byte[] data = new byte[70_000];
-        new java.util.Random(7).nextBytes(data);
+        new Random(7).nextBytes(data);
         store.put("pack/p1", ByteBuffer.wrap(data));
         byte[] dst = new byte[5_010];
         store.readRange("pack/p1", 61_234, dst, 10, 5_000);
-        assertArrayEquals(java.util.Arrays.copyOfRange(data, 61_234, 66_234),
-                java.util.Arrays.copyOfRange(dst, 10, 5_010));
+        assertArrayEquals(Arrays.copyOfRange(data, 61_234, 66_234),
+                Arrays.copyOfRange(dst, 10, 5_010));
         assertEquals(0, dst[0]);
         store.readRange("pack/p1", 0, dst, 0, 1);
         assertEquals(data[0], dst[0]);
@@ -139,8 +144,8 @@ public abstract class StoreContractTest {
     @Test
     void unsafeKeysAreRefusedBeforeAnyIo() throws Exception {
         store.put("a/b", bytes("there")); // a real object for the unsafe keys to reach for
-        java.nio.file.Path outside = "file".equals(store.uri().getScheme())
-                ? java.nio.file.Path.of(store.uri()).getParent() : null;
+        Path outside = "file".equals(store.uri().getScheme())
+                ? Path.of(store.uri()).getParent() : null;
         List<String> besideBefore = outside == null ? List.of() : listing(outside);
         for (String k : new String[]{"../x", "a/../b", "/abs", "", "a//b", ".hidden", "a/.tmp", "a/b/../b"}) {
             ByteBuffer data = bytes("v");
@@ -159,12 +164,12 @@ public abstract class StoreContractTest {
                 "a refused delete of a/../b deleted nothing");
         if (outside != null) {
             assertEquals(besideBefore, listing(outside), "nothing written beside the store's directory");
-            assertFalse(java.nio.file.Files.exists(java.nio.file.Path.of("/abs")));
+            assertFalse(Files.exists(Path.of("/abs")));
         }
     }
 
-    private static List<String> listing(java.nio.file.Path dir) throws java.io.IOException {
-        try (var s = java.nio.file.Files.list(dir)) {
+    private static List<String> listing(Path dir) throws IOException {
+        try (var s = Files.list(dir)) {
             return s.map(p -> p.getFileName().toString()).sorted().toList();
         }
     }
@@ -172,7 +177,7 @@ public abstract class StoreContractTest {
     @Test
     void concurrentWritersOfOneKeyLeaveOneWholeObject() throws Exception {
         byte[] payload = new byte[1 << 20];
-        java.util.Arrays.fill(payload, (byte) 7);
+        Arrays.fill(payload, (byte) 7);
         ExecutorService pool = Executors.newFixedThreadPool(4);
         try {
             List<Future<?>> fs = new ArrayList<>();

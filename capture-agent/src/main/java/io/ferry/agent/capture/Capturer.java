@@ -4,8 +4,11 @@ import io.ferry.staging.Progress;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.function.Consumer;
 
 /**
  * A way to capture a running rank into an image directory without the rank's help
@@ -79,7 +82,7 @@ public interface Capturer {
      * they depend on ended under (DMTCP: their coordinator died): the agent kills those still
      * running then, a crash it recovers from like any other.
      */
-    default void started(boolean restored, java.util.function.Consumer<java.util.Set<Path>> lost) throws IOException {
+    default void started(boolean restored, Consumer<Set<Path>> lost) throws IOException {
     }
 
     /** Every rank of the launch was stopped: a method that keeps a process of its own for the ranks ends it. */
@@ -92,12 +95,12 @@ public interface Capturer {
      * {@link #capture} then only collects each rank's part. Empty for a method that captures
      * each rank by itself.
      */
-    default Optional<java.time.Duration> checkpointTogether(java.time.Duration timeout) throws IOException {
+    default Optional<Duration> checkpointTogether(Duration timeout) throws IOException {
         return Optional.empty();
     }
 
     /** {@link #checkpointTogether(java.time.Duration)} for generation {@code generation}. */
-    default Optional<java.time.Duration> checkpointTogether(long generation, java.time.Duration timeout)
+    default Optional<Duration> checkpointTogether(long generation, Duration timeout)
             throws IOException {
         return checkpointTogether(timeout);
     }
@@ -106,5 +109,5 @@ public interface Capturer {
     boolean restores();
 
     /** One capture: how long the process was stopped, how big the image is, and a line about it. */
-    record Captured(java.time.Duration stall, long imageBytes, String summary) {}
+    record Captured(Duration stall, long imageBytes, String summary) {}
 }

@@ -7,15 +7,19 @@ import java.io.File;
 import java.io.FileInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InterruptedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The {@code criu} method: {@code criu dump --tree} of the rank's process tree into the image
@@ -107,15 +111,15 @@ public final class CriuCapturer implements Capturer {
             bytes[0] = ImageDirs.size(partial);
         });
         Duration took = Duration.ofNanos(stall[0]);
-        return new Captured(took, bytes[0], String.format(java.util.Locale.ROOT,
+        return new Captured(took, bytes[0], String.format(Locale.ROOT,
                 "criu dump of process tree %d: %.1f MiB, stopped %.3f s", pid, bytes[0] / 1048576.0,
                 took.toNanos() / 1e9));
     }
 
-    private static final java.util.regex.Pattern FOREIGN_FILE = java.util.regex.Pattern.compile(
+    private static final Pattern FOREIGN_FILE = Pattern.compile(
             "Can't dump file (\\d+) of that type \\[\\d+\\] \\((chr|blk) (\\d+):(\\d+)\\)");
-    private static final java.util.regex.Pattern DUMPING_PID =
-            java.util.regex.Pattern.compile("Dump files \\(pid: (\\d+)\\)");
+    private static final Pattern DUMPING_PID =
+            Pattern.compile("Dump files \\(pid: (\\d+)\\)");
 
     /**
      * What CRIU said it cannot capture, in plain words, where it said so: a device CRIU has no
@@ -123,11 +127,11 @@ public final class CriuCapturer implements Capturer {
      * under. Empty for any other failure.
      */
     static Optional<String> uncapturable(String criuOutput) {
-        java.util.regex.Matcher f = FOREIGN_FILE.matcher(criuOutput);
+        Matcher f = FOREIGN_FILE.matcher(criuOutput);
         if (!f.find()) {
             return Optional.empty();
         }
-        java.util.regex.Matcher p = DUMPING_PID.matcher(criuOutput);
+        Matcher p = DUMPING_PID.matcher(criuOutput);
         String who = p.find() ? p.group(1) : null;
         String path = "";
         if (who != null) {
@@ -212,7 +216,7 @@ public final class CriuCapturer implements Capturer {
             } catch (InterruptedException e) {
                 restorer.destroyForcibly();
                 Thread.currentThread().interrupt();
-                throw new java.io.InterruptedIOException("interrupted restoring " + imageDir);
+                throw new InterruptedIOException("interrupted restoring " + imageDir);
             }
             if (restorer.exitValue() != 0) {
                 throw new RestartRefusedException("criu restore of " + imageDir + " failed (exit "

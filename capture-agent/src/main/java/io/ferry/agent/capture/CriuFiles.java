@@ -4,12 +4,14 @@ import com.sun.jna.LastErrorException;
 import io.ferry.agent.capture.internal.Libc;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -153,7 +155,7 @@ final class CriuFiles {
      * reaped by whoever inherits them, a moment later), and CRIU cannot fork under a taken pid.
      * Returns the pids still taken then (CRIU then fails, saying which).
      */
-    static List<Long> awaitPidsFree(Path imageDir, java.time.Duration patience) throws IOException {
+    static List<Long> awaitPidsFree(Path imageDir, Duration patience) throws IOException {
         Path f = imageDir.resolve(PIDS);
         List<Long> pids = Files.exists(f) ? Files.readAllLines(f).stream().filter(l -> !l.isBlank())
                 .map(l -> Long.parseLong(l.trim())).toList() : List.of();
@@ -167,7 +169,7 @@ final class CriuFiles {
                 Thread.sleep(20);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new java.io.InterruptedIOException("interrupted waiting for pids " + taken + " to be free");
+                throw new InterruptedIOException("interrupted waiting for pids " + taken + " to be free");
             }
         }
     }

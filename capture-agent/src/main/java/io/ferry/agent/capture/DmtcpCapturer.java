@@ -13,9 +13,12 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Consumer;
 
 /**
  * The {@code dmtcp} method, as DMTCP's papers use it: the ranks of a job run under
@@ -143,7 +146,7 @@ public final class DmtcpCapturer implements Capturer {
     }
 
     @Override
-    public void started(boolean restored, java.util.function.Consumer<Set<Path>> lost) throws IOException {
+    public void started(boolean restored, Consumer<Set<Path>> lost) throws IOException {
         for (Computation c : computations()) {
             List<Process> started = List.copyOf(c.members);
             int peers = peers(c);
@@ -315,9 +318,9 @@ public final class DmtcpCapturer implements Capturer {
         });
         Duration took;
         synchronized (this) {
-            took = java.util.Objects.requireNonNullElse(pending.remove(area), Duration.ZERO);
+            took = Objects.requireNonNullElse(pending.remove(area), Duration.ZERO);
         }
-        return new Captured(took, bytes[0], String.format(java.util.Locale.ROOT,
+        return new Captured(took, bytes[0], String.format(Locale.ROOT,
                 "dmtcp checkpoint of process %d: %.1f MiB, stopped %.3f s", pid, bytes[0] / 1048576.0,
                 took.toNanos() / 1e9));
     }

@@ -1,14 +1,22 @@
 package io.ferry.agent.capture;
 
+import io.ferry.model.OwnerOnly;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * One {@code dmtcp_coordinator} process for the ranks of one job on this node, started by the
@@ -59,12 +67,12 @@ final class DmtcpCoordinator implements AutoCloseable {
      * one's port), reached at {@code host} (it listens on every address: DMTCP has no option to bind one).
      */
     static DmtcpCoordinator start(Path dir, String host) throws IOException {
-        io.ferry.model.OwnerOnly.createDirectories(dir);
+        OwnerOnly.createDirectories(dir);
         Path portFile = dir.resolve("port");
         Files.deleteIfExists(portFile);
         Process p = new ProcessBuilder(List.of("dmtcp_coordinator", "--coord-port", "0", "--port-file",
                 portFile.toString(), "--ckptdir", dir.toString(), "--exit-on-last"))
-                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("coordinator.log").toFile()))
                 .start();
@@ -140,7 +148,7 @@ final class DmtcpCoordinator implements AutoCloseable {
      *
      * @param alive whether the ranks still run: waiting stops, failing, once they do not
      */
-    void awaitRunning(int peers, java.util.function.BooleanSupplier alive) throws IOException {
+    void awaitRunning(int peers, BooleanSupplier alive) throws IOException {
         long until = System.nanoTime() + PATIENCE.toNanos();
         while (true) {
             ExternalTool.Result r = ExternalTool.run(command("--status"), PATIENCE);
@@ -172,7 +180,7 @@ final class DmtcpCoordinator implements AutoCloseable {
     }
 
     private static int peers(String status) {
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("NUM_PEERS=(\\d+)").matcher(status);
+        Matcher m = Pattern.compile("NUM_PEERS=(\\d+)").matcher(status);
         return m.find() ? Integer.parseInt(m.group(1)) : 0;
     }
 
@@ -223,10 +231,10 @@ final class DmtcpCoordinator implements AutoCloseable {
         }
         process.destroyForcibly();
         try {
-            process.onExit().get(10, java.util.concurrent.TimeUnit.SECONDS);
+            process.onExit().get(10, TimeUnit.SECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        } catch (ExecutionException | TimeoutException e) {
             LOG.warn("the DMTCP coordinator (pid {}) did not end within 10 s of SIGKILL", process.pid());
         }
     }

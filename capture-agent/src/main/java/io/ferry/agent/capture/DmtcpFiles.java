@@ -1,5 +1,7 @@
 package io.ferry.agent.capture;
 
+import io.ferry.model.OwnerOnly;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.DirectoryStream;
@@ -42,7 +44,7 @@ final class DmtcpFiles {
     static Path prepareArea(Path rankDir) {
         Path area = area(rankDir);
         try {
-            io.ferry.model.OwnerOnly.createDirectories(area);
+            OwnerOnly.createDirectories(area);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot prepare " + area + " for dmtcp", e);
         }

@@ -1,5 +1,8 @@
 package io.ferry.agent.capture;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,7 +27,7 @@ import java.util.Optional;
  */
 public record DmtcpSpan(String job, boolean leads, String leadHost, long launchId, int nranks, DmtcpBoard board,
                         Asker lead) {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(DmtcpSpan.class);
+    private static final Logger LOG = LoggerFactory.getLogger(DmtcpSpan.class);
     /** Ferry's patch for ranks joined by TCP across hosts, as {@code tools/build-dmtcp.sh} lists it. */
     static final String CROSS_HOST_PATCH = "0001-cross-host-sockets.patch";
 

@@ -2,12 +2,14 @@ package io.ferry.agent.capture;
 
 import java.io.File;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /** Runs a checkpointer's own command line (criu, dmtcp_command) and keeps what it said. Stateless. */
@@ -52,7 +54,7 @@ final class ExternalTool {
         Process p = new ProcessBuilder(command).redirectErrorStream(true)
                 .redirectInput(ProcessBuilder.Redirect.PIPE).start();
         p.getOutputStream().close();
-        var out = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+        var out = CompletableFuture.supplyAsync(() -> {
             try {
                 return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             } catch (IOException e) {
@@ -67,7 +69,7 @@ final class ExternalTool {
         } catch (InterruptedException e) {
             p.destroyForcibly();
             Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException(command.get(0) + " interrupted");
+            throw new InterruptedIOException(command.get(0) + " interrupted");
         }
         return new Result(p.exitValue(), out.join());
     }

@@ -1,5 +1,7 @@
 package io.ferry.agent.capture;
 
+import io.ferry.model.OwnerOnly;
+
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -26,7 +28,7 @@ final class ImageDirs {
         Path abs = dir.toAbsolutePath();
         Path partial = abs.resolveSibling("." + abs.getFileName() + ".partial");
         delete(partial);
-        io.ferry.model.OwnerOnly.createDirectories(partial);
+        OwnerOnly.createDirectories(partial);
         try {
             filler.fill(partial);
             try (Stream<Path> files = Files.walk(partial)) {

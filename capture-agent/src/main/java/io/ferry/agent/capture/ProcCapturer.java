@@ -10,12 +10,14 @@ import io.ferry.staging.Progress;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 
 /**
@@ -41,7 +43,7 @@ public final class ProcCapturer implements Capturer {
     public record Result(List<Long> pids, boolean wholeGroup, int threads, Duration stall, long memoryBytes,
                          long copiedBytes, long zeroBytes, long unreadableBytes, long fileBytes) {
         public Captured captured() {
-            return new Captured(stall, fileBytes, String.format(java.util.Locale.ROOT,
+            return new Captured(stall, fileBytes, String.format(Locale.ROOT,
                     "%s pid %s, %d threads, %.1f MiB memory: %.1f MiB copied (%.1f MiB zero pages"
                             + " left as holes), stall %.3f s",
                     wholeGroup ? "process group of" : "process", pids, threads, memoryBytes / 1048576.0,
@@ -127,7 +129,7 @@ public final class ProcCapturer implements Capturer {
             });
         } catch (NoSuchFileException gone) {
             throw new ProcessGoneException((int) pid);
-        } catch (java.nio.file.AccessDeniedException denied) { // /proc/<pid>/maps, auxv...: ptrace access mode
+        } catch (AccessDeniedException denied) { // /proc/<pid>/maps, auxv...: ptrace access mode
             throw new IOException("permission denied to read the memory of process " + pid
                     + ": capture it as its owner or as root (CAP_SYS_PTRACE and CAP_KILL)", denied);
         }
@@ -235,7 +237,7 @@ public final class ProcCapturer implements Capturer {
     }
 
     private static String describe(Result r) {
-        return String.format(java.util.Locale.ROOT, "{\"method\":\"proc\",\"pids\":%s,\"wholeGroup\":%s,"
+        return String.format(Locale.ROOT, "{\"method\":\"proc\",\"pids\":%s,\"wholeGroup\":%s,"
                         + "\"threads\":%d,\"stallSeconds\":%.6f,\"memoryBytes\":%d,\"copiedBytes\":%d,"
                         + "\"zeroBytes\":%d,\"unreadableBytes\":%d,\"restore\":\"needs an external"
                         + " restorer: Ferry writes ELF cores for gdb, not restartable images\"}%n",

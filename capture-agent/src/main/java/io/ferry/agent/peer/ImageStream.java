@@ -7,6 +7,7 @@ import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -35,11 +36,11 @@ public final class ImageStream {
 
     /** The bytes of the regular files under {@code dir}: what {@link #write} sends of it, less the framing. */
     public static long bytes(Path dir) throws IOException {
-        try (var files = java.nio.file.Files.walk(dir)) {
+        try (var files = Files.walk(dir)) {
             long sum = 0;
             for (Path f : (Iterable<Path>) files::iterator) {
-                if (java.nio.file.Files.isRegularFile(f, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-                    sum += java.nio.file.Files.size(f);
+                if (Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)) {
+                    sum += Files.size(f);
                 }
             }
             return sum;
@@ -133,7 +134,7 @@ public final class ImageStream {
                             if (n < 0) {
                                 throw new IOException("stream ended inside " + target.relativize(p));
                             }
-                            java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(buf, 0, n);
+                            ByteBuffer b = ByteBuffer.wrap(buf, 0, n);
                             while (b.hasRemaining()) {
                                 ch.write(b);
                             }

@@ -1,5 +1,7 @@
 package io.ferry.agent.peer;
 
+import io.ferry.model.OwnerOnly;
+
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 import java.io.IOException;
@@ -42,7 +44,7 @@ public final class PeerAuth {
      * others, or holds fewer than 16 characters (a secret that short is guessed).
      */
     public static PeerAuth fromFile(Path file) throws IOException {
-        io.ferry.model.OwnerOnly.requirePrivate(file, KEY);
+        OwnerOnly.requirePrivate(file, KEY);
         if (Files.size(file) > 4096) {
             throw new IllegalArgumentException(KEY + " " + file + " is over 4 KiB: it should hold one secret");
         }

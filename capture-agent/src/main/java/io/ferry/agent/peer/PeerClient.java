@@ -12,7 +12,14 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /** Talks to another node's {@link PeerServer}: puts a partner copy there, gets or asks about an image. */
 public final class PeerClient {
@@ -29,14 +36,14 @@ public final class PeerClient {
     static final long PUT_BASE_MILLIS = 30_000;
     static final long PUT_BYTES_PER_SECOND = 50L << 20;
     /** Closes the socket of a copy past its deadline, which fails the blocked write or read at once. */
-    private static final java.util.concurrent.ScheduledExecutorService WATCHDOG =
-            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("ferry-peer-watchdog"));
+    private static final ScheduledExecutorService WATCHDOG =
+            Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("ferry-peer-watchdog"));
 
     private PeerClient() {}
 
     /** The deadline of a partner copy of {@code bytes}: {@link #PUT_BASE_MILLIS} and a second per 50 MiB. */
-    public static java.time.Duration putDeadline(long bytes) {
-        return java.time.Duration.ofMillis(PUT_BASE_MILLIS + bytes / (PUT_BYTES_PER_SECOND / 1000));
+    public static Duration putDeadline(long bytes) {
+        return Duration.ofMillis(PUT_BASE_MILLIS + bytes / (PUT_BYTES_PER_SECOND / 1000));
     }
 
     /** The peer could not be connected to at all (its agent or host is gone): not worth asking again soon. */
@@ -64,18 +71,18 @@ public final class PeerClient {
      * {@link #put(PeerAddresses.Peer, ImageRef, Path, PeerAuth)} that gives up at {@code deadline}:
      * past it the connection is closed and an {@link IOException} says so.
      */
-    public static long put(PeerAddresses.Peer peer, ImageRef ref, Path dir, PeerAuth auth, java.time.Duration deadline)
+    public static long put(PeerAddresses.Peer peer, ImageRef ref, Path dir, PeerAuth auth, Duration deadline)
             throws IOException {
         Socket s = connect(peer);
-        java.util.concurrent.atomic.AtomicBoolean expired = new java.util.concurrent.atomic.AtomicBoolean();
-        java.util.concurrent.ScheduledFuture<?> watch = WATCHDOG.schedule(() -> {
+        AtomicBoolean expired = new AtomicBoolean();
+        ScheduledFuture<?> watch = WATCHDOG.schedule(() -> {
             expired.set(true);
             try {
                 s.close();
             } catch (IOException ignored) {
                 // closed either way
             }
-        }, deadline.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        }, deadline.toMillis(), TimeUnit.MILLISECONDS);
         try {
             return putOn(s, peer, ref, dir, auth);
         } catch (IOException e) {
@@ -164,7 +171,7 @@ public final class PeerClient {
      * about {@code job}: the text after its {@code OK}, or empty for {@code NO} (not yet); an
      * {@code ERR} is an {@link IOException} with the peer's reason.
      */
-    public static java.util.Optional<String> ask(PeerAddresses.Peer peer, String op, String job, long number,
+    public static Optional<String> ask(PeerAddresses.Peer peer, String op, String job, long number,
                                                  PeerAuth auth) throws IOException {
         try (Socket s = connect(peer); InputStream in = new BufferedInputStream(s.getInputStream());
              OutputStream out = s.getOutputStream()) {
@@ -173,10 +180,10 @@ public final class PeerClient {
             s.setSoTimeout(ANSWER_TIMEOUT_MILLIS);
             String answer = PeerWire.readLine(in);
             if (answer.startsWith("OK ")) {
-                return java.util.Optional.of(answer.substring(3).trim());
+                return Optional.of(answer.substring(3).trim());
             }
             if (answer.equals("NO")) {
-                return java.util.Optional.empty();
+                return Optional.empty();
             }
             throw answer.startsWith("ERR ") ? new IOException(peer.node() + ": " + answer.substring(4))
                     : unexpected(peer, answer);

@@ -1,6 +1,7 @@
 package io.ferry.agent.peer;
 
 import java.net.InetSocketAddress;
+import java.util.Objects;
 
 /**
  * How an agent takes part in agent-to-agent transfers: where it serves its cache ({@code listen},
@@ -8,6 +9,6 @@ import java.net.InetSocketAddress;
  */
 public record PeerEndpoint(InetSocketAddress listen, PeerAuth auth) {
     public PeerEndpoint {
-        java.util.Objects.requireNonNull(auth, "auth (PeerAuth.NONE for none)");
+        Objects.requireNonNull(auth, "auth (PeerAuth.NONE for none)");
     }
 }

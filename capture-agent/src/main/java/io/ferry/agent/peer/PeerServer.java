@@ -4,6 +4,8 @@ import io.ferry.model.DaemonThreads;
 import io.ferry.model.ImageRef;
 import io.ferry.staging.LocalCache;
 import io.ferry.staging.internal.FileTrees;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
@@ -14,12 +16,18 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.util.Objects;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
 
 /**
  * A node's cache, served to the other agents over TCP ({@link PeerWire}): they put partner
@@ -31,7 +39,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * cache, so bind it to loopback or the cluster's internal network (see docs/operators.md).
  */
 public final class PeerServer implements Closeable {
-    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(PeerServer.class);
+    private static final Logger LOG = LoggerFactory.getLogger(PeerServer.class);
     private static final int READ_TIMEOUT_MILLIS = 60_000;
     /** A connection must prove the secret and say what it wants within this: idle ones are dropped, not queued. */
     private static final int HELLO_TIMEOUT_MILLIS = 5_000;
@@ -41,7 +49,7 @@ public final class PeerServer implements Closeable {
     private final LocalCache cache;
     private final PeerAuth auth;
     private final ExecutorService workers = new ThreadPoolExecutor(4, MAX_CONNECTIONS, 30, TimeUnit.SECONDS,
-            new java.util.concurrent.SynchronousQueue<>(),
+            new SynchronousQueue<>(),
             DaemonThreads.named("ferry-peer"));
     private final Thread acceptor;
     private final AtomicLong received = new AtomicLong();
@@ -62,7 +70,7 @@ public final class PeerServer implements Closeable {
 
     /** Answers the questions of {@link Questions} with {@code q} from now on. */
     public PeerServer answering(Questions q) {
-        this.questions = java.util.Objects.requireNonNull(q);
+        this.questions = Objects.requireNonNull(q);
         return this;
     }
 
@@ -101,7 +109,7 @@ public final class PeerServer implements Closeable {
                 Socket s = socket.accept();
                 try {
                     workers.execute(() -> serve(s));
-                } catch (java.util.concurrent.RejectedExecutionException full) {
+                } catch (RejectedExecutionException full) {
                     s.close();
                     if (!open) {
                         return; // closing
@@ -127,7 +135,7 @@ public final class PeerServer implements Closeable {
             PeerWire.Request req;
             try {
                 req = PeerWire.Request.parse(PeerWire.readLine(in));
-            } catch (java.net.SocketTimeoutException idle) {
+            } catch (SocketTimeoutException idle) {
                 return; // said nothing in time: dropped, its worker freed
             } catch (IOException e) {
                 PeerWire.writeLine(out, "ERR " + e.getMessage());
@@ -178,8 +186,8 @@ public final class PeerServer implements Closeable {
             return;
         }
         long bytes;
-        try (java.util.stream.Stream<Path> s = Files.walk(dir)) {
-            bytes = s.filter(p -> Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS))
+        try (Stream<Path> s = Files.walk(dir)) {
+            bytes = s.filter(p -> Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS))
                     .mapToLong(p -> p.toFile().length()).sum();
         }
         PeerWire.writeLine(out, "YES " + bytes);

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.Set;
 
 /**
  * The request and answer lines of the peer protocol: {@code FERRY-PEER/1 PUT|GET|HAS JOB GEN RANK}
@@ -26,7 +27,7 @@ final class PeerWire {
         static Request parse(String line) throws IOException {
             String[] f = line.split(" ");
             if (f.length != 5 || !f[0].equals(MAGIC)
-                    || !java.util.Set.of("PUT", "GET", "HAS", "COORD", "CKPT").contains(f[1])) {
+                    || !Set.of("PUT", "GET", "HAS", "COORD", "CKPT").contains(f[1])) {
                 throw new IOException("not a peer request: '" + line + "'");
             }
             try {

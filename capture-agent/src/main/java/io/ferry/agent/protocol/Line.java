@@ -1,5 +1,8 @@
 package io.ferry.agent.protocol;
 
+import java.io.IOException;
+import java.io.Reader;
+
 /**
  * One line of the cooperative capture protocol v1 ({@code docs/protocol.md}). Parsing is
  * strict: anything else is an {@link IllegalArgumentException} that quotes the line.
@@ -23,7 +26,7 @@ public sealed interface Line {
      * {@link #MAX_LENGTH} is an {@link IllegalArgumentException} once that many characters are
      * read, so a peer that never sends a newline cannot fill the heap.
      */
-    static String read(java.io.Reader in) throws java.io.IOException {
+    static String read(Reader in) throws IOException {
         StringBuilder b = new StringBuilder();
         int c;
         while ((c = in.read()) >= 0) {

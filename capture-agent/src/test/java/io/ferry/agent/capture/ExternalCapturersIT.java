@@ -1,9 +1,12 @@
 package io.ferry.agent.capture;
 
 import io.ferry.staging.Progress;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.File;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -73,15 +76,15 @@ class ExternalCapturersIT {
     void aDeviceCriuCannotCaptureIsAPlainErrorAndLeavesNoImage() throws Exception {
         Capturer criu = Capturers.of("criu");
         requireAvailable(criu);
-        org.junit.jupiter.api.Assumptions.assumeTrue(Files.exists(Path.of("/dev/fuse")),
+        Assumptions.assumeTrue(Files.exists(Path.of("/dev/fuse")),
                 "no /dev/fuse on this machine");
         Path rankDir = Files.createDirectories(tmp.resolve("rank"));
         Process p = new ProcessBuilder(criu.launchCommand(List.of("python3", "-c", "import sys, time\n"
                 + "f = open('/dev/fuse', 'rb', buffering=0)\nprint('ready', flush=True)\ntime.sleep(600)"), rankDir))
-                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
         try {
             assertTrue(new String(p.getInputStream().readNBytes(5)).startsWith("ready"));
-            java.io.IOException e = assertThrows(java.io.IOException.class,
+            IOException e = assertThrows(IOException.class,
                     () -> criu.capture(criu.target(p.pid()).orElseThrow(), rankDir, tmp.resolve("img"), Progress.NONE));
             assertTrue(e.getMessage().contains("/dev/fuse, a character device (10:229) CRIU cannot checkpoint"),
                     e.getMessage());

@@ -5,12 +5,15 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -121,12 +124,12 @@ class ProcCapturerIT {
 
     /** The 64-bit word at {@code address} of process {@code pid}'s memory now (/proc/PID/mem). */
     private static long u64At(long pid, long address) throws IOException {
-        try (java.nio.channels.FileChannel mem =
-                java.nio.channels.FileChannel.open(Path.of("/proc", Long.toString(pid), "mem"))) {
+        try (FileChannel mem =
+                FileChannel.open(Path.of("/proc", Long.toString(pid), "mem"))) {
             ByteBuffer b = ByteBuffer.allocate(8).order(ByteOrder.nativeOrder());
             while (b.hasRemaining()) {
                 if (mem.read(b, address + b.position()) < 0) {
-                    throw new java.io.EOFException("no word at 0x" + Long.toHexString(address) + " in " + pid);
+                    throw new EOFException("no word at 0x" + Long.toHexString(address) + " in " + pid);
                 }
             }
             return b.flip().getLong();
@@ -179,7 +182,7 @@ class ProcCapturerIT {
             for (int i = 0; i < 25; i++) {
                 proc.dump(shell, tmp.resolve("img" + i), Progress.NONE);
                 Thread.sleep(30);
-                List<ProcessHandle> group = new java.util.ArrayList<>();
+                List<ProcessHandle> group = new ArrayList<>();
                 group.add(ProcessHandle.of(shell).orElseThrow());
                 ProcessHandle.of(shell).orElseThrow().descendants().forEach(group::add);
                 for (ProcessHandle h : group) {
@@ -187,7 +190,7 @@ class ProcCapturerIT {
                         String st = Files.readString(Path.of("/proc", Long.toString(h.pid()), "stat"));
                         assertNotEquals('T', st.charAt(st.lastIndexOf(')') + 2),
                                 "capture " + i + " left process " + h.pid() + " of the group stopped: " + st);
-                    } catch (java.io.IOException exited) { // NoSuchFileException, or ESRCH while reading
+                    } catch (IOException exited) { // NoSuchFileException, or ESRCH while reading
                         if (h.isAlive()) {
                             throw exited;
                         }
@@ -260,7 +263,7 @@ class ProcCapturerIT {
     }
 
     static String gdb(Path exe, Path core, String... commands) throws Exception {
-        List<String> cmd = new java.util.ArrayList<>(List.of("gdb", "-nx", "-batch"));
+        List<String> cmd = new ArrayList<>(List.of("gdb", "-nx", "-batch"));
         for (String c : commands) {
             cmd.add("-ex");
             cmd.add(c);

@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -49,7 +50,7 @@ final class Scenario {
 
     /** Skips the test, saying why, where {@code c} cannot run here; never passes it silently. */
     static void requireAvailable(Capturer c) {
-        java.util.Optional<String> why = c.unavailable().map(w -> w + "; " + TOOLS_HINT);
+        Optional<String> why = c.unavailable().map(w -> w + "; " + TOOLS_HINT);
         why.ifPresent(w -> System.err.println("SKIPPED " + c.method() + " test: " + w));
         assumeTrue(why.isEmpty(), () -> c.method() + " unavailable: " + why.orElse(""));
     }

@@ -6,10 +6,17 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.File;
+import java.io.IOException;
+import java.net.BindException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -93,8 +100,8 @@ class TransparentRestartIT {
         Scenario.requireAvailable(c);
         int steps = 200;
         int port = freePortPair();
-        List<String> reference = new java.util.ArrayList<>();
-        List<Process> plain = new java.util.ArrayList<>();
+        List<String> reference = new ArrayList<>();
+        List<Process> plain = new ArrayList<>();
         for (int r = 0; r < 2; r++) {
             plain.add(new ProcessBuilder(ring(tmp.resolve("reference." + r), steps, "0", port, r))
                     .redirectOutput(ProcessBuilder.Redirect.DISCARD).start());
@@ -214,17 +221,17 @@ class TransparentRestartIT {
         Path rankDir = fresh(tmp.resolve("ranks").resolve("0"));
         Process p = streams(c, new ProcessBuilder(c.launchCommand(List.of(Scenario.binary("appender").toString(),
                 tmp.resolve("out.txt").toString(), "1000000", STEP_MILLIS), rankDir))).start();
-        java.util.concurrent.CompletableFuture<java.util.Set<Path>> lost =
-                new java.util.concurrent.CompletableFuture<>();
+        CompletableFuture<Set<Path>> lost =
+                new CompletableFuture<>();
         c.started(false, dirs -> lost.complete(dirs));
         new Scenario.Steps(p).awaitStep(3);
         ProcessHandle coordinator = ProcessHandle.of(((DmtcpCapturer) c).coordinatorPid()).orElseThrow();
         coordinator.destroyForcibly(); // SIGKILL, as a crash
-        assertEquals(java.util.Set.of(rankDir.toAbsolutePath()), lost.get(30, TimeUnit.SECONDS), "the ranks it lost");
+        assertEquals(Set.of(rankDir.toAbsolutePath()), lost.get(30, TimeUnit.SECONDS), "the ranks it lost");
         Scenario.kill(p); // whether it ended with its coordinator (as this one may) or would run on unprotected
         c.stopped();
 
-        java.util.concurrent.CompletableFuture<Void> lostAgain = new java.util.concurrent.CompletableFuture<>();
+        CompletableFuture<Void> lostAgain = new CompletableFuture<>();
         Process q = streams(c, new ProcessBuilder(c.launchCommand(List.of(Scenario.binary("appender").toString(),
                 tmp.resolve("out2.txt").toString(), "1000000", STEP_MILLIS), fresh(rankDir)))).start();
         c.started(false, dirs -> lostAgain.complete(null));
@@ -254,18 +261,18 @@ class TransparentRestartIT {
             p[r] = streams(c, new ProcessBuilder(c.launchCommand(List.of(Scenario.binary("appender").toString(),
                     tmp.resolve("out." + r).toString(), "1000000", STEP_MILLIS), rankDir[r]))).start();
         }
-        java.util.concurrent.CompletableFuture<java.util.Set<Path>> lost =
-                new java.util.concurrent.CompletableFuture<>();
+        CompletableFuture<Set<Path>> lost =
+                new CompletableFuture<>();
         c.started(false, lost::complete);
         for (int r = 0; r < 2; r++) {
             new Scenario.Steps(p[r]).awaitStep(3);
         }
         try {
             assertEquals(0, new ProcessBuilder("kill", "-STOP", Long.toString(p[1].pid())).start().waitFor());
-            java.io.IOException failed = assertThrows(java.io.IOException.class,
+            IOException failed = assertThrows(IOException.class,
                     () -> c.checkpointTogether(Duration.ofSeconds(10)));
             assertTrue(failed.getMessage().contains("dmtcp_command"), failed.getMessage());
-            assertEquals(java.util.Set.of(rankDir[0].toAbsolutePath(), rankDir[1].toAbsolutePath()),
+            assertEquals(Set.of(rankDir[0].toAbsolutePath(), rankDir[1].toAbsolutePath()),
                     lost.get(30, TimeUnit.SECONDS), "the wedged computation's ranks, given up as lost");
         } finally {
             Scenario.kill(p[0]);
@@ -282,11 +289,11 @@ class TransparentRestartIT {
     /** A port P such that P and P + 1 were free a moment ago on the loopback. */
     private static int freePortPair() throws Exception {
         for (int i = 0; i < 50; i++) {
-            try (java.net.ServerSocket a = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
-                 java.net.ServerSocket b = new java.net.ServerSocket(a.getLocalPort() + 1, 1,
-                         java.net.InetAddress.getLoopbackAddress())) {
+            try (ServerSocket a = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+                 ServerSocket b = new ServerSocket(a.getLocalPort() + 1, 1,
+                         InetAddress.getLoopbackAddress())) {
                 return a.getLocalPort();
-            } catch (java.net.BindException taken) {
+            } catch (BindException taken) {
                 // the next one
             }
         }
@@ -304,7 +311,7 @@ class TransparentRestartIT {
         Scenario.requireAvailable(c);
         Process p = launchAndCapture(c, tmp.resolve("img"));
         try {
-            java.io.IOException e = assertThrows(java.io.IOException.class,
+            IOException e = assertThrows(IOException.class,
                     () -> c.restore(tmp.resolve("img"), fresh(tmp.resolve("rank")), streams(c, new ProcessBuilder())));
             assertTrue(e.getMessage().contains("criu restore of") && e.getMessage().contains("pids [" + p.pid() + "]")
                     && e.getMessage().contains("still taken"), e.getMessage());

@@ -1,5 +1,6 @@
 package io.ferry.agent.peer;
 
+import io.ferry.agent.peer.PeerAuth;
 import io.ferry.model.ImageRef;
 import io.ferry.model.PeerAddresses;
 import io.ferry.staging.LocalCache;
@@ -8,6 +9,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -45,7 +47,7 @@ class PeerStallTest {
                 PeerAddresses.Peer n1 = new PeerAddresses.Peer("n1", "127.0.0.1", port);
                 long t0 = System.nanoTime();
                 assertTrue(PeerClient.put(n1, new ImageRef("j", 0, 0), image("a", 1 << 16),
-                        io.ferry.agent.peer.PeerAuth.NONE, Duration.ofSeconds(50)) > 0);
+                        PeerAuth.NONE, Duration.ofSeconds(50)) > 0);
                 double seconds = (System.nanoTime() - t0) / 1e9;
                 // Queued behind the idle ones, it waited for their 60 s read timeout; a bound far from both.
                 assertTrue(seconds < 30, "the copy waited " + seconds + " s behind idle connections");
@@ -59,7 +61,7 @@ class PeerStallTest {
 
     @Test
     void aPartnerThatNeverReadsFailsTheCopyAtItsDeadline() throws Exception {
-        try (ServerSocket frozen = new ServerSocket(0, 8, java.net.InetAddress.getLoopbackAddress())) {
+        try (ServerSocket frozen = new ServerSocket(0, 8, InetAddress.getLoopbackAddress())) {
             Socket[] accepted = new Socket[1];
             Thread acceptor = new Thread(() -> {
                 try {
@@ -74,7 +76,7 @@ class PeerStallTest {
             Path big = image("big", 64 << 20); // far more than loopback's socket buffers hold
             long t0 = System.nanoTime();
             IOException e = assertThrows(IOException.class, () -> PeerClient.put(partner, new ImageRef("j", 0, 0), big,
-                    io.ferry.agent.peer.PeerAuth.NONE, Duration.ofSeconds(2)));
+                    PeerAuth.NONE, Duration.ofSeconds(2)));
             double seconds = (System.nanoTime() - t0) / 1e9;
             assertTrue(e.getMessage().contains("did not finish within 2 s"), e.getMessage());
             assertTrue(seconds < 20, "gave up after " + seconds + " s");

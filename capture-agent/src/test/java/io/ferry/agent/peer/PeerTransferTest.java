@@ -17,6 +17,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.RandomAccessFile;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
@@ -105,7 +106,7 @@ class PeerTransferTest {
             assertEquals(big.length + 2, s2.bytesSent(), "and went out once, to n3");
 
             // A partner copy that no longer verifies is passed over for the store.
-            try (var f = new java.io.RandomAccessFile(n2.imageDir(ref).resolve("sub/state.bin").toFile(), "rw")) {
+            try (var f = new RandomAccessFile(n2.imageDir(ref).resolve("sub/state.bin").toFile(), "rw")) {
                 f.seek(4096);
                 f.write(f.read() ^ 1);
             }

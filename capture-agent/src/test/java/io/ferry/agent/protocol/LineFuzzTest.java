@@ -1,7 +1,11 @@
 package io.ferry.agent.protocol;
 
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
 
+import java.io.Reader;
+import java.io.StringReader;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 
@@ -20,18 +24,18 @@ class LineFuzzTest {
 
     @Test
     void linesAreReadWithACapSoAPeerWithoutNewlinesCannotFillTheHeap() throws Exception {
-        java.io.Reader in = new java.io.StringReader("HELLO 3\r\nDONE 1\nlast");
+        Reader in = new StringReader("HELLO 3\r\nDONE 1\nlast");
         assertEquals("HELLO 3", Line.read(in));
         assertEquals("DONE 1", Line.read(in));
         assertEquals("last", Line.read(in));
         assertEquals(null, Line.read(in));
         // An endless line: refused after MAX_LENGTH characters, not read to the end.
-        java.io.Reader endless = new java.io.Reader() {
+        Reader endless = new Reader() {
             long served;
 
             @Override
             public int read(char[] b, int off, int len) {
-                java.util.Arrays.fill(b, off, off + len, 'x');
+                Arrays.fill(b, off, off + len, 'x');
                 served += len;
                 return len;
             }
@@ -39,10 +43,10 @@ class LineFuzzTest {
             @Override
             public void close() {}
         };
-        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        IllegalArgumentException e = Assertions.assertThrows(IllegalArgumentException.class,
                 () -> Line.read(endless));
         assertTrue(e.getMessage().contains("longer than " + Line.MAX_LENGTH), e.getMessage());
-        assertEquals(Line.MAX_LENGTH, Line.read(new java.io.StringReader("y".repeat(Line.MAX_LENGTH) + "\n")).length());
+        assertEquals(Line.MAX_LENGTH, Line.read(new StringReader("y".repeat(Line.MAX_LENGTH) + "\n")).length());
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.ferry.cli.demo;
 
 import io.ferry.agent.client.FerryCheckpoint;
 
+import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -9,6 +10,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
 /**
@@ -45,7 +47,7 @@ public final class HeatRank {
         if (ferry.managed()) {
             ferry.serve((dir, generation) -> {
                 synchronized (lock) {
-                    try (DataOutputStream out = new DataOutputStream(new java.io.BufferedOutputStream(
+                    try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(
                             Files.newOutputStream(dir.resolve("state.bin"))))) {
                         out.writeInt(step[0]);
                         for (double v : u) {
@@ -82,7 +84,7 @@ public final class HeatRank {
                 b.putDouble(v);
             }
             return HexFormat.of().formatHex(md.digest(b.array())).substring(0, 16);
-        } catch (java.security.NoSuchAlgorithmException e) {
+        } catch (NoSuchAlgorithmException e) {
             throw new IOException(e);
         }
     }

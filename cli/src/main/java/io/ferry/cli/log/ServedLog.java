@@ -8,6 +8,7 @@ import ch.qos.logback.core.Layout;
 import ch.qos.logback.core.OutputStreamAppender;
 import ch.qos.logback.core.UnsynchronizedAppenderBase;
 import ch.qos.logback.core.encoder.LayoutWrappingEncoder;
+import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.PrintWriter;
@@ -66,7 +67,7 @@ public final class ServedLog extends UnsynchronizedAppenderBase<ILoggingEvent> {
         if (!(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
             return false;
         }
-        ch.qos.logback.classic.Logger root = context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+        ch.qos.logback.classic.Logger root = context.getLogger(Logger.ROOT_LOGGER_NAME);
         if (root.getAppender(NAME) != null) {
             return true;
         }

@@ -3,6 +3,10 @@ package io.ferry.compression.internal;
 import io.ferry.compression.Codec;
 import io.ferry.compression.Codecs;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
+
 /**
  * zstd over the bytes regrouped into eight planes (the "shuffle" filter of HDF5 and Blosc): the
  * raw bytes are read as 8-byte elements, plane {@code k} holds byte {@code k} of every element in
@@ -62,8 +66,8 @@ public final class PlanesCodec implements Codec {
         return b;
     }
 
-    private static final java.lang.invoke.VarHandle LONGS =
-            java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
+    private static final VarHandle LONGS =
+            MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
     /**
      * {@code src[off, off + len)} regrouped into planes at {@code planes[0, len)}: eight elements at a

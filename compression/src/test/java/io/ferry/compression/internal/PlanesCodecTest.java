@@ -1,5 +1,6 @@
 package io.ferry.compression.internal;
 
+import io.ferry.compression.Codecs;
 import org.junit.jupiter.api.Test;
 
 import java.util.Arrays;
@@ -49,7 +50,7 @@ class PlanesCodecTest {
         int n = codec.compress(src, 0, src.length, out, 0);
         assertThrows(IllegalArgumentException.class, () -> codec.decompress(out, 0, n, new byte[8192], 0, 8192));
         assertThrows(IllegalArgumentException.class, () -> codec.decompress(out, 0, n - 1, new byte[4096], 0, 4096));
-        assertEquals(io.ferry.compression.Codecs.PLANES_ID, codec.id());
+        assertEquals(Codecs.PLANES_ID, codec.id());
     }
 
     @Test

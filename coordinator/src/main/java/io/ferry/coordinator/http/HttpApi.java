@@ -18,9 +18,12 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.function.Supplier;
 
 /**
  * The coordinator's HTTP face, read-only: {@code GET /api/jobs} (every job as {@code ferry status
@@ -38,11 +41,11 @@ public final class HttpApi implements Closeable {
     /** SHA-256 of the bearer token, or null when requests need none. */
     private final byte[] tokenDigest;
     /** This process's Micrometer meters in the text format, appended to the job-state families of /metrics. */
-    private final java.util.function.Supplier<String> processMetrics;
+    private final Supplier<String> processMetrics;
     private final ExecutorService threads = Executors.newFixedThreadPool(2, DaemonThreads.named("ferry-http"));
 
     private HttpApi(Coordinator coordinator, HttpServer server, byte[] tokenDigest,
-                    java.util.function.Supplier<String> processMetrics) {
+                    Supplier<String> processMetrics) {
         this.coordinator = coordinator;
         this.processMetrics = processMetrics;
         this.server = server;
@@ -66,7 +69,7 @@ public final class HttpApi implements Closeable {
      * histograms) after the job-state families; their names must differ from those.
      */
     public static HttpApi start(Coordinator coordinator, InetSocketAddress address, Optional<String> token,
-                                java.util.function.Supplier<String> processMetrics) throws IOException {
+                                Supplier<String> processMetrics) throws IOException {
         byte[] digest = token.map(t -> {
             if (t.isBlank()) {
                 throw new IllegalArgumentException("the HTTP bearer token is empty");
@@ -151,13 +154,13 @@ public final class HttpApi implements Closeable {
             return false;
         }
         // Both sides hashed first: equal lengths, so the comparison's time says nothing of the token.
-        return java.security.MessageDigest.isEqual(tokenDigest, sha256(header.substring(prefix.length()).trim()));
+        return MessageDigest.isEqual(tokenDigest, sha256(header.substring(prefix.length()).trim()));
     }
 
     private static byte[] sha256(String s) {
         try {
-            return java.security.MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8));
-        } catch (java.security.NoSuchAlgorithmException e) {
+            return MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
     }

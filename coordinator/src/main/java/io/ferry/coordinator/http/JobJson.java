@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.ferry.coordinator.GenerationView;
 import io.ferry.coordinator.JobView;
 import io.ferry.coordinator.predict.JobForecast;
+import io.ferry.coordinator.predict.StagingSoFar;
 import io.ferry.model.Event;
 
 /**
@@ -59,7 +60,7 @@ public final class JobJson {
                     .put("predictedSecondsToEstablished", p.predictedSecondsToEstablished())
                     .put("predictedStallSeconds", p.predictedStallSeconds()).put("idealSeconds", p.idealSeconds())
                     .put("basedOn", p.basedOn()));
-            for (double mark : io.ferry.coordinator.predict.StagingSoFar.MARKS) {
+            for (double mark : StagingSoFar.MARKS) {
                 g.predictionAt(mark).ifPresent(p -> o.withArray("stagingPredictions").addObject().put("readShare", mark)
                         .put("predictedSecondsToEstablished", p.predictedSecondsToEstablished())
                         .put("expectedWrittenBytes", p.writtenBytes()));

@@ -2,6 +2,7 @@ package io.ferry.coordinator.predict;
 
 import io.ferry.coordinator.GenerationView;
 import io.ferry.coordinator.JobView;
+import io.ferry.model.Durations;
 import io.ferry.model.Event;
 import io.ferry.model.Sizes;
 
@@ -79,7 +80,7 @@ public record CacheForecast(String node, Event.CacheReported report, long bytesP
         String why = storeDown ? "the store is down, so nothing is dropped" : String.format(Locale.ROOT,
                 "retention %d needs %s at its peak", report.keepGenerations(), Sizes.format(peakBytes));
         String when = Double.isNaN(secondsUntilFull) ? "checkpoints are taken only on request"
-                : "in " + io.ferry.model.Durations.human(secondsUntilFull);
+                : "in " + Durations.human(secondsUntilFull);
         return head + String.format(Locale.ROOT, "; FULL after %d more checkpoints of %s (%s): %s", fitsMore,
                 Sizes.format(bytesPerGeneration), why, when);
     }

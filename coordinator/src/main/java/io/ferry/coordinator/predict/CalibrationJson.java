@@ -1,5 +1,6 @@
 package io.ferry.coordinator.predict;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -50,7 +51,7 @@ public final class CalibrationJson {
         JsonNode n;
         try {
             n = JSON.readTree(file.toFile());
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        } catch (JsonProcessingException e) {
             throw new IllegalArgumentException("calibration file " + file + " is not JSON: " + e.getOriginalMessage());
         }
         try {

@@ -6,6 +6,7 @@ import io.ferry.model.Event;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /** Every forecast of a job's time to established beside what then happened. */
 public final class ForecastErrors {
@@ -49,7 +50,7 @@ public final class ForecastErrors {
     public static List<Row> rows(JobView v, double share) {
         List<Row> rows = new ArrayList<>();
         for (GenerationView g : v.generations()) {
-            java.util.Optional<Event.PredictionMade> made = share == 0 ? g.prediction() : g.predictionAt(share);
+            Optional<Event.PredictionMade> made = share == 0 ? g.prediction() : g.predictionAt(share);
             if (g.state() == GenerationView.State.ESTABLISHED && made.isPresent() && g.secondsToEstablished() > 0) {
                 Event.PredictionMade p = made.get();
                 rows.add(new Row(g.generation(), p.rawBytes(), p.ranks(), p.predictedSecondsToEstablished(),

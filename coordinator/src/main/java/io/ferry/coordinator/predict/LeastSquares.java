@@ -1,6 +1,7 @@
 package io.ferry.coordinator.predict;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.ToDoubleFunction;
 
@@ -17,7 +18,7 @@ final class LeastSquares {
     /** A linear model {@code y = w0 + sum(w_i x_i)} fitted to rows {@code x} and targets {@code y}. */
     static ToDoubleFunction<double[]> fit(double[][] x, double[] y) {
         double[] ones = new double[y.length];
-        java.util.Arrays.fill(ones, 1);
+        Arrays.fill(ones, 1);
         return fit(x, y, ones);
     }
 

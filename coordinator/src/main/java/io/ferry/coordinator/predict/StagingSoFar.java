@@ -6,6 +6,7 @@ import io.ferry.model.EventCodec;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -40,7 +41,7 @@ public final class StagingSoFar {
         readTotal += p.readBytes() - (old == null ? 0 : old.readBytes()); // kept as it goes: asked at every report
         long[] points = pointsByNode.getOrDefault(p.node(), new long[0]);
         if (points.length < 2 * POINTS) {
-            points = java.util.Arrays.copyOf(points, points.length + 2);
+            points = Arrays.copyOf(points, points.length + 2);
             points[points.length - 2] = p.readBytes();
             points[points.length - 1] = atMillis;
             pointsByNode.put(p.node(), points);

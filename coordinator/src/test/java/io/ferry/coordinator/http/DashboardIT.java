@@ -36,6 +36,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -176,7 +177,7 @@ class DashboardIT {
         return n;
     }
 
-    private static void await(java.util.function.BooleanSupplier condition) throws InterruptedException {
+    private static void await(BooleanSupplier condition) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (!condition.getAsBoolean()) {
             assertTrue(System.nanoTime() < deadline, "condition not met in 60 s");

@@ -26,6 +26,8 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
+import java.util.function.BooleanSupplier;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -121,7 +123,7 @@ class HttpApiIT {
              KafkaLog log = new KafkaLog(kafka.bootstrapServers());
              Coordinator coordinator = new Coordinator(log, Clock.systemUTC()).start();
              HttpApi api = HttpApi.start(coordinator, new InetSocketAddress("127.0.0.1", 0),
-                     java.util.Optional.of("s3cret-Token"))) {
+                     Optional.of("s3cret-Token"))) {
             assertTrue(coordinator.awaitLive(Duration.ofSeconds(30)));
             for (String path : new String[]{"/", "/metrics", "/api/jobs", "/api/jobs/x", "/nowhere"}) {
                 HttpResponse<String> none = get(api.uri(), path);
@@ -142,7 +144,7 @@ class HttpApiIT {
         }
     }
 
-    private static void await(java.util.function.BooleanSupplier cond) throws InterruptedException {
+    private static void await(BooleanSupplier cond) throws InterruptedException {
         long deadline = System.nanoTime() + 30_000_000_000L;
         while (!cond.getAsBoolean()) {
             if (System.nanoTime() > deadline) {

@@ -5,6 +5,7 @@ import io.ferry.coordinator.Jobs;
 import io.ferry.model.Event;
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -165,7 +166,7 @@ class PredictorTest {
         // Captured in 1 s, then 0.4 s plus 5 ns per written byte: a fit that knows every snapshot has no error left.
         long[] written = {250_000_000, 90_000_000, 170_000_000, 60_000_000, 230_000_000, 130_000_000, 210_000_000,
                 80_000_000, 150_000_000, 110_000_000};
-        List<ForecastErrors.Row> rows = new java.util.ArrayList<>();
+        List<ForecastErrors.Row> rows = new ArrayList<>();
         for (int i = 0; i < written.length; i++) {
             double actual = 1 + 0.4 + written[i] * 5e-9;
             rows.add(new ForecastErrors.Row(3 + i, written[i], 2, 99, 0, actual, -1, written[i], 1.0));

@@ -6,16 +6,22 @@ import io.ferry.model.ConfigTable;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 import java.io.IOException;
+import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The keys of encryption at rest, derived from one 32-byte master key: a data key (AES-256-GCM,
@@ -110,7 +116,7 @@ public final class Keys {
                     + " or " + VARIABLE
                     + "): previous keys only open what they sealed, and pushes seal with the current one");
         }
-        List<Keys> previous = new java.util.ArrayList<>();
+        List<Keys> previous = new ArrayList<>();
         for (String f : files.split(",")) {
             if (!f.isBlank()) {
                 previous.add(readFile(Path.of(f.trim()), PREVIOUS_KEY_FILES.name()));
@@ -121,7 +127,7 @@ public final class Keys {
 
     /** This key, with {@code previous} (keys of earlier rotations) to open what they sealed. */
     public Keys withPrevious(List<Keys> previous) {
-        List<Keys> distinct = new java.util.ArrayList<>();
+        List<Keys> distinct = new ArrayList<>();
         for (Keys k : previous) {
             if (!k.id().equals(id()) && distinct.stream().noneMatch(d -> d.id().equals(k.id()))) {
                 distinct.add(new Keys(k, List.of()));
@@ -145,13 +151,13 @@ public final class Keys {
         String text;
         try {
             // As the HTTP token and the peer secret: a key others can read is a key others hold.
-            java.util.Set<java.nio.file.attribute.PosixFilePermission> mode = Files.getPosixFilePermissions(path);
+            Set<PosixFilePermission> mode = Files.getPosixFilePermissions(path);
             if (mode.stream().anyMatch(p -> p.name().startsWith("GROUP_") || p.name().startsWith("OTHERS_"))) {
                 throw new IllegalArgumentException(setting + "=" + path + " is open to others ("
-                        + java.nio.file.attribute.PosixFilePermissions.toString(mode) + "): chmod 600 " + path);
+                        + PosixFilePermissions.toString(mode) + "): chmod 600 " + path);
             }
             text = Files.readString(path, StandardCharsets.US_ASCII);
-        } catch (java.nio.charset.CharacterCodingException e) { // not ASCII, so not hex digits
+        } catch (CharacterCodingException e) { // not ASCII, so not hex digits
             throw new IllegalArgumentException(setting + "=" + path + ": expected the 32-byte key as 64 hex digits,"
                     + " found other characters");
         } catch (IOException e) {
@@ -168,7 +174,7 @@ public final class Keys {
             throw new IllegalArgumentException(source + ": expected the 32-byte key as 64 hex digits, found "
                     + t.length() + " characters" + (t.length() == 2 * MASTER ? " that are not all hex digits" : ""));
         }
-        byte[] master = HexFormat.of().parseHex(t.toLowerCase(java.util.Locale.ROOT));
+        byte[] master = HexFormat.of().parseHex(t.toLowerCase(Locale.ROOT));
         try {
             return new Keys(master);
         } finally {

@@ -14,6 +14,7 @@ import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -76,7 +77,7 @@ final class FileFeed<T> {
             }
             CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get();
             pool.release(); // every piece is staged: the buffers are not needed again
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             all.forEach(c -> c.exceptionally(t -> null).join());
             Throwable first = failure.get();
             throw Failures.asIOException(first != null ? first : e.getCause());

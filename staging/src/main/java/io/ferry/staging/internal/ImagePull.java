@@ -20,6 +20,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
@@ -32,6 +33,7 @@ import java.util.Deque;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
@@ -363,17 +365,17 @@ public final class ImagePull {
             return new Fetched(null, len);
         } catch (ObjectNotFoundException e) {
             giveBack(raw);
-            throw new java.util.concurrent.CompletionException(new ImageCorruptException(where + ": missing chunk", e));
+            throw new CompletionException(new ImageCorruptException(where + ": missing chunk", e));
         } catch (CorruptChunkException e) {
             giveBack(raw);
-            throw new java.util.concurrent.CompletionException(new ImageCorruptException(where + ": "
+            throw new CompletionException(new ImageCorruptException(where + ": "
                     + e.getMessage(), e));
         } catch (IOException e) {
             giveBack(raw);
-            throw new java.util.concurrent.CompletionException(new IOException(where + ": " + e.getMessage(), e));
+            throw new CompletionException(new IOException(where + ": " + e.getMessage(), e));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new java.util.concurrent.CompletionException(e);
+            throw new CompletionException(e);
         }
     }
 
@@ -408,7 +410,7 @@ public final class ImagePull {
         }
         List<Path> dirs = new ArrayList<>();
         try (var walk = Files.walk(tmp)) {
-            walk.filter(p -> Files.isDirectory(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)).forEach(dirs::add);
+            walk.filter(p -> Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)).forEach(dirs::add);
         }
         for (Path d : dirs) {
             fsync(d);

@@ -13,15 +13,20 @@ import io.ferry.stores.Store;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.zip.CRC32C;
 
 /**
  * One push of one image directory in the chunk layout. The calling thread reads files in order,
@@ -64,7 +69,7 @@ public final class ImagePush {
     private record Staged(ChunkId id, int crc32c) {}
 
     @SuppressWarnings("unchecked")
-    public PushResult run(java.nio.file.Path dir, ImageRef ref, Progress progress) throws IOException,
+    public PushResult run(Path dir, ImageRef ref, Progress progress) throws IOException,
             InterruptedException {
         long t0 = System.nanoTime();
         List<ImageScanner.Found> found = ImageScanner.scan(dir);
@@ -105,12 +110,12 @@ public final class ImagePush {
     private Staged stage(byte[] buf, int len, Progress progress) {
         try {
             if (failure.get() != null) {
-                throw new java.util.concurrent.CancellationException("push failed");
+                throw new CancellationException("push failed");
             }
-            java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+            CRC32C crc = new CRC32C();
             crc.update(buf, 0, len);
             int crc32c = (int) crc.getValue();
-            if (java.util.Arrays.mismatch(buf, 0, len, zeros, 0, len) == -1) {
+            if (Arrays.mismatch(buf, 0, len, zeros, 0, len) == -1) {
                 zeroChunks.incrementAndGet();
                 return new Staged(ChunkId.ZERO, crc32c);
             }
@@ -132,7 +137,7 @@ public final class ImagePush {
             return new Staged(id, crc32c);
         } catch (IOException e) {
             failure.compareAndSet(null, e);
-            throw new java.util.concurrent.CompletionException(e);
+            throw new CompletionException(e);
         } catch (RuntimeException e) {
             failure.compareAndSet(null, e);
             throw e;

@@ -1,5 +1,6 @@
 package io.ferry.staging.internal;
 
+import java.io.File;
 import java.io.IOException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
@@ -55,7 +56,7 @@ public final class ImageScanner {
     }
 
     private static String rel(Path root, Path p) {
-        return root.relativize(p).toString().replace(java.io.File.separatorChar, '/');
+        return root.relativize(p).toString().replace(File.separatorChar, '/');
     }
 
     private static int mode(Path p) throws IOException {

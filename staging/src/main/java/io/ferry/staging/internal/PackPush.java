@@ -19,17 +19,27 @@ import io.ferry.staging.packs.PackWriter;
 import io.ferry.stores.ObjectNotFoundException;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.zip.CRC32C;
 
 /**
  * One push of one image directory in the pack layout ({@code docs/formats/pack.md}). The
@@ -64,7 +74,7 @@ public final class PackPush {
      * writing the blob a second time (it used to write it too when two met it at the same moment).
      * Sized in {@link #run} for the push's blobs, so that it is never resized while workers fill it.
      */
-    private ConcurrentHashMap<ChunkId, java.util.concurrent.CompletableFuture<BlobLocation>> written;
+    private ConcurrentHashMap<ChunkId, CompletableFuture<BlobLocation>> written;
     /**
      * Whether an earlier generation's pack is still on the store, and where gc's repack moved
      * its records, asked once per pack and push: a pack gc moved aside whole is not counted on
@@ -142,7 +152,7 @@ public final class PackPush {
             raw[i] = f.stream().mapToLong(ImageScanner.Found::size).sum();
             found.addAll(f);
         }
-        long total = java.util.Arrays.stream(raw).sum();
+        long total = Arrays.stream(raw).sum();
         // about one blob per average blob size (no cut falls before the average less 64 bytes; file ends add a few)
         this.written = new ConcurrentHashMap<>((int) Math.min(1 << 20, total / cdc.avg() + 16));
         ImageRef first = images.get(0).ref();
@@ -240,8 +250,8 @@ public final class PackPush {
      */
     private Map<ChunkId, BlobLocation> baseLocations(List<PushImage> images) {
         Map<ChunkId, BlobLocation> out = new HashMap<>();
-        java.util.Set<Map<ChunkId, BlobLocation>> merged =
-                java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        Set<Map<ChunkId, BlobLocation>> merged =
+                Collections.newSetFromMap(new IdentityHashMap<>());
         for (PushImage i : images) {
             ImageRef ref = i.ref();
             addBase(out, merged, ref);
@@ -257,8 +267,8 @@ public final class PackPush {
             // The job's other ranks this node pushed, of these generations and the ones before: ranks of one
             // program share its code and often their read-only data. From the node's cache only, no store read.
             // The images' own manifests were merged above and do not count among the siblings.
-            java.util.Set<String> prefixes = new java.util.LinkedHashSet<>();
-            java.util.Set<String> own = new java.util.HashSet<>();
+            Set<String> prefixes = new LinkedHashSet<>();
+            Set<String> own = new HashSet<>();
             for (PushImage i : images) {
                 for (long g = i.ref().generation(); g >= Math.max(0, i.ref().generation() - 1); g--) {
                     String key = Repository.manifestKey(new ImageRef(i.ref().job(), g, i.ref().rank()));
@@ -293,7 +303,7 @@ public final class PackPush {
      * damaged one counts as one).
      */
     private boolean addBase(Map<ChunkId, BlobLocation> out,
-            java.util.Set<Map<ChunkId, BlobLocation>> merged, ImageRef ref) {
+            Set<Map<ChunkId, BlobLocation>> merged, ImageRef ref) {
         String key = Repository.manifestKey(ref);
         var held = cache.get(key);
         if (held.isPresent()) {
@@ -321,7 +331,7 @@ public final class PackPush {
     private List<Blob> stage(byte[] buf, int len, Progress progress) {
         try {
             if (failure.get() != null) {
-                throw new java.util.concurrent.CancellationException("push failed");
+                throw new CancellationException("push failed");
             }
             List<Blob> out = new ArrayList<>(len / cdc.avg() + 2);
             long freshRaw = 0;
@@ -353,21 +363,21 @@ public final class PackPush {
     }
 
     private Blob blob(byte[] buf, int at, int n) throws IOException {
-        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        CRC32C crc = new CRC32C();
         crc.update(buf, at, n);
         int crc32c = (int) crc.getValue();
-        if (java.util.Arrays.mismatch(buf, at, at + n, zeros, 0, n) == -1) {
+        if (Arrays.mismatch(buf, at, at + n, zeros, 0, n) == -1) {
             return new Blob(ChunkId.ZERO, n, null, crc32c, false);
         }
         ChunkId id = repo.blobs().name(buf, at, n); // SHA-256, or HMAC-SHA256 under the naming key when encrypted
-        java.util.concurrent.CompletableFuture<BlobLocation> claim = written.get(id);
+        CompletableFuture<BlobLocation> claim = written.get(id);
         if (claim == null) {
             BlobLocation earlier = base.get(id);
             BlobLocation known = earlier != null && earlier.length() == n ? onStore(earlier) : null;
             if (known != null) {
                 return new Blob(id, n, known, crc32c, false);
             }
-            java.util.concurrent.CompletableFuture<BlobLocation> mine = new java.util.concurrent.CompletableFuture<>();
+            CompletableFuture<BlobLocation> mine = new CompletableFuture<>();
             claim = written.putIfAbsent(id, mine);
             if (claim == null) {
                 try {
@@ -386,8 +396,8 @@ public final class PackPush {
             return new Blob(id, n, claim.get(), crc32c, false);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("interrupted waiting for blob " + id + " to be written");
-        } catch (java.util.concurrent.ExecutionException e) {
+            throw new InterruptedIOException("interrupted waiting for blob " + id + " to be written");
+        } catch (ExecutionException e) {
             throw new IOException("blob " + id + " was not written: " + e.getCause().getMessage(), e.getCause());
         }
     }

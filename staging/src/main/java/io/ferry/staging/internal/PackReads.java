@@ -8,12 +8,15 @@ import io.ferry.model.DaemonThreads;
 import io.ferry.model.Entry;
 import io.ferry.model.ImageRef;
 import io.ferry.model.Manifest;
+import io.ferry.staging.Blobs;
 import io.ferry.staging.ImageCorruptException;
 import io.ferry.staging.Progress;
+import io.ferry.staging.crypt.EncryptionKeyException;
 import io.ferry.staging.packs.PackKeys;
 import io.ferry.staging.packs.PackResolver;
 import io.ferry.stores.FileIo;
 import io.ferry.stores.ObjectNotFoundException;
+import io.ferry.stores.PermanentStoreException;
 import io.ferry.stores.Store;
 
 import java.io.IOException;
@@ -24,12 +27,14 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -69,17 +74,17 @@ final class PackReads {
      * Span buffers of {@link #SPAN} bytes, reused from span to span (a fresh array per span cost the
      * pull its zeroing and page faults) and gone with this pull.
      */
-    private final java.util.concurrent.ConcurrentLinkedQueue<byte[]> spanBuffers =
-            new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<byte[]> spanBuffers =
+            new ConcurrentLinkedQueue<>();
     /** What each image of the pull read, in the order given to {@link #pull(List, Progress)}. */
     private Counts[] counts = new Counts[0];
 
-    private final io.ferry.staging.Blobs blobs;
+    private final Blobs blobs;
     /** One thread that starts files' writeback ({@link #FLUSH_EVERY}); ends with {@link #pull}. */
     private final ExecutorService flusher = Executors.newSingleThreadExecutor(
             DaemonThreads.named("ferry-pull-flusher"));
 
-    PackReads(Store store, ExecutorService workers, io.ferry.staging.Blobs blobs) {
+    PackReads(Store store, ExecutorService workers, Blobs blobs) {
         this.blobs = blobs;
         this.store = store;
         this.workers = workers;
@@ -249,7 +254,7 @@ final class PackReads {
     }
 
     /** Records in pack and offset order, neighbours joined into spans. */
-    private static List<Span> spans(java.util.Collection<Need> needs) {
+    private static List<Span> spans(Collection<Need> needs) {
         List<Need> sorted = new ArrayList<>(needs);
         sorted.sort(Comparator.comparing((Need n) -> n.at.pack()).thenComparingLong(n -> n.at.offset()));
         List<Span> out = new ArrayList<>();
@@ -314,11 +319,11 @@ final class PackReads {
             }
         } catch (ObjectNotFoundException e) {
             throw new CompletionException(new ImageCorruptException(where + ": missing pack", e));
-        } catch (io.ferry.stores.PermanentStoreException e) {
+        } catch (PermanentStoreException e) {
             throw new CompletionException(new ImageCorruptException(where + ": " + e.getMessage(), e));
         } catch (CorruptChunkException e) {
             throw new CompletionException(new ImageCorruptException(where + ": " + e.getMessage(), e));
-        } catch (io.ferry.staging.crypt.EncryptionKeyException e) {
+        } catch (EncryptionKeyException e) {
             // the manifest's key opened the manifest's check, so a record sealed with another key is not the image's
             throw new CompletionException(new ImageCorruptException(where + ": " + e.getMessage(), e));
         } catch (IOException e) {

@@ -12,9 +12,15 @@ import io.ferry.staging.packs.BlobLocation;
 import io.ferry.stores.ObjectNotFoundException;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * A sample of images before their push, saying what the push would write
@@ -64,12 +70,12 @@ public final class PushSample {
                 // this file's part of the sample
                 long mine = Math.max(1, Math.round((double) budget * f.size() / total));
                 int windows = (int) Math.max(1, Math.min(1024, mine / window));
-                try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(f.file(),
-                        java.nio.file.StandardOpenOption.READ)) {
+                try (FileChannel ch = FileChannel.open(f.file(),
+                        StandardOpenOption.READ)) {
                     for (int w = 0; w < windows; w++) {
                         long at = f.size() <= window ? 0 : (f.size() - window) * w / Math.max(1, windows - 1);
                         int len = (int) Math.min(window, f.size() - at);
-                        java.nio.ByteBuffer bb = java.nio.ByteBuffer.wrap(buf, 0, len);
+                        ByteBuffer bb = ByteBuffer.wrap(buf, 0, len);
                         while (bb.hasRemaining() && ch.read(bb, at + bb.position()) >= 0) {
                             // read the window whole
                         }
@@ -98,7 +104,7 @@ public final class PushSample {
         if (at < 0) {
             // No meeting point: cuts at the largest blob size everywhere, as in a run of one byte value. A window
             // of zeros is sampled as such (never written); another is taken from its third cut.
-            if (java.util.Arrays.mismatch(buf, 0, len, new byte[len], 0, len) == -1) {
+            if (Arrays.mismatch(buf, 0, len, new byte[len], 0, len) == -1) {
                 acc[0] += len;
                 return;
             }
@@ -116,7 +122,7 @@ public final class PushSample {
                 break; // cut by the window's end, not by content
             }
             counted += n;
-            if (java.util.Arrays.mismatch(buf, at, at + n, zeros, 0, n) != -1) { // zeros are never written
+            if (Arrays.mismatch(buf, at, at + n, zeros, 0, n) != -1) { // zeros are never written
                 ChunkId id = repo.blobs().name(buf, at, n);
                 BlobLocation known = base.get(id);
                 if (known == null || known.length() != n) {
@@ -169,14 +175,14 @@ public final class PushSample {
         if (ends == null) {
             return -1;
         }
-        int k = java.util.Arrays.binarySearch(ends, at);
+        int k = Arrays.binarySearch(ends, at);
         k = k >= 0 ? k : -k - 1;
         return k < ends.length && ends[k] - at < len ? (int) (ends[k] - at) : -1;
     }
 
     /** The first cut that cuts from the window's start and from {@code min / 2} after it share, or -1. */
     private int synced(byte[] buf, int len) {
-        java.util.Set<Integer> a = new java.util.HashSet<>();
+        Set<Integer> a = new HashSet<>();
         for (int at = 0; at < len; ) {
             at += cdc.next(buf, at, len);
             a.add(at);

@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The blobs a node knows the places of, for deduplication without reading the store's whole
@@ -44,7 +45,7 @@ public final class DedupCache {
      * what this node pushed for the job's other ranks. Does not mark them used.
      */
     public synchronized List<Map<ChunkId, BlobLocation>> siblings(String prefix,
-            java.util.Set<String> except, int max) {
+            Set<String> except, int max) {
         List<Map<ChunkId, BlobLocation>> out = new ArrayList<>();
         List<Map.Entry<String, Map<ChunkId, BlobLocation>>> entries = new ArrayList<>(byManifest.entrySet());
         for (int i = entries.size() - 1; i >= 0 && out.size() < max; i--) {

@@ -3,6 +3,7 @@ package io.ferry.staging.packs;
 import io.ferry.model.ChunkId;
 import io.ferry.model.Names;
 
+import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -136,7 +137,7 @@ public final class PackMoves {
                 moves.put(old, new Moved(targets.get(t), off, len));
             }
             return new PackMoves(pack, moves);
-        } catch (java.nio.BufferUnderflowException e) {
+        } catch (BufferUnderflowException e) {
             throw new IllegalArgumentException("pack moves " + source + " are truncated", e);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("pack moves " + source + " are malformed: " + e.getMessage(), e);

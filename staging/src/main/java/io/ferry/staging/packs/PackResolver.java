@@ -1,5 +1,6 @@
 package io.ferry.staging.packs;
 
+import io.ferry.staging.ReadLimits;
 import io.ferry.stores.ObjectNotFoundException;
 import io.ferry.stores.Store;
 import io.ferry.stores.StoreException;
@@ -7,6 +8,8 @@ import io.ferry.stores.StoreException;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 /**
  * Finds where a record a manifest names lies now: in the pack the manifest names while that
@@ -19,7 +22,7 @@ public final class PackResolver {
     private final Store store;
     private final Map<String, Boolean> present = new ConcurrentHashMap<>();
     private final Map<String, Optional<PackMoves>> moves = new ConcurrentHashMap<>();
-    private final java.util.function.Predicate<String> known;
+    private final Predicate<String> known;
 
     /** Asks the store whether each pack is there. */
     public PackResolver(Store store) {
@@ -27,7 +30,7 @@ public final class PackResolver {
     }
 
     /** Takes {@code listed} for the packs that are there (a scrub or gc listed them already). */
-    public PackResolver(Store store, java.util.function.Predicate<String> listed) {
+    public PackResolver(Store store, Predicate<String> listed) {
         this.store = store;
         this.known = listed;
     }
@@ -44,7 +47,7 @@ public final class PackResolver {
      * moves object of: gc keeps those moves objects while the record is in use, even those of a
      * pack no manifest names (a repacked pack repacked again).
      */
-    public Place resolve(String pack, long offset, int recordLength, java.util.function.Consumer<String> movedFrom)
+    public Place resolve(String pack, long offset, int recordLength, Consumer<String> movedFrom)
             throws StoreException {
         Place at = new Place(pack, offset, recordLength);
         for (int hop = 0; hop < MAX_HOPS && !isPresent(at.pack()); hop++) {
@@ -77,7 +80,7 @@ public final class PackResolver {
         if (m == null) {
             String key = PackMoves.key(pack);
             try {
-                m = Optional.of(PackMoves.decode(store.getAtMost(key, io.ferry.staging.ReadLimits.MOVES), key));
+                m = Optional.of(PackMoves.decode(store.getAtMost(key, ReadLimits.MOVES), key));
             } catch (ObjectNotFoundException none) {
                 m = Optional.empty();
             }

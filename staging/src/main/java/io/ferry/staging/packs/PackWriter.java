@@ -9,6 +9,7 @@ import java.io.InterruptedIOException;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.util.HexFormat;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -33,8 +34,8 @@ public final class PackWriter {
     private final int packSize;
     private final Semaphore alive;
     /** Buffers of packs written, filled again by the next packs: a writer allocates at most {@code alive} of them. */
-    private final java.util.concurrent.ConcurrentLinkedQueue<ByteBuffer> spare =
-            new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<ByteBuffer> spare =
+            new ConcurrentLinkedQueue<>();
     /** Whether packs are filled in direct memory ({@link PackBuffers}), which the store writes without a copy. */
     private final boolean direct;
     private final AtomicInteger written = new AtomicInteger();

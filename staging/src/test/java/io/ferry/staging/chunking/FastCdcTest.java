@@ -1,9 +1,12 @@
 package io.ferry.staging.chunking;
 
+import io.ferry.compression.Digests;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
@@ -17,7 +20,7 @@ class FastCdcTest {
         List<byte[]> out = new ArrayList<>();
         for (int at = 0; at < b.length; ) {
             int n = cdc.next(b, at, b.length);
-            out.add(java.util.Arrays.copyOfRange(b, at, at + n));
+            out.add(Arrays.copyOfRange(b, at, at + n));
             at += n;
         }
         return out;
@@ -26,7 +29,7 @@ class FastCdcTest {
     private static Set<String> ids(List<byte[]> chunks) {
         Set<String> s = new HashSet<>();
         for (byte[] c : chunks) {
-            s.add(java.util.HexFormat.of().formatHex(io.ferry.compression.Digests.sha256(c, 0, c.length)));
+            s.add(HexFormat.of().formatHex(Digests.sha256(c, 0, c.length)));
         }
         return s;
     }

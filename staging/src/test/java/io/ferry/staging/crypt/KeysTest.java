@@ -1,12 +1,16 @@
 package io.ferry.staging.crypt;
 
 import io.ferry.compression.CorruptChunkException;
+import io.ferry.compression.Digests;
 import io.ferry.model.ChunkId;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.Optional;
 
@@ -48,15 +52,15 @@ class KeysTest {
     @Test
     void aKeyFileOthersMayReadIsRefusedNamingTheFix() throws Exception {
         Path f = Files.writeString(tmp.resolve("open.key"), HEX);
-        Files.setPosixFilePermissions(f, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rw-r--r--"));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Keys.readFile(f));
         assertEquals("encryption.key-file=" + f + " is open to others (rw-r--r--): chmod 600 " + f, e.getMessage());
         ownerOnly(f);
         assertEquals(Keys.parse(HEX, "x").id(), Keys.readFile(f).id());
     }
 
-    static java.nio.file.Path ownerOnly(java.nio.file.Path f) throws java.io.IOException {
-        return Files.setPosixFilePermissions(f, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+    static Path ownerOnly(Path f) throws IOException {
+        return Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rw-------"));
     }
 
     @Test
@@ -90,7 +94,7 @@ class KeysTest {
         assertEquals(sealed.length, s.seal(id, plain, plain.length, sealed));
         byte[] again = new byte[sealed.length];
         s.seal(id, plain, plain.length, again);
-        assertNotEquals(java.util.Arrays.toString(sealed), java.util.Arrays.toString(again),
+        assertNotEquals(Arrays.toString(sealed), Arrays.toString(again),
                 "a fresh nonce per record");
         byte[] out = new byte[plain.length];
         assertEquals(plain.length, s.open(id, sealed, 0, sealed.length, out, "r"));
@@ -105,6 +109,6 @@ class KeysTest {
         assertTrue(key.getMessage().contains("key id " + Keys.parse(HEX, "x").id()), key.getMessage());
         sealed[9] ^= 1; // the key id is authenticated too: altered, it names no key and opens under none
         assertThrows(EncryptionKeyException.class, () -> s.open(id, sealed, 0, sealed.length, out, "r"));
-        assertNotEquals(id, ChunkId.of(io.ferry.compression.Digests.sha256(plain, 0, plain.length)));
+        assertNotEquals(id, ChunkId.of(Digests.sha256(plain, 0, plain.length)));
     }
 }

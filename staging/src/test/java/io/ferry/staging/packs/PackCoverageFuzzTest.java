@@ -6,6 +6,8 @@ import io.ferry.compression.ChunkHeader;
 import io.ferry.compression.CorruptChunkException;
 import io.ferry.model.BlobPlace;
 
+import java.util.List;
+
 /**
  * Coverage-guided fuzzing (Jazzer) of what a pull, a scrub and gc read from a store: packs (the
  * trailer, then every record's header and body) and moves objects. Each input decodes or is
@@ -16,7 +18,7 @@ import io.ferry.model.BlobPlace;
 class PackCoverageFuzzTest {
     @FuzzTest(maxDuration = "60s")
     void pack(byte[] data) {
-        java.util.List<PackFormat.Record> records;
+        List<PackFormat.Record> records;
         try {
             records = PackFormat.records(data, data.length);
         } catch (IllegalArgumentException refused) {

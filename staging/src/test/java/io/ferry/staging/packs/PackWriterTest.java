@@ -7,6 +7,7 @@ import io.ferry.stores.Stores;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -79,7 +80,7 @@ class PackWriterTest {
         @Override public long size(String key) throws StoreException { return real.size(key); }
         @Override public List<String> list(String prefix) throws StoreException { return real.list(prefix); }
         @Override public void delete(String key) throws StoreException { real.delete(key); }
-        @Override public void close() throws java.io.IOException { real.close(); }
+        @Override public void close() throws IOException { real.close(); }
     }
 
     private record Appended(byte[] record, PackWriter.Placed at) {}

@@ -20,11 +20,15 @@ import org.apache.hadoop.fs.RemoteIterator;
 import org.apache.hadoop.ipc.RemoteException;
 import org.apache.hadoop.security.AccessControlException;
 
+import java.io.EOFException;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -75,7 +79,7 @@ public final class HdfsStore implements Store {
         if (confDir != null && !confDir.isBlank()) {
             for (String site : new String[]{"core-site.xml", "hdfs-site.xml"}) {
                 java.nio.file.Path f = java.nio.file.Path.of(confDir, site);
-                if (java.nio.file.Files.isRegularFile(f)) {
+                if (Files.isRegularFile(f)) {
                     conf.addResource(new Path(f.toUri()));
                 }
             }
@@ -128,7 +132,7 @@ public final class HdfsStore implements Store {
     public static void tuneForManyFiles(Configuration conf) {
         String[] sources = conf.getPropertySources(CLOSE_POLL_DELAY);
         boolean setBySite = sources != null
-                && java.util.Arrays.stream(sources).anyMatch(x -> !x.endsWith("-default.xml"));
+                && Arrays.stream(sources).anyMatch(x -> !x.endsWith("-default.xml"));
         if (!setBySite) {
             conf.setInt(CLOSE_POLL_DELAY, 10);
         }
@@ -221,7 +225,7 @@ public final class HdfsStore implements Store {
     public void readRange(String key, long offset, byte[] dst, int dstOff, int len) throws StoreException {
         try (FSDataInputStream in = fs.open(path(key))) {
             in.readFully(offset, dst, dstOff, len); // positional: no seek state
-        } catch (java.io.EOFException e) {
+        } catch (EOFException e) {
             throw new PermanentStoreException(key + " in " + uri + " ends before " + (offset + len) + " bytes", e);
         } catch (IOException e) {
             throw classifyRead(key, e);
@@ -249,7 +253,7 @@ public final class HdfsStore implements Store {
     }
 
     @Override
-    public int deleteAbandoned(java.time.Duration olderThan, boolean dryRun) throws StoreException {
+    public int deleteAbandoned(Duration olderThan, boolean dryRun) throws StoreException {
         long before = System.currentTimeMillis() - olderThan.toMillis();
         int n = 0;
         try {

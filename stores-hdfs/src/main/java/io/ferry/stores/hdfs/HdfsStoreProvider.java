@@ -7,6 +7,7 @@ import io.ferry.stores.StoreProvider;
 import java.net.URI;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 
 /** {@code hdfs://namenode[:port]/path} stores; found through {@code META-INF/services}. */
 public final class HdfsStoreProvider implements StoreProvider {
@@ -29,7 +30,7 @@ public final class HdfsStoreProvider implements StoreProvider {
 
     @Override
     public String describeOptions() {
-        return new java.util.TreeSet<>(HdfsStore.OPTIONS) + " and " + HdfsStore.CONF_PREFIX + "<hadoop key>";
+        return new TreeSet<>(HdfsStore.OPTIONS) + " and " + HdfsStore.CONF_PREFIX + "<hadoop key>";
     }
 
     @Override

@@ -6,6 +6,7 @@ import io.ferry.stores.StoreContractTest;
 import io.ferry.stores.Stores;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.junit.jupiter.api.AfterAll;
@@ -15,6 +16,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.net.URI;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -76,7 +78,7 @@ class HdfsStoreTest extends StoreContractTest {
                 }
             }
             fs.setTimes(stale, System.currentTimeMillis() - 7 * 3600_000L, -1);
-            java.time.Duration grace = java.time.Duration.ofHours(6);
+            Duration grace = Duration.ofHours(6);
             assertEquals(1, store.deleteAbandoned(grace, true));
             assertTrue(fs.exists(stale), "a dry run deletes nothing");
             assertEquals(1, store.deleteAbandoned(grace, false));
@@ -93,14 +95,14 @@ class HdfsStoreTest extends StoreContractTest {
              FileSystem fs = FileSystem.newInstance(hdfs.uri("/"), new Configuration())) {
             s.put("k", ByteBuffer.wrap(new byte[]{5}));
             assertArrayEquals(new byte[]{5}, s.get("k"));
-            org.apache.hadoop.fs.FileStatus st = fs.getFileStatus(new Path(hdfs.uri("/ferry/opts/k")));
+            FileStatus st = fs.getFileStatus(new Path(hdfs.uri("/ferry/opts/k")));
             assertEquals(1L << 20, st.getBlockSize(), "hdfs.conf.dfs.blocksize reached the Hadoop client");
             assertEquals(1, st.getReplication(), "hdfs.replication");
         }
         try (Store s = Stores.open(hdfs.uri("/ferry/opts-default"), Map.of());
              FileSystem fs = FileSystem.newInstance(hdfs.uri("/"), new Configuration())) {
             s.put("k", ByteBuffer.wrap(new byte[]{5}));
-            org.apache.hadoop.fs.FileStatus st = fs.getFileStatus(new Path(hdfs.uri("/ferry/opts-default/k")));
+            FileStatus st = fs.getFileStatus(new Path(hdfs.uri("/ferry/opts-default/k")));
             assertTrue(st.getBlockSize() != 1L << 20 && st.getReplication() != 1,
                     "without the options the file differs, so the checks above see the options: " + st);
         }

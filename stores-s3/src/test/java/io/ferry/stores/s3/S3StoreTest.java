@@ -9,8 +9,10 @@ import io.ferry.stores.PermanentStoreException;
 import io.ferry.stores.ResilientStore;
 import io.ferry.stores.Store;
 import io.ferry.stores.StoreContractTest;
+import io.ferry.stores.StoreException;
 import io.ferry.stores.Stores;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -19,6 +21,7 @@ import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -87,7 +90,7 @@ class S3StoreTest extends StoreContractTest {
         try (CuttingTcpProxy relay = new CuttingTcpProxy(server.endpoint(), 7L << 20)) {
             opts.put("s3.endpoint", relay.endpoint().toString());
             try (S3Store cutOff = S3Store.open(uri, S3Settings.from(opts, Map.of()))) {
-                assertThrows(io.ferry.stores.StoreException.class,
+                assertThrows(StoreException.class,
                         () -> cutOff.put("half", ByteBuffer.allocate(64 << 20)));
             }
             assertTrue(relay.isCut(), "the upload failed because the network went away");
@@ -117,7 +120,7 @@ class S3StoreTest extends StoreContractTest {
 
     @Test
     void noCredentialsAnywhereIsAOneLineError() {
-        org.junit.jupiter.api.Assumptions.assumeTrue(System.getenv("AWS_ACCESS_KEY_ID") == null
+        Assumptions.assumeTrue(System.getenv("AWS_ACCESS_KEY_ID") == null
                 && System.getenv("AWS_PROFILE") == null, "this machine has AWS credentials of its own");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> Stores.open(URI.create("s3://ferry/x"), Map.of("s3.endpoint", server.endpoint().toString())));
@@ -157,7 +160,7 @@ class S3StoreTest extends StoreContractTest {
         ChunkFormat format = new ChunkFormat(Codecs.raw(), 1.0);
         byte[] chunk = new byte[format.maxObjectLength(raw.length)];
         int len = format.encode(raw, raw.length, chunk);
-        chunk = java.util.Arrays.copyOf(chunk, len);
+        chunk = Arrays.copyOf(chunk, len);
         byte[] sha = Digests.sha256(raw, 0, raw.length);
         String key = "c/" + Digests.hex(sha);
         store.put(key, ByteBuffer.wrap(chunk));
@@ -177,7 +180,7 @@ class S3StoreTest extends StoreContractTest {
         assertArrayEquals(rotten, read);
         byte[] range = new byte[64];
         store.readRange(key, len / 2 - 32, range, 0, 64);
-        assertArrayEquals(java.util.Arrays.copyOfRange(rotten, len / 2 - 32, len / 2 + 32), range);
+        assertArrayEquals(Arrays.copyOfRange(rotten, len / 2 - 32, len / 2 + 32), range);
         CorruptChunkException e = assertThrows(CorruptChunkException.class,
                 () -> ChunkFormat.decode(store.get(key), len, sha, new byte[raw.length], key));
         assertTrue(e.getMessage().contains(key) && e.getMessage().contains("CRC32C"), e.getMessage());

@@ -6,11 +6,13 @@ import io.ferry.stores.FileIo;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Writes one object's bytes into a new file, durably ({@code fdatasync}), for {@link PosixStore}.
@@ -35,7 +37,7 @@ final class ObjectWriter {
     static final int SLICE = 1 << 20;
 
     private final AtomicBoolean direct;
-    private final java.util.concurrent.atomic.AtomicLong directWrites = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong directWrites = new AtomicLong();
     private final ConcurrentLinkedQueue<ByteBuffer> aligned = new ConcurrentLinkedQueue<>();
     /**
      * What pads an object's last block: copied in, not put byte by byte (up to 4095 calls per pack,
@@ -112,7 +114,7 @@ final class ObjectWriter {
             ch.force(false);
             directWrites.incrementAndGet();
             return true;
-        } catch (java.nio.file.FileAlreadyExistsException taken) {
+        } catch (FileAlreadyExistsException taken) {
             throw taken;
         } catch (UnsupportedOperationException | IOException e) {
             // Linux creates the file before it checks O_DIRECT: a file system that refuses it leaves the file behind.

@@ -9,17 +9,23 @@ import io.ferry.stores.StoreException;
 import io.ferry.stores.StoreProvider;
 import io.ferry.stores.TransientStoreException;
 
+import java.io.EOFException;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -58,10 +64,10 @@ public final class PosixStore implements Store {
     private final ObjectWriter writer;
 
     /** Objects are 0600 and the directories the store creates 0700 (pre-existing ones are left alone). */
-    static final java.util.Set<java.nio.file.attribute.PosixFilePermission> OWNER_FILE =
-            java.nio.file.attribute.PosixFilePermissions.fromString("rw-------");
-    static final java.util.Set<java.nio.file.attribute.PosixFilePermission> OWNER_DIR =
-            java.nio.file.attribute.PosixFilePermissions.fromString("rwx------");
+    static final Set<PosixFilePermission> OWNER_FILE =
+            PosixFilePermissions.fromString("rw-------");
+    static final Set<PosixFilePermission> OWNER_DIR =
+            PosixFilePermissions.fromString("rwx------");
 
     private PosixStore(Path root, boolean directIo) {
         this.root = root;
@@ -179,7 +185,7 @@ public final class PosixStore implements Store {
         try (FileChannel ch = FileChannel.open(path(key), StandardOpenOption.READ)) {
             try {
                 FileIo.readFully(ch, offset, dst, dstOff, len); // through this thread's small direct buffer: see FileIo
-            } catch (java.io.EOFException e) {
+            } catch (EOFException e) {
                 throw new PermanentStoreException(key + " in " + uri + ": " + e.getMessage(), e);
             }
         } catch (StoreException e) {
@@ -209,24 +215,24 @@ public final class PosixStore implements Store {
 
     /** {@inheritDoc} Here: the temporary files {@code .<name>.tmp-<random>} of puts that never renamed them. */
     @Override
-    public int deleteAbandoned(java.time.Duration olderThan, boolean dryRun) throws StoreException {
+    public int deleteAbandoned(Duration olderThan, boolean dryRun) throws StoreException {
         long before = System.currentTimeMillis() - olderThan.toMillis();
         int n = 0;
         try (Stream<Path> walk = Files.walk(root)) {
             for (Path p : (Iterable<Path>) walk::iterator) {
                 String name = p.getFileName().toString();
                 if (name.startsWith(".") && name.contains(".tmp-")
-                        && Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)
-                        && Files.getLastModifiedTime(p, java.nio.file.LinkOption.NOFOLLOW_LINKS).toMillis() < before) {
+                        && Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)
+                        && Files.getLastModifiedTime(p, LinkOption.NOFOLLOW_LINKS).toMillis() < before) {
                     if (!dryRun) {
                         Files.deleteIfExists(p);
                     }
                     n++;
                 }
             }
-        } catch (IOException | java.io.UncheckedIOException e) {
+        } catch (IOException | UncheckedIOException e) {
             throw classify("cannot sweep abandoned temporary files in " + uri, e instanceof IOException io ? io
-                    : ((java.io.UncheckedIOException) e).getCause());
+                    : ((UncheckedIOException) e).getCause());
         }
         return n;
     }
@@ -245,9 +251,9 @@ public final class PosixStore implements Store {
                     .map(p -> root.relativize(p).toString().replace('\\', '/'))
                     .filter(k -> k.startsWith(prefix))
                     .forEach(keys::add);
-        } catch (IOException | java.io.UncheckedIOException e) {
+        } catch (IOException | UncheckedIOException e) {
             throw classify("cannot list " + prefix + " in " + uri, e instanceof IOException io ? io
-                    : ((java.io.UncheckedIOException) e).getCause());
+                    : ((UncheckedIOException) e).getCause());
         }
         keys.sort(null);
         return keys;

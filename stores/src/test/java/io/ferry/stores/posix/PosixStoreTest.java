@@ -1,18 +1,30 @@
 package io.ferry.stores.posix;
 
+import com.sun.nio.file.ExtendedOpenOption;
 import io.ferry.stores.PermanentStoreException;
 import io.ferry.stores.Store;
 import io.ferry.stores.StoreContractTest;
 import io.ferry.stores.StoreException;
 import io.ferry.stores.Stores;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -31,10 +43,10 @@ class PosixStoreTest extends StoreContractTest {
     @Test
     void objectsAreOwnerOnlyAndSoAreTheDirectoriesTheStoreCreates() throws Exception {
         store.put("jobs/a/b/k", ByteBuffer.wrap(new byte[]{1, 2, 3}));
-        assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(
+        assertEquals("rw-------", PosixFilePermissions.toString(
                 Files.getPosixFilePermissions(dir.resolve("jobs/a/b/k"))));
         for (String d : new String[]{"jobs", "jobs/a", "jobs/a/b"}) {
-            assertEquals("rwx------", java.nio.file.attribute.PosixFilePermissions.toString(
+            assertEquals("rwx------", PosixFilePermissions.toString(
                     Files.getPosixFilePermissions(dir.resolve(d))), d);
         }
     }
@@ -62,8 +74,8 @@ class PosixStoreTest extends StoreContractTest {
         Files.write(stale, new byte[10]);
         Files.write(fresh, new byte[10]);
         Files.setLastModifiedTime(stale,
-                java.nio.file.attribute.FileTime.from(java.time.Instant.now().minusSeconds(7 * 3600)));
-        java.time.Duration grace = java.time.Duration.ofHours(6);
+                FileTime.from(Instant.now().minusSeconds(7 * 3600)));
+        Duration grace = Duration.ofHours(6);
         assertEquals(1, store.deleteAbandoned(grace, true));
         assertTrue(Files.exists(stale), "a dry run deletes nothing");
         assertEquals(1, store.deleteAbandoned(grace, false));
@@ -82,15 +94,15 @@ class PosixStoreTest extends StoreContractTest {
     /** Whether this directory's file system takes O_DIRECT, asked the way the JDK asks. */
     private static boolean takesDirectIo(Path dir) {
         Path probe = dir.resolve("direct-probe");
-        try (var ch = java.nio.channels.FileChannel.open(probe, java.nio.file.StandardOpenOption.CREATE_NEW,
-                java.nio.file.StandardOpenOption.WRITE, com.sun.nio.file.ExtendedOpenOption.DIRECT)) {
+        try (var ch = FileChannel.open(probe, StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.WRITE, ExtendedOpenOption.DIRECT)) {
             return true;
         } catch (Exception refused) {
             return false;
         } finally {
             try {
                 Files.deleteIfExists(probe);
-            } catch (java.io.IOException ignored) {
+            } catch (IOException ignored) {
                 // the probe is in a temporary directory
             }
         }
@@ -98,7 +110,7 @@ class PosixStoreTest extends StoreContractTest {
 
     @Test
     void largeObjectsAreWrittenWithODirectWholeAtEveryLengthAndOwnerOnly() throws Exception {
-        java.util.Random r = new java.util.Random(7);
+        Random r = new Random(7);
         int mib = 1 << 20;
         // exactly one slice; one byte over; several slices ending mid-block; several ending on a block
         int[] lengths = {mib, mib + 1, 3 * mib + 4095, 2 * mib + 4096, mib - 1};
@@ -110,16 +122,16 @@ class PosixStoreTest extends StoreContractTest {
             assertEquals(0, b.position(), "the caller's buffer is left as it was");
             Path f = dir.resolve("packs/p" + len);
             assertEquals(len, Files.size(f), "no padding left at the end");
-            assertTrue(java.util.Arrays.equals(data, Files.readAllBytes(f)), "bytes of a " + len + "-byte object");
+            assertTrue(Arrays.equals(data, Files.readAllBytes(f)), "bytes of a " + len + "-byte object");
             assertEquals("rw-------",
-                    java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(f)));
+                    PosixFilePermissions.toString(Files.getPosixFilePermissions(f)));
             // reads go in 1 MiB slices: a range and a whole read across several of them come back whole
             byte[] range = new byte[len - 3];
             store.readRange("packs/p" + len, 3, range, 0, len - 3);
-            assertTrue(java.util.Arrays.equals(data, 3, len, range, 0, len - 3), "range of a " + len + "-byte object");
+            assertTrue(Arrays.equals(data, 3, len, range, 0, len - 3), "range of a " + len + "-byte object");
             byte[] whole = new byte[len];
             assertEquals(len, store.read("packs/p" + len, whole));
-            assertTrue(java.util.Arrays.equals(data, whole), "read of a " + len + "-byte object");
+            assertTrue(Arrays.equals(data, whole), "read of a " + len + "-byte object");
         }
         assertEquals(takesDirectIo(dir), ((PosixStore) store).directIo(),
                 "O_DIRECT stays on exactly where the file system takes it");
@@ -138,25 +150,25 @@ class PosixStoreTest extends StoreContractTest {
     @Test
     void directMemoryOnABlockBoundaryOrOffItIsWrittenWholeAtEveryLength() throws Exception {
         assertEquals(takesDirectIo(dir), store.putsDirectMemory());
-        java.util.Random r = new java.util.Random(8);
+        Random r = new Random(8);
         int mib = 1 << 20;
         int n = 0;
         for (int len : new int[]{mib, mib + 1, 3 * mib + 4095, 2 * mib + 4096, mib - 1}) {
             for (int misalign : new int[]{0, 1}) {
                 byte[] data = new byte[len];
                 r.nextBytes(data);
-                ByteBuffer b = ByteBuffer.allocateDirect(len + 2 * io.ferry.stores.Store.DIRECT_ALIGNMENT)
-                        .alignedSlice(io.ferry.stores.Store.DIRECT_ALIGNMENT);
+                ByteBuffer b = ByteBuffer.allocateDirect(len + 2 * Store.DIRECT_ALIGNMENT)
+                        .alignedSlice(Store.DIRECT_ALIGNMENT);
                 b.position(misalign);
                 b = b.slice().put(data).flip();
-                assertEquals(misalign == 0, b.alignmentOffset(0, io.ferry.stores.Store.DIRECT_ALIGNMENT) == 0);
+                assertEquals(misalign == 0, b.alignmentOffset(0, Store.DIRECT_ALIGNMENT) == 0);
                 String key = "packs/d" + len + "-" + misalign;
                 store.put(key, b);
                 n++;
                 assertEquals(0, b.position(), "the caller's buffer is left as it was");
                 Path f = dir.resolve(key);
                 assertEquals(len, Files.size(f), "no padding left at the end");
-                assertTrue(java.util.Arrays.equals(data, Files.readAllBytes(f)),
+                assertTrue(Arrays.equals(data, Files.readAllBytes(f)),
                         "bytes of a " + len + "-byte object, misaligned by " + misalign);
             }
         }
@@ -171,19 +183,19 @@ class PosixStoreTest extends StoreContractTest {
      */
     @Test
     void aFileSystemThatRefusesODirectGetsTheObjectThroughThePageCache() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
+        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
                 "mounting ramfs needs root");
         Path mnt = Files.createDirectories(dir.resolve("ramfs"));
         Process mount = new ProcessBuilder("mount", "-t", "ramfs", "ramfs", mnt.toString()).inheritIO().start();
-        org.junit.jupiter.api.Assumptions.assumeTrue(mount.waitFor() == 0, "cannot mount ramfs here");
+        Assumptions.assumeTrue(mount.waitFor() == 0, "cannot mount ramfs here");
         try (Store onRamfs = Stores.open(mnt.toUri(), Map.of())) {
             assertTrue(!takesDirectIo(mnt), "ramfs took O_DIRECT: this test no longer tests a refusal");
             byte[] data = new byte[2 * (1 << 20) + 17];
-            new java.util.Random(5).nextBytes(data);
+            new Random(5).nextBytes(data);
             onRamfs.put("packs/a", ByteBuffer.wrap(data));
             onRamfs.put("packs/b", ByteBuffer.wrap(data));
-            assertTrue(java.util.Arrays.equals(data, onRamfs.get("packs/a")));
-            assertTrue(java.util.Arrays.equals(data, onRamfs.get("packs/b")));
+            assertTrue(Arrays.equals(data, onRamfs.get("packs/a")));
+            assertTrue(Arrays.equals(data, onRamfs.get("packs/b")));
             assertTrue(!((PosixStore) onRamfs).directIo(), "O_DIRECT is off once refused");
             assertEquals(0, ((PosixStore) onRamfs).directWrites());
             try (Stream<Path> s = Files.walk(mnt)) {
@@ -198,7 +210,7 @@ class PosixStoreTest extends StoreContractTest {
     /** The page-cache pages {@code file} holds, as util-linux's {@code fincore} counts them. */
     private static long residentPages(Path file) throws Exception {
         Process p = new ProcessBuilder("fincore", "--noheadings", "--output", "PAGES", file.toString()).start();
-        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).trim();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
         assertEquals(0, p.waitFor(), "fincore " + file + ": " + out);
         return Long.parseLong(out);
     }
@@ -209,11 +221,11 @@ class PosixStoreTest extends StoreContractTest {
      */
     @Test
     void aPackWrittenWithODirectLeavesNothingInThePageCache() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(takesDirectIo(dir), "this file system refuses O_DIRECT");
-        org.junit.jupiter.api.Assumptions.assumeTrue(new ProcessBuilder("fincore", "--version").start().waitFor() == 0,
+        Assumptions.assumeTrue(takesDirectIo(dir), "this file system refuses O_DIRECT");
+        Assumptions.assumeTrue(new ProcessBuilder("fincore", "--version").start().waitFor() == 0,
                 "no fincore (util-linux)");
         byte[] data = new byte[4 * (1 << 20) + 100];
-        new java.util.Random(11).nextBytes(data);
+        new Random(11).nextBytes(data);
         store.put("packs/direct", ByteBuffer.wrap(data));
         try (Store buffered = Stores.open(dir.resolve("buffered").toUri(), Map.of(PosixStore.DIRECT_IO, "off"))) {
             buffered.put("packs/cached", ByteBuffer.wrap(data));
@@ -228,9 +240,9 @@ class PosixStoreTest extends StoreContractTest {
         Path other = dir.resolve("buffered");
         try (Store buffered = Stores.open(other.toUri(), Map.of(PosixStore.DIRECT_IO, "off"))) {
             byte[] data = new byte[3 * (1 << 20) + 5];
-            new java.util.Random(3).nextBytes(data);
+            new Random(3).nextBytes(data);
             buffered.put("k", ByteBuffer.wrap(data));
-            assertTrue(java.util.Arrays.equals(data, buffered.get("k")));
+            assertTrue(Arrays.equals(data, buffered.get("k")));
             assertTrue(!((PosixStore) buffered).directIo());
             assertEquals(0, ((PosixStore) buffered).directWrites());
         }

@@ -7,6 +7,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The layout of one x86_64 ELF core file as the Linux kernel writes it (see
@@ -210,7 +211,7 @@ public final class ElfCore {
                     .getOrDefault("SigBlk", "");
             blocked.add(sig.isEmpty() ? 0 : Long.parseUnsignedLong(sig, 16));
         }
-        java.util.Map<String, String> status = ProcFs.status(ProcFs.dir(pid).resolve("status"));
+        Map<String, String> status = ProcFs.status(ProcFs.dir(pid).resolve("status"));
         return new Process(ProcFs.stat(pid), firstField(status.getOrDefault("Uid", "")),
                 firstField(status.getOrDefault("Gid", "")), ProcFs.cmdline(pid), ProcFs.auxv(pid), threads,
                 stats, blocked);

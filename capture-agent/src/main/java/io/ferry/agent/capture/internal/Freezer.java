@@ -172,7 +172,7 @@ public final class Freezer implements AutoCloseable {
     }
 
     /** SIGSTOP to the last SIGCONT: how long the application stood still. Call after {@link #close}. */
-    public java.time.Duration stall() {
-        return java.time.Duration.ofNanos(thawedAt - stoppedAt);
+    public Duration stall() {
+        return Duration.ofNanos(thawedAt - stoppedAt);
     }
 }

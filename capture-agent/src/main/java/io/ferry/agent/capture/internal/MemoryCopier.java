@@ -12,6 +12,7 @@ import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -52,7 +53,7 @@ public final class MemoryCopier implements AutoCloseable {
      * Opened at finish, or when the reader runs out of buffers: until then the writer leaves the
      * memory bus to the reader.
      */
-    private final java.util.concurrent.CountDownLatch writeGate = new java.util.concurrent.CountDownLatch(1);
+    private final CountDownLatch writeGate = new CountDownLatch(1);
     private boolean finished;
 
     /** Buffers for up to {@code bufferBytes} (at least four pieces), allocated and touched now. */

@@ -7,7 +7,9 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Reads what {@code proc} capture needs from {@code /proc}: memory maps, threads and their
@@ -144,8 +146,8 @@ public final class ProcFs {
     }
 
     /** The {@code Key: value} lines of {@code /proc/<pid>/status} (or a task's, or meminfo), read once. */
-    public static java.util.Map<String, String> status(Path statusFile) throws IOException {
-        java.util.Map<String, String> out = new java.util.HashMap<>();
+    public static Map<String, String> status(Path statusFile) throws IOException {
+        Map<String, String> out = new HashMap<>();
         for (String line : Files.readAllLines(statusFile, StandardCharsets.UTF_8)) {
             int colon = line.indexOf(':');
             if (colon > 0) {

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -41,7 +42,7 @@ public final class Registers {
         if (!"amd64".equals(arch) && !"x86_64".equals(arch)) {
             throw new UnsupportedOperationException("proc capture writes x86_64 core files; this machine is " + arch);
         }
-        if (!System.getProperty("os.name").toLowerCase(java.util.Locale.ROOT).contains("linux")) {
+        if (!System.getProperty("os.name").toLowerCase(Locale.ROOT).contains("linux")) {
             throw new UnsupportedOperationException("proc capture needs Linux (/proc, ptrace, process_vm_readv)");
         }
     }

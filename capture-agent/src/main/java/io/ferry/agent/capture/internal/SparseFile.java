@@ -1,6 +1,9 @@
 package io.ferry.agent.capture.internal;
 
+import io.ferry.model.OwnerOnly;
+
 import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
@@ -19,8 +22,8 @@ public final class SparseFile implements MemoryCopier.Sink, AutoCloseable {
 
     public SparseFile(Path file, long size) throws IOException {
         ch = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-        io.ferry.model.OwnerOnly.restrict(file); // a process's memory: its owner's only, whatever the umask
-        try (var raf = new java.io.RandomAccessFile(file.toFile(), "rw")) {
+        OwnerOnly.restrict(file); // a process's memory: its owner's only, whatever the umask
+        try (var raf = new RandomAccessFile(file.toFile(), "rw")) {
             raf.setLength(size);
         }
     }

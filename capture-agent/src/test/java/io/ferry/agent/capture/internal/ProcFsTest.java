@@ -5,6 +5,7 @@ import org.junit.jupiter.api.Test;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.concurrent.TimeUnit;
@@ -32,7 +33,7 @@ class ProcFsTest {
     @Test
     void otherFailuresAreNotTakenForAnExit() {
         assertTrue(!ProcFs.gone(new IOException("Permission denied")));
-        assertTrue(!ProcFs.gone(new java.nio.file.AccessDeniedException("/proc/1/mem")));
+        assertTrue(!ProcFs.gone(new AccessDeniedException("/proc/1/mem")));
     }
 
     @Test
