@@ -367,9 +367,8 @@ public final class AgentService implements Closeable {
             failedCommands.incrementAndGet();
             if (c instanceof Command.Launch l) { // tell the job, not only this node's log: its submitter is waiting
                 try { // a program missing here or a store this node cannot open says nothing against the generation
-                    log.append(new Event.RestoreFailed(l.job(), l.generation(), node,
-                            "cannot launch: " + e.getMessage(), RestoreErrors.storeUnreachable(e),
-                            RestoreErrors.provenBad(e)));
+                    log.append(new Event.RestoreFailed(l.job(), l.generation(), node, e.getMessage(),
+                            RestoreErrors.storeUnreachable(e), RestoreErrors.provenBad(e), true));
                 } catch (RuntimeException unreported) {
                     // the log is away too; the coordinator's heartbeat check will notice
                 }

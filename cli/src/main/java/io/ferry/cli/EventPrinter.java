@@ -79,9 +79,8 @@ final class EventPrinter implements Consumer<Event> {
                     : "node " + r.node() + " restored generation " + r.generation() + ", sources by rank "
                     + new TreeMap<>(r.sources());
         } else if (e instanceof Event.RestoreFailed f) {
-            line = f.generation() < 0 ? "node " + f.node() + " cannot start the job: " + f.reason()
-                    : "node " + f.node() + " cannot restore generation " + f.generation() + ": " + f.reason()
-                    + (f.provenBad() ? "" : " (nothing against the snapshot: tried again after the recovery backoff)");
+            line = "node " + f.node() + " " + f.failure() + ": " + f.reason() + (f.generation() < 0 || f.provenBad()
+                    ? "" : " (nothing against the snapshot: tried again after the recovery backoff)");
         } else if (e instanceof Event.JobPlaced p) {
             line = "ranks placed anew: " + p.reason();
         } else if (e instanceof Event.HaltRequested h) {

@@ -63,7 +63,7 @@ class ProgramMissingIT {
             Files.move(script, away);
             runner.agent().orElseThrow().ranks().get(1).process().destroyForcibly();
             Pattern absent = Pattern.compile(
-                    "cannot restore generation (\\d+): cannot launch: .*(No such file|error=2).*\n");
+                    "cannot launch the ranks of generation (\\d+): .*(No such file|error=2).*\n");
             await("the relaunch failing for the program's absence", printed,
                     () -> absent.matcher(text(printed)).find());
             Matcher failed = absent.matcher(text(printed));

@@ -95,8 +95,8 @@ class TransparentClusterIT {
             Lines run = start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "dmwide",
                     "--ranks", Integer.toString(RANKS), "--nodes", "n0,n1,n2", "--interval", "2s", "--auto-recover",
                     "--partner", "--capture", method, "--store", tmp.resolve("store").toString(), "--", "bash", "-c",
-                    ScenarioPrograms.hurryAssignment(tmp) + (ring ? "RING_HOSTS=" + hosts + " " : "") + "exec " + bin + " " + tmp + "/out.$FERRY_RANK.txt "
-                            + STEPS + " 25" + ringArgs));
+                    ScenarioPrograms.hurryAssignment(tmp) + (ring ? "RING_HOSTS=" + hosts + " " : "") + "exec " + bin
+                            + " " + tmp + "/out.$FERRY_RANK.txt " + STEPS + " 25" + ringArgs));
             run.await("generation 1 established", l -> l.contains("generation 1 established"));
             // One computation for the job: one dmtcp_coordinator, run by rank 0's agent (n0's); none on n1 or n2.
             for (int i = 0; i < 3 && method.equals("dmtcp"); i++) {

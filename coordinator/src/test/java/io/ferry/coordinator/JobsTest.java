@@ -134,8 +134,7 @@ class JobsTest {
                 new Event.ImageCaptured("j", 0, 0, "n", 1, 0),
                 new Event.SnapshotEstablished("j", 0, "remote", 1),
                 new Event.RecoveryStarted("j", 0, "rank 0 exited with 9"),
-                new Event.RestoreFailed("j", 0, "n", "cannot launch: Cannot run program \"./sim\": error=2", false,
-                        false));
+                new Event.RestoreFailed("j", 0, "n", "Cannot run program \"./sim\": error=2", false, false, true));
         assertEquals(0, j.newestUsable(Long.MAX_VALUE).orElseThrow().generation(), "a program missing on a node");
         assertEquals("", j.generations.get(0L).restoreFailure);
         apply(new Event.RestoreFailed("j", 0, "n", "dmtcp_restart refused the image", false, true));

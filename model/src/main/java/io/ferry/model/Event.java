@@ -404,9 +404,11 @@ public sealed interface Event {
      * @param storeUnreachable the store could not be reached (after the node's retries)
      * @param provenBad        the data is proven unusable (never together with {@code storeUnreachable});
      *                         true in events written before the field existed, as they were read then
+     * @param launch           the node could not launch the ranks (their program missing, the job's store not opened
+     *                         there), apart from restoring their images; false in events written before the field
      */
     record RestoreFailed(String job, long generation, String node, String reason, boolean storeUnreachable,
-                         boolean provenBad) implements Event {
+                         boolean provenBad, boolean launch) implements Event {
         public RestoreFailed {
             Names.requireJob(job);
             Placement.requireNode(node);
@@ -414,9 +416,22 @@ public sealed interface Event {
             provenBad = provenBad && !storeUnreachable;
         }
 
+        /** A restore that failed ({@code launch} false). */
+        public RestoreFailed(String job, long generation, String node, String reason, boolean storeUnreachable,
+                             boolean provenBad) {
+            this(job, generation, node, reason, storeUnreachable, provenBad, false);
+        }
+
         /** A failure that proves the data bad (a rank refused its restart data, nothing verified). */
         public RestoreFailed(String job, long generation, String node, String reason) {
             this(job, generation, node, reason, false, true);
+        }
+
+        /** What failed, for people: "cannot restore generation G", "cannot launch the ranks of generation G". */
+        public String failure() {
+            return generation < 0 ? "cannot start the job"
+                    : launch ? "cannot launch the ranks of generation " + generation
+                    : "cannot restore generation " + generation;
         }
     }
 

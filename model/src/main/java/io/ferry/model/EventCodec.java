@@ -46,7 +46,7 @@ public final class EventCodec {
     private static final Map<Class<?>, Map<String, String>> ADDED_LATER = Map.of(
             Event.ImageStaged.class, Map.of("manifest", ""),
             Event.PredictionMade.class, Map.of("writtenBytes", "-1", "readShare", "0"),
-            Event.RestoreFailed.class, Map.of("provenBad", "true"),
+            Event.RestoreFailed.class, Map.of("provenBad", "true", "launch", "false"),
             Event.ImageCaptured.class, Map.of("expectedWrittenBytes", "-1"),
             Event.AgentPresent.class, Map.of("peer", ""),
             Command.Launch.class, Map.of("lead", "", "launchId", "0"));
