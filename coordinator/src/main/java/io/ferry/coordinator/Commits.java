@@ -62,7 +62,7 @@ final class Commits implements Closeable {
     /**
      * A rank was staged for a generation still in flight: its manifest's digest is kept now, not read at the commit.
      */
-    void staged(JobView j, Event.ImageStaged s) {
+    void rememberManifest(JobView j, Event.ImageStaged s) {
         GenerationView g = j.generations.get(s.generation());
         if (j.started == null || g == null
                 || !(g.state == GenerationView.State.OPEN || g.state == GenerationView.State.CAPTURED)) {
@@ -118,10 +118,10 @@ final class Commits implements Closeable {
 
     private void commit(JobView j, GenerationView g, long now) {
         synchronized (lock) {
-            if (g.state != GenerationView.State.CAPTURED || g.committed) {
+            if (g.state != GenerationView.State.CAPTURED || g.markerWritten) {
                 return; // committed by the call before this one (the tick saw it a moment late), or failed since
             }
-            if (j.recovering && g.generation > j.recoveryGeneration) {
+            if (j.rollingBack && g.generation > j.rollbackGeneration) {
                 return; // a rollback to an older generation has begun: this one's timeline is gone (the fold fails it)
             }
         }
@@ -133,7 +133,7 @@ final class Commits implements Closeable {
             double seconds = (now - g.requestedAtMillis) / 1000.0;
             log.append(new Event.SnapshotEstablished(j.job, g.generation, "remote", seconds));
             synchronized (lock) { // until the event comes back round: the next tick must not commit it again
-                g.committed = true; // not its state: that is the fold's, from the log alone, so a replay agrees
+                g.markerWritten = true; // not its state: that is the fold's, from the log alone, so a replay agrees
             }
             pruneStore(j);
         } catch (IOException | RuntimeException e) {

@@ -77,7 +77,7 @@ final class Decisions {
             }
             // Also after the job finished: its last snapshots are still being staged.
             for (GenerationView g : j.generations.values()) {
-                if (g.state == GenerationView.State.CAPTURED && !g.committed && g.stagedRanks() >= j.ranks()) {
+                if (g.state == GenerationView.State.CAPTURED && !g.markerWritten && g.stagedRanks() >= j.ranks()) {
                     commits.establish(j, g, now);
                 }
             }
@@ -105,7 +105,7 @@ final class Decisions {
                 continue; // halting: its final checkpoint, then the end; no interval checkpoints
             }
             long interval = j.started.intervalMillis();
-            if (interval > 0 && !j.recovering && now - j.lastRequestMillis >= interval) {
+            if (interval > 0 && !j.rollingBack && now - j.lastRequestMillis >= interval) {
                 requestCheckpoint(j.job, "interval");
             }
         }
@@ -117,8 +117,8 @@ final class Decisions {
      */
     boolean requestCheckpoint(String job, String why) {
         JobView j = jobs.get(job).orElse(null);
-        if (j == null || j.started == null || j.finished() || j.capturing() || j.recovering || j.pendingRollback != null
-                || !j.allRanksRunning() || j.aRankFinished() || ownership.replaying(job)
+        if (j == null || j.started == null || j.finished() || j.capturing() || j.rollingBack
+                || j.pendingRollback != null || !j.allRanksRunning() || j.aRankFinished() || ownership.replaying(job)
                 || commits.markers.waiting(job)) {
             return false;
         }
@@ -158,7 +158,7 @@ final class Decisions {
         GenerationView g = j.latest().orElse(null);
         if (g == null || g.state != GenerationView.State.OPEN || g.failing || g.requestedAtMillis >= j.judgedSinceMillis
                 || g.capturesResent
-                || j.recovering || j.pendingRollback != null || !j.allRanksRunning()) {
+                || j.rollingBack || j.pendingRollback != null || !j.allRanksRunning()) {
             return false;
         }
         synchronized (lock) {

@@ -131,8 +131,8 @@ final class FoldSnapshot {
         out.writeInt(j.rollbacksWithoutProgress);
         out.writeLong(j.progressMark);
         out.writeLong(j.lastRecoveryMillis);
-        out.writeLong(j.recoveryGeneration);
-        out.writeBoolean(j.recovering);
+        out.writeLong(j.rollbackGeneration);
+        out.writeBoolean(j.rollingBack);
         SnapshotData.writeEvent(out, j.launcherExit);
         SnapshotData.writeEvent(out, j.restoreFailed);
         SnapshotData.writeStrings(out, j.restoredNodes);
@@ -195,8 +195,8 @@ final class FoldSnapshot {
         j.rollbacksWithoutProgress = in.readInt();
         j.progressMark = in.readLong();
         j.lastRecoveryMillis = in.readLong();
-        j.recoveryGeneration = in.readLong();
-        j.recovering = in.readBoolean();
+        j.rollbackGeneration = in.readLong();
+        j.rollingBack = in.readBoolean();
         j.launcherExit = SnapshotData.readEvent(in, Event.LauncherExited.class);
         j.restoreFailed = SnapshotData.readEvent(in, Event.RestoreFailed.class);
         SnapshotData.readMap(in, 4, () -> j.restoredNodes.add(SnapshotData.readString(in)));

@@ -45,7 +45,7 @@ public final class GenerationView {
      * The coordinator's own, not folded: it wrote this generation's marker and logged it
      * established; the state follows when the event comes back round.
      */
-    boolean committed;
+    boolean markerWritten;
     /**
      * The coordinator's own, not folded: it logged this generation failed for a capture overdue
      * ({@link Overdue}); the state follows when the event comes back round.

@@ -39,9 +39,9 @@ public final class JobView {
     int rollbacksWithoutProgress;
     long progressMark = Long.MIN_VALUE;
     long lastRecoveryMillis;
-    /** The generation the current rollback restores (-1: from the beginning); meaningful while {@link #recovering}. */
-    long recoveryGeneration = -1;
-    boolean recovering;
+    /** The generation the current rollback restores (-1: from the beginning); meaningful while {@link #rollingBack}. */
+    long rollbackGeneration = -1;
+    boolean rollingBack;
     /** The coordinator's own decision state, not folded: a rollback decided, waiting for in-flight staging. */
     String pendingRollback;
     /**
@@ -221,8 +221,8 @@ public final class JobView {
     }
 
     /** Whether a rollback was started and not every node has restored its ranks yet. */
-    public boolean recovering() {
-        return recovering;
+    public boolean rollingBack() {
+        return rollingBack;
     }
 
     /**

@@ -105,7 +105,7 @@ public final class Jobs {
             // aside again and the run falls back once more, never in a loop.
             j.generations.values().forEach(g -> g.restoreFailure = "");
             j.success = null;
-            j.recovering = false;
+            j.rollingBack = false;
             j.rollbacksWithoutProgress = 0; // a new `ferry run` gets the whole recovery budget again
             j.launchFailure = "";
             j.launcherSeenMillis = 0; // a new `ferry run`: watched from its first heartbeat
@@ -200,12 +200,12 @@ public final class Jobs {
                     j.lastRequestMillis = timestampMillis; // the first interval starts once every rank runs
                 }
             }
-            if (j.recovering && r.generation() == j.recoveryGeneration) {
+            if (j.rollingBack && r.generation() == j.rollbackGeneration) {
                 j.restoredNodes.add(r.node());
                 if (byLauncher) { // nodes are known only as ranks join
-                    j.recovering = j.restoredRanks.cardinality() < j.ranks();
+                    j.rollingBack = j.restoredRanks.cardinality() < j.ranks();
                 } else {
-                    j.recovering = j.placement != null && !j.restoredNodes.containsAll(j.placement.nodes());
+                    j.rollingBack = j.placement != null && !j.restoredNodes.containsAll(j.placement.nodes());
                 }
             }
         } else if (e instanceof Event.RanksJoined r) {
@@ -234,7 +234,7 @@ public final class Jobs {
             }
         } else if (e instanceof Event.RestoreFailed f) {
             j.restarts.failed(f.generation(), f.node(), f.reason());
-            if (j.recovering && f.generation() == j.recoveryGeneration && f.generation() >= 0) {
+            if (j.rollingBack && f.generation() == j.rollbackGeneration && f.generation() >= 0) {
                 j.restoreFailed = f; // to be answered by a rollback below it (or the same, after a backoff)
             }
             if (f.generation() < 0) {
@@ -252,8 +252,8 @@ public final class Jobs {
             j.lastRecoveryMillis = timestampMillis;
             j.launcherExit = null;
             j.restoreFailed = null;
-            j.recovering = true;
-            j.recoveryGeneration = r.generation();
+            j.rollingBack = true;
+            j.rollbackGeneration = r.generation();
             j.restoredNodes.clear();
             // Generations after the one rolled back to never complete: the ranks run on from it. One
             // captured before the failure and still staging belongs to a timeline that is gone.

@@ -57,7 +57,7 @@ final class Overdue {
      * take long: it has no such deadline. Whether it did.
      */
     boolean rollbacks(JobView j, long now, long heartbeatTimeoutMillis) {
-        if (!j.recovering || j.pendingRollback != null || !j.restoredNodes.isEmpty() || j.restoreFailed != null
+        if (!j.rollingBack || j.pendingRollback != null || !j.restoredNodes.isEmpty() || j.restoreFailed != null
                 || j.judgedSinceMillis == 0 || j.lastRecoveryMillis >= j.judgedSinceMillis) {
             return false;
         }
@@ -65,7 +65,7 @@ final class Overdue {
             return false;
         }
         synchronized (lock) {
-            j.pendingRollback = "no node answered the rollback to generation " + j.recoveryGeneration + " within "
+            j.pendingRollback = "no node answered the rollback to generation " + j.rollbackGeneration + " within "
                     + 2 * heartbeatTimeoutMillis / 1000 + " s (its launch commands were lost?)";
             j.pendingSinceMillis = now;
         }

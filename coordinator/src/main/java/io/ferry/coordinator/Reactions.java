@@ -48,7 +48,7 @@ final class Reactions {
         } else if (e instanceof Event.RankExited x && j.started != null && !j.finished()) {
             recovery.onRankExited(j, x);
         } else if (e instanceof Event.ImageStaged s) {
-            commits.staged(j, s);
+            commits.rememberManifest(j, s);
         } else if (e instanceof Event.CaptureFailed || e instanceof Event.RecoveryStarted) {
             commits.forgetSettled(j);
         } else if (e instanceof Event.RestoreFailed f) {

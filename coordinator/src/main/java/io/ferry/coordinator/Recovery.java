@@ -67,7 +67,7 @@ final class Recovery {
             } else if ("proc".equals(j.started.launch().capture())) {
                 finish(j, false, cause + "; its proc images are ELF cores that Ferry cannot restore"
                         + " (an external restorer is needed), so it is not rolled back");
-            } else if (!j.recovering && j.pendingRollback == null) {
+            } else if (!j.rollingBack && j.pendingRollback == null) {
                 // Generations captured before the failure are good: let their staging finish first,
                 // so the rollback loses as little work as it can (the coordinator's tick starts it).
                 j.pendingRollback = cause;
@@ -86,7 +86,7 @@ final class Recovery {
      * ends it or leaves a rollback pending. Called on every tick for a live job; true if it decided.
      */
     boolean settleExits(JobView j) {
-        if (j.started == null || j.finished() || j.recovering || j.pendingRollback != null || j.exits.isEmpty()) {
+        if (j.started == null || j.finished() || j.rollingBack || j.pendingRollback != null || j.exits.isEmpty()) {
             return false;
         }
         for (Map.Entry<Integer, Integer> x : j.exits.entrySet()) {
@@ -114,12 +114,12 @@ final class Recovery {
             return false;
         }
         Event.LauncherExited x = j.launcherExit;
-        if (x != null && !j.recovering && x.attempt() == j.launchAttempt) {
+        if (x != null && !j.rollingBack && x.attempt() == j.launchAttempt) {
             onLauncherExited(j, x);
             return true;
         }
         Event.RestoreFailed f = j.restoreFailed;
-        if (f != null && j.recovering && f.generation() == j.recoveryGeneration) {
+        if (f != null && j.rollingBack && f.generation() == j.rollbackGeneration) {
             onRestoreFailed(j, f);
             return true;
         }
@@ -206,8 +206,8 @@ final class Recovery {
     void rollBack(JobView j, long g, String cause) {
         log.append(new Event.RecoveryStarted(j.job, g, cause));
         synchronized (lock) { // until the event comes back round: no second rollback, no checkpoint meanwhile
-            j.recovering = true;
-            j.recoveryGeneration = g;
+            j.rollingBack = true;
+            j.rollbackGeneration = g;
             j.restoredNodes.clear();
             j.launcherExit = null; // answered by this rollback (the fold clears them too, on RecoveryStarted)
             j.restoreFailed = null;
@@ -285,7 +285,7 @@ final class Recovery {
      * (after the node restored it): the whole job falls back to the one before.
      */
     void onRestoreFailed(JobView j, Event.RestoreFailed f) {
-        if (f.generation() == j.recoveryGeneration && f.generation() >= 0 && j.recoveries > 0 && !j.finished()) {
+        if (f.generation() == j.rollbackGeneration && f.generation() >= 0 && j.recoveries > 0 && !j.finished()) {
             if (!f.provenBad()) {
                 // Nothing is known against the generation (the store away, a program or checkpointer missing on the
                 // node, a store it cannot open): the same rollback again, after the backoff (rollBackPending), until

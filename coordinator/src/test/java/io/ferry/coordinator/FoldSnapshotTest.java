@@ -48,7 +48,7 @@ class FoldSnapshotTest {
     /** The coordinator's own decision state: not folded, so not carried; decode leaves it as a replay would. */
     private static final Set<String> NOT_FOLDED = Set.of("JobView.pendingRollback", "JobView.judgedSinceMillis",
             "JobView.pendingSinceMillis", "JobView.pendingNoticedFor", "JobView.heartbeatsFreshUntil",
-            "JobView.silentSinceMillis", "GenerationView.committed", "GenerationView.failing",
+            "JobView.silentSinceMillis", "GenerationView.markerWritten", "GenerationView.failing",
             "GenerationView.capturesResent");
     private static final List<String> NODES = List.of("n1", "n2", "n3", "n4", "n5", "n6");
     private static final List<String> TIERS = List.of("local", "partner", "remote");
@@ -112,7 +112,7 @@ class FoldSnapshotTest {
         assertNotNull(d, "a changed generation");
         assertTrue(d.startsWith("jobs[" + j.job + "].generations[" + g.generation + "].storedBytes: "), d);
         g.storedBytes--;
-        g.committed = true; // not folded: a snapshot need not carry it
+        g.markerWritten = true; // not folded: a snapshot need not carry it
         assertNull(diff(a, b));
 
         // A repeated capture with another stall changes nothing but a private per-rank array.
@@ -229,7 +229,7 @@ class FoldSnapshotTest {
         Map<Integer, String> sources = (j.placement.byLauncher() ? RankSet.parse(ranks) : j.placement.ranksOn(node))
                 .stream().boxed().collect(Collectors.toMap(x -> x, x -> pick(rnd, TIERS)));
         long usable = j.newestUsable(Long.MAX_VALUE).map(GenerationView::generation).orElse(-1L);
-        long restoring = pick(rnd, List.of(j.recoveryGeneration, j.launchGeneration, -1L, gen));
+        long restoring = pick(rnd, List.of(j.rollbackGeneration, j.launchGeneration, -1L, gen));
         return switch (rnd.nextInt(27)) { // late and repeated events too: of any generation, any rank
             case 0 -> new Event.ImageCaptured(job, gen, rank, node, rnd.nextInt(5000), rnd.nextDouble());
             case 1 -> new Event.ImageStaged(job, gen, rank, "remote", 3000, rnd.nextInt(3000), rnd.nextDouble());

@@ -79,10 +79,10 @@ class JobsTest {
                 new Event.RankExited("j", 0, 137),
                 new Event.RecoveryStarted("j", 0, "rank 0 exited with 137"));
         assertEquals(1, j.recoveries());
-        assertTrue(j.recovering());
+        assertTrue(j.rollingBack());
         assertEquals(137, j.exits.get(0), "the dead rank's exit stays until its node restored it");
         apply(new Event.ImagesRestored("j", 0, "n", Map.of(0, "local")));
-        assertFalse(j.recovering(), "every node of the placement restored");
+        assertFalse(j.rollingBack(), "every node of the placement restored");
         assertTrue(j.exits.isEmpty());
         assertEquals(GenerationView.State.FAILED, j.latest().orElseThrow().state());
         assertEquals(2, j.nextGeneration(), "generations stay strictly increasing");
@@ -178,14 +178,14 @@ class JobsTest {
                 new Event.RankExited("j", 3, 9),
                 new Event.RecoveryStarted("j", 1, "rank 3 exited with 9"),
                 new Event.ImagesRestored("j", 1, "a", Map.of(0, "local", 1, "local")));
-        assertTrue(j.recovering(), "node b has not restored yet");
+        assertTrue(j.rollingBack(), "node b has not restored yet");
         assertEquals(9, j.exits.get(3));
         apply(new Event.RestoreFailed("j", 1, "b", "rank 3: no tier holds a verified copy"));
         assertEquals(0, j.newestUsable(Long.MAX_VALUE).orElseThrow().generation());
         assertTrue(j.generations.get(1L).problem().contains("no tier holds"));
         apply(new Event.RecoveryStarted("j", 0, "generation 1 unusable"),
                 new Event.ImagesRestored("j", 0, "a", Map.of()), new Event.ImagesRestored("j", 0, "b", Map.of()));
-        assertFalse(j.recovering());
+        assertFalse(j.rollingBack());
         assertEquals(2, j.recoveries());
         apply(new Event.JobPlaced("j", "map:0-3:a", "node b lost"));
         assertEquals("0-3", j.placement().orElseThrow().ranksOn("a").toString());
@@ -227,10 +227,10 @@ class JobsTest {
                 new Event.LauncherRequested("j", 2, -1, "x"));
         assertFalse(j.allRanksRunning());
         assertEquals(List.of(), j.placement().orElseThrow().nodes());
-        assertTrue(j.recovering());
+        assertTrue(j.rollingBack());
         apply(new Event.RanksJoined("j", -1, "h2", "0-3"),
                 new Event.ImagesRestored("j", -1, "h2", Map.of(0, "none", 1, "none", 2, "none", 3, "none")));
-        assertFalse(j.recovering());
+        assertFalse(j.rollingBack());
         assertEquals("0-3", j.placement().orElseThrow().ranksOn("h2").toString());
     }
 

@@ -57,7 +57,7 @@ final class Ticks {
     /** Whether {@code c} has decided anything of its own for {@code job}: ended it, or begun or planned a rollback. */
     static boolean decided(Coordinator c, String job) {
         return c.query(j -> j.get(job)
-                .map(v -> v.finished() || v.recovering || v.pendingRollback != null || v.recoveries > 0)
+                .map(v -> v.finished() || v.rollingBack || v.pendingRollback != null || v.recoveries > 0)
                 .orElse(false));
     }
 
