@@ -58,15 +58,20 @@ final class LcgRank {
         return build(dir, "/mpi/lcg_allreduce.c", "mpicc", "-O2");
     }
 
-    /**
-     * Compiles the test resource {@code source} ({@code /dir/NAME.c}) into {@code dir/NAME} with {@code compiler};
-     * an {@link IOException} when the compiler cannot be run, an {@link AssertionError} with its output when it fails.
-     */
+    /** Compiles the test resource {@code source} ({@code /dir/NAME.c}) into {@code dir/NAME} with {@code compiler}. */
     private static Path build(Path dir, String source, String... compiler) throws IOException, InterruptedException {
         Path src = dir.resolve(source.substring(source.lastIndexOf('/') + 1));
         try (var in = LcgRank.class.getResourceAsStream(source)) {
             Files.copy(in, src, StandardCopyOption.REPLACE_EXISTING);
         }
+        return compile(src, dir, compiler);
+    }
+
+    /**
+     * Compiles {@code src} ({@code NAME.c}) into {@code dir/NAME} with {@code compiler} and its options; an
+     * {@link IOException} when the compiler cannot be run, an {@link AssertionError} with its output when it fails.
+     */
+    static Path compile(Path src, Path dir, String... compiler) throws IOException, InterruptedException {
         Path exe = dir.resolve(src.getFileName().toString().replaceFirst("\\.c$", ""));
         List<String> cmd = new ArrayList<>(List.of(compiler));
         cmd.addAll(List.of("-o", exe.toString(), src.toString()));

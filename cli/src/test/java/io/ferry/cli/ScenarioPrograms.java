@@ -23,11 +23,7 @@ final class ScenarioPrograms {
     /** {@code dir/<program>}, compiled with gcc from {@code scenario/<program>.c}. */
     static Path compile(Path dir, String program) throws IOException, InterruptedException {
         Path src = Path.of("..", "capture-agent", "src", "test", "resources", "scenario", program + ".c");
-        Path bin = dir.resolve(program);
-        Process gcc = new ProcessBuilder("gcc", "-O1", "-pthread", "-o", bin.toString(), src.toString()).inheritIO()
-                .start();
-        assertEquals(0, gcc.waitFor(), "gcc " + src);
-        return bin;
+        return LcgRank.compile(src, dir, "gcc", "-O1", "-pthread");
     }
 
     /**
