@@ -39,13 +39,13 @@ final class Recovery {
     private final Object lock;
     private final Clock clock;
 
-    /** The agents heard: where each node's serves its cache to the others ({@code HOST:PORT}). */
-    private final AgentEpochs agents;
+    /** Which agent leads a DMTCP job's computation. */
+    private final DmtcpLead dmtcpLead;
     /** The newest launch id given (every launch of one start shares one; the next start's is higher). */
     private long lastLaunchId;
 
     Recovery(KafkaLog log, Object lock, Clock clock, AgentEpochs agents) {
-        this.agents = agents;
+        this.dmtcpLead = new DmtcpLead(agents);
         this.log = log;
         this.lock = lock;
         this.clock = clock;
@@ -154,7 +154,7 @@ final class Recovery {
      * snapshot.
      */
     void onStarted(JobView j, boolean resumedAfterFailure) {
-        if (leadNotHeardYet(j)) {
+        if (dmtcpLead.notHeardYet(j)) {
             // Its agent's presence comes on the heartbeats topic, read apart from the job's start: an agent started a
             // moment before the job is heard within one of its intervals. Launched now, each node's ranks would be a
             // computation of their own, the sockets between nodes not checkpointed.
@@ -175,22 +175,12 @@ final class Recovery {
         if (j.startDeferredSinceMillis < 0) {
             return false;
         }
-        if (leadNotHeardYet(j) && now - j.startDeferredSinceMillis < waitMillis) {
+        if (dmtcpLead.notHeardYet(j) && now - j.startDeferredSinceMillis < waitMillis) {
             return true;
         }
         j.startDeferredSinceMillis = -1;
         start(j, j.startDeferredResumes);
         return false;
-    }
-
-    /** A DMTCP job on several nodes Ferry placed, whose rank 0's agent this coordinator has not heard yet. */
-    private boolean leadNotHeardYet(JobView j) {
-        if (!"dmtcp".equals(j.started.launch().capture()) || j.started.where().byLauncher()
-                || j.placement.nodes().size() < 2) {
-            return false;
-        }
-        String node = j.placement.nodeOf(0);
-        return agents.of(node) < 0 && j.peers.get(node) == null;
     }
 
     private void start(JobView j, boolean resumedAfterFailure) {
@@ -349,7 +339,7 @@ final class Recovery {
             return;
         }
         Map<String, Command.Launch> launches = new LinkedHashMap<>();
-        String lead = lead(j);
+        String lead = dmtcpLead.of(j);
         long id = nextLaunchId();
         for (String node : j.placement.nodes()) {
             launches.put(node, launch(j, node, g, j.placement.ranksOn(node).toString(), cause, lead, id));
@@ -366,30 +356,6 @@ final class Recovery {
                 g < 0 ? Map.of()
                         : PeerHints.forRestart(j, g, RankSet.parse(ranks), node, clock.millis()),
                 lead, id);
-    }
-
-    /**
-     * For a DMTCP job on more than one node: rank 0's node as {@code NODE=HOST:PORT}, whose agent runs
-     * the job's one DMTCP coordinator and tells the other nodes where it is (so the sockets between
-     * ranks on different nodes are checkpointed together). Empty for other jobs, and where that
-     * agent's peer address is not known (no presence heard yet, or it serves no peers): each node's
-     * ranks are then a computation of their own, as on one node.
-     */
-    private String lead(JobView j) {
-        if (!"dmtcp".equals(j.started.launch().capture()) || j.placement.nodes().size() < 2) {
-            return "";
-        }
-        String node = j.placement.nodeOf(0);
-        String address = agents.peerOf(node);
-        if (address == null) {
-            address = j.peers.get(node);
-        }
-        if (address == null) {
-            LOG.warn("job " + j.job + ": the agent of " + node + " (rank 0) serves no peers that are known: each node's"
-                    + " DMTCP ranks are checkpointed as a computation of their own (sockets across nodes are not)");
-            return "";
-        }
-        return node + "=" + address;
     }
 
     /** Unique to one start of a job, and higher than any given before by this coordinator. */
