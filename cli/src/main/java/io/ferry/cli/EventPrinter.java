@@ -79,7 +79,7 @@ final class EventPrinter implements Consumer<Event> {
                     : "node " + r.node() + " restored generation " + r.generation() + ", sources by rank "
                     + new TreeMap<>(r.sources());
         } else if (e instanceof Event.RestoreFailed f) {
-            line = "node " + f.node() + " " + f.failure() + ": " + f.reason() + (f.generation() < 0 || f.provenBad()
+            line = "node " + f.node() + " " + failure(f) + ": " + f.reason() + (f.generation() < 0 || f.provenBad()
                     ? "" : " (nothing against the snapshot: tried again after the recovery backoff)");
         } else if (e instanceof Event.JobPlaced p) {
             line = "ranks placed anew: " + p.reason();
@@ -93,5 +93,12 @@ final class EventPrinter implements Consumer<Event> {
         if (line != null) {
             out.printf(Locale.ROOT, "[%6.1fs] %s%n", (System.nanoTime() - t0) / 1e9, line);
         }
+    }
+
+    /** What failed, for people: "cannot restore generation G", "cannot launch the ranks of generation G". */
+    static String failure(Event.RestoreFailed f) {
+        return f.generation() < 0 ? "cannot start the job"
+                : f.launch() ? "cannot launch the ranks of generation " + f.generation()
+                : "cannot restore generation " + f.generation();
     }
 }

@@ -426,13 +426,6 @@ public sealed interface Event {
         public RestoreFailed(String job, long generation, String node, String reason) {
             this(job, generation, node, reason, false, true);
         }
-
-        /** What failed, for people: "cannot restore generation G", "cannot launch the ranks of generation G". */
-        public String failure() {
-            return generation < 0 ? "cannot start the job"
-                    : launch ? "cannot launch the ranks of generation " + generation
-                    : "cannot restore generation " + generation;
-        }
     }
 
     /**
