@@ -205,21 +205,21 @@ abstract class FaultHarness {
         Rot.Damage cacheRot = null;
         int linesAtRot = 0;
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(4);
-        long newestBeforeFault = -1;
+        Long newestBeforeFault = null; // the newest generation any line named when the fault happened
         boolean hurried = false;
         while (run.isAlive() && System.nanoTime() < deadline) {
             if (injected && !hurried && linesAtFault >= 0) {
                 // Once a generation asked for after the fault is established, the job has come through it: the rest
                 // of its steps need not take 25 ms each (a long job gave a slow restart room, not a test of its own).
-                if (newestBeforeFault < 0) {
+                List<String> now = List.copyOf(out.lines);
+                int at = Math.min(linesAtFault, now.size());
+                if (newestBeforeFault == null) {
                     List<String> before = new ArrayList<>(printed);
-                    before.addAll(out.lines.subList(0, Math.min(linesAtFault, out.lines.size())));
-                    newestBeforeFault = generations(before, ANY_GENERATION, 1).stream().max(Long::compare).orElse(0L);
+                    before.addAll(now.subList(0, at));
+                    newestBeforeFault = generations(before, ANY_GENERATION, 1).stream().max(Long::compare).orElse(-1L);
                 }
-                List<String> since = List.copyOf(out.lines);
                 long floor = newestBeforeFault;
-                if (generations(since.subList(Math.min(linesAtFault, since.size()), since.size()), ESTABLISHED, 1)
-                        .stream().anyMatch(g -> g > floor)) {
+                if (generations(now.subList(at, now.size()), ESTABLISHED, 1).stream().anyMatch(g -> g > floor)) {
                     LcgRank.hurry(results);
                     hurried = true;
                 }

@@ -85,7 +85,8 @@ final class LcgRank {
 
     /**
      * Lets the ranks writing into {@code results} run their remaining steps without a pause, so the job ends
-     * soon: for a test that has seen what it waited for. A job runs long enough for its events on a busy
+     * soon: for a test that has seen what it waited for (the scenario programs too, started with
+     * {@link ScenarioPrograms#hurryAssignment} for the directory). A job runs long enough for its events on a busy
      * machine, and no longer than that on any machine; the result is the same (the steps decide it).
      */
     static void hurry(Path results) throws IOException {

@@ -28,16 +28,11 @@ final class ScenarioPrograms {
 
     /**
      * The shell assignment that makes a program started after it run its steps without their pause once
-     * {@link #hurry} was called for {@code dir}: the test has seen what it waited for, and the file the program
-     * writes is the same.
+     * {@link LcgRank#hurry} was called for {@code dir} (the file it writes): the test has seen what it waited for,
+     * and the file the program writes is the same.
      */
     static String hurryAssignment(Path dir) {
         return "SCENARIO_HURRY=" + dir.resolve("hurry") + " ";
-    }
-
-    /** The rest of the steps of the programs started with {@link #hurryAssignment} for {@code dir} run at once. */
-    static void hurry(Path dir) throws IOException {
-        Files.writeString(dir.resolve("hurry"), "");
     }
 
     /** What {@code bin OUT STEPS 0} writes to OUT, run uninterrupted. */

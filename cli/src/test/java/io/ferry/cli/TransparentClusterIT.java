@@ -121,7 +121,7 @@ class TransparentClusterIT {
             long g = Lines.generationOf(moved);
             run.await("a generation established after the move", l -> l.contains(" established on the ")
                     && Lines.generationOf(l) > g);
-            ScenarioPrograms.hurry(tmp); // the rest of the job only waits for its end
+            LcgRank.hurry(tmp); // the rest of the job only waits for its end
 
             Process runProcess = started.get(started.size() - 1);
             assertTrue(runProcess.waitFor(4, TimeUnit.MINUTES), "ferry run did not finish: " + run.lines);

@@ -31,7 +31,7 @@ class TransparentRunIT {
     /**
      * At least 10 s of work (25 ms a step): a generation is established, rank 1 killed, every rank restored and
      * another generation established within the first 50 to 80 steps (2026-11-27, load average 8 on 2 cores); the
-     * steps after that run without their pause ({@link ScenarioPrograms#hurry}): they only wait for the end, which
+     * steps after that run without their pause ({@link LcgRank#hurry}): they only wait for the end, which
      * took 20-30 s of each DMTCP case, every checkpoint stalling the ranks.
      */
     private static final int STEPS = 400;
@@ -83,7 +83,7 @@ class TransparentRunIT {
             List<String> between = seen.subList(from, seen.indexOf(next));
             assertTrue(between.stream().noneMatch(l -> l.matches(".*generation \\d+ FAILED.*")),
                     "a capture after the restore failed: " + String.join("\n", between));
-            ScenarioPrograms.hurry(tmp); // the rest of the job only waits for its end
+            LcgRank.hurry(tmp); // the rest of the job only waits for its end
             assertTrue(ferry.waitFor(4, TimeUnit.MINUTES), "ferry run ended");
             assertEquals(0, ferry.exitValue(), String.join("\n", lines.lines));
             for (int r = 0; r < 2; r++) {
