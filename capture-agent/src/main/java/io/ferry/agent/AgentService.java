@@ -11,13 +11,8 @@ import io.ferry.model.Command;
 import io.ferry.model.DaemonThreads;
 import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
-import io.ferry.model.ImageRef;
-import io.ferry.model.PeerAddresses;
 import io.ferry.model.Placement;
 import io.ferry.model.RankSet;
-import io.ferry.staging.CommittedDigests;
-import io.ferry.staging.LocalCache;
-import io.ferry.staging.OpenedStore;
 import io.ferry.staging.Staging;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -36,13 +31,11 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -344,7 +337,7 @@ public final class AgentService implements Closeable {
                 }
                 board.release(rel.job());
             } else if (c instanceof Command.PlanRestart p) {
-                planRestart(p);
+                log.append(RestartPlan.of(p, node, home.resolve("cache"), secrets, peerAuth));
             } else if (c instanceof Command.KillRank k) {
                 JobOnNode j = jobs.get(k.job());
                 boolean killed = j != null && j.kill(k.rank());
@@ -376,30 +369,6 @@ public final class AgentService implements Closeable {
             LOG.warn("ferry agent " + node + ": " + c.getClass().getSimpleName() + " of job " + c.job()
                     + " failed: " + e.getMessage());
         }
-    }
-
-    /** A dry run of a restart on this node: the tier each rank would come from, nothing copied. */
-    private void planRestart(Command.PlanRestart p) {
-        Map<Integer, String> sources = new TreeMap<>();
-        String problem = "";
-        Map<String, String> settings = new HashMap<>(p.settings());
-        settings.putAll(secrets);
-        try (OpenedStore store = OpenedStore.open(p.store(), settings)) {
-            LocalCache cache = Staging.localCache(home.resolve("cache"));
-            CommittedDigests committed = store.pipeline().repository()
-                    .committed(p.job(), p.generation())
-                    .orElseThrow(() -> new IOException("generation " + p.generation() + " of " + p.job()
-                            + " has no commit marker on " + p.store()));
-            for (int r : RankSet.parse(p.ranks()).toList()) {
-                sources.put(r, RestartSource.tier(store.pipeline(), cache,
-                        new ImageRef(p.job(), p.generation(), r),
-                        PeerAddresses.parse(p.peers().getOrDefault(r, "")), committed.manifestSha256(r),
-                        peerAuth));
-            }
-        } catch (IOException | RuntimeException e) {
-            problem = String.valueOf(e.getMessage());
-        }
-        log.append(new Event.RestartPlanned(p.job(), p.generation(), node, p.request(), sources, problem));
     }
 
     @Override
