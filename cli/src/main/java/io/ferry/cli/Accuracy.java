@@ -25,7 +25,8 @@ final class Accuracy {
         Names.requireJob(job);
         JobView v;
         try (LogConnection c = log.open()) {
-            v = c.replay().get(job).orElseThrow(() -> new IllegalArgumentException("no job " + job + " in the log"));
+            v = (refit ? c.replayWithStaging() : c.replay()).get(job)
+                    .orElseThrow(() -> new IllegalArgumentException("no job " + job + " in the log"));
         }
         List<Row> rows = refit ? ForecastErrors.refit(v) : ForecastErrors.rows(v);
         List<Double> err = rows.stream().map(Row::error).toList();
@@ -42,14 +43,12 @@ final class Accuracy {
                     .put("afterCaptureP90AbsError", ForecastErrors.quantileAbs(rest, 0.9))
                     .put("hindsightMedianAbsError", ForecastErrors.quantileAbs(hindsight, 0.5))
                     .put("hindsightP90AbsError", ForecastErrors.quantileAbs(hindsight, 0.9));
-            if (!refit) {
-                ArrayNode during = n.putArray("duringStaging");
-                for (double mark : StagingSoFar.MARKS) {
-                    List<Double> e = ForecastErrors.rows(v, mark).stream().map(Row::error).toList();
-                    during.addObject().put("readShare", mark).put("forecasts", e.size())
-                            .put("medianAbsError", ForecastErrors.quantileAbs(e, 0.5))
-                            .put("p90AbsError", ForecastErrors.quantileAbs(e, 0.9));
-                }
+            ArrayNode during = n.putArray("duringStaging");
+            for (double mark : StagingSoFar.MARKS) {
+                List<Double> e = atMark(v, mark, refit).stream().map(Row::error).toList();
+                during.addObject().put("readShare", mark).put("forecasts", e.size())
+                        .put("medianAbsError", ForecastErrors.quantileAbs(e, 0.5))
+                        .put("p90AbsError", ForecastErrors.quantileAbs(e, 0.9));
             }
             ArrayNode a = n.putArray("rows");
             for (Row r : rows) {
@@ -67,9 +66,7 @@ final class Accuracy {
                 : "Forecasts of time to established for %s (from the request; forecast made once captured:"
                 + " the capture's seconds are measured, the rest forecast)%n", job);
         Map<Long, Row> quarter = new HashMap<>();
-        if (!refit) {
-            ForecastErrors.rows(v, StagingSoFar.MARKS[0]).forEach(r -> quarter.put(r.generation(), r));
-        }
+        atMark(v, StagingSoFar.MARKS[0], refit).forEach(r -> quarter.put(r.generation(), r));
         out.println(
                 "| generation | raw | ranks | written: expected | written | captured s | forecast s | actual s | error"
                 + " | error after capture | at 25% read: written expected | forecast s | error |"
@@ -93,15 +90,13 @@ final class Accuracy {
                         + " the fill-time law alone: median %.1f%%%n", rows.size(),
                         100 * ForecastErrors.quantileAbs(err, 0.5),
                 100 * ForecastErrors.quantileAbs(err, 0.9), 100 * ForecastErrors.quantileAbs(ideal, 0.5));
-        if (!refit) {
-            for (double mark : StagingSoFar.MARKS) {
-                List<Double> e = ForecastErrors.rows(v, mark).stream().map(Row::error).toList();
-                if (!e.isEmpty()) {
-                    out.printf(Locale.ROOT,
-                            "forecast again at %.0f%% of the bytes read for staging (%d forecasts): median"
-                                    + " absolute error %.1f%% (90th percentile %.1f%%)%n", 100 * mark, e.size(),
-                            100 * ForecastErrors.quantileAbs(e, 0.5), 100 * ForecastErrors.quantileAbs(e, 0.9));
-                }
+        for (double mark : StagingSoFar.MARKS) {
+            List<Double> e = atMark(v, mark, refit).stream().map(Row::error).toList();
+            if (!e.isEmpty()) {
+                out.printf(Locale.ROOT, "forecast again at %.0f%% of the bytes read for staging%s (%d forecasts):"
+                                + " median absolute error %.1f%% (90th percentile %.1f%%)%n", 100 * mark,
+                        refit && mark > StagingSoFar.MARKS[0] ? ", the history's part alone" : "", e.size(),
+                        100 * ForecastErrors.quantileAbs(e, 0.5), 100 * ForecastErrors.quantileAbs(e, 0.9));
             }
         }
         if (!rest.isEmpty()) {
@@ -116,5 +111,13 @@ final class Accuracy {
                     100 * ForecastErrors.quantileAbs(hindsight, 0.5), 100 * ForecastErrors.quantileAbs(hindsight, 0.9));
         }
         return 0;
+    }
+
+    /**
+     * The forecasts made again at {@code mark} of the bytes read: as the log has them, or with {@code refit}
+     * as this version's model makes them from the same history (at 50% and 75%, without the nodes' rate).
+     */
+    private static List<Row> atMark(JobView v, double mark, boolean refit) {
+        return refit ? ForecastErrors.refit(v, mark) : ForecastErrors.rows(v, mark);
     }
 }

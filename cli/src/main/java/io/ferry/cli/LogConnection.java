@@ -6,12 +6,21 @@ import io.ferry.eventlog.KafkaClientSettings;
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.eventlog.LogReplay;
 import io.ferry.eventlog.LogSettings;
+import io.ferry.model.Event;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 
@@ -79,6 +88,42 @@ final class LogConnection implements Closeable {
         Jobs jobs = new Jobs();
         try (KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.EVENTS, true)) {
             LogReplay.events(c, LogReplay.NO_LIMIT, jobs::fold); // what the coordinator refused is not shown
+        }
+        return jobs;
+    }
+
+    /**
+     * {@link #replay()} with the nodes' staging reports the heartbeats topic still keeps (an hour,
+     * {@link KafkaLog#HEARTBEATS}) folded in among each job's events by log time, as the coordinator
+     * folded them live: when each generation passed {@link io.ferry.coordinator.predict.StagingSoFar#MARKS}
+     * of its bytes read, which {@code ferry plan --accuracy J --refit} forecasts again from. A report
+     * logged at the same millisecond as an event is folded after it.
+     */
+    Jobs replayWithStaging() {
+        Map<String, Deque<ConsumerRecord<byte[], byte[]>>> staging = new HashMap<>();
+        try (KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.HEARTBEATS, true)) {
+            LogReplay.events(c, LogReplay.NO_LIMIT, (e, r) -> {
+                if (e instanceof Event.StagingProgress) {
+                    staging.computeIfAbsent(e.job(), j -> new ArrayDeque<>()).add(r);
+                }
+            });
+        }
+        for (Deque<ConsumerRecord<byte[], byte[]>> q : staging.values()) {
+            List<ConsumerRecord<byte[], byte[]>> sorted = new ArrayList<>(q);
+            sorted.sort(Comparator.comparingLong(ConsumerRecord::timestamp)); // partitions interleave
+            q.clear();
+            q.addAll(sorted);
+        }
+        Jobs jobs = new Jobs();
+        try (KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.EVENTS, true)) {
+            LogReplay.events(c, LogReplay.NO_LIMIT, (e, r) -> {
+                Deque<ConsumerRecord<byte[], byte[]>> q = staging.getOrDefault(e.job(), new ArrayDeque<>());
+                while (!q.isEmpty() && q.peek().timestamp() < r.timestamp()) {
+                    ConsumerRecord<byte[], byte[]> p = q.poll();
+                    LogReplay.decoded(p).ifPresent(progress -> jobs.apply(progress, p.timestamp()));
+                }
+                jobs.fold(e, r);
+            });
         }
         return jobs;
     }

@@ -56,9 +56,10 @@ final class PlanCommand implements Callable<Integer> {
                     + " the error distribution.")
     String accuracy;
     @Option(names = "--refit",
-            description = {"With --accuracy: forecasts this version's model makes from the job's recorded history",
-            "(each from the snapshots established before it was requested), to judge a model"
-                    + " change on a recorded job."})
+            description = "With --accuracy: the forecasts this version's model makes from the job's recorded history"
+                    + " (each from the snapshots established before it was requested; again at 25%%, 50%% and 75%%"
+                    + " of the bytes read while the heartbeats topic keeps the staging reports, an hour), to judge"
+                    + " a model change on a recorded job.")
     boolean refit;
     @Option(names = "--calibrate-from", paramLabel = "JOB",
             description = {

@@ -84,6 +84,35 @@ public final class ForecastErrors {
     }
 
     /**
+     * The forecasts today's model makes again at {@code mark} of the bytes read (one of {@link
+     * StagingSoFar#MARKS}) from the same history: for each established generation forecast then, the
+     * time it took to the mark plus the rest as the snapshots established by then took it from the same
+     * mark ({@link Predictor#restAfterMark}), for the bytes the live forecast there expected it to write.
+     * Left out: generations whose history did not yet say when its snapshots passed the mark. That is
+     * the live forecast at 25%; at 50% and 75% the live one also blends in the nodes' staging rate,
+     * which the log does not keep, so these rows are the history's part alone.
+     */
+    public static List<Row> refit(JobView v, double mark) {
+        List<Row> rows = new ArrayList<>();
+        for (GenerationView g : v.generations()) {
+            Optional<Event.PredictionMade> live = g.predictionAt(mark);
+            double atMark = g.secondsToMark(mark);
+            if (g.state() != GenerationView.State.ESTABLISHED || !(g.secondsToEstablished() > 0)
+                    || g.requestedAtMillis() <= 0 || live.isEmpty() || Double.isNaN(atMark)) {
+                continue;
+            }
+            Event.PredictionMade p = live.get();
+            long asOf = g.requestedAtMillis() + Math.round(atMark * 1000);
+            double rest = Predictor.restAfterMark(v, g, mark, p.writtenBytes(), asOf);
+            if (!Double.isNaN(rest)) {
+                rows.add(new Row(g.generation(), p.rawBytes(), p.ranks(), atMark + rest, p.idealSeconds(),
+                        g.secondsToEstablished(), p.writtenBytes(), g.storedBytes(), g.secondsToCaptured()));
+            }
+        }
+        return rows;
+    }
+
+    /**
      * The same rows forecast again by the model's form fitted in hindsight: one least-squares fit
      * of the time after the capture (against bytes written and rank count, weighted for relative
      * error, as {@link Predictor} fits) to every row's snapshot at once, its own included. What is

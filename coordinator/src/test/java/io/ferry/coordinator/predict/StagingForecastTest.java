@@ -237,6 +237,43 @@ class StagingForecastTest {
         assertTrue(Double.isNaN(Predictor.restAfterMark(j, g, 0.5, raw / 2, at + 3_600)), "no snapshot says");
     }
 
+    /**
+     * {@code ferry plan --accuracy J --refit} at a quarter read: the time the snapshot took to the mark
+     * and the rest as the snapshots established by then took it from there, for the bytes the live
+     * forecast expected; the live forecast (here 9 s, made by an older model) stays in the log's rows.
+     */
+    @Test
+    void theRefitAtAQuarterIsTheTimeToTheMarkAndTheRestAsTheSnapshotsBeforeTookIt() {
+        JobView j = jobs.apply(new Event.JobStarted("j", 2, 0, false, "file:/s", "n"), 0);
+        long raw = 400 * MIB;
+        double[] toQuarter = {1.0, 3.0, 1.5, 2.5, 1.2, 2.8, 1.9};
+        for (int g = 0; g < toQuarter.length; g++) {
+            staged(j, g, g * 20_000L, raw, toQuarter[g]);
+        }
+        long at = 200_000;
+        jobs.apply(new Event.CheckpointRequested("j", 7, "request"), at);
+        jobs.apply(new Event.ImageCaptured("j", 7, 0, "n", raw / 2, 0.1), at + 500);
+        jobs.apply(new Event.ImageCaptured("j", 7, 1, "n", raw / 2, 0.1), at + 500);
+        GenerationView g = j.generations().stream().filter(x -> x.generation() == 7).findFirst().orElseThrow();
+        Event.PredictionMade atCapture = Predictor.atCapture(j, g, Long.MAX_VALUE).orElseThrow();
+        jobs.apply(atCapture, at + 500);
+        jobs.apply(reports(7, raw).get(0), at + 600);
+        jobs.apply(reports(7, raw).get(1), at + 2_000);
+        jobs.apply(atCapture.during(0.25, 9.0, raw / 2), at + 2_100);
+        jobs.apply(new Event.ImageStaged("j", 7, 0, "remote", raw / 2, raw / 4, 1), at + 2_500);
+        jobs.apply(new Event.ImageStaged("j", 7, 1, "remote", raw / 2, raw / 4, 1), at + 2_500);
+        jobs.apply(new Event.SnapshotEstablished("j", 7, "remote", 2.8), at + 2_800);
+
+        List<ForecastErrors.Row> refit = ForecastErrors.refit(j, 0.25);
+        assertEquals(1, refit.size(), "only generation 7 was forecast at a quarter: " + refit);
+        assertEquals(7, refit.get(0).generation());
+        assertEquals(2.0 + 0.8, refit.get(0).predicted(), 1e-6);
+        assertEquals(0, refit.get(0).error(), 1e-6);
+        assertEquals(raw / 2, refit.get(0).expectedWritten());
+        assertEquals(9.0, ForecastErrors.rows(j, 0.25).get(0).predicted(), 1e-9, "the log's own forecast");
+        assertTrue(ForecastErrors.refit(j, 0.5).isEmpty(), "no snapshot passed half, none was forecast there");
+    }
+
     /** A node's reports of generation {@code g}: as its reading begins, then at a quarter read, half of it new. */
     private static List<Event.StagingProgress> reports(long g, long raw) {
         return List.of(new Event.StagingProgress("j", g, "n", 0, raw, 0, 0),
