@@ -206,26 +206,25 @@ public final class Coordinator implements Closeable {
     }
 
     /**
-     * A heartbeat or a node's staging progress read from the heartbeats topic, on this
-     * coordinator's clock: folded into its job when this coordinator holds that job (another's, or
-     * one not started yet, is passed over). A heartbeat is not a change of the job's state record:
+     * A heartbeat or a node's staging progress read from the heartbeats topic, counted from {@code
+     * atMillis} ({@link Heartbeats#countsFrom}): folded into its job when this coordinator holds that
+     * job (another's, or one not started yet, is passed over). A heartbeat is not a change of the job's state record:
      * liveness is judged live, never read back. Progress is reacted to as a live event (the
      * generation's forecast again), once the job's replay is over. An agent's presence gives its
      * node's newest epoch, which commands to that node carry from then on ({@link AgentEpochs}).
      */
-    private void heard(Event e, String by) {
+    private void heard(Event e, String by, long atMillis) {
         if (e instanceof Event.AgentPresent p) {
             epochs.heard(p);
             return;
         }
-        long now = clock.millis();
         JobView j;
         synchronized (this) {
             JobView held = jobs.get(e.job()).orElse(null);
             if (held == null || JobOwners.refuses(held, e.job(), false, by).isPresent()) {
                 return; // not held here, or a login's heartbeat of a job not its own
             }
-            j = jobs.apply(e, now);
+            j = jobs.apply(e, atMillis);
         }
         if (e instanceof Event.StagingProgress && !ownership.replaying(e.job())) {
             listener.accept(e);
@@ -290,7 +289,7 @@ public final class Coordinator implements Closeable {
         // restart asked while it was down or restarting is read once it is back, not lost.
         try (KafkaConsumer<byte[], byte[]> commands = instance.isEmpty() ? log.reader(KafkaLog.COMMANDS, false)
                 : log.resumableReader(KafkaLog.COMMANDS, instance + "-commands");
-             Heartbeats heartbeats = new Heartbeats(log, malformed)) {
+             Heartbeats heartbeats = new Heartbeats(log, malformed, clock, heartbeatTimeoutMillis)) {
             events = log.groupReader(KafkaLog.EVENTS, group, instance, ownership, takeoverAfter);
             ownership.attach(events);
             while (running) {
