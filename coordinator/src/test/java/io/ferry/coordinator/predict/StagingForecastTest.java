@@ -184,12 +184,8 @@ class StagingForecastTest {
      */
     @Test
     void atAQuarterReadTheRestIsTheJobsOwnTimeFromTheSameMark() {
-        JobView j = jobs.apply(new Event.JobStarted("j", 2, 0, false, "file:/s", "n"), 0);
         long raw = 400 * MIB;
-        double[] toQuarter = {1.0, 3.0, 1.5, 2.5, 1.2, 2.8, 1.9};
-        for (int g = 0; g < toQuarter.length; g++) {
-            staged(j, g, g * 20_000L, raw, toQuarter[g]);
-        }
+        JobView j = sevenStaged(raw);
         GenerationView third = j.generations().stream().filter(x -> x.generation() == 3).findFirst().orElseThrow();
         assertEquals(2.5, third.secondsToMark(0.25), 1e-9);
         assertTrue(Double.isNaN(third.secondsToMark(0.5)), "never reported past a quarter");
@@ -204,10 +200,7 @@ class StagingForecastTest {
         assertEquals(0.4, early.secondsToMark(0.25), 1e-9, "a quarter of all its bytes");
 
         long at = 200_000;
-        jobs.apply(new Event.CheckpointRequested("j", 7, "request"), at);
-        jobs.apply(new Event.ImageCaptured("j", 7, 0, "n", raw / 2, 0.1), at + 500);
-        jobs.apply(new Event.ImageCaptured("j", 7, 1, "n", raw / 2, 0.1), at + 500);
-        GenerationView g = j.generations().stream().filter(x -> x.generation() == 7).findFirst().orElseThrow();
+        GenerationView g = capturedSeventh(j, at, raw);
         Event.PredictionMade atCapture = Predictor.atCapture(j, g, Long.MAX_VALUE).orElseThrow();
         jobs.apply(atCapture, at + 500);
         double actual = 3.6 + 0.8; // a slow start this time
@@ -244,17 +237,10 @@ class StagingForecastTest {
      */
     @Test
     void theRefitAtAQuarterIsTheTimeToTheMarkAndTheRestAsTheSnapshotsBeforeTookIt() {
-        JobView j = jobs.apply(new Event.JobStarted("j", 2, 0, false, "file:/s", "n"), 0);
         long raw = 400 * MIB;
-        double[] toQuarter = {1.0, 3.0, 1.5, 2.5, 1.2, 2.8, 1.9};
-        for (int g = 0; g < toQuarter.length; g++) {
-            staged(j, g, g * 20_000L, raw, toQuarter[g]);
-        }
+        JobView j = sevenStaged(raw);
         long at = 200_000;
-        jobs.apply(new Event.CheckpointRequested("j", 7, "request"), at);
-        jobs.apply(new Event.ImageCaptured("j", 7, 0, "n", raw / 2, 0.1), at + 500);
-        jobs.apply(new Event.ImageCaptured("j", 7, 1, "n", raw / 2, 0.1), at + 500);
-        GenerationView g = j.generations().stream().filter(x -> x.generation() == 7).findFirst().orElseThrow();
+        GenerationView g = capturedSeventh(j, at, raw);
         Event.PredictionMade atCapture = Predictor.atCapture(j, g, Long.MAX_VALUE).orElseThrow();
         jobs.apply(atCapture, at + 500);
         jobs.apply(reports(7, raw).get(0), at + 600);
@@ -272,6 +258,27 @@ class StagingForecastTest {
         assertEquals(raw / 2, refit.get(0).expectedWritten());
         assertEquals(9.0, ForecastErrors.rows(j, 0.25).get(0).predicted(), 1e-9, "the log's own forecast");
         assertTrue(ForecastErrors.refit(j, 0.5).isEmpty(), "no snapshot passed half, none was forecast there");
+    }
+
+    /**
+     * A job whose generations 0 to 6 each read a quarter of their {@code raw} bytes after a different
+     * time (1 to 3 s), each established 0.8 s after that.
+     */
+    private JobView sevenStaged(long raw) {
+        JobView j = jobs.apply(new Event.JobStarted("j", 2, 0, false, "file:/s", "n"), 0);
+        double[] toQuarter = {1.0, 3.0, 1.5, 2.5, 1.2, 2.8, 1.9};
+        for (int g = 0; g < toQuarter.length; g++) {
+            staged(j, g, g * 20_000L, raw, toQuarter[g]);
+        }
+        return j;
+    }
+
+    /** Generation 7 of {@link #sevenStaged}, requested at {@code at} and its two ranks captured 0.5 s later. */
+    private GenerationView capturedSeventh(JobView j, long at, long raw) {
+        jobs.apply(new Event.CheckpointRequested("j", 7, "request"), at);
+        jobs.apply(new Event.ImageCaptured("j", 7, 0, "n", raw / 2, 0.1), at + 500);
+        jobs.apply(new Event.ImageCaptured("j", 7, 1, "n", raw / 2, 0.1), at + 500);
+        return j.generations().stream().filter(x -> x.generation() == 7).findFirst().orElseThrow();
     }
 
     /** A node's reports of generation {@code g}: as its reading begins, then at a quarter read, half of it new. */
