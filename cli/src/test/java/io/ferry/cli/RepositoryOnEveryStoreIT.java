@@ -4,7 +4,6 @@ import io.ferry.model.ChunkId;
 import io.ferry.model.Entry;
 import io.ferry.model.ImageRef;
 import io.ferry.model.Manifest;
-import io.ferry.staging.GcLease;
 import io.ferry.staging.ImageCorruptException;
 import io.ferry.staging.Progress;
 import io.ferry.staging.Repository;
@@ -17,17 +16,12 @@ import io.ferry.staging.VerifyReport;
 import io.ferry.staging.crypt.Keys;
 import io.ferry.staging.packs.PackKeys;
 import io.ferry.stores.Store;
-import io.ferry.stores.Stores;
-import io.ferry.stores.hdfs.MiniHdfs;
-import io.ferry.stores.s3.S3ProxyServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import java.io.IOException;
-import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -42,8 +36,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -52,8 +44,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static io.ferry.cli.ChunkedImages.CHUNK;
 import static io.ferry.cli.ChunkedImages.image;
 import static io.ferry.cli.ChunkedImages.pipeline;
-import static io.ferry.cli.StoreCommands.FOSSILS;
-import static io.ferry.cli.StoreCommands.count;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -65,37 +55,27 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code hdfs:} (MiniDFSCluster) and {@code s3:} (s3proxy): an image round trip, the commit
  * marker as the only thing that establishes a snapshot, a corrupted and a missing chunk
  * (damaged through the store's own API, so every kind is damaged alike), and two nodes pushing
- * the same chunks at once; prune and gc with a push beside them, and (on HDFS and S3: POSIX is
- * {@link StoreGcIT}'s) `ferry store gc` SIGKILLed midway. Object-level cases are in each store
- * module's StoreContractTest.
+ * the same chunks at once; prune and gc with a push beside them. A gc killed midway and the gc lease
+ * are {@link StoreGcOnEveryStoreIT}'s. Object-level cases are in each store module's StoreContractTest.
  */
 class RepositoryOnEveryStoreIT {
     @TempDir
     static Path tmp;
-    static MiniHdfs hdfs;
-    static S3ProxyServer s3;
+    static EveryStore stores;
     private static final AtomicInteger N = new AtomicInteger();
 
     @BeforeAll
     static void start() throws Exception {
-        hdfs = new MiniHdfs(tmp.resolve("hdfs"));
-        s3 = new S3ProxyServer(tmp.resolve("s3")).bucket("ferry");
+        stores = new EveryStore(tmp);
     }
 
     @AfterAll
     static void stop() throws Exception {
-        s3.close();
-        hdfs.close();
+        stores.close();
     }
 
     private static Store open(String kind) throws Exception {
-        int n = N.incrementAndGet();
-        return switch (kind) {
-            case "file" -> Stores.open(tmp.resolve("posix" + n).toUri(), Map.of());
-            case "hdfs" -> Stores.open(hdfs.uri("/repo" + n), Map.of());
-            case "s3" -> Stores.open(URI.create("s3://ferry/repo" + n), s3.options());
-            default -> throw new IllegalArgumentException(kind);
-        };
+        return stores.open(kind);
     }
 
     @ParameterizedTest
@@ -337,128 +317,6 @@ class RepositoryOnEveryStoreIT {
             Path after = tmp.resolve("packs-after-" + kind + N.incrementAndGet());
             p.pull(new ImageRef("job", 2, 0), after, Progress.NONE);
             assertArrayEquals(data, Files.readAllBytes(after.resolve("state.bin")));
-        }
-    }
-
-    /**
-     * `ferry store gc` SIGKILLed while it repacks, on HDFS and S3, as {@link StoreGcIT} does it on POSIX:
-     * the store still verifies and the kept generation pulls, and the next runs finish the work. On these
-     * stores a move aside is a copy and a delete (S3) or a rename (HDFS); the test's own store client
-     * watches for the first moves to kill the command among them.
-     */
-    @ParameterizedTest
-    @ValueSource(strings = {"hdfs", "s3"})
-    void aGcKilledWhileRepackingLeavesAStoreThatVerifiesAndPulls(String kind) throws Exception {
-        Path img0 = Files.createDirectories(tmp.resolve(kind + "-p0"));
-        Path img1 = Files.createDirectories(tmp.resolve(kind + "-p1"));
-        byte[] kept = new byte[1 << 20];
-        new Random(7).nextBytes(kept);
-        byte[] big = new byte[24 << 20];
-        new Random(8).nextBytes(big);
-        Files.write(img0.resolve("kept"), kept);
-        Files.write(img0.resolve("big"), big);
-        Files.write(img1.resolve("kept"), kept);
-        Files.writeString(img1.resolve("big"), "rewritten");
-        Map<String, String> packs = Map.of("staging.layout", "packs", "staging.blob-size", "16KiB", "staging.pack-size",
-                "1MiB");
-        StoreCommands cli = kind.equals("hdfs") ? new StoreCommands(hdfs.uri("/gc-killed").toString(), Map.of())
-                : new StoreCommands("s3://ferry/gc-killed", s3.options());
-        try (Store s = Stores.open(URI.create(cli.uri()), cli.options())) {
-            try (StagingPipeline p = Staging.pipeline(s, StagingConfig.from(packs), Clock.systemUTC())) {
-                p.push(img0, new ImageRef("sim", 0, 0), Progress.NONE);
-                p.repository().commitSnapshot("sim", 0, 1);
-                p.push(img1, new ImageRef("sim", 1, 0), Progress.NONE);
-                p.repository().commitSnapshot("sim", 1, 1);
-            }
-            int before = count(s, PackKeys.PACKS);
-            assertTrue(before >= 20, "24 MiB of random bytes in packs of 1 MiB: " + before);
-            FerryProcess.Result pruned = FerryProcess.run(cli.store("prune", "--job", "sim", "--keep-last", "1"));
-            assertEquals(0, pruned.exit(), pruned.out() + pruned.err());
-
-            StoreCommands.Killed gc = cli.gcKilledAfter(s, 3);
-            int aside = count(s, FOSSILS);
-            int left = count(s, PackKeys.PACKS);
-            assertTrue(gc.running(), "gc ended before it was killed: " + gc.said());
-            assertTrue(aside > 0 && left > 1, "killed midway: " + aside + " aside, " + left + " left of " + before);
-            System.err.println(kind + ": gc killed with " + aside + " packs moved aside, " + left + " of " + before
-                    + " left");
-
-            Path out = tmp.resolve(kind + "-pulled");
-            cli.verifyAndPull(out);
-            assertEquals(-1, Files.mismatch(img1.resolve("kept"), out.resolve("kept")));
-
-            StringBuilder runs = new StringBuilder();
-            // The killed run's work, finished by the next runs: at most three (the first repacks and moves aside,
-            // the second deletes; a third, once nothing is left aside, only found nothing to do).
-            for (int i = 0; i < 3 && (i == 0 || count(s, FOSSILS) > 0
-                    || count(s, PackKeys.PACKS) >= before / 4); i++) {
-                FerryProcess.Result again = FerryProcess.run(cli.store("gc", "--grace", "0s"));
-                assertEquals(0, again.exit(), again.out() + again.err());
-                runs.append(again.out());
-            }
-            assertEquals(0, count(s, FOSSILS), runs + "left aside: " + s.list(FOSSILS));
-            assertTrue(count(s, PackKeys.PACKS) < before / 4,
-                    runs + "packs left: " + count(s, PackKeys.PACKS) + " of " + before);
-            Path out2 = tmp.resolve(kind + "-pulled2");
-            cli.verifyAndPull(out2);
-            assertEquals(-1, Files.mismatch(img1.resolve("kept"), out2.resolve("kept")));
-            assertEquals("rewritten", Files.readString(out2.resolve("big")));
-        }
-    }
-
-    /**
-     * The store's gc lease (the Store SPI has no create-if-absent; see GcLease): four gc runs
-     * racing for it at once, each on its own thread and keeping what it won until all have
-     * answered: exactly one holds it, the others are refused naming a holder; and a lease whose
-     * holder stopped renewing is taken over by a gc once it has expired, not before.
-     */
-    @ParameterizedTest
-    @ValueSource(strings = {"file", "hdfs", "s3"})
-    void oneGcAtATimeAndAnExpiredLeaseIsTakenOver(String kind) throws Exception {
-        GcLease.Holder me = GcLease.Holder.current();
-        Duration length = Duration.ofMinutes(1);
-        try (Store s = open(kind); StagingPipeline p = pipeline(s)) {
-            ExecutorService pool = Executors.newFixedThreadPool(4);
-            CountDownLatch go = new CountDownLatch(1);
-            List<Future<GcLease>> tries = new ArrayList<>();
-            for (int i = 0; i < 4; i++) {
-                GcLease.Holder h = new GcLease.Holder("gc" + i, me.host(), me.pid());
-                tries.add(pool.submit(() -> {
-                    go.await();
-                    return GcLease.acquire(s, h, length, Clock.systemUTC());
-                }));
-            }
-            go.countDown();
-            List<GcLease> won = new ArrayList<>();
-            List<String> refused = new ArrayList<>();
-            for (Future<GcLease> f : tries) {
-                try {
-                    won.add(f.get());
-                } catch (ExecutionException e) {
-                    GcLease.HeldException held = (GcLease.HeldException) e.getCause();
-                    assertTrue(held.getMessage().contains(held.holder().toString()), held.getMessage());
-                    refused.add(held.holder().user());
-                }
-            }
-            pool.shutdown();
-            assertEquals(1, won.size(), kind + ": one gc holds the lease; the others were refused naming " + refused);
-            assertEquals(3, refused.size());
-            won.get(0).close();
-
-            Instant t0 = Instant.parse("2026-11-23T10:00:00Z");
-            GcLease crashed = GcLease.acquire(s,
-                    new GcLease.Holder("crashed", "elsewhere", 1), length,
-                    Clock.fixed(t0, ZoneOffset.UTC));
-            GcLease.HeldException early = assertThrows(GcLease.HeldException.class,
-                    () -> StoreGc.run(p.repository(), Duration.ofHours(1),
-                            Clock.fixed(t0.plusSeconds(59), ZoneOffset.UTC), false, 0, me, length));
-            assertTrue(early.getMessage().contains("crashed@elsewhere (pid 1)")
-                    && early.getMessage().contains("2026-11-23T10:01:00Z"), early.getMessage());
-            StoreGc.run(p.repository(), Duration.ofHours(1),
-                    Clock.fixed(t0.plusSeconds(60), ZoneOffset.UTC), false, 0, me, length);
-            assertEquals(List.of(), s.list("ferry/v1/gc/lease/"), "taken over, then released at the run's end");
-            assertThrows(IOException.class, crashed::renew);
-            crashed.close();
         }
     }
 }

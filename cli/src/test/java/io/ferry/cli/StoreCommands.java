@@ -13,7 +13,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * One store as a user's {@code ferry} commands name it (its URI, and its options as
- * {@code --set KEY=VALUE}), and the commands {@link RepositoryOnEveryStoreIT} runs on it as
+ * {@code --set KEY=VALUE}), and the commands {@link StoreGcOnEveryStoreIT} runs on it as
  * child processes: {@code ferry store gc} SIGKILLed among its first moves aside, then
  * {@code ferry store verify} and {@code ferry image pull} on what it left.
  */
