@@ -115,6 +115,7 @@ public final class Jobs {
             j.halted = false;
             j.haltDeadlineMillis = 0; // a halt ends the run that it was asked of
             j.haltRequestedAtMillis = 0;
+            j.startDeferredSinceMillis = -1; // an earlier run's wait for its DMTCP lead never starts this one
         } else if (e instanceof Event.JobPlaced p) {
             if (j.started != null) {
                 placed(j, Placement.parse(p.placement(), j.ranks()), timestampMillis);

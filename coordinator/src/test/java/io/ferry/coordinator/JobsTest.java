@@ -39,6 +39,20 @@ class JobsTest {
                 "its job decides, once known");
     }
 
+    /**
+     * A run whose start waited for its DMTCP lead and ended before it was heard: the next run of the job
+     * starts without that wait behind it, else the coordinator's next tick would start it a second time.
+     */
+    @Test
+    void aNewRunForgetsTheLastRunsDeferredStart() {
+        JobView j = jobs.apply(new Event.JobStarted("j", 2, 0, false, "file:/s", "n"), 1000);
+        j.startDeferredSinceMillis = 1000;
+        j.startDeferredResumes = true;
+        jobs.apply(new Event.JobFinished("j", false, "halted"), 2000);
+        jobs.apply(new Event.JobStarted("j", 2, 0, false, "file:/s", "n"), 3000);
+        assertEquals(-1, j.startDeferredSinceMillis);
+    }
+
     @Test
     void snapshotMovesOpenCapturedEstablished() {
         JobView j = apply(new Event.JobStarted("j", 2, 1000, true, "file:/s", "n"),
