@@ -13,7 +13,6 @@ import io.ferry.staging.OpenedStore;
 import io.ferry.staging.Progress;
 import io.ferry.staging.PullImage;
 import io.ferry.staging.Staging;
-import io.ferry.stores.Stores;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
@@ -180,14 +179,7 @@ final class JobOnNode {
     private void open(Command.Launch l, boolean sameRanks) throws IOException {
         if (current == null || !current.store().equals(l.store()) || !current.launch().equals(l.launch())) {
             close();
-            Map<String, String> settings = new HashMap<>(l.launch().settings());
-            String scheme = Stores.parse(l.store()).getScheme();
-            secrets.forEach((k, v) -> { // this host's credentials, for a store of their kind
-                if (Stores.accepts(scheme, k)) {
-                    settings.put(k, v);
-                }
-            });
-            store = OpenedStore.open(l.store(), settings);
+            store = OpenedStore.open(l.store(), OpenedStore.withSecrets(l.store(), l.launch().settings(), secrets));
             if (meters != null) {
                 meters.opened(l.job(), store);
             }

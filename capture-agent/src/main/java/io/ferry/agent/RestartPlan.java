@@ -13,7 +13,6 @@ import io.ferry.staging.Staging;
 
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -29,8 +28,7 @@ final class RestartPlan {
                                    PeerAuth peerAuth) {
         Map<Integer, String> sources = new TreeMap<>();
         String problem = "";
-        Map<String, String> settings = new HashMap<>(p.settings());
-        settings.putAll(secrets);
+        Map<String, String> settings = OpenedStore.withSecrets(p.store(), p.settings(), secrets);
         try (OpenedStore store = OpenedStore.open(p.store(), settings)) {
             LocalCache cache = Staging.localCache(cacheDir);
             CommittedDigests committed = store.pipeline().repository()

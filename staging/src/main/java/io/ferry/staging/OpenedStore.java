@@ -55,6 +55,23 @@ public record OpenedStore(Store store, StagingPipeline pipeline) implements Clos
         }
     }
 
+    /**
+     * A job's {@code settings} for {@code storeText} with a host's {@code secrets} (its store
+     * credentials) added where the store's kind takes them: an agent holds credentials of every kind
+     * its jobs use, and a store refuses a key it does not know.
+     */
+    public static Map<String, String> withSecrets(String storeText, Map<String, String> settings,
+                                                  Map<String, String> secrets) {
+        Map<String, String> all = new LinkedHashMap<>(settings);
+        String scheme = Stores.parse(storeText).getScheme();
+        secrets.forEach((k, v) -> {
+            if (Stores.accepts(scheme, k)) {
+                all.put(k, v);
+            }
+        });
+        return all;
+    }
+
     /** Objects and bytes written and read through this store since it was opened. */
     public StoreStats stats() {
         return store instanceof CountingStore c ? c.stats() : StoreStats.NONE;
