@@ -79,7 +79,7 @@ final class EventPrinter implements Consumer<Event> {
                     : "node " + r.node() + " restored generation " + r.generation() + ", sources by rank "
                     + new TreeMap<>(r.sources());
         } else if (e instanceof Event.RestoreFailed f) {
-            line = "node " + f.node() + " " + failure(f) + ": " + f.reason() + (f.generation() < 0 || f.provenBad()
+            line = failure(f) + (f.generation() < 0 || f.provenBad()
                     ? "" : " (nothing against the snapshot: tried again after the recovery backoff)");
         } else if (e instanceof Event.JobPlaced p) {
             line = "ranks placed anew: " + p.reason();
@@ -95,10 +95,13 @@ final class EventPrinter implements Consumer<Event> {
         }
     }
 
-    /** What failed, for people: "cannot restore generation G", "cannot launch the ranks of generation G". */
+    /**
+     * What failed, for people: "node N cannot restore generation G: REASON" (or "cannot launch the ranks of
+     * generation G", "cannot start the job").
+     */
     static String failure(Event.RestoreFailed f) {
-        return f.generation() < 0 ? "cannot start the job"
+        return "node " + f.node() + " " + (f.generation() < 0 ? "cannot start the job"
                 : f.launch() ? "cannot launch the ranks of generation " + f.generation()
-                : "cannot restore generation " + f.generation();
+                : "cannot restore generation " + f.generation()) + ": " + f.reason();
     }
 }

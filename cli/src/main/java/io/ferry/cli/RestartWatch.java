@@ -103,8 +103,7 @@ final class RestartWatch {
                     progress.advance(restored.cardinality() - before);
                 } else if (e instanceof Event.RestoreFailed f && f.generation() == generation) {
                     failed.put(f.node(), f.reason());
-                    notes.println("ferry restart: node " + f.node() + " " + EventPrinter.failure(f) + ": "
-                            + f.reason());
+                    notes.println("ferry restart: " + EventPrinter.failure(f));
                 } else if (e instanceof Event.RecoveryStarted r && begun && r.generation() != generation) {
                     ended = "the coordinator rolled back to generation " + r.generation() + " instead";
                     break;

@@ -40,6 +40,7 @@ class EventCodecTest {
                 new Event.RestoreFailed("j", 2, "n1", "no tier holds rank 1"),
                 new Event.RestoreFailed("j", 3, "n1", "store down", true, false),
                 new Event.RestoreFailed("j", 3, "n1", "cannot run dmtcp_restart", false, false),
+                new Event.RestoreFailed("j", 4, "n1", "Cannot run program", false, false, true),
                 new Event.JobPlaced("j", "map:0-3:n1,4-7:n3", "node n2 lost"),
                 new Event.RanksJoined("j", 3, "n1", "0-3,7"), new Event.LauncherRequested("j", 2, 3, "rank 3 exited"),
                 new Event.LauncherExited("j", 2, 137),
@@ -93,13 +94,6 @@ class EventCodecTest {
         String away = old.replace("\"storeUnreachable\":false", "\"storeUnreachable\":true");
         assertEquals(false, ((Event.RestoreFailed) EventCodec.decode(utf8(away))).provenBad(),
                 "the store away proves nothing");
-    }
-
-    @Test
-    void aRestoreFailedSaysWhetherTheRestoreOrTheLaunchFailed() {
-        Event.RestoreFailed launch = new Event.RestoreFailed("j", 4, "n1", "Cannot run program", false, false, true);
-        assertEquals(launch, EventCodec.decode(EventCodec.encode(launch)));
-        assertEquals(false, new Event.RestoreFailed("j", 4, "n1", "digest mismatch").launch());
     }
 
     @Test
