@@ -90,7 +90,12 @@ final class LcgRank {
      * machine, and no longer than that on any machine; the result is the same (the steps decide it).
      */
     static void hurry(Path results) throws IOException {
-        Files.writeString(results.resolve("hurry"), "");
+        Files.writeString(hurryFile(results), "");
+    }
+
+    /** The file {@link #hurry} writes in {@code dir}, which the ranks look for. */
+    static Path hurryFile(Path dir) {
+        return dir.resolve("hurry");
     }
 
     static long uninterrupted(int rank, int steps) {

@@ -32,7 +32,7 @@ final class ScenarioPrograms {
      * and the file the program writes is the same.
      */
     static String hurryAssignment(Path dir) {
-        return "SCENARIO_HURRY=" + dir.resolve("hurry") + " ";
+        return "SCENARIO_HURRY=" + LcgRank.hurryFile(dir) + " ";
     }
 
     /** What {@code bin OUT STEPS 0} writes to OUT, run uninterrupted. */
