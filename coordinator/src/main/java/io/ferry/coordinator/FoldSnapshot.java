@@ -244,8 +244,8 @@ final class FoldSnapshot {
         out.writeLong(g.generation);
         out.writeInt(g.ranks);
         out.writeByte(g.state.ordinal());
-        out.writeInt(g.capturedCount);
-        out.writeInt(g.stagedCount);
+        out.writeInt(g.rankDetail.capturedCount);
+        out.writeInt(g.rankDetail.stagedCount);
         out.writeLong(g.rawBytes);
         out.writeLong(g.storedBytes);
         out.writeDouble(g.maxStallSeconds);
@@ -272,16 +272,16 @@ final class FoldSnapshot {
         out.writeInt(placement);
         out.writeInt(g.partnerRanks);
         out.writeLong(g.partnerBytes);
-        SnapshotData.writeBits(out, g.captured);
-        SnapshotData.writeBits(out, g.staged);
-        SnapshotData.writeInts(out, g.nodeOf);
-        SnapshotData.writeLongs(out, g.bytes);
-        SnapshotData.writeDoubles(out, g.stall);
-        SnapshotData.writeDoubles(out, g.staging);
-        SnapshotData.writeLongs(out, g.bytesByNode);
-        SnapshotData.writeDoubles(out, g.stagingByNode);
-        SnapshotData.writeBits(out, g.nodesCaptured);
-        out.writeDouble(g.stragglerSpread);
+        SnapshotData.writeBits(out, g.rankDetail.captured);
+        SnapshotData.writeBits(out, g.rankDetail.staged);
+        SnapshotData.writeInts(out, g.rankDetail.nodeOf);
+        SnapshotData.writeLongs(out, g.rankDetail.bytes);
+        SnapshotData.writeDoubles(out, g.rankDetail.stall);
+        SnapshotData.writeDoubles(out, g.rankDetail.staging);
+        SnapshotData.writeLongs(out, g.rankDetail.bytesByNode);
+        SnapshotData.writeDoubles(out, g.rankDetail.stagingByNode);
+        SnapshotData.writeBits(out, g.rankDetail.nodesCaptured);
+        out.writeDouble(g.rankDetail.stragglerSpread);
     }
 
     private static GenerationView readGeneration(DataInputStream in, JobView j, List<Placement> table)
@@ -294,8 +294,8 @@ final class FoldSnapshot {
             throw new IllegalArgumentException("generation " + generation + " in state " + state);
         }
         g.state = states[state];
-        g.capturedCount = in.readInt();
-        g.stagedCount = in.readInt();
+        g.rankDetail.capturedCount = in.readInt();
+        g.rankDetail.stagedCount = in.readInt();
         g.rawBytes = in.readLong();
         g.storedBytes = in.readLong();
         g.maxStallSeconds = in.readDouble();
@@ -324,16 +324,16 @@ final class FoldSnapshot {
         g.placement = placement(table, in.readInt());
         g.partnerRanks = in.readInt();
         g.partnerBytes = in.readLong();
-        g.captured = SnapshotData.readBits(in);
-        g.staged = SnapshotData.readBits(in);
-        g.nodeOf = SnapshotData.readInts(in);
-        g.bytes = SnapshotData.readLongs(in);
-        g.stall = SnapshotData.readDoubles(in);
-        g.staging = SnapshotData.readDoubles(in);
-        g.bytesByNode = SnapshotData.readLongs(in);
-        g.stagingByNode = SnapshotData.readDoubles(in);
-        g.nodesCaptured = SnapshotData.readBits(in);
-        g.stragglerSpread = in.readDouble();
+        g.rankDetail.captured = SnapshotData.readBits(in);
+        g.rankDetail.staged = SnapshotData.readBits(in);
+        g.rankDetail.nodeOf = SnapshotData.readInts(in);
+        g.rankDetail.bytes = SnapshotData.readLongs(in);
+        g.rankDetail.stall = SnapshotData.readDoubles(in);
+        g.rankDetail.staging = SnapshotData.readDoubles(in);
+        g.rankDetail.bytesByNode = SnapshotData.readLongs(in);
+        g.rankDetail.stagingByNode = SnapshotData.readDoubles(in);
+        g.rankDetail.nodesCaptured = SnapshotData.readBits(in);
+        g.rankDetail.stragglerSpread = in.readDouble();
         return g;
     }
 }

@@ -2,11 +2,9 @@ package io.ferry.coordinator;
 
 import io.ferry.coordinator.predict.StagingMarks;
 import io.ferry.coordinator.predict.StagingSoFar;
-import io.ferry.coordinator.predict.Stats;
 import io.ferry.model.Event;
 import io.ferry.model.Placement;
 
-import java.util.Arrays;
 import java.util.BitSet;
 import java.util.Collections;
 import java.util.LinkedHashSet;
@@ -16,12 +14,8 @@ import java.util.Set;
 /**
  * What the log says about one generation of one job. Mutable, owned by {@link Jobs}; not thread-safe.
  *
- * <p>Sized for a million ranks: while the generation is in flight its per-rank detail sits in
- * flat arrays indexed by rank (which ranks captured and staged as bit sets, each rank's node as
- * an index into the job's {@link NodeNames}, its bytes, stall and staging seconds). Once it is
- * established or failed ({@link #compact()}), the per-rank detail is dropped and only what
- * the status, dashboard and predictor read is kept: counts, and per node its bytes and staging
- * seconds, and the stalls' straggler spread.
+ * <p>Its ranks' detail ({@link RankDetail}) is sized for a million ranks and dropped once it is
+ * established or failed ({@link #compact()}), keeping what the status, dashboard and predictor read.
  */
 public final class GenerationView {
     /** Snapshot states (DESIGN.md): OPEN -> CAPTURED -> ESTABLISHED, or FAILED. */
@@ -30,8 +24,8 @@ public final class GenerationView {
     final long generation;
     State state = State.OPEN;
     final NodeNames names;
-    int capturedCount;
-    int stagedCount;
+    /** Which ranks captured and staged, and their detail while in flight (FoldSnapshot carries it). */
+    final RankDetail rankDetail;
     long rawBytes;
     long storedBytes;
     double maxStallSeconds;
@@ -74,23 +68,6 @@ public final class GenerationView {
     int partnerRanks;
     long partnerBytes;
 
-    // Package-private below: FoldSnapshot carries them.
-    // Per-rank detail, while in flight (null once compacted). A bit set that covers every rank
-    // 0..n-1 is dropped too when compacted: null then means "all of the first count ranks".
-    BitSet captured = new BitSet();
-    BitSet staged = new BitSet();
-    /** Each captured rank's node (index into {@link #names}), bytes and stall; staging seconds of each staged rank. */
-    int[] nodeOf = new int[0];
-    long[] bytes = new long[0];
-    double[] stall = new double[0];
-    double[] staging = new double[0];
-
-    // What is kept once compacted: per node (indexed as names), and the stalls' spread.
-    long[] bytesByNode;
-    double[] stagingByNode;
-    BitSet nodesCaptured;
-    double stragglerSpread = 1;
-
     /** The job's rank count when this generation was taken (0: unknown): a run of another count cannot restore it. */
     final int ranks;
 
@@ -103,25 +80,7 @@ public final class GenerationView {
         this.generation = generation;
         this.ranks = ranks;
         this.names = names;
-        if (sized) {
-            grow(Math.max(0, ranks));
-        }
-    }
-
-    private void grow(int ranks) {
-        if (ranks > nodeOf.length) {
-            int n = Math.max(ranks, nodeOf.length + (nodeOf.length >> 1));
-            int old = nodeOf.length;
-            nodeOf = Arrays.copyOf(nodeOf, n);
-            Arrays.fill(nodeOf, old, n, -1);
-            bytes = Arrays.copyOf(bytes, n);
-            stall = Arrays.copyOf(stall, n);
-            staging = Arrays.copyOf(staging, n);
-        }
-    }
-
-    private boolean compacted() {
-        return bytesByNode != null;
+        this.rankDetail = new RankDetail(sized ? ranks : 0);
     }
 
     /**
@@ -129,34 +88,11 @@ public final class GenerationView {
      * detail. Returns what it adds to the generation's raw bytes: 0 for a repeat of the same size.
      */
     long captured(Event.ImageCaptured c) {
-        int r = c.rank();
-        int node = names.index(c.node());
-        if (compacted()) { // late: only totals, and a rank already counted is not counted again
-            if (captured == null || captured.get(r)) {
-                return 0;
-            }
-            captured.set(r);
-            capturedCount++;
-            bytesByNode = addAt(bytesByNode, node, c.bytes());
-            nodesCaptured.set(node);
-            return c.bytes();
+        if (!rankDetail.compacted() && !rankDetail.hasCaptured(c.rank()) && c.expectedWrittenBytes() >= 0) {
+            expectedWritten += c.expectedWrittenBytes(); // the agent's sample, first report of the rank only
+            expectedRanks++;
         }
-        grow(r + 1);
-        long before = 0;
-        if (!captured.get(r)) {
-            captured.set(r);
-            capturedCount++;
-            if (c.expectedWrittenBytes() >= 0) { // the agent's sample, first report of the rank only
-                expectedWritten += c.expectedWrittenBytes();
-                expectedRanks++;
-            }
-        } else {
-            before = bytes[r];
-        }
-        nodeOf[r] = node;
-        bytes[r] = c.bytes();
-        stall[r] = c.seconds();
-        return c.bytes() - before;
+        return rankDetail.captured(c.rank(), names.index(c.node()), c.bytes(), c.seconds());
     }
 
     /**
@@ -164,62 +100,13 @@ public final class GenerationView {
      * agent's crash, wrote nothing the first did not: its bytes are not counted again).
      */
     boolean staged(Event.ImageStaged s) {
-        int r = s.rank();
-        if (compacted()) {
-            if (staged != null && !staged.get(r)) {
-                staged.set(r);
-                stagedCount++;
-                return true;
-            }
-            return false;
-        }
-        grow(r + 1);
-        boolean first = !staged.get(r);
-        if (first) {
-            staged.set(r);
-            stagedCount++;
-        }
-        staging[r] = s.seconds();
-        return first;
+        return rankDetail.staged(s.rank(), s.seconds());
     }
 
-    /** Drops the per-rank detail, keeping the per-node totals and the stalls' spread. Idempotent. */
+    /** Drops the per-rank detail and the staging reports, keeping the per-node totals and the stalls' spread. Idempotent. */
     void compact() {
         stagingSoFar = null;
-        if (compacted()) {
-            return;
-        }
-        long[] b = new long[names.size()];
-        double[] st = new double[names.size()];
-        double[] stalls = stalls();
-        BitSet seen = new BitSet(names.size());
-        for (int r = captured.nextSetBit(0); r >= 0; r = captured.nextSetBit(r + 1)) {
-            seen.set(nodeOf[r]);
-            b[nodeOf[r]] += bytes[r];
-            if (staged.get(r)) {
-                st[nodeOf[r]] += staging[r];
-            }
-        }
-        stragglerSpread = Stats.stragglerSpread(stalls);
-        bytesByNode = b;
-        stagingByNode = st;
-        nodesCaptured = seen;
-        nodeOf = null;
-        bytes = null;
-        stall = null;
-        staging = null;
-        captured = everyRankUpTo(captured, capturedCount);
-        staged = everyRankUpTo(staged, stagedCount);
-    }
-
-    private static BitSet everyRankUpTo(BitSet s, int count) {
-        return s.nextClearBit(0) >= count ? null : s;
-    }
-
-    private static long[] addAt(long[] a, int i, long v) {
-        long[] out = i < a.length ? a : Arrays.copyOf(a, i + 1);
-        out[i] += v;
-        return out;
+        rankDetail.compact(names.size());
     }
 
     /**
@@ -227,17 +114,8 @@ public final class GenerationView {
      * not staged yet once CAPTURED; none once established or failed.
      */
     public BitSet waitingFor(int ranks) {
-        BitSet done = state == State.OPEN ? captured : state == State.CAPTURED ? staged : null;
-        BitSet missing = new BitSet();
-        if (done != null || state == State.OPEN || state == State.CAPTURED) {
-            missing.set(0, ranks);
-            if (done != null) {
-                missing.andNot(done);
-            } else { // compacted with every rank done
-                missing.clear();
-            }
-        }
-        return missing;
+        return state == State.OPEN ? RankDetail.missing(rankDetail.captured, ranks)
+                : state == State.CAPTURED ? RankDetail.missing(rankDetail.staged, ranks) : new BitSet();
     }
 
     public long generation() {
@@ -258,11 +136,11 @@ public final class GenerationView {
     }
 
     public int capturedRanks() {
-        return capturedCount;
+        return rankDetail.capturedCount;
     }
 
     public int stagedRanks() {
-        return stagedCount;
+        return rankDetail.stagedCount;
     }
 
     public long rawBytes() {
@@ -271,33 +149,15 @@ public final class GenerationView {
 
     /** Raw bytes this generation put into {@code node}'s cache (0 if none). */
     public long bytesOn(String node) {
-        int i = names.find(node);
-        if (i < 0) {
-            return 0;
-        }
-        if (compacted()) {
-            return i < bytesByNode.length ? bytesByNode[i] : 0;
-        }
-        long sum = 0;
-        for (int r = captured.nextSetBit(0); r >= 0; r = captured.nextSetBit(r + 1)) {
-            if (nodeOf[r] == i) {
-                sum += bytes[r];
-            }
-        }
-        return sum;
+        return rankDetail.bytesOn(names.find(node));
     }
 
     /** Nodes that captured ranks of this generation. */
     public Set<String> nodes() {
         Set<String> out = new LinkedHashSet<>();
-        if (compacted()) {
-            for (int i = nodesCaptured.nextSetBit(0); i >= 0; i = nodesCaptured.nextSetBit(i + 1)) {
-                out.add(names.name(i));
-            }
-            return Collections.unmodifiableSet(out);
-        }
-        for (int r = captured.nextSetBit(0); r >= 0; r = captured.nextSetBit(r + 1)) {
-            out.add(names.name(nodeOf[r]));
+        BitSet nodes = rankDetail.nodes();
+        for (int i = nodes.nextSetBit(0); i >= 0; i = nodes.nextSetBit(i + 1)) {
+            out.add(names.name(i));
         }
         return Collections.unmodifiableSet(out);
     }
@@ -306,20 +166,7 @@ public final class GenerationView {
      * Seconds {@code node}'s agent spent staging this generation: its ranks' shares, which add up to its pushes' time.
      */
     public double stagingSecondsOn(String node) {
-        int i = names.find(node);
-        if (i < 0) {
-            return 0;
-        }
-        if (compacted()) {
-            return i < stagingByNode.length ? stagingByNode[i] : 0;
-        }
-        double sum = 0;
-        for (int r = captured.nextSetBit(0); r >= 0; r = captured.nextSetBit(r + 1)) {
-            if (nodeOf[r] == i && staged.get(r)) {
-                sum += staging[r];
-            }
-        }
-        return sum;
+        return rankDetail.stagingSecondsOn(names.find(node));
     }
 
     /**
@@ -327,20 +174,12 @@ public final class GenerationView {
      * it is established or failed (the per-rank detail is dropped then: {@link #stragglerSpread()}).
      */
     public double[] stalls() {
-        if (compacted()) {
-            return new double[0];
-        }
-        double[] out = new double[capturedCount];
-        int i = 0;
-        for (int r = captured.nextSetBit(0); r >= 0; r = captured.nextSetBit(r + 1)) {
-            out[i++] = stall[r];
-        }
-        return out;
+        return rankDetail.stalls();
     }
 
     /** The slowest rank's stall over the median rank's (1 when fewer than two ranks or no stall). */
     public double stragglerSpread() {
-        return compacted() ? stragglerSpread : Stats.stragglerSpread(stalls());
+        return rankDetail.stragglerSpread();
     }
 
     public long storedBytes() {
@@ -421,7 +260,6 @@ public final class GenerationView {
         return state == State.FAILED && failure.startsWith("abandoned");
     }
 
-    /** When its last rank was captured (log time, ms since the epoch); 0 if not yet or unknown. */
     /**
      * Seconds from its last rank staged to established (the commit: markers and their sync), or
      * NaN where the log does not say.
@@ -440,9 +278,10 @@ public final class GenerationView {
      * capture, or -1 unless every captured rank's agent said.
      */
     public long expectedWrittenBytes() {
-        return expectedRanks > 0 && expectedRanks == capturedCount ? expectedWritten : -1;
+        return expectedRanks > 0 && expectedRanks == capturedRanks() ? expectedWritten : -1;
     }
 
+    /** When its last rank was captured (log time, ms since the epoch); 0 if not yet or unknown. */
     public long capturedAtMillis() {
         return capturedAtMillis;
     }

@@ -122,7 +122,7 @@ class FoldSnapshotTest {
         Jobs c = fold(small, 0, 3, new Jobs());
         Jobs e = fold(small, 0, 3, new Jobs());
         e.apply(new Event.ImageCaptured("j", 0, 1, "n1", 100, 0.5), 4);
-        assertEquals("jobs[j].generations[0].stall[1]: 1.0 != 0.5", diff(c, e));
+        assertEquals("jobs[j].generations[0].rankDetail.stall[1]: 1.0 != 0.5", diff(c, e));
     }
 
     @Test
