@@ -76,6 +76,7 @@ public final class Coordinator implements Closeable {
     private volatile boolean fenced;
     private final CountDownLatch ended = new CountDownLatch(1);
     private final Ownership ownership;
+    private final HandOver handOver;
     private Lease lease;
     private final LogReach reach;
     private final Overdue overdue;
@@ -112,8 +113,9 @@ public final class Coordinator implements Closeable {
         log.stampCommands(epochs::of); // every command to a node names the newest agent heard under its name
         this.clock = clock;
         this.recovery = new Recovery(log, this, clock, epochs);
-        this.ownership = new Ownership(who, this::forgetJobs);
+        this.ownership = new Ownership(who, this::givenUp);
         this.orders = new Orders(log, jobs, recovery, ownership, clock, malformed);
+        this.handOver = new HandOver(this, jobs, clock, commits, orders, changed);
         this.reach = new LogReach(log, clock::millis);
         this.overdue = new Overdue(log, this);
         this.reactions = new Reactions(log, recovery, commits, clock);
@@ -184,27 +186,6 @@ public final class Coordinator implements Closeable {
         return ended.await(timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    /** Jobs whose replay just ended: each of their nodes gets a whole timeout, from now, to be heard. */
-    private void heardAfresh(Set<String> replayed) {
-        long now = clock.millis();
-        synchronized (this) {
-            replayed.forEach(job -> jobs.get(job).ifPresent(j -> j.heardAllAt(now)));
-        }
-    }
-
-    /**
-     * Jobs just taken over (replayed) that still run: their stores are listed for generations
-     * established above what the log knows (the log lost its tail while their agents ran on),
-     * before anything more is decided for them, so that no new generation is numbered as one a
-     * marker names already.
-     */
-    private void listStores(Set<String> replayed) {
-        for (String job : replayed) {
-            jobs.get(job).filter(j -> j.started != null && !j.finished())
-                    .ifPresent(j -> commits.markers.learn(j, found -> { }));
-        }
-    }
-
     /**
      * A heartbeat or a node's staging progress read from the heartbeats topic, counted from {@code
      * atMillis} ({@link Heartbeats#countsFrom}): folded into its job when this coordinator holds that
@@ -233,16 +214,9 @@ public final class Coordinator implements Closeable {
         }
     }
 
-    /** Jobs of partitions given up to another coordinator: forgotten here, nothing more decided for them. */
-    private void forgetJobs(Set<String> gone) {
-        synchronized (this) {
-            for (String job : gone) {
-                jobs.remove(job);
-                changed.remove(job);
-                orders.forget(job);
-                commits.forget(job);
-            }
-        }
+    /** Jobs of partitions given up to another coordinator ({@link Ownership}'s call): forgotten here. */
+    private void givenUp(Set<String> gone) {
+        handOver.forget(gone);
     }
 
     /**
@@ -308,8 +282,7 @@ public final class Coordinator implements Closeable {
                     guard.run("heartbeats", () -> heartbeats.drain(this::heard)); // before deciding on them below
                     Set<String> replayed = ownership.advance();
                     if (!replayed.isEmpty()) {
-                        heardAfresh(replayed);
-                        listStores(replayed);
+                        handOver.replayed(replayed);
                     }
                     if (live.getCount() > 0 && ownership.caughtUp()) {
                         live.countDown();
@@ -323,7 +296,7 @@ public final class Coordinator implements Closeable {
                         if (lease.handle(commands, asked, true, r -> guard.run(r, "command", () -> orders.handle(r)))
                                 && reach.reachable()) { // a log that does not answer is not every node gone silent
                             if (reach.cameBack()) {
-                                heardAfresh(Set.copyOf(jobs.all().stream().map(j -> j.job).toList()));
+                                handOver.heardAfresh(Set.copyOf(jobs.all().stream().map(j -> j.job).toList()));
                             }
                             guard.run("tick", decisions::tick);
                         }
@@ -348,7 +321,7 @@ public final class Coordinator implements Closeable {
         } catch (FencedInstanceIdException e) {
             fenced = true;
             running = false;
-            forgetJobs(Set.copyOf(jobs.all().stream().map(j -> j.job).toList()));
+            handOver.forget(Set.copyOf(jobs.all().stream().map(j -> j.job).toList()));
             LOG.error("another coordinator started as {} in group {}: this one stops deciding ({})", instance, group,
                     e.getMessage());
         } finally {
@@ -377,13 +350,7 @@ public final class Coordinator implements Closeable {
         try {
             e = EventCodec.decode(r.value());
         } catch (IllegalArgumentException bad) {
-            malformed.incrementAndGet();
-            boolean isLive = ownership.live(r, "");
-            if (isLive) { // a replay finds it again: it was parked when it first arrived
-                LOG.warn("parked malformed event at offset {}: {}", r.offset(),
-                        EventLines.oneLine(bad.getMessage()));
-                log.sendRaw(KafkaLog.DEAD_LETTER, r.partition() + "-" + r.offset(), r.value());
-            }
+            park(r, ownership.live(r, ""), "malformed event", EventLines.oneLine(bad.getMessage()));
             return;
         }
         boolean isLive = ownership.live(r, e.job());
@@ -393,15 +360,20 @@ public final class Coordinator implements Closeable {
             refused = jobs.refuses(e, by);
         }
         if (refused.isPresent()) {
-            malformed.incrementAndGet();
-            if (isLive) { // a replay finds it again: it was parked when it first arrived
-                LOG.warn("parked event at offset {} that its job cannot hold: {}", r.offset(), refused.get());
-                log.sendRaw(KafkaLog.DEAD_LETTER, r.partition() + "-" + r.offset(), r.value());
-            }
+            park(r, isLive, "event that its job cannot hold", refused.get());
             return;
         }
         if (!quarantine.run(e.job(), () -> "event at offset " + r.offset(), () -> foldAndReact(e, r, isLive, by))) {
             failures.incrementAndGet();
+        }
+    }
+
+    /** Counts an event that cannot be folded and, live, parks it on the dead-letter topic (a replay finds it again). */
+    private void park(ConsumerRecord<byte[], byte[]> r, boolean isLive, String what, String why) {
+        malformed.incrementAndGet();
+        if (isLive) {
+            LOG.warn("parked {} at offset {}: {}", what, r.offset(), why);
+            log.sendRaw(KafkaLog.DEAD_LETTER, r.partition() + "-" + r.offset(), r.value());
         }
     }
 
@@ -415,7 +387,7 @@ public final class Coordinator implements Closeable {
                     && (!before.success().orElse(false) || before.halted);
             // Live, an event counts from when it arrives, on this coordinator's clock: never by its
             // sender's clock (a node's skewed clock would make it look silent, or alive for ever). A
-            // replayed one has only its record's time; heardAfresh() re-arms liveness after a replay.
+            // replayed one has only its record's time; HandOver.heardAfresh re-arms liveness after a replay.
             j = jobs.apply(e, isLive ? clock.millis() : r.timestamp(), by);
         }
         if (isLive) {
