@@ -261,24 +261,68 @@ class StagingForecastTest {
     }
 
     /**
-     * A job whose generations 0 to 6 each read a quarter of their {@code raw} bytes after a different
-     * time (1 to 3 s), each established 0.8 s after that.
+     * On one node, a snapshot slower than usual from its capture to a quarter read (the node busier than
+     * usual) is forecast slower for the rest too: by the square root of how much slower, at most
+     * {@link Predictor#PACE_LIMIT}'s. On two nodes it is not ({@link #onTwoNodesTheTimeToTheMarkSaysNothingOfTheRest}):
+     * there the time to the mark is also how much the nodes captured first had read meanwhile.
+     */
+    @Test
+    void onOneNodeTheRestFollowsThePaceToTheMark() {
+        long raw = 400 * MIB;
+        JobView j = jobs.apply(new Event.JobStarted("j", 2, 0, false, "file:/s", "n"), 0);
+        for (int g = 0; g < 7; g++) { // a quarter read 1 s after the capture, the rest 0.8 s: every time
+            staged(j, g, g * 20_000L, raw, 1.5, "n", 0.8);
+        }
+        assertEquals(0.8, restAtQuarter(j, 7, 200_000, raw, "n", 1.5), 1e-6, "as usual");
+        assertEquals(0.8 * Math.sqrt(2), restAtQuarter(j, 8, 220_000, raw, "n", 2.5), 1e-6, "twice as slow");
+        assertEquals(0.8 / Math.sqrt(2), restAtQuarter(j, 9, 240_000, raw, "n", 1.0), 1e-6, "twice as fast");
+        assertEquals(0.8 * Math.sqrt(Predictor.PACE_LIMIT), restAtQuarter(j, 10, 260_000, raw, "n", 8.5), 1e-6,
+                "eight times as slow: at most the limit");
+    }
+
+    @Test
+    void onTwoNodesTheTimeToTheMarkSaysNothingOfTheRest() {
+        long raw = 400 * MIB;
+        JobView j = jobs.apply(new Event.JobStarted("j", 2, 0, false, "file:/s", "n"), 0);
+        for (int g = 0; g < 7; g++) {
+            staged(j, g, g * 20_000L, raw, 1.5, "m", 0.8);
+        }
+        assertEquals(0.8, restAtQuarter(j, 7, 200_000, raw, "m", 2.5), 1e-6);
+    }
+
+    /** The rest {@link Predictor#restAfterMark} forecasts for generation {@code g} of job j at a quarter read. */
+    private double restAtQuarter(JobView j, long g, long at, long raw, String other, double toQuarter) {
+        GenerationView v = captured(j, g, at, raw, other);
+        jobs.apply(reports(g, raw).get(0), at + 600);
+        jobs.apply(reports(g, raw).get(1), at + Math.round(toQuarter * 1000));
+        return Predictor.restAfterMark(j, v, 0.25, raw / 2, at + Math.round(toQuarter * 1000));
+    }
+
+    /**
+     * A job on two nodes (rank 1 on {@code m}) whose generations 0 to 6 each read a quarter of their
+     * {@code raw} bytes after a different time (1 to 3 s), each established 0.8 s after that. On several
+     * nodes the time to a mark says nothing of the pace of the rest ({@link Predictor#restAfterMark}).
      */
     private JobView sevenStaged(long raw) {
         JobView j = jobs.apply(new Event.JobStarted("j", 2, 0, false, "file:/s", "n"), 0);
         double[] toQuarter = {1.0, 3.0, 1.5, 2.5, 1.2, 2.8, 1.9};
         for (int g = 0; g < toQuarter.length; g++) {
-            staged(j, g, g * 20_000L, raw, toQuarter[g]);
+            staged(j, g, g * 20_000L, raw, toQuarter[g], "m", 0.8);
         }
         return j;
     }
 
     /** Generation 7 of {@link #sevenStaged}, requested at {@code at} and its two ranks captured 0.5 s later. */
     private GenerationView capturedSeventh(JobView j, long at, long raw) {
-        jobs.apply(new Event.CheckpointRequested("j", 7, "request"), at);
-        jobs.apply(new Event.ImageCaptured("j", 7, 0, "n", raw / 2, 0.1), at + 500);
-        jobs.apply(new Event.ImageCaptured("j", 7, 1, "n", raw / 2, 0.1), at + 500);
-        return j.generations().stream().filter(x -> x.generation() == 7).findFirst().orElseThrow();
+        return captured(j, 7, at, raw, "m");
+    }
+
+    /** Generation {@code g} requested at {@code at}, rank 0 captured on {@code n} and rank 1 on {@code other} 0.5 s later. */
+    private GenerationView captured(JobView j, long g, long at, long raw, String other) {
+        jobs.apply(new Event.CheckpointRequested("j", g, "request"), at);
+        jobs.apply(new Event.ImageCaptured("j", g, 0, "n", raw / 2, 0.1), at + 500);
+        jobs.apply(new Event.ImageCaptured("j", g, 1, other, raw / 2, 0.1), at + 500);
+        return j.generations().stream().filter(x -> x.generation() == g).findFirst().orElseThrow();
     }
 
     /** A node's reports of generation {@code g}: as its reading begins, then at a quarter read, half of it new. */
@@ -287,18 +331,20 @@ class StagingForecastTest {
                 new Event.StagingProgress("j", g, "n", raw / 4, raw, raw / 8, raw / 8));
     }
 
-    /** A snapshot whose nodes read a quarter of its bytes {@code toQuarter} s after its request; then 0.8 s on. */
-    private void staged(JobView j, long g, long at, long raw, double toQuarter) {
-        jobs.apply(new Event.CheckpointRequested("j", g, "request"), at);
-        jobs.apply(new Event.ImageCaptured("j", g, 0, "n", raw / 2, 0.1), at + 500);
-        jobs.apply(new Event.ImageCaptured("j", g, 1, "n", raw / 2, 0.1), at + 500);
+    /**
+     * A snapshot captured 0.5 s after its request (rank 1 on {@code other}), whose nodes read a quarter of its
+     * bytes {@code toQuarter} s after its request, established {@code rest} s after that.
+     */
+    private void staged(JobView j, long g, long at, long raw, double toQuarter, String other, double rest) {
+        captured(j, g, at, raw, other);
         List<Event.StagingProgress> reports = reports(g, raw);
         jobs.apply(reports.get(0), at + 600);
         long quarter = at + Math.round(toQuarter * 1000);
         jobs.apply(reports.get(1), quarter);
-        jobs.apply(new Event.ImageStaged("j", g, 0, "remote", raw / 2, raw / 4, 1), quarter + 500);
-        jobs.apply(new Event.ImageStaged("j", g, 1, "remote", raw / 2, raw / 4, 1), quarter + 500);
-        jobs.apply(new Event.SnapshotEstablished("j", g, "remote", toQuarter + 0.8), quarter + 800);
+        long staged = quarter + Math.round(rest * 1000) - 300;
+        jobs.apply(new Event.ImageStaged("j", g, 0, "remote", raw / 2, raw / 4, 1), staged);
+        jobs.apply(new Event.ImageStaged("j", g, 1, "remote", raw / 2, raw / 4, 1), staged);
+        jobs.apply(new Event.SnapshotEstablished("j", g, "remote", toQuarter + rest), quarter + Math.round(rest * 1000));
     }
 
     /** The agents' sample at capture said the snapshot writes all of it: the forecast at capture says so too. */
