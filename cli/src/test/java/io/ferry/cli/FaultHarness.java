@@ -207,19 +207,22 @@ abstract class FaultHarness {
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(4);
         Long newestBeforeFault = null; // the newest generation any line named when the fault happened
         boolean hurried = false;
+        int lookedAt = 0; // of out's lines after the fault, those already looked at for a newer established generation
         while (run.isAlive() && System.nanoTime() < deadline) {
             if (injected && !hurried && linesAtFault >= 0) {
                 // Once a generation asked for after the fault is established, the job has come through it: the rest
                 // of its steps need not take 25 ms each (a long job gave a slow restart room, not a test of its own).
-                List<String> now = List.copyOf(out.lines);
-                int at = Math.min(linesAtFault, now.size());
+                int size = out.lines.size(); // only ever grows
+                int at = Math.min(linesAtFault, size);
                 if (newestBeforeFault == null) {
                     List<String> before = new ArrayList<>(printed);
-                    before.addAll(now.subList(0, at));
+                    before.addAll(out.lines.subList(0, at));
                     newestBeforeFault = generations(before, ANY_GENERATION, 1).stream().max(Long::compare).orElse(-1L);
                 }
                 long floor = newestBeforeFault;
-                if (generations(now.subList(at, now.size()), ESTABLISHED, 1).stream().anyMatch(g -> g > floor)) {
+                int from = Math.max(at, lookedAt);
+                lookedAt = size;
+                if (generations(out.lines.subList(from, size), ESTABLISHED, 1).stream().anyMatch(g -> g > floor)) {
                     LcgRank.hurry(results);
                     hurried = true;
                 }
@@ -255,6 +258,7 @@ abstract class FaultHarness {
                     run = command.start(); // the same command again: it resumes from the newest established snapshot
                     out = new Lines(run, "run " + i + " again");
                     linesAtFault = 0;
+                    lookedAt = 0;
                 } else {
                     target.kill();
                 }
