@@ -187,6 +187,9 @@ public final class EmbeddedKafka implements Closeable {
 
     private static EmbeddedKafka startLocked(Path dataDir, HostPort listen, EmbeddedAuth auth, PortClaims ports)
             throws IOException {
+        if (listen.port() != 0) {
+            ports.avoid(listen.port()); // not bound yet: bind(0) may draw it for the controller
+        }
         int brokerPort = listen.port() == 0 ? ports.claim() : listen.port();
         int controllerPort = ports.claim();
         String advertised = listen.wildcard() ? InetAddress.getLocalHost().getHostName() : listen.host();

@@ -13,8 +13,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Free loopback ports for an embedded broker's listeners, claimed among this user's Ferry
@@ -31,14 +33,44 @@ final class PortClaims implements Closeable {
     private static final int ATTEMPTS = 64;
     private final List<FileChannel> held = new ArrayList<>();
     private final List<Path> files = new ArrayList<>();
+    private final Set<Integer> avoided = new HashSet<>();
+    private final PortSource source;
 
-    /** A loopback port free now that no other process of this user has claimed. */
+    /** Where candidate ports come from: the kernel's {@code bind(0)}, or a test's chosen sequence. */
+    interface PortSource {
+        int next() throws IOException;
+    }
+
+    PortClaims() {
+        this(PortClaims::freeLoopbackPort);
+    }
+
+    PortClaims(PortSource source) {
+        this.source = source;
+    }
+
+    private static int freeLoopbackPort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    /**
+     * Never hands out {@code port}: one the broker was told to listen on, free until it binds it. A
+     * controller port drawn by {@code bind(0)} was once that very port, and the broker refused to start
+     * with two listeners on one port.
+     */
+    void avoid(int port) {
+        avoided.add(port);
+    }
+
+    /** A loopback port free now that no other process of this user has claimed, and not one to avoid. */
     int claim() throws IOException {
         Path dir = OwnerOnly.createDirectories(OwnerOnly.privateRuntimeDir(Map.of()).resolve("ports"));
         for (int i = 0; i < ATTEMPTS; i++) {
-            int port;
-            try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-                port = s.getLocalPort();
+            int port = source.next();
+            if (avoided.contains(port)) {
+                continue;
             }
             Path file = dir.resolve(port + ".lock");
             FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);

@@ -41,4 +41,25 @@ class PortClaimsTest {
         }
         assertEquals(40, ports.size());
     }
+
+    /**
+     * A port the broker was told to listen on is free until it binds it, so the kernel may draw it for
+     * another listener: it is passed over. (The kernel's draws are a sequence chosen here: that one
+     * draw repeats the told port cannot be made to happen for real.)
+     */
+    @Test
+    void aPortToAvoidIsPassedOverWhenTheKernelDrawsIt() throws Exception {
+        int told;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+            told = s.getLocalPort();
+        }
+        int other = told == 65535 ? told - 1 : told + 1;
+        int[] draws = {told, told, other};
+        int[] next = {0};
+        try (PortClaims claims = new PortClaims(() -> draws[next[0]++])) {
+            claims.avoid(told);
+            assertEquals(other, claims.claim());
+            assertEquals(3, next[0], "the told port drawn twice and passed over both times");
+        }
+    }
 }
