@@ -388,7 +388,11 @@ public final class Coordinator implements Closeable {
             // Live, an event counts from when it arrives, on this coordinator's clock: never by its
             // sender's clock (a node's skewed clock would make it look silent, or alive for ever). A
             // replayed one has only its record's time; HandOver.heardAfresh re-arms liveness after a replay.
-            j = jobs.apply(e, isLive ? clock.millis() : r.timestamp(), by);
+            // Forecasts measure a capture by its record's time, as they do the marks after it, where that lies
+            // within a heartbeat timeout of this clock (a sender's clock off by more counts as read).
+            long now = clock.millis();
+            long logged = !isLive || Math.abs(now - r.timestamp()) <= heartbeatTimeoutMillis ? r.timestamp() : now;
+            j = jobs.apply(e, isLive ? now : r.timestamp(), logged, by);
         }
         if (isLive) {
             listener.accept(e);

@@ -39,7 +39,7 @@ import java.util.zip.CRC32;
 final class FoldSnapshot {
     static final int MAGIC = 0x46534E50; // "FSNP"
     /** Changes whenever the form or what the fold keeps changes: an older snapshot is then replayed past. */
-    static final int VERSION = 4;
+    static final int VERSION = 5;
 
     private FoldSnapshot() {}
 
@@ -255,6 +255,7 @@ final class FoldSnapshot {
         SnapshotData.writeString(out, g.restoreFailure);
         out.writeLong(g.requestedAtMillis);
         out.writeLong(g.capturedAtMillis);
+        out.writeLong(g.capturedLoggedAtMillis);
         out.writeLong(g.expectedWritten);
         out.writeInt(g.expectedRanks);
         out.writeLong(g.lastStagedAtMillis);
@@ -305,6 +306,7 @@ final class FoldSnapshot {
         g.restoreFailure = SnapshotData.readString(in);
         g.requestedAtMillis = in.readLong();
         g.capturedAtMillis = in.readLong();
+        g.capturedLoggedAtMillis = in.readLong();
         g.expectedWritten = in.readLong();
         g.expectedRanks = in.readInt();
         g.lastStagedAtMillis = in.readLong();

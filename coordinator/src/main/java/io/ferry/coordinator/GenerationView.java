@@ -52,6 +52,13 @@ public final class GenerationView {
     boolean capturesResent;
     /** When its last rank was captured (log time, ms since the epoch); 0 until then or if unknown. */
     long capturedAtMillis;
+    /**
+     * When its last rank's capture was logged (the record's time, ms since the epoch; 0 if unknown): live, the
+     * coordinator counts a capture from when it reads it, 10 to 20 ms later and by as much more or less each time,
+     * where a mark counts from when its report was logged; a time from the capture to a mark is taken between
+     * the two logged times, as a replay of the log takes it.
+     */
+    long capturedLoggedAtMillis;
     /** What its ranks' agents expect staging to write, from a sample at capture, and how many ranks said so. */
     long expectedWritten;
     int expectedRanks;
@@ -230,6 +237,14 @@ public final class GenerationView {
         if (state == State.CAPTURED) {
             marks.read(stagingSoFar.readShare(rawBytes), atMillis);
         }
+    }
+
+    /**
+     * Seconds from when its capture was logged until its nodes had read {@code mark} of its bytes (both log
+     * times); NaN where not known.
+     */
+    public double secondsFromCaptureToMark(double mark) {
+        return marks.secondsFrom(capturedLoggedAtMillis, mark);
     }
 
     /** Seconds from its request until its nodes had read {@code mark} of its bytes; NaN where not known. */

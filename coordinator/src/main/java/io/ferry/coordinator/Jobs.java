@@ -86,6 +86,15 @@ public final class Jobs {
 
     /** {@link #apply(Event, long)}, {@code by} the login that asked for it (null: an operator). */
     public JobView apply(Event e, long timestampMillis, String by) {
+        return apply(e, timestampMillis, timestampMillis, by);
+    }
+
+    /**
+     * {@link #apply(Event, long, String)} for an event that counts from {@code timestampMillis} (live: when
+     * the coordinator read it) and was logged at {@code loggedAtMillis} (its record's time): the time a
+     * forecast measures a capture by, on the clock its marks are on ({@link GenerationView#capturedLoggedAtMillis}).
+     */
+    public JobView apply(Event e, long timestampMillis, long loggedAtMillis, String by) {
         JobView j = jobs.computeIfAbsent(e.job(), JobView::new);
         if (e instanceof Event.JobStarted s) {
             if (by != null) {
@@ -132,6 +141,7 @@ public final class Jobs {
             if (g.state == GenerationView.State.OPEN && g.capturedRanks() >= j.ranks()) {
                 g.state = GenerationView.State.CAPTURED;
                 g.capturedAtMillis = timestampMillis;
+                g.capturedLoggedAtMillis = loggedAtMillis;
             }
         } else if (e instanceof Event.CaptureFailed f) {
             GenerationView g = gen(j, f.generation());

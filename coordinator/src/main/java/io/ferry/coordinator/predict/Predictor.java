@@ -168,8 +168,8 @@ public final class Predictor {
     static final double PACE_LIMIT = 2;
 
     /**
-     * For a job on one node: how fast {@code g} went from its capture to {@code mark}, as a factor on the
-     * rest after it: the square root of the time it took over the time the job's snapshots {@code fit}
+     * For a job on one node: how fast {@code g} went from its capture to {@code mark} (between the times both
+     * were logged, {@link GenerationView#secondsFromCaptureToMark}), as a factor on the rest after it: the square root of the time it took over the time the job's snapshots {@code fit}
      * took for the same bytes (fitted as the rest is, on {@code xs} with weights {@code w}, at {@code x}),
      * within {@link #PACE_LIMIT}. A node busier than usual (other work, a slower disk, page cache
      * written back) reads the rest of its images slower too: on the one-node accuracy jobs, the time
@@ -179,17 +179,19 @@ public final class Predictor {
      * history and this snapshot's own pace as equally good guesses.
      * 1 (no change) for jobs on several nodes: there a mark passed soon after the capture says that
      * the nodes captured first had read most of theirs by then, not how fast the last one goes (on the
-     * multi-node jobs the factor made 4 runs of 14 miss instead of 1), and where any time is unknown.
+     * multi-node jobs the factor made 4 runs of 14 miss instead of 1), and where any time is unknown. A
+     * capture is logged on its agent's clock and a mark on the broker's: a skew between them shifts this
+     * snapshot's time and the job's usual one alike, which draws the factor towards 1.
      */
     private static double pace(GenerationView g, double mark, List<GenerationView> fit, double[][] xs, double[] w,
                                double[] x) {
-        double soFar = g.secondsToMark(mark) - g.secondsToCaptured();
+        double soFar = g.secondsFromCaptureToMark(mark);
         if (g.nodes().size() != 1 || !(soFar > 0)) {
             return 1;
         }
         double[] lag = new double[fit.size()];
         for (int i = 0; i < lag.length; i++) {
-            lag[i] = fit.get(i).secondsToMark(mark) - fit.get(i).secondsToCaptured();
+            lag[i] = fit.get(i).secondsFromCaptureToMark(mark);
             if (!(lag[i] >= 0)) {
                 return 1;
             }

@@ -51,12 +51,12 @@ public final class StagingMarks {
         }
     }
 
-    /** Seconds from {@code requestedAtMillis} until {@code mark} was passed, or NaN where not known. */
-    public double secondsFrom(long requestedAtMillis, double mark) {
+    /** Seconds from {@code fromMillis} (a request's or a capture's time) until {@code mark} was passed, or NaN where not known. */
+    public double secondsFrom(long fromMillis, double mark) {
         for (int i = 0; i < millis.length; i++) {
             if (StagingSoFar.MARKS[i] == mark) {
-                return requestedAtMillis > 0 && millis[i] >= requestedAtMillis
-                        ? (millis[i] - requestedAtMillis) / 1000.0 : Double.NaN;
+                return fromMillis > 0 && millis[i] >= fromMillis
+                        ? (millis[i] - fromMillis) / 1000.0 : Double.NaN;
             }
         }
         return Double.NaN;

@@ -280,6 +280,26 @@ class StagingForecastTest {
                 "eight times as slow: at most the limit");
     }
 
+    /**
+     * The time from a capture to a mark is taken between the times both were logged: live, the coordinator reads
+     * a capture 10 to 20 ms after it is logged, by as much more or less each time, a tenth of what it measures
+     * on a short snapshot. The capture as read still counts for its liveness and the forecast at capture.
+     */
+    @Test
+    void theTimeFromACaptureToAMarkIsTakenBetweenLoggedTimes() {
+        long raw = 400 * MIB;
+        JobView j = jobs.apply(new Event.JobStarted("j", 2, 0, false, "file:/s", "n"), 0);
+        jobs.apply(new Event.CheckpointRequested("j", 0, "request"), 1_000);
+        jobs.apply(new Event.ImageCaptured("j", 0, 0, "n", raw / 2, 0.1), 1_480);
+        jobs.apply(new Event.ImageCaptured("j", 0, 1, "n", raw / 2, 0.1), 1_520, 1_500, null); // read 20 ms late
+        GenerationView g = j.generations().stream().filter(x -> x.generation() == 0).findFirst().orElseThrow();
+        jobs.apply(reports(0, raw).get(0), 1_550);
+        jobs.apply(reports(0, raw).get(1), 1_700);
+        assertEquals(0.52, g.secondsToCaptured(), 1e-9, "as read");
+        assertEquals(0.2, g.secondsFromCaptureToMark(0.25), 1e-9, "as logged");
+        assertTrue(Double.isNaN(g.secondsFromCaptureToMark(0.5)), "not passed");
+    }
+
     @Test
     void onTwoNodesTheTimeToTheMarkSaysNothingOfTheRest() {
         long raw = 400 * MIB;
