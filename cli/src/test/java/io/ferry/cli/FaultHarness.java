@@ -212,17 +212,17 @@ abstract class FaultHarness {
             if (injected && !hurried && linesAtFault >= 0) {
                 // Once a generation asked for after the fault is established, the job has come through it: the rest
                 // of its steps need not take 25 ms each (a long job gave a slow restart room, not a test of its own).
-                int size = out.lines.size(); // only ever grows
-                int at = Math.min(linesAtFault, size);
+                int at = Math.min(linesAtFault, out.lines.size());
                 if (newestBeforeFault == null) {
                     List<String> before = new ArrayList<>(printed);
-                    before.addAll(out.lines.subList(0, at));
+                    before.addAll(List.copyOf(out.lines).subList(0, at));
                     newestBeforeFault = generations(before, ANY_GENERATION, 1).stream().max(Long::compare).orElse(-1L);
                 }
                 long floor = newestBeforeFault;
                 int from = Math.max(at, lookedAt);
-                lookedAt = size;
-                if (generations(out.lines.subList(from, size), ESTABLISHED, 1).stream().anyMatch(g -> g > floor)) {
+                List<String> fresh = out.since(from);
+                lookedAt = from + fresh.size();
+                if (generations(fresh, ESTABLISHED, 1).stream().anyMatch(g -> g > floor)) {
                     LcgRank.hurry(results);
                     hurried = true;
                 }

@@ -4,6 +4,7 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -45,6 +46,18 @@ final class Lines {
         }
     }
 
+    /**
+     * A copy of the lines read so far from the {@code from}-th on (none where fewer were read): a sublist of
+     * the live list fails once a line is added meanwhile. Lines are only ever added, each read by index.
+     */
+    List<String> since(int from) {
+        List<String> out = new ArrayList<>();
+        for (int i = from, n = lines.size(); i < n; i++) {
+            out.add(lines.get(i));
+        }
+        return out;
+    }
+
     /** The first line (printed so far or within two minutes) that matches. */
     String await(String what, Predicate<String> match) throws InterruptedException {
         return awaitAfter(0, what, match);
@@ -54,8 +67,7 @@ final class Lines {
     String awaitAfter(int from, String what, Predicate<String> match) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         while (System.nanoTime() < deadline) {
-            List<String> now = List.copyOf(lines); // a sublist of the live list fails once a line is added meanwhile
-            for (String l : now.subList(Math.min(from, now.size()), now.size())) {
+            for (String l : since(from)) {
                 if (match.test(l)) {
                     return l;
                 }
