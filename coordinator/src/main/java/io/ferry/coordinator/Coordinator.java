@@ -389,9 +389,9 @@ public final class Coordinator implements Closeable {
             // sender's clock (a node's skewed clock would make it look silent, or alive for ever). A
             // replayed one has only its record's time; HandOver.heardAfresh re-arms liveness after a replay.
             // Forecasts measure a capture by its record's time, as they do the marks after it, where that lies
-            // within a heartbeat timeout of this clock (a sender's clock off by more counts as read).
+            // within a heartbeat timeout of this clock, as staging reports count (Heartbeats.logged).
             long now = clock.millis();
-            long logged = !isLive || Math.abs(now - r.timestamp()) <= heartbeatTimeoutMillis ? r.timestamp() : now;
+            long logged = isLive ? Heartbeats.logged(r.timestamp(), now, heartbeatTimeoutMillis) : r.timestamp();
             j = jobs.apply(e, isLive ? now : r.timestamp(), logged, by);
         }
         if (isLive) {

@@ -94,8 +94,15 @@ final class Heartbeats implements Closeable {
      * it alike, so the forecast from it does not move.
      */
     static long countsFrom(Event e, long loggedAtMillis, long now, long timeoutMillis) {
-        return e instanceof Event.StagingProgress && Math.abs(now - loggedAtMillis) <= timeoutMillis
-                ? loggedAtMillis : now;
+        return e instanceof Event.StagingProgress ? logged(loggedAtMillis, now, timeoutMillis) : now;
+    }
+
+    /**
+     * A record's time ({@code loggedAtMillis}) where it lies within {@code timeoutMillis} of {@code now} on the
+     * coordinator's clock, else {@code now}: a sender's or broker's clock off by more counts as read.
+     */
+    static long logged(long loggedAtMillis, long now, long timeoutMillis) {
+        return Math.abs(now - loggedAtMillis) <= timeoutMillis ? loggedAtMillis : now;
     }
 
     /** Heartbeats read so far. */
