@@ -100,25 +100,24 @@ final class LogConnection implements Closeable {
      * logged at the same millisecond as an event is folded after it.
      */
     Jobs replayWithStaging() {
-        Map<String, Deque<ConsumerRecord<byte[], byte[]>>> staging = new HashMap<>();
+        Map<String, List<ConsumerRecord<byte[], byte[]>>> reports = new HashMap<>();
         try (KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.HEARTBEATS, true)) {
             LogReplay.events(c, LogReplay.NO_LIMIT, (e, r) -> {
                 if (e instanceof Event.StagingProgress) {
-                    staging.computeIfAbsent(e.job(), j -> new ArrayDeque<>()).add(r);
+                    reports.computeIfAbsent(e.job(), j -> new ArrayList<>()).add(r);
                 }
             });
         }
-        for (Deque<ConsumerRecord<byte[], byte[]>> q : staging.values()) {
-            List<ConsumerRecord<byte[], byte[]>> sorted = new ArrayList<>(q);
-            sorted.sort(Comparator.comparingLong(ConsumerRecord::timestamp)); // partitions interleave
-            q.clear();
-            q.addAll(sorted);
-        }
+        Map<String, Deque<ConsumerRecord<byte[], byte[]>>> staging = new HashMap<>();
+        reports.forEach((job, rs) -> {
+            rs.sort(Comparator.comparingLong(ConsumerRecord::timestamp)); // partitions interleave
+            staging.put(job, new ArrayDeque<>(rs));
+        });
         Jobs jobs = new Jobs();
         try (KafkaConsumer<byte[], byte[]> c = log.reader(KafkaLog.EVENTS, true)) {
             LogReplay.events(c, LogReplay.NO_LIMIT, (e, r) -> {
-                Deque<ConsumerRecord<byte[], byte[]>> q = staging.getOrDefault(e.job(), new ArrayDeque<>());
-                while (!q.isEmpty() && q.peek().timestamp() < r.timestamp()) {
+                Deque<ConsumerRecord<byte[], byte[]>> q = staging.get(e.job());
+                while (q != null && !q.isEmpty() && q.peek().timestamp() < r.timestamp()) {
                     ConsumerRecord<byte[], byte[]> p = q.poll();
                     LogReplay.decoded(p).ifPresent(progress -> jobs.apply(progress, p.timestamp()));
                 }
