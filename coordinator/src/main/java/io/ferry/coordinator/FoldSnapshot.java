@@ -39,7 +39,7 @@ import java.util.zip.CRC32;
 final class FoldSnapshot {
     static final int MAGIC = 0x46534E50; // "FSNP"
     /** Changes whenever the form or what the fold keeps changes: an older snapshot is then replayed past. */
-    static final int VERSION = 5;
+    static final int VERSION = 6;
 
     private FoldSnapshot() {}
 
@@ -259,6 +259,7 @@ final class FoldSnapshot {
         out.writeLong(g.expectedWritten);
         out.writeInt(g.expectedRanks);
         out.writeLong(g.lastStagedAtMillis);
+        out.writeLong(g.othersLeftAtCapture);
         SnapshotData.writeEvent(out, g.prediction);
         out.writeInt(g.marks.forecasts().size());
         for (Map.Entry<Double, Event.PredictionMade> e : g.marks.forecasts().entrySet()) {
@@ -310,6 +311,7 @@ final class FoldSnapshot {
         g.expectedWritten = in.readLong();
         g.expectedRanks = in.readInt();
         g.lastStagedAtMillis = in.readLong();
+        g.othersLeftAtCapture = in.readLong();
         g.prediction = SnapshotData.readEvent(in, Event.PredictionMade.class);
         int predictions = in.readInt();
         if (predictions >= 0) { // -1: none, as earlier coordinators of this form wrote it

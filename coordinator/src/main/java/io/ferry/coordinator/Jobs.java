@@ -142,6 +142,7 @@ public final class Jobs {
                 g.state = GenerationView.State.CAPTURED;
                 g.capturedAtMillis = timestampMillis;
                 g.capturedLoggedAtMillis = loggedAtMillis;
+                g.othersLeftAtCapture = g.leftOnOtherNodes(c.node());
             }
         } else if (e instanceof Event.CaptureFailed f) {
             GenerationView g = gen(j, f.generation());

@@ -179,6 +179,19 @@ final class RankDetail {
         return sum;
     }
 
+    /** Whether every captured rank on the node of index {@code node} was staged. */
+    boolean stagedAllOn(int node) {
+        if (compacted()) {
+            return staged == null; // only totals are left: staged all where every rank was
+        }
+        for (int r = captured.nextSetBit(0); r >= 0; r = captured.nextSetBit(r + 1)) {
+            if (nodeOf[r] == node && !staged.get(r)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** The indexes of the nodes that captured ranks. */
     BitSet nodes() {
         if (compacted()) {

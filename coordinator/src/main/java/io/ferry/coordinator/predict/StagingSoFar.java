@@ -93,6 +93,12 @@ public final class StagingSoFar {
         return from < last && read > 0 && millis > 0 ? read / (millis / 1000.0) : Double.NaN;
     }
 
+    /** The bytes {@code node} has read for staging, by its newest report (0: none yet). */
+    public long readBy(String node) {
+        Event.StagingProgress p = byNode.get(node);
+        return p == null ? 0 : p.readBytes();
+    }
+
     /** The share (0..1) of the generation's {@code rawBytes} its nodes have read for staging. */
     public double readShare(long rawBytes) {
         if (rawBytes <= 0) {
