@@ -311,14 +311,13 @@ public final class GenerationView {
      */
     long leftOnOtherNodes(String lastNode) {
         int last = names.find(lastNode);
-        BitSet nodes = rankDetail.nodes();
+        long[] unstaged = rankDetail.unstagedNodesBytes(names.size());
         long left = 0;
-        for (int n = nodes.nextSetBit(0); n >= 0; n = nodes.nextSetBit(n + 1)) {
-            if (n == last || rankDetail.stagedAllOn(n)) {
-                continue;
+        for (int n = 0; n < unstaged.length; n++) {
+            if (n != last && unstaged[n] > 0) {
+                long read = stagingSoFar == null ? 0 : stagingSoFar.readBy(names.name(n));
+                left += Math.max(0, unstaged[n] - read);
             }
-            long read = stagingSoFar == null ? 0 : stagingSoFar.readBy(names.name(n));
-            left += Math.max(0, rankDetail.bytesOn(n) - read);
         }
         return left;
     }

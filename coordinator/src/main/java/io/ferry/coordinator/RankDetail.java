@@ -179,17 +179,33 @@ final class RankDetail {
         return sum;
     }
 
-    /** Whether every captured rank on the node of index {@code node} was staged. */
-    boolean stagedAllOn(int node) {
+    /**
+     * Per node index (below {@code nodes}), the bytes its captured ranks hold where any of them is not staged
+     * yet, else 0; in one pass over the ranks. Once compacted, only totals are left: 0 where every rank was
+     * staged, the node's bytes otherwise.
+     */
+    long[] unstagedNodesBytes(int nodes) {
+        long[] out = new long[nodes];
         if (compacted()) {
-            return staged == null; // only totals are left: staged all where every rank was
+            if (staged != null) {
+                System.arraycopy(bytesByNode, 0, out, 0, Math.min(nodes, bytesByNode.length));
+            }
+            return out;
         }
+        boolean[] waiting = new boolean[nodes];
         for (int r = captured.nextSetBit(0); r >= 0; r = captured.nextSetBit(r + 1)) {
-            if (nodeOf[r] == node && !staged.get(r)) {
-                return false;
+            int n = nodeOf[r];
+            if (n >= 0 && n < nodes) {
+                out[n] += bytes[r];
+                waiting[n] |= !staged.get(r);
             }
         }
-        return true;
+        for (int n = 0; n < nodes; n++) {
+            if (!waiting[n]) {
+                out[n] = 0;
+            }
+        }
+        return out;
     }
 
     /** The indexes of the nodes that captured ranks. */
