@@ -181,15 +181,11 @@ final class RankDetail {
 
     /**
      * Per node index (below {@code nodes}), the bytes its captured ranks hold where any of them is not staged
-     * yet, else 0; in one pass over the ranks. Once compacted, only totals are left: 0 where every rank was
-     * staged, the node's bytes otherwise.
+     * yet, else 0; in one pass over the ranks. For a generation in flight (none once compacted: it is settled).
      */
     long[] unstagedNodesBytes(int nodes) {
         long[] out = new long[nodes];
         if (compacted()) {
-            if (staged != null) {
-                System.arraycopy(bytesByNode, 0, out, 0, Math.min(nodes, bytesByNode.length));
-            }
             return out;
         }
         boolean[] waiting = new boolean[nodes];

@@ -167,7 +167,7 @@ public final class Predictor {
                 : byWritten ? g.rawBytes() * (double) newest.storedBytes() / newest.rawBytes() : g.rawBytes();
         double[] w = relative(weight, ts);
         double[] x = {expected, g.capturedRanks(), g.othersLeftAtCapture()};
-        double seconds = withLoad(xs, rest, w, x) * pace(g, mark, fit, two(xs), w, new double[]{x[0], x[1]});
+        double seconds = withLoad(xs, rest, w, x) * pace(g, mark, fit, xs, w, x); // pace: one node, no load
         return Math.max(0, seconds);
     }
 
