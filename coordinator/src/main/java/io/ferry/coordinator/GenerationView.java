@@ -307,9 +307,15 @@ public final class GenerationView {
      * then: each node's captured bytes less what its newest staging report says it read, none for a node
      * whose ranks are all staged. Measured on the multi-node accuracy jobs, how long the last node's push
      * takes goes with it (a copy-only snapshot's rest after capture took 0.3 s where the others were done,
-     * 1.0 s where they still had 96 MiB to read); on one node it is always 0.
+     * 1.0 s where they still had 96 MiB to read); on one node it is always 0. A node not heard from has all its
+     * bytes left, where {@code reportsFolded} (the job's staging reports are folded here); where they are not
+     * and none of this generation was, it is not known (0): a coordinator that replays the events topic reads
+     * no reports (they are on the heartbeats topic), and would otherwise count every other node's bytes as left.
      */
-    long leftOnOtherNodes(String lastNode) {
+    long leftOnOtherNodes(String lastNode, boolean reportsFolded) {
+        if (stagingSoFar == null && !reportsFolded) {
+            return 0;
+        }
         int last = names.find(lastNode);
         long[] unstaged = rankDetail.unstagedNodesBytes(names.size());
         long left = 0;

@@ -1,5 +1,6 @@
 package io.ferry.coordinator;
 
+import io.ferry.coordinator.predict.StagingSoFar;
 import io.ferry.eventlog.RequestTopics;
 import io.ferry.model.Event;
 import io.ferry.model.Placement;
@@ -142,7 +143,7 @@ public final class Jobs {
                 g.state = GenerationView.State.CAPTURED;
                 g.capturedAtMillis = timestampMillis;
                 g.capturedLoggedAtMillis = loggedAtMillis;
-                g.othersLeftAtCapture = g.leftOnOtherNodes(c.node());
+                g.othersLeftAtCapture = g.leftOnOtherNodes(c.node(), stagingReportsFolded(j, g.generation));
             }
         } else if (e instanceof Event.CaptureFailed f) {
             GenerationView g = gen(j, f.generation());
@@ -304,5 +305,26 @@ public final class Jobs {
 
     private static GenerationView gen(JobView j, long g) {
         return j.generations.computeIfAbsent(g, x -> new GenerationView(x, j.nodeNames, j.ranks()));
+    }
+
+    /** Generations of a job looked back over for a passed mark ({@link #stagingReportsFolded}). */
+    private static final int REPORTS_LOOKBACK = 10;
+
+    /**
+     * Whether the job's staging reports are folded here: one of its last {@link #REPORTS_LOOKBACK} generations
+     * before {@code before} passed its first mark. A fold of the events topic alone (a coordinator's replay: the
+     * reports are on the heartbeats topic) passes none.
+     */
+    private static boolean stagingReportsFolded(JobView j, long before) {
+        int looked = 0;
+        for (GenerationView h : j.generations.headMap(before, false).descendingMap().values()) {
+            if (!Double.isNaN(h.secondsToMark(StagingSoFar.MARKS[0]))) {
+                return true;
+            }
+            if (++looked >= REPORTS_LOOKBACK) {
+                return false;
+            }
+        }
+        return false;
     }
 }
