@@ -37,12 +37,14 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * The dashboard of a 64-node, 256-rank job on a real coordinator (embedded KRaft broker), the
@@ -77,7 +79,9 @@ class DashboardIT {
              KafkaLog log = new KafkaLog(kafka.bootstrapServers());
              Store store = Stores.open(tmp.resolve("store").toUri(), Map.of());
              StagingPipeline pipeline = Staging.pipeline(store, StagingConfig.defaults(), Clock.systemUTC());
-             Coordinator coordinator = new Coordinator(log, Clock.systemUTC()).start();
+             // The test sends each node's heartbeat once per generation, not every few seconds as an agent does: a
+             // generation's 600 events on a loaded machine must not pass for nodes gone silent (the job would end).
+             Coordinator coordinator = new Coordinator(log, Clock.systemUTC(), Duration.ofMinutes(10)).start();
              HttpApi api = HttpApi.start(coordinator, new InetSocketAddress("127.0.0.1", 0))) {
             assertTrue(coordinator.awaitLive(Duration.ofSeconds(30)));
             log.append(new Event.JobStarted("big", ranks, 0, false, store.uri().toString(), node(0),
@@ -85,19 +89,26 @@ class DashboardIT {
             for (long g = 0; g < 8; g++) {
                 log.append(new Event.CheckpointRequested("big", g, "interval"));
                 for (String n : nodes) {
-                    log.append(new Event.Heartbeat("big", n));
+                    log.offer(new Event.Heartbeat("big", n));
                 }
                 for (int r = 0; r < ranks; r++) {
                     String n = node(r / PER_NODE);
                     pipeline.push(image, new ImageRef("big", g, r), Progress.NONE); // the manifest the commit reads
-                    log.append(new Event.ImageCaptured("big", g, r, n, 100_000_000, 0.5));
+                    // Sent without waiting for each one but the last: one job's events go to one partition, in order,
+                    // so once the last is in the log all are.
+                    log.offer(new Event.ImageCaptured("big", g, r, n, 100_000_000, 0.5));
                     // cn017 stages at a fifth of everyone's rate; the rest spread 400-463 MB/s.
                     double seconds = r / PER_NODE == 17 ? 1.25 : 100e6 / ((400 + r / PER_NODE) * 1e6);
-                    log.append(new Event.ImageStaged("big", g, r, "remote", 100_000_000, 60_000_000, seconds));
+                    Event staged = new Event.ImageStaged("big", g, r, "remote", 100_000_000, 60_000_000, seconds);
+                    if (r < ranks - 1) {
+                        log.offer(staged);
+                    } else {
+                        log.append(staged);
+                    }
                 }
                 long gen = g;
                 await(() -> coordinator.query(j -> j.get("big").flatMap(v -> v.newestEstablished())
-                        .map(e -> e.generation() == gen).orElse(false)));
+                        .map(e -> e.generation() == gen).orElse(false)), () -> state(coordinator));
             }
             for (int i = 0; i < NODES; i++) { // cn060..cn063 nearly full, cn005's store circuit open
                 long cap = 1L << 40;
@@ -115,7 +126,8 @@ class DashboardIT {
                 log.append(new Event.ImagesRestored("big", 7, node(i), sources));
             }
             await(() -> coordinator.query(j -> j.get("big").map(v -> !v.restarts().isEmpty()
-                    && v.restarts().get(0).restoredRanks() == ranks && v.caches().size() == NODES).orElse(false)));
+                    && v.restarts().get(0).restoredRanks() == ranks && v.caches().size() == NODES).orElse(false)),
+                    () -> state(coordinator));
 
             String page = HttpClient.newHttpClient().send(HttpRequest.newBuilder(api.uri().resolve("/")).build(),
                     HttpResponse.BodyHandlers.ofString()).body();
@@ -177,11 +189,22 @@ class DashboardIT {
         return n;
     }
 
-    private static void await(BooleanSupplier condition) throws InterruptedException {
+    private static void await(BooleanSupplier condition, Supplier<String> state) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (!condition.getAsBoolean()) {
-            assertTrue(System.nanoTime() < deadline, "condition not met in 60 s");
+            if (System.nanoTime() >= deadline) {
+                fail("condition not met in 60 s; the job: " + state.get());
+            }
             Thread.sleep(50);
         }
+    }
+
+    /** What the coordinator makes of the job: whether it ended, each generation's state and ranks captured and staged. */
+    private static String state(Coordinator coordinator) {
+        return coordinator.query(jobs -> jobs.get("big").map(v -> "finished " + v.finished() + " (success "
+                + v.success().orElse(null) + "), restarts " + v.restarts().size() + ", caches " + v.caches().size()
+                + ", generations " + v.generations().stream().map(g -> g.generation() + " " + g.state() + " "
+                        + g.capturedRanks() + " captured " + g.stagedRanks() + " staged").toList())
+                .orElse("not known"));
     }
 }
