@@ -314,20 +314,28 @@ public final class Predictor {
      * of a run missed by up to 58% without the term. It counts where at least {@link #LOADED_POINTS} snapshots of the window had such
      * a load, and two more in all (with fewer, a fit passes through the loaded ones exactly: two forecasts of
      * one recorded run missed by +40% and -24% so); and a fit in which more bytes left make the rest shorter has
-     * read noise into the term: it is dropped there. On one node the term is 0 for every snapshot, and the fit
-     * leaves it out as it leaves out any term that does not vary.
+     * read noise into the term: it is dropped there. A load larger than any of the window's is taken as the
+     * largest it saw: the term is a straight line through a few loaded snapshots, often early ones that were slow
+     * for other reasons too, and carried past them it ran away (a recorded run's snapshot that wrote nothing,
+     * with 200 MiB left on the others where the window had seen 96 MiB at most, forecast +47%; +14% so).
+     * On one node the term is 0 for every snapshot, and the fit leaves it out as it leaves out any term that
+     * does not vary.
      */
     private static double withLoad(double[][] xs, double[] rest, double[] w, double[] x) {
         int loaded = 0;
+        double most = 0;
         for (double[] p : xs) {
             loaded += p[2] > 0 ? 1 : 0;
+            most = Math.max(most, p[2]);
         }
         if (loaded >= LOADED_POINTS && xs.length >= LOADED_POINTS + 2) {
             ToDoubleFunction<double[]> withLoad = LeastSquares.fit(xs, rest, w);
-            double[] more = x.clone();
+            double[] seen = x.clone();
+            seen[2] = Math.min(x[2], most);
+            double[] more = seen.clone();
             more[2] += 1 << 30;
-            if (withLoad.applyAsDouble(more) >= withLoad.applyAsDouble(x)) {
-                return withLoad.applyAsDouble(x);
+            if (withLoad.applyAsDouble(more) >= withLoad.applyAsDouble(seen)) {
+                return withLoad.applyAsDouble(seen);
             }
         }
         return LeastSquares.fit(two(xs), rest, w).applyAsDouble(new double[]{x[0], x[1]});

@@ -67,6 +67,18 @@ class OthersLeftForecastTest {
         assertEquals(0.5 + 1.0, forecastAtCapture(9, 0), 1e-6);
     }
 
+    /** A load past the largest the window saw is not carried along the fitted line: it costs what that largest did. */
+    @Test
+    void aLoadLargerThanAnyTheWindowSawCostsWhatTheLargestDid() {
+        long[] left = {0, 32, 0, 64, 0, 32, 0, 64};
+        for (int g = 0; g < left.length; g++) {
+            snapshot(g, left[g] * MIB, 1.0 + left[g] / 128.0);
+        }
+        assertEquals(0.5 + 1.0 + 64 / 128.0, forecastAtCapture(8, 128 * MIB), 1e-6,
+                "128 MiB left: as 64 MiB (1.5 s after capture), not 2 s");
+        assertEquals(0.5 + 1.0 + 48 / 128.0, forecastAtCapture(9, 48 * MIB), 1e-6, "within what it saw: the line");
+    }
+
     /** Where the snapshots with a load were the faster ones, that is noise in a handful of them: left out. */
     @Test
     void aLoadThatWouldShortenTheRestIsLeftOut() {
