@@ -75,13 +75,17 @@ class CaptureIT {
         Optional<String> why = Capturers.of("criu").unavailable();
         Assumptions.assumeTrue(why.isEmpty(), () -> "criu unavailable: " + why.orElse(""));
         Path bin = ScenarioPrograms.compile(tmp, "appender");
-        // Enough steps that the program runs on well after the dump, however long the dump takes on a busy machine:
-        // with 120 it had once printed 110 lines by the time `ferry capture` returned, and 10 more never came.
-        int steps = 400;
+        // Enough steps that the program runs on well after the dump, however long the dump takes on a busy machine
+        // (with 120 it had once printed 110 lines by the time `ferry capture` returned, and 10 more never came; with
+        // 400 it once ended during a 12 s dump): 30 s at 25 ms a step. The restored one is hurried to its end.
+        int steps = 1200;
         String reference = ScenarioPrograms.reference(bin, tmp.resolve("reference.txt"), steps);
         Path out = tmp.resolve("out.txt");
-        Process p = new ProcessBuilder("setsid", bin.toString(), out.toString(), Integer.toString(steps), "25")
-                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
+        Path hurry = tmp.resolve("hurry");
+        ProcessBuilder started = new ProcessBuilder("setsid", bin.toString(), out.toString(), Integer.toString(steps),
+                "25").redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+        started.environment().put("SCENARIO_HURRY", hurry.toString());
+        Process p = started.start();
         BufferedReader steps0 = new BufferedReader(new InputStreamReader(p.getInputStream()));
         awaitStep(steps0, 10);
         Path img = tmp.resolve("dump");
@@ -101,6 +105,7 @@ class CaptureIT {
         assertTrue(first >= 10 && first <= dumpedLines,
                 "resumed from the dump (after step 10, before line " + dumpedLines
                 + " was written): its first step is " + first);
+        Files.createFile(hurry); // no pause from here: the same output, sooner
         while (resumed.readLine() != null) {
             // to its end
         }

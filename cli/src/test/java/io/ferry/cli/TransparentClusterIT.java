@@ -39,7 +39,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  */
 class TransparentClusterIT {
     private static final int RANKS = 3;
-    private static final int STEPS = 400;
+    private static final int STEPS = 600; // 15 s at least (25 ms a step); hurried once the move is seen
 
     @TempDir
     Path tmp;

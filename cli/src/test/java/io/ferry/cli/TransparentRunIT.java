@@ -29,12 +29,12 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  */
 class TransparentRunIT {
     /**
-     * At least 10 s of work (25 ms a step): a generation is established, rank 1 killed, every rank restored and
+     * At least 15 s of work (25 ms a step): a generation is established, rank 1 killed, every rank restored and
      * another generation established within the first 50 to 80 steps (2026-11-27, load average 8 on 2 cores); the
      * steps after that run without their pause ({@link LcgRank#hurry}): they only wait for the end, which
      * took 20-30 s of each DMTCP case, every checkpoint stalling the ranks.
      */
-    private static final int STEPS = 400;
+    private static final int STEPS = 600;
 
     @TempDir
     Path tmp;

@@ -32,7 +32,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * tool is missing.
  */
 class TransparentRestartIT {
-    private static final int STEPS = 120;
+    /** 5 s at least at 25 ms a step: room for two captures, restores and the steps awaited after each. */
+    private static final int STEPS = 200;
     private static final String STEP_MILLIS = "25";
 
     @TempDir
@@ -163,7 +164,7 @@ class TransparentRestartIT {
     void dmtcpRestoresTheRanksOfALostNodeBesideTheSurvivorsOwn() throws Exception {
         Capturer[] node = {Capturers.of("dmtcp"), Capturers.of("dmtcp")};
         Scenario.requireAvailable(node[0]);
-        int steps = 120;
+        int steps = 200; // rank 1 runs on while rank 0 is captured
         String expected = Scenario.reference("appender", tmp.resolve("reference.txt"), steps);
         Path[] rankDir = {fresh(tmp.resolve("a").resolve("0")), fresh(tmp.resolve("b").resolve("1"))};
         Process[] p = new Process[2];
