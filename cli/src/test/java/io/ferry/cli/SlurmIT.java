@@ -85,7 +85,7 @@ class SlurmIT {
                     "FERRY_CACHE", tmp.resolve("cache").toString(),
                     "FERRY_INTERVAL", "2s",
                     "FERRY_HALT_GRACE", "10s",
-                    "FERRY_JAVA_OPTS", "-Xmx256m",
+                    "FERRY_JAVA_OPTS", "-Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC", // as every other child (FerryProcess)
                     "FERRY_RUNTIME_DIR", Files.createDirectories(tmp.resolve("run")).toString()));
             // srun hands it to the agents and ferry run
             env.put(Configuration.FILE_VARIABLE, login.config().toString());
