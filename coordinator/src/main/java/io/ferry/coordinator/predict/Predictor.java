@@ -334,8 +334,9 @@ public final class Predictor {
             seen[2] = Math.min(x[2], most);
             double[] more = seen.clone();
             more[2] += 1 << 30;
-            if (withLoad.applyAsDouble(more) >= withLoad.applyAsDouble(seen)) {
-                return withLoad.applyAsDouble(seen);
+            double atSeen = withLoad.applyAsDouble(seen);
+            if (withLoad.applyAsDouble(more) >= atSeen) {
+                return atSeen;
             }
         }
         return LeastSquares.fit(two(xs), rest, w).applyAsDouble(new double[]{x[0], x[1]});
