@@ -13,6 +13,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Where the suite's CPU goes: each test class's CPU seconds, the child processes it started and waited for
@@ -57,7 +58,7 @@ public final class CpuPerClass implements TestExecutionListener {
         });
     }
 
-    private static java.util.Optional<String> className(TestIdentifier id) {
+    private static Optional<String> className(TestIdentifier id) {
         return id.getSource().filter(ClassSource.class::isInstance).map(s -> ((ClassSource) s).getClassName());
     }
 

@@ -38,6 +38,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class RemoteOutageIT {
     private static final int RANKS = 2;
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
 
     @TempDir
     java.nio.file.Path tmp;
@@ -196,8 +197,7 @@ class RemoteOutageIT {
 
     /** The job as the run's coordinator serves it; an empty object where it does not answer 200. */
     private static JsonNode job(URI api) throws IOException, InterruptedException {
-        HttpResponse<byte[]> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(api).build(),
-                HttpResponse.BodyHandlers.ofByteArray());
+        HttpResponse<byte[]> r = HTTP.send(HttpRequest.newBuilder(api).build(), HttpResponse.BodyHandlers.ofByteArray());
         return r.statusCode() == 200 ? JSON.readTree(r.body()) : JSON.createObjectNode();
     }
 
