@@ -33,7 +33,9 @@ import java.util.function.ToDoubleFunction;
  * over the last {@link #WINDOW} established snapshots, made only after {@link #WARM_UP} of them
  * (the first ones warm caches and JIT compilers and mislead), weighted by recency: a snapshot
  * counts half as much as one {@link #HALF_LIFE} snapshots newer, and for relative error (each
- * point over its time squared, so short snapshots are not drowned by long ones). A running job drifts
+ * point over its time squared, so short snapshots are not drowned by long ones); the time after capture, and
+ * after a mark, weighted as well towards the snapshots that wrote about as much as the one forecast
+ * ({@link #near}: that time curves with the bytes on some nodes). A running job drifts
  * (page cache, JIT, a store filling up, a dedup cache warming): with every snapshot writing the same
  * bytes, an unweighted fit is the window's mean and lags a trend, which missed a job whose
  * times fell from 17 to 10 s by a median 25%. Where the history cannot separate a term (every
@@ -167,6 +169,7 @@ public final class Predictor {
                 : byWritten ? g.rawBytes() * (double) newest.storedBytes() / newest.rawBytes() : g.rawBytes();
         double[] w = relative(weight, ts);
         double[] x = {expected, g.capturedRanks(), g.othersLeftAtCapture()};
+        w = near(xs, w, x[0]);
         double seconds = withLoad(xs, rest, w, x) * pace(g, mark, fit, xs, w, x); // pace: one node, no load
         return Math.max(0, seconds);
     }
@@ -291,7 +294,7 @@ public final class Predictor {
         // Each part is judged against the whole time, as the forecast is: relative to ts.
         double[] w = relative(weight, ts);
         double expected = written >= 0 && byWritten ? written : rawBytes * writtenShare;
-        double afterCapture = withLoad(xs, rest, w, new double[]{expected, ranks, othersLeft});
+        double afterCapture = withLoad(xs, rest, near(xs, w, expected), new double[]{expected, ranks, othersLeft});
         double toCapture = !split ? 0 : capturedSeconds >= 0 ? capturedSeconds
                 : Math.max(0, LeastSquares.fit(sx, caught, w).applyAsDouble(new double[]{(double) rawBytes / ranks}));
         double toEstablished = toCapture + Math.max(0, afterCapture);
@@ -340,6 +343,52 @@ public final class Predictor {
             }
         }
         return LeastSquares.fit(two(xs), rest, w).applyAsDouble(new double[]{x[0], x[1]});
+    }
+
+    /**
+     * The width of {@link #near}'s weighting: a snapshot whose written bytes are this share of the window's
+     * span away from the forecast's counts {@code e^-1/2} (0.61) as much, twice as far 0.14.
+     */
+    static final double NEAR_WIDTH = 0.5;
+
+    /**
+     * The weights {@code w} of a fit's snapshots (rows {@code xs}, written bytes first), each times how near its
+     * written bytes are to the forecast's {@code x0} (a Gaussian, {@link #NEAR_WIDTH} of the span of the window's
+     * bytes and {@code x0} wide): a straight line fitted nearest where it is used. The time after capture is not a
+     * straight line in the bytes on every node: on the one-node accuracy job of 4 ranks it took 0.43 to 0.83 s at
+     * 64 to 168 MiB and 1.2 to 1.75 s at 200 to 248 MiB (the same images pushed by {@code ferry image push} alone
+     * took times in proportion to their bytes; why the agent's push bends is not known). A line through all of them
+     * forecast the large and the small ones short and the middle ones long: medians at capture of 9.4% to 10.1% in
+     * 4 of 6 recorded runs of that job, 6.3% to 8.5% with the weighting (replayed with {@code ferry plan --accuracy
+     * J --refit}; docs/benchmarks.md). Narrower weights followed the curve closer but carried single slow or fast
+     * snapshots into the forecasts of their size. Where the snapshots are the same size, or their times lie on a
+     * line in the bytes, the weighting changes nothing: any weights fit a line exactly.
+     */
+    static double[] near(double[][] xs, double[] w, double x0) {
+        double min = x0;
+        double max = x0;
+        for (double[] p : xs) {
+            min = Math.min(min, p[0]);
+            max = Math.max(max, p[0]);
+        }
+        double span = max - min;
+        if (!(span > 0)) {
+            return w;
+        }
+        double[] near = new double[w.length];
+        double before = 0;
+        double after = 0;
+        for (int i = 0; i < w.length; i++) {
+            double z = (xs[i][0] - x0) / (NEAR_WIDTH * span);
+            near[i] = w[i] * Math.max(1e-6, Math.exp(-0.5 * z * z)); // never 0: the fit wants positive weights
+            before += w[i];
+            after += near[i];
+        }
+        double[] out = new double[w.length];
+        for (int i = 0; i < w.length; i++) {
+            out[i] = near[i] * before / after; // the same total as before: the fit's ridge is sized to it
+        }
+        return out;
     }
 
     /** The first two terms of each row (bytes written, ranks). */
