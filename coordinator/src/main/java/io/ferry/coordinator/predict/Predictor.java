@@ -384,11 +384,10 @@ public final class Predictor {
             before += w[i];
             after += near[i];
         }
-        double[] out = new double[w.length];
-        for (int i = 0; i < w.length; i++) {
-            out[i] = near[i] * before / after; // the same total as before: the fit's ridge is sized to it
+        for (int i = 0; i < near.length; i++) {
+            near[i] *= before / after; // the same total as before: the fit's ridge is sized to it
         }
-        return out;
+        return near;
     }
 
     /** The first two terms of each row (bytes written, ranks). */
