@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -86,5 +87,40 @@ final class ScenarioPrograms {
             }
         }
         throw new IllegalStateException("no " + n + " free consecutive ports on the loopback");
+    }
+    /**
+     * Asserts that the file a rank left is {@code expected}, an uninterrupted run's; where it is not, the message
+     * is short enough to read whole in a CI log: both files' line counts, the first line that differs with the two
+     * lines before it, the files named like it beside it, and the run's lines about generations, rollbacks and
+     * restores ({@code run}).
+     */
+    static void assertSameFile(String expected, Path actual, String what, List<String> run) throws IOException {
+        String found = Files.readString(actual);
+        if (found.equals(expected)) {
+            return;
+        }
+        List<String> want = expected.lines().toList();
+        List<String> got = found.lines().toList();
+        int at = 0;
+        while (at < want.size() && at < got.size() && want.get(at).equals(got.get(at))) {
+            at++;
+        }
+        StringBuilder m = new StringBuilder(what).append(" differs from an uninterrupted run's: ")
+                .append(want.size()).append(" lines expected, ").append(got.size()).append(" found; first at line ")
+                .append(at + 1).append('\n');
+        for (int i = Math.max(0, at - 2); i <= at; i++) {
+            m.append("  expected: ").append(i < want.size() ? want.get(i) : "(end)").append("   found: ")
+                    .append(i < got.size() ? got.get(i) : "(end)").append('\n');
+        }
+        // DMTCP keeps the file it overwrote at a restore beside it (NAME-DATE.bk): whether it did, and how often
+        try (Stream<Path> beside = Files.list(actual.getParent())) {
+            beside.filter(f -> f.getFileName().toString().startsWith(actual.getFileName().toString()))
+                    .forEach(f -> m.append("  beside it: ").append(f.getFileName()).append(' ')
+                            .append(f.toFile().length()).append(" bytes\n"));
+        }
+        m.append("the run's generations, rollbacks and restores:\n");
+        run.stream().filter(l -> l.matches(".*(established on the|FAILED|recovering|restored generation|exited"
+                + "|killed|lost).*")).limit(60).forEach(l -> m.append("  ").append(l).append('\n'));
+        throw new AssertionError(m.toString());
     }
 }

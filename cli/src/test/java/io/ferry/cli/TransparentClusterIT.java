@@ -127,8 +127,8 @@ class TransparentClusterIT {
             assertTrue(runProcess.waitFor(4, TimeUnit.MINUTES), "ferry run did not finish: " + run.lines);
             assertEquals(0, runProcess.exitValue(), String.join("\n", run.lines));
             for (int r = 0; r < RANKS; r++) {
-                assertEquals(reference.get(r % reference.size()), Files.readString(tmp.resolve("out." + r + ".txt")),
-                        "rank " + r + "'s file");
+                ScenarioPrograms.assertSameFile(reference.get(r % reference.size()), tmp.resolve("out." + r + ".txt"),
+                        "rank " + r + "'s file (" + method + " " + program + ")", run.lines);
             }
         } finally {
             for (Process p : started) {
