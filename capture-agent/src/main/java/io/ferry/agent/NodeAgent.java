@@ -326,7 +326,8 @@ public final class NodeAgent implements Closeable {
      */
     public CompletableFuture<CaptureResult> checkpoint(long generation, String partner,
             PeerAuth auth) {
-        return CompletableFuture.supplyAsync(() -> capture(generation, partner, auth), capturer);
+        long epoch = launchEpoch;
+        return CompletableFuture.supplyAsync(() -> capture(generation, partner, auth, epoch), capturer);
     }
 
     /** Tells the coordinator where this node's cache is served to the job's other nodes. */
@@ -334,7 +335,8 @@ public final class NodeAgent implements Closeable {
         events.accept(new Event.PeerAddress(config.job(), config.node(), address));
     }
 
-    private CaptureResult capture(long g, String partner, PeerAuth auth) {
+    /** @param epoch the launch the capture was asked of: the ranks of a later one (a rollback's) are not its */
+    private CaptureResult capture(long g, String partner, PeerAuth auth, long epoch) {
         Optional<String> repeat = repeated(g);
         if (repeat.isPresent()) {
             LOG.info("ferry agent " + config.node() + ": capture of generation " + g + " of " + config.job()
@@ -342,6 +344,10 @@ public final class NodeAgent implements Closeable {
             return new CaptureResult(g, Map.of(), Map.of());
         }
         lastCaptureAsked = g;
+        if (epoch != launchEpoch) { // queued behind a capture while the ranks were rolled back
+            return failed(g, "the ranks were stopped or started again (a rollback) after generation " + g
+                    + " was asked for; the ranks running now are not captured for it");
+        }
         boolean reported = false;
         try {
             Map<Integer, Double> stall = transparent.isPresent()

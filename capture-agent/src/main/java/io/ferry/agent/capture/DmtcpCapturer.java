@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -60,6 +61,12 @@ public final class DmtcpCapturer implements Capturer {
     private final Map<String, Computation> computations = new LinkedHashMap<>();
     /** The DMTCP directories whose files from the last checkpoint are still to be collected, with its stall. */
     private final Map<Path, Duration> pending = new HashMap<>();
+    /**
+     * The DMTCP directories whose checkpoint {@link #stopped} dropped before they were collected (the ranks
+     * killed for a rollback while the generation's capture went rank by rank): their capture fails instead of
+     * checkpointing whatever runs there by then, the restored ranks, whose files a restore has just put there.
+     */
+    private final Set<Path> dropped = new HashSet<>();
     /** The job's one computation across nodes, for the launch under way; null: this node's own. */
     private DmtcpSpan span;
 
@@ -202,6 +209,7 @@ public final class DmtcpCapturer implements Capturer {
         synchronized (this) {
             all = List.copyOf(computations.values());
             computations.clear();
+            dropped.addAll(pending.keySet());
             pending.clear();
             if (span != null && span.leads()) {
                 span.board().forget(span.job());
@@ -266,17 +274,20 @@ public final class DmtcpCapturer implements Capturer {
         }
         synchronized (this) {
             pending.clear();
+            dropped.clear();
         }
         Duration longest = Duration.ZERO;
         for (Computation c : all) {
-            for (Path area : c.areas) {
-                DmtcpFiles.clearLeftovers(area);
-            }
             Duration stall;
             try {
                 // Right after a launch or restart the coordinator listens before every process joined it, and a
                 // checkpoint asked then would leave a rank out ("computation not in running state").
                 c.coordinator.awaitRunning(peers(c), () -> c.members.stream().allMatch(Process::isAlive));
+                // Only once the computation runs: right after a restore the rank's directory holds the
+                // ckpt_*_files copies dmtcp_restart puts back from, which are no leftovers until it has.
+                for (Path area : c.areas) {
+                    DmtcpFiles.clearLeftovers(area);
+                }
                 // The stall: a blocking checkpoint returns once every process wrote its image and runs again;
                 // moving the files into the images and fsyncing them happen while the ranks run.
                 stall = c.coordinator.checkpoint(timeout);
@@ -303,16 +314,31 @@ public final class DmtcpCapturer implements Capturer {
         }
         Path area = DmtcpFiles.area(rankDir);
         boolean taken;
+        boolean lost;
         synchronized (this) {
             taken = pending.containsKey(area);
+            lost = !taken && dropped.remove(area);
+        }
+        if (lost) {
+            throw new IOException("the ranks were stopped (a rollback) before process " + pid + "'s image of this"
+                    + " checkpoint was collected; the ranks running now are not checkpointed in its place");
         }
         if (!taken) { // a caller that captures ranks one by one: the checkpoint takes every rank of the node
             checkpointTogether(CriuCapturer.TIMEOUT);
         }
         long[] bytes = new long[1];
         ImageDirs.fill(dir, partial -> {
-            if (DmtcpFiles.moveImage(area, partial) == 0) {
-                throw new IOException("dmtcp wrote no ckpt_*.dmtcp file into " + area + " (process " + pid + ")");
+            // Under the lock, so a stop cannot come between the check and the move: once stopped, the directory
+            // may hold what a restore put there for dmtcp_restart.
+            synchronized (this) {
+                if (!pending.containsKey(area)) {
+                    throw new IOException("the ranks were stopped (a rollback) while process " + pid
+                            + "'s image was being collected");
+                }
+                if (DmtcpFiles.moveImage(area, partial) == 0) {
+                    throw new IOException("dmtcp wrote no ckpt_*.dmtcp file into " + area + " (process " + pid
+                            + ")");
+                }
             }
             bytes[0] = ImageDirs.size(partial);
         });

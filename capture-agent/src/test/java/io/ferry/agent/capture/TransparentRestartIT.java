@@ -86,6 +86,45 @@ class TransparentRestartIT {
     }
 
     /**
+     * A rollback that comes while a generation's capture goes rank by rank: DMTCP checkpointed every rank of
+     * the node, and the ranks are stopped (as the agent stops them before a restore) before this rank's files
+     * were collected. Its capture fails: it does not checkpoint whatever runs in the rank's directory by then,
+     * the restored ranks, whose DMTCP files a restore has just put there (a second checkpoint of them, taken
+     * while dmtcp_restart still read those files, deleted them under it).
+     */
+    @Test
+    @Timeout(value = 5, unit = TimeUnit.MINUTES)
+    void aCaptureWhoseRanksWereStoppedSinceTheCheckpointFailsInsteadOfCheckpointingAgain() throws Exception {
+        Capturer c = Capturers.of("dmtcp");
+        Scenario.requireAvailable(c);
+        Path rankDir = fresh(tmp.resolve("rank"));
+        Process p = launchAndCapture(c, tmp.resolve("img1"), rankDir);
+        Process restored = null;
+        try (Scenario.Steps steps = new Scenario.Steps(p)) {
+            steps.awaitStep(steps.next() + 5);
+            c.checkpointTogether(Duration.ofMinutes(1)).orElseThrow(); // the next generation, collected below
+            Scenario.kill(p);
+            c.stopped(); // the rollback, and its restore from the first image into the same rank directory
+            restored = c.restore(tmp.resolve("img1"), fresh(rankDir), streams(c, new ProcessBuilder()));
+            long pid = p.pid();
+            IOException e = assertThrows(IOException.class,
+                    () -> c.capture(pid, rankDir, tmp.resolve("img2"), Progress.NONE));
+            assertTrue(e.getMessage().contains("stopped (a rollback) before"), e.getMessage());
+            assertTrue(Files.notExists(tmp.resolve("img2")), "no image of the next generation");
+            c.started(true, dirs -> { }); // the restore's files were left to it: it runs
+            try (Scenario.Steps after = new Scenario.Steps(restored)) {
+                assertTrue(after.next() >= 0, "the restored rank steps on");
+            }
+        } finally {
+            Scenario.kill(p);
+            if (restored != null) {
+                Scenario.kill(restored);
+            }
+            c.stopped();
+        }
+    }
+
+    /**
      * Two ranks of a ring over TCP, each under its own {@code dmtcp_launch} and both joined to
      * the node's one coordinator, as the agent launches them: one checkpoint takes both, with
      * the messages in flight between them; rank 1 is SIGKILLed mid-run (rank 0 loses its
@@ -322,7 +361,10 @@ class TransparentRestartIT {
     }
 
     private Process launchAndCapture(Capturer c, Path img) throws Exception {
-        Path rankDir = fresh(tmp.resolve("rank"));
+        return launchAndCapture(c, img, fresh(tmp.resolve("rank")));
+    }
+
+    private Process launchAndCapture(Capturer c, Path img, Path rankDir) throws Exception {
         Process p = streams(c, new ProcessBuilder(c.launchCommand(List.of(Scenario.binary("appender").toString(),
                 tmp.resolve("out.txt").toString(), "1000000", STEP_MILLIS), rankDir))).start(); // runs until killed
         Scenario.Steps steps = new Scenario.Steps(p);
