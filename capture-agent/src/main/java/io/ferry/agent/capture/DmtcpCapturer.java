@@ -261,6 +261,7 @@ public final class DmtcpCapturer implements Capturer {
         Duration stall = s.awaitCheckpoint(g, timeout);
         synchronized (this) {
             pending.clear();
+            dropped.clear();
             all.forEach(c -> c.areas.forEach(a -> pending.put(a, stall)));
         }
         return stall;
