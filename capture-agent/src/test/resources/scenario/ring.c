@@ -9,9 +9,14 @@
  * RANK and NRANKS default to FERRY_RANK and FERRY_NRANKS. With RING_HOSTS (one IPv4 address
  * per rank, comma-separated) the ranks are on those hosts: each listens on every address and
  * connects to the next rank's host.
+ * Under DMTCP the setup (listen, connect, accept) runs with checkpoints held off (DMTCP's
+ * dmtcp_disable_ckpt, found at run time; nothing elsewhere): DMTCP cannot checkpoint a connection
+ * its peer has not accepted yet, and closes it ("we don't yet support checkpointing non-accepted
+ * connections"), which broke the ring when a checkpoint came that early (a busy machine, 2026-11-30).
  * Usage: ring OUT STEPS STEP_MILLIS BASE_PORT [RANK NRANKS]; no pause once $SCENARIO_HURRY exists
  */
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <stdint.h>
@@ -44,6 +49,14 @@ static const char *arg(int argc, char **argv, int i, const char *env) {
     return v;
 }
 
+/* DMTCP's dmtcp_disable_ckpt or dmtcp_enable_ckpt where the process runs under DMTCP; a no-op elsewhere. */
+static void dmtcp_call(const char *name) {
+    int (*f)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, name);
+    if (f != NULL) {
+        f();
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc < 5) {
         fprintf(stderr, "usage: ring OUT STEPS STEP_MILLIS BASE_PORT [RANK NRANKS]\n");
@@ -59,6 +72,7 @@ int main(int argc, char **argv) {
         perror(argv[1]);
         return 1;
     }
+    dmtcp_call("dmtcp_disable_ckpt"); /* until every connection of the ring is accepted */
     int one = 1;
     int listener = socket(AF_INET, SOCK_STREAM, 0);
     setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -104,6 +118,7 @@ int main(int argc, char **argv) {
         perror("ring: accept");
         return 1;
     }
+    dmtcp_call("dmtcp_enable_ckpt");
     uint64_t value = (uint64_t)rank + 1;
     for (int step = 0; step < steps; step++) {
         uint64_t got;
