@@ -88,6 +88,7 @@ final class ScenarioPrograms {
         }
         throw new IllegalStateException("no " + n + " free consecutive ports on the loopback");
     }
+
     /**
      * Asserts that the file a rank left is {@code expected}, an uninterrupted run's; where it is not, the message
      * is short enough to read whole in a CI log: both files' line counts, the first line that differs with the two
