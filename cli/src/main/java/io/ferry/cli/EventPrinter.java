@@ -82,7 +82,8 @@ final class EventPrinter implements Consumer<Event> {
             line = failure(f) + (f.generation() < 0 || f.provenBad()
                     ? "" : " (nothing against the snapshot: tried again after the recovery backoff)");
         } else if (e instanceof Event.JobPlaced p) {
-            line = "ranks placed anew: " + p.reason();
+            line = Event.JobPlaced.START.equals(p.reason()) ? "ranks launched on " + p.placement()
+                    : "ranks placed anew: " + p.reason();
         } else if (e instanceof Event.HaltRequested h) {
             line = "halt requested (" + h.why() + "): a final checkpoint, established before "
                     + Instant.ofEpochMilli(h.deadlineMillis())

@@ -115,7 +115,7 @@ public final class Coordinator implements Closeable {
         this.recovery = new Recovery(log, this, clock, epochs);
         this.ownership = new Ownership(who, this::givenUp);
         this.orders = new Orders(log, jobs, recovery, ownership, clock, malformed);
-        this.handOver = new HandOver(this, jobs, clock, commits, orders, changed);
+        this.handOver = new HandOver(this, jobs, clock, commits, orders, recovery, changed);
         this.reach = new LogReach(log, clock::millis);
         this.overdue = new Overdue(log, this);
         this.reactions = new Reactions(log, recovery, commits, clock);

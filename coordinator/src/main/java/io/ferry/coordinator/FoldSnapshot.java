@@ -39,7 +39,7 @@ import java.util.zip.CRC32;
 final class FoldSnapshot {
     static final int MAGIC = 0x46534E50; // "FSNP"
     /** Changes whenever the form or what the fold keeps changes: an older snapshot is then replayed past. */
-    static final int VERSION = 6;
+    static final int VERSION = 7;
 
     private FoldSnapshot() {}
 
@@ -151,6 +151,8 @@ final class FoldSnapshot {
         out.writeLong(j.haltDeadlineMillis);
         out.writeLong(j.haltRequestedAtMillis);
         out.writeBoolean(j.halted);
+        out.writeBoolean(j.launched);
+        out.writeBoolean(j.startResumes);
         SnapshotData.writeMap(out, j.storeHealth, (k, v) -> SnapshotData.writeString(out, k),
                 (k, v) -> SnapshotData.writeEvent(out, v));
         SnapshotData.writeMap(out, j.peers, (k, v) -> SnapshotData.writeString(out, k),
@@ -214,6 +216,8 @@ final class FoldSnapshot {
         j.haltDeadlineMillis = in.readLong();
         j.haltRequestedAtMillis = in.readLong();
         j.halted = in.readBoolean();
+        j.launched = in.readBoolean();
+        j.startResumes = in.readBoolean();
         SnapshotData.readMap(in, 8, () -> j.storeHealth.put(SnapshotData.readString(in),
                 SnapshotData.readEvent(in, Event.StoreHealthReported.class)));
         SnapshotData.readMap(in, 8, () -> j.peers.put(SnapshotData.readString(in), SnapshotData.readString(in)));

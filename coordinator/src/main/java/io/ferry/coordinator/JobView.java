@@ -59,6 +59,15 @@ public final class JobView {
     long pendingSinceMillis;
     /** The {@link #pendingSinceMillis} whose backoff wait was said on stderr already. */
     long pendingNoticedFor = -1;
+    /**
+     * Whether the current run's start was decided: the coordinator logged where it launches the ranks ({@link
+     * Event.JobPlaced}), a launcher attempt, a rollback, or a checkpoint. A run whose coordinator stopped before that
+     * (while the store was listed, or while the start waited for its DMTCP lead) is started by the one that takes
+     * the job over ({@link HandOver}), not left to the heartbeat timeout.
+     */
+    boolean launched;
+    /** Whether the current run resumes one that did not succeed (failed, or halted): its start rolls back. */
+    boolean startResumes;
     /** Log time the start was deferred at until rank 0's agent is heard ({@link Recovery#onStarted}), or -1. */
     long startDeferredSinceMillis = -1;
     /** Whether the deferred start resumes a run that failed. */

@@ -98,6 +98,9 @@ public final class Jobs {
     public JobView apply(Event e, long timestampMillis, long loggedAtMillis, String by) {
         JobView j = jobs.computeIfAbsent(e.job(), JobView::new);
         if (e instanceof Event.JobStarted s) {
+            // as the live coordinator judged it before folding: a new run of a job whose last one did not succeed
+            j.startResumes = j.started != null && (!j.success().orElse(false) || j.halted);
+            j.launched = false;
             if (by != null) {
                 j.owner = by; // refuses() let it through: the job is new, or already this login's
             }
@@ -128,9 +131,11 @@ public final class Jobs {
             j.startDeferredSinceMillis = -1; // an earlier run's wait for its DMTCP lead never starts this one
         } else if (e instanceof Event.JobPlaced p) {
             if (j.started != null) {
+                j.launched = true;
                 placed(j, Placement.parse(p.placement(), j.ranks()), timestampMillis);
             }
         } else if (e instanceof Event.CheckpointRequested r) {
+            j.launched |= j.started != null; // a log from before starts were placed in it: a checkpoint says so too
             GenerationView g = gen(j, r.generation());
             g.requestedAtMillis = timestampMillis;
             g.placement = j.placement;
@@ -227,6 +232,7 @@ public final class Jobs {
                 j.heartbeats.putIfAbsent(r.node(), timestampMillis);
             }
         } else if (e instanceof Event.LauncherRequested l) {
+            j.launched |= j.started != null;
             j.launchAttempt = Math.max(j.launchAttempt, l.attempt());
             j.launcherExit = null; // a new attempt: the last one's exit is answered
             j.launchGeneration = l.generation();
@@ -257,6 +263,7 @@ public final class Jobs {
                 g.restoreFailure = "node " + f.node() + ": " + f.reason();
             }
         } else if (e instanceof Event.RecoveryStarted r) {
+            j.launched |= j.started != null;
             j.recoveries++;
             j.restarts.started(r.generation(), r.cause(), timestampMillis);
             long newest = j.newestEstablished().map(GenerationView::generation).orElse(-1L);

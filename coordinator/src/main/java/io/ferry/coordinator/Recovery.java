@@ -188,6 +188,10 @@ final class Recovery {
         if (g >= 0) {
             rollBack(j, g, "resumed by a new ferry run");
         } else {
+            if (!j.started.where().byLauncher()) { // a launcher's attempt is logged as LauncherRequested
+                // Logged before the launches go out: a coordinator that takes the job over knows the start was decided.
+                log.append(new Event.JobPlaced(j.job, j.placement.toString(), Event.JobPlaced.START));
+            }
             launchAll(j, -1, "start");
         }
     }

@@ -53,6 +53,31 @@ class JobsTest {
         assertEquals(-1, j.startDeferredSinceMillis);
     }
 
+    /**
+     * What a coordinator that takes a job over reads of its current run's start: decided once the log
+     * holds where the start launches the ranks (or a rollback, or a checkpoint, as logs from before that
+     * placement show), undecided again for a new run; and whether that run resumes one that failed.
+     */
+    @Test
+    void aRunIsLaunchedOnceItsStartsPlacementIsLoggedAndANewRunAfterAFailureResumes() {
+        JobView j = jobs.apply(new Event.JobStarted("j", 2, 0, false, "file:/s", "n"), 1000);
+        assertFalse(j.launched, "started, not launched");
+        assertFalse(j.startResumes, "the first run");
+        jobs.apply(new Event.JobPlaced("j", j.placement.toString(), Event.JobPlaced.START), 1001);
+        assertTrue(j.launched);
+        jobs.apply(new Event.JobFinished("j", false, "a rank failed"), 2000);
+        jobs.apply(new Event.JobStarted("j", 2, 0, false, "file:/s", "n"), 3000);
+        assertFalse(j.launched, "a new run is launched anew");
+        assertTrue(j.startResumes, "after a failed run");
+        jobs.apply(new Event.CheckpointRequested("j", 0, "interval"), 4000);
+        assertTrue(j.launched, "a checkpoint of the run says it runs");
+        jobs.apply(new Event.JobFinished("j", true, "done"), 5000);
+        jobs.apply(new Event.JobStarted("j", 2, 0, false, "file:/s", "n"), 6000);
+        assertFalse(j.startResumes, "after a run that succeeded");
+        jobs.apply(new Event.RecoveryStarted("j", -1, "resumed"), 7000);
+        assertTrue(j.launched);
+    }
+
     @Test
     void snapshotMovesOpenCapturedEstablished() {
         JobView j = apply(new Event.JobStarted("j", 2, 1000, true, "file:/s", "n"),

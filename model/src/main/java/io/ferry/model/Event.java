@@ -387,8 +387,14 @@ public sealed interface Event {
         }
     }
 
-    /** The job's ranks were placed anew (a node was lost and its ranks moved): {@link Placement}'s text form. */
+    /**
+     * The job's ranks were placed anew (a node was lost and its ranks moved), or placed where its run's start
+     * launches them ({@link #START}): {@link Placement}'s text form.
+     */
     record JobPlaced(String job, String placement, String reason) implements Event {
+        /** The reason of the placement a run's start launches its ranks on, logged before the launches. */
+        public static final String START = "start";
+
         public JobPlaced {
             Names.requireJob(job);
             EventChecks.placement(placement);

@@ -1,0 +1,96 @@
+package io.ferry.coordinator;
+
+import io.ferry.eventlog.EmbeddedKafka;
+import io.ferry.eventlog.KafkaLog;
+import io.ferry.model.Command;
+import io.ferry.model.Event;
+import io.ferry.model.EventCodec;
+import io.ferry.model.LaunchSpec;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * A coordinator that stops after a run's start was folded but before it was launched leaves the
+ * start to the coordinator that takes the job over: that one starts it once its replay ends, instead
+ * of waiting a heartbeat timeout for nodes that run nothing of the job to be taken for lost.
+ */
+class StartTakeoverIT {
+    /** Longer than the test waits for the launches: a launch for a lost node would come too late to pass. */
+    private static final Duration HEARTBEAT_TIMEOUT = Duration.ofSeconds(90);
+
+    @TempDir
+    Path tmp;
+
+    /**
+     * A DMTCP job on two nodes waits, before launching, to hear the agent of rank 0's node (its DMTCP
+     * lead). Its coordinator stops while it waits; the next one replays the start, waits for the lead
+     * as well, and launches both nodes' ranks, naming the lead, once that agent is heard.
+     */
+    @Test
+    void aStartWaitingForItsDmtcpLeadWhenItsCoordinatorStopsIsLaunchedByTheNextOne() throws Exception {
+        try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));
+             KafkaLog log = new KafkaLog(kafka.bootstrapServers());
+             KafkaConsumer<byte[], byte[]> agentView = log.reader(KafkaLog.COMMANDS, true)) {
+            String store = tmp.resolve("store").toUri().toString();
+            LaunchSpec dmtcp = new LaunchSpec(List.of("sim"), "dmtcp", 60_000, "USR2", Map.of());
+            try (Coordinator first = new Coordinator(log, Clock.systemUTC(), HEARTBEAT_TIMEOUT).start()) {
+                assertTrue(first.awaitLive(Duration.ofSeconds(30)));
+                log.append(new Event.JobStarted("early", 4, 0, true, store, "login", "block:n3,n1", dmtcp));
+                long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+                while (!first.query(j -> j.get("early").map(v -> v.startDeferredSinceMillis >= 0).orElse(false))) {
+                    assertTrue(System.nanoTime() < deadline, "the start never waited for n3's agent");
+                    Thread.sleep(20);
+                }
+                assertEquals(List.of(), launches(agentView), "launched before n3's agent was heard");
+            }
+            try (Coordinator second = new Coordinator(log, Clock.systemUTC(), HEARTBEAT_TIMEOUT).start()) {
+                assertTrue(second.awaitLive(Duration.ofSeconds(30)));
+                log.append(new Event.AgentPresent("n3", "00000000000000c3", "h3", "/f", 1000, 9, false,
+                        "10.0.0.3:4000"));
+                List<Command.Launch> early = new ArrayList<>();
+                long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+                while (early.size() < 2) {
+                    assertTrue(System.nanoTime() < deadline, "the job was never launched: " + early);
+                    launches(agentView).stream().filter(l -> l.job().equals("early")).forEach(early::add);
+                }
+                for (Command.Launch l : early) {
+                    assertEquals("start", l.cause(), "a start, not a lost node's ranks moved: " + l);
+                    assertEquals("n3=10.0.0.3:4000", l.lead(), "rank 0 is on n3: " + l);
+                    assertEquals(-1, l.generation(), l.toString());
+                }
+                assertEquals(List.of("n1", "n3"), early.stream().map(Command.Launch::node).sorted().toList());
+                boolean launched = second.query(j -> j.get("early").map(v -> v.launched).orElse(false));
+                assertTrue(launched, "the start's placement is in the log: a third coordinator would not launch it again");
+            }
+            // A third coordinator finds the start decided and launches nothing more.
+            try (Coordinator third = new Coordinator(log, Clock.systemUTC(), HEARTBEAT_TIMEOUT).start()) {
+                assertTrue(third.awaitLive(Duration.ofSeconds(30)));
+                Ticks.await(third, log, "early", "n3");
+                List<Command.Launch> again = launches(agentView);
+                assertTrue(again.stream().noneMatch(l -> l.job().equals("early")), "launched twice: " + again);
+            }
+        }
+    }
+
+    private static List<Command.Launch> launches(KafkaConsumer<byte[], byte[]> c) {
+        List<Command.Launch> out = new ArrayList<>();
+        for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(100))) {
+            if (EventCodec.decodeCommand(r.value()) instanceof Command.Launch l) {
+                out.add(l);
+            }
+        }
+        return out;
+    }
+}
