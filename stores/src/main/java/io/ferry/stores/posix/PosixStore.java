@@ -17,12 +17,14 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
@@ -213,28 +215,51 @@ public final class PosixStore implements Store {
         return Files.isRegularFile(path(key));
     }
 
-    /** {@inheritDoc} Here: the temporary files {@code .<name>.tmp-<random>} of puts that never renamed them. */
+    /**
+     * {@inheritDoc} Here: the temporary files {@code .<name>.tmp-<random>} of puts that never renamed them. A put
+     * running beside the sweep renames its own file away, and a gc may remove a directory, between their listing
+     * and their look-up: what is gone by then is skipped, not an error (a sweep failed so, beside a push).
+     */
     @Override
     public int deleteAbandoned(Duration olderThan, boolean dryRun) throws StoreException {
         long before = System.currentTimeMillis() - olderThan.toMillis();
-        int n = 0;
-        try (Stream<Path> walk = Files.walk(root)) {
-            for (Path p : (Iterable<Path>) walk::iterator) {
-                String name = p.getFileName().toString();
-                if (name.startsWith(".") && name.contains(".tmp-")
-                        && Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)
-                        && Files.getLastModifiedTime(p, LinkOption.NOFOLLOW_LINKS).toMillis() < before) {
-                    if (!dryRun) {
-                        Files.deleteIfExists(p);
+        int[] n = {0};
+        try {
+            Files.walkFileTree(root, new SimpleFileVisitor<>() {
+                @Override
+                public FileVisitResult visitFile(Path p, BasicFileAttributes a) throws IOException {
+                    String name = p.getFileName().toString();
+                    // the attributes were read as the walk met the file, without following a link
+                    if (name.startsWith(".") && name.contains(".tmp-") && a.isRegularFile()
+                            && a.lastModifiedTime().toMillis() < before) {
+                        if (!dryRun) {
+                            Files.deleteIfExists(p);
+                        }
+                        n[0]++;
                     }
-                    n++;
+                    return FileVisitResult.CONTINUE;
                 }
-            }
-        } catch (IOException | UncheckedIOException e) {
-            throw classify("cannot sweep abandoned temporary files in " + uri, e instanceof IOException io ? io
-                    : ((UncheckedIOException) e).getCause());
+
+                @Override
+                public FileVisitResult visitFileFailed(Path p, IOException e) throws IOException {
+                    if (e instanceof NoSuchFileException && !p.equals(root)) {
+                        return FileVisitResult.CONTINUE;
+                    }
+                    throw e;
+                }
+
+                @Override
+                public FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
+                    if (e != null && !(e instanceof NoSuchFileException)) {
+                        throw e;
+                    }
+                    return FileVisitResult.CONTINUE;
+                }
+            });
+        } catch (IOException e) {
+            throw classify("cannot sweep abandoned temporary files in " + uri, e);
         }
-        return n;
+        return n[0];
     }
 
     @Override

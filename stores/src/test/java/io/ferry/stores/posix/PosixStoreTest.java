@@ -16,6 +16,7 @@ import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -25,6 +26,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -82,6 +84,53 @@ class PosixStoreTest extends StoreContractTest {
         assertTrue(!Files.exists(stale) && Files.exists(fresh));
         assertEquals(List.of("a/k"), store.list(""));
         assertEquals(0, store.deleteAbandoned(grace, false));
+    }
+
+    /**
+     * A sweep beside puts and deletes: a put renames its temporary file away, and a generation's directory goes,
+     * between the sweep's listing and its look-up. What is gone by then is skipped; the sweep never fails for it
+     * (it did, in a gc run beside a push), and it still removes the abandoned file it was run for.
+     */
+    @Test
+    void aSweepBesidePutsAndDeletesSkipsWhatVanishedAndStillSweeps() throws Exception {
+        Path stale = Files.createDirectories(dir.resolve("old")).resolve(".j.tmp-1");
+        Files.write(stale, new byte[10]);
+        Files.setLastModifiedTime(stale, FileTime.from(Instant.now().minusSeconds(3600)));
+        AtomicBoolean stop = new AtomicBoolean();
+        Thread churn = new Thread(() -> {
+            for (int i = 0; !stop.get(); i++) {
+                Path d = dir.resolve("jobs/j/" + (i % 8));
+                try {
+                    Files.createDirectories(d);
+                    for (int k = 0; k < 16; k++) { // what a put does: a temporary file, renamed into place
+                        Path tmp = d.resolve(".m" + k + ".tmp-" + i);
+                        Files.write(tmp, new byte[1]);
+                        Files.move(tmp, d.resolve("m" + k), StandardCopyOption.ATOMIC_MOVE);
+                    }
+                    try (Stream<Path> files = Files.list(d)) { // and a gc removing a generation
+                        for (Path f : (Iterable<Path>) files::iterator) {
+                            Files.deleteIfExists(f);
+                        }
+                    }
+                    Files.deleteIfExists(d);
+                } catch (IOException raced) {
+                    // the sweep deleted a temporary file first, or a listing saw a file going: churn on
+                }
+            }
+        });
+        churn.start();
+        try {
+            int swept = 0;
+            long until = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+            for (int round = 0; round < 50 || System.nanoTime() < until; round++) {
+                swept += store.deleteAbandoned(Duration.ofMinutes(10), false);
+            }
+            assertEquals(1, swept, "the abandoned file, once; the puts' own files are younger than the grace");
+            assertTrue(!Files.exists(stale));
+        } finally {
+            stop.set(true);
+            churn.join();
+        }
     }
 
     @Test
