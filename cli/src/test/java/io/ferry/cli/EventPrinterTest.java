@@ -10,7 +10,7 @@ import java.util.Optional;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-/** What `ferry run` prints of a node's failed restore: whether the images or the launch failed. */
+/** What `ferry run` prints of a node's failed restore (whether the images or the launch failed), and of placements. */
 class EventPrinterTest {
     private static String printed(Event e) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
@@ -29,5 +29,13 @@ class EventPrinterTest {
         assertTrue(restore.contains("node n1 cannot restore generation 4: digest mismatch\n"), restore);
         String start = printed(new Event.RestoreFailed("j", -1, "n1", "no such program", false, false, true));
         assertTrue(start.contains("node n1 cannot start the job: no such program\n"), start);
+    }
+
+    @Test
+    void aStartsPlacementIsALaunchAndALostNodesIsAMove() {
+        String start = printed(new Event.JobPlaced("j", "block:n1,n2", Event.JobPlaced.START));
+        assertTrue(start.contains("ranks launched on block:n1,n2\n"), start);
+        String moved = printed(new Event.JobPlaced("j", "map:0-1:n1,2-3:n3", "node n2 lost"));
+        assertTrue(moved.contains("ranks placed anew: node n2 lost\n"), moved);
     }
 }
