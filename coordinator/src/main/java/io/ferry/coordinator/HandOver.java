@@ -57,18 +57,20 @@ final class HandOver {
      * marker names already. A run whose start was never decided ({@link JobView#launched}: its
      * coordinator stopped while it listed the store, or while the start waited for its DMTCP lead)
      * is started then, as a live start is: its nodes run nothing of it and send no heartbeat, and
-     * would otherwise be taken for lost only after the heartbeat timeout.
+     * would otherwise be taken for lost only after the heartbeat timeout. Not where the listing found markers
+     * above what the log knows: the run went on after the log lost its tail, so it was launched.
      */
     private void listStores(Set<String> replayed) {
         for (String job : replayed) {
             jobs.get(job).filter(j -> j.started != null && !j.finished()).ifPresent(j -> {
                 Event.JobStarted started = j.started;
                 commits.markers.learn(j, found -> {
-                    if (j.started == started && !j.finished() && !j.launched && !j.rollingBack
+                    // Markers above what the log knows say the run went on after the log lost its tail: launched.
+                    if (!found && j.started == started && !j.finished() && !j.launched && !j.rollingBack
                             && j.startDeferredSinceMillis < 0) {
                         LOG.info("job {}: its run was started but never launched by the coordinator before this one;"
                                 + " starting it", j.job);
-                        recovery.onStarted(j, j.startResumes || found);
+                        recovery.onStarted(j, j.startResumes);
                     }
                 });
             });
