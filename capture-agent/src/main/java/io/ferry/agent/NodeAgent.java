@@ -345,8 +345,10 @@ public final class NodeAgent implements Closeable {
         }
         lastCaptureAsked = g;
         if (epoch != launchEpoch) { // queued behind a capture while the ranks were rolled back
-            return failed(g, "the ranks were stopped or started again (a rollback) after generation " + g
-                    + " was asked for; the ranks running now are not captured for it");
+            // Nothing of it was written (it never ran), and the ranks' areas are the launch's to clear: none touched.
+            events.accept(new Event.CaptureFailed(config.job(), g, "the ranks were stopped or started again (a rollback)"
+                    + " after generation " + g + " was asked for; the ranks running now are not captured for it"));
+            return new CaptureResult(g, Map.of(), Map.of());
         }
         boolean reported = false;
         try {

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
@@ -31,7 +32,11 @@ public final class FileTrees {
         return s;
     }
 
-    /** Deletes a tree without following links, making read-only directories writable first. */
+    /**
+     * Deletes a tree without following links, making read-only directories writable first. What another thread
+     * or process deletes meanwhile is gone as wanted, not an error (a rank's area cleared for a launch while a
+     * failed capture cleared its generation in it).
+     */
     public static void delete(Path root) throws IOException {
         if (!Files.exists(root, LinkOption.NOFOLLOW_LINKS)) {
             return;
@@ -39,22 +44,34 @@ public final class FileTrees {
         Files.walkFileTree(root, new SimpleFileVisitor<>() {
             @Override
             public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
-                Files.setPosixFilePermissions(dir, permissions(0700));
+                try {
+                    Files.setPosixFilePermissions(dir, permissions(0700));
+                } catch (NoSuchFileException gone) {
+                    return FileVisitResult.SKIP_SUBTREE;
+                }
                 return FileVisitResult.CONTINUE;
             }
 
             @Override
             public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                Files.delete(file);
+                Files.deleteIfExists(file);
                 return FileVisitResult.CONTINUE;
             }
 
             @Override
+            public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
+                if (e instanceof NoSuchFileException) {
+                    return FileVisitResult.CONTINUE;
+                }
+                throw e;
+            }
+
+            @Override
             public FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
-                if (e != null) {
+                if (e != null && !(e instanceof NoSuchFileException)) {
                     throw e;
                 }
-                Files.delete(dir);
+                Files.deleteIfExists(dir);
                 return FileVisitResult.CONTINUE;
             }
         });
