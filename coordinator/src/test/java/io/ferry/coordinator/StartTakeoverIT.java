@@ -22,9 +22,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A coordinator that stops after a run's start was folded but before it was launched leaves the
- * start to the coordinator that takes the job over: that one starts it once its replay ends, instead
- * of waiting a heartbeat timeout for nodes that run nothing of the job to be taken for lost.
+ * A run's start that is not launched at once. A coordinator that stops after the start was folded but
+ * before it was launched leaves it to the coordinator that takes the job over: that one starts it once
+ * its replay ends, instead of waiting a heartbeat timeout for nodes that run nothing of the job to be
+ * taken for lost. And a DMTCP start waiting for its lead's agent waits a heartbeat timeout at most.
  */
 class StartTakeoverIT {
     /** Longer than the test waits for the launches: a launch for a lost node would come too late to pass. */
@@ -80,6 +81,38 @@ class StartTakeoverIT {
                 Ticks.await(third, log, "early", "n3");
                 List<Command.Launch> again = launches(agentView);
                 assertTrue(again.stream().noneMatch(l -> l.job().equals("early")), "launched twice: " + again);
+            }
+        }
+    }
+
+    /**
+     * The wait for a DMTCP lead is bounded: a start whose rank 0 agent is not heard within the
+     * heartbeat timeout launches anyway, each node's ranks then a computation of their own (no lead),
+     * rather than never.
+     */
+    @Test
+    void aStartWhoseDmtcpLeadIsNeverHeardLaunchesAfterTheHeartbeatTimeoutWithoutALead() throws Exception {
+        Duration timeout = Duration.ofSeconds(3);
+        try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));
+             KafkaLog log = new KafkaLog(kafka.bootstrapServers());
+             KafkaConsumer<byte[], byte[]> agentView = log.reader(KafkaLog.COMMANDS, true);
+             Coordinator c = new Coordinator(log, Clock.systemUTC(), timeout).start()) {
+            assertTrue(c.awaitLive(Duration.ofSeconds(30)));
+            LaunchSpec dmtcp = new LaunchSpec(List.of("sim"), "dmtcp", 60_000, "USR2", Map.of());
+            long appended = System.currentTimeMillis(); // the wait begins once the coordinator folds the start
+            log.append(new Event.JobStarted("unheard", 4, 0, true, tmp.resolve("store").toUri().toString(), "login",
+                    "block:n5,n6", dmtcp));
+            long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+            List<Command.Launch> launched = new ArrayList<>();
+            while (launched.size() < 2) {
+                assertTrue(System.nanoTime() < deadline, "never launched: " + launched);
+                launches(agentView).stream().filter(l -> l.job().equals("unheard")).forEach(launched::add);
+            }
+            long waited = System.currentTimeMillis() - appended;
+            assertTrue(waited >= timeout.toMillis(), "launched " + waited + " ms after the start, before the timeout");
+            for (Command.Launch l : launched) {
+                assertEquals("start", l.cause(), l.toString());
+                assertEquals("", l.lead(), "no lead heard: each node its own computation: " + l);
             }
         }
     }
