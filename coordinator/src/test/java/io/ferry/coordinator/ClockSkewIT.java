@@ -7,7 +7,6 @@ import io.ferry.model.Command;
 import io.ferry.model.Event;
 import io.ferry.model.EventCodec;
 import io.ferry.model.LaunchSpec;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -64,14 +63,14 @@ class ClockSkewIT {
             while (System.nanoTime() < until) {
                 beat(skewed, "fast", +SKEW_MILLIS);
                 beat(skewed, "slow", -SKEW_MILLIS);
-                launches.addAll(launches(agentView));
+                launches.addAll(SentLaunches.poll(agentView));
                 Thread.sleep(300); // the nodes' heartbeat cadence
             }
             // Judged by a tick after the window, with every command it sent by then read.
             Ticks.await(c, log, "skew", "fast");
             Map<TopicPartition, Long> sent = KafkaLog.ends(agentView);
             while (!KafkaLog.reached(agentView, sent)) {
-                launches.addAll(launches(agentView));
+                launches.addAll(SentLaunches.poll(agentView));
             }
             assertTrue(launches.stream()
                     .noneMatch(l -> l.cause().contains("lost") || l.cause().contains("no heartbeat")),
@@ -83,7 +82,7 @@ class ClockSkewIT {
             String cause = null;
             while (cause == null && System.nanoTime() - silentFrom < Duration.ofSeconds(40).toNanos()) {
                 beat(skewed, "slow", -SKEW_MILLIS);
-                for (Command.Launch l : launches(agentView)) {
+                for (Command.Launch l : SentLaunches.poll(agentView)) {
                     if (l.cause().contains("fast")) {
                         cause = l.cause();
                     }
@@ -102,15 +101,5 @@ class ClockSkewIT {
     private static void beat(KafkaProducer<byte[], byte[]> p, String node, long skewMillis) throws Exception {
         p.send(new ProducerRecord<>(KafkaLog.HEARTBEATS, null, System.currentTimeMillis() + skewMillis,
                 "skew".getBytes(StandardCharsets.UTF_8), EventCodec.encode(new Event.Heartbeat("skew", node)))).get();
-    }
-
-    private static List<Command.Launch> launches(KafkaConsumer<byte[], byte[]> c) {
-        List<Command.Launch> out = new ArrayList<>();
-        for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(100))) {
-            if (EventCodec.decodeCommand(r.value()) instanceof Command.Launch l) {
-                out.add(l);
-            }
-        }
-        return out;
     }
 }

@@ -113,7 +113,7 @@ class HeartbeatsTopicIT {
             Map<String, List<Command.Launch>> byJob = new TreeMap<>();
             while (byJob.values().stream().mapToInt(List::size).sum() < 5) {
                 assertTrue(System.nanoTime() < deadline, "launches so far: " + byJob);
-                launches(agentView).stream().filter(l -> !l.job().equals("probe"))
+                SentLaunches.poll(agentView).stream().filter(l -> !l.job().equals("probe"))
                         .forEach(l -> byJob.computeIfAbsent(l.job(), k -> new ArrayList<>()).add(l));
             }
             List<Command.Launch> wide = byJob.get("wide");
@@ -131,14 +131,14 @@ class HeartbeatsTopicIT {
             log.append(new Event.JobStarted("early", 4, 0, true, store, "login", "block:n3,n1", dmtcp));
             long quiet = System.nanoTime() + Duration.ofSeconds(2).toNanos();
             while (System.nanoTime() < quiet) {
-                List<Command.Launch> early = launches(agentView);
+                List<Command.Launch> early = SentLaunches.poll(agentView);
                 assertTrue(early.stream().noneMatch(l -> l.job().equals("early")), "launched unheard: " + early);
             }
             log.append(new Event.AgentPresent("n3", "00000000000000c3", "h3", "/f", 1000, 9, false, "10.0.0.3:4000"));
             List<Command.Launch> early = new ArrayList<>();
             while (early.size() < 2) {
                 assertTrue(System.nanoTime() < deadline + Duration.ofSeconds(30).toNanos(), "launches: " + early);
-                launches(agentView).stream().filter(l -> l.job().equals("early")).forEach(early::add);
+                SentLaunches.poll(agentView).stream().filter(l -> l.job().equals("early")).forEach(early::add);
             }
             for (Command.Launch l : early) {
                 assertEquals("n3=10.0.0.3:4000", l.lead(), "rank 0 is on n3, heard after the start: " + l);
@@ -169,14 +169,14 @@ class HeartbeatsTopicIT {
                 beat(raw, KafkaLog.HEARTBEATS, "a");
                 beat(raw, KafkaLog.HEARTBEATS, "gone");
                 beat(raw, KafkaLog.EVENTS, "old");
-                launches.addAll(launches(agentView));
+                launches.addAll(SentLaunches.poll(agentView));
                 Thread.sleep(300); // the nodes' heartbeat cadence
             }
             // Judged by a tick after the window, with every command it sent by then read.
             Ticks.await(c, log, "beats", "a");
             Map<TopicPartition, Long> sent = KafkaLog.ends(agentView);
             while (!KafkaLog.reached(agentView, sent)) {
-                launches.addAll(launches(agentView));
+                launches.addAll(SentLaunches.poll(agentView));
             }
             assertTrue(launches.stream()
                     .noneMatch(l -> l.cause().contains("lost") || l.cause().contains("no heartbeat")),
@@ -188,7 +188,7 @@ class HeartbeatsTopicIT {
             while (cause == null && System.nanoTime() - silentFrom < Duration.ofSeconds(40).toNanos()) {
                 beat(raw, KafkaLog.HEARTBEATS, "a");
                 beat(raw, KafkaLog.EVENTS, "old");
-                for (Command.Launch l : launches(agentView)) {
+                for (Command.Launch l : SentLaunches.poll(agentView)) {
                     if (!l.cause().equals("start")) {
                         cause = l.cause();
                     }
@@ -262,15 +262,5 @@ class HeartbeatsTopicIT {
     private static void beat(KafkaProducer<byte[], byte[]> p, String topic, String node) throws Exception {
         p.send(new ProducerRecord<>(topic, "beats".getBytes(StandardCharsets.UTF_8),
                 EventCodec.encode(new Event.Heartbeat("beats", node)))).get();
-    }
-
-    private static List<Command.Launch> launches(KafkaConsumer<byte[], byte[]> c) {
-        List<Command.Launch> out = new ArrayList<>();
-        for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(100))) {
-            if (EventCodec.decodeCommand(r.value()) instanceof Command.Launch l) {
-                out.add(l);
-            }
-        }
-        return out;
     }
 }

@@ -4,9 +4,7 @@ import io.ferry.eventlog.EmbeddedKafka;
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.Command;
 import io.ferry.model.Event;
-import io.ferry.model.EventCodec;
 import io.ferry.model.LaunchSpec;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -54,7 +52,7 @@ class StartTakeoverIT {
                     assertTrue(System.nanoTime() < deadline, "the start never waited for n3's agent");
                     Thread.sleep(20);
                 }
-                assertEquals(List.of(), launches(agentView), "launched before n3's agent was heard");
+                assertEquals(List.of(), SentLaunches.poll(agentView), "launched before n3's agent was heard");
             }
             try (Coordinator second = new Coordinator(log, Clock.systemUTC(), HEARTBEAT_TIMEOUT).start()) {
                 assertTrue(second.awaitLive(Duration.ofSeconds(30)));
@@ -64,7 +62,7 @@ class StartTakeoverIT {
                 long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
                 while (early.size() < 2) {
                     assertTrue(System.nanoTime() < deadline, "the job was never launched: " + early);
-                    launches(agentView).stream().filter(l -> l.job().equals("early")).forEach(early::add);
+                    SentLaunches.poll(agentView).stream().filter(l -> l.job().equals("early")).forEach(early::add);
                 }
                 for (Command.Launch l : early) {
                     assertEquals("start", l.cause(), "a start, not a lost node's ranks moved: " + l);
@@ -79,7 +77,7 @@ class StartTakeoverIT {
             try (Coordinator third = new Coordinator(log, Clock.systemUTC(), HEARTBEAT_TIMEOUT).start()) {
                 assertTrue(third.awaitLive(Duration.ofSeconds(30)));
                 Ticks.await(third, log, "early", "n3");
-                List<Command.Launch> again = launches(agentView);
+                List<Command.Launch> again = SentLaunches.poll(agentView);
                 assertTrue(again.stream().noneMatch(l -> l.job().equals("early")), "launched twice: " + again);
             }
         }
@@ -106,7 +104,7 @@ class StartTakeoverIT {
             List<Command.Launch> launched = new ArrayList<>();
             while (launched.size() < 2) {
                 assertTrue(System.nanoTime() < deadline, "never launched: " + launched);
-                launches(agentView).stream().filter(l -> l.job().equals("unheard")).forEach(launched::add);
+                SentLaunches.poll(agentView).stream().filter(l -> l.job().equals("unheard")).forEach(launched::add);
             }
             long waited = System.currentTimeMillis() - appended;
             assertTrue(waited >= timeout.toMillis(), "launched " + waited + " ms after the start, before the timeout");
@@ -115,15 +113,5 @@ class StartTakeoverIT {
                 assertEquals("", l.lead(), "no lead heard: each node its own computation: " + l);
             }
         }
-    }
-
-    private static List<Command.Launch> launches(KafkaConsumer<byte[], byte[]> c) {
-        List<Command.Launch> out = new ArrayList<>();
-        for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(100))) {
-            if (EventCodec.decodeCommand(r.value()) instanceof Command.Launch l) {
-                out.add(l);
-            }
-        }
-        return out;
     }
 }

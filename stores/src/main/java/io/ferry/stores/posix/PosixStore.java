@@ -1,5 +1,6 @@
 package io.ferry.stores.posix;
 
+import io.ferry.stores.ConcurrentTreeVisitor;
 import io.ferry.stores.FileIo;
 import io.ferry.stores.Keys;
 import io.ferry.stores.ObjectNotFoundException;
@@ -22,7 +23,6 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
@@ -218,14 +218,15 @@ public final class PosixStore implements Store {
     /**
      * {@inheritDoc} Here: the temporary files {@code .<name>.tmp-<random>} of puts that never renamed them. A put
      * running beside the sweep renames its own file away, and a gc may remove a directory, between their listing
-     * and their look-up: what is gone by then is skipped, not an error (a sweep failed so, beside a push).
+     * and their look-up: what is gone by then is skipped, not an error (a sweep failed so, beside a push); a root
+     * that is not there holds nothing to sweep, as it lists nothing.
      */
     @Override
     public int deleteAbandoned(Duration olderThan, boolean dryRun) throws StoreException {
         long before = System.currentTimeMillis() - olderThan.toMillis();
         int[] n = {0};
         try {
-            Files.walkFileTree(root, new SimpleFileVisitor<>() {
+            Files.walkFileTree(root, new ConcurrentTreeVisitor() {
                 @Override
                 public FileVisitResult visitFile(Path p, BasicFileAttributes a) throws IOException {
                     String name = p.getFileName().toString();
@@ -236,22 +237,6 @@ public final class PosixStore implements Store {
                             Files.deleteIfExists(p);
                         }
                         n[0]++;
-                    }
-                    return FileVisitResult.CONTINUE;
-                }
-
-                @Override
-                public FileVisitResult visitFileFailed(Path p, IOException e) throws IOException {
-                    if (e instanceof NoSuchFileException && !p.equals(root)) {
-                        return FileVisitResult.CONTINUE;
-                    }
-                    throw e;
-                }
-
-                @Override
-                public FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
-                    if (e != null && !(e instanceof NoSuchFileException)) {
-                        throw e;
                     }
                     return FileVisitResult.CONTINUE;
                 }

@@ -1,0 +1,26 @@
+package io.ferry.coordinator;
+
+import io.ferry.model.Command;
+import io.ferry.model.EventCodec;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/** What the nodes would read: the launch commands among those a reader of the commands topic gets next. */
+final class SentLaunches {
+    private SentLaunches() {}
+
+    /** The launches of one poll of {@code c} (100 ms at most); the other commands are passed over. */
+    static List<Command.Launch> poll(KafkaConsumer<byte[], byte[]> c) {
+        List<Command.Launch> out = new ArrayList<>();
+        for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(100))) {
+            if (EventCodec.decodeCommand(r.value()) instanceof Command.Launch l) {
+                out.add(l);
+            }
+        }
+        return out;
+    }
+}
