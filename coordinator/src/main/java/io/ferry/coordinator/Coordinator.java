@@ -382,9 +382,6 @@ public final class Coordinator implements Closeable {
         JobView j;
         boolean resumedAfterFailure;
         synchronized (this) {
-            JobView before = jobs.get(e.job()).orElse(null);
-            resumedAfterFailure = e instanceof Event.JobStarted && before != null && before.started != null
-                    && (!before.success().orElse(false) || before.halted);
             // Live, an event counts from when it arrives, on this coordinator's clock: never by its
             // sender's clock (a node's skewed clock would make it look silent, or alive for ever). A
             // replayed one has only its record's time; HandOver.heardAfresh re-arms liveness after a replay.
@@ -393,6 +390,7 @@ public final class Coordinator implements Closeable {
             long now = clock.millis();
             long logged = isLive ? Heartbeats.logged(r.timestamp(), now, heartbeatTimeoutMillis) : r.timestamp();
             j = jobs.apply(e, isLive ? now : r.timestamp(), logged, by);
+            resumedAfterFailure = e instanceof Event.JobStarted && j.startResumes; // judged by the fold
         }
         if (isLive) {
             listener.accept(e);

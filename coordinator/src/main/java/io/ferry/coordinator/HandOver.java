@@ -10,9 +10,9 @@ import java.util.Set;
 /**
  * What the coordinator does as jobs change hands between the coordinators of a group ({@link
  * Ownership} says which it holds): jobs it took on and replayed are given a fresh hearing and their
- * stores are listed before anything is decided for them, and a run whose start was never decided is started;
- * jobs given up are forgotten. Folded state is
- * touched under the coordinator's lock; called on its thread.
+ * stores are listed before anything is decided for them, and a run whose start was never decided is
+ * started; jobs given up are forgotten. Folded state is touched under the coordinator's lock; called on
+ * its thread.
  */
 final class HandOver {
     private static final Logger LOG = LoggerFactory.getLogger(HandOver.class);
@@ -57,8 +57,8 @@ final class HandOver {
      * marker names already. A run whose start was never decided ({@link JobView#launched}: its
      * coordinator stopped while it listed the store, or while the start waited for its DMTCP lead)
      * is started then, as a live start is: its nodes run nothing of it and send no heartbeat, and
-     * would otherwise be taken for lost only after the heartbeat timeout. Not where the listing found markers
-     * above what the log knows: the run went on after the log lost its tail, so it was launched.
+     * would otherwise be taken for lost only after the heartbeat timeout. Not where the listing found
+     * markers above what the log knows: the run went on after the log lost its tail, so it was launched.
      */
     private void listStores(Set<String> replayed) {
         for (String job : replayed) {

@@ -98,7 +98,7 @@ public final class Jobs {
     public JobView apply(Event e, long timestampMillis, long loggedAtMillis, String by) {
         JobView j = jobs.computeIfAbsent(e.job(), JobView::new);
         if (e instanceof Event.JobStarted s) {
-            // as the live coordinator judged it before folding: a new run of a job whose last one did not succeed
+            // a new run of a job whose last one did not succeed (or was halted): its start resumes from a snapshot
             j.startResumes = j.started != null && (!j.success().orElse(false) || j.halted);
             j.launched = false;
             if (by != null) {
