@@ -2,7 +2,6 @@ package io.ferry.coordinator;
 
 import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.Command;
-import io.ferry.model.ConfigKey;
 import io.ferry.model.CrashPoint;
 import io.ferry.model.Event;
 import io.ferry.model.Placement;
@@ -16,8 +15,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The coordinator's recovery decisions, kept apart from its loop: starting a job on its nodes,
@@ -32,8 +29,6 @@ final class Recovery {
      * ended.
      */
     private static final long LAUNCHER_FRESH_MILLIS = 3 * Event.Heartbeat.LAUNCHER_INTERVAL_MILLIS;
-    /** Unreadable settings already said (from an older writer's events): each is said once. */
-    private static final Set<String> UNREADABLE_SAID = ConcurrentHashMap.newKeySet();
     private static final Logger LOG = LoggerFactory.getLogger(Recovery.class);
     private final KafkaLog log;
     private final Object lock;
@@ -219,7 +214,7 @@ final class Recovery {
      */
     void rollBackPending(JobView j, long now) {
         Map<String, String> settings = j.started.launch().settings();
-        int max = setting(settings, StagingConfig.RECOVERY_MAX_ATTEMPTS);
+        int max = RecoveryPolicy.setting(settings, StagingConfig.RECOVERY_MAX_ATTEMPTS);
         long newest = j.newestEstablished().map(GenerationView::generation).orElse(-1L);
         int without = newest > j.progressMark ? 0 : j.rollbacksWithoutProgress;
         String cause = j.pendingRollback;
@@ -229,7 +224,7 @@ final class Recovery {
                     + " in a row without a newer established snapshot (recovery.max-attempts=" + max + ")");
             return;
         }
-        long wait = backoffMillis(settings, without) - (now - j.lastRecoveryMillis);
+        long wait = RecoveryPolicy.backoffMillis(settings, without) - (now - j.lastRecoveryMillis);
         if (wait > 0) {
             if (j.pendingNoticedFor != j.pendingSinceMillis) { // said once per pending rollback, not every tick
                 j.pendingNoticedFor = j.pendingSinceMillis;
@@ -242,31 +237,6 @@ final class Recovery {
         }
         j.pendingRollback = null;
         rollBackBelow(j, Long.MAX_VALUE, cause);
-    }
-
-    /** The wait after {@code without} rollbacks in a row without progress: none after none. */
-    static long backoffMillis(Map<String, String> settings, int without) {
-        if (without == 0) {
-            return 0;
-        }
-        long base = setting(settings, StagingConfig.RECOVERY_BACKOFF).toMillis();
-        long cap = setting(settings, StagingConfig.RECOVERY_MAX_BACKOFF).toMillis();
-        return Math.min(cap, base << Math.min(without - 1, 30));
-    }
-
-    /** A job's setting, or the key's default where it is missing or (from an older writer) unreadable. */
-    private static <T> T setting(Map<String, String> settings, ConfigKey<T> key) {
-        String v = settings.get(key.name());
-        if (v != null) {
-            try {
-                return key.parse(v);
-            } catch (IllegalArgumentException e) {
-                if (UNREADABLE_SAID.add(key.name() + "=" + v)) { // once, not on every tick
-                    System.err.println("ferry coordinator: ignoring " + key.name() + "=" + v + ": " + e.getMessage());
-                }
-            }
-        }
-        return key.parse(key.defaultValue());
     }
 
     /** Rolls back to the newest usable generation below {@code belowExclusive}, or from the beginning. */

@@ -142,11 +142,11 @@ class JobsTest {
         assertEquals(2, j.rollbacksWithoutProgress, "rolling back to the same generation is not");
         apply(new Event.JobStarted("j", 1, 0, true, "s", "n"));
         assertEquals(0, j.rollbacksWithoutProgress, "a new ferry run gets the whole budget");
-        assertEquals(0, Recovery.backoffMillis(Map.of(), 0), "the first rollback after progress never waits");
-        assertEquals(2_000, Recovery.backoffMillis(Map.of(), 1));
-        assertEquals(8_000, Recovery.backoffMillis(Map.of(), 3));
-        assertEquals(300_000, Recovery.backoffMillis(Map.of(), 40), "capped at recovery.max-backoff");
-        assertEquals(1_000, Recovery.backoffMillis(Map.of("recovery.backoff", "250ms"), 3));
+        assertEquals(0, RecoveryPolicy.backoffMillis(Map.of(), 0), "the first rollback after progress never waits");
+        assertEquals(2_000, RecoveryPolicy.backoffMillis(Map.of(), 1));
+        assertEquals(8_000, RecoveryPolicy.backoffMillis(Map.of(), 3));
+        assertEquals(300_000, RecoveryPolicy.backoffMillis(Map.of(), 40), "capped at recovery.max-backoff");
+        assertEquals(1_000, RecoveryPolicy.backoffMillis(Map.of("recovery.backoff", "250ms"), 3));
     }
 
     @Test
