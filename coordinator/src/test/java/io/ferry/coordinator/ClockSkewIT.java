@@ -11,7 +11,6 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -68,10 +67,7 @@ class ClockSkewIT {
             }
             // Judged by a tick after the window, with every command it sent by then read.
             Ticks.await(c, log, "skew", "fast");
-            Map<TopicPartition, Long> sent = KafkaLog.ends(agentView);
-            while (!KafkaLog.reached(agentView, sent)) {
-                launches.addAll(SentLaunches.poll(agentView));
-            }
+            launches.addAll(SentLaunches.allSent(agentView));
             assertTrue(launches.stream()
                     .noneMatch(l -> l.cause().contains("lost") || l.cause().contains("no heartbeat")),
                     "a beating node was taken for lost: " + launches);

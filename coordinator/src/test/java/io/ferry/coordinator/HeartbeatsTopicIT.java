@@ -174,10 +174,7 @@ class HeartbeatsTopicIT {
             }
             // Judged by a tick after the window, with every command it sent by then read.
             Ticks.await(c, log, "beats", "a");
-            Map<TopicPartition, Long> sent = KafkaLog.ends(agentView);
-            while (!KafkaLog.reached(agentView, sent)) {
-                launches.addAll(SentLaunches.poll(agentView));
-            }
+            launches.addAll(SentLaunches.allSent(agentView));
             assertTrue(launches.stream()
                     .noneMatch(l -> l.cause().contains("lost") || l.cause().contains("no heartbeat")),
                     "a beating node was taken for lost: " + launches);
