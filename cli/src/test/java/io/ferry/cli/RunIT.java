@@ -22,7 +22,7 @@ class RunIT {
     @Test
     void demoSurvivesASigkillAndTheLogTellsTheStoryAfterwards() throws Exception {
         Path demo = tmp.resolve("demo");
-        FerryProcess.Result r = FerryProcess.run("demo", "--dir", demo.toString(), "--steps", "400");
+        FerryProcess.Result r = FerryProcess.run("demo", "--dir", demo.toString(), "--steps", "600");
         assertEquals(0, r.exit(), r.out() + r.err());
         assertTrue(r.out().contains("killing rank 1 with SIGKILL"), r.out());
         assertTrue(r.out().contains("recovering: all ranks roll back to generation"), r.out());
