@@ -41,7 +41,7 @@ class ChaosIT {
         }
         long rank = Long.parseLong(Files.readString(results.resolve("pid-0")).trim());
 
-        FerryProcess.Result chaos = FerryProcess.run(List.of("-Xmx256m"), "chaos", "kill-rank", "calm", "0", "--kafka",
+        FerryProcess.Result chaos = FerryProcess.run("chaos", "kill-rank", "calm", "0", "--kafka",
                 kafka);
         assertEquals(0, chaos.exit(), chaos.out() + chaos.err());
         agent.await("the refusal", l -> l.contains("chaos refused") && l.contains("--allow-chaos"));

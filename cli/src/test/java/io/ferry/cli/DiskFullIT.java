@@ -97,7 +97,7 @@ class DiskFullIT {
             VerifyReport v = p.verify(Progress.NONE);
             assertTrue(v.ok(), v.problems().toString());
         }
-        FerryProcess.Result list = FerryProcess.run(List.of("-Xmx512m"), "list", "full", "--home", home.toString());
+        FerryProcess.Result list = FerryProcess.run("list", "full", "--home", home.toString());
         assertTrue(list.out().contains("is full"), "the job's history says why: " + list.out() + list.err());
     }
 }

@@ -65,7 +65,14 @@ final class FerryProcess {
         return new Result(p.exitValue(), out, err.join());
     }
 
+    /**
+     * Runs {@code args} to its end: here in this JVM where it is a short command ({@link InProcessFerry}), else as a
+     * child. A test that needs a process (its environment, its options, to kill it) starts one by {@link #builder}.
+     */
     static Result run(String... args) throws IOException, InterruptedException {
+        if (InProcessFerry.serves(List.of(args))) {
+            return InProcessFerry.run(args);
+        }
         return run(List.of(), args);
     }
 }

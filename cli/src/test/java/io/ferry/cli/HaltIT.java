@@ -48,7 +48,7 @@ class HaltIT {
                 .start();
         Lines out1 = new Lines(first, "run1");
         awaitRanksRunning(results); // their handlers are set: each writes its pid file after its trap
-        FerryProcess.Result halt = FerryProcess.run(List.of(), "halt", "halt", "--seconds", "20s", "--home", home);
+        FerryProcess.Result halt = FerryProcess.run("halt", "halt", "--seconds", "20s", "--home", home);
         assertEquals(0, halt.exit(), halt.err());
         assertTrue(first.waitFor(60, TimeUnit.SECONDS), "ferry run did not stop: " + out1.lines);
         assertEquals(0, first.exitValue(), String.join("\n", out1.lines));

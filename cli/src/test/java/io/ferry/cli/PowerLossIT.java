@@ -311,9 +311,12 @@ class PowerLossIT {
         return script;
     }
 
-    /** Runs the CLI to its end; {@code exit} -1 accepts 0 and 3 (verify's "damage found", reported in the JSON). */
+    /**
+     * Runs the CLI to its end (in this JVM: {@link InProcessFerry}; the driver's commands, which the cut kills, are
+     * processes); {@code exit} -1 accepts 0 and 3 (verify's "damage found", reported in the JSON).
+     */
     private JsonNode ferry(int exit, String where, String... args) throws Exception {
-        FerryProcess.Result r = FerryProcess.run(List.of("-Xmx256m", "-XX:TieredStopAtLevel=1"), args);
+        FerryProcess.Result r = FerryProcess.run(args);
         assertTrue(exit < 0 ? r.exit() == 0 || r.exit() == 3 : r.exit() == exit,
                 where + ": ferry " + String.join(" ", args) + " exited " + r.exit() + ": " + r.err() + r.out());
         return json.readTree(r.out());

@@ -13,9 +13,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * One store as a user's {@code ferry} commands name it (its URI, and its options as
- * {@code --set KEY=VALUE}), and the commands {@link StoreGcOnEveryStoreIT} runs on it as
- * child processes: {@code ferry store gc} SIGKILLed among its first moves aside, then
- * {@code ferry store verify} and {@code ferry image pull} on what it left.
+ * {@code --set KEY=VALUE}), and the commands {@link StoreGcOnEveryStoreIT} runs on it:
+ * {@code ferry store gc} as a child process SIGKILLed among its first moves aside, then
+ * {@code ferry store verify} and {@code ferry image pull} on what it left (in the test's JVM: {@link InProcessFerry}).
  */
 final class StoreCommands {
     /** Where gc moves what it collects (StoreGc's prefix; the store's own listing counts it). */
