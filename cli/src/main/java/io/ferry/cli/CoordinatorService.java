@@ -78,8 +78,6 @@ final class CoordinatorService implements Closeable {
             } else {
                 s.log = new KafkaLog(access.bootstrap(), access.client(), LogSettings.EXTERNAL);
             }
-            home.writeRun(owner, s.bootstrapServers(), s.kafka != null && access.embedded().required());
-            s.ownsRunFile = true;
             s.coordinator = new Coordinator(s.log, Clock.systemUTC(), heartbeatTimeout, secrets)
                     .inGroup(group, takeoverAfter, home.coordinatorInstance()).configured(settings)
                     .metered(new CoordinatorMeters(ProcessMetrics.registry())).start();
@@ -87,6 +85,11 @@ final class CoordinatorService implements Closeable {
                 throw new IOException("the coordinator did not catch up with the log at " + s.log.bootstrapServers()
                         + " within 60 s");
             }
+            // Only now does the home say where its log is: a command another process sends from then on (ferry
+            // checkpoint, halt, restart) is read. Written as soon as the broker served, a checkpoint sent before the
+            // coordinator had placed its reader of the commands topic was read past, and lost.
+            home.writeRun(owner, s.bootstrapServers(), s.kafka != null && access.embedded().required());
+            s.ownsRunFile = true;
             s.http = startHttp(s.coordinator, http, out);
             return s;
         } catch (IOException | RuntimeException | InterruptedException e) {
