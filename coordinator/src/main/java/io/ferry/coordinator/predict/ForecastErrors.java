@@ -16,9 +16,11 @@ public final class ForecastErrors {
      * @param written         bytes it wrote, as its ranks reported them staged
      * @param captured        seconds from the request until every rank was captured, when the
      *                        forecast was made (measured, not forecast; NaN: not known)
+     * @param othersLeft      bytes the job's other nodes still had to read for staging when its last rank was
+     *                        captured ({@link GenerationView#othersLeftAtCapture}; 0 on one node)
      */
     public record Row(long generation, long rawBytes, int ranks, double predicted, double ideal, double actual,
-                      long expectedWritten, long written, double captured) {
+                      long expectedWritten, long written, double captured, long othersLeft) {
         public double error() {
             return (predicted - actual) / actual;
         }
@@ -55,7 +57,7 @@ public final class ForecastErrors {
                 Event.PredictionMade p = made.get();
                 rows.add(new Row(g.generation(), p.rawBytes(), p.ranks(), p.predictedSecondsToEstablished(),
                         p.idealSeconds(), g.secondsToEstablished(), p.writtenBytes(), g.storedBytes(),
-                        g.secondsToCaptured()));
+                        g.secondsToCaptured(), g.othersLeftAtCapture()));
             }
         }
         return rows;
@@ -78,7 +80,7 @@ public final class ForecastErrors {
             Predictor.atCapture(v, g, asOf).ifPresent(p ->
                     rows.add(new Row(g.generation(), p.rawBytes(), p.ranks(), p.predictedSecondsToEstablished(),
                             p.idealSeconds(), g.secondsToEstablished(), p.writtenBytes(), g.storedBytes(),
-                            g.secondsToCaptured())));
+                            g.secondsToCaptured(), g.othersLeftAtCapture())));
         }
         return rows;
     }
@@ -106,7 +108,8 @@ public final class ForecastErrors {
             double rest = Predictor.restAfterMark(v, g, mark, p.writtenBytes(), asOf);
             if (!Double.isNaN(rest)) {
                 rows.add(new Row(g.generation(), p.rawBytes(), p.ranks(), atMark + rest, p.idealSeconds(),
-                        g.secondsToEstablished(), p.writtenBytes(), g.storedBytes(), g.secondsToCaptured()));
+                        g.secondsToEstablished(), p.writtenBytes(), g.storedBytes(), g.secondsToCaptured(),
+                        g.othersLeftAtCapture()));
             }
         }
         return rows;
@@ -114,8 +117,10 @@ public final class ForecastErrors {
 
     /**
      * The same rows forecast again by the model's form fitted in hindsight: one least-squares fit
-     * of the time after the capture (against bytes written and rank count, weighted for relative
-     * error, as {@link Predictor} fits) to every row's snapshot at once, its own included. What is
+     * of the time after the capture (against bytes written, rank count and, on several nodes, the bytes the
+     * other nodes had left to read at the capture; weighted for relative error, as {@link Predictor} fits) to
+     * every row's snapshot at once, its own included. (Without the third term, the reference for multi-node jobs
+     * left out what their forecasts use, and was weaker than the model it was to bound.) What is
      * left of the error is how far these snapshots' times scatter beyond what their sizes explain
      * (a shared disk, a busy node): a reference that forecasts made before the fact, from fewer
      * snapshots and none of the later ones, can hardly be expected to beat. Empty for fewer than
@@ -131,7 +136,7 @@ public final class ForecastErrors {
         double[] weight = new double[rows.size()];
         for (int i = 0; i < rows.size(); i++) {
             Row r = rows.get(i);
-            xs[i] = new double[]{byWritten ? r.written() : r.rawBytes(), r.ranks()};
+            xs[i] = new double[]{byWritten ? r.written() : r.rawBytes(), r.ranks(), r.othersLeft()};
             rest[i] = r.actual() - captured(r);
             weight[i] = 1 / Math.max(1e-6, r.actual() * r.actual());
         }
@@ -141,7 +146,7 @@ public final class ForecastErrors {
             Row r = rows.get(i);
             double predicted = captured(r) + Math.max(0, fit.applyAsDouble(xs[i]));
             out.add(new Row(r.generation(), r.rawBytes(), r.ranks(), predicted, r.ideal(), r.actual(),
-                    r.expectedWritten(), r.written(), r.captured()));
+                    r.expectedWritten(), r.written(), r.captured(), r.othersLeft()));
         }
         return out;
     }

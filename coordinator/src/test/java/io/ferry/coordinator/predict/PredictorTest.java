@@ -211,7 +211,7 @@ class PredictorTest {
         List<ForecastErrors.Row> rows = new ArrayList<>();
         for (int i = 0; i < written.length; i++) {
             double actual = 1 + 0.4 + written[i] * 5e-9;
-            rows.add(new ForecastErrors.Row(3 + i, written[i], 2, 99, 0, actual, -1, written[i], 1.0));
+            rows.add(new ForecastErrors.Row(3 + i, written[i], 2, 99, 0, actual, -1, written[i], 1.0, 0));
         }
         for (ForecastErrors.Row r : ForecastErrors.hindsight(rows)) {
             assertEquals(0, r.error(), 1e-6, r.toString());
@@ -220,7 +220,7 @@ class PredictorTest {
         ForecastErrors.Row slow = rows.get(3);
         double slowActual = 1 + 2 * (slow.actual() - 1);
         rows.set(3, new ForecastErrors.Row(slow.generation(), slow.rawBytes(), 2, 99, 0, slowActual, -1, slow.written(),
-                1.0));
+                1.0, 0));
         List<Double> err = ForecastErrors.hindsight(rows).stream().map(ForecastErrors.Row::error).toList();
         assertTrue(Math.abs(err.get(3)) > 0.15, "the slow snapshot: " + err);
         assertEquals(Math.abs(err.get(3)), ForecastErrors.quantileAbs(err, 1), 1e-12,
@@ -230,11 +230,28 @@ class PredictorTest {
         // Where the log does not say when the ranks were captured, the whole time is fitted.
         List<ForecastErrors.Row> unknown = rows.stream()
                 .map(r -> new ForecastErrors.Row(r.generation(), r.rawBytes(), 2, 99,
-                0, r.actual(), -1, r.written(), Double.NaN)).toList();
+                0, r.actual(), -1, r.written(), Double.NaN, 0)).toList();
         assertEquals(rows.size(), ForecastErrors.hindsight(unknown).size());
         assertTrue(ForecastErrors.hindsight(unknown).stream().allMatch(r -> r.predicted() > 1),
                 "fitted from 0, not from the capture");
         assertEquals(List.of(), ForecastErrors.hindsight(rows.subList(0, 2)), "too few snapshots to fit");
+    }
+
+    @Test
+    void theHindsightFitOfAJobOnSeveralNodesKnowsTheOtherNodesLoad() {
+        // As above, and 3 ns more per byte the other nodes still had to read when the last rank was captured: the
+        // reference fits that term as the forecasts do, and has no error left.
+        long[] written = {250_000_000, 90_000_000, 170_000_000, 60_000_000, 230_000_000, 130_000_000, 210_000_000,
+                80_000_000, 150_000_000, 110_000_000};
+        long[] others = {0, 200_000_000, 40_000_000, 0, 120_000_000, 300_000_000, 0, 60_000_000, 180_000_000, 0};
+        List<ForecastErrors.Row> rows = new ArrayList<>();
+        for (int i = 0; i < written.length; i++) {
+            double actual = 1 + 0.4 + written[i] * 5e-9 + others[i] * 3e-9;
+            rows.add(new ForecastErrors.Row(3 + i, written[i], 6, 99, 0, actual, -1, written[i], 1.0, others[i]));
+        }
+        for (ForecastErrors.Row r : ForecastErrors.hindsight(rows)) {
+            assertEquals(0, r.error(), 1e-6, r.toString());
+        }
     }
 
     @Test
