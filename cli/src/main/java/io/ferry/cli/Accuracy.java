@@ -25,7 +25,9 @@ final class Accuracy {
         Names.requireJob(job);
         JobView v;
         try (LogConnection c = log.open()) {
-            v = (refit ? c.replayWithStaging() : c.replay()).get(job)
+            // With the staging reports the log still keeps: the marks a refit forecasts again from, and the other
+            // nodes' load at each capture, which the hindsight fit takes as the forecasts do.
+            v = c.replayWithStaging().get(job)
                     .orElseThrow(() -> new IllegalArgumentException("no job " + job + " in the log"));
         }
         List<Row> rows = refit ? ForecastErrors.refit(v) : ForecastErrors.rows(v);
