@@ -3,9 +3,9 @@ package io.ferry.cli;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.OutputStreamWriter;
 import java.io.PrintStream;
 import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
@@ -50,21 +50,32 @@ final class InProcessFerry {
         Routed.install();
         ByteArrayOutputStream outBytes = new ByteArrayOutputStream();
         ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
-        StringWriter outText = new StringWriter();
-        StringWriter errText = new StringWriter();
         int exit;
-        try (PrintWriter out = new PrintWriter(outText, true); PrintWriter err = new PrintWriter(errText, true)) {
+        // One buffer per stream: the invocation's writer and System.out (or err) land in it in the order written.
+        try (PrintWriter out = writer(outBytes); PrintWriter err = writer(errBytes)) {
             Invocation inv = Invocation.client(Path.of("").toAbsolutePath(), false, out, err);
-            exit = Routed.to(outBytes, errBytes, () -> Main.run(inv, args));
+            exit = Routed.to(outBytes, errBytes, () -> {
+                try {
+                    return Main.run(inv, args);
+                } finally {
+                    out.flush();
+                    err.flush();
+                }
+            });
         }
-        return new FerryProcess.Result(exit, outText + outBytes.toString(StandardCharsets.UTF_8),
-                errText + errBytes.toString(StandardCharsets.UTF_8));
+        return new FerryProcess.Result(exit, outBytes.toString(StandardCharsets.UTF_8),
+                errBytes.toString(StandardCharsets.UTF_8));
+    }
+
+    private static PrintWriter writer(OutputStream to) {
+        return new PrintWriter(new OutputStreamWriter(to, StandardCharsets.UTF_8), true);
     }
 
     /**
      * {@code System.out} and {@code System.err} of this JVM, installed once: each write goes where the writing
-     * thread's command sends its output (a thread started by a command inherits its command's), else where the
-     * JVM's own streams went.
+     * thread's command sends its output (a thread started by a command inherits its command's, and a pool thread a
+     * command left behind keeps writing to that command's buffer, which nobody reads again), else where the JVM's
+     * own streams went.
      */
     static final class Routed extends OutputStream {
         private static final InheritableThreadLocal<OutputStream[]> TARGET = new InheritableThreadLocal<>();
