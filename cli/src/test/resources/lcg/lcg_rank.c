@@ -27,13 +27,18 @@ static void on_usr2(int sig) {
     requested = 1;
 }
 
+/* Writes text to path whole: into a temporary name renamed over it, so a reader never sees it empty or half-written
+   (a test read this rank's pid file between its creation and its write, and parsed ""). */
 static int write_file(const char *path, const char *text) {
-    FILE *f = fopen(path, "w");
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
     if (f == NULL) {
         return -1;
     }
     int ok = fputs(text, f) >= 0;
-    return fclose(f) == 0 && ok ? 0 : -1;
+    ok = fclose(f) == 0 && ok;
+    return ok && rename(tmp, path) == 0 ? 0 : -1;
 }
 
 /* Saves the state into the generation the agent asked for, as the bash trap does. */

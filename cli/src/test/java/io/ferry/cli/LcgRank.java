@@ -40,7 +40,7 @@ final class LcgRank {
                         + " \"$FERRY_CKPT_DIR/$g/DONE\"' USR2",
                 "results=$1; x=$((FERRY_RANK + 1)); step=0",
                 "if [ -n \"$FERRY_RESTART_DIR\" ]; then read -r x step < \"$FERRY_RESTART_DIR/state\"; fi",
-                "echo $$ > \"$results/pid-$FERRY_RANK\"",
+                "pid=\"$results/pid-$FERRY_RANK\"; echo $$ > \"$pid.tmp\" && mv \"$pid.tmp\" \"$pid\"",
                 "while (( step < " + steps + " )); do",
                 "  (( x = (x * 1103515245 + 12345) % 2147483648, step++ ))",
                 "  [ -e \"$results/hurry\" ] || sleep 0.02",
