@@ -92,8 +92,13 @@ class MpiUnderDmtcpIT {
         }
         // mpi_yield_when_idle: a rank waiting in MPI_Sendrecv yields its core instead of spinning on it (two ranks on
         // a 2-core machine do not count as oversubscribed, so Open MPI would spin), as MpiClusterIT's do.
+        // The ranks talk over loopback only, as TestBed's do without namespaces: with every interface they also
+        // dialled the machine's own external address, where Open MPI warned that a connect stayed in progress; in a
+        // rehearsal (2026-11-30) it did so again after the restore, and the restored job hung.
         cmd.addAll(List.of("--oversubscribe", "-np", "2", "--mca", "btl", "tcp,self", "--mca", "plm_rsh_agent", "false",
-                "--mca", "mpi_yield_when_idle", "1", program.toString(), results.toString(), Integer.toString(STEPS), millis));
+                "--mca", "btl_tcp_if_include", "127.0.0.0/8", "--mca", "oob_tcp_if_include", "127.0.0.0/8",
+                "--mca", "mpi_yield_when_idle", "1", program.toString(), results.toString(), Integer.toString(STEPS),
+                millis));
         return cmd;
     }
 
