@@ -4,6 +4,11 @@
  * the step and a checksum of the whole heap to an open file (O_APPEND). At the end it appends
  * "done <checksum>". Given the same arguments, an uninterrupted run and a killed-and-resumed
  * run must leave byte-identical files.
+ * The file is opened afresh (O_TRUNC), as a program that writes its output from its start does.
+ * A checkpoint can come before the open (the job's shell, or the program's own start, on a busy
+ * machine): that generation holds no copy of the file, and a restore from it runs the open again.
+ * With O_APPEND alone it appended after the killed run's lines (a rehearsal, 2026-11-30; the same
+ * with a sleep before the program's exec); opened afresh it writes the same file.
  * Usage: appender OUT STEPS [STEP_MILLIS]; no pause once the file $SCENARIO_HURRY names exists
  */
 #include <fcntl.h>
@@ -44,7 +49,7 @@ int main(int argc, char **argv) {
     }
     int steps = atoi(argv[2]);
     long millis = argc > 3 ? atol(argv[3]) : 50;
-    int fd = open(argv[1], O_WRONLY | O_CREAT | O_APPEND, 0644);
+    int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644); /* afresh: see the note above */
     if (fd < 0) {
         perror(argv[1]);
         return 1;

@@ -5,6 +5,11 @@
  * and appends "step N SUM" to an open file (O_APPEND), then, once the child is done,
  * "done SUM child EXIT". The same arguments leave the same file, however often the tree was
  * killed and restored in between.
+ * The file is opened afresh (O_TRUNC), as a program that writes its output from its start does.
+ * A checkpoint can come before the open (the job's shell, or the program's own start, on a busy
+ * machine): that generation holds no copy of the file, and a restore from it runs the open again.
+ * With O_APPEND alone it appended after the killed run's lines (a rehearsal, 2026-11-30; the same
+ * with a sleep before the program's exec); opened afresh it writes the same file.
  * Usage: pipetree OUT STEPS [STEP_MILLIS]; no pause once the file $SCENARIO_HURRY names exists
  */
 #include <fcntl.h>
@@ -47,7 +52,7 @@ int main(int argc, char **argv) {
     }
     int steps = atoi(argv[2]);
     long millis = argc > 3 ? atol(argv[3]) : 50;
-    int fd = open(argv[1], O_WRONLY | O_CREAT | O_APPEND, 0644);
+    int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644); /* afresh: see the note above */
     int p[2];
     if (fd < 0 || pipe(p) != 0) {
         perror("pipetree");

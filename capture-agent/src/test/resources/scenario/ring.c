@@ -13,6 +13,11 @@
  * dmtcp_disable_ckpt, found at run time; nothing elsewhere): DMTCP cannot checkpoint a connection
  * its peer has not accepted yet, and closes it ("we don't yet support checkpointing non-accepted
  * connections"), which broke the ring when a checkpoint came that early (a busy machine, 2026-11-30).
+ * The file is opened afresh (O_TRUNC), as a program that writes its output from its start does.
+ * A checkpoint can come before the open (the job's shell, or the program's own start, on a busy
+ * machine): that generation holds no copy of the file, and a restore from it runs the open again.
+ * With O_APPEND alone it appended after the killed run's lines (a rehearsal, 2026-11-30; the same
+ * with a sleep before the program's exec); opened afresh it writes the same file.
  * Usage: ring OUT STEPS STEP_MILLIS BASE_PORT [RANK NRANKS]; no pause once $SCENARIO_HURRY exists
  */
 #include <arpa/inet.h>
@@ -67,7 +72,7 @@ int main(int argc, char **argv) {
     int base = atoi(argv[4]);
     int rank = atoi(arg(argc, argv, 5, "FERRY_RANK"));
     int nranks = atoi(arg(argc, argv, 6, "FERRY_NRANKS"));
-    int fd = open(argv[1], O_WRONLY | O_CREAT | O_APPEND, 0644);
+    int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644); /* afresh: see the note above */
     if (fd < 0) {
         perror(argv[1]);
         return 1;
