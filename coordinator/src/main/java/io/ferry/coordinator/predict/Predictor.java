@@ -355,9 +355,11 @@ public final class Predictor {
      * The weights {@code w} of a fit's snapshots (rows {@code xs}, written bytes first), each times how near its
      * written bytes are to the forecast's {@code x0} (a Gaussian, {@link #NEAR_WIDTH} of the span of the window's
      * bytes and {@code x0} wide): a straight line fitted nearest where it is used. The time after capture is not a
-     * straight line in the bytes on every node: on the one-node accuracy job of 4 ranks it took 0.43 to 0.83 s at
-     * 64 to 168 MiB and 1.2 to 1.75 s at 200 to 248 MiB (the same images pushed by {@code ferry image push} alone
-     * took times in proportion to their bytes; why the agent's push bends is not known). A line through all of them
+     * straight line in the bytes on every job: on the one-node accuracy job of 4 ranks, whose sizes come in one
+     * fixed cycle, it took 0.43 to 0.83 s at 64 to 168 MiB and 1.2 to 1.75 s at 200 to 248 MiB. (With the sizes in
+     * other orders, the push's time was a line in the bytes with a scatter of about 0.3 s, and which size sat
+     * above it followed the order, so the bend may be the cycle's rather than the size's;
+     * benchmarks/run-push-sizes.sh.) A line through all of them
      * forecast the large and the small ones short and the middle ones long: medians at capture of 9.4% to 10.1% in
      * 4 of 6 recorded runs of that job, 6.3% to 8.5% with the weighting (replayed with {@code ferry plan --accuracy
      * J --refit}; docs/benchmarks.md). Narrower weights followed the curve closer but carried single slow or fast
