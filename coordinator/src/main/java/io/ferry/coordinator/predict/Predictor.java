@@ -9,7 +9,6 @@ import org.slf4j.LoggerFactory;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.ToDoubleFunction;
 
 /**
  * Forecasts for a job's next snapshot, fitted on its own established snapshots.
@@ -135,7 +134,7 @@ public final class Predictor {
     /**
      * Seconds from the moment {@code g}'s nodes had read {@code mark} of its bytes to established, as
      * the job's snapshots took from the same mark: the rest after capture's model ({@code a + b x
-     * written + c x ranks}, and on several nodes the others' load: {@link #withLoad}; recency- and
+     * written + c x ranks}, and on several nodes the others' load: {@link OthersLoad#fitted}; recency- and
      * relative-weighted) fitted on those times instead, for the
      * {@code written} bytes the pushes say this one writes; on one node, scaled by the pace this one
      * went at from its capture to the mark ({@link #pace}). NaN until {@link #WARM_UP} snapshots
@@ -170,7 +169,7 @@ public final class Predictor {
         double[] w = relative(weight, ts);
         double[] x = {expected, g.capturedRanks(), g.othersLeftAtCapture()};
         w = near(xs, w, x[0]);
-        double seconds = withLoad(xs, rest, w, x) * pace(g, mark, fit, xs, w, x); // pace: one node, no load
+        double seconds = OthersLoad.fitted(xs, rest, w, x) * pace(g, mark, fit, xs, w, x); // pace: one node, no load
         return Math.max(0, seconds);
     }
 
@@ -294,7 +293,8 @@ public final class Predictor {
         // Each part is judged against the whole time, as the forecast is: relative to ts.
         double[] w = relative(weight, ts);
         double expected = written >= 0 && byWritten ? written : rawBytes * writtenShare;
-        double afterCapture = withLoad(xs, rest, near(xs, w, expected), new double[]{expected, ranks, othersLeft});
+        double afterCapture = OthersLoad.fitted(xs, rest, near(xs, w, expected),
+                new double[]{expected, ranks, othersLeft});
         double toCapture = !split ? 0 : capturedSeconds >= 0 ? capturedSeconds
                 : Math.max(0, LeastSquares.fit(sx, caught, w).applyAsDouble(new double[]{(double) rawBytes / ranks}));
         double toEstablished = toCapture + Math.max(0, afterCapture);
@@ -303,83 +303,6 @@ public final class Predictor {
         double ideal = bestRate > 0 ? rawBytes / bestRate : Double.NaN;
         return Optional.of(new Event.PredictionMade(job.job(), generation, rawBytes, ranks, Math.max(0, stall),
                 toEstablished, ideal, fit.size(), byWritten ? Math.round(expected) : -1));
-    }
-
-    /** Snapshots of a fit's window that must have had another node's load for the load's term to count. */
-    static final int LOADED_POINTS = 2;
-
-    /**
-     * The time after capture (or after a mark) for {@code x} (bytes written, ranks, bytes the other nodes had
-     * left to read at the capture), fitted on {@code xs}: with the third term where it counts as a load, else
-     * without. Several nodes' pushes share the store (and, nodes sharing a machine, its cores), so a node that
-     * begins its push while the others still read takes longer: on the multi-node accuracy jobs the rest after
-     * capture went from 0.3 s to 1.0 s with the others' bytes left, all else equal, and the forecasts at capture
-     * of a run missed by up to 58% without the term. It counts where at least {@link #LOADED_POINTS} snapshots of the window had such
-     * a load, and two more in all (with fewer, a fit passes through the loaded ones exactly: two forecasts of
-     * one recorded run missed by +40% and -24% so); and a fit in which more bytes left make the rest shorter has
-     * read noise into the term: it is dropped there, and where the load is the bytes' own ({@link
-     * #loadFollowsBytes}). A load larger than any of the window's is taken as the
-     * largest it saw: the term is a straight line through a few loaded snapshots, often early ones that were slow
-     * for other reasons too, and carried past them it ran away (a recorded run's snapshot that wrote nothing,
-     * with 200 MiB left on the others where the window had seen 96 MiB at most, forecast +47%; +14% so).
-     * On one node the term is 0 for every snapshot, and the fit leaves it out as it leaves out any term that
-     * does not vary.
-     */
-    private static double withLoad(double[][] xs, double[] rest, double[] w, double[] x) {
-        int loaded = 0;
-        double most = 0;
-        for (double[] p : xs) {
-            loaded += p[2] > 0 ? 1 : 0;
-            most = Math.max(most, p[2]);
-        }
-        if (loaded >= LOADED_POINTS && xs.length >= LOADED_POINTS + 2 && !loadFollowsBytes(xs, w)) {
-            ToDoubleFunction<double[]> withLoad = LeastSquares.fit(xs, rest, w);
-            double[] seen = x.clone();
-            seen[2] = Math.min(x[2], most);
-            double[] more = seen.clone();
-            more[2] += 1 << 30;
-            double atSeen = withLoad.applyAsDouble(seen);
-            if (withLoad.applyAsDouble(more) >= atSeen) {
-                return atSeen;
-            }
-        }
-        return LeastSquares.fit(two(xs), rest, w).applyAsDouble(new double[]{x[0], x[1]});
-    }
-
-    /**
-     * The share of the load's weighted spread over a window that its bytes written and ranks may explain, above
-     * which the load is taken as theirs ({@link #loadFollowsBytes}).
-     */
-    static final double LOAD_EXPLAINED = 0.9;
-
-    /**
-     * Whether the others' load over a fit's snapshots ({@code xs[i][2]}, weights {@code w}) is, but for
-     * {@code 1 - }{@link #LOAD_EXPLAINED} of its spread, a line in their bytes written and ranks: then the fit cannot
-     * tell the load's part from the bytes', and its term is a slope through the little that is left. On the
-     * multi-node swing job every snapshot that wrote nothing had 228 to 232 MiB left on the other nodes at its
-     * capture and every one that wrote 288 MiB had none; a snapshot that wrote nothing with 96 MiB left was
-     * forecast 6 s shorter than nothing after its capture by that slope (-46% in all, a recorded run of
-     * 2026-11-30), where the fit without the term says 0.9 s (it took 0.76 s).
-     */
-    static boolean loadFollowsBytes(double[][] xs, double[] w) {
-        double[] load = new double[xs.length];
-        double total = 0;
-        double mean = 0;
-        for (int i = 0; i < xs.length; i++) {
-            load[i] = xs[i][2];
-            total += w[i];
-            mean += w[i] * load[i];
-        }
-        mean /= total;
-        ToDoubleFunction<double[]> byBytes = LeastSquares.fit(two(xs), load, w);
-        double spread = 0;
-        double left = 0;
-        for (int i = 0; i < xs.length; i++) {
-            spread += w[i] * (load[i] - mean) * (load[i] - mean);
-            double off = load[i] - byBytes.applyAsDouble(new double[]{xs[i][0], xs[i][1]});
-            left += w[i] * off * off;
-        }
-        return spread > 0 && left < (1 - LOAD_EXPLAINED) * spread;
     }
 
     /**
@@ -427,15 +350,6 @@ public final class Predictor {
             near[i] *= before / after; // the same total as before: the fit's ridge is sized to it
         }
         return near;
-    }
-
-    /** The first two terms of each row (bytes written, ranks). */
-    private static double[][] two(double[][] xs) {
-        double[][] two = new double[xs.length][];
-        for (int i = 0; i < xs.length; i++) {
-            two[i] = new double[]{xs[i][0], xs[i][1]};
-        }
-        return two;
     }
 
     /**
