@@ -31,7 +31,9 @@ static void on_usr2(int sig) {
    (a test read this rank's pid file between its creation and its write, and parsed ""). */
 static int write_file(const char *path, const char *text) {
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
+        return -1; /* a cut name would be renamed over a file that is not path's */
+    }
     FILE *f = fopen(tmp, "w");
     if (f == NULL) {
         return -1;
