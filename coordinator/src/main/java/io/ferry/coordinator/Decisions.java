@@ -9,6 +9,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -84,6 +85,11 @@ final class Decisions {
             if (j.finished()) {
                 continue;
             }
+            Set<String> unanswered = overdue.unansweredStart(j, now, heartbeatTimeoutMillis);
+            if (!unanswered.isEmpty()) {
+                recovery.startAgain(j, unanswered);
+                continue;
+            }
             if (recovery.settleDeferredStart(j, now, heartbeatTimeoutMillis)
                     || recovery.checkHeartbeats(j, now, heartbeatTimeoutMillis) || recovery.settleExits(j)
                     || recovery.settleUnanswered(j) || overdue.captures(j, now)
@@ -113,12 +119,14 @@ final class Decisions {
 
     /**
      * Requests the next generation of {@code job} unless it cannot take one now; returns whether it
-     * did. Not once a rank has finished: that rank cannot be captured, so each request would fail.
+     * did. Not once a rank has finished: that rank cannot be captured, so each request would fail. Not while a start
+     * an earlier coordinator placed waits for its nodes to answer: a capture would reach a node before its launch.
      */
     boolean requestCheckpoint(String job, String why) {
         JobView j = jobs.get(job).orElse(null);
         if (j == null || j.started == null || j.finished() || j.capturing() || j.rollingBack
-                || j.pendingRollback != null || !j.allRanksRunning() || j.aRankFinished() || ownership.replaying(job)
+                || j.pendingRollback != null || !j.allRanksRunning() || j.startAwaitsAnswers() || j.aRankFinished()
+                || ownership.replaying(job)
                 || commits.markers.waiting(job)) {
             return false;
         }

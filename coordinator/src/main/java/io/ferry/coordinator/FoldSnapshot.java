@@ -39,7 +39,7 @@ import java.util.zip.CRC32;
 final class FoldSnapshot {
     static final int MAGIC = 0x46534E50; // "FSNP"
     /** Changes whenever the form or what the fold keeps changes: an older snapshot is then replayed past. */
-    static final int VERSION = 7;
+    static final int VERSION = 8;
 
     private FoldSnapshot() {}
 
@@ -153,6 +153,8 @@ final class FoldSnapshot {
         out.writeBoolean(j.halted);
         out.writeBoolean(j.launched);
         out.writeBoolean(j.startResumes);
+        out.writeLong(j.startPlacedAtMillis);
+        SnapshotData.writeStrings(out, j.startAnswered);
         SnapshotData.writeMap(out, j.storeHealth, (k, v) -> SnapshotData.writeString(out, k),
                 (k, v) -> SnapshotData.writeEvent(out, v));
         SnapshotData.writeMap(out, j.peers, (k, v) -> SnapshotData.writeString(out, k),
@@ -218,6 +220,8 @@ final class FoldSnapshot {
         j.halted = in.readBoolean();
         j.launched = in.readBoolean();
         j.startResumes = in.readBoolean();
+        j.startPlacedAtMillis = in.readLong();
+        SnapshotData.readMap(in, 4, () -> j.startAnswered.add(SnapshotData.readString(in)));
         SnapshotData.readMap(in, 8, () -> j.storeHealth.put(SnapshotData.readString(in),
                 SnapshotData.readEvent(in, Event.StoreHealthReported.class)));
         SnapshotData.readMap(in, 8, () -> j.peers.put(SnapshotData.readString(in), SnapshotData.readString(in)));

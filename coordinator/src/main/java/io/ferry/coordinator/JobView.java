@@ -72,6 +72,16 @@ public final class JobView {
     long startDeferredSinceMillis = -1;
     /** Whether the deferred start resumes a run that failed. */
     boolean startDeferredResumes;
+    /**
+     * Folded: log time of the current run's start placement ({@link Event.JobPlaced#START}), 0 where there is none or
+     * a rollback or another placement followed it; and the nodes that answered that start (their ranks launched, or
+     * their launch failed). A start placed by an earlier coordinator that a node never answered is sent to that
+     * node again ({@link Overdue#unansweredStart}).
+     */
+    long startPlacedAtMillis;
+    final Set<String> startAnswered = new TreeSet<>();
+    /** The coordinator's own: whether it sent the start's launches again ({@link Overdue#unansweredStart}). */
+    boolean startResent;
     /** Nodes that reported {@link Event.ImagesRestored} for the current rollback. */
     final Set<String> restoredNodes = new TreeSet<>();
     /** A launcher's ranks adopted by their nodes' agents in its current attempt (restored, or from the beginning). */
@@ -245,6 +255,16 @@ public final class JobView {
     /** Whether every rank runs: always for ranks Ferry launches; a launcher's once every rank was adopted. */
     public boolean allRanksRunning() {
         return placement != null && (!placement.byLauncher() || restoredRanks.cardinality() >= ranks());
+    }
+
+    /**
+     * Whether the current run's start was placed by an earlier coordinator (before this one began to judge the job)
+     * and some node has not answered it yet, nor been sent it again ({@link Overdue#unansweredStart}): nothing of the
+     * job may run there, and a capture sent now would reach it before its launch.
+     */
+    boolean startAwaitsAnswers() {
+        return startPlacedAtMillis > 0 && !startResent && startPlacedAtMillis < judgedSinceMillis
+                && !placement.nodes().stream().allMatch(n -> startAnswered.contains(n) || answered.contains(n));
     }
 
     /** The site launcher's current attempt: 0 for a job whose ranks Ferry launches itself. */

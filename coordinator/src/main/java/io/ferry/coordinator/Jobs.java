@@ -129,10 +129,16 @@ public final class Jobs {
             j.haltDeadlineMillis = 0; // a halt ends the run that it was asked of
             j.haltRequestedAtMillis = 0;
             j.startDeferredSinceMillis = -1; // an earlier run's wait for its DMTCP lead never starts this one
+            startPlaced(j, 0);
         } else if (e instanceof Event.JobPlaced p) {
             if (j.started != null) {
                 j.launched = true;
                 placed(j, Placement.parse(p.placement(), j.ranks()), timestampMillis);
+                if (!Event.JobPlaced.START.equals(p.reason())) {
+                    startPlaced(j, 0); // ranks moved: a rollback launches every node again
+                } else if (j.startPlacedAtMillis == 0) {
+                    startPlaced(j, timestampMillis);
+                } // else the same start delivered again: the answers to it stand
             }
         } else if (e instanceof Event.CheckpointRequested r) {
             j.launched |= j.started != null; // a log from before starts were placed in it: a checkpoint says so too
@@ -208,6 +214,9 @@ public final class Jobs {
             j.exits.put(x.rank(), x.exitCode());
         } else if (e instanceof Event.ImagesRestored r) {
             j.restarts.restored(r.generation(), r.node(), r.sources(), timestampMillis);
+            if (r.generation() < 0 && j.startPlacedAtMillis > 0) {
+                j.startAnswered.add(r.node()); // its ranks run from the beginning
+            }
             if (j.placement != null) {
                 j.placement.ranksOn(r.node()).stream().forEach(j.exits::remove); // their new lives begin
             }
@@ -253,6 +262,9 @@ public final class Jobs {
             }
         } else if (e instanceof Event.RestoreFailed f) {
             j.restarts.failed(f.generation(), f.node(), f.reason());
+            if (f.generation() < 0 && j.startPlacedAtMillis > 0) {
+                j.startAnswered.add(f.node()); // it got the launch; the failure is answered as a rank's exit is
+            }
             if (j.rollingBack && f.generation() == j.rollbackGeneration && f.generation() >= 0) {
                 j.restoreFailed = f; // to be answered by a rollback below it (or the same, after a backoff)
             }
@@ -264,6 +276,7 @@ public final class Jobs {
             }
         } else if (e instanceof Event.RecoveryStarted r) {
             j.launched |= j.started != null;
+            startPlaced(j, 0); // a rollback launches every node again, with a deadline of its own (Overdue)
             j.recoveries++;
             j.restarts.started(r.generation(), r.cause(), timestampMillis);
             long newest = j.newestEstablished().map(GenerationView::generation).orElse(-1L);
@@ -298,6 +311,13 @@ public final class Jobs {
             throw new AssertionError(e);
         }
         return j;
+    }
+
+    /** The current run's start placed at {@code atMillis} (log time; 0: none, or no longer the newest launch). */
+    private static void startPlaced(JobView j, long atMillis) {
+        j.startPlacedAtMillis = atMillis;
+        j.startAnswered.clear();
+        j.startResent = false;
     }
 
     /** A new placement: every node of it gets a fresh heartbeat deadline; nodes it drops are forgotten. */

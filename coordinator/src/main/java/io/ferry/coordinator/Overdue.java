@@ -4,6 +4,8 @@ import io.ferry.eventlog.KafkaLog;
 import io.ferry.model.Event;
 
 import java.util.Locale;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * A generation requested and never captured fails at its deadline, derived from the folded state
@@ -14,6 +16,7 @@ import java.util.Locale;
  * {@link #GRACE_MILLIS} for its report to arrive, counted from the request or, for a request this
  * coordinator only replayed, from when it began to judge the job ({@link JobView#judgedSinceMillis}).
  * An agent still capturing then finds the generation failed; its images are never committed.
+ * Rollbacks and starts decided by an earlier coordinator and never answered are decided or sent again.
  * Coordinator thread only.
  */
 final class Overdue {
@@ -70,5 +73,28 @@ final class Overdue {
             j.pendingSinceMillis = now;
         }
         return true;
+    }
+
+    /**
+     * The nodes of a start placed by an earlier coordinator (found in the replay: it may have crashed after logging
+     * the placement and before sending the launches) that have not answered it (no ranks launched or launch failed
+     * in the log, no heartbeat of the job heard) within half a heartbeat timeout of when this coordinator began to
+     * judge the job; once, and empty where every node answered. Such a node runs nothing of the job and sends no
+     * heartbeat of it: without its launch sent again it would be taken for lost at the heartbeat timeout (its ranks
+     * moved to another node, or the job failed without {@code --auto-recover}). A node that got the first launch
+     * and answers late takes the second as a newer start of the same ranks.
+     */
+    Set<String> unansweredStart(JobView j, long now, long heartbeatTimeoutMillis) {
+        if (!j.startAwaitsAnswers() || j.rollingBack || j.pendingRollback != null
+                || now - j.judgedSinceMillis < heartbeatTimeoutMillis / 2) {
+            return Set.of();
+        }
+        Set<String> unanswered = new TreeSet<>(j.placement.nodes());
+        unanswered.removeAll(j.startAnswered);
+        unanswered.removeIf(j::answered);
+        synchronized (lock) {
+            j.startResent = true;
+        }
+        return unanswered;
     }
 }

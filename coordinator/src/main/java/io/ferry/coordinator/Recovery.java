@@ -15,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The coordinator's recovery decisions, kept apart from its loop: starting a job on its nodes,
@@ -187,6 +188,7 @@ final class Recovery {
                 // Logged before the launches go out: a coordinator that takes the job over knows the start was decided.
                 log.append(new Event.JobPlaced(j.job, j.placement.toString(), Event.JobPlaced.START));
             }
+            CrashPoint.reach("coordinator.start-placed"); // the start logged, no launch command sent
             launchAll(j, -1, "start");
         }
     }
@@ -330,6 +332,27 @@ final class Recovery {
                 g < 0 ? Map.of()
                         : PeerHints.forRestart(j, g, RankSet.parse(ranks), node, clock.millis()),
                 lead, id);
+    }
+
+    /**
+     * Sends the current run's start again to {@code nodes}, which never answered it ({@link Overdue#unansweredStart}):
+     * their ranks from the beginning, under the job's DMTCP lead, each node given a whole heartbeat timeout from now.
+     */
+    void startAgain(JobView j, Set<String> nodes) {
+        LOG.info("job {}: node(s) {} never answered the start placed by the coordinator before this one (it stopped"
+                + " before sending their launches?): launching their ranks", j.job, nodes);
+        String lead = dmtcpLead.of(j);
+        long id = nextLaunchId();
+        Map<String, Command.Launch> launches = new LinkedHashMap<>();
+        for (String node : nodes) {
+            launches.put(node, launch(j, node, -1, j.placement.ranksOn(node).toString(), "start", lead, id));
+        }
+        long now = clock.millis();
+        synchronized (lock) {
+            nodes.forEach(node -> j.heartbeats.put(node, now));
+            j.heartbeatsFreshUntil = 0;
+        }
+        log.sendAll(launches);
     }
 
     /** Unique to one start of a job, and higher than any given before by this coordinator. */

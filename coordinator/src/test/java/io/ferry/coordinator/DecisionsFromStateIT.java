@@ -102,6 +102,49 @@ class DecisionsFromStateIT {
         }
     }
 
+    /**
+     * Crashed after logging the start's placement, before sending every launch (n0's went out and was answered, n1's
+     * not): n1 runs nothing of the job and sends no heartbeat of it. Its launch is sent again, half a heartbeat
+     * timeout after the replay, before n1 could be taken for lost; no checkpoint is asked before it (its capture
+     * would reach n1 before its launch), and the placement stays.
+     */
+    @Test
+    void aStartWhoseLaunchANodeNeverGotIsSentToItAgainNotTakenForANodeLoss() throws Exception {
+        try (EmbeddedKafka kafka = EmbeddedKafka.start(tmp.resolve("kafka"));
+             KafkaLog log = new KafkaLog(kafka.bootstrapServers());
+             KafkaConsumer<byte[], byte[]> agentView = log.reader(KafkaLog.COMMANDS, true)) {
+            log.append(new Event.JobStarted("half", 2, 1000, true, tmp.resolve("store").toUri().toString(), "login",
+                    "block:n0,n1", LaunchSpec.of(List.of("./sim"))));
+            log.append(new Event.JobPlaced("half", "block:n0,n1", Event.JobPlaced.START));
+            log.append(new Event.ImagesRestored("half", -1, "n0", Map.of()));
+            ScheduledExecutorService beats = beating(log, "half", "n0");
+            Duration timeout = Duration.ofSeconds(6);
+            try (Coordinator c = new Coordinator(log, Clock.systemUTC(), timeout).start()) {
+                assertTrue(c.awaitLive(Duration.ofSeconds(30)));
+                long live = System.nanoTime();
+                List<Command> toN1 = new ArrayList<>();
+                List<Command> toN0 = new ArrayList<>();
+                await("n1's launch sent again", () -> {
+                    toN0.addAll(commands(agentView, "n0"));
+                    toN1.addAll(commands(agentView, "n1"));
+                    return toN1.stream().anyMatch(Command.Launch.class::isInstance);
+                });
+                assertTrue(System.nanoTime() - live < timeout.toNanos(), "before n1's heartbeat timeout");
+                Command.Launch again = (Command.Launch) toN1.get(0);
+                assertEquals(-1, again.generation(), "from the beginning: " + again);
+                assertEquals("1", again.ranks(), "n1's own rank: " + again);
+                assertTrue(toN0.stream().noneMatch(Command.Launch.class::isInstance), "n0 answered its launch: " + toN0);
+                assertTrue(toN0.stream().noneMatch(Command.Capture.class::isInstance),
+                        "no checkpoint before n1 was sent its launch: " + toN0);
+                assertEquals("block:n0,n1", c.query(j -> j.get("half").orElseThrow().placement.toString()),
+                        "no node taken for lost");
+                assertEquals(0, (int) c.query(j -> j.get("half").orElseThrow().recoveries), "no rollback");
+            } finally {
+                beats.shutdownNow();
+            }
+        }
+    }
+
     /** A node's heartbeats, as its agent sends them, every half second. */
     private static ScheduledExecutorService beating(KafkaLog log, String job, String node) {
         ScheduledExecutorService beats = Executors.newSingleThreadScheduledExecutor();

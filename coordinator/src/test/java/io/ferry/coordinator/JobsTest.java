@@ -78,6 +78,33 @@ class JobsTest {
         assertTrue(j.launched);
     }
 
+    /**
+     * The nodes that answered the current run's start (ranks launched, or a launch failed), as a coordinator that
+     * takes the job over reads them ({@link Overdue#unansweredStart}): from the start's placement until a rollback or
+     * another placement launches every node again, or a new run starts.
+     */
+    @Test
+    void theNodesThatAnsweredAStartAreFoldedUntilARollbackOrANewRun() {
+        JobView j = jobs.apply(new Event.JobStarted("s", 3, 0, true, "file:/s", "n", "block:a,b,c",
+                LaunchSpec.of(List.of("./sim"))), 1000);
+        assertEquals(0, j.startPlacedAtMillis, "started, not placed");
+        jobs.apply(new Event.JobPlaced("s", "block:a,b,c", Event.JobPlaced.START), 1001);
+        assertEquals(1001, j.startPlacedAtMillis);
+        jobs.apply(new Event.ImagesRestored("s", -1, "a", Map.of()), 1002);
+        jobs.apply(new Event.RestoreFailed("s", -1, "b", "no such program"), 1003);
+        jobs.apply(new Event.ImagesRestored("s", 4, "c", Map.of()), 1004); // a restore, not the start
+        assertEquals(Set.of("a", "b"), j.startAnswered);
+        jobs.apply(new Event.JobPlaced("s", "block:a,b,c", Event.JobPlaced.START), 1005); // delivered twice
+        assertEquals(1001, j.startPlacedAtMillis);
+        assertEquals(Set.of("a", "b"), j.startAnswered, "the same start again: its answers stand");
+        jobs.apply(new Event.RecoveryStarted("s", -1, "rank 0 exited with 1"), 2000);
+        assertEquals(0, j.startPlacedAtMillis, "a rollback launches every node again, with a deadline of its own");
+        assertTrue(j.startAnswered.isEmpty());
+        jobs.apply(new Event.JobPlaced("s", "block:a,b,c", Event.JobPlaced.START), 3000);
+        jobs.apply(new Event.JobPlaced("s", "block:a,b", "node c lost"), 3001);
+        assertEquals(0, j.startPlacedAtMillis, "a placement after a node loss is not a start");
+    }
+
     @Test
     void snapshotMovesOpenCapturedEstablished() {
         JobView j = apply(new Event.JobStarted("j", 2, 1000, true, "file:/s", "n"),

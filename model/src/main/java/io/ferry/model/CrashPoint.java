@@ -18,7 +18,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * main process dies, and halts at once with exit status 137: no shutdown hook, no finally
  * block, no flush, as SIGKILL. Unarmed, {@link #reach} is one field read.
  *
- * <p>The points, in the order a checkpoint passes them: {@code agent.captured} (images in the
+ * <p>{@code coordinator.start-placed}: a job's start (its placement) logged, no launch command sent yet. The points, in
+ * the order a checkpoint passes them: {@code agent.captured} (images in the
  * node cache, nothing reported), {@code agent.pack-written} (a pack durable on the store, the
  * manifest not yet), {@code agent.manifest-written} (the manifest durable, {@code ImageStaged}
  * not yet sent), {@code coordinator.before-marker} (every rank staged, no commit marker),
