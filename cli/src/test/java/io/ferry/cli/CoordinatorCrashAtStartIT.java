@@ -5,7 +5,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,7 +31,7 @@ class CoordinatorCrashAtStartIT {
 
     @TempDir
     Path tmp;
-    private final List<Process> started = new ArrayList<>();
+    private final Children children = new Children();
 
     @Test
     @Timeout(value = 5, unit = TimeUnit.MINUTES)
@@ -45,31 +44,31 @@ class CoordinatorCrashAtStartIT {
         String reference = ScenarioPrograms.references(bin, tmp, STEPS, 1).get(0);
         try {
             String kafka = "127.0.0.1:" + TestBed.freePort();
-            List<String> coordinator = List.of("coordinator", "--home", tmp.resolve("coord").toString(), "--listen",
-                    kafka, "--http", "off", "--heartbeat-timeout", "6s");
-            Lines first = start(FerryProcess.builder(List.of("-Xmx384m", "-Dferry.crash-at=coordinator.start-placed"),
-                    coordinator.toArray(String[]::new)));
-            Process firstProcess = started.get(0);
+            Path home = tmp.resolve("coord");
+            Lines first = children.start(FerryProcess.builder(
+                    List.of("-Xmx384m", "-Dferry.crash-at=coordinator.start-placed"), "coordinator", "--home",
+                    home.toString(), "--listen", kafka, "--http", "off", "--heartbeat-timeout", "6s"));
+            Process firstProcess = children.last();
             first.await("the coordinator", l -> l.startsWith("ferry coordinator: serving jobs"));
             List<Lines> agents = new ArrayList<>();
-            for (String node : List.of("n0", "n1")) {
-                agents.add(start(FerryProcess.builder(List.of("-Xmx256m"), "agent", "--kafka", kafka, "--node", node,
+            for (String node : List.of("n0", "n1")) { // with peer ports: n0's agent leads the DMTCP computation
+                agents.add(children.start(FerryProcess.builder(List.of("-Xmx256m"), "agent", "--kafka", kafka, "--node", node,
                         "--home", tmp.resolve(node).toString(), "--heartbeat", "1s")));
             }
             for (Lines agent : agents) {
                 agent.await("an agent", l -> l.startsWith("ferry agent n"));
             }
-            Lines run = start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "crashstart",
+            Lines run = children.start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "crashstart",
                     "--ranks", "2", "--nodes", "n0,n1", "--interval", "2s", "--auto-recover", "--capture", "dmtcp",
                     "--store", tmp.resolve("store").toString(), "--", "bash", "-c",
                     ScenarioPrograms.hurryAssignment(tmp) + "exec " + bin + " " + tmp + "/out.$FERRY_RANK.txt " + STEPS
                             + " 25"));
-            Process runProcess = started.get(started.size() - 1);
+            Process runProcess = children.last();
 
             assertTrue(firstProcess.waitFor(2, TimeUnit.MINUTES), "the crash point was never reached: " + first.lines);
             assertEquals(137, firstProcess.exitValue(), String.join("\n", first.lines));
             first.await("the crash point", l -> l.contains("crash point coordinator.start-placed@1 reached"));
-            Lines second = start(FerryProcess.builder(List.of("-Xmx384m"), coordinator.toArray(String[]::new)));
+            Lines second = children.coordinator(home, kafka, "--heartbeat-timeout", "6s");
             second.await("the launches sent again",
                     l -> l.contains("never answered the start placed by the coordinator before this one"));
             run.await("a generation established", l -> l.matches(".*generation \\d+ established on.*"));
@@ -84,16 +83,7 @@ class CoordinatorCrashAtStartIT {
                         run.lines);
             }
         } finally {
-            for (Process p : started) {
-                p.toHandle().descendants().forEach(ProcessHandle::destroyForcibly);
-                p.destroyForcibly();
-            }
+            children.stopAll();
         }
-    }
-
-    private Lines start(ProcessBuilder pb) throws IOException {
-        Process p = pb.redirectErrorStream(true).start();
-        started.add(p);
-        return new Lines(p, "p" + started.size());
     }
 }

@@ -41,9 +41,15 @@ class SlurmIT {
     private static final int STEPS = 600;
     /**
      * The resumed job's steps: enough that it still runs while (c) kills and restarts the coordinator
-     * and halts it (with {@link #STEPS} it ended on its own first, and nothing was left to halt).
+     * and halts it (with {@link #STEPS} it ended on its own first, and nothing was left to halt), until
+     * the halt's final checkpoint: it is asked as late as the job's forecast allows, {@link #HALT_GRACE}
+     * after the SIGTERM less about 7 s. With 1,500 steps (about 40 s) the ranks ended first whenever no
+     * checkpoint the coordinator asked just after the halt happened to count as the final one (a
+     * generation in flight across the kill held it off).
      */
-    private static final int STEPS_B = 1500;
+    private static final int STEPS_B = 3500;
+    /** The halt's grace in (c): the coordinator's restart (about 20 s here) and the final checkpoint fit in it. */
+    private static final String HALT_GRACE = "45s";
 
     @TempDir
     Path tmp;
@@ -139,7 +145,7 @@ class SlurmIT {
                     b1, secondsSince(tb), est.trim(), established);
 
             // (c) halts while the coordinator restarts: its final checkpoint waits for it
-            env.put("FERRY_HALT_GRACE", "90s");
+            env.put("FERRY_HALT_GRACE", HALT_GRACE);
             String b2 = slurm.sbatch(withOutput(options, "b2"), script, args, env);
             Lines outB2 = tail("b2");
             String resume;
