@@ -38,6 +38,10 @@ final class HandOver {
 
     /** Jobs whose replay just ended: heard afresh, and, where they still run, their stores listed. */
     void replayed(Set<String> replayed) {
+        long now = clock.millis();
+        synchronized (lock) {
+            replayed.forEach(job -> jobs.get(job).ifPresent(j -> j.replayedAtMillis = now));
+        }
         heardAfresh(replayed);
         listStores(replayed);
     }

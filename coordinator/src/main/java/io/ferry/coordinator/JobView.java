@@ -82,6 +82,12 @@ public final class JobView {
     final Set<String> startAnswered = new TreeSet<>();
     /** The coordinator's own: whether it sent the start's launches again ({@link Overdue#unansweredStart}). */
     boolean startResent;
+    /**
+     * The coordinator's own: when its replay of the job ended (it started, or took the job over), 0 for a job it
+     * only saw live. A start placed before then was placed by an earlier coordinator; one placed after, by this one,
+     * whose launches went out (a log outage after it, which gives every node a fresh hearing, changes nothing).
+     */
+    long replayedAtMillis;
     /** Nodes that reported {@link Event.ImagesRestored} for the current rollback. */
     final Set<String> restoredNodes = new TreeSet<>();
     /** A launcher's ranks adopted by their nodes' agents in its current attempt (restored, or from the beginning). */
@@ -258,12 +264,12 @@ public final class JobView {
     }
 
     /**
-     * Whether the current run's start was placed by an earlier coordinator (before this one began to judge the job)
+     * Whether the current run's start was placed by an earlier coordinator (before this one's replay of the job ended)
      * and some node has not answered it yet, nor been sent it again ({@link Overdue#unansweredStart}): nothing of the
      * job may run there, and a capture sent now would reach it before its launch.
      */
     boolean startAwaitsAnswers() {
-        return startPlacedAtMillis > 0 && !startResent && startPlacedAtMillis < judgedSinceMillis
+        return startPlacedAtMillis > 0 && !startResent && startPlacedAtMillis < replayedAtMillis
                 && !placement.nodes().stream().allMatch(n -> startAnswered.contains(n) || answered.contains(n));
     }
 

@@ -97,6 +97,12 @@ class JobsTest {
         jobs.apply(new Event.JobPlaced("s", "block:a,b,c", Event.JobPlaced.START), 1005); // delivered twice
         assertEquals(1001, j.startPlacedAtMillis);
         assertEquals(Set.of("a", "b"), j.startAnswered, "the same start again: its answers stand");
+        j.judgedSinceMillis = 1500; // the log came back after an outage: this coordinator placed the start itself
+        assertFalse(j.startAwaitsAnswers(), "a start this coordinator placed: its launches went out");
+        j.replayedAtMillis = 1500; // ... or it replayed the start: placed by an earlier one, and c never answered
+        assertTrue(j.startAwaitsAnswers());
+        jobs.apply(new Event.Heartbeat("s", "c"), 1600);
+        assertFalse(j.startAwaitsAnswers(), "c beats: it runs the job");
         jobs.apply(new Event.RecoveryStarted("s", -1, "rank 0 exited with 1"), 2000);
         assertEquals(0, j.startPlacedAtMillis, "a rollback launches every node again, with a deadline of its own");
         assertTrue(j.startAnswered.isEmpty());
