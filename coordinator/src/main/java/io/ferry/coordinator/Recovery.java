@@ -11,6 +11,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Clock;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -314,10 +315,15 @@ final class Recovery {
             }
             return;
         }
+        launchOn(j, j.placement.nodes(), g, cause);
+    }
+
+    /** One launch of the job's ranks on each of {@code nodes}, from {@code g}, under its DMTCP lead, with one id. */
+    private void launchOn(JobView j, Collection<String> nodes, long g, String cause) {
         Map<String, Command.Launch> launches = new LinkedHashMap<>();
         String lead = dmtcpLead.of(j);
         long id = nextLaunchId();
-        for (String node : j.placement.nodes()) {
+        for (String node : nodes) {
             launches.put(node, launch(j, node, g, j.placement.ranksOn(node).toString(), cause, lead, id));
         }
         log.sendAll(launches);
@@ -341,18 +347,12 @@ final class Recovery {
     void startAgain(JobView j, Set<String> nodes) {
         LOG.info("job {}: node(s) {} never answered the start placed by the coordinator before this one (it stopped"
                 + " before sending their launches?): launching their ranks", j.job, nodes);
-        String lead = dmtcpLead.of(j);
-        long id = nextLaunchId();
-        Map<String, Command.Launch> launches = new LinkedHashMap<>();
-        for (String node : nodes) {
-            launches.put(node, launch(j, node, -1, j.placement.ranksOn(node).toString(), "start", lead, id));
-        }
         long now = clock.millis();
         synchronized (lock) {
             nodes.forEach(node -> j.heartbeats.put(node, now));
             j.heartbeatsFreshUntil = 0;
         }
-        log.sendAll(launches);
+        launchOn(j, nodes, -1, "start");
     }
 
     /** Unique to one start of a job, and higher than any given before by this coordinator. */
