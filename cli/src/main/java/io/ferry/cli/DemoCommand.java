@@ -24,11 +24,19 @@ import java.util.concurrent.TimeUnit;
  * to show the protocol is language-neutral. After three established snapshots the demo kills
  * rank 1 with SIGKILL; the job rolls back from the node-local cache and finishes; the demo
  * compares every rank's final result with an uninterrupted run's and prints the job's table.
+ *
+ * <p>A rank that has done its steps waits at its end, still answering checkpoints, until the demo
+ * releases it: once a snapshot was established after the recovery (or after {@link #HOLD_LIMIT}).
+ * On a slow or loaded machine the ranks' steps could otherwise all be done before three snapshots
+ * are, and the demo would have nothing left to kill. The wait changes no result: the work of a rank
+ * is its step count, and the uninterrupted reference run does not wait.
  */
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = "Run a 4-rank job with checkpoints, kill a rank, recover, and check the result.")
 final class DemoCommand implements Callable<Integer> {
     private static final int RANKS = 4;
+    /** How long the demo holds finished ranks at most, whatever happened. */
+    static final Duration HOLD_LIMIT = Duration.ofMinutes(3);
 
     @Option(names = "--dir", paramLabel = "DIR", description = "Working directory (default: ./ferry-demo, recreated).")
     Path dir = Path.of("ferry-demo");
@@ -59,28 +67,17 @@ final class DemoCommand implements Callable<Integer> {
 
         Path results = work.resolve("results");
         Files.createDirectories(results);
+        Path release = work.resolve("release");
         FerryHome home = new FerryHome(work.resolve("home"));
         JobRunner.Spec spec = new JobRunner.Spec("demo", RANKS, Durations.parse(interval), true,
                 home.store().toString(), home, KafkaAccess.EMBEDDED, HttpOptions.at(HttpOptions.DEFAULT), null, null,
-                new JobRunner.Program(List.of(script.toString(), results.toString()),
+                new JobRunner.Program(List.of(script.toString(), results.toString(), release.toString()),
                         Quiesce.app(Duration.ofSeconds(30), "USR2"), Map.of()));
         boolean ok;
         JobView view;
         try (JobRunner runner = new JobRunner(spec)) {
             runner.start(System.out);
-            boolean killed = false;
-            while (!killed) {
-                int established = runner.read(v -> (int) v.generations().stream()
-                        .filter(g -> g.state() == GenerationView.State.ESTABLISHED).count()).orElse(0);
-                if (established >= 3) {
-                    System.out.println("demo: " + established + " snapshots established; killing rank 1 with SIGKILL");
-                    runner.agent().orElseThrow().ranks().get(1).process().destroyForcibly();
-                    killed = true;
-                } else if (runner.read(JobView::finished).orElse(false)) {
-                    break;
-                }
-                Thread.sleep(50);
-            }
+            killAndRelease(runner, release);
             ok = runner.awaitFinish();
             runner.settle(Duration.ofSeconds(30));
             view = runner.view().orElseThrow();
@@ -103,16 +100,45 @@ final class DemoCommand implements Callable<Integer> {
         return pass ? 0 : 1;
     }
 
+    /**
+     * Kills rank 1 once three snapshots are established, then releases the ranks waiting at their end once a
+     * snapshot newer than any asked before the kill is established, or when the job has ended, or at the limit.
+     */
+    private static void killAndRelease(JobRunner runner, Path release) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + HOLD_LIMIT.toNanos();
+        long askedBeforeKill = -1;
+        while (System.nanoTime() < deadline && !runner.read(JobView::finished).orElse(false)) {
+            JobView v = runner.view().orElse(null);
+            if (v != null && askedBeforeKill < 0 && established(v, -1) >= 3) {
+                askedBeforeKill = v.generations().stream().mapToLong(GenerationView::generation).max().orElse(-1);
+                System.out.println("demo: " + established(v, -1) + " snapshots established; killing rank 1 with SIGKILL");
+                runner.agent().orElseThrow().ranks().get(1).process().destroyForcibly();
+            } else if (v != null && askedBeforeKill >= 0 && v.recoveries() >= 1
+                    && established(v, askedBeforeKill) >= 1) {
+                System.out.println("demo: a snapshot was established after the recovery; the ranks may finish");
+                break;
+            }
+            Thread.sleep(50);
+        }
+        Files.createFile(release);
+    }
+
+    /** Established generations numbered above {@code after}. */
+    private static int established(JobView v, long after) {
+        return (int) v.generations().stream()
+                .filter(g -> g.state() == GenerationView.State.ESTABLISHED && g.generation() > after).count();
+    }
+
     private Path writeRankScript(Path work) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Path script = work.resolve("rank.sh");
         Files.writeString(script, String.join("\n",
                 "#!/usr/bin/env bash",
                 "# Demo rank: ranks 0-2 run the Java simulation (socket mode), rank 3 this bash loop (signal mode).",
-                "results=$1",
+                "results=$1 release=${2:-}",
                 "if [ \"$FERRY_RANK\" != 3 ]; then",
                 "  exec '" + java + "' -Xmx128m -cp '" + System.getProperty("java.class.path")
-                        + "' io.ferry.cli.demo.HeatRank " + steps + " \"$results\"",
+                        + "' io.ferry.cli.demo.HeatRank " + steps + " \"$results\" ${release:+\"$release\"}",
                 "fi",
                 "x=1; step=0",
                 "if [ -n \"$FERRY_RESTART_DIR\" ]; then read -r x step < \"$FERRY_RESTART_DIR/state\"; fi",
@@ -123,6 +149,8 @@ final class DemoCommand implements Callable<Integer> {
                 "  (( x = (x * 1103515245 + 12345) % 2147483648, step++ ))",
                 "  if (( pace > 0 )); then sleep 0.02; fi",
                 "done",
+                "# Done: wait, still answering checkpoints, until the demo releases the ranks.",
+                "while [ -n \"$release\" ] && [ ! -e \"$release\" ]; do sleep 0.05; done",
                 "echo \"$x\" > \"$results/rank-3\"", ""));
         script.toFile().setExecutable(true);
         return script;

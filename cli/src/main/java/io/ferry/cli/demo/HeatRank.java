@@ -16,7 +16,9 @@ import java.util.HexFormat;
 /**
  * The demo's simulation rank, in socket mode: explicit 1-D heat diffusion over 32 Ki cells.
  * Deterministic, so a run that was killed and rolled back must end with exactly the state of
- * an uninterrupted run. Args: steps resultsDir. {@code FERRY_PACE_MS} (default 20) paces steps.
+ * an uninterrupted run. Args: steps resultsDir [releaseFile]. {@code FERRY_PACE_MS} (default 20) paces
+ * steps. With a release file, the rank waits after its last step, still answering checkpoints, until
+ * that file exists; the demo uses it to keep the job alive until its kill and recovery are done.
  */
 public final class HeatRank {
     private static final int CELLS = 1 << 15;
@@ -26,6 +28,7 @@ public final class HeatRank {
     public static void main(String[] args) throws Exception {
         int steps = Integer.parseInt(args[0]);
         Path results = Path.of(args[1]);
+        Path release = args.length > 2 ? Path.of(args[2]) : null;
         long pace = Long.parseLong(System.getenv().getOrDefault("FERRY_PACE_MS", "20"));
         int rank = Integer.parseInt(System.getenv().getOrDefault("FERRY_RANK", "0"));
         FerryCheckpoint ferry = FerryCheckpoint.fromEnvironment();
@@ -72,6 +75,9 @@ public final class HeatRank {
             if (pace > 0) {
                 Thread.sleep(pace);
             }
+        }
+        while (release != null && !Files.exists(release)) {
+            Thread.sleep(50);
         }
         Files.writeString(results.resolve("rank-" + rank), checksum(u) + "\n");
     }
