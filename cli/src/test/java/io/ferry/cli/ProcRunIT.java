@@ -20,6 +20,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * established like any other, pulled back as cores gdb opens; restart says it cannot.
  */
 class ProcRunIT {
+    /**
+     * The ranks' program: 60 sleeps of 0.1 s, and more while the store holds fewer than three committed snapshots
+     * (at most 1,200), so that a slow machine's job still lives for two generations. It reads the store's
+     * directory as any file; it speaks no protocol.
+     */
+    private static final String SLEEPER = "i=0; while (( i < 60 )) || { (( i < 1200 )) &&"
+            + " [ \"$(ls \"$1\"/*/SNAPSHOT 2>/dev/null | wc -l)\" -lt 3 ]; }; do sleep 0.1; (( i++ )); done";
     @TempDir
     Path tmp;
 
@@ -29,7 +36,7 @@ class ProcRunIT {
         String store = tmp.resolve("store").toString();
         FerryProcess.Result r = FerryProcess.run("run", "--job", "plain", "--ranks", "2", "--interval", "1s",
                 "--capture", "proc", "--home", home.toString(), "--store", store, "--",
-                "bash", "-c", "for i in $(seq 60); do sleep 0.1; done");
+                "bash", "-c", SLEEPER, "sleeper", Path.of(store, "ferry", "v1", "jobs", "plain").toString());
         assertEquals(0, r.exit(), r.out() + r.err());
 
         FerryProcess.Result status = FerryProcess.run("status", "plain", "--json", "--home", home.toString());

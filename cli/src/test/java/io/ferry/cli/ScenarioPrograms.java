@@ -1,9 +1,6 @@
 package io.ferry.cli;
 
 import java.io.IOException;
-import java.net.BindException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -67,26 +64,9 @@ final class ScenarioPrograms {
         return files;
     }
 
-    /** A port P such that P .. P + n - 1 were free a moment ago on the loopback. */
+    /** A port P such that P .. P + n - 1 were free a moment ago ({@link TestBed#freePorts}). */
     static int freePorts(int n) throws IOException {
-        for (int i = 0; i < 50; i++) {
-            List<ServerSocket> held = new ArrayList<>();
-            try {
-                held.add(new ServerSocket(0, 1, InetAddress.getLoopbackAddress()));
-                int base = held.get(0).getLocalPort();
-                for (int k = 1; k < n; k++) {
-                    held.add(new ServerSocket(base + k, 1, InetAddress.getLoopbackAddress()));
-                }
-                return base;
-            } catch (BindException taken) {
-                // the next one
-            } finally {
-                for (ServerSocket s : held) {
-                    s.close();
-                }
-            }
-        }
-        throw new IllegalStateException("no " + n + " free consecutive ports on the loopback");
+        return TestBed.freePorts(n);
     }
 
     /**

@@ -4,6 +4,7 @@ import io.ferry.staging.internal.FileTrees;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.BindException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.channels.FileChannel;
@@ -15,6 +16,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
 import java.util.stream.Stream;
 
 /**
@@ -178,9 +180,42 @@ public final class TestBed implements AutoCloseable {
 
     /** A TCP port free on this machine now (for a service the hosts reach on {@link #serviceAddress()}). */
     public static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
+        return freePorts(1);
+    }
+
+    /**
+     * A port P such that P .. P + n - 1 were free a moment ago on every address, picked below the kernel's ephemeral
+     * range. A port from that range (what binding port 0 gives) can be taken, between this pick and the service's
+     * bind, by any socket bound to port 0 meanwhile: an agent's metrics, a client's connection.
+     */
+    public static int freePorts(int n) throws IOException {
+        int ephemeralLow = 32768;
+        try {
+            ephemeralLow = Integer.parseInt(
+                    Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim().split("\\s+")[0]);
+        } catch (IOException | RuntimeException unknown) {
+            // the kernel's default range
         }
+        int low = 20_000;
+        int high = Math.max(low + 1_000, ephemeralLow) - n;
+        Random rnd = new Random();
+        for (int i = 0; i < 100; i++) {
+            int base = low + rnd.nextInt(high - low);
+            List<ServerSocket> held = new ArrayList<>();
+            try {
+                for (int k = 0; k < n; k++) {
+                    held.add(new ServerSocket(base + k));
+                }
+                return base;
+            } catch (BindException taken) {
+                // the next one
+            } finally {
+                for (ServerSocket s : held) {
+                    s.close();
+                }
+            }
+        }
+        throw new IOException("no " + n + " free consecutive ports in " + low + ".." + high);
     }
 
     /** Deletes the namespaces, veths and bridge; kills nothing; idempotent. */
