@@ -36,7 +36,7 @@ import java.util.concurrent.TimeUnit;
 final class DemoCommand implements Callable<Integer> {
     private static final int RANKS = 4;
     /** How long the demo holds finished ranks at most, whatever happened. */
-    static final Duration HOLD_LIMIT = Duration.ofMinutes(3);
+    private static final Duration HOLD_LIMIT = Duration.ofMinutes(3);
 
     @Option(names = "--dir", paramLabel = "DIR", description = "Working directory (default: ./ferry-demo, recreated).")
     Path dir = Path.of("ferry-demo");
@@ -107,14 +107,17 @@ final class DemoCommand implements Callable<Integer> {
     private static void killAndRelease(JobRunner runner, Path release) throws IOException, InterruptedException {
         long deadline = System.nanoTime() + HOLD_LIMIT.toNanos();
         long askedBeforeKill = -1;
-        while (System.nanoTime() < deadline && !runner.read(JobView::finished).orElse(false)) {
-            JobView v = runner.view().orElse(null);
-            if (v != null && askedBeforeKill < 0 && established(v, -1) >= 3) {
-                askedBeforeKill = v.generations().stream().mapToLong(GenerationView::generation).max().orElse(-1);
-                System.out.println("demo: " + established(v, -1) + " snapshots established; killing rank 1 with SIGKILL");
+        while (System.nanoTime() < deadline) {
+            long after = askedBeforeKill;
+            Progress p = runner.read(v -> Progress.of(v, after)).orElse(Progress.NONE);
+            if (p.finished()) {
+                break;
+            }
+            if (askedBeforeKill < 0 && p.established() >= 3) {
+                askedBeforeKill = p.newestAsked();
+                System.out.println("demo: " + p.established() + " snapshots established; killing rank 1 with SIGKILL");
                 runner.agent().orElseThrow().ranks().get(1).process().destroyForcibly();
-            } else if (v != null && askedBeforeKill >= 0 && v.recoveries() >= 1
-                    && established(v, askedBeforeKill) >= 1) {
+            } else if (askedBeforeKill >= 0 && p.recovered() && p.establishedAfter() >= 1) {
                 System.out.println("demo: a snapshot was established after the recovery; the ranks may finish");
                 break;
             }
@@ -123,10 +126,25 @@ final class DemoCommand implements Callable<Integer> {
         Files.createFile(release);
     }
 
-    /** Established generations numbered above {@code after}. */
-    private static int established(JobView v, long after) {
-        return (int) v.generations().stream()
-                .filter(g -> g.state() == GenerationView.State.ESTABLISHED && g.generation() > after).count();
+    /**
+     * What the demo's loop needs of the job, read under the fold's lock: whether it ended, its established
+     * snapshots, the newest generation asked, whether it recovered, and the snapshots established after one.
+     */
+    private record Progress(boolean finished, int established, long newestAsked, boolean recovered,
+                            int establishedAfter) {
+        static final Progress NONE = new Progress(false, 0, -1, false, 0);
+
+        static Progress of(JobView v, long after) {
+            return new Progress(v.finished(), established(v, -1),
+                    v.generations().stream().mapToLong(GenerationView::generation).max().orElse(-1),
+                    v.recoveries() >= 1, established(v, after));
+        }
+
+        /** Established generations numbered above {@code after}. */
+        private static int established(JobView v, long after) {
+            return (int) v.generations().stream()
+                    .filter(g -> g.state() == GenerationView.State.ESTABLISHED && g.generation() > after).count();
+        }
     }
 
     private Path writeRankScript(Path work) throws IOException {
