@@ -46,7 +46,7 @@ final class ScenarioPrograms {
      * one for a program whose ranks are alike, one per rank for a ring (on loopback ports).
      */
     static List<String> references(Path bin, Path dir, int steps, int ranks) throws Exception {
-        String port = ranks > 1 ? Integer.toString(freePorts(ranks)) : null;
+        String port = ranks > 1 ? Integer.toString(TestBed.freePorts(ranks)) : null;
         List<Process> running = new ArrayList<>();
         for (int r = 0; r < ranks; r++) {
             List<String> cmd = new ArrayList<>(List.of(bin.toString(),
@@ -62,11 +62,6 @@ final class ScenarioPrograms {
             files.add(Files.readString(dir.resolve("reference." + r)));
         }
         return files;
-    }
-
-    /** A port P such that P .. P + n - 1 were free a moment ago ({@link TestBed#freePorts}). */
-    static int freePorts(int n) throws IOException {
-        return TestBed.freePorts(n);
     }
 
     /**

@@ -91,7 +91,7 @@ class TransparentClusterIT {
             }
             // ring: rank r listens on port P + r of its host and connects to the next rank's host.
             String hosts = String.join(",", bed.hostAddress(0), bed.hostAddress(1), bed.hostAddress(2));
-            String ringArgs = ring ? " " + ScenarioPrograms.freePorts(RANKS) : "";
+            String ringArgs = ring ? " " + TestBed.freePorts(RANKS) : "";
             Lines run = start(FerryProcess.builder(List.of("-Xmx256m"), "run", "--kafka", kafka, "--job", "dmwide",
                     "--ranks", Integer.toString(RANKS), "--nodes", "n0,n1,n2", "--interval", "2s", "--auto-recover",
                     "--partner", "--capture", method, "--store", tmp.resolve("store").toString(), "--", "bash", "-c",

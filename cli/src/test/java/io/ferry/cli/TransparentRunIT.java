@@ -52,7 +52,7 @@ class TransparentRunIT {
         Path bin = ScenarioPrograms.compile(tmp, program);
         // ring: the two ranks exchange a message over TCP every step (ports P and P + 1), and each one's file
         // depends on every message it got; both must be taken by one checkpoint and restored together.
-        String ports = program.equals("ring") ? " " + ScenarioPrograms.freePorts(2) : "";
+        String ports = program.equals("ring") ? " " + TestBed.freePorts(2) : "";
         List<String> reference = ScenarioPrograms.references(bin, tmp, STEPS, program.equals("ring") ? 2 : 1);
         Path home = tmp.resolve("home");
         Process ferry = FerryProcess.builder(List.of(), "run", "--job", method + program, "--ranks", "2", "--interval",
