@@ -6,6 +6,8 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -23,17 +25,30 @@ final class Scenario {
 
     /** {@code target/<name>}, compiled from {@code scenario/<name>.c}. */
     static Path binary(String name) throws IOException, InterruptedException {
+        return compileOnce("/scenario/" + name + ".c", name, "-O1", "-pthread");
+    }
+
+    /**
+     * {@code target/<name>}, compiled with gcc and {@code flags} from the class-path resource {@code source} where it
+     * is not there yet. It is built beside its place and moved there whole: the other forks' test classes may exec it
+     * meanwhile, and one that ran it while gcc still wrote it failed ("Text file busy"; a rehearsal, 2026-12-01).
+     */
+    static Path compileOnce(String source, String name, String... flags) throws IOException, InterruptedException {
         Path bin = Path.of("target", name).toAbsolutePath();
         if (!Files.exists(bin)) {
             Path src = Files.createTempFile(Path.of("target"), name, ".c");
-            try (var in = Scenario.class.getResourceAsStream("/scenario/" + name + ".c")) {
+            try (var in = Scenario.class.getResourceAsStream(source)) {
                 Files.write(src, in.readAllBytes());
             }
-            Process gcc = new ProcessBuilder("gcc", "-O1", "-pthread", "-o", bin.toString(), src.toString())
-                    .inheritIO().start();
+            Path built = Files.createTempFile(Path.of("target"), name, ".bin");
+            List<String> cmd = new ArrayList<>(List.of("gcc"));
+            cmd.addAll(List.of(flags));
+            cmd.addAll(List.of("-o", built.toString(), src.toString()));
+            Process gcc = new ProcessBuilder(cmd).inheritIO().start();
             if (gcc.waitFor() != 0) {
-                throw new IOException("gcc failed on " + name + ".c");
+                throw new IOException("gcc failed on " + source);
             }
+            Files.move(built, bin, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         }
         return bin;
     }

@@ -24,19 +24,7 @@ final class Victim implements AutoCloseable {
     private final BufferedReader out;
 
     static Path binary() throws IOException, InterruptedException {
-        Path bin = Path.of("target", "victim").toAbsolutePath();
-        if (!Files.exists(bin)) {
-            Path src = Files.createTempFile(Path.of("target"), "victim", ".c");
-            try (var in = Victim.class.getResourceAsStream("/proc/victim.c")) {
-                Files.write(src, in.readAllBytes());
-            }
-            Process gcc = new ProcessBuilder("gcc", "-O1", "-g", "-pthread", "-o", bin.toString(), src.toString())
-                    .inheritIO().start();
-            if (gcc.waitFor() != 0) {
-                throw new IOException("gcc failed on victim.c");
-            }
-        }
-        return bin;
+        return Scenario.compileOnce("/proc/victim.c", "victim", "-O1", "-g", "-pthread");
     }
 
     Victim(int mib, int threads, boolean write) throws IOException, InterruptedException {
